@@ -1,0 +1,463 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/id"
+	"github.com/agentpool/agentpool/model"
+	"github.com/agentpool/agentpool/session"
+	"github.com/agentpool/agentpool/spawn"
+	"github.com/agentpool/agentpool/tool"
+)
+
+// DefaultMaxTurns bounds the model requests of one run when none is set.
+const DefaultMaxTurns = 25
+
+// ErrMaxTurns ends a run that used all its turns.
+var ErrMaxTurns = errors.New("max_turns reached")
+
+// Config configures an Agent.
+type Config struct {
+	Name         string
+	Description  string
+	SystemPrompt string
+	Model        model.Model
+	Tools        []tool.Tool
+	MaxTurns     int
+	Hooks        Hooks // optional interception points; nil means none
+}
+
+// Agent is an immutable agent definition.
+type Agent struct {
+	cfg   Config
+	tools map[string]tool.Tool
+	specs []model.ToolSpec
+}
+
+var _ spawn.Node = (*Agent)(nil)
+
+// New builds an agent. Tool names must be unique.
+func New(cfg Config) (*Agent, error) {
+	if cfg.Name == "" {
+		return nil, errors.New("agent: name is required")
+	}
+	if cfg.Model == nil {
+		return nil, fmt.Errorf("agent %s: model is required", cfg.Name)
+	}
+	if cfg.MaxTurns <= 0 {
+		cfg.MaxTurns = DefaultMaxTurns
+	}
+	a := &Agent{cfg: cfg, tools: map[string]tool.Tool{}}
+	for _, t := range cfg.Tools {
+		info := t.Info()
+		if _, dup := a.tools[info.Name]; dup {
+			return nil, fmt.Errorf("agent %s: duplicate tool %q", cfg.Name, info.Name)
+		}
+		a.tools[info.Name] = t
+		params := info.Parameters
+		if len(params) == 0 {
+			params = json.RawMessage(`{"type":"object","properties":{}}`)
+		}
+		a.specs = append(a.specs, model.ToolSpec{Name: info.Name, Description: info.Description, Parameters: params})
+	}
+	return a, nil
+}
+
+// Name implements spawn.Node.
+func (a *Agent) Name() string { return a.cfg.Name }
+
+// Description implements spawn.Node.
+func (a *Agent) Description() string { return a.cfg.Description }
+
+// SourceType implements spawn.Node.
+func (a *Agent) SourceType() string { return event.SourceAgent }
+
+// ModelID implements spawn.Node.
+func (a *Agent) ModelID() string { return a.cfg.Model.ID() }
+
+// Model returns the agent's model.
+func (a *Agent) Model() model.Model { return a.cfg.Model }
+
+// ToolNames lists the agent's tools.
+func (a *Agent) ToolNames() []string {
+	out := make([]string, 0, len(a.specs))
+	for _, s := range a.specs {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+// run is the state of one run; it never outlives Run.
+type run struct {
+	a     *Agent
+	inv   *spawn.Invocation
+	sink  event.Sink
+	mu    sync.Mutex
+	msgs  []model.Message // the conversation so far
+	added int             // msgs[added:] ... index where this run's messages start
+	usage event.Usage
+	cost  float64
+}
+
+type runKey struct{}
+
+// HistoryFrom returns a copy of the conversation of the agent run that ctx
+// belongs to (for workers with pass_message_history), or nil.
+func HistoryFrom(ctx context.Context) []model.Message {
+	r, _ := ctx.Value(runKey{}).(*run)
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.msgs)
+}
+
+func (r *run) append(ctx context.Context, msgs ...model.Message) {
+	r.mu.Lock()
+	r.msgs = append(r.msgs, msgs...)
+	r.mu.Unlock()
+	st := r.inv.Runtime.Store()
+	if st == nil {
+		return
+	}
+	stored := make([]session.Message, len(msgs))
+	now := time.Now()
+	for i, m := range msgs {
+		stored[i] = session.Message{ID: id.Ascending(id.Message), SessionID: r.inv.Session.ID, AgentName: r.a.cfg.Name, CreatedAt: now, Message: m}
+	}
+	if err := st.AppendMessages(context.WithoutCancel(ctx), r.inv.Session.ID, stored...); err != nil {
+		r.inv.Runtime.Logger().Warn("store messages", "session", r.inv.Session.ID, "err", err)
+	}
+}
+
+func (r *run) snapshot() []model.Message {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.msgs)
+}
+
+// Run implements spawn.Node.
+func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Result) {
+	r := &run{a: a, inv: inv, sink: inv.Sink, msgs: slices.Clone(inv.History)}
+	r.added = len(r.msgs)
+	ctx = context.WithValue(spawn.WithInvocation(ctx, inv), runKey{}, r)
+	// Async children must end before this session does (their events belong
+	// inside this session's span).
+	defer inv.WaitAsync()
+	defer func() {
+		res.Usage, res.Cost = r.usage, r.cost
+		r.mu.Lock()
+		res.Messages = slices.Clone(r.msgs[r.added:])
+		r.mu.Unlock()
+	}()
+
+	r.sink.Emit(event.RunStarted{SessionID: inv.Session.ID, RunID: inv.RunID, AgentName: a.cfg.Name, ParentSessionID: inv.Session.ParentID})
+
+	prompt := inv.Prompt
+	if h := a.cfg.Hooks; h != nil && prompt != "" {
+		d := h.PromptSubmit(ctx, PromptInfo{Agent: a.cfg.Name, SessionID: inv.Session.ID, Content: prompt})
+		if d.Block {
+			return r.fail(ctx, fmt.Errorf("prompt blocked: %s", d.Reason), event.StopError, "blocked")
+		}
+		if d.Context != "" {
+			inv.Inject(d.Context)
+		}
+	}
+	if prompt != "" {
+		r.append(ctx, model.UserText(prompt))
+	}
+	finalText := ""
+	var lastFinish string
+	for turn := 1; ; turn++ {
+		if err := context.Cause(ctx); err != nil {
+			return r.abort(ctx, err)
+		}
+		if turn > a.cfg.MaxTurns {
+			return r.fail(ctx, fmt.Errorf("%w (%d)", ErrMaxTurns, a.cfg.MaxTurns), event.StopError, "max_turns")
+		}
+		r.drainInbox(ctx)
+		req := &model.Request{System: a.cfg.SystemPrompt, Messages: r.snapshot(), Tools: a.specs}
+		if h := a.cfg.Hooks; h != nil {
+			req = h.ModelRequest(ctx, a.cfg.Name, inv.Session.ID, req)
+		}
+		msg, finish, err := r.streamTurn(ctx, req)
+		if err != nil {
+			if ctx.Err() != nil {
+				return r.abort(ctx, context.Cause(ctx))
+			}
+			return r.fail(ctx, fmt.Errorf("model %s: %w", a.cfg.Model.ID(), err), event.StopError, "model_error")
+		}
+		r.append(ctx, msg)
+		lastFinish = finish
+		calls := msg.ToolCalls()
+		if len(calls) == 0 {
+			finalText = msg.Text()
+			// Background children still running, or results already
+			// delivered: the model gets another turn to see them.
+			if r.waitInjected(ctx) {
+				continue
+			}
+			if ctx.Err() != nil {
+				return r.abort(ctx, context.Cause(ctx))
+			}
+			if h := a.cfg.Hooks; h != nil {
+				if d := h.TurnStop(ctx, TurnStopInfo{Agent: a.cfg.Name, SessionID: inv.Session.ID, FinalMessage: finalText}); d.Continue {
+					r.append(ctx, model.Message{Role: model.RoleUser, Parts: []model.Part{{Kind: model.PartText, Text: d.Reason}}, Synthetic: true})
+					continue
+				}
+			}
+			break
+		}
+		results := r.runTools(ctx, calls)
+		r.append(ctx, model.Message{Role: model.RoleTool, Parts: results})
+	}
+	stop := event.StopCompleted
+	switch lastFinish {
+	case model.FinishLength:
+		stop = event.StopMaxTokens
+	case model.FinishRefusal:
+		stop = event.StopRefusal
+	}
+	r.sink.Emit(event.StreamComplete{Message: event.Message{
+		Role: "assistant", Content: finalText, Usage: r.usage, Cost: r.cost, Model: a.cfg.Model.ID(), FinishReason: lastFinish,
+	}})
+	return spawn.Result{Output: finalText, StopReason: stop}
+}
+
+// waitInjected reports whether the model should get another turn because
+// injected context is waiting, blocking while async children still run.
+func (r *run) waitInjected(ctx context.Context) bool {
+	inbox := r.inv.Inbox()
+	for {
+		select {
+		case <-inbox.Wait():
+			return true
+		default:
+		}
+		if r.inv.PendingAsync() == 0 {
+			return false
+		}
+		select {
+		case <-inbox.Wait():
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+func (r *run) drainInbox(ctx context.Context) {
+	items := r.inv.Inbox().Drain()
+	if len(items) == 0 {
+		return
+	}
+	msgs := make([]model.Message, len(items))
+	for i, c := range items {
+		msgs[i] = model.Message{Role: model.RoleUser, Parts: []model.Part{{Kind: model.PartText, Text: c}}, Synthetic: true}
+	}
+	r.append(ctx, msgs...)
+}
+
+func (r *run) fail(ctx context.Context, err error, stop, code string) spawn.Result {
+	r.sink.Emit(event.RunError{Message: err.Error(), Code: code, RunID: r.inv.RunID, AgentName: r.a.cfg.Name})
+	return spawn.Result{Output: r.lastText(), StopReason: stop, Err: err}
+}
+
+func (r *run) abort(ctx context.Context, cause error) spawn.Result {
+	if cause == nil {
+		cause = context.Canceled
+	}
+	r.sink.Emit(event.RunError{Message: "run cancelled: " + cause.Error(), Code: "aborted", RunID: r.inv.RunID, AgentName: r.a.cfg.Name})
+	return spawn.Result{Output: r.lastText(), StopReason: event.StopAborted, Err: cause}
+}
+
+func (r *run) lastText() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := len(r.msgs) - 1; i >= r.added; i-- {
+		if r.msgs[i].Role == model.RoleAssistant {
+			if t := r.msgs[i].Text(); t != "" {
+				return t
+			}
+		}
+	}
+	return ""
+}
+
+// streamTurn runs one model request, emitting part events, and returns the
+// assistant message.
+func (r *run) streamTurn(ctx context.Context, req *model.Request) (model.Message, string, error) {
+	var (
+		parts       []model.Part
+		text        strings.Builder
+		thinking    strings.Builder
+		open        = -1            // index of the open part, -1 when none
+		openKind    = ""            // kind of the open part
+		nextIndex   = 0             // next part index
+		toolParts   = map[int]int{} // model tool index -> part index in calls
+		calls       []model.Part
+		callArgs    []strings.Builder
+		callPartIdx []int
+		usage       event.Usage
+		finish      string
+	)
+	closeOpen := func() {
+		if open >= 0 {
+			r.sink.Emit(event.PartEnd{Index: open})
+			open, openKind = -1, ""
+		}
+	}
+	flushText := func() {
+		if thinking.Len() > 0 {
+			parts = append(parts, model.Part{Kind: model.PartThinking, Text: thinking.String()})
+			thinking.Reset()
+		}
+		if text.Len() > 0 {
+			parts = append(parts, model.Part{Kind: model.PartText, Text: text.String()})
+			text.Reset()
+		}
+	}
+	var streamErr error
+	for c, err := range r.a.cfg.Model.Stream(ctx, req) {
+		if err != nil {
+			streamErr = err
+			break
+		}
+		switch c.Kind {
+		case model.ChunkText, model.ChunkThinking:
+			kind := event.PartText
+			buf := &text
+			if c.Kind == model.ChunkThinking {
+				kind, buf = event.PartThinking, &thinking
+			}
+			if c.Text == "" {
+				continue
+			}
+			if openKind != kind {
+				closeOpen()
+				open, openKind = nextIndex, kind
+				nextIndex++
+				r.sink.Emit(event.PartStart{Index: open, Part: event.Part{PartKind: kind}})
+			}
+			buf.WriteString(c.Text)
+			r.sink.Emit(event.PartDelta{Index: open, Delta: event.Delta{PartDeltaKind: kind, ContentDelta: c.Text}})
+		case model.ChunkToolCall:
+			k, seen := toolParts[c.Index]
+			if !seen {
+				closeOpen()
+				k = len(calls)
+				toolParts[c.Index] = k
+				callID := c.ToolCallID
+				if callID == "" {
+					callID = id.Ascending(id.ToolCall)
+				}
+				calls = append(calls, model.Part{Kind: model.PartToolCall, ToolCallID: callID, ToolName: c.ToolName})
+				callArgs = append(callArgs, strings.Builder{})
+				callPartIdx = append(callPartIdx, nextIndex)
+				open, openKind = nextIndex, event.PartToolCall
+				nextIndex++
+				r.sink.Emit(event.PartStart{Index: open, Part: event.Part{PartKind: event.PartToolCall, ToolCallID: callID, ToolName: c.ToolName}})
+			} else if c.ToolName != "" && calls[k].ToolName == "" {
+				calls[k].ToolName = c.ToolName
+			}
+			if c.ArgsDelta != "" {
+				callArgs[k].WriteString(c.ArgsDelta)
+				r.sink.Emit(event.PartDelta{Index: callPartIdx[k], Delta: event.Delta{PartDeltaKind: event.PartToolCall, ArgsDelta: c.ArgsDelta, ToolCallID: calls[k].ToolCallID}})
+			}
+		case model.ChunkUsage:
+			usage = c.Usage
+		case model.ChunkFinish:
+			finish = c.FinishReason
+		}
+	}
+	closeOpen()
+	r.usage.Add(usage)
+	r.cost += model.Cost(r.a.cfg.Model, usage)
+	if streamErr != nil {
+		return model.Message{}, "", streamErr
+	}
+	flushText()
+	for k := range calls {
+		args := callArgs[k].String()
+		if strings.TrimSpace(args) == "" {
+			args = "{}"
+		}
+		calls[k].Args = json.RawMessage(args)
+		parts = append(parts, calls[k])
+	}
+	if finish == "" {
+		finish = model.FinishStop
+		if len(calls) > 0 {
+			finish = model.FinishToolCalls
+		}
+	}
+	return model.Message{Role: model.RoleAssistant, Parts: parts}, finish, nil
+}
+
+// runTools runs the calls of one response, concurrently when there are
+// several, and returns their results in call order.
+func (r *run) runTools(ctx context.Context, calls []model.Part) []model.Part {
+	results := make([]model.Part, len(calls))
+	if len(calls) == 1 {
+		results[0] = r.runTool(ctx, calls[0])
+		return results
+	}
+	var wg sync.WaitGroup
+	for i, c := range calls {
+		wg.Go(func() { results[i] = r.runTool(ctx, c) })
+	}
+	wg.Wait()
+	return results
+}
+
+func (r *run) runTool(ctx context.Context, c model.Part) model.Part {
+	raw := c.Args
+	if !json.Valid(raw) {
+		// Keep the wire valid: an unparsable argument string travels as a
+		// JSON string.
+		b, _ := json.Marshal(string(raw))
+		raw = b
+	}
+	call := tool.Call{ID: c.ToolCallID, Name: c.ToolName, Args: raw}
+	t, ok := r.a.tools[c.ToolName]
+	title, kind := c.ToolName, tool.KindOther
+	if ok {
+		title = tool.Title(t, call)
+		if k := t.Info().Kind; k != "" {
+			kind = k
+		}
+	}
+	r.sink.Emit(event.ToolCallStart{ToolCallID: c.ToolCallID, ToolName: c.ToolName, Title: title, ToolKind: kind, RawInput: raw})
+	var res tool.Result
+	switch {
+	case !ok:
+		res = tool.Errorf("unknown tool %q; available tools: %s", c.ToolName, strings.Join(r.a.ToolNames(), ", "))
+	default:
+		res = r.execute(ctx, t, call)
+	}
+	r.sink.Emit(event.ToolCallComplete{ToolCallID: c.ToolCallID, ToolName: c.ToolName, ToolInput: raw, ToolResult: res.Content, IsError: res.IsError, AgentName: r.a.cfg.Name})
+	return model.Part{Kind: model.PartToolResult, ToolCallID: c.ToolCallID, ToolName: c.ToolName, Text: res.Content, IsError: res.IsError}
+}
+
+// execute runs one tool through the hook seams.
+func (r *run) execute(ctx context.Context, t tool.Tool, call tool.Call) tool.Result {
+	h := r.a.cfg.Hooks
+	if h == nil {
+		return tool.Run(ctx, t, call)
+	}
+	info := ToolInfo{Agent: r.a.cfg.Name, SessionID: r.inv.Session.ID, ToolName: call.Name, CallID: call.ID, Input: slices.Clone(call.Args)}
+	if d := h.PreTool(ctx, info); !d.Allow {
+		return tool.Errorf("tool %s denied: %s", call.Name, d.Reason)
+	}
+	res := tool.Run(ctx, t, call)
+	return h.PostTool(ctx, info, res)
+}

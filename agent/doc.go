@@ -1,0 +1,15 @@
+// Package agent is one agent (a model, a system prompt, tools) and its run
+// loop: prompt → model stream → tool calls (concurrently when the model
+// asks for several) → results → next model turn, until the model answers
+// without tool calls or max_turns is reached.
+//
+// An Agent holds no per-run state, so one Agent serves any number of
+// concurrent runs in different sessions. A run emits, in order:
+// run_started; per model turn the part_start / part_delta / part_end events
+// of the response, then tool_call_start and tool_call_complete for each
+// tool call; and finally exactly one of stream_complete or run_error.
+// Cancelling the context stops the run promptly: the model stream and the
+// running tools see the cancellation, the run ends with run_error (code
+// "aborted") and stop reason aborted, and Run returns only after every
+// goroutine it started has finished.
+package agent

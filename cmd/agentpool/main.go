@@ -1,0 +1,71 @@
+// Command agentpool runs teams of LLM agents declared in a YAML manifest.
+//
+//	agentpool run [-c FILE] [--agent NAME] [--output text|jsonl] [--db PATH] PROMPT
+//	agentpool validate FILE
+//	agentpool version
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+// exitError carries a process exit code with its one-line message.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+func main() {
+	root := newRootCmd()
+	if err := root.Execute(); err != nil {
+		code := 1
+		var ee *exitError
+		if errors.As(err, &ee) {
+			code = ee.code
+		}
+		if msg := err.Error(); msg != "" {
+			fmt.Fprintln(os.Stderr, "agentpool: "+strings.TrimSpace(msg))
+		}
+		os.Exit(code)
+	}
+}
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "agentpool",
+		Short:         "Run teams of LLM agents declared in a YAML manifest",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(newRunCmd(), newValidateCmd(), newVersionCmd())
+	for _, add := range extraCommands {
+		root.AddCommand(add())
+	}
+	return root
+}
+
+// extraCommands lets other files of this package register commands
+// (sessions, serve) without touching newRootCmd.
+var extraCommands []func() *cobra.Command
+
+func newVersionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			fmt.Fprintln(cmd.OutOrStdout(), "agentpool "+version)
+			return nil
+		},
+	}
+}

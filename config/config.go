@@ -1,0 +1,232 @@
+package config
+
+import (
+	_ "embed"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Defaults applied to zero limits.
+const (
+	DefaultMaxDepth    = 5
+	DefaultMaxChildren = 64
+	DefaultMaxSpawns   = 1000
+	DefaultMaxTurns    = 25
+)
+
+// Model types.
+const (
+	ModelTest      = "test"
+	ModelScripted  = "scripted"
+	ModelOpenAI    = "openai"
+	ModelAnthropic = "anthropic"
+)
+
+// Toolset types.
+const (
+	ToolsetSubagent = "subagent"
+)
+
+// Team modes.
+const (
+	ModeParallel   = "parallel"
+	ModeSequential = "sequential"
+)
+
+// Manifest is a validated agentpool manifest.
+type Manifest struct {
+	// Path is the absolute path of the file ("" for Parse).
+	Path string
+	// DefaultAgent is `default_agent`: the agent or team a run starts with.
+	// It stays empty when unset; the pool then starts with the first agent
+	// in file order (see EntryPoint).
+	DefaultAgent string
+	Agents       map[string]*Agent
+	AgentOrder   []string // agent names in file order
+	Teams        map[string]*Team
+	TeamOrder    []string // team names in file order
+	Storage      Storage
+	Hooks        Hooks
+	Limits       Limits
+}
+
+// Agent is one entry of `agents:`.
+type Agent struct {
+	Name         string
+	Description  string
+	Model        ModelSpec
+	SystemPrompt string        // a string, or a list of strings joined with "\n\n"
+	Toolsets     []ToolsetSpec // from `tools:` or `toolsets:`
+	Workers      []WorkerSpec
+	MaxTurns     int // 0 means the runtime default (Limits.MaxTurns)
+	Line         int // line of the agent's key
+}
+
+// ModelSpec is an agent's `model:`.
+type ModelSpec struct {
+	Type        string // ModelTest, ModelScripted, ModelOpenAI or ModelAnthropic
+	Model       string // provider model id, e.g. "gpt-4o-mini" ("" for test/scripted)
+	BaseURL     string
+	APIKey      string
+	APIKeyEnv   string
+	Temperature *float64
+	MaxTokens   int
+	Timeout     time.Duration
+	InputPrice  float64 // USD per million input tokens
+	OutputPrice float64 // USD per million output tokens
+
+	// Test model (AgentPool format): the first response calls CallTools
+	// with ToolArgs[tool] as arguments; the next returns CustomOutputText.
+	CustomOutputText string
+	CallTools        []string
+	ToolArgs         map[string]map[string]any
+
+	// Scripted model: one turn per model call.
+	Turns []ScriptTurn
+	// Delay is the per-chunk delay of test and scripted models.
+	Delay time.Duration
+	Line  int // line of the `model` key
+}
+
+// ScriptTurn is one response of a scripted model. In YAML a turn is a
+// mapping or a plain string (shorthand for {text: ...}).
+type ScriptTurn struct {
+	Text         string
+	Thinking     string
+	ToolCalls    []ScriptToolCall
+	Error        string        // the model call fails with this message
+	Delay        time.Duration // per-chunk delay for this turn (overrides ModelSpec.Delay)
+	FinishReason string        // optional: stop, length, ...
+}
+
+// ScriptToolCall is a tool call made by a scripted turn.
+type ScriptToolCall struct {
+	Name string
+	Args map[string]any
+}
+
+// ToolsetSpec is one entry of `tools:`/`toolsets:`. In YAML an entry is a
+// mapping {type: subagent} or the plain string "subagent".
+type ToolsetSpec struct {
+	Type string
+	Line int
+}
+
+// WorkerSpec is one entry of `workers:`; it becomes the tool ask_<Name>.
+type WorkerSpec struct {
+	Name               string
+	PassMessageHistory bool // default false
+	ResetHistoryOnRun  bool // default true
+	Line               int
+}
+
+// Team is one entry of `teams:`.
+type Team struct {
+	Name         string
+	Mode         string   // ModeParallel or ModeSequential
+	Members      []string // agents or other teams, in order
+	SharedPrompt string
+	Description  string
+	RequireAll   bool // default true
+	Line         int  // line of the team's key
+}
+
+// Storage is `storage:`.
+type Storage struct {
+	Path string // as written; see Manifest.ResolvePath
+}
+
+// Hooks is `hooks:`.
+type Hooks struct {
+	Settings []string // paths as written; see Manifest.ResolvePath
+}
+
+// Limits is `limits:`, with defaults applied.
+type Limits struct {
+	MaxDepth     int
+	MaxChildren  int
+	MaxSpawns    int
+	SpawnTimeout time.Duration // 0 means none
+	MaxTurns     int           // default for agents whose MaxTurns is 0
+}
+
+// Dir returns the directory of the manifest file, or "." when Path is empty.
+func (m *Manifest) Dir() string {
+	if m.Path == "" {
+		return "."
+	}
+	return filepath.Dir(m.Path)
+}
+
+// ResolvePath resolves a path written in the manifest (storage.path,
+// hooks.settings) against Dir. Empty and absolute paths are returned as is.
+func (m *Manifest) ResolvePath(p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(m.Dir(), p)
+}
+
+// EntryPoint returns the node a run starts with: DefaultAgent when set,
+// otherwise the first agent in file order.
+func (m *Manifest) EntryPoint() string {
+	if m.DefaultAgent != "" {
+		return m.DefaultAgent
+	}
+	if len(m.AgentOrder) > 0 {
+		return m.AgentOrder[0]
+	}
+	return ""
+}
+
+// Load reads and validates a manifest file. Errors name the file (as passed),
+// line and field; validation errors are an *Error. Manifest.Path is set to the
+// absolute path of the file.
+func Load(path string) (*Manifest, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	m, err := Parse(path, data)
+	if err != nil {
+		return nil, err
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		m.Path = abs
+	} else {
+		m.Path = path
+	}
+	return m, nil
+}
+
+// Parse validates manifest bytes. name is used in error messages (e.g.
+// "agentpool.yaml"). Validation errors are an *Error listing every issue.
+func Parse(name string, data []byte) (*Manifest, error) {
+	p := &parser{file: name}
+	m := p.parse(data)
+	if err := p.err(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+//go:embed default.yaml
+var defaultYAML []byte
+
+// DefaultYAML returns the text of the built-in default manifest.
+func DefaultYAML() []byte {
+	return append([]byte(nil), defaultYAML...)
+}
+
+// Default returns the built-in default manifest: a small offline pool on the
+// test model whose default agent "orchestrator" delegates to the parallel team
+// "research". Each call returns a fresh copy. It panics if the embedded file
+// does not parse (a test guarantees it does).
+func Default() *Manifest {
+	m, err := Parse("default.yaml", defaultYAML)
+	if err != nil {
+		panic("config: embedded default.yaml is invalid:\n" + err.Error())
+	}
+	return m
+}

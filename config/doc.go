@@ -1,0 +1,43 @@
+// Package config loads and validates the agentpool YAML manifest: the file
+// that declares a pool's agents (model, system prompt, toolsets, workers),
+// its teams (parallel or sequential groups of agents and other teams), the
+// default entry point, storage, hook settings and runtime limits.
+//
+// Load reads a manifest from disk and Parse validates manifest bytes. Both
+// return either a fully validated *Manifest or an *Error; a manifest is never
+// returned alongside an error. Default returns the built-in demo pool, embedded
+// from default.yaml, which runs offline on the deterministic test model.
+//
+// Guarantees:
+//
+//   - Every problem is reported, not only the first. An *Error carries one
+//     Issue per problem, sorted by line, and its message has one line per
+//     issue in the form
+//
+//     agentpool.yaml:12: agents.writer.model: unknown model type "tset"
+//
+//     that is: the file name as given to Load or Parse, the 1-based line of
+//     the offending YAML node, the dotted field path (list elements as
+//     "workers[0]") and the message. YAML syntax errors carry the file and
+//     line too.
+//
+//   - Unknown keys are errors at every level, never silently ignored; when a
+//     known key is close, the message suggests it ("did you mean ...?"). Keys
+//     that exist but do not apply to the chosen model type (for example
+//     "turns" on an openai model) are errors as well. The only exception is
+//     top-level keys starting with "x-", which are ignored so that they can
+//     hold YAML anchors for reuse.
+//
+//   - Cross references are checked: default_agent, worker names and team
+//     members must name defined agents or teams; agents and teams share one
+//     namespace; a team may not contain itself, directly or through other
+//     teams; names match ^[A-Za-z][A-Za-z0-9_-]*$.
+//
+//   - Defaults are applied: zero limits take DefaultMaxDepth,
+//     DefaultMaxChildren, DefaultMaxSpawns and DefaultMaxTurns; workers get
+//     ResetHistoryOnRun=true and teams RequireAll=true unless set otherwise.
+//     Negative limits, token counts, prices and durations are errors.
+//
+// YAML anchors, aliases and merge keys ("<<") are supported. A manifest holds
+// exactly one YAML document.
+package config

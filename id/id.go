@@ -1,0 +1,109 @@
+package id
+
+import (
+	"crypto/rand"
+	"sync"
+	"time"
+)
+
+// Prefixes of the id kinds used across the project.
+const (
+	Session  = "ses"
+	Message  = "msg"
+	Part     = "prt"
+	ToolCall = "cal"
+	Event    = "evt"
+	Task     = "tsk"
+	Run      = "run"
+)
+
+const (
+	timeMask   = 1<<56 - 1 // the time part is truncated to 7 bytes
+	randomLen  = 12
+	hexLen     = 14
+	base62     = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	randBufLen = 4096
+)
+
+// Generator hands out ids. The zero value is ready to use.
+type Generator struct {
+	mu   sync.Mutex
+	last uint64 // last time part handed out (unix_ms*0x1000 + counter)
+	// buf holds pre-read crypto random bytes so that one syscall serves
+	// hundreds of ids; pos is the next unread byte.
+	buf [randBufLen]byte
+	pos int
+	// now is the clock; tests may replace it.
+	now func() time.Time
+}
+
+var std Generator
+
+// Ascending returns a new id with the given prefix that sorts after every id
+// this process generated before it.
+func Ascending(prefix string) string { return std.Ascending(prefix) }
+
+// Descending returns a new id with the given prefix that sorts before every
+// descending id this process generated before it (newest first).
+func Descending(prefix string) string { return std.Descending(prefix) }
+
+// Ascending returns a new ascending id with the given prefix.
+func (g *Generator) Ascending(prefix string) string { return g.make(prefix, false) }
+
+// Descending returns a new descending id with the given prefix.
+func (g *Generator) Descending(prefix string) string { return g.make(prefix, true) }
+
+func (g *Generator) make(prefix string, descending bool) string {
+	var rnd [randomLen]byte
+	g.mu.Lock()
+	ms := g.clock().UnixMilli()
+	t := (uint64(ms) * 0x1000) & timeMask
+	if t <= g.last {
+		// Same millisecond (or the clock stepped back): keep counting from
+		// the last value so ids stay strictly monotonic.
+		t = (g.last + 1) & timeMask
+	}
+	g.last = t
+	if g.pos+randomLen > len(g.buf) || g.pos == 0 {
+		fill(g.buf[:])
+		g.pos = 0
+	}
+	copy(rnd[:], g.buf[g.pos:g.pos+randomLen])
+	g.pos += randomLen
+	g.mu.Unlock()
+
+	if descending {
+		t = ^t & timeMask
+	}
+	out := make([]byte, len(prefix)+1+hexLen+randomLen)
+	n := copy(out, prefix)
+	out[n] = '_'
+	n++
+	const hexdigits = "0123456789abcdef"
+	for i := hexLen - 1; i >= 0; i-- {
+		out[n+i] = hexdigits[t&0xf]
+		t >>= 4
+	}
+	n += hexLen
+	for i, b := range rnd {
+		// 248 = 4*62: rejection would bias less, but a modulo of a byte over
+		// 62 symbols is fine for uniqueness, which is all the tail is for.
+		out[n+i] = base62[int(b)%62]
+	}
+	return string(out)
+}
+
+func (g *Generator) clock() time.Time {
+	if g.now != nil {
+		return g.now()
+	}
+	return time.Now()
+}
+
+func fill(b []byte) {
+	if _, err := rand.Read(b); err != nil {
+		// crypto/rand.Read never fails on supported platforms (Go 1.24+
+		// crashes the program itself if it would); keep the contract explicit.
+		panic("id: crypto/rand failed: " + err.Error())
+	}
+}

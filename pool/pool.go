@@ -1,0 +1,339 @@
+package pool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/agentpool/agentpool/agent"
+	"github.com/agentpool/agentpool/config"
+	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/id"
+	"github.com/agentpool/agentpool/model"
+	"github.com/agentpool/agentpool/session"
+	"github.com/agentpool/agentpool/session/memory"
+	"github.com/agentpool/agentpool/spawn"
+	"github.com/agentpool/agentpool/team"
+	"github.com/agentpool/agentpool/tool"
+)
+
+// Options configure a Pool.
+type Options struct {
+	// Store keeps sessions; an in-memory store when nil.
+	Store  session.Store
+	Logger *slog.Logger
+	// Hooks are the agent interception seams (nil: none).
+	Hooks agent.Hooks
+	// Lifecycle observes subagent start and end (nil: none).
+	Lifecycle spawn.Lifecycle
+	// ExtraTools are offered to every agent, besides its manifest tools.
+	ExtraTools []tool.Tool
+}
+
+// Pool is a loaded manifest. It is safe for concurrent runs.
+type Pool struct {
+	manifest *config.Manifest
+	store    session.Store
+	rt       *spawn.Runtime
+	nodes    map[string]spawn.Node
+	order    []string
+	log      *slog.Logger
+}
+
+// ErrUnknownNode is returned for a run of a node the pool does not have.
+var ErrUnknownNode = spawn.ErrUnknownNode
+
+// New builds a pool from a validated manifest.
+func New(m *config.Manifest, opts Options) (*Pool, error) {
+	if opts.Store == nil {
+		opts.Store = memory.New()
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	p := &Pool{manifest: m, store: opts.Store, nodes: map[string]spawn.Node{}, log: opts.Logger}
+	p.rt = spawn.NewRuntime(spawn.Config{
+		Store: opts.Store,
+		Limits: spawn.Limits{
+			MaxDepth: m.Limits.MaxDepth, MaxChildren: m.Limits.MaxChildren,
+			MaxSpawns: m.Limits.MaxSpawns, Timeout: m.Limits.SpawnTimeout,
+		},
+		Lifecycle: opts.Lifecycle,
+		Logger:    opts.Logger,
+		Lookup:    func(name string) (spawn.Node, bool) { n, ok := p.nodes[name]; return n, ok },
+		Names:     func() []string { return p.order },
+	})
+	for _, name := range m.AgentOrder {
+		a := m.Agents[name]
+		mdl, err := NewModel(a.Model)
+		if err != nil {
+			return nil, fmt.Errorf("agent %s: %w", name, err)
+		}
+		var tools []tool.Tool
+		for _, ts := range a.Toolsets {
+			switch ts.Type {
+			case "subagent":
+				tools = append(tools, spawn.SubagentTools()...)
+			default:
+				return nil, fmt.Errorf("agent %s: unknown toolset type %q", name, ts.Type)
+			}
+		}
+		for _, w := range a.Workers {
+			desc := ""
+			if wa, ok := m.Agents[w.Name]; ok {
+				desc = wa.Description
+			} else if wt, ok := m.Teams[w.Name]; ok {
+				desc = wt.Description
+			}
+			tools = append(tools, spawn.WorkerTool(w.Name, desc, spawn.WorkerOptions{
+				PassMessageHistory: w.PassMessageHistory, ResetHistoryOnRun: w.ResetHistoryOnRun, History: agent.HistoryFrom,
+			}))
+		}
+		tools = append(tools, opts.ExtraTools...)
+		maxTurns := a.MaxTurns
+		if maxTurns == 0 {
+			maxTurns = m.Limits.MaxTurns
+		}
+		ag, err := agent.New(agent.Config{
+			Name: name, Description: a.Description, SystemPrompt: a.SystemPrompt, Model: mdl,
+			Tools: tools, MaxTurns: maxTurns, Hooks: opts.Hooks,
+		})
+		if err != nil {
+			return nil, err
+		}
+		p.nodes[name] = ag
+		p.order = append(p.order, name)
+	}
+	for _, name := range m.TeamOrder {
+		t := m.Teams[name]
+		tm, err := team.New(team.Config{
+			Name: name, Description: t.Description, Mode: team.Mode(t.Mode), Members: t.Members,
+			SharedPrompt: t.SharedPrompt, RequireAll: t.RequireAll,
+		})
+		if err != nil {
+			return nil, err
+		}
+		p.nodes[name] = tm
+		p.order = append(p.order, name)
+	}
+	return p, nil
+}
+
+// Manifest returns the pool's manifest.
+func (p *Pool) Manifest() *config.Manifest { return p.manifest }
+
+// Store returns the pool's session store.
+func (p *Pool) Store() session.Store { return p.store }
+
+// Runtime returns the spawn runtime (for manual spawns, Inject, tasks).
+func (p *Pool) Runtime() *spawn.Runtime { return p.rt }
+
+// Node returns a node by name.
+func (p *Pool) Node(name string) (spawn.Node, bool) { n, ok := p.nodes[name]; return n, ok }
+
+// NodeNames lists the nodes: agents in file order, then teams.
+func (p *Pool) NodeNames() []string { return append([]string(nil), p.order...) }
+
+// DefaultNode is the node a run without a name starts.
+func (p *Pool) DefaultNode() string { return p.manifest.EntryPoint() }
+
+// RunRequest asks for a root run.
+type RunRequest struct {
+	Node   string // node name; DefaultNode when empty
+	Prompt string
+	// SessionID continues an existing session with its history; a new root
+	// session is created when empty.
+	SessionID string
+	// NewSessionID, when set, is the id of the session to create (protocol
+	// servers that allocate ids themselves).
+	NewSessionID string
+}
+
+// RunResult is how a root run ended.
+type RunResult struct {
+	SessionID  string
+	Result     spawn.Result
+	TotalUsage event.Usage
+	TotalCost  float64
+}
+
+// recorder stores each event in its session's log and passes it on, under
+// one lock so that the store and the consumer see the same order.
+type recorder struct {
+	mu    sync.Mutex
+	owner string
+	store session.Store
+	next  event.Sink
+	log   *slog.Logger
+	ctx   context.Context
+}
+
+func (r *recorder) Emit(e event.Event) {
+	sid, inner := event.Unwrap(r.owner, e)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.store.AppendEvents(r.ctx, sid, inner); err != nil {
+		r.log.Warn("store event", "session", sid, "kind", inner.Kind(), "err", err)
+	}
+	r.next.Emit(e)
+}
+
+// RunSink runs a node as a root run, emitting every event to sink, and
+// returns when the run and all of its children have ended. The error is
+// non-nil only when the run could not start (unknown node or session,
+// store failure); how the run ended is in RunResult.Result.
+func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (RunResult, error) {
+	name := req.Node
+	if name == "" {
+		name = p.DefaultNode()
+	}
+	node, ok := p.nodes[name]
+	if !ok {
+		return RunResult{}, fmt.Errorf("%w %q; available: %v", ErrUnknownNode, name, p.order)
+	}
+	var (
+		sess    session.Session
+		history []model.Message
+		err     error
+	)
+	now := time.Now()
+	if req.SessionID != "" {
+		sess, err = p.store.GetSession(ctx, req.SessionID)
+		if err != nil {
+			return RunResult{}, err
+		}
+		if p.rt.Running(sess.ID) {
+			return RunResult{}, fmt.Errorf("session %s is already running", sess.ID)
+		}
+		stored, err := p.store.Messages(ctx, sess.ID)
+		if err != nil {
+			return RunResult{}, err
+		}
+		for _, m := range stored {
+			history = append(history, m.Message)
+		}
+		if err := p.store.UpdateSession(ctx, sess.ID, func(s *session.Session) { s.Status = session.StatusRunning; s.StopReason = "" }); err != nil {
+			return RunResult{}, err
+		}
+	} else {
+		sid := req.NewSessionID
+		if sid == "" {
+			sid = id.Descending(id.Session)
+		}
+		sess = session.Session{
+			ID: sid, AgentName: name, SourceType: node.SourceType(), Title: title(req.Prompt),
+			Status: session.StatusRunning, CreatedAt: now, UpdatedAt: now,
+		}
+		if err := p.store.CreateSession(ctx, sess); err != nil {
+			return RunResult{}, err
+		}
+	}
+	rec := &recorder{owner: sess.ID, store: p.store, next: sink, log: p.log, ctx: context.WithoutCancel(ctx)}
+	inv := p.rt.NewRoot(sess, id.Ascending(id.Run), req.Prompt, history, rec)
+	res := p.runRoot(ctx, node, inv)
+	left := p.rt.Release(inv)
+	if len(left) > 0 {
+		msgs := make([]session.Message, len(left))
+		for i, c := range left {
+			msgs[i] = session.Message{ID: id.Ascending(id.Message), CreatedAt: time.Now(), Message: model.Message{Role: model.RoleUser, Parts: []model.Part{{Kind: model.PartText, Text: c}}, Synthetic: true}}
+		}
+		if err := p.store.AppendMessages(context.WithoutCancel(ctx), sess.ID, msgs...); err != nil {
+			p.log.Warn("store undelivered injections", "session", sess.ID, "err", err)
+		}
+	}
+	childUsage, childCost := inv.ChildTotals()
+	out := RunResult{SessionID: sess.ID, Result: res}
+	errText := ""
+	if res.Err != nil {
+		errText = res.Err.Error()
+	}
+	err = p.store.UpdateSession(context.WithoutCancel(ctx), sess.ID, func(s *session.Session) {
+		s.Status = session.StatusFromStop(res.StopReason)
+		s.StopReason = res.StopReason
+		s.Usage.Add(res.Usage)
+		s.Cost += res.Cost
+		s.TotalUsage.Add(res.Usage)
+		s.TotalUsage.Add(childUsage)
+		s.TotalCost += res.Cost + childCost
+		s.DurationMS = time.Since(now).Milliseconds()
+		if errText != "" {
+			if s.Metadata == nil {
+				s.Metadata = map[string]any{}
+			}
+			s.Metadata["error"] = errText
+		}
+		out.TotalUsage, out.TotalCost = s.TotalUsage, s.TotalCost
+	})
+	if err != nil {
+		p.log.Warn("store run end", "session", sess.ID, "err", err)
+	}
+	return out, nil
+}
+
+func (p *Pool) runRoot(ctx context.Context, node spawn.Node, inv *spawn.Invocation) (res spawn.Result) {
+	defer func() {
+		if r := recover(); r != nil {
+			p.log.Error("run panicked", "session", inv.Session.ID, "panic", r, "stack", string(debug.Stack()))
+			inv.Sink.Emit(event.RunError{Message: fmt.Sprintf("internal error: %v", r), Code: "panic", RunID: inv.RunID, AgentName: node.Name()})
+			res = spawn.Result{StopReason: event.StopError, Err: fmt.Errorf("panic: %v", r)}
+		}
+	}()
+	res = node.Run(spawn.WithInvocation(ctx, inv), inv)
+	if res.StopReason == "" {
+		res.StopReason = event.StopCompleted
+	}
+	return res
+}
+
+// Run runs a node as a root run and yields its events. Stopping the
+// iteration early cancels the run and waits for it to wind down. A non-nil
+// error is yielded last, only when the run could not start.
+func (p *Pool) Run(ctx context.Context, req RunRequest) iter.Seq2[event.Event, error] {
+	return func(yield func(event.Event, error) bool) {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		ch := make(chan event.Event, 256)
+		gone := make(chan struct{})
+		var runErr error
+		go func() {
+			defer close(ch)
+			_, runErr = p.RunSink(ctx, req, event.SinkFunc(func(e event.Event) {
+				select {
+				case ch <- e:
+				case <-gone:
+				}
+			}))
+		}()
+		for e := range ch {
+			if !yield(e, nil) {
+				close(gone)
+				cancel()
+				for range ch {
+				}
+				return
+			}
+		}
+		if runErr != nil {
+			yield(nil, runErr)
+		}
+	}
+}
+
+func title(prompt string) string {
+	const n = 60
+	r := []rune(prompt)
+	if len(r) > n {
+		return string(r[:n]) + "..."
+	}
+	return prompt
+}
+
+// Close flushes and closes the store.
+func (p *Pool) Close() error {
+	return errors.Join(p.store.Flush(context.Background()), p.store.Close())
+}

@@ -1,0 +1,136 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/model"
+)
+
+// Status of a session.
+type Status string
+
+// Statuses (spec/EVENTS.md §1).
+const (
+	StatusRunning     Status = "running"
+	StatusIdle        Status = "idle"
+	StatusCompleted   Status = "completed"
+	StatusAborted     Status = "aborted"
+	StatusError       Status = "error"
+	StatusInterrupted Status = "interrupted"
+)
+
+// StatusFromStop maps a spawn stop reason to the final status of a session.
+func StatusFromStop(stopReason string) Status {
+	switch stopReason {
+	case event.StopCompleted, event.StopMaxTokens, event.StopRefusal:
+		return StatusCompleted
+	case event.StopAborted:
+		return StatusAborted
+	default:
+		return StatusError
+	}
+}
+
+// Errors.
+var (
+	ErrNotFound = errors.New("session not found")
+	ErrExists   = errors.New("session already exists")
+)
+
+// Session is the record of one session.
+type Session struct {
+	ID         string         `json:"id"`
+	ParentID   string         `json:"parent_id,omitempty"`
+	Depth      int            `json:"depth"`
+	AgentName  string         `json:"agent_name"`
+	SourceType string         `json:"source_type"`
+	Title      string         `json:"title"`
+	Status     Status         `json:"status"`
+	StopReason string         `json:"stop_reason,omitempty"`
+	CreatedAt  time.Time      `json:"created_at"`
+	UpdatedAt  time.Time      `json:"updated_at"`
+	Usage      event.Usage    `json:"usage"`                // this session's own model usage
+	Cost       float64        `json:"cost"`                 // this session's own cost (USD)
+	TotalUsage event.Usage    `json:"total_usage"`          // own plus every descendant's
+	TotalCost  float64        `json:"total_cost"`           // own plus every descendant's
+	DurationMS int64          `json:"duration_ms,omitempty"` // of the last run
+	Metadata   map[string]any `json:"metadata,omitempty"`
+}
+
+// Message is a stored conversation message.
+type Message struct {
+	ID        string    `json:"id"`
+	SessionID string    `json:"session_id"`
+	AgentName string    `json:"agent_name,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	model.Message
+}
+
+// Record is one stored event.
+type Record struct {
+	SessionID string      `json:"session_id"`
+	Seq       int64       `json:"seq"`        // 1-based, per session
+	GlobalSeq int64       `json:"global_seq"` // store-wide order
+	Time      time.Time   `json:"time"`
+	Event     event.Event `json:"-"`
+}
+
+// ListOptions filters ListSessions.
+type ListOptions struct {
+	RootsOnly bool   // only sessions without a parent
+	ParentID  string // only children of this session
+	Limit     int    // 0 = no limit
+}
+
+// Store persists sessions, messages and event logs.
+type Store interface {
+	// CreateSession stores a new session. ErrExists if the id is taken;
+	// ErrNotFound if ParentID names no session.
+	CreateSession(ctx context.Context, s Session) error
+	// GetSession returns a copy of a session, or ErrNotFound.
+	GetSession(ctx context.Context, id string) (Session, error)
+	// UpdateSession applies fn to the stored session atomically. fn must
+	// not change ID, ParentID or Depth (they are restored if it does).
+	UpdateSession(ctx context.Context, id string, fn func(*Session)) error
+	// ListSessions returns sessions newest first.
+	ListSessions(ctx context.Context, opts ListOptions) ([]Session, error)
+	// DeleteSession deletes a session with its whole subtree, messages and
+	// events. ErrNotFound if it does not exist.
+	DeleteSession(ctx context.Context, id string) error
+	// AppendMessages adds messages to a session's conversation.
+	AppendMessages(ctx context.Context, sessionID string, msgs ...Message) error
+	// Messages returns a session's conversation in order.
+	Messages(ctx context.Context, sessionID string) ([]Message, error)
+	// AppendEvents adds events to a session's log, in order.
+	AppendEvents(ctx context.Context, sessionID string, evs ...event.Event) error
+	// Events returns a session's log with Seq > afterSeq, in order.
+	Events(ctx context.Context, sessionID string, afterSeq int64) ([]Record, error)
+	// Flush makes every write accepted so far durable.
+	Flush(ctx context.Context) error
+	// Close flushes and releases the store.
+	Close() error
+}
+
+// Subtree returns the session and all of its descendants, parents before
+// children, using only the Store interface.
+func Subtree(ctx context.Context, st Store, rootID string) ([]Session, error) {
+	root, err := st.GetSession(ctx, rootID)
+	if err != nil {
+		return nil, err
+	}
+	out := []Session{root}
+	for i := 0; i < len(out); i++ {
+		kids, err := st.ListSessions(ctx, ListOptions{ParentID: out[i].ID})
+		if err != nil {
+			return nil, err
+		}
+		// ListSessions is newest first; keep creation order for display.
+		for k := len(kids) - 1; k >= 0; k-- {
+			out = append(out, kids[k])
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,22 @@
+// Package spawn is the one delegation primitive of agentpool
+// (spec/EVENTS.md §4) and the thin mechanisms built on it: the subagent
+// task tools, worker tools, and the Go API for manual spawns. Teams
+// (package team) call it too.
+//
+// Spawn checks the depth limit, the per-run spawn budget and the per-session
+// concurrency limit (further spawns wait); creates and stores the child
+// session; registers it so it can be looked up and injected into; emits
+// spawn_session_start; runs the node with a sink that wraps every child
+// event exactly once (nested wrappers are flattened, the path extended);
+// emits spawn_session_end exactly once, whatever happened (success, error,
+// panic, cancellation, timeout); and unregisters the child.
+//
+// Ordering: everything a child emits reaches the parent sink after its
+// spawn_session_start and before its spawn_session_end, because the node's
+// Run does not return until its own work (tools, async children) is done.
+// If creating the child fails, Spawn returns an error and emits nothing.
+//
+// Nothing here assumes a child runs in the same process as its parent:
+// children are identified by session id, and a node only sees an
+// Invocation (ids, prompt, history, a sink).
+package spawn

@@ -1,0 +1,102 @@
+package spawn
+
+import (
+	"context"
+	"sync"
+
+	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/model"
+	"github.com/agentpool/agentpool/session"
+)
+
+// Node is a runnable unit: an agent or a team.
+type Node interface {
+	Name() string
+	Description() string
+	// SourceType is event.SourceAgent, SourceTeamParallel or SourceTeamSequential.
+	SourceType() string
+	// ModelID names the node's model ("" for teams).
+	ModelID() string
+	// Run runs the node in inv's session until it ends. It emits its own
+	// events (unwrapped) to inv.Sink and must not return before everything
+	// it started (tool calls, async children) has finished.
+	Run(ctx context.Context, inv *Invocation) Result
+}
+
+// Result is how a node run ended.
+type Result struct {
+	Output     string      // final assistant text
+	StopReason string      // event.Stop*
+	Err        error       // set when StopReason is error or aborted
+	Usage      event.Usage // this session's own model usage
+	Cost       float64     // this session's own cost
+	// Messages are the messages this run added to the conversation
+	// (prompt, assistant turns, tool results).
+	Messages []model.Message
+}
+
+// Invocation is one run of a node in a session. It is created by the pool
+// for a root run and by Spawn for a child.
+type Invocation struct {
+	Session session.Session // the session the node runs in
+	RunID   string
+	Prompt  string
+	History []model.Message // earlier conversation the node continues
+	Sink    event.Sink      // where the node emits its own events
+	Runtime *Runtime
+	// ToolCallID is the parent's tool call that spawned this session, if any.
+	ToolCallID string
+
+	run    *runState
+	handle *handle
+	async  sync.WaitGroup // this session's async children
+
+	workerMu      sync.Mutex
+	workerHistory map[string][]model.Message // worker name -> kept history (reset_history_on_run: false)
+}
+
+// Inject queues content for the session's next model request.
+func (inv *Invocation) Inject(content string) { inv.handle.inbox.Inject(content) }
+
+// Inbox returns the session's queue of injected messages.
+func (inv *Invocation) Inbox() *Inbox { return inv.handle.inbox }
+
+// PendingAsync reports how many async children of this session still run.
+func (inv *Invocation) PendingAsync() int { return int(inv.handle.pendingAsync.Load()) }
+
+// WaitAsync waits until every async child of this session has ended.
+func (inv *Invocation) WaitAsync() { inv.async.Wait() }
+
+// Depth is the session's depth.
+func (inv *Invocation) Depth() int { return inv.Session.Depth }
+
+// addChildTotals is called by a child's spawn when it ends, to roll up usage.
+func (inv *Invocation) addChildTotals(u event.Usage, cost float64) {
+	h := inv.handle
+	h.mu.Lock()
+	h.childUsage.Add(u)
+	h.childCost += cost
+	h.mu.Unlock()
+}
+
+// ChildTotals returns the usage and cost of every descendant that ended.
+func (inv *Invocation) ChildTotals() (event.Usage, float64) {
+	h := inv.handle
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.childUsage, h.childCost
+}
+
+type invocationKey struct{}
+
+// WithInvocation returns a context that carries inv, so that tools can find
+// the session they run in.
+func WithInvocation(ctx context.Context, inv *Invocation) context.Context {
+	return context.WithValue(ctx, invocationKey{}, inv)
+}
+
+// InvocationFrom returns the invocation a tool runs in, or nil.
+func InvocationFrom(ctx context.Context) *Invocation {
+	inv, _ := ctx.Value(invocationKey{}).(*Invocation)
+	return inv
+}

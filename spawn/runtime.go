@@ -1,0 +1,320 @@
+package spawn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/model"
+	"github.com/agentpool/agentpool/session"
+)
+
+// Limits bound delegation.
+type Limits struct {
+	MaxDepth    int           // deepest allowed child depth; default 5
+	MaxChildren int           // concurrent children per session; more wait; default 64
+	MaxSpawns   int           // spawns per root run; default 1000
+	Timeout     time.Duration // per-spawn timeout; 0 = none
+}
+
+// Defaults of Limits.
+const (
+	DefaultMaxDepth    = 5
+	DefaultMaxChildren = 64
+	DefaultMaxSpawns   = 1000
+)
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxDepth <= 0 {
+		l.MaxDepth = DefaultMaxDepth
+	}
+	if l.MaxChildren <= 0 {
+		l.MaxChildren = DefaultMaxChildren
+	}
+	if l.MaxSpawns <= 0 {
+		l.MaxSpawns = DefaultMaxSpawns
+	}
+	return l
+}
+
+// Errors returned by Spawn when a child cannot be created.
+var (
+	ErrDepthLimit  = errors.New("depth limit reached")
+	ErrSpawnBudget = errors.New("spawn budget of the run exhausted")
+	ErrUnknownNode = errors.New("unknown agent or team")
+)
+
+// Lifecycle observes the subagent lifecycle; the hook subsystem implements
+// it. Start is called after the child is ready (stored and registered) and
+// before its first model request; End exactly once after Start. Both run
+// synchronously on the spawning goroutine.
+type Lifecycle interface {
+	SubagentStart(ctx context.Context, info StartInfo)
+	SubagentEnd(ctx context.Context, info EndInfo)
+}
+
+// StartInfo describes a child that is about to run.
+type StartInfo struct {
+	ChildSessionID  string
+	ParentSessionID string
+	Name            string
+	SourceType      string
+	Depth           int
+	Mechanism       string
+	RunMode         string
+	ParentAgent     string // the agent (or team) whose session spawned the child
+}
+
+// EndInfo describes a child that ended.
+type EndInfo struct {
+	StartInfo
+	StopReason           string
+	LastAssistantMessage string
+	HasResult            bool // false on an infrastructure fault (no result at all)
+	Usage                event.Usage
+	DurationMS           int64
+}
+
+// Config configures a Runtime.
+type Config struct {
+	Store     session.Store
+	Limits    Limits
+	Lifecycle Lifecycle // may be nil
+	Logger    *slog.Logger
+	// Lookup finds a node by name; Names lists them (agents, then teams).
+	Lookup func(name string) (Node, bool)
+	Names  func() []string
+}
+
+// Runtime holds what every spawn in a pool shares: the store, limits, the
+// registry of running sessions and the async task table.
+type Runtime struct {
+	cfg    Config
+	limits Limits
+	log    *slog.Logger
+
+	sessions sync.Map // session id -> *handle
+	tasks    sync.Map // task id -> *Task
+	busy     sync.Map // node name -> *atomic.Int64 running sessions
+}
+
+// NewRuntime builds a Runtime.
+func NewRuntime(cfg Config) *Runtime {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Lookup == nil {
+		cfg.Lookup = func(string) (Node, bool) { return nil, false }
+	}
+	if cfg.Names == nil {
+		cfg.Names = func() []string { return nil }
+	}
+	return &Runtime{cfg: cfg, limits: cfg.Limits.withDefaults(), log: cfg.Logger}
+}
+
+// Store returns the runtime's store.
+func (rt *Runtime) Store() session.Store { return rt.cfg.Store }
+
+// Limits returns the limits in force.
+func (rt *Runtime) Limits() Limits { return rt.limits }
+
+// Logger returns the runtime's logger.
+func (rt *Runtime) Logger() *slog.Logger { return rt.log }
+
+// SetLifecycle sets the subagent lifecycle observer. Call before any run.
+func (rt *Runtime) SetLifecycle(l Lifecycle) { rt.cfg.Lifecycle = l }
+
+// Lookup finds a node by name.
+func (rt *Runtime) Lookup(name string) (Node, bool) { return rt.cfg.Lookup(name) }
+
+// NodeNames lists the names of the pool's nodes.
+func (rt *Runtime) NodeNames() []string { return rt.cfg.Names() }
+
+// Busy reports how many sessions of the named node are running now.
+func (rt *Runtime) Busy(name string) int64 {
+	if v, ok := rt.busy.Load(name); ok {
+		return v.(*atomic.Int64).Load()
+	}
+	return 0
+}
+
+func (rt *Runtime) busyCounter(name string) *atomic.Int64 {
+	if v, ok := rt.busy.Load(name); ok {
+		return v.(*atomic.Int64)
+	}
+	v, _ := rt.busy.LoadOrStore(name, new(atomic.Int64))
+	return v.(*atomic.Int64)
+}
+
+// Inject queues content for the next model request of a running (or idle
+// but registered) session. It fails when no such session is registered.
+func (rt *Runtime) Inject(sessionID, content string) error {
+	v, ok := rt.sessions.Load(sessionID)
+	if !ok {
+		return fmt.Errorf("inject: %w: %s is not running", session.ErrNotFound, sessionID)
+	}
+	v.(*handle).inbox.Inject(content)
+	return nil
+}
+
+// Running reports whether a session is registered (running).
+func (rt *Runtime) Running(sessionID string) bool {
+	_, ok := rt.sessions.Load(sessionID)
+	return ok
+}
+
+// Task returns an async task by id.
+func (rt *Runtime) Task(taskID string) (*Task, bool) {
+	v, ok := rt.tasks.Load(taskID)
+	if !ok {
+		return nil, false
+	}
+	return v.(*Task), true
+}
+
+// handle is the registry entry of a running session.
+type handle struct {
+	inbox        *Inbox
+	sem          chan struct{} // concurrency slots for this session's children
+	pendingAsync atomic.Int64
+
+	mu         sync.Mutex
+	childUsage event.Usage
+	childCost  float64
+}
+
+func (rt *Runtime) newHandle() *handle {
+	return &handle{inbox: newInbox(), sem: make(chan struct{}, rt.limits.MaxChildren)}
+}
+
+// runState is shared by every session of one root run.
+type runState struct {
+	spawns atomic.Int64
+}
+
+// NewRoot registers a root session and returns its invocation. The caller
+// must call Release when the run ends. The session must exist in the store.
+func (rt *Runtime) NewRoot(s session.Session, runID, prompt string, history []model.Message, sink event.Sink) *Invocation {
+	inv := &Invocation{
+		Session: s, RunID: runID, Prompt: prompt, History: history, Sink: sink, Runtime: rt,
+		run: &runState{}, handle: rt.newHandle(),
+	}
+	rt.sessions.Store(s.ID, inv.handle)
+	return inv
+}
+
+// Release waits for the root's async children and unregisters the session.
+// Injected messages still queued are returned so that the caller can store
+// them (nothing injected is lost at teardown).
+func (rt *Runtime) Release(inv *Invocation) []string {
+	inv.async.Wait()
+	rt.sessions.Delete(inv.Session.ID)
+	return inv.handle.inbox.Drain()
+}
+
+// Inbox is a session's queue of injected context. Safe for concurrent use.
+type Inbox struct {
+	mu     sync.Mutex
+	queue  []string
+	notify chan struct{} // has a value when queue may be non-empty
+}
+
+func newInbox() *Inbox { return &Inbox{notify: make(chan struct{}, 1)} }
+
+// Inject queues content.
+func (b *Inbox) Inject(content string) {
+	b.mu.Lock()
+	b.queue = append(b.queue, content)
+	b.mu.Unlock()
+	select {
+	case b.notify <- struct{}{}:
+	default:
+	}
+}
+
+// Drain takes everything queued.
+func (b *Inbox) Drain() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	q := b.queue
+	b.queue = nil
+	return q
+}
+
+// Wait returns a channel that receives when something may have been injected.
+func (b *Inbox) Wait() <-chan struct{} { return b.notify }
+
+// TaskStatus values.
+const (
+	TaskRunning = "running"
+)
+
+// Task is an async (background) child.
+type Task struct {
+	ID        string
+	SessionID string
+	Node      string
+	done      chan struct{}
+	mu        sync.Mutex
+	result    Result
+}
+
+// Done is closed when the task has ended.
+func (t *Task) Done() <-chan struct{} { return t.done }
+
+// Status returns "running" or the stop reason.
+func (t *Task) Status() string {
+	select {
+	case <-t.done:
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		return t.result.StopReason
+	default:
+		return TaskRunning
+	}
+}
+
+// Result returns the task's result once done.
+func (t *Task) Result() (Result, bool) {
+	select {
+	case <-t.done:
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		return t.result, true
+	default:
+		return Result{}, false
+	}
+}
+
+// NodeInfo describes a node for list_available_nodes.
+type NodeInfo struct {
+	Name        string `json:"name"`
+	Type        string `json:"type"` // agent | team
+	SourceType  string `json:"source_type"`
+	Description string `json:"description,omitempty"`
+	Running     int64  `json:"running"`
+}
+
+// Nodes lists the pool's nodes, sorted by name.
+func (rt *Runtime) Nodes() []NodeInfo {
+	var out []NodeInfo
+	for _, n := range rt.NodeNames() {
+		node, ok := rt.Lookup(n)
+		if !ok {
+			continue
+		}
+		typ := "agent"
+		if node.SourceType() != event.SourceAgent {
+			typ = "team"
+		}
+		out = append(out, NodeInfo{Name: n, Type: typ, SourceType: node.SourceType(), Description: node.Description(), Running: rt.Busy(n)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}

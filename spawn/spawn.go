@@ -1,0 +1,309 @@
+package spawn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/id"
+	"github.com/agentpool/agentpool/model"
+	"github.com/agentpool/agentpool/session"
+)
+
+// Request asks Spawn to run a node in a new child session.
+type Request struct {
+	Node        Node
+	Prompt      string
+	Description string
+	Mechanism   string // event.Mechanism*
+	Async       bool   // run in the background; Spawn returns at once
+	ToolCallID  string // the parent's tool call that spawns, if any
+	History     []model.Message
+	Timeout     time.Duration // overrides Limits.Timeout when > 0
+	Metadata    map[string]any
+}
+
+// Child is a spawned child. For a sync spawn Result is its outcome; for an
+// async spawn TaskID names the background task and Result is empty.
+type Child struct {
+	SessionID string
+	TaskID    string
+	Result    Result
+}
+
+// ErrTimeout is the cause of a child cancelled by its spawn timeout.
+var ErrTimeout = errors.New("spawn timeout")
+
+// Spawn runs req.Node in a new child session of parent. It returns an error,
+// having emitted nothing, when the child cannot be created; otherwise the
+// child's start and end are emitted to parent.Sink exactly once each.
+func Spawn(ctx context.Context, parent *Invocation, req Request) (Child, error) {
+	rt := parent.Runtime
+	if req.Node == nil {
+		return Child{}, ErrUnknownNode
+	}
+	if req.Mechanism == "" {
+		req.Mechanism = event.MechanismManual
+	}
+	depth := parent.Session.Depth + 1
+	if depth > rt.limits.MaxDepth {
+		return Child{}, fmt.Errorf("cannot spawn %s: %w (max_depth %d)", req.Node.Name(), ErrDepthLimit, rt.limits.MaxDepth)
+	}
+	if n := parent.run.spawns.Add(1); n > int64(rt.limits.MaxSpawns) {
+		return Child{}, fmt.Errorf("cannot spawn %s: %w (max_spawns %d)", req.Node.Name(), ErrSpawnBudget, rt.limits.MaxSpawns)
+	}
+	// Concurrency: wait for a slot among the parent's running children.
+	select {
+	case parent.handle.sem <- struct{}{}:
+	case <-ctx.Done():
+		return Child{}, fmt.Errorf("cannot spawn %s: %w", req.Node.Name(), context.Cause(ctx))
+	}
+	release := func() { <-parent.handle.sem }
+
+	now := time.Now()
+	title := req.Description
+	if title == "" {
+		title = req.Node.Name()
+	}
+	child := session.Session{
+		ID:         id.Descending(id.Session),
+		ParentID:   parent.Session.ID,
+		Depth:      depth,
+		AgentName:  req.Node.Name(),
+		SourceType: req.Node.SourceType(),
+		Title:      fmt.Sprintf("%s (@%s subagent)", title, req.Node.Name()),
+		Status:     session.StatusRunning,
+		CreatedAt:  now,
+		UpdatedAt:  now,
+	}
+	if err := rt.cfg.Store.CreateSession(ctx, child); err != nil {
+		release()
+		return Child{}, fmt.Errorf("cannot spawn %s: store: %w", req.Node.Name(), err)
+	}
+
+	inv := &Invocation{
+		Session: child, RunID: id.Ascending(id.Run), Prompt: req.Prompt, History: req.History,
+		Runtime: rt, ToolCallID: req.ToolCallID, run: parent.run, handle: rt.newHandle(),
+	}
+	inv.Sink = &wrapSink{parent: parent.Sink, childID: child.ID, parentID: parent.Session.ID,
+		name: child.AgentName, sourceType: child.SourceType, depth: depth, toolCallID: req.ToolCallID}
+	rt.sessions.Store(child.ID, inv.handle)
+
+	runMode := event.RunModeSync
+	var task *Task
+	if req.Async {
+		runMode = event.RunModeAsync
+		task = &Task{ID: id.Ascending(id.Task), SessionID: child.ID, Node: child.AgentName, done: make(chan struct{})}
+		rt.tasks.Store(task.ID, task)
+	}
+	meta := make(map[string]any, len(req.Metadata)+2)
+	for k, v := range req.Metadata {
+		meta[k] = v
+	}
+	meta["prompt"] = cut(req.Prompt, 200)
+	meta["max_depth"] = rt.limits.MaxDepth
+	start := event.SpawnSessionStart{
+		ChildSessionID: child.ID, ParentSessionID: parent.Session.ID, ToolCallID: req.ToolCallID,
+		SpawnMechanism: req.Mechanism, RunMode: runMode, SourceName: child.AgentName,
+		SourceType: child.SourceType, Depth: depth, Description: req.Description, Metadata: meta,
+		ModelID: req.Node.ModelID(),
+	}
+	if task != nil {
+		start.TaskID = task.ID
+	}
+	parent.Sink.Emit(start)
+	info := StartInfo{
+		ChildSessionID: child.ID, ParentSessionID: parent.Session.ID, Name: child.AgentName,
+		SourceType: child.SourceType, Depth: depth, Mechanism: req.Mechanism, RunMode: runMode,
+		ParentAgent: parent.Session.AgentName,
+	}
+	if lc := rt.cfg.Lifecycle; lc != nil {
+		lc.SubagentStart(ctx, info)
+	}
+	busy := rt.busyCounter(child.AgentName)
+	busy.Add(1)
+
+	runChild := func(ctx context.Context) Result {
+		defer release()
+		defer busy.Add(-1)
+		res := rt.runChild(ctx, parent, inv, req, info, now)
+		return res
+	}
+	if !req.Async {
+		return Child{SessionID: child.ID, Result: runChild(ctx)}, nil
+	}
+	parent.handle.pendingAsync.Add(1)
+	parent.async.Add(1)
+	go func() {
+		defer parent.async.Done()
+		res := runChild(ctx)
+		task.mu.Lock()
+		task.result = res
+		task.mu.Unlock()
+		close(task.done)
+		// Inject before the pending count drops, so that a loop that sees no
+		// pending child also sees its result in the inbox.
+		parent.handle.inbox.Inject(asyncResultMessage(task, res))
+		parent.handle.pendingAsync.Add(-1)
+	}()
+	return Child{SessionID: child.ID, TaskID: task.ID}, nil
+}
+
+// runChild runs the node and always emits the end.
+func (rt *Runtime) runChild(ctx context.Context, parent, inv *Invocation, req Request, info StartInfo, started time.Time) (res Result) {
+	timeout := req.Timeout
+	if timeout <= 0 {
+		timeout = rt.limits.Timeout
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if timeout > 0 {
+		t := time.AfterFunc(timeout, func() { cancel(fmt.Errorf("%w after %s", ErrTimeout, timeout)) })
+		defer t.Stop()
+	}
+	hasResult := true
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				rt.log.Error("child panicked", "session", inv.Session.ID, "panic", r, "stack", string(debug.Stack()))
+				res = Result{StopReason: event.StopError, Err: fmt.Errorf("panic: %v", r)}
+				hasResult = false
+			}
+		}()
+		res = req.Node.Run(WithInvocation(ctx, inv), inv)
+	}()
+	inv.async.Wait() // a node that forgot its async children still may not outlive its end
+	if res.StopReason == "" {
+		res.StopReason = event.StopCompleted
+		if res.Err != nil {
+			res.StopReason = event.StopError
+		}
+	}
+	if cause := context.Cause(ctx); cause != nil && res.StopReason != event.StopCompleted {
+		switch {
+		case errors.Is(cause, ErrTimeout):
+			res.StopReason, res.Err = event.StopError, cause
+		case ctx.Err() != nil && parentCancelled(cause):
+			res.StopReason = event.StopAborted
+		}
+	}
+
+	childUsage, childCost := inv.ChildTotals()
+	total := res.Usage
+	total.Add(childUsage)
+	totalCost := res.Cost + childCost
+	dur := time.Since(started).Milliseconds()
+	rt.sessions.Delete(inv.Session.ID)
+	if left := inv.handle.inbox.Drain(); len(left) > 0 {
+		// Keep what was injected after the child's last request: it is
+		// stored with the child's conversation rather than lost.
+		msgs := make([]session.Message, len(left))
+		for i, c := range left {
+			msgs[i] = session.Message{ID: id.Ascending(id.Message), CreatedAt: time.Now(), Message: model.Message{Role: model.RoleUser, Parts: []model.Part{{Kind: model.PartText, Text: c}}, Synthetic: true}}
+		}
+		if err := rt.cfg.Store.AppendMessages(context.WithoutCancel(ctx), inv.Session.ID, msgs...); err != nil {
+			rt.log.Warn("store undelivered injections", "session", inv.Session.ID, "err", err)
+		}
+	}
+	errText := ""
+	if res.Err != nil {
+		errText = res.Err.Error()
+	}
+	if err := rt.cfg.Store.UpdateSession(context.WithoutCancel(ctx), inv.Session.ID, func(s *session.Session) {
+		s.Status = session.StatusFromStop(res.StopReason)
+		s.StopReason = res.StopReason
+		s.Usage, s.Cost = res.Usage, res.Cost
+		s.TotalUsage, s.TotalCost = total, totalCost
+		s.DurationMS = dur
+		if errText != "" {
+			if s.Metadata == nil {
+				s.Metadata = map[string]any{}
+			}
+			s.Metadata["error"] = errText
+		}
+	}); err != nil {
+		rt.log.Warn("store child end", "session", inv.Session.ID, "err", err)
+	}
+	parent.addChildTotals(total, totalCost)
+	end := event.SpawnSessionEnd{
+		ChildSessionID: inv.Session.ID, ParentSessionID: parent.Session.ID, ToolCallID: req.ToolCallID,
+		SourceName: inv.Session.AgentName, SourceType: inv.Session.SourceType, Depth: inv.Session.Depth,
+		StopReason: res.StopReason, LastAssistantMessage: res.Output, Error: errText,
+		Cost: totalCost, DurationMS: dur,
+	}
+	if !total.IsZero() {
+		u := total
+		end.Usage = &u
+	}
+	parent.Sink.Emit(end)
+	if lc := rt.cfg.Lifecycle; lc != nil {
+		lc.SubagentEnd(context.WithoutCancel(ctx), EndInfo{
+			StartInfo: info, StopReason: res.StopReason, LastAssistantMessage: res.Output,
+			HasResult: hasResult, Usage: total, DurationMS: dur,
+		})
+	}
+	return res
+}
+
+// parentCancelled reports whether a cancellation cause is a plain
+// cancellation (as opposed to the spawn's own timeout).
+func parentCancelled(cause error) bool {
+	return !errors.Is(cause, ErrTimeout)
+}
+
+func asyncResultMessage(t *Task, res Result) string {
+	switch res.StopReason {
+	case event.StopCompleted:
+		return fmt.Sprintf("Background task %s (%s, session %s) completed:\n%s", t.ID, t.Node, t.SessionID, res.Output)
+	default:
+		msg := res.StopReason
+		if res.Err != nil {
+			msg += ": " + res.Err.Error()
+		}
+		return fmt.Sprintf("Background task %s (%s, session %s) ended with %s", t.ID, t.Node, t.SessionID, msg)
+	}
+}
+
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	// Cut on a rune boundary.
+	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n] + "..."
+}
+
+// wrapSink wraps a child's events for its parent's stream (invariant 5):
+// an event of the child itself becomes one subagent event; a subagent event
+// from a deeper descendant is forwarded with the child prepended to its
+// path, never wrapped twice.
+type wrapSink struct {
+	parent     event.Sink
+	childID    string
+	parentID   string
+	name       string
+	sourceType string
+	depth      int
+	toolCallID string
+}
+
+func (w *wrapSink) Emit(e event.Event) {
+	if s, ok := e.(event.Subagent); ok {
+		path := make([]string, len(s.Path)+1)
+		path[0] = w.childID
+		copy(path[1:], s.Path)
+		s.Path = path
+		w.parent.Emit(s)
+		return
+	}
+	w.parent.Emit(event.Subagent{
+		SourceName: w.name, SourceType: w.sourceType, Depth: w.depth,
+		ChildSessionID: w.childID, ParentSessionID: w.parentID, ToolCallID: w.toolCallID,
+		Path: []string{w.childID}, Event: e,
+	})
+}

@@ -1,0 +1,184 @@
+package team
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/spawn"
+)
+
+// Mode of a team.
+type Mode string
+
+// Modes.
+const (
+	Parallel   Mode = "parallel"
+	Sequential Mode = "sequential"
+)
+
+// Config configures a team.
+type Config struct {
+	Name         string
+	Description  string
+	Mode         Mode
+	Members      []string // node names, resolved at run time through the runtime
+	SharedPrompt string   // prepended to every member's prompt
+	RequireAll   bool     // sequential: stop the chain on the first failure
+}
+
+// Team is an immutable team definition.
+type Team struct{ cfg Config }
+
+var _ spawn.Node = (*Team)(nil)
+
+// New builds a team.
+func New(cfg Config) (*Team, error) {
+	if cfg.Name == "" {
+		return nil, errors.New("team: name is required")
+	}
+	if cfg.Mode != Parallel && cfg.Mode != Sequential {
+		return nil, fmt.Errorf("team %s: unknown mode %q", cfg.Name, cfg.Mode)
+	}
+	if len(cfg.Members) == 0 {
+		return nil, fmt.Errorf("team %s: no members", cfg.Name)
+	}
+	return &Team{cfg: cfg}, nil
+}
+
+// Name implements spawn.Node.
+func (t *Team) Name() string { return t.cfg.Name }
+
+// Description implements spawn.Node.
+func (t *Team) Description() string { return t.cfg.Description }
+
+// SourceType implements spawn.Node.
+func (t *Team) SourceType() string {
+	if t.cfg.Mode == Parallel {
+		return event.SourceTeamParallel
+	}
+	return event.SourceTeamSequential
+}
+
+// ModelID implements spawn.Node; teams have no model of their own.
+func (t *Team) ModelID() string { return "" }
+
+// Members returns the member names.
+func (t *Team) Members() []string { return append([]string(nil), t.cfg.Members...) }
+
+func (t *Team) memberPrompt(p string) string {
+	if t.cfg.SharedPrompt == "" {
+		return p
+	}
+	return t.cfg.SharedPrompt + "\n\n" + p
+}
+
+// Run implements spawn.Node.
+func (t *Team) Run(ctx context.Context, inv *spawn.Invocation) spawn.Result {
+	inv.Sink.Emit(event.RunStarted{SessionID: inv.Session.ID, RunID: inv.RunID, AgentName: t.cfg.Name, ParentSessionID: inv.Session.ParentID})
+	var res spawn.Result
+	if t.cfg.Mode == Parallel {
+		res = t.runParallel(ctx, inv)
+	} else {
+		res = t.runSequential(ctx, inv)
+	}
+	switch {
+	case res.StopReason == event.StopAborted:
+		inv.Sink.Emit(event.RunError{Message: "team cancelled", Code: "aborted", RunID: inv.RunID, AgentName: t.cfg.Name})
+	case res.Err != nil:
+		inv.Sink.Emit(event.RunError{Message: res.Err.Error(), Code: "team_error", RunID: inv.RunID, AgentName: t.cfg.Name})
+	default:
+		inv.Sink.Emit(event.StreamComplete{Message: event.Message{Role: "assistant", Content: res.Output, FinishReason: "stop"}})
+	}
+	return res
+}
+
+type memberResult struct {
+	name   string
+	child  spawn.Child
+	err    error // creation failed
+	failed bool
+}
+
+func (m memberResult) describe() string {
+	switch {
+	case m.err != nil:
+		return fmt.Sprintf("[%s] could not start: %v", m.name, m.err)
+	case m.failed:
+		msg := m.child.Result.StopReason
+		if m.child.Result.Err != nil {
+			msg += ": " + m.child.Result.Err.Error()
+		}
+		return fmt.Sprintf("[%s] failed (%s)", m.name, msg)
+	default:
+		return fmt.Sprintf("[%s]\n%s", m.name, m.child.Result.Output)
+	}
+}
+
+func (t *Team) spawnMember(ctx context.Context, inv *spawn.Invocation, name, prompt string) memberResult {
+	node, ok := inv.Runtime.Lookup(name)
+	if !ok {
+		return memberResult{name: name, err: fmt.Errorf("%w: %s", spawn.ErrUnknownNode, name)}
+	}
+	child, err := spawn.Spawn(ctx, inv, spawn.Request{
+		Node: node, Prompt: t.memberPrompt(prompt), Description: fmt.Sprintf("%s member %s", t.cfg.Name, name),
+		Mechanism: event.MechanismSpawn,
+	})
+	r := child.Result
+	return memberResult{name: name, child: child, err: err, failed: err == nil && r.StopReason != event.StopCompleted && r.StopReason != event.StopMaxTokens}
+}
+
+func (t *Team) runParallel(ctx context.Context, inv *spawn.Invocation) spawn.Result {
+	results := make([]memberResult, len(t.cfg.Members))
+	var wg sync.WaitGroup
+	for i, name := range t.cfg.Members {
+		wg.Go(func() { results[i] = t.spawnMember(ctx, inv, name, inv.Prompt) })
+	}
+	wg.Wait()
+	var parts []string
+	var failures []string
+	for _, m := range results {
+		parts = append(parts, m.describe())
+		if m.err != nil || m.failed {
+			failures = append(failures, m.name)
+		}
+	}
+	out := strings.Join(parts, "\n\n")
+	if ctx.Err() != nil {
+		return spawn.Result{Output: out, StopReason: event.StopAborted, Err: context.Cause(ctx)}
+	}
+	if len(failures) == len(results) {
+		return spawn.Result{Output: out, StopReason: event.StopError, Err: fmt.Errorf("every member failed: %s", strings.Join(failures, ", "))}
+	}
+	return spawn.Result{Output: out, StopReason: event.StopCompleted}
+}
+
+func (t *Team) runSequential(ctx context.Context, inv *spawn.Invocation) spawn.Result {
+	input := inv.Prompt
+	var last memberResult
+	var failures []string
+	for _, name := range t.cfg.Members {
+		if ctx.Err() != nil {
+			return spawn.Result{Output: input, StopReason: event.StopAborted, Err: context.Cause(ctx)}
+		}
+		last = t.spawnMember(ctx, inv, name, input)
+		if last.err != nil || last.failed {
+			failures = append(failures, name)
+			if ctx.Err() != nil {
+				return spawn.Result{Output: input, StopReason: event.StopAborted, Err: context.Cause(ctx)}
+			}
+			if t.cfg.RequireAll {
+				return spawn.Result{Output: last.describe(), StopReason: event.StopError, Err: fmt.Errorf("member %s failed; the chain stops (require_all)", name)}
+			}
+			continue
+		}
+		input = last.child.Result.Output
+	}
+	if len(failures) == len(t.cfg.Members) {
+		return spawn.Result{Output: input, StopReason: event.StopError, Err: fmt.Errorf("every member failed: %s", strings.Join(failures, ", "))}
+	}
+	return spawn.Result{Output: input, StopReason: event.StopCompleted}
+}

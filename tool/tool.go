@@ -1,0 +1,148 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime/debug"
+	"strings"
+
+	"github.com/invopop/jsonschema"
+)
+
+// ACP tool kinds (spec/EVENTS.md tool_call_start.kind).
+const (
+	KindRead       = "read"
+	KindEdit       = "edit"
+	KindDelete     = "delete"
+	KindMove       = "move"
+	KindSearch     = "search"
+	KindExecute    = "execute"
+	KindThink      = "think"
+	KindFetch      = "fetch"
+	KindSwitchMode = "switch_mode"
+	KindOther      = "other"
+)
+
+// Info describes a tool to the model and to front ends.
+type Info struct {
+	Name        string
+	Description string
+	Parameters  json.RawMessage // JSON schema of the arguments object
+	Kind        string          // ACP tool kind; "other" when empty
+}
+
+// Call is one invocation of a tool.
+type Call struct {
+	ID   string          // the tool call id the model gave
+	Name string          // the tool name
+	Args json.RawMessage // the arguments, a JSON object
+}
+
+// Result is what goes back to the model.
+type Result struct {
+	Content string
+	IsError bool
+}
+
+// Tool is something an agent can call.
+type Tool interface {
+	Info() Info
+	Call(ctx context.Context, call Call) (Result, error)
+}
+
+// Titler is implemented by tools that describe a call in a human title
+// (shown by front ends); the default title is the tool name.
+type Titler interface {
+	Title(call Call) string
+}
+
+// Errorf builds an error result.
+func Errorf(format string, args ...any) Result {
+	return Result{Content: fmt.Sprintf(format, args...), IsError: true}
+}
+
+// Run calls t and turns a returned error or a panic into an error Result.
+func Run(ctx context.Context, t Tool, call Call) (res Result) {
+	defer func() {
+		if r := recover(); r != nil {
+			res = Errorf("tool %s panicked: %v", call.Name, r)
+			_ = debug.Stack // the stack is logged by the caller's logger when wanted
+		}
+	}()
+	r, err := t.Call(ctx, call)
+	if err != nil {
+		return Errorf("tool %s failed: %v", call.Name, err)
+	}
+	return r
+}
+
+// Title returns the display title of a call.
+func Title(t Tool, call Call) string {
+	if tt, ok := t.(Titler); ok {
+		if s := tt.Title(call); s != "" {
+			return s
+		}
+	}
+	return call.Name
+}
+
+// Func is a typed function tool: its arguments are decoded into A, whose
+// struct yields the JSON schema shown to the model.
+type funcTool[A any] struct {
+	info Info
+	fn   func(ctx context.Context, call Call, args A) (Result, error)
+}
+
+// New builds a typed tool. The schema of A is reflected once, here. Use
+// `json` tags for names and `jsonschema:"description=..."` tags for help.
+func New[A any](name, description string, fn func(ctx context.Context, call Call, args A) (Result, error)) Tool {
+	return &funcTool[A]{
+		info: Info{Name: name, Description: description, Parameters: SchemaOf[A](), Kind: KindOther},
+		fn:   fn,
+	}
+}
+
+// WithKind returns a copy of a typed tool with the given ACP kind.
+func WithKind(t Tool, kind string) Tool {
+	return kindTool{Tool: t, kind: kind}
+}
+
+type kindTool struct {
+	Tool
+	kind string
+}
+
+func (k kindTool) Info() Info {
+	i := k.Tool.Info()
+	i.Kind = k.kind
+	return i
+}
+
+func (f *funcTool[A]) Info() Info { return f.info }
+
+func (f *funcTool[A]) Call(ctx context.Context, call Call) (Result, error) {
+	var args A
+	raw := call.Args
+	if len(strings.TrimSpace(string(raw))) == 0 {
+		raw = json.RawMessage("{}")
+	}
+	if err := json.Unmarshal(raw, &args); err != nil {
+		return Errorf("invalid arguments for %s: %v", f.info.Name, err), nil
+	}
+	return f.fn(ctx, call, args)
+}
+
+// SchemaOf returns the JSON schema of A's struct, inlined (no $defs).
+func SchemaOf[A any]() json.RawMessage {
+	r := jsonschema.Reflector{DoNotReference: true, ExpandedStruct: true, AllowAdditionalProperties: false}
+	var zero A
+	s := r.Reflect(&zero)
+	s.Version = ""
+	s.ID = ""
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(fmt.Sprintf("tool: schema of %T: %v", zero, err))
+	}
+	return b
+}
