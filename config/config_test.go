@@ -506,6 +506,13 @@ func TestErrors(t *testing.T) {
 				`agentpool.yaml:5: agents.a.workers[0].type: must not be empty`,
 				`agentpool.yaml:8: teams.t.mode: must not be empty`,
 			}},
+		{"empty worker and toolset strings", "agents:\n  a:\n    model: test\n    tools: [\"\", ~]\n    workers: [\"\", ~]\n",
+			[]string{
+				`agentpool.yaml:4: agents.a.tools[0]: must not be empty`,
+				`agentpool.yaml:4: agents.a.tools[1]: missing required field "type" (known: subagent)`,
+				`agentpool.yaml:5: agents.a.workers[0]: must not be empty`,
+				`agentpool.yaml:5: agents.a.workers[1]: expected an agent name or a mapping with "name", got null`,
+			}},
 		{"workers not a list", "agents:\n  a:\n    model: test\n    workers: b\n  b: {model: test}\n",
 			[]string{`agentpool.yaml:4: agents.a.workers: expected a list, got "b"`}},
 

@@ -52,10 +52,10 @@ type Session struct {
 	StopReason string         `json:"stop_reason,omitempty"`
 	CreatedAt  time.Time      `json:"created_at"`
 	UpdatedAt  time.Time      `json:"updated_at"`
-	Usage      event.Usage    `json:"usage"`                // this session's own model usage
-	Cost       float64        `json:"cost"`                 // this session's own cost (USD)
-	TotalUsage event.Usage    `json:"total_usage"`          // own plus every descendant's
-	TotalCost  float64        `json:"total_cost"`           // own plus every descendant's
+	Usage      event.Usage    `json:"usage"`                 // this session's own model usage
+	Cost       float64        `json:"cost"`                  // this session's own cost (USD)
+	TotalUsage event.Usage    `json:"total_usage"`           // own plus every descendant's
+	TotalCost  float64        `json:"total_cost"`            // own plus every descendant's
 	DurationMS int64          `json:"duration_ms,omitempty"` // of the last run
 	Metadata   map[string]any `json:"metadata,omitempty"`
 }
