@@ -21,11 +21,14 @@ check:
 test-go:
 	$(GO) test -race -count=1 $(PKGS)
 
-# Node protocol tests (installs the pinned clients from package-lock.json).
-test-node:
-	@if [ -f tests/node/package.json ]; then \
-		cd tests/node && npm ci --no-audit --no-fund --loglevel=error && npm test; \
-	else echo "no node tests"; fi
+# Node protocol tests: each directory under tests/node has its own pinned
+# package-lock.json; they drive the freshly built binary (AGENTPOOL_BIN).
+test-node: build
+	@set -e; for d in tests/node/*/; do \
+		[ -f "$$d/package.json" ] || continue; \
+		echo "== node tests in $$d"; \
+		(cd "$$d" && npm ci --no-audit --no-fund --loglevel=error && AGENTPOOL_BIN="$(CURDIR)/bin/agentpool" npm test); \
+	done
 
 run:
 	$(GO) run ./cmd/agentpool run "Explain how this agent pool works"
