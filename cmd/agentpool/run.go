@@ -50,17 +50,8 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 	if f.output != "text" && f.output != "jsonl" {
 		return fmt.Errorf("--output must be text or jsonl, not %q", f.output)
 	}
-	m, err := loadManifest(f.config)
+	p, err := openPool(poolFlags{config: f.config, db: f.db}, pool.Options{})
 	if err != nil {
-		return err
-	}
-	st, err := openStore(f.db, m)
-	if err != nil {
-		return err
-	}
-	p, err := pool.New(m, pool.Options{Store: st})
-	if err != nil {
-		st.Close()
 		return err
 	}
 	defer p.Close()

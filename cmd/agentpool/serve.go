@@ -1,0 +1,57 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/agentpool/agentpool/pool"
+)
+
+// serveCommands are the protocol servers; each server file appends its
+// subcommand in an init func.
+var serveCommands []func() *cobra.Command
+
+func init() {
+	extraCommands = append(extraCommands, newServeCmd)
+}
+
+func newServeCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the pool over a protocol (acp, agui, opencode)",
+	}
+	for _, add := range serveCommands {
+		cmd.AddCommand(add())
+	}
+	return cmd
+}
+
+// poolFlags are the flags every command that builds a pool shares.
+type poolFlags struct {
+	config string
+	db     string
+}
+
+func (f *poolFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVarP(&f.config, "config", "c", "", "manifest file (default ./agentpool.yaml, else the built-in demo)")
+	cmd.Flags().StringVar(&f.db, "db", "", "session database path, or :memory: (default: storage.path, else the user data directory)")
+}
+
+// openPool loads the manifest, opens the store and builds the pool. The
+// caller closes the pool (which flushes and closes the store).
+func openPool(f poolFlags, opts pool.Options) (*pool.Pool, error) {
+	m, err := loadManifest(f.config)
+	if err != nil {
+		return nil, err
+	}
+	st, err := openStore(f.db, m)
+	if err != nil {
+		return nil, err
+	}
+	opts.Store = st
+	p, err := pool.New(m, opts)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	return p, nil
+}
