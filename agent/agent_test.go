@@ -145,7 +145,9 @@ func TestToolsRunConcurrently(t *testing.T) {
 }
 
 func TestMaxTurns(t *testing.T) {
-	loop := tool.New("again", "", func(context.Context, tool.Call, struct{}) (tool.Result, error) { return tool.Result{Content: "more"}, nil })
+	loop := tool.New("again", "", func(context.Context, tool.Call, struct{}) (tool.Result, error) {
+		return tool.Result{Content: "more"}, nil
+	})
 	m := scripted(t,
 		testmodel.Turn{ToolCalls: []testmodel.ToolCall{{Name: "again"}}},
 		testmodel.Turn{ToolCalls: []testmodel.ToolCall{{Name: "again"}}},
