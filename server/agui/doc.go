@@ -1,0 +1,99 @@
+// Package agui serves a pool over AG-UI 1.0 (spec/PROTOCOLS.md §2): the
+// HTTP + server-sent-events protocol of web front ends such as CopilotKit
+// and @ag-ui/client.
+//
+// # Endpoints
+//
+//	POST /               run the default agent (RunAgentInput → event stream)
+//	POST /agents/{name}  run a named agent or team
+//	GET  /agents         {"agents": [{name, description?, type, default?}]}
+//	GET  /healthz        {"status": "ok"}
+//
+// A run answers 200 text/event-stream with one "data: <json>\n\n" per
+// event (LF only, one line of compact JSON each). Requests that cannot run
+// answer a JSON body {"error": "..."}: 400 malformed JSON or a missing or
+// mistyped required field (threadId, runId, messages), no user message;
+// 404 unknown agent or path; 405 wrong method; 409 the thread has a run in
+// progress; 413 body over Options.MaxBodyBytes (8 MiB); 415 Content-Type
+// other than application/json. The prompt is the text of the last user
+// message (a string, or the text parts of a content array joined by
+// newlines). tools, context, forwardedProps and resume are accepted and
+// ignored.
+//
+// # Threads
+//
+// threadId ↔ root session id. A threadId that has the shape of a session
+// id is used as the root session id. Any other threadId (clients mint
+// UUIDs) gets a fresh session id, recorded in an in-memory table and in the
+// root session's metadata ("agui_thread_id"); after a restart the table is
+// rebuilt from the stored root sessions on first use, so threads survive
+// with a persistent store. A run on a thread whose session exists continues
+// it with its stored history (pool.RunRequest.SessionID); the messages the
+// client sends besides the last user message are not replayed, the store is
+// the conversation's memory.
+//
+// # Mapping
+//
+// The pool's root stream (spec/EVENTS.md) becomes:
+//
+//	run start                 RUN_STARTED{threadId, runId, parentRunId?, protocolVersion}, then
+//	                          STATE_SNAPSHOT{snapshot: input state, {} when none}
+//	part_start index 0        STEP_STARTED{stepName: "turn N"} (closing the previous turn's step):
+//	                          one step per model turn of a session, open while its tools run
+//	text part                 TEXT_MESSAGE_START{role: assistant} / _CONTENT / _END; all text of a
+//	                          turn is one message, and the turn's tool calls name it as parentMessageId
+//	thinking part             REASONING_START, REASONING_MESSAGE_START{role: reasoning},
+//	                          REASONING_MESSAGE_CONTENT, REASONING_MESSAGE_END, REASONING_END
+//	tool_call part            TOOL_CALL_START{toolCallId, toolCallName, parentMessageId?} / _ARGS / _END
+//	tool_call_complete        TOOL_CALL_RESULT{messageId, toolCallId, content, role: tool}
+//	spawn_session_start       SUBAGENT_STARTED{subagentRunId: child session id, name: agent or team,
+//	                          description?, parentSubagentRunId? (the spawning session when it is a
+//	                          subagent), parentToolCallId? (the spawning tool call), parentMessageId?}
+//	a child's events          the same mapping, each event carrying subagentRunId (the field
+//	                          @ag-ui/core 1.0.0 declares on every attributable event)
+//	spawn_session_end         SUBAGENT_FINISHED{result?} when completed (or max_tokens, refusal),
+//	                          else SUBAGENT_ERROR{message, code: stop reason}
+//	tool_call_progress        CUSTOM{name: "tool_call_progress"} (droppable, see below)
+//	plan_update, custom       CUSTOM{name: "plan_update" | event_type, value}
+//	run end                   RUN_FINISHED{result: final text} when the root completed;
+//	                          RUN_FINISHED{outcome: {type: cancelled}} when it was aborted
+//	                          (server shutdown); RUN_ERROR{message, code} when it failed
+//
+// tool_call_start, run_started of children and stream_complete add nothing
+// (their information is already in the events above). A root run_error is
+// held back until the run ends, since async children may still report
+// after it; a child's run_error supplies the message of its SUBAGENT_ERROR.
+//
+// Guarantees: RUN_STARTED is first; RUN_FINISHED or RUN_ERROR is last and
+// nothing follows it; before it, every open message, reasoning span, tool
+// call, step and subagent is closed (innermost first), also when the run
+// failed or a child never reported its end; a session's events keep their
+// order; no subagentRunId is used twice and a parent subagent is always
+// started before its children; optional fields are omitted, never null;
+// timestamps are integer Unix milliseconds.
+//
+// # Delivery
+//
+// The run is the producer (the pool's recorder serializes the sink) and
+// the HTTP handler the consumer; between them is a bounded queue
+// (Options.QueueSize events, 1024 by default). The run never waits for the
+// network while the queue has room. When it is full:
+//
+//   - a text, reasoning or argument delta joins the latest queued delta of
+//     the same message or tool call, provided no other event of the same
+//     session lies between them (so no session's order changes, and no
+//     content is lost); a merged delta is capped at 64 KiB;
+//   - a droppable event (tool progress) is dropped;
+//   - anything else (starts, ends, results, subagent lifecycle, run end)
+//     is never dropped or merged: the producer waits until the writer
+//     takes the queue's contents.
+//
+// So a slow client holds a run back by at most a bounded buffer. A client
+// that accepts nothing for Options.WriteTimeout (1 minute) is treated as
+// gone. A client that disconnects cancels its run: the run's context is the
+// request's, so every descendant is cancelled and ends "aborted" in the
+// store; from then on nothing waits for the client, and the handler returns
+// once the run has wound down. Server.Serve cancels the runs in flight when
+// its context ends, and their clients still receive the end of their
+// stream.
+package agui

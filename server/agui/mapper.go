@@ -1,0 +1,430 @@
+package agui
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/id"
+	"github.com/agentpool/agentpool/pool"
+)
+
+// item is one mapped event on its way to the client, with what the queue
+// needs to know about it.
+type item struct {
+	ev *Event
+	// owner is the session whose pool event produced this AG-UI event (the
+	// parent for SUBAGENT_STARTED/FINISHED/ERROR). The queue only merges a
+	// delta into an earlier one when nothing of the same owner sits between
+	// them, so each session's order is kept.
+	owner string
+	class itemClass
+}
+
+type itemClass uint8
+
+const (
+	classLifecycle itemClass = iota // never dropped, never merged: the producer waits
+	classDelta                      // text, reasoning or argument fragment: may be merged
+	classDroppable                  // progress notice: may be dropped when the queue is full
+)
+
+// emitFunc receives the mapper's output, in order.
+type emitFunc func(item)
+
+// mapperConfig configures a mapper.
+type mapperConfig struct {
+	ThreadID    string
+	RunID       string
+	ParentRunID string
+	RootSession string          // the root session of the run
+	State       json.RawMessage // the input state, echoed in the first STATE_SNAPSHOT
+	// Now returns the timestamp of an event (Unix ms); time.Now when nil.
+	Now func() int64
+	// NewID makes message ids; id.Ascending when nil.
+	NewID func(prefix string) string
+	// OnRootStarted is called once, with the root's run_started.
+	OnRootStarted func(event.RunStarted)
+}
+
+// mapper turns the pool's event stream of one root run into AG-UI events.
+// It is not safe for concurrent use; the pool's recorder serializes the
+// sink calls, and Finish runs after RunSink returned.
+type mapper struct {
+	cfg      mapperConfig
+	emit     emitFunc
+	started  bool
+	finished bool
+	sessions map[string]*sessState
+	root     *sessState
+	// rootErr is the root's own run_error, held back until the run ends
+	// (async children may still report after it).
+	rootErr *event.RunError
+	// toolMsg maps an open tool call to the assistant message it belongs
+	// to (for SUBAGENT_STARTED.parentMessageId).
+	toolMsg map[string]string
+}
+
+// sessState is the AG-UI view of one session of the run.
+type sessState struct {
+	id       string
+	parent   *sessState
+	name     string
+	sub      bool // a subagent (opened with SUBAGENT_STARTED)
+	ended    bool
+	turn     int
+	stepOpen bool
+	stepName string
+	// msgID is the assistant message of the current turn: every text part
+	// of the turn goes into it and its tool calls point at it.
+	msgID    string
+	parts    map[int]*openPart
+	children []*sessState // open subagents, in start order
+	lastErr  string       // the session's own run_error message
+}
+
+type openPart struct {
+	kind string // event.PartText, PartThinking, PartToolCall
+	id   string // message id (text, reasoning) or tool call id
+}
+
+func newMapper(cfg mapperConfig, emit emitFunc) *mapper {
+	if cfg.NewID == nil {
+		cfg.NewID = id.Ascending
+	}
+	m := &mapper{cfg: cfg, emit: emit, sessions: map[string]*sessState{}, toolMsg: map[string]string{}}
+	m.root = &sessState{id: cfg.RootSession, parts: map[int]*openPart{}}
+	m.sessions[cfg.RootSession] = m.root
+	return m
+}
+
+func (m *mapper) now() int64 {
+	if m.cfg.Now != nil {
+		return m.cfg.Now()
+	}
+	return nowMillis()
+}
+
+// out emits one event attributed to s (none for the root).
+func (m *mapper) out(s *sessState, class itemClass, e *Event) {
+	e.Timestamp = m.now()
+	if s != nil && s.sub && e.SubagentRunID == "" && !runScoped(e.Type) {
+		e.SubagentRunID = s.id
+	}
+	owner := m.cfg.RootSession
+	if s != nil {
+		owner = s.id
+	}
+	m.emit(item{ev: e, owner: owner, class: class})
+}
+
+func runScoped(t string) bool {
+	return t == TypeRunStarted || t == TypeRunFinished || t == TypeRunError
+}
+
+// start emits RUN_STARTED and the state snapshot, once.
+func (m *mapper) start() {
+	if m.started {
+		return
+	}
+	m.started = true
+	m.out(nil, classLifecycle, &Event{Type: TypeRunStarted, ThreadID: m.cfg.ThreadID, RunID: m.cfg.RunID,
+		ParentRunID: m.cfg.ParentRunID, ProtocolVersion: ProtocolVersion})
+	m.out(nil, classLifecycle, &Event{Type: TypeStateSnapshot, Snapshot: m.cfg.State})
+}
+
+// Map maps one event of the root stream.
+func (m *mapper) Map(e event.Event) {
+	if m.finished {
+		return
+	}
+	m.start()
+	sid, inner := event.Unwrap(m.cfg.RootSession, e)
+	s := m.sessions[sid]
+	if s == nil {
+		w, _ := e.(event.Subagent)
+		s = m.fallbackOpen(sid, w)
+	}
+	if s.ended {
+		return // nothing of a session follows its end (invariant 2)
+	}
+	switch ev := inner.(type) {
+	case event.RunStarted:
+		if s == m.root && m.cfg.OnRootStarted != nil {
+			m.cfg.OnRootStarted(ev)
+		}
+	case event.PartStart:
+		if ev.Index == 0 || !s.stepOpen {
+			m.newTurn(s) // parts restart at index 0 with every model response
+		}
+		m.openPart(s, ev.Index, ev.Part.PartKind, ev.Part.ToolCallID, ev.Part.ToolName)
+		switch ev.Part.PartKind {
+		case event.PartToolCall:
+			m.delta(s, ev.Index, ev.Part.Args)
+		default:
+			m.delta(s, ev.Index, ev.Part.Content)
+		}
+	case event.PartDelta:
+		if s.parts[ev.Index] == nil {
+			// A delta without its start: open the part it belongs to.
+			if !s.stepOpen {
+				m.newTurn(s)
+			}
+			m.openPart(s, ev.Index, ev.Delta.PartDeltaKind, ev.Delta.ToolCallID, "")
+		}
+		d := ev.Delta.ContentDelta
+		if ev.Delta.PartDeltaKind == event.PartToolCall {
+			d = ev.Delta.ArgsDelta
+		}
+		m.delta(s, ev.Index, d)
+	case event.PartEnd:
+		m.closePart(s, ev.Index)
+	case event.ToolCallStart:
+		// The call itself was announced by its part (TOOL_CALL_START).
+	case event.ToolCallProgress:
+		m.out(s, classDroppable, &Event{Type: TypeCustom, Name: "tool_call_progress", Value: mustJSON(ev)})
+	case event.ToolCallComplete:
+		for idx, p := range s.parts {
+			if p.kind == event.PartToolCall && p.id == ev.ToolCallID {
+				m.closePart(s, idx)
+			}
+		}
+		delete(m.toolMsg, ev.ToolCallID)
+		m.out(s, classLifecycle, &Event{Type: TypeToolCallResult, MessageID: m.cfg.NewID(id.Message),
+			ToolCallID: ev.ToolCallID, Content: ev.ToolResult, Role: "tool"})
+	case event.PlanUpdate:
+		m.out(s, classLifecycle, &Event{Type: TypeCustom, Name: "plan_update", Value: mustJSON(ev)})
+	case event.Custom:
+		v := mustJSON(ev.EventData)
+		m.out(s, classLifecycle, &Event{Type: TypeCustom, Name: ev.EventType, Value: v})
+	case event.StreamComplete:
+		m.closeContent(s)
+	case event.RunError:
+		m.closeContent(s)
+		s.lastErr = ev.Message
+		if s == m.root {
+			re := ev
+			m.rootErr = &re
+		}
+	case event.SpawnSessionStart:
+		m.openSubagent(s, ev)
+	case event.SpawnSessionEnd:
+		if c := m.sessions[ev.ChildSessionID]; c != nil && c.sub && !c.ended {
+			m.closeSubagent(c, ev.StopReason, ev.Error, ev.LastAssistantMessage)
+		}
+	}
+}
+
+// fallbackOpen opens a subagent seen without its spawn_session_start (a
+// producer that does not emit it): the wrapper names it.
+func (m *mapper) fallbackOpen(sid string, w event.Subagent) *sessState {
+	parent := m.root
+	if p := m.sessions[w.ParentSessionID]; p != nil && !p.ended {
+		parent = p
+	}
+	name := w.SourceName
+	if name == "" {
+		name = "subagent"
+	}
+	return m.openSubagent(parent, event.SpawnSessionStart{ChildSessionID: sid, ParentSessionID: parent.id,
+		ToolCallID: w.ToolCallID, SourceName: name})
+}
+
+func (m *mapper) openSubagent(parent *sessState, ev event.SpawnSessionStart) *sessState {
+	if c := m.sessions[ev.ChildSessionID]; c != nil {
+		return c // a second start for a known child is ignored
+	}
+	c := &sessState{id: ev.ChildSessionID, parent: parent, name: ev.SourceName, sub: true, parts: map[int]*openPart{}}
+	m.sessions[c.id] = c
+	parent.children = append(parent.children, c)
+	e := &Event{Type: TypeSubagentStarted, SubagentRunID: c.id, Name: ev.SourceName, Description: ev.Description,
+		ParentToolCallID: ev.ToolCallID, ParentMessageID: m.toolMsg[ev.ToolCallID]}
+	if parent.sub {
+		e.ParentSubagentRunID = parent.id
+	}
+	m.out(parent, classLifecycle, e)
+	return c
+}
+
+// closeSubagent closes c (and whatever of it is still open) with its
+// outcome.
+func (m *mapper) closeSubagent(c *sessState, stopReason, errText, output string) {
+	for len(c.children) > 0 {
+		k := c.children[len(c.children)-1]
+		m.closeSubagent(k, event.StopAborted, "ended with its parent "+c.id, "")
+	}
+	m.closeContent(c)
+	c.ended = true
+	if p := c.parent; p != nil {
+		for i, k := range p.children {
+			if k == c {
+				p.children = append(p.children[:i], p.children[i+1:]...)
+				break
+			}
+		}
+	}
+	switch stopReason {
+	case event.StopCompleted, event.StopMaxTokens, event.StopRefusal:
+		m.out(c.parent, classLifecycle, &Event{Type: TypeSubagentFinished, SubagentRunID: c.id, Result: output})
+	default:
+		msg := errText
+		if msg == "" {
+			msg = c.lastErr
+		}
+		if msg == "" {
+			msg = fmt.Sprintf("subagent %s ended: %s", c.name, stopReason)
+		}
+		m.out(c.parent, classLifecycle, &Event{Type: TypeSubagentError, SubagentRunID: c.id, Message: msg, Code: stopReason})
+	}
+}
+
+// newTurn finishes the session's current step and starts the next one.
+func (m *mapper) newTurn(s *sessState) {
+	m.closeContent(s)
+	s.turn++
+	s.stepOpen = true
+	s.stepName = fmt.Sprintf("turn %d", s.turn)
+	s.msgID = ""
+	m.out(s, classLifecycle, &Event{Type: TypeStepStarted, StepName: s.stepName})
+}
+
+func (m *mapper) openPart(s *sessState, idx int, kind, toolCallID, toolName string) {
+	if s.parts[idx] != nil {
+		m.closePart(s, idx)
+	}
+	p := &openPart{kind: kind}
+	switch kind {
+	case event.PartText:
+		if s.msgID == "" {
+			s.msgID = m.cfg.NewID(id.Message)
+		}
+		p.id = s.msgID
+		m.out(s, classLifecycle, &Event{Type: TypeTextMessageStart, MessageID: p.id, Role: "assistant"})
+	case event.PartThinking:
+		p.id = m.cfg.NewID(id.Message)
+		m.out(s, classLifecycle, &Event{Type: TypeReasoningStart, MessageID: p.id})
+		m.out(s, classLifecycle, &Event{Type: TypeReasoningMessageStart, MessageID: p.id, Role: "reasoning"})
+	case event.PartToolCall:
+		if toolCallID == "" {
+			toolCallID = m.cfg.NewID(id.ToolCall)
+		}
+		if toolName == "" {
+			toolName = "unknown"
+		}
+		p.id = toolCallID
+		if s.msgID != "" {
+			m.toolMsg[toolCallID] = s.msgID
+		}
+		m.out(s, classLifecycle, &Event{Type: TypeToolCallStart, ToolCallID: toolCallID, ToolCallName: toolName, ParentMessageID: s.msgID})
+	default:
+		return // an unknown part kind has no AG-UI form
+	}
+	s.parts[idx] = p
+}
+
+func (m *mapper) delta(s *sessState, idx int, d string) {
+	p := s.parts[idx]
+	if p == nil || d == "" {
+		return
+	}
+	switch p.kind {
+	case event.PartText:
+		m.out(s, classDelta, &Event{Type: TypeTextMessageContent, MessageID: p.id, Delta: d})
+	case event.PartThinking:
+		m.out(s, classDelta, &Event{Type: TypeReasoningMessageContent, MessageID: p.id, Delta: d})
+	case event.PartToolCall:
+		m.out(s, classDelta, &Event{Type: TypeToolCallArgs, ToolCallID: p.id, Delta: d})
+	}
+}
+
+func (m *mapper) closePart(s *sessState, idx int) {
+	p := s.parts[idx]
+	if p == nil {
+		return
+	}
+	delete(s.parts, idx)
+	switch p.kind {
+	case event.PartText:
+		m.out(s, classLifecycle, &Event{Type: TypeTextMessageEnd, MessageID: p.id})
+	case event.PartThinking:
+		m.out(s, classLifecycle, &Event{Type: TypeReasoningMessageEnd, MessageID: p.id})
+		m.out(s, classLifecycle, &Event{Type: TypeReasoningEnd, MessageID: p.id})
+	case event.PartToolCall:
+		m.out(s, classLifecycle, &Event{Type: TypeToolCallEnd, ToolCallID: p.id})
+	}
+}
+
+// closeContent closes the session's open parts (in index order) and its
+// step.
+func (m *mapper) closeContent(s *sessState) {
+	if len(s.parts) > 0 {
+		idx := make([]int, 0, len(s.parts))
+		for i := range s.parts {
+			idx = append(idx, i)
+		}
+		sort.Ints(idx)
+		for _, i := range idx {
+			m.closePart(s, i)
+		}
+	}
+	if s.stepOpen {
+		s.stepOpen = false
+		m.out(s, classLifecycle, &Event{Type: TypeStepFinished, StepName: s.stepName})
+	}
+}
+
+// Finish closes everything still open and ends the run according to res:
+// RUN_FINISHED for a completed run (outcome "cancelled" for an aborted
+// one), RUN_ERROR for a failed one.
+func (m *mapper) Finish(res pool.RunResult) {
+	stop := res.Result.StopReason
+	switch stop {
+	case event.StopCompleted, event.StopMaxTokens, event.StopRefusal:
+		m.end(&Event{Type: TypeRunFinished, ThreadID: m.cfg.ThreadID, RunID: m.cfg.RunID, Result: res.Result.Output})
+	case event.StopAborted:
+		m.end(&Event{Type: TypeRunFinished, ThreadID: m.cfg.ThreadID, RunID: m.cfg.RunID, Outcome: "cancelled"})
+	default:
+		msg, code := "", stop
+		if m.rootErr != nil {
+			msg = m.rootErr.Message
+			if m.rootErr.Code != "" {
+				code = m.rootErr.Code
+			}
+		}
+		if msg == "" && res.Result.Err != nil {
+			msg = res.Result.Err.Error()
+		}
+		if msg == "" {
+			msg = "run ended: " + stop
+		}
+		m.end(&Event{Type: TypeRunError, Message: msg, Code: code})
+	}
+}
+
+// Fail ends a run that failed outside the event stream.
+func (m *mapper) Fail(err error) {
+	m.end(&Event{Type: TypeRunError, Message: err.Error(), Code: "internal"})
+}
+
+func (m *mapper) end(last *Event) {
+	if m.finished {
+		return
+	}
+	m.start()
+	for len(m.root.children) > 0 {
+		c := m.root.children[len(m.root.children)-1]
+		m.closeSubagent(c, event.StopAborted, "the run ended before the subagent", "")
+	}
+	m.closeContent(m.root)
+	m.finished = true
+	m.out(nil, classLifecycle, last)
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return json.RawMessage(`{}`)
+	}
+	return b
+}

@@ -1,0 +1,205 @@
+package agui
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func delta(owner, msg, d string) item {
+	return item{ev: &Event{Type: TypeTextMessageContent, SubagentRunID: owner, MessageID: msg, Delta: d}, owner: owner, class: classDelta}
+}
+
+func lifecycle(owner, typ string) item {
+	return item{ev: &Event{Type: typ, SubagentRunID: owner}, owner: owner, class: classLifecycle}
+}
+
+// pushAsync pushes in a goroutine and reports when the push returned.
+func pushAsync(q *queue, it item) <-chan struct{} {
+	done := make(chan struct{})
+	go func() { q.push(it); close(done) }()
+	return done
+}
+
+func blocked(t *testing.T, done <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-done:
+		t.Fatal("push returned; want it to wait")
+	case <-time.After(50 * time.Millisecond):
+	}
+}
+
+func returned(t *testing.T, done <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("push still waiting")
+	}
+}
+
+func types(items []item) string {
+	var s []string
+	for _, it := range items {
+		s = append(s, it.ev.Type+":"+it.ev.Delta)
+	}
+	return strings.Join(s, " ")
+}
+
+func TestQueueMergesDeltasWhenFull(t *testing.T) {
+	q := newQueue(2)
+	q.push(lifecycle("root", TypeStepStarted))
+	q.push(delta("child", "m1", "a"))
+	// Full: deltas of the same message merge, without waiting.
+	for _, d := range []string{"b", "c"} {
+		returned(t, pushAsync(q, delta("child", "m1", d)))
+	}
+	// Another session's delta merges past other owners' events only; the
+	// root's only earlier event is not a delta, so it waits.
+	done := pushAsync(q, delta("root", "m0", "x"))
+	blocked(t, done)
+	got, ok := q.take(context.Background())
+	if !ok || types(got) != "STEP_STARTED: TEXT_MESSAGE_CONTENT:abc" {
+		t.Fatalf("take = %q", types(got))
+	}
+	returned(t, done)
+	if m, d := q.stats(); m != 2 || d != 0 {
+		t.Errorf("stats merged %d dropped %d", m, d)
+	}
+}
+
+func TestQueueNeverMergesAcrossOwnEvents(t *testing.T) {
+	q := newQueue(2)
+	q.push(delta("c", "m1", "a"))
+	q.push(lifecycle("c", TypeTextMessageEnd))
+	// Same message, but an event of the same session lies between.
+	done := pushAsync(q, delta("c", "m1", "b"))
+	blocked(t, done)
+	q.take(context.Background())
+	returned(t, done)
+
+	// Different message of the same session: no merge either.
+	q = newQueue(1)
+	q.push(delta("c", "m1", "a"))
+	done = pushAsync(q, delta("c", "m2", "b"))
+	blocked(t, done)
+	q.take(context.Background())
+	returned(t, done)
+}
+
+func TestQueueLifecycleWaitsDroppableDrops(t *testing.T) {
+	q := newQueue(1)
+	q.push(lifecycle("r", TypeStepStarted))
+	returned(t, pushAsync(q, item{ev: &Event{Type: TypeCustom, Name: "tool_call_progress"}, owner: "r", class: classDroppable}))
+	done := pushAsync(q, lifecycle("r", TypeStepFinished))
+	blocked(t, done)
+	if got, _ := q.take(context.Background()); types(got) != "STEP_STARTED:" {
+		t.Fatalf("take = %q", types(got))
+	}
+	returned(t, done)
+	if got, _ := q.take(context.Background()); types(got) != "STEP_FINISHED:" {
+		t.Fatalf("take = %q", types(got))
+	}
+	if _, d := q.stats(); d != 1 {
+		t.Errorf("dropped %d, want 1", d)
+	}
+}
+
+func TestQueueAbandonAndClose(t *testing.T) {
+	q := newQueue(1)
+	q.push(lifecycle("r", TypeStepStarted))
+	done := pushAsync(q, lifecycle("r", TypeStepFinished))
+	blocked(t, done)
+	q.abandon()
+	returned(t, done)
+	returned(t, pushAsync(q, lifecycle("r", TypeRunFinished))) // discarded at once
+
+	q = newQueue(4)
+	q.push(lifecycle("r", TypeRunStarted))
+	q.close()
+	if got, ok := q.take(context.Background()); !ok || len(got) != 1 {
+		t.Fatalf("take after close: %d %v", len(got), ok)
+	}
+	if _, ok := q.take(context.Background()); ok {
+		t.Fatal("take after the last event: want false")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, ok := newQueue(1).take(ctx); ok {
+		t.Fatal("take with an ended context: want false")
+	}
+}
+
+// gatedWriter is a ResponseWriter whose writes wait for a gate: a client
+// that does not read for a while.
+type gatedWriter struct {
+	hdr  http.Header
+	gate chan struct{}
+	mu   sync.Mutex
+	buf  []byte
+	code int
+}
+
+func (w *gatedWriter) Header() http.Header { return w.hdr }
+func (w *gatedWriter) WriteHeader(c int)   { w.code = c }
+func (w *gatedWriter) Flush()              {}
+func (w *gatedWriter) Write(b []byte) (int, error) {
+	<-w.gate
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, b...)
+	return len(b), nil
+}
+
+// TestSlowClient: with a tiny queue and a client that stalls, the run
+// still produces a complete, valid stream, with deltas merged.
+func TestSlowClient(t *testing.T) {
+	p := newPool(t, nestedYAML)
+	count := func(evs []ev) (n int) {
+		for _, e := range evs {
+			if e["type"] == TypeTextMessageContent {
+				n++
+			}
+		}
+		return n
+	}
+	run := func(s *Server, thread string, stall time.Duration) []ev {
+		w := &gatedWriter{hdr: http.Header{}, gate: make(chan struct{})}
+		r := httptest.NewRequest("POST", "/", strings.NewReader(runBody(thread, "Research.")))
+		r.Header.Set("Content-Type", "application/json")
+		go func() { time.Sleep(stall); close(w.gate) }()
+		s.ServeHTTP(w, r)
+		if w.code != 200 {
+			t.Fatalf("status %d: %s", w.code, w.buf)
+		}
+		return parseSSE(t, w.buf)
+	}
+	fast := run(New(p, Options{}), "thread-fast", 0)
+	slow := run(New(p, Options{QueueSize: 4}), "thread-slow", 300*time.Millisecond)
+	verifyStream(t, slow, "")
+	if count(slow) >= count(fast) {
+		t.Errorf("slow client got %d text deltas, fast %d: want merged deltas", count(slow), count(fast))
+	}
+	text := func(evs []ev) map[string]string {
+		out := map[string]string{}
+		names := map[string]string{"": "root"}
+		for _, e := range evs {
+			sub, _ := e["subagentRunId"].(string)
+			switch e["type"] {
+			case TypeSubagentStarted:
+				names[sub] = e["name"].(string)
+			case TypeTextMessageContent:
+				out[names[sub]] += e["delta"].(string)
+			}
+		}
+		return out
+	}
+	if a, b := text(fast), text(slow); len(a) != len(b) || a["root"] != b["root"] || a["summarizer"] != b["summarizer"] || a["critic"] != b["critic"] {
+		t.Errorf("text differs:\nfast %q\nslow %q", a, b)
+	}
+}

@@ -1,0 +1,335 @@
+package agui
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/pool"
+	"github.com/agentpool/agentpool/session"
+)
+
+// Defaults of Options.
+const (
+	DefaultMaxBodyBytes = 8 << 20
+	DefaultWriteTimeout = time.Minute
+)
+
+// Options configure a Server.
+type Options struct {
+	Logger *slog.Logger
+	// QueueSize bounds the events waiting for a slow client (DefaultQueueSize).
+	QueueSize int
+	// MaxBodyBytes bounds a request body (DefaultMaxBodyBytes); larger is 413.
+	MaxBodyBytes int64
+	// WriteTimeout bounds one write to a client (DefaultWriteTimeout). A
+	// client that accepts nothing for that long is treated as gone: its run
+	// is cancelled.
+	WriteTimeout time.Duration
+
+	// now and newID make tests deterministic.
+	now   func() int64
+	newID func(prefix string) string
+}
+
+// Server serves a pool over AG-UI. It implements http.Handler.
+type Server struct {
+	pool    *pool.Pool
+	opts    Options
+	log     *slog.Logger
+	threads *threads
+	mux     *http.ServeMux
+	// runs is the parent of every run's context besides its request: it
+	// ends when the server shuts down.
+	runs     context.Context
+	stopRuns context.CancelFunc
+}
+
+// New builds a Server for p.
+func New(p *pool.Pool, opts Options) *Server {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.QueueSize <= 0 {
+		opts.QueueSize = DefaultQueueSize
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if opts.WriteTimeout <= 0 {
+		opts.WriteTimeout = DefaultWriteTimeout
+	}
+	s := &Server{pool: p, opts: opts, log: opts.Logger, threads: newThreads(p.Store()), mux: http.NewServeMux()}
+	s.runs, s.stopRuns = context.WithCancel(context.Background())
+	s.mux.HandleFunc("POST /{$}", func(w http.ResponseWriter, r *http.Request) { s.handleRun(w, r, "") })
+	s.mux.HandleFunc("POST /agents/{name}", func(w http.ResponseWriter, r *http.Request) { s.handleRun(w, r, r.PathValue("name")) })
+	s.mux.HandleFunc("GET /agents", s.handleAgents)
+	s.mux.HandleFunc("GET /healthz", s.handleHealth)
+	// The same paths with another method, and everything else: JSON errors.
+	for path, allow := range map[string]string{"/{$}": "POST", "/agents/{name}": "POST", "/agents": "GET, HEAD", "/healthz": "GET, HEAD"} {
+		s.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", allow)
+			writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed on %s; use %s", r.Method, r.URL.Path, allow))
+		})
+	}
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no such endpoint: %s %s (try POST /, POST /agents/{name}, GET /agents, GET /healthz)", r.Method, r.URL.Path))
+	})
+	return s
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// CancelRuns cancels every run in flight and every later one; their
+// clients still get the end of their stream (RUN_FINISHED with outcome
+// "cancelled").
+func (s *Server) CancelRuns() { s.stopRuns() }
+
+// Serve serves on ln until ctx ends, then cancels the runs in flight
+// (CancelRuns) and shuts down gracefully.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	s.CancelRuns()
+	shutCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := hs.Shutdown(shutCtx)
+	if serveErr := <-errc; !errors.Is(serveErr, http.ErrServerClosed) && err == nil {
+		err = serveErr
+	}
+	return err
+}
+
+// AgentInfo is one entry of GET /agents.
+type AgentInfo struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// Type is "agent", "team_parallel" or "team_sequential".
+	Type    string `json:"type"`
+	Default bool   `json:"default,omitempty"`
+}
+
+func (s *Server) handleAgents(w http.ResponseWriter, r *http.Request) {
+	def := s.pool.DefaultNode()
+	out := struct {
+		Agents []AgentInfo `json:"agents"`
+	}{Agents: []AgentInfo{}}
+	for _, name := range s.pool.NodeNames() {
+		n, ok := s.pool.Node(name)
+		if !ok {
+			continue
+		}
+		out.Agents = append(out.Agents, AgentInfo{Name: name, Description: n.Description(), Type: n.SourceType(), Default: name == def})
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// handleRun validates a run request and streams the run.
+func (s *Server) handleRun(w http.ResponseWriter, r *http.Request, name string) {
+	if name == "" {
+		name = s.pool.DefaultNode()
+	}
+	if _, ok := s.pool.Node(name); !ok {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("unknown agent %q; available: %s", name, strings.Join(s.pool.NodeNames(), ", ")))
+		return
+	}
+	ct := r.Header.Get("Content-Type")
+	if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+		if ct == "" {
+			ct = "none"
+		}
+		writeError(w, http.StatusUnsupportedMediaType, fmt.Sprintf("Content-Type must be application/json, got %s", ct))
+		return
+	}
+	// Read the whole body: besides the size check, a body read to its end
+	// lets net/http notice a client that disconnects during the run.
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes", mbe.Limit))
+			return
+		}
+		writeError(w, http.StatusBadRequest, "read body: "+err.Error())
+		return
+	}
+	in, err := parseInput(body)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	prompt, err := in.prompt()
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	sid, exists, mapped, err := s.threads.resolve(r.Context(), in.ThreadID)
+	switch {
+	case errors.Is(err, errChildThread):
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	case err != nil:
+		s.log.Error("agui: resolve thread", "thread", in.ThreadID, "err", err)
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	req := pool.RunRequest{Node: name, Prompt: prompt}
+	if exists {
+		if s.pool.Runtime().Running(sid) {
+			writeError(w, http.StatusConflict, fmt.Sprintf("thread %s has a run in progress", in.ThreadID))
+			return
+		}
+		req.SessionID = sid
+	} else {
+		req.NewSessionID = sid
+	}
+	s.stream(w, r, in, req, !exists && mapped)
+}
+
+// stream runs req and writes its events to w as they come, through a
+// bounded queue.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, in *RunAgentInput, req pool.RunRequest, recordThread bool) {
+	// The run ends with its client (request context) or with the server.
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	stop := context.AfterFunc(s.runs, cancel)
+	defer stop()
+	sid := req.SessionID
+	if sid == "" {
+		sid = req.NewSessionID
+	}
+	q := newQueue(s.opts.QueueSize)
+	m := newMapper(mapperConfig{
+		ThreadID: in.ThreadID, RunID: in.RunID, ParentRunID: in.ParentRunID, RootSession: sid, State: in.State,
+		Now: s.opts.now, NewID: s.opts.newID,
+		OnRootStarted: func(event.RunStarted) {
+			if recordThread {
+				s.recordThread(ctx, sid, in.ThreadID)
+			}
+		},
+	}, q.push)
+
+	var (
+		wg     sync.WaitGroup
+		res    pool.RunResult
+		runErr error
+	)
+	wg.Go(func() {
+		defer q.close()
+		res, runErr = s.pool.RunSink(ctx, req, event.SinkFunc(m.Map))
+		switch {
+		case runErr == nil:
+			m.Finish(res)
+		case m.started:
+			m.Fail(runErr)
+		}
+	})
+
+	rc := http.NewResponseController(w)
+	started := false
+	var buf []byte
+	for {
+		batch, ok := q.take(r.Context())
+		if !ok {
+			break
+		}
+		if !started {
+			started = true
+			h := w.Header()
+			h.Set("Content-Type", "text/event-stream")
+			h.Set("Cache-Control", "no-cache")
+			h.Set("X-Accel-Buffering", "no")
+			w.WriteHeader(http.StatusOK)
+		}
+		buf = buf[:0]
+		for _, it := range batch {
+			buf = it.ev.AppendSSE(buf)
+		}
+		_ = rc.SetWriteDeadline(time.Now().Add(s.opts.WriteTimeout))
+		_, err := w.Write(buf)
+		if err == nil {
+			err = rc.Flush()
+		}
+		if err != nil {
+			s.log.Info("agui: client gone", "thread", in.ThreadID, "session", sid, "err", err)
+			cancel()
+			break
+		}
+	}
+	q.abandon() // from here on the run never waits for this client
+	wg.Wait()
+	_ = rc.SetWriteDeadline(time.Time{})
+
+	if runErr != nil && !started {
+		status := http.StatusInternalServerError
+		switch {
+		case errors.Is(runErr, pool.ErrUnknownNode):
+			status = http.StatusNotFound
+		case errors.Is(runErr, session.ErrExists), strings.Contains(runErr.Error(), "already running"):
+			status = http.StatusConflict
+		}
+		s.log.Warn("agui: run did not start", "thread", in.ThreadID, "session", sid, "err", runErr)
+		writeError(w, status, runErr.Error())
+		return
+	}
+	merged, dropped := q.stats()
+	s.log.Info("agui: run ended", "thread", in.ThreadID, "run", in.RunID, "session", sid, "node", req.Node,
+		"stop", res.Result.StopReason, "merged_deltas", merged, "dropped", dropped)
+}
+
+// recordThread stores the thread id in the new root session's metadata.
+func (s *Server) recordThread(ctx context.Context, sid, threadID string) {
+	err := s.pool.Store().UpdateSession(context.WithoutCancel(ctx), sid, func(se *session.Session) {
+		if se.Metadata == nil {
+			se.Metadata = map[string]any{}
+		}
+		se.Metadata[MetadataThreadKey] = threadID
+	})
+	if err != nil {
+		s.log.Warn("agui: record thread id", "thread", threadID, "session", sid, "err", err)
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status, b = http.StatusInternalServerError, []byte(`{"error":"encode response"}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}
+
+// writeError writes {"error": msg}.
+func writeError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]string{"error": msg})
+}
+
+func nowMillis() int64 { return time.Now().UnixMilli() }

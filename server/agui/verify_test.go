@@ -1,0 +1,185 @@
+package agui
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+type ev = map[string]any
+
+// parseSSE splits an SSE body into events, checking the framing.
+func parseSSE(t *testing.T, body []byte) []ev {
+	t.Helper()
+	if bytes.Contains(body, []byte{'\r'}) {
+		t.Fatal("SSE body contains CR")
+	}
+	s := string(body)
+	if s != "" && !strings.HasSuffix(s, "\n\n") {
+		t.Fatalf("SSE body does not end with a blank line: %q", tail(s))
+	}
+	var out []ev
+	for _, frame := range strings.Split(strings.TrimSuffix(s, "\n\n"), "\n\n") {
+		if frame == "" {
+			continue
+		}
+		data, ok := strings.CutPrefix(frame, "data: ")
+		if !ok || strings.Contains(data, "\n") {
+			t.Fatalf("bad SSE frame %q", frame)
+		}
+		dec := json.NewDecoder(strings.NewReader(data))
+		dec.UseNumber()
+		var e ev
+		if err := dec.Decode(&e); err != nil {
+			t.Fatalf("frame %q: %v", frame, err)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func tail(s string) string {
+	if len(s) > 80 {
+		return s[len(s)-80:]
+	}
+	return s
+}
+
+var openClose = regexp.MustCompile(`^(TEXT_MESSAGE|TOOL_CALL|REASONING_MESSAGE|REASONING|STEP)_(START|STARTED|END|FINISHED)$`)
+
+// required and optional keys per type, as @ag-ui/core 1.0.0 declares them.
+var eventKeys = map[string]string{
+	TypeRunStarted:              "threadId runId parentRunId protocolVersion",
+	TypeRunFinished:             "threadId runId result outcome",
+	TypeRunError:                "message code",
+	TypeStepStarted:             "subagentRunId stepName",
+	TypeStepFinished:            "subagentRunId stepName",
+	TypeTextMessageStart:        "subagentRunId messageId role",
+	TypeTextMessageContent:      "subagentRunId messageId delta",
+	TypeTextMessageEnd:          "subagentRunId messageId",
+	TypeToolCallStart:           "subagentRunId toolCallId toolCallName parentMessageId",
+	TypeToolCallArgs:            "subagentRunId toolCallId delta",
+	TypeToolCallEnd:             "subagentRunId toolCallId",
+	TypeToolCallResult:          "subagentRunId messageId toolCallId content role",
+	TypeReasoningStart:          "subagentRunId messageId",
+	TypeReasoningMessageStart:   "subagentRunId messageId role",
+	TypeReasoningMessageContent: "subagentRunId messageId delta",
+	TypeReasoningMessageEnd:     "subagentRunId messageId",
+	TypeReasoningEnd:            "subagentRunId messageId",
+	TypeStateSnapshot:           "subagentRunId snapshot",
+	TypeCustom:                  "subagentRunId name value",
+	TypeSubagentStarted:         "subagentRunId name description parentSubagentRunId parentToolCallId parentMessageId",
+	TypeSubagentFinished:        "subagentRunId result",
+	TypeSubagentError:           "subagentRunId message code",
+}
+
+// verifyStream checks what the AG-UI client enforces, and a little more:
+// RUN_STARTED first; one terminal event, last; every start closed before
+// it; subagent ids never reused, parents started first, attributed events
+// only while their subagent is open; known keys only, no nulls, integer
+// timestamps. It returns the SUBAGENT_STARTED events by id.
+func verifyStream(t *testing.T, evs []ev, rootID string) map[string]ev {
+	t.Helper()
+	if len(evs) == 0 {
+		t.Fatal("empty stream")
+	}
+	if evs[0]["type"] != TypeRunStarted {
+		t.Fatalf("first event %v, want RUN_STARTED", evs[0]["type"])
+	}
+	open := map[string]bool{}
+	started := map[string]ev{}
+	active := map[string]bool{}
+	for i, e := range evs {
+		typ, _ := e["type"].(string)
+		where := fmt.Sprintf("event %d (%s)", i, typ)
+		allowed, ok := eventKeys[typ]
+		if !ok {
+			t.Fatalf("%s: unexpected type", where)
+		}
+		for k, v := range e {
+			if k != "type" && k != "timestamp" && !strings.Contains(" "+allowed+" ", " "+k+" ") {
+				t.Errorf("%s: key %q is not in the schema", where, k)
+			}
+			checkNoNull(t, v, where+"."+k)
+		}
+		if ts, ok := e["timestamp"]; ok {
+			n, isNum := ts.(json.Number)
+			if _, err := n.Int64(); !isNum || err != nil {
+				t.Errorf("%s: timestamp %v is not an integer", where, ts)
+			}
+		}
+		if (typ == TypeRunFinished || typ == TypeRunError) != (i == len(evs)-1) {
+			t.Fatalf("%s: RUN_FINISHED/RUN_ERROR must be the last event and only there", where)
+		}
+		sub, _ := e["subagentRunId"].(string)
+		if sub != "" && !strings.HasPrefix(typ, "SUBAGENT_") && !active[sub] {
+			t.Errorf("%s: attributed to subagent %s, which is not open", where, sub)
+		}
+		if m := openClose.FindStringSubmatch(typ); m != nil {
+			id := fmt.Sprint(e["messageId"], e["toolCallId"], e["stepName"])
+			k := m[1] + "|" + sub + "|" + id
+			if strings.HasPrefix(m[2], "START") {
+				if open[k] {
+					t.Errorf("%s: %s opened twice", where, k)
+				}
+				open[k] = true
+			} else {
+				if !open[k] {
+					t.Errorf("%s: %s closed but not open", where, k)
+				}
+				delete(open, k)
+			}
+		}
+		switch typ {
+		case TypeSubagentStarted:
+			if _, dup := started[sub]; dup {
+				t.Errorf("%s: subagentRunId %s reused", where, sub)
+			}
+			if sub == rootID {
+				t.Errorf("%s: the root session is no subagent", where)
+			}
+			if p, ok := e["parentSubagentRunId"].(string); ok && started[p] == nil {
+				t.Errorf("%s: parent subagent %s not started", where, p)
+			}
+			started[sub] = e
+			active[sub] = true
+		case TypeSubagentFinished, TypeSubagentError:
+			if !active[sub] {
+				t.Errorf("%s: subagent %s not open", where, sub)
+			}
+			delete(active, sub)
+		}
+	}
+	last, _ := evs[len(evs)-1]["type"].(string)
+	if last != TypeRunFinished && last != TypeRunError {
+		t.Fatalf("last event %s, want RUN_FINISHED or RUN_ERROR", last)
+	}
+	if len(open) > 0 || len(active) > 0 {
+		t.Errorf("still open at %s: %v, subagents %v", last, open, active)
+	}
+	return started
+}
+
+func checkNoNull(t *testing.T, v any, where string) {
+	t.Helper()
+	if v == nil {
+		t.Errorf("%s is null", where)
+		return
+	}
+	if strings.HasSuffix(where, ".snapshot") || strings.HasSuffix(where, ".value") {
+		return // client state and custom values are data: null is allowed inside
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		for k, y := range x {
+			checkNoNull(t, y, where+"."+k)
+		}
+	case []any:
+		for i, y := range x {
+			checkNoNull(t, y, fmt.Sprintf("%s[%d]", where, i))
+		}
+	}
+}

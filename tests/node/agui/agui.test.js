@@ -1,0 +1,297 @@
+// Drives `agentpool serve agui` with the real AG-UI client (@ag-ui/client
+// 1.0.0) and validates every event on the wire with @ag-ui/core's schemas.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { randomUUID } from 'node:crypto';
+
+import { HttpAgent, verifyEvents } from '@ag-ui/client';
+import { EventSchemas } from '@ag-ui/core/schemas';
+import { from, lastValueFrom, toArray } from 'rxjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repo = path.resolve(here, '../../..');
+const bin = process.env.AGENTPOOL_BIN || path.join(repo, 'bin/agentpool');
+// A manifest with nested delegation: examples/nested.yaml when present,
+// else the spec's AgentPool-style example (planner -> team -> worker).
+const manifest = ['examples/nested.yaml', 'examples/agentpool-style.yaml']
+  .map((p) => path.join(repo, p))
+  .find((p) => existsSync(p));
+
+let server;
+let baseURL;
+let stderr = '';
+
+before(async () => {
+  assert.ok(existsSync(bin), `AGENTPOOL_BIN ${bin} does not exist (run make build)`);
+  assert.ok(manifest, 'no example manifest found');
+  server = spawn(bin, ['serve', 'agui', '--addr', '127.0.0.1:0', '--db', ':memory:', '-c', manifest], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  baseURL = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${stderr}`)), 15000);
+    server.stderr.setEncoding('utf8');
+    server.stderr.on('data', (chunk) => {
+      stderr += chunk;
+      const m = stderr.match(/agui listening on (http:\/\/127\.0\.0\.1:\d+)/);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    });
+    server.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code}:\n${stderr}`));
+    });
+  });
+});
+
+after(async () => {
+  if (!server || server.exitCode !== null) return;
+  const exited = new Promise((resolve) => server.once('exit', resolve));
+  server.kill('SIGTERM');
+  const t = setTimeout(() => server.kill('SIGKILL'), 5000);
+  await exited;
+  clearTimeout(t);
+});
+
+// Schemas by event type, to check that no event carries a key its schema
+// does not describe (the client would strip it).
+const schemaByType = new Map(EventSchemas.options.map((s) => [s.shape.type.value, s]));
+
+function parseSSE(text) {
+  assert.ok(!text.includes('\r'), 'SSE stream uses LF only');
+  const frames = text.split('\n\n');
+  assert.equal(frames.pop(), '', 'stream ends with a blank line');
+  return frames.map((f) => {
+    assert.ok(f.startsWith('data: '), `frame is a data field: ${f.slice(0, 80)}`);
+    assert.ok(!f.includes('\n'), 'one data line per event');
+    return JSON.parse(f.slice(6));
+  });
+}
+
+// No null anywhere, except inside state snapshots and custom values, which
+// carry the application's data (where null is a value).
+function assertNoNull(v, where) {
+  if (v === null) assert.fail(`null at ${where}`);
+  if (/\.(snapshot|value)$/.test(where)) return;
+  if (typeof v === 'object') for (const [k, x] of Object.entries(v)) assertNoNull(x, `${where}.${k}`);
+}
+
+function validate(events) {
+  for (const [i, e] of events.entries()) {
+    const where = `event ${i} (${e.type})`;
+    try {
+      EventSchemas.parse(e);
+    } catch (err) {
+      assert.fail(`${where} fails the schema: ${err.message}\n${JSON.stringify(e)}`);
+    }
+    const shape = schemaByType.get(e.type).shape;
+    for (const k of Object.keys(e)) assert.ok(k in shape, `${where}: key ${k} is not in the schema`);
+    assertNoNull(e, where);
+    if ('timestamp' in e) assert.ok(Number.isInteger(e.timestamp), `${where}: integer timestamp`);
+  }
+}
+
+// Checks the nesting rules the client enforces, on the raw stream.
+function checkStructure(events) {
+  assert.equal(events[0].type, 'RUN_STARTED');
+  const last = events.at(-1);
+  assert.equal(last.type, 'RUN_FINISHED');
+  const open = new Set();
+  const started = new Map(); // subagentRunId -> SUBAGENT_STARTED
+  const active = new Set();
+  const key = (e) => `${e.subagentRunId ?? ''}|${e.messageId ?? e.toolCallId ?? e.stepName}`;
+  for (const e of events) {
+    if (e.subagentRunId && !e.type.startsWith('SUBAGENT_')) {
+      assert.ok(active.has(e.subagentRunId), `${e.type} attributed to inactive subagent ${e.subagentRunId}`);
+    }
+    const m = e.type.match(/^(TEXT_MESSAGE|TOOL_CALL|REASONING_MESSAGE|REASONING|STEP)_(START|STARTED|END|FINISHED)$/);
+    if (m) {
+      const k = `${m[1]}:${key(e)}`;
+      if (m[2].startsWith('START')) {
+        assert.ok(!open.has(k), `${k} opened twice`);
+        open.add(k);
+      } else {
+        assert.ok(open.delete(k), `${k} closed without being open`);
+      }
+    }
+    switch (e.type) {
+      case 'SUBAGENT_STARTED':
+        assert.ok(!started.has(e.subagentRunId), `subagentRunId ${e.subagentRunId} reused`);
+        if (e.parentSubagentRunId) assert.ok(started.has(e.parentSubagentRunId), 'parent subagent started first');
+        started.set(e.subagentRunId, e);
+        active.add(e.subagentRunId);
+        break;
+      case 'SUBAGENT_FINISHED':
+      case 'SUBAGENT_ERROR':
+        assert.ok(active.delete(e.subagentRunId), `${e.type} for inactive ${e.subagentRunId}`);
+        break;
+    }
+  }
+  assert.deepEqual([...open], [], 'everything is closed before RUN_FINISHED');
+  assert.deepEqual([...active], [], 'every subagent ended before RUN_FINISHED');
+  return started;
+}
+
+// An HttpAgent whose fetch keeps a copy of the raw response body.
+function recordingAgent(url, opts = {}) {
+  const raw = [];
+  const agent = new HttpAgent({
+    url,
+    ...opts,
+    fetch: async (u, init) => {
+      const res = await fetch(u, init);
+      raw.push(res.clone().text());
+      return res;
+    },
+  });
+  return { agent, raw };
+}
+
+async function withWarnings(fn) {
+  const warnings = [];
+  const orig = console.warn;
+  console.warn = (...args) => warnings.push(args.join(' '));
+  try {
+    return { value: await fn(), warnings };
+  } finally {
+    console.warn = orig;
+  }
+}
+
+test('runAgent on the default agent: valid events, nested subagents, final answer', async () => {
+  const { agent, raw } = recordingAgent(`${baseURL}/`);
+  const seen = [];
+  agent.addMessage({ id: randomUUID(), role: 'user', content: 'Research the Go scheduler.' });
+  const { value: out, warnings } = await withWarnings(() =>
+    agent.runAgent({ runId: randomUUID() }, { onEvent: ({ event }) => void seen.push(event) }),
+  );
+  assert.deepEqual(warnings.filter((w) => w.includes('[ag-ui]')), [], 'the client warned about nothing');
+
+  const events = parseSSE(await raw[0]);
+  validate(events);
+  const subagents = checkStructure(events);
+  assert.equal(seen.length, events.length, 'the client applied every event');
+
+  // Sub-agent events nest: some subagent has a subagent parent, and every
+  // parent link points at a subagent started before it.
+  const nested = [...subagents.values()].filter((s) => s.parentSubagentRunId);
+  assert.ok(nested.length > 0, 'a nested subagent carries parentSubagentRunId');
+  assert.ok([...subagents.values()].some((s) => !s.parentSubagentRunId && s.parentToolCallId),
+    'a top-level subagent names the tool call that spawned it');
+  assert.ok(events.some((e) => e.subagentRunId && e.type === 'TEXT_MESSAGE_CONTENT'), 'child text is attributed');
+
+  const finished = events.at(-1);
+  assert.equal(typeof finished.result, 'string');
+  assert.ok(finished.result.length > 0);
+  assert.equal(out.result, finished.result);
+  const answer = out.newMessages.find((m) => m.role === 'assistant' && !m.subagentRunId && m.content === finished.result);
+  assert.ok(answer, `newMessages holds the final answer: ${JSON.stringify(out.newMessages)}`);
+  assert.ok(out.newMessages.some((m) => m.subagentRunId), 'child messages are attributed in newMessages');
+  assert.ok(out.newMessages.some((m) => m.role === 'tool'), 'tool results are in newMessages');
+  assert.equal(agent.messages.at(-1).content, finished.result);
+
+  // A second run on the same thread continues it.
+  agent.addMessage({ id: randomUUID(), role: 'user', content: 'And once more, briefly.' });
+  const second = await agent.runAgent({ runId: randomUUID() });
+  const events2 = parseSSE(await raw[1]);
+  validate(events2);
+  checkStructure(events2);
+  assert.equal(events2[0].threadId, agent.threadId);
+  assert.equal(second.result, events2.at(-1).result);
+});
+
+test('runAgent on a named agent', async () => {
+  const list = await (await fetch(`${baseURL}/agents`)).json();
+  assert.ok(Array.isArray(list.agents) && list.agents.length > 0);
+  for (const a of list.agents) {
+    assert.equal(typeof a.name, 'string');
+    assert.ok(['agent', 'team_parallel', 'team_sequential'].includes(a.type), a.type);
+  }
+  const leaf = list.agents.find((a) => a.type === 'agent' && !a.default) ?? list.agents[0];
+  const { agent, raw } = recordingAgent(`${baseURL}/agents/${encodeURIComponent(leaf.name)}`);
+  agent.addMessage({ id: randomUUID(), role: 'user', content: [{ type: 'text', text: 'Say something.' }] });
+  const out = await agent.runAgent({ runId: randomUUID() });
+  const events = parseSSE(await raw[0]);
+  validate(events);
+  checkStructure(events);
+  assert.ok(out.newMessages.some((m) => m.role === 'assistant' && m.content === out.result));
+});
+
+async function post(url, body, contentType = 'application/json') {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'Content-Type': contentType, Accept: 'text/event-stream' },
+    body,
+  });
+  const text = await res.text();
+  return { status: res.status, type: res.headers.get('content-type'), text };
+}
+
+const goodBody = (extra = {}) =>
+  JSON.stringify({
+    threadId: randomUUID(),
+    runId: randomUUID(),
+    messages: [{ id: 'm1', role: 'user', content: 'hi' }],
+    ...extra,
+  });
+
+test('bad requests get 4xx with a JSON error, and the server keeps serving', async () => {
+  const cases = [
+    ['malformed JSON', () => post(`${baseURL}/`, '{"threadId": "t", '), 400],
+    ['not an object', () => post(`${baseURL}/`, '[1,2,3]'), 400],
+    ['wrong content type', () => post(`${baseURL}/`, goodBody(), 'text/plain'), 415],
+    ['unknown agent', () => post(`${baseURL}/agents/no_such_agent`, goodBody()), 404],
+    ['missing messages', () => post(`${baseURL}/`, JSON.stringify({ threadId: 't', runId: 'r' })), 400],
+    ['missing threadId', () => post(`${baseURL}/`, JSON.stringify({ runId: 'r', messages: [] })), 400],
+    ['wrong type', () => post(`${baseURL}/`, JSON.stringify({ threadId: 5, runId: 'r', messages: [] })), 400],
+    ['no user message', () => post(`${baseURL}/`, goodBody({ messages: [] })), 400],
+    ['too large', () => post(`${baseURL}/`, goodBody({ forwardedProps: { pad: 'x'.repeat(9 << 20) } })), 413],
+  ];
+  for (const [name, run, want] of cases) {
+    const r = await run();
+    assert.equal(r.status, want, `${name}: status (${r.text})`);
+    assert.match(r.type ?? '', /^application\/json/, `${name}: JSON error body`);
+    const body = JSON.parse(r.text);
+    assert.equal(typeof body.error, 'string', `${name}: {"error": ...}`);
+    assert.ok(body.error.length > 0);
+  }
+  const health = await fetch(`${baseURL}/healthz`);
+  assert.equal(health.status, 200);
+  const ok = await post(`${baseURL}/`, goodBody());
+  assert.equal(ok.status, 200);
+  assert.match(ok.type, /^text\/event-stream/);
+  const events = parseSSE(ok.text);
+  validate(events);
+  checkStructure(events);
+});
+
+test('the client surfaces an HTTP error for an unknown agent', async () => {
+  const agent = new HttpAgent({ url: `${baseURL}/agents/nope` });
+  agent.addMessage({ id: randomUUID(), role: 'user', content: 'hi' });
+  const orig = console.error;
+  console.error = () => {};
+  try {
+    await assert.rejects(() => agent.runAgent(), /HTTP 404/);
+  } finally {
+    console.error = orig;
+  }
+});
+
+// The Go golden files (server/agui/testdata) pin the encoder; here the real
+// schemas and the client's own verifier check them.
+test('the Go golden SSE files pass the schemas and the client verifier', async () => {
+  const dir = path.join(repo, 'server/agui/testdata');
+  const files = readdirSync(dir).filter((f) => f.endsWith('.sse'));
+  assert.ok(files.length >= 2, 'golden files present');
+  for (const f of files) {
+    const events = parseSSE(readFileSync(path.join(dir, f), 'utf8'));
+    validate(events);
+    const out = await lastValueFrom(from(events).pipe(verifyEvents(false), toArray()));
+    assert.equal(out.length, events.length, `${f}: every event passes verifyEvents`);
+  }
+});
