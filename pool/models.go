@@ -5,6 +5,8 @@ import (
 
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/model"
+	"github.com/agentpool/agentpool/model/anthropic"
+	"github.com/agentpool/agentpool/model/openai"
 	"github.com/agentpool/agentpool/model/testmodel"
 )
 
@@ -24,6 +26,26 @@ func NewModel(spec config.ModelSpec) (model.Model, error) {
 			return nil, fmt.Errorf("scripted model needs turns")
 		}
 		return testmodel.New(cfg)
+	case config.ModelOpenAI:
+		m, err := openai.New(openai.Config{
+			Model: spec.Model, BaseURL: spec.BaseURL, APIKey: spec.APIKey, APIKeyEnv: spec.APIKeyEnv,
+			Temperature: spec.Temperature, MaxTokens: spec.MaxTokens, Timeout: spec.Timeout,
+			InputPrice: spec.InputPrice, OutputPrice: spec.OutputPrice,
+		})
+		if err != nil {
+			return nil, err
+		}
+		return m, nil
+	case config.ModelAnthropic:
+		m, err := anthropic.New(anthropic.Config{
+			Model: spec.Model, BaseURL: spec.BaseURL, APIKey: spec.APIKey, APIKeyEnv: spec.APIKeyEnv,
+			Temperature: spec.Temperature, MaxTokens: spec.MaxTokens, Timeout: spec.Timeout,
+			InputPrice: spec.InputPrice, OutputPrice: spec.OutputPrice,
+		})
+		if err != nil {
+			return nil, err
+		}
+		return m, nil
 	default:
 		return nil, fmt.Errorf("model type %q is not supported by this build", spec.Type)
 	}

@@ -1,0 +1,324 @@
+package anthropic
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	sdk "github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
+
+	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/model"
+)
+
+// Defaults.
+const (
+	// DefaultBaseURL is used when neither Config.BaseURL nor
+	// ANTHROPIC_BASE_URL is set.
+	DefaultBaseURL = "https://api.anthropic.com"
+	// DefaultMaxTokens is sent as max_tokens (which the Messages API
+	// requires) when Config.MaxTokens is 0.
+	DefaultMaxTokens = 4096
+	// DefaultMaxRetries is the number of retries of a request answered with
+	// 408, 409, 429 or 5xx (529 overloaded included) or that met a
+	// connection error, before any chunk was yielded.
+	DefaultMaxRetries = 3
+	// MaxRetryDelay caps the wait between two attempts. A server that asks
+	// (Retry-After) for a longer wait is not retried: its error is returned.
+	MaxRetryDelay = 60 * time.Second
+)
+
+// Environment variables read by New.
+const (
+	EnvAPIKey  = "ANTHROPIC_API_KEY"
+	EnvBaseURL = "ANTHROPIC_BASE_URL"
+)
+
+// Config configures a Model. It mirrors the manifest's model keys.
+type Config struct {
+	// Model is the model id, e.g. "claude-3-5-haiku-latest".
+	Model string
+	// BaseURL of the API (scheme and host, e.g. an Anthropic-compatible
+	// gateway). Empty: ANTHROPIC_BASE_URL, else DefaultBaseURL.
+	BaseURL string
+	// APIKey, or else the environment variable named by APIKeyEnv, or else
+	// ANTHROPIC_API_KEY.
+	APIKey    string
+	APIKeyEnv string
+	// Temperature is accepted for manifest compatibility but not sent: the
+	// Messages API version of SDK v2 (2026-10-21) has no temperature.
+	Temperature *float64
+	// MaxTokens is max_tokens; 0 means DefaultMaxTokens.
+	MaxTokens int
+	// Timeout bounds each attempt of a model call (connect to last event)
+	// when > 0.
+	Timeout time.Duration
+	// Prices in US dollars per million tokens (see model.Pricing).
+	InputPrice, OutputPrice float64
+	// MaxRetries: 0 means DefaultMaxRetries, a negative value means none.
+	MaxRetries int
+	// HTTPClient sends the requests; nil means a client of its own on
+	// http.DefaultTransport.
+	HTTPClient *http.Client
+}
+
+// Model is a Messages API model. It holds no per-run state and is safe for
+// concurrent use.
+type Model struct {
+	cfg     Config
+	client  sdk.Client
+	baseURL string // for messages, without user info
+	key     string // redacted from every error
+	keyErr  error  // reported by Stream: a missing key
+}
+
+var (
+	_ model.Model   = (*Model)(nil)
+	_ model.Pricing = (*Model)(nil)
+)
+
+// New builds a model. It fails only on a bad configuration (no model id, an
+// unusable base URL); a missing API key is reported by Stream, so that a
+// manifest can be loaded and validated on a machine without keys.
+func New(cfg Config) (*Model, error) {
+	if strings.TrimSpace(cfg.Model) == "" {
+		return nil, errors.New("anthropic: model id is required")
+	}
+	base := cfg.BaseURL
+	if base == "" {
+		base = os.Getenv(EnvBaseURL)
+	}
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("anthropic: invalid base URL %q: want http(s)://host[:port]", safeURL(base))
+	}
+	official := strings.EqualFold(u.Hostname(), "api.anthropic.com")
+	m := &Model{cfg: cfg, baseURL: safeURL(base)}
+	switch {
+	case cfg.APIKey != "":
+		m.key = cfg.APIKey
+	case cfg.APIKeyEnv != "":
+		m.key = os.Getenv(cfg.APIKeyEnv)
+		if m.key == "" {
+			m.keyErr = fmt.Errorf("anthropic: no API key: environment variable %s (api_key_env) is not set", cfg.APIKeyEnv)
+		}
+	default:
+		m.key = os.Getenv(EnvAPIKey)
+		if m.key == "" && official {
+			m.keyErr = fmt.Errorf("anthropic: no API key: set %s, or api_key / api_key_env in the manifest", EnvAPIKey)
+		}
+	}
+	retries := cfg.MaxRetries
+	switch {
+	case retries == 0:
+		retries = DefaultMaxRetries
+	case retries < 0:
+		retries = 0
+	}
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = &http.Client{}
+	}
+	opts := []option.RequestOption{
+		// The key and base URL are resolved above; no profile files or
+		// other ambient credentials.
+		option.WithoutEnvironmentDefaults(),
+		option.WithHTTPClient(hc),
+		option.WithBaseURL(base),
+		option.WithMaxRetries(retries),
+		option.WithMiddleware(observe),
+	}
+	if m.key != "" {
+		opts = append(opts, option.WithAPIKey(m.key))
+	}
+	if cfg.Timeout > 0 {
+		opts = append(opts, option.WithRequestTimeout(cfg.Timeout))
+	}
+	m.client = sdk.NewClient(opts...)
+	return m, nil
+}
+
+// ID returns the model id.
+func (m *Model) ID() string { return m.cfg.Model }
+
+// Price implements model.Pricing.
+func (m *Model) Price() (inputPerMillion, outputPerMillion float64) {
+	return m.cfg.InputPrice, m.cfg.OutputPrice
+}
+
+// Stream sends req as a streaming Messages request and yields its chunks:
+// thinking, text and tool-call deltas as they arrive, one usage chunk at
+// message_delta (input tokens from message_start, output tokens from
+// message_delta) and one finish chunk at message_stop. Any failure ends the
+// stream with an *Error (or the context's cause when ctx is done); when the
+// stream fails after message_start and before message_delta, the usage
+// known so far (the input tokens) is yielded before the error.
+func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
+	return func(yield func(model.Chunk, error) bool) {
+		if m.keyErr != nil {
+			yield(model.Chunk{}, &Error{Message: m.keyErr.Error(), text: m.keyErr.Error()})
+			return
+		}
+		params, err := m.params(req)
+		if err != nil {
+			yield(model.Chunk{}, err)
+			return
+		}
+		st := &callState{}
+		stream := m.client.Messages.NewStreaming(context.WithValue(ctx, callKey{}, st), params)
+		defer stream.Close()
+
+		s := streamState{blocks: map[int64]*block{}}
+		for stream.Next() {
+			for _, c := range s.chunks(stream.Current()) {
+				if !yield(c, nil) {
+					return
+				}
+			}
+			if s.stopped {
+				return
+			}
+		}
+		var fail error
+		switch err := stream.Err(); {
+		case context.Cause(ctx) != nil:
+			fail = context.Cause(ctx)
+		case err != nil:
+			fail = m.wrap(st, err, s.started || (st.status >= 200 && st.status < 300))
+		default:
+			fail = m.newError(0, "stream ended before message_stop", nil)
+		}
+		if s.started && !s.usageSent {
+			if !yield(model.Chunk{Kind: model.ChunkUsage, Usage: s.usage}, nil) {
+				return
+			}
+		}
+		yield(model.Chunk{}, fail)
+	}
+}
+
+// block is an open content block.
+type block struct {
+	tool     int    // index of the tool call; -1 for other blocks
+	input    string // the input of content_block_start (a tool_use)
+	gotDelta bool   // an input_json_delta arrived
+}
+
+// streamState follows one response.
+type streamState struct {
+	blocks    map[int64]*block // by content block index
+	tools     int
+	usage     event.Usage
+	started   bool // message_start seen
+	usageSent bool
+	stopped   bool // message_stop seen
+	stop      string
+}
+
+func (s *streamState) chunks(ev sdk.MessageStreamEventUnion) []model.Chunk {
+	switch ev.Type {
+	case "message_start":
+		s.started = true
+		u := ev.Message.Usage
+		s.usage = event.Usage{
+			InputTokens:      u.InputTokens,
+			OutputTokens:     u.OutputTokens,
+			CacheReadTokens:  u.CacheReadInputTokens,
+			CacheWriteTokens: u.CacheCreationInputTokens,
+		}
+	case "content_block_start":
+		cb := ev.ContentBlock
+		b := &block{tool: -1}
+		s.blocks[ev.Index] = b
+		switch cb.Type {
+		case "text":
+			if cb.Text != "" {
+				return []model.Chunk{{Kind: model.ChunkText, Text: cb.Text}}
+			}
+		case "thinking":
+			if cb.Thinking != "" {
+				return []model.Chunk{{Kind: model.ChunkThinking, Text: cb.Thinking}}
+			}
+		case "tool_use":
+			b.tool = s.tools
+			s.tools++
+			b.input = strings.TrimSpace(cb.JSON.Input.Raw())
+			return []model.Chunk{{Kind: model.ChunkToolCall, Index: b.tool, ToolCallID: cb.ID, ToolName: cb.Name}}
+		}
+	case "content_block_delta":
+		d := ev.Delta
+		switch d.Type {
+		case "text_delta":
+			if d.Text != "" {
+				return []model.Chunk{{Kind: model.ChunkText, Text: d.Text}}
+			}
+		case "thinking_delta":
+			if d.Thinking != "" {
+				return []model.Chunk{{Kind: model.ChunkThinking, Text: d.Thinking}}
+			}
+		case "input_json_delta":
+			b := s.blocks[ev.Index]
+			if b == nil || b.tool < 0 || d.PartialJSON == "" {
+				return nil
+			}
+			b.gotDelta = true
+			return []model.Chunk{{Kind: model.ChunkToolCall, Index: b.tool, ArgsDelta: d.PartialJSON}}
+		}
+	case "content_block_stop":
+		b := s.blocks[ev.Index]
+		delete(s.blocks, ev.Index)
+		if b != nil && b.tool >= 0 && !b.gotDelta && b.input != "" && b.input != "{}" && b.input != "null" {
+			// A server that sends the whole input in content_block_start.
+			return []model.Chunk{{Kind: model.ChunkToolCall, Index: b.tool, ArgsDelta: b.input}}
+		}
+	case "message_delta":
+		s.stop = string(ev.Delta.StopReason)
+		u := ev.Usage
+		s.usage.OutputTokens = u.OutputTokens
+		// The counts of message_delta are cumulative; newer API versions
+		// repeat the input counts there.
+		if u.InputTokens > 0 {
+			s.usage.InputTokens = u.InputTokens
+		}
+		if u.CacheReadInputTokens > 0 {
+			s.usage.CacheReadTokens = u.CacheReadInputTokens
+		}
+		if u.CacheCreationInputTokens > 0 {
+			s.usage.CacheWriteTokens = u.CacheCreationInputTokens
+		}
+		s.usageSent = true
+		return []model.Chunk{{Kind: model.ChunkUsage, Usage: s.usage}}
+	case "message_stop":
+		s.stopped = true
+		return []model.Chunk{{Kind: model.ChunkFinish, FinishReason: finishReason(s.stop, s.tools)}}
+	}
+	return nil
+}
+
+// finishReason normalizes a stop_reason to model.Finish*.
+func finishReason(stop string, tools int) string {
+	switch stop {
+	case "tool_use":
+		return model.FinishToolCalls
+	case "max_tokens", "model_context_window_exceeded":
+		return model.FinishLength
+	case "refusal":
+		return model.FinishRefusal
+	case "end_turn", "stop_sequence", "pause_turn":
+		return model.FinishStop
+	}
+	if tools > 0 {
+		return model.FinishToolCalls
+	}
+	return model.FinishStop
+}

@@ -1,0 +1,300 @@
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/model"
+)
+
+// Defaults.
+const (
+	// DefaultBaseURL is used when neither Config.BaseURL nor OPENAI_BASE_URL
+	// is set.
+	DefaultBaseURL = "https://api.openai.com/v1"
+	// DefaultMaxRetries is the number of retries of a request answered with
+	// 408, 409, 429 or 5xx (or that met a connection error) before any
+	// chunk was yielded.
+	DefaultMaxRetries = 3
+	// MaxRetryDelay caps the wait between two attempts. A server that asks
+	// (Retry-After) for a longer wait is not retried: its error is returned.
+	MaxRetryDelay = 60 * time.Second
+)
+
+// Environment variables read by New.
+const (
+	EnvAPIKey  = "OPENAI_API_KEY"
+	EnvBaseURL = "OPENAI_BASE_URL"
+)
+
+// Config configures a Model. It mirrors the manifest's model keys.
+type Config struct {
+	// Model is the provider's model id, e.g. "gpt-4o-mini" or "llama3.2".
+	Model string
+	// BaseURL of an OpenAI-compatible API ("http://127.0.0.1:11434/v1" for
+	// Ollama). Empty: OPENAI_BASE_URL, else DefaultBaseURL.
+	BaseURL string
+	// APIKey, or else the environment variable named by APIKeyEnv, or else
+	// OPENAI_API_KEY. Servers that need no key (most local ones) work with
+	// none.
+	APIKey    string
+	APIKeyEnv string
+	// Temperature is sent when non-nil.
+	Temperature *float64
+	// MaxTokens bounds the output when > 0: sent as max_completion_tokens
+	// to api.openai.com, as max_tokens to every other server.
+	MaxTokens int
+	// Timeout bounds each attempt of a model call (connect to last chunk)
+	// when > 0.
+	Timeout time.Duration
+	// Prices in US dollars per million tokens (see model.Pricing).
+	InputPrice, OutputPrice float64
+	// MaxRetries: 0 means DefaultMaxRetries, a negative value means none.
+	MaxRetries int
+	// HTTPClient sends the requests; nil means a client of its own on
+	// http.DefaultTransport.
+	HTTPClient *http.Client
+}
+
+// Model is a Chat Completions model. It holds no per-run state and is safe
+// for concurrent use.
+type Model struct {
+	cfg      Config
+	client   sdk.Client
+	baseURL  string // for messages, without user info
+	official bool   // the base URL is api.openai.com
+	key      string // redacted from every error
+	keyErr   error  // reported by Stream: a missing key
+}
+
+var (
+	_ model.Model   = (*Model)(nil)
+	_ model.Pricing = (*Model)(nil)
+)
+
+// New builds a model. It fails only on a bad configuration (no model id, an
+// unusable base URL); a missing API key is reported by Stream, so that a
+// manifest can be loaded and validated on a machine without keys.
+func New(cfg Config) (*Model, error) {
+	if strings.TrimSpace(cfg.Model) == "" {
+		return nil, errors.New("openai: model id is required")
+	}
+	base := cfg.BaseURL
+	if base == "" {
+		base = os.Getenv(EnvBaseURL)
+	}
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("openai: invalid base URL %q: want http(s)://host[:port]/path", safeURL(base))
+	}
+	m := &Model{cfg: cfg, baseURL: safeURL(base), official: strings.EqualFold(u.Hostname(), "api.openai.com")}
+	switch {
+	case cfg.APIKey != "":
+		m.key = cfg.APIKey
+	case cfg.APIKeyEnv != "":
+		m.key = os.Getenv(cfg.APIKeyEnv)
+		if m.key == "" {
+			m.keyErr = fmt.Errorf("openai: no API key: environment variable %s (api_key_env) is not set", cfg.APIKeyEnv)
+		}
+	default:
+		m.key = os.Getenv(EnvAPIKey)
+		if m.key == "" && m.official {
+			m.keyErr = fmt.Errorf("openai: no API key: set %s, or api_key / api_key_env in the manifest", EnvAPIKey)
+		}
+	}
+	retries := cfg.MaxRetries
+	switch {
+	case retries == 0:
+		retries = DefaultMaxRetries
+	case retries < 0:
+		retries = 0
+	}
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = &http.Client{}
+	}
+	opts := []option.RequestOption{
+		option.WithHTTPClient(hc),
+		option.WithBaseURL(base),
+		option.WithMaxRetries(retries),
+		option.WithMaxRetryDelay(MaxRetryDelay),
+		option.WithMiddleware(observe),
+	}
+	if m.key != "" {
+		opts = append(opts, option.WithAPIKey(m.key))
+	}
+	if cfg.Timeout > 0 {
+		opts = append(opts, option.WithRequestTimeout(cfg.Timeout))
+	}
+	m.client = sdk.NewClient(opts...)
+	return m, nil
+}
+
+// ID returns the model id.
+func (m *Model) ID() string { return m.cfg.Model }
+
+// Price implements model.Pricing.
+func (m *Model) Price() (inputPerMillion, outputPerMillion float64) {
+	return m.cfg.InputPrice, m.cfg.OutputPrice
+}
+
+// Stream sends req as a streaming Chat Completions request and yields its
+// chunks: thinking, text and tool-call deltas as they arrive, then one
+// usage chunk (when the server reports usage) and one finish chunk. Any
+// failure ends the stream with an *Error (or the context's cause when ctx
+// is done).
+func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
+	return func(yield func(model.Chunk, error) bool) {
+		if m.keyErr != nil {
+			yield(model.Chunk{}, &Error{Message: m.keyErr.Error(), text: m.keyErr.Error()})
+			return
+		}
+		params, err := m.params(req)
+		if err != nil {
+			yield(model.Chunk{}, err)
+			return
+		}
+		st := &callState{}
+		stream := m.client.Chat.Completions.NewStreaming(context.WithValue(ctx, callKey{}, st), params)
+		defer stream.Close()
+
+		var (
+			s       streamState
+			yielded bool
+		)
+		s.ids = map[int64]int{}
+		for stream.Next() {
+			for _, c := range s.chunks(stream.Current()) {
+				yielded = true
+				if !yield(c, nil) {
+					return
+				}
+			}
+		}
+		if err := stream.Err(); err != nil {
+			started := yielded || (st.status >= 200 && st.status < 300)
+			yield(model.Chunk{}, m.wrap(ctx, st, err, started))
+			return
+		}
+		if err := context.Cause(ctx); err != nil {
+			yield(model.Chunk{}, err)
+			return
+		}
+		if s.finish == "" {
+			yield(model.Chunk{}, m.newError(0, "stream ended before the response was complete (no finish_reason)", nil))
+			return
+		}
+		yield(model.Chunk{Kind: model.ChunkFinish, FinishReason: s.finishReason()}, nil)
+	}
+}
+
+// streamState follows one response.
+type streamState struct {
+	ids     map[int64]int // server tool-call index -> our index
+	callIDs []string      // by our index
+	finish  string        // the server's finish_reason
+	refusal bool
+}
+
+// chunks turns one Chat Completions chunk into model chunks.
+func (s *streamState) chunks(ck sdk.ChatCompletionChunk) []model.Chunk {
+	var out []model.Chunk
+	for _, ch := range ck.Choices {
+		if ch.Index != 0 {
+			continue // only one choice is asked for
+		}
+		d := ch.Delta
+		if r := reasoning(d); r != "" {
+			out = append(out, model.Chunk{Kind: model.ChunkThinking, Text: r})
+		}
+		if d.Content != "" {
+			out = append(out, model.Chunk{Kind: model.ChunkText, Text: d.Content})
+		}
+		if d.Refusal != "" {
+			s.refusal = true
+			out = append(out, model.Chunk{Kind: model.ChunkText, Text: d.Refusal})
+		}
+		for _, tc := range d.ToolCalls {
+			k, seen := s.ids[tc.Index]
+			if seen && tc.ID != "" && s.callIDs[k] != "" && tc.ID != s.callIDs[k] {
+				// A server that puts every call at the same index: a
+				// new id is a new call.
+				seen = false
+			}
+			c := model.Chunk{Kind: model.ChunkToolCall, ToolName: tc.Function.Name, ArgsDelta: tc.Function.Arguments}
+			if !seen {
+				k = len(s.callIDs)
+				s.ids[tc.Index] = k
+				s.callIDs = append(s.callIDs, tc.ID)
+				c.ToolCallID = tc.ID
+			}
+			c.Index = k
+			out = append(out, c)
+		}
+		if ch.FinishReason != "" {
+			s.finish = ch.FinishReason
+		}
+	}
+	if ck.JSON.Usage.Valid() {
+		u := ck.Usage
+		out = append(out, model.Chunk{Kind: model.ChunkUsage, Usage: event.Usage{
+			InputTokens:     u.PromptTokens,
+			OutputTokens:    u.CompletionTokens,
+			CacheReadTokens: u.PromptTokensDetails.CachedTokens,
+			ReasoningTokens: u.CompletionTokensDetails.ReasoningTokens,
+		}})
+	}
+	return out
+}
+
+// finishReason normalizes the server's finish_reason to model.Finish*.
+func (s *streamState) finishReason() string {
+	switch s.finish {
+	case "length":
+		return model.FinishLength
+	case "tool_calls", "function_call":
+		return model.FinishToolCalls
+	case "content_filter":
+		return model.FinishRefusal
+	}
+	switch {
+	case s.refusal:
+		return model.FinishRefusal
+	case len(s.callIDs) > 0:
+		// Some local servers end a tool-calling turn with "stop".
+		return model.FinishToolCalls
+	}
+	return model.FinishStop
+}
+
+// reasoning returns the reasoning text of a delta as local servers send
+// it: "reasoning_content" (llama.cpp, vLLM, DeepSeek) or "reasoning"
+// (Ollama, OpenRouter, newer vLLM).
+func reasoning(d sdk.ChatCompletionChunkChoiceDelta) string {
+	for _, name := range []string{"reasoning_content", "reasoning"} {
+		f, ok := d.JSON.ExtraFields[name]
+		if !ok {
+			continue
+		}
+		var s string
+		if raw := f.Raw(); raw != "" && raw != "null" && json.Unmarshal([]byte(raw), &s) == nil && s != "" {
+			return s
+		}
+	}
+	return ""
+}
