@@ -155,3 +155,42 @@ func Cost(m Model, u event.Usage) float64 {
 	in, out := p.Price()
 	return (float64(u.InputTokens)*in + float64(u.OutputTokens)*out) / 1e6
 }
+
+// Clone returns a deep copy of p.
+func (p Part) Clone() Part {
+	if p.Args != nil {
+		p.Args = append(json.RawMessage(nil), p.Args...)
+	}
+	return p
+}
+
+// Clone returns a deep copy of m: changing the copy's parts changes
+// nothing in m.
+func (m Message) Clone() Message {
+	m.Parts = CloneParts(m.Parts)
+	return m
+}
+
+// CloneParts returns a deep copy of parts (nil for nil).
+func CloneParts(parts []Part) []Part {
+	if parts == nil {
+		return nil
+	}
+	out := make([]Part, len(parts))
+	for i, p := range parts {
+		out[i] = p.Clone()
+	}
+	return out
+}
+
+// CloneMessages returns a deep copy of msgs (nil for nil).
+func CloneMessages(msgs []Message) []Message {
+	if msgs == nil {
+		return nil
+	}
+	out := make([]Message, len(msgs))
+	for i, m := range msgs {
+		out[i] = m.Clone()
+	}
+	return out
+}

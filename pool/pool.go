@@ -15,6 +15,7 @@ import (
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/id"
 	"github.com/agentpool/agentpool/model"
+	"github.com/agentpool/agentpool/processor"
 	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/session/memory"
 	"github.com/agentpool/agentpool/spawn"
@@ -33,16 +34,35 @@ type Options struct {
 	Lifecycle spawn.Lifecycle
 	// ExtraTools are offered to every agent, besides its manifest tools.
 	ExtraTools []tool.Tool
+	// Processor projects every root stream into the session tree and
+	// writes the event logs; nil: a new one on Store. Protocol servers
+	// subscribe to it (Pool.Processor).
+	Processor *processor.Processor
+}
+
+// SessionHooks is implemented by an Options.Hooks (or Options.Lifecycle)
+// value that also observes root sessions: the session/start and session/end
+// points of spec/HOOKS.md. Both are called synchronously with a context
+// that carries the root Invocation (spawn.InvocationFrom): SessionStart
+// after the session is registered and before the node runs (so what it
+// injects reaches the first model request), SessionEnd once after the run
+// and all its children have ended. source is "startup" for a new session
+// and "resume" for a continued one; reason is the run's stop reason.
+type SessionHooks interface {
+	SessionStart(ctx context.Context, s session.Session, source string)
+	SessionEnd(ctx context.Context, s session.Session, reason string)
 }
 
 // Pool is a loaded manifest. It is safe for concurrent runs.
 type Pool struct {
 	manifest *config.Manifest
 	store    session.Store
+	proc     *processor.Processor
 	rt       *spawn.Runtime
 	nodes    map[string]spawn.Node
 	order    []string
 	log      *slog.Logger
+	sessions SessionHooks // nil: none
 }
 
 // ErrUnknownNode is returned for a run of a node the pool does not have.
@@ -56,7 +76,15 @@ func New(m *config.Manifest, opts Options) (*Pool, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	p := &Pool{manifest: m, store: opts.Store, nodes: map[string]spawn.Node{}, log: opts.Logger}
+	if opts.Processor == nil {
+		opts.Processor = processor.New(opts.Store, opts.Logger)
+	}
+	p := &Pool{manifest: m, store: opts.Store, proc: opts.Processor, nodes: map[string]spawn.Node{}, log: opts.Logger}
+	if sh, ok := opts.Hooks.(SessionHooks); ok {
+		p.sessions = sh
+	} else if sh, ok := opts.Lifecycle.(SessionHooks); ok {
+		p.sessions = sh
+	}
 	p.rt = spawn.NewRuntime(spawn.Config{
 		Store: opts.Store,
 		Limits: spawn.Limits{
@@ -130,6 +158,10 @@ func (p *Pool) Manifest() *config.Manifest { return p.manifest }
 // Store returns the pool's session store.
 func (p *Pool) Store() session.Store { return p.store }
 
+// Processor returns the session-tree processor every root stream goes
+// through.
+func (p *Pool) Processor() *processor.Processor { return p.proc }
+
 // Runtime returns the spawn runtime (for manual spawns, Inject, tasks).
 func (p *Pool) Runtime() *spawn.Runtime { return p.rt }
 
@@ -162,24 +194,22 @@ type RunResult struct {
 	TotalCost  float64
 }
 
-// recorder stores each event in its session's log and passes it on, under
-// one lock so that the store and the consumer see the same order.
+// recorder passes each event through the processor (which appends it to
+// the log of the session that produced it and projects the session tree)
+// and on to the caller, under one lock so that the store, the processor's
+// subscribers and the consumer all see the same order.
 type recorder struct {
 	mu    sync.Mutex
 	owner string
-	store session.Store
+	proc  *processor.Processor
 	next  event.Sink
-	log   *slog.Logger
 	ctx   context.Context
 }
 
 func (r *recorder) Emit(e event.Event) {
-	sid, inner := event.Unwrap(r.owner, e)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if err := r.store.AppendEvents(r.ctx, sid, inner); err != nil {
-		r.log.Warn("store event", "session", sid, "kind", inner.Kind(), "err", err)
-	}
+	r.proc.Apply(r.ctx, r.owner, e)
 	r.next.Emit(e)
 }
 
@@ -233,8 +263,15 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 			return RunResult{}, err
 		}
 	}
-	rec := &recorder{owner: sess.ID, store: p.store, next: sink, log: p.log, ctx: context.WithoutCancel(ctx)}
+	rec := &recorder{owner: sess.ID, proc: p.proc, next: sink, ctx: context.WithoutCancel(ctx)}
 	inv := p.rt.NewRoot(sess, id.Ascending(id.Run), req.Prompt, history, rec)
+	if p.sessions != nil {
+		source := "startup"
+		if req.SessionID != "" {
+			source = "resume"
+		}
+		p.sessions.SessionStart(spawn.WithInvocation(ctx, inv), sess, source)
+	}
 	res := p.runRoot(ctx, node, inv)
 	left := p.rt.Release(inv)
 	if len(left) > 0 {
@@ -271,6 +308,9 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 	})
 	if err != nil {
 		p.log.Warn("store run end", "session", sess.ID, "err", err)
+	}
+	if p.sessions != nil {
+		p.sessions.SessionEnd(spawn.WithInvocation(context.WithoutCancel(ctx), inv), sess, res.StopReason)
 	}
 	return out, nil
 }

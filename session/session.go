@@ -38,6 +38,9 @@ func StatusFromStop(stopReason string) Status {
 var (
 	ErrNotFound = errors.New("session not found")
 	ErrExists   = errors.New("session already exists")
+	// ErrClosed is returned by every call on a closed store (Close itself
+	// excepted: closing twice is a no-op).
+	ErrClosed = errors.New("session store closed")
 )
 
 // Session is the record of one session.
@@ -133,4 +136,51 @@ func Subtree(ctx context.Context, st Store, rootID string) ([]Session, error) {
 		}
 	}
 	return out, nil
+}
+
+// CloneMetadata returns a deep copy of m: nested maps and slices (as JSON
+// decoding produces them) are copied too, so that a store's copy and its
+// caller's never share anything. Other values are copied as they are.
+func CloneMetadata(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = cloneValue(v)
+	}
+	return out
+}
+
+func cloneValue(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		return CloneMetadata(v)
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = cloneValue(x)
+		}
+		return out
+	case []string:
+		return append([]string(nil), v...)
+	case []byte:
+		return append([]byte(nil), v...)
+	}
+	return v
+}
+
+// CloneMessage returns a copy of m that shares no memory with it.
+func CloneMessage(m Message) Message {
+	if m.Parts != nil {
+		parts := make([]model.Part, len(m.Parts))
+		for i, p := range m.Parts {
+			if p.Args != nil {
+				p.Args = append([]byte(nil), p.Args...)
+			}
+			parts[i] = p
+		}
+		m.Parts = parts
+	}
+	return m
 }

@@ -1,12 +1,17 @@
 // Package memory is the in-memory session.Store: nothing touches the disk,
 // everything is gone when the process ends. It is safe for concurrent use
 // and passes the session/storetest conformance suite.
+//
+// Sessions and messages are deep copies on the way in and on the way out,
+// so a caller can never change what the store holds. Events are kept as the
+// values they were appended as (the runtime never touches an event after
+// emitting it, see package event).
 package memory
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -38,14 +43,20 @@ var _ session.Store = (*Store)(nil)
 func notFound(id string) error { return fmt.Errorf("%w: %s", session.ErrNotFound, id) }
 
 func clone(s session.Session) session.Session {
-	s.Metadata = maps.Clone(s.Metadata)
+	s.Metadata = session.CloneMetadata(s.Metadata)
 	return s
 }
 
 // CreateSession implements session.Store.
 func (st *Store) CreateSession(_ context.Context, s session.Session) error {
+	if s.ID == "" {
+		return errors.New("memory: session id is empty")
+	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	if st.closed {
+		return session.ErrClosed
+	}
 	if _, ok := st.sessions[s.ID]; ok {
 		return fmt.Errorf("%w: %s", session.ErrExists, s.ID)
 	}
@@ -71,6 +82,9 @@ func (st *Store) CreateSession(_ context.Context, s session.Session) error {
 func (st *Store) GetSession(_ context.Context, id string) (session.Session, error) {
 	st.mu.RLock()
 	defer st.mu.RUnlock()
+	if st.closed {
+		return session.Session{}, session.ErrClosed
+	}
 	e, ok := st.sessions[id]
 	if !ok {
 		return session.Session{}, notFound(id)
@@ -82,6 +96,9 @@ func (st *Store) GetSession(_ context.Context, id string) (session.Session, erro
 func (st *Store) UpdateSession(_ context.Context, id string, fn func(*session.Session)) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	if st.closed {
+		return session.ErrClosed
+	}
 	e, ok := st.sessions[id]
 	if !ok {
 		return notFound(id)
@@ -90,7 +107,8 @@ func (st *Store) UpdateSession(_ context.Context, id string, fn func(*session.Se
 	fn(&s)
 	s.ID, s.ParentID, s.Depth, s.CreatedAt = e.s.ID, e.s.ParentID, e.s.Depth, e.s.CreatedAt
 	s.UpdatedAt = time.Now()
-	e.s = s
+	// fn may have kept a reference to s.Metadata: store a copy of its own.
+	e.s = clone(s)
 	return nil
 }
 
@@ -98,6 +116,9 @@ func (st *Store) UpdateSession(_ context.Context, id string, fn func(*session.Se
 func (st *Store) ListSessions(_ context.Context, opts session.ListOptions) ([]session.Session, error) {
 	st.mu.RLock()
 	defer st.mu.RUnlock()
+	if st.closed {
+		return nil, session.ErrClosed
+	}
 	var out []session.Session
 	for _, e := range st.sessions {
 		if opts.RootsOnly && e.s.ParentID != "" {
@@ -131,6 +152,9 @@ func (st *Store) ListSessions(_ context.Context, opts session.ListOptions) ([]se
 func (st *Store) DeleteSession(_ context.Context, id string) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	if st.closed {
+		return session.ErrClosed
+	}
 	e, ok := st.sessions[id]
 	if !ok {
 		return notFound(id)
@@ -138,16 +162,16 @@ func (st *Store) DeleteSession(_ context.Context, id string) error {
 	if p, ok := st.sessions[e.s.ParentID]; ok {
 		p.children = slices.DeleteFunc(p.children, func(c string) bool { return c == id })
 	}
-	var del func(string)
-	del = func(id string) {
-		if e, ok := st.sessions[id]; ok {
-			for _, c := range e.children {
-				del(c)
-			}
-			delete(st.sessions, id)
+	// Iterative, so that a deep tree cannot exhaust the stack.
+	stack := []string{id}
+	for len(stack) > 0 {
+		cur := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if e, ok := st.sessions[cur]; ok {
+			stack = append(stack, e.children...)
+			delete(st.sessions, cur)
 		}
 	}
-	del(id)
 	return nil
 }
 
@@ -155,13 +179,16 @@ func (st *Store) DeleteSession(_ context.Context, id string) error {
 func (st *Store) AppendMessages(_ context.Context, sessionID string, msgs ...session.Message) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	if st.closed {
+		return session.ErrClosed
+	}
 	e, ok := st.sessions[sessionID]
 	if !ok {
 		return notFound(sessionID)
 	}
 	for _, m := range msgs {
+		m = session.CloneMessage(m)
 		m.SessionID = sessionID
-		m.Parts = slices.Clone(m.Parts)
 		e.msgs = append(e.msgs, m)
 	}
 	return nil
@@ -171,21 +198,32 @@ func (st *Store) AppendMessages(_ context.Context, sessionID string, msgs ...ses
 func (st *Store) Messages(_ context.Context, sessionID string) ([]session.Message, error) {
 	st.mu.RLock()
 	defer st.mu.RUnlock()
+	if st.closed {
+		return nil, session.ErrClosed
+	}
 	e, ok := st.sessions[sessionID]
 	if !ok {
 		return nil, notFound(sessionID)
 	}
-	out := slices.Clone(e.msgs)
-	for i := range out {
-		out[i].Parts = slices.Clone(out[i].Parts)
+	out := make([]session.Message, len(e.msgs))
+	for i, m := range e.msgs {
+		out[i] = session.CloneMessage(m)
 	}
 	return out, nil
 }
 
 // AppendEvents implements session.Store.
 func (st *Store) AppendEvents(_ context.Context, sessionID string, evs ...event.Event) error {
+	for _, ev := range evs {
+		if err := check(ev); err != nil {
+			return err
+		}
+	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	if st.closed {
+		return session.ErrClosed
+	}
 	e, ok := st.sessions[sessionID]
 	if !ok {
 		return notFound(sessionID)
@@ -200,10 +238,30 @@ func (st *Store) AppendEvents(_ context.Context, sessionID string, evs ...event.
 	return nil
 }
 
+// check rejects what could not be encoded on the wire: nil events and
+// subagent wrappers around nothing or around another wrapper.
+func check(ev event.Event) error {
+	if ev == nil {
+		return errors.New("memory: append nil event")
+	}
+	if s, ok := ev.(event.Subagent); ok {
+		if s.Event == nil {
+			return errors.New("memory: subagent event wraps no event")
+		}
+		if _, nested := s.Event.(event.Subagent); nested {
+			return errors.New("memory: subagent event wraps a subagent event")
+		}
+	}
+	return nil
+}
+
 // Events implements session.Store.
 func (st *Store) Events(_ context.Context, sessionID string, afterSeq int64) ([]session.Record, error) {
 	st.mu.RLock()
 	defer st.mu.RUnlock()
+	if st.closed {
+		return nil, session.ErrClosed
+	}
 	e, ok := st.sessions[sessionID]
 	if !ok {
 		return nil, notFound(sessionID)
@@ -218,7 +276,21 @@ func (st *Store) Events(_ context.Context, sessionID string, afterSeq int64) ([]
 }
 
 // Flush implements session.Store; memory writes are immediate.
-func (st *Store) Flush(context.Context) error { return nil }
+func (st *Store) Flush(context.Context) error {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	if st.closed {
+		return session.ErrClosed
+	}
+	return nil
+}
 
-// Close implements session.Store.
-func (st *Store) Close() error { return nil }
+// Close implements session.Store. The contents are released; every later
+// call returns session.ErrClosed.
+func (st *Store) Close() error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.closed = true
+	st.sessions = map[string]*entry{}
+	return nil
+}

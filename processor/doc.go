@@ -1,0 +1,50 @@
+// Package processor turns any event stream into the session tree
+// (spec/EVENTS.md §6): the projection that the store and every protocol
+// server show. The pool routes each root stream through one Processor;
+// protocol servers subscribe to it (Subscribe) and turn its Changes into
+// their wire events.
+//
+// Apply(ctx, owner, e) takes one event of the stream owned by the root
+// session owner. It
+//
+//   - appends the event, unwrapped, to the log of the session that
+//     produced it (session.Store.AppendEvents), in the order of the calls;
+//   - updates an in-memory projection: per session its record and status,
+//     the user message that started it, an open assistant message and its
+//     parts (text, reasoning, tool parts going pending → running →
+//     completed | error), and in the parent a task-like tool part whose
+//     metadata names the child (sessionId, parentSessionId);
+//   - returns the Changes this caused (SessionCreated, SessionUpdated,
+//     MessageUpdated, PartUpdated, PartDelta, SessionIdle, SessionError),
+//     shaped so that an OpenCode server maps each one to session.created,
+//     session.updated, message.updated, message.part.updated,
+//     message.part.delta, session.idle and session.error; subscribers get
+//     the same Changes.
+//
+// Guarantees:
+//
+//   - Duplicate guard: a spawn_session_start for a child the processor has
+//     already seen (in any stream, for the life of the process) changes
+//     nothing in the projection. The child may already exist in the store
+//     (spawn.Spawn creates it before the start); that is expected.
+//   - Reactive fallback: an event of a child that arrives without its
+//     spawn_session_start (streams of older producers) creates the child
+//     as a start would, in the projection and, when missing, in the store,
+//     and logs a warning.
+//   - spawn_session_end finalizes the child (status, stop reason, usage,
+//     cost, duration, final message), closes its open message and parts,
+//     and moves the parent's tool part to completed or error. No part is
+//     left pending or running after its session ended: open tool parts of
+//     an ended session become error, and a session that ends with open
+//     children ends them too (aborted).
+//   - The store is only completed, never contradicted: a child's final
+//     status is written only while the store still shows it running.
+//   - Changes are snapshots: they share no mutable memory with the
+//     projection or with each other's maps (spec invariant 10).
+//   - Apply is safe for concurrent use. Events of one stream must be
+//     applied in stream order (the pool's recorder holds a lock per run);
+//     subscribers see the Changes of one stream in that order.
+//   - Memory: once a session has ended, its messages and parts are
+//     dropped from the projection; its record and the duplicate guard
+//     stay.
+package processor

@@ -1,0 +1,493 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+
+	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/id"
+	"github.com/agentpool/agentpool/model"
+	"github.com/agentpool/agentpool/session"
+)
+
+// Options tune a Store. The zero value is good.
+type Options struct {
+	// Logger receives warnings (a write that could not be committed).
+	Logger *slog.Logger
+	// BatchSize is the most queued writes (events, messages) committed in
+	// one transaction. Default 2048.
+	BatchSize int
+	// Linger is how long the writer waits for a batch to fill before it
+	// commits a partial one. Default 2ms; negative means never wait.
+	Linger time.Duration
+	// MaxPending bounds the writes queued and not yet committed; appenders
+	// wait (nothing is dropped) when it is reached. Default 65536.
+	MaxPending int
+	// BusyTimeout is how long a connection waits for a lock held by
+	// another process. Default 10s.
+	BusyTimeout time.Duration
+}
+
+// Store is the SQLite session.Store. Use Open.
+type Store struct {
+	db        *sql.DB
+	path      string
+	log       *slog.Logger
+	opts      Options
+	instance  string
+	recovered []string
+
+	mu        sync.Mutex
+	space     *sync.Cond // signalled when the queue shrinks or the store closes
+	queue     []*op
+	queued    int              // writes (items) in queue
+	pending   int              // async ops accepted and not yet committed
+	syncOps   bool             // queue holds an op a caller waits for
+	pks       map[string]int64 // sessions known to exist: id -> pk
+	deleteGen uint64           // bumped after each committed delete
+	closed    bool
+	werr      error // first write error that could not be committed
+
+	wake   chan struct{}
+	urgent chan struct{}
+	done   chan struct{}
+
+	closeOnce sync.Once
+	closeErr  error
+
+	// Owned by the writer goroutine.
+	seqs  map[int64]int64 // last seq of each session's log, by session pk
+	stmts *statements
+	rows  []eventRow // event rows waiting for a multi-row insert
+	args  []any      // their arguments
+}
+
+var _ session.Store = (*Store)(nil)
+
+// Open opens (creating it when missing) the database at path, or a private
+// in-memory database for ":memory:". It migrates the schema, recovers the
+// sessions of dead processes and starts the writer. The directory of path
+// must exist.
+func Open(path string, opts Options) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("sqlite: empty database path")
+	}
+	if strings.ContainsRune(path, '?') {
+		return nil, fmt.Errorf("sqlite: database path %q must not contain '?'", path)
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.BatchSize <= 0 {
+		opts.BatchSize = 2048
+	}
+	if opts.Linger == 0 {
+		opts.Linger = 2 * time.Millisecond
+	}
+	if opts.MaxPending <= 0 {
+		opts.MaxPending = 65536
+	}
+	if opts.MaxPending < opts.BatchSize {
+		opts.MaxPending = opts.BatchSize
+	}
+	if opts.BusyTimeout <= 0 {
+		opts.BusyTimeout = 10 * time.Second
+	}
+	memory := path == ":memory:"
+	dsn := fmt.Sprintf("%s?_pragma=busy_timeout(%d)&_pragma=foreign_keys(1)&_txlock=immediate", path, opts.BusyTimeout.Milliseconds())
+	if !memory {
+		dsn += "&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
+	}
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	if memory {
+		// Each connection to ":memory:" is a database of its own: keep one.
+		db.SetMaxOpenConns(1)
+		db.SetMaxIdleConns(1)
+	} else {
+		n := max(4, runtime.GOMAXPROCS(0)+1)
+		db.SetMaxOpenConns(n)
+		db.SetMaxIdleConns(n)
+	}
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
+	ctx := context.Background()
+	fail := func(err error) (*Store, error) {
+		db.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	if err := db.PingContext(ctx); err != nil {
+		return fail(err)
+	}
+	if err := migrate(ctx, db, migrations()); err != nil {
+		return fail(err)
+	}
+	s := &Store{
+		db: db, path: path, log: opts.Logger, opts: opts,
+		instance: id.Ascending("ins"),
+		pks:      map[string]int64{},
+		wake:     make(chan struct{}, 1),
+		urgent:   make(chan struct{}, 1),
+		done:     make(chan struct{}),
+		seqs:     map[int64]int64{},
+	}
+	s.space = sync.NewCond(&s.mu)
+	if s.recovered, err = s.recover(ctx); err != nil {
+		return fail(err)
+	}
+	if len(s.recovered) > 0 {
+		s.log.Warn("sessions of a process that is gone marked interrupted", "db", path, "sessions", len(s.recovered))
+	}
+	if s.stmts, err = prepare(ctx, db); err != nil {
+		return fail(err)
+	}
+	go s.run()
+	return s, nil
+}
+
+// Path returns the path the store was opened with.
+func (s *Store) Path() string { return s.path }
+
+// Recovered lists the sessions that Open found running for a process that
+// is gone and marked interrupted.
+func (s *Store) Recovered() []string { return append([]string(nil), s.recovered...) }
+
+// recover registers this store and marks the running sessions of dead
+// processes interrupted.
+func (s *Store) recover(ctx context.Context) ([]string, error) {
+	host, _ := os.Hostname()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, `SELECT id, pid, host FROM instances`)
+	if err != nil {
+		return nil, err
+	}
+	var dead []string
+	for rows.Next() {
+		var iid, h string
+		var pid int
+		if err := rows.Scan(&iid, &pid, &h); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		// A process on another host cannot be checked: its sessions stay.
+		if h == host && !processAlive(pid) {
+			dead = append(dead, iid)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	deadJSON, _ := json.Marshal(append([]string{}, dead...))
+	rows, err = tx.QueryContext(ctx, `SELECT id FROM sessions WHERE status = 'running' AND (
+		owner IS NULL OR owner NOT IN (SELECT id FROM instances) OR owner IN (SELECT value FROM json_each(?)))`, string(deadJSON))
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for rows.Next() {
+		var sid string
+		if err := rows.Scan(&sid); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		ids = append(ids, sid)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	now := time.Now().UnixNano()
+	idsJSON, _ := json.Marshal(append([]string{}, ids...))
+	if _, err := tx.ExecContext(ctx, `UPDATE sessions SET status = 'interrupted', updated_at = ? WHERE id IN (SELECT value FROM json_each(?))`, now, string(idsJSON)); err != nil {
+		return nil, err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM instances WHERE id IN (SELECT value FROM json_each(?))`, string(deadJSON)); err != nil {
+		return nil, err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO instances (id, pid, host, started_at) VALUES (?, ?, ?, ?)`, s.instance, os.Getpid(), host, now); err != nil {
+		return nil, err
+	}
+	return ids, tx.Commit()
+}
+
+// ---- encoding ----
+
+func unixNano(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func fromUnixNano(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
+}
+
+const sessionColumns = `id, parent_id, depth, agent_name, source_type, title, status, stop_reason,
+	created_at, updated_at, usage, cost, total_usage, total_cost, duration_ms, metadata`
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanSession(r scanner) (session.Session, error) {
+	var (
+		s                   session.Session
+		parent, meta        sql.NullString
+		created, updated    int64
+		usage, totalUsage   string
+		status              string
+		agent, source, stop string
+	)
+	err := r.Scan(&s.ID, &parent, &s.Depth, &agent, &source, &s.Title, &status, &stop,
+		&created, &updated, &usage, &s.Cost, &totalUsage, &s.TotalCost, &s.DurationMS, &meta)
+	if err != nil {
+		return s, err
+	}
+	s.ParentID, s.AgentName, s.SourceType, s.Status, s.StopReason = parent.String, agent, source, session.Status(status), stop
+	s.CreatedAt, s.UpdatedAt = fromUnixNano(created), fromUnixNano(updated)
+	if err := json.Unmarshal([]byte(usage), &s.Usage); err != nil {
+		return s, fmt.Errorf("session %s: usage: %w", s.ID, err)
+	}
+	if err := json.Unmarshal([]byte(totalUsage), &s.TotalUsage); err != nil {
+		return s, fmt.Errorf("session %s: total_usage: %w", s.ID, err)
+	}
+	if meta.Valid && meta.String != "" && meta.String != "null" {
+		if err := json.Unmarshal([]byte(meta.String), &s.Metadata); err != nil {
+			return s, fmt.Errorf("session %s: metadata: %w", s.ID, err)
+		}
+	}
+	return s, nil
+}
+
+// sessionArgs are the values of the columns after id and parent_id, in
+// sessionColumns order.
+func sessionArgs(s session.Session) ([]any, error) {
+	usage, err := json.Marshal(s.Usage)
+	if err != nil {
+		return nil, err
+	}
+	total, err := json.Marshal(s.TotalUsage)
+	if err != nil {
+		return nil, err
+	}
+	var meta any
+	if s.Metadata != nil {
+		b, err := json.Marshal(s.Metadata)
+		if err != nil {
+			return nil, fmt.Errorf("metadata: %w", err)
+		}
+		meta = string(b)
+	}
+	return []any{s.Depth, s.AgentName, s.SourceType, s.Title, string(s.Status), s.StopReason,
+		unixNano(s.CreatedAt), unixNano(s.UpdatedAt), string(usage), s.Cost, string(total), s.TotalCost, s.DurationMS, meta}, nil
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func notFound(id string) error { return fmt.Errorf("%w: %s", session.ErrNotFound, id) }
+
+// ---- reads ----
+
+func (s *Store) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// GetSession implements session.Store.
+func (s *Store) GetSession(ctx context.Context, id string) (session.Session, error) {
+	if s.isClosed() {
+		return session.Session{}, session.ErrClosed
+	}
+	sess, err := scanSession(s.db.QueryRowContext(ctx, `SELECT `+sessionColumns+` FROM sessions WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return session.Session{}, notFound(id)
+	}
+	return sess, err
+}
+
+// ListSessions implements session.Store.
+func (s *Store) ListSessions(ctx context.Context, opts session.ListOptions) ([]session.Session, error) {
+	if s.isClosed() {
+		return nil, session.ErrClosed
+	}
+	q := `SELECT ` + sessionColumns + ` FROM sessions`
+	var args []any
+	switch {
+	case opts.ParentID != "":
+		q += ` WHERE parent_id = ?`
+		args = append(args, opts.ParentID)
+	case opts.RootsOnly:
+		q += ` WHERE parent_id IS NULL`
+	}
+	q += ` ORDER BY created_at DESC, id ASC`
+	if opts.Limit > 0 {
+		q += ` LIMIT ?`
+		args = append(args, opts.Limit)
+	}
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []session.Session
+	for rows.Next() {
+		sess, err := scanSession(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sess)
+	}
+	return out, rows.Err()
+}
+
+// lookup returns the pk of a session, or 0 when there is none.
+func (s *Store) lookup(ctx context.Context, id string) (int64, error) {
+	var pk int64
+	err := s.db.QueryRowContext(ctx, `SELECT pk FROM sessions WHERE id = ?`, id).Scan(&pk)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	return pk, err
+}
+
+func (s *Store) exists(ctx context.Context, id string) (bool, error) {
+	pk, err := s.lookup(ctx, id)
+	return pk != 0, err
+}
+
+// settle waits until the writes queued so far are committed, so that a
+// read sees them.
+func (s *Store) settle(ctx context.Context) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return session.ErrClosed
+	}
+	n := s.pending
+	s.mu.Unlock()
+	if n == 0 {
+		return nil
+	}
+	return s.barrier(ctx)
+}
+
+// Messages implements session.Store.
+func (s *Store) Messages(ctx context.Context, sessionID string) ([]session.Message, error) {
+	if err := s.settle(ctx); err != nil {
+		return nil, err
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT m.seq, m.id, m.agent_name, m.role, m.synthetic, m.created_at,
+			p.kind, p.text, p.tool_call_id, p.tool_name, p.args, p.is_error
+		FROM sessions s JOIN messages m ON m.session_pk = s.pk LEFT JOIN parts p ON p.message_seq = m.seq
+		WHERE s.id = ? ORDER BY m.seq, p.idx`, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var (
+		out  []session.Message
+		last int64 = -1
+	)
+	for rows.Next() {
+		var (
+			seq, created                   int64
+			mid, agent, role               string
+			synthetic                      bool
+			kind, text, callID, tool, args sql.NullString
+			isError                        sql.NullBool
+		)
+		if err := rows.Scan(&seq, &mid, &agent, &role, &synthetic, &created, &kind, &text, &callID, &tool, &args, &isError); err != nil {
+			return nil, err
+		}
+		if seq != last {
+			last = seq
+			out = append(out, session.Message{ID: mid, SessionID: sessionID, AgentName: agent, CreatedAt: fromUnixNano(created),
+				Message: model.Message{Role: model.Role(role), Synthetic: synthetic, Parts: []model.Part{}}})
+		}
+		if kind.Valid {
+			p := model.Part{Kind: model.PartKind(kind.String), Text: text.String, ToolCallID: callID.String, ToolName: tool.String, IsError: isError.Bool}
+			if args.Valid {
+				p.Args = json.RawMessage(args.String)
+			}
+			m := &out[len(out)-1]
+			m.Parts = append(m.Parts, p)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		if ok, err := s.exists(ctx, sessionID); err != nil {
+			return nil, err
+		} else if !ok {
+			return nil, notFound(sessionID)
+		}
+	}
+	return out, nil
+}
+
+// Events implements session.Store.
+func (s *Store) Events(ctx context.Context, sessionID string, afterSeq int64) ([]session.Record, error) {
+	if err := s.settle(ctx); err != nil {
+		return nil, err
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT e.id, e.seq, e.time, e.data FROM sessions s JOIN events e ON e.session_pk = s.pk
+		WHERE s.id = ? AND e.seq > ? ORDER BY e.seq`, sessionID, afterSeq)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []session.Record
+	for rows.Next() {
+		var (
+			r    = session.Record{SessionID: sessionID}
+			t    int64
+			data []byte
+		)
+		if err := rows.Scan(&r.GlobalSeq, &r.Seq, &t, &data); err != nil {
+			return nil, err
+		}
+		r.Time = fromUnixNano(t)
+		if r.Event, err = event.Decode(data); err != nil {
+			return nil, fmt.Errorf("session %s event %d: %w", sessionID, r.Seq, err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		if ok, err := s.exists(ctx, sessionID); err != nil {
+			return nil, err
+		} else if !ok {
+			return nil, notFound(sessionID)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,18 @@
+// Package storetest is the conformance suite that every session.Store
+// passes. A store's own tests call Run with a function that opens a fresh,
+// empty store:
+//
+//	func TestConformance(t *testing.T) {
+//		storetest.Run(t, func(t *testing.T) session.Store { return memory.New() })
+//	}
+//
+// The suite checks the Store contract as session.Store documents it:
+// creation and the parent link (ErrExists, ErrNotFound for a missing
+// parent), ErrNotFound from every call on an unknown session, atomic
+// updates that cannot move a session in the tree, copy isolation of
+// metadata and messages, listing order and filters, deletion of a whole
+// subtree with its messages and events, per-session event order with
+// contiguous sequence numbers and one store-wide order, read-your-writes
+// without Flush, many concurrent writers and readers, and ErrClosed after
+// Close. Each subtest opens its own store and closes it when done.
+package storetest
