@@ -238,17 +238,17 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 func (r *run) waitInjected(ctx context.Context) bool {
 	inbox := r.inv.Inbox()
 	for {
-		select {
-		case <-inbox.Wait():
+		if inbox.Len() > 0 {
 			return true
-		default:
 		}
 		if r.inv.PendingAsync() == 0 {
-			return false
+			// A child injects before its pending count drops: one that
+			// ended since the check above is seen here.
+			return inbox.Len() > 0
 		}
+		// Woken by an injection or by an async child ending.
 		select {
 		case <-inbox.Wait():
-			return true
 		case <-ctx.Done():
 			return false
 		}
@@ -268,6 +268,9 @@ func (r *run) drainInbox(ctx context.Context) {
 }
 
 func (r *run) fail(ctx context.Context, err error, stop, code string) spawn.Result {
+	// The run's error is the last event of its session: async children
+	// (whose ends belong to this session) must end before it.
+	r.inv.WaitAsync()
 	r.sink.Emit(event.RunError{Message: err.Error(), Code: code, RunID: r.inv.RunID, AgentName: r.a.cfg.Name})
 	return spawn.Result{Output: r.lastText(), StopReason: stop, Err: err}
 }
@@ -276,6 +279,7 @@ func (r *run) abort(ctx context.Context, cause error) spawn.Result {
 	if cause == nil {
 		cause = context.Canceled
 	}
+	r.inv.WaitAsync() // see fail
 	r.sink.Emit(event.RunError{Message: "run cancelled: " + cause.Error(), Code: "aborted", RunID: r.inv.RunID, AgentName: r.a.cfg.Name})
 	return spawn.Result{Output: r.lastText(), StopReason: event.StopAborted, Err: cause}
 }
@@ -455,8 +459,13 @@ func (r *run) execute(ctx context.Context, t tool.Tool, call tool.Call) tool.Res
 		return tool.Run(ctx, t, call)
 	}
 	info := ToolInfo{Agent: r.a.cfg.Name, SessionID: r.inv.Session.ID, ToolName: call.Name, CallID: call.ID, Input: slices.Clone(call.Args)}
-	if d := h.PreTool(ctx, info); !d.Allow {
+	d := h.PreTool(ctx, info)
+	if !d.Allow {
 		return tool.Errorf("tool %s denied: %s", call.Name, d.Reason)
+	}
+	if len(d.Input) > 0 && json.Valid(d.Input) {
+		call.Args = slices.Clone(d.Input)
+		info.Input = slices.Clone(d.Input)
 	}
 	res := tool.Run(ctx, t, call)
 	return h.PostTool(ctx, info, res)

@@ -50,6 +50,9 @@ type ToolInfo struct {
 type ToolDecision struct {
 	Allow  bool
 	Reason string
+	// Input, when set (and valid JSON), replaces the call's arguments: the
+	// tool runs with it and tools/post-execute sees it.
+	Input json.RawMessage
 }
 
 // TurnStopInfo is the payload of agent/turn-stop.

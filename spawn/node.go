@@ -55,8 +55,13 @@ type Invocation struct {
 	workerHistory map[string][]model.Message // worker name -> kept history (reset_history_on_run: false)
 }
 
-// Inject queues content for the session's next model request.
-func (inv *Invocation) Inject(content string) { inv.handle.inbox.Inject(content) }
+// Inject queues content for the session's next model request. Once the
+// session has been torn down nothing more is queued; the refusal is logged.
+func (inv *Invocation) Inject(content string) {
+	if !inv.handle.inbox.TryInject(content) && inv.Runtime != nil {
+		inv.Runtime.Logger().Warn("inject after teardown dropped", "session", inv.Session.ID)
+	}
+}
 
 // Inbox returns the session's queue of injected messages.
 func (inv *Invocation) Inbox() *Inbox { return inv.handle.inbox }

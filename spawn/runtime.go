@@ -53,7 +53,9 @@ var (
 // Lifecycle observes the subagent lifecycle; the hook subsystem implements
 // it. Start is called after the child is ready (stored and registered) and
 // before its first model request; End exactly once after Start. Both run
-// synchronously on the spawning goroutine.
+// synchronously on the spawning goroutine, with a context that carries the
+// parent's Invocation (InvocationFrom), so an observer can reach the
+// Runtime (for example to Inject into the child).
 type Lifecycle interface {
 	SubagentStart(ctx context.Context, info StartInfo)
 	SubagentEnd(ctx context.Context, info EndInfo)
@@ -76,9 +78,13 @@ type EndInfo struct {
 	StartInfo
 	StopReason           string
 	LastAssistantMessage string
-	HasResult            bool // false on an infrastructure fault (no result at all)
-	Usage                event.Usage
-	DurationMS           int64
+	// LastAssistant is the child's final output as content blocks: a deep
+	// copy taken when the child settled, before its caller saw the result.
+	// Nil when there is no output or no result.
+	LastAssistant []model.Part
+	HasResult     bool // false on an infrastructure fault (no result at all)
+	Usage         event.Usage
+	DurationMS    int64
 }
 
 // Config configures a Runtime.
@@ -159,7 +165,9 @@ func (rt *Runtime) Inject(sessionID, content string) error {
 	if !ok {
 		return fmt.Errorf("inject: %w: %s is not running", session.ErrNotFound, sessionID)
 	}
-	v.(*handle).inbox.Inject(content)
+	if !v.(*handle).inbox.TryInject(content) {
+		return fmt.Errorf("inject: %w: %s has ended", session.ErrNotFound, sessionID)
+	}
 	return nil
 }
 
@@ -215,23 +223,60 @@ func (rt *Runtime) NewRoot(s session.Session, runID, prompt string, history []mo
 func (rt *Runtime) Release(inv *Invocation) []string {
 	inv.async.Wait()
 	rt.sessions.Delete(inv.Session.ID)
-	return inv.handle.inbox.Drain()
+	return inv.handle.inbox.Close()
 }
 
 // Inbox is a session's queue of injected context. Safe for concurrent use.
 type Inbox struct {
 	mu     sync.Mutex
 	queue  []string
+	closed bool
 	notify chan struct{} // has a value when queue may be non-empty
 }
 
 func newInbox() *Inbox { return &Inbox{notify: make(chan struct{}, 1)} }
 
-// Inject queues content.
-func (b *Inbox) Inject(content string) {
+// Inject queues content. Content injected after Close is dropped; use
+// TryInject to learn whether it was queued.
+func (b *Inbox) Inject(content string) { b.TryInject(content) }
+
+// TryInject queues content and reports whether it was queued: false once
+// the inbox is closed (its session has been torn down).
+func (b *Inbox) TryInject(content string) bool {
 	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return false
+	}
 	b.queue = append(b.queue, content)
 	b.mu.Unlock()
+	select {
+	case b.notify <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// Close takes everything queued and refuses later injections, atomically:
+// every injection is either in the returned slice or reported as refused.
+func (b *Inbox) Close() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.closed = true
+	q := b.queue
+	b.queue = nil
+	return q
+}
+
+// Len reports how many injections are queued.
+func (b *Inbox) Len() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.queue)
+}
+
+// wake signals Wait without queueing anything.
+func (b *Inbox) wake() {
 	select {
 	case b.notify <- struct{}{}:
 	default:
@@ -247,7 +292,8 @@ func (b *Inbox) Drain() []string {
 	return q
 }
 
-// Wait returns a channel that receives when something may have been injected.
+// Wait returns a channel that receives when something may have been
+// injected or an async child of the session has ended.
 func (b *Inbox) Wait() <-chan struct{} { return b.notify }
 
 // TaskStatus values.

@@ -84,8 +84,10 @@ func Spawn(ctx context.Context, parent *Invocation, req Request) (Child, error) 
 		return Child{}, fmt.Errorf("cannot spawn %s: store: %w", req.Node.Name(), err)
 	}
 
+	// The request is snapshotted here (spec/HOOKS.md §3 rule 5): a caller
+	// that changes its history afterwards changes nothing the child sees.
 	inv := &Invocation{
-		Session: child, RunID: id.Ascending(id.Run), Prompt: req.Prompt, History: req.History,
+		Session: child, RunID: id.Ascending(id.Run), Prompt: req.Prompt, History: model.CloneMessages(req.History),
 		Runtime: rt, ToolCallID: req.ToolCallID, run: parent.run, handle: rt.newHandle(),
 	}
 	inv.Sink = &wrapSink{parent: parent.Sink, childID: child.ID, parentID: parent.Session.ID,
@@ -121,7 +123,7 @@ func Spawn(ctx context.Context, parent *Invocation, req Request) (Child, error) 
 		ParentAgent: parent.Session.AgentName,
 	}
 	if lc := rt.cfg.Lifecycle; lc != nil {
-		lc.SubagentStart(ctx, info)
+		lc.SubagentStart(WithInvocation(ctx, parent), info)
 	}
 	busy := rt.busyCounter(child.AgentName)
 	busy.Add(1)
@@ -148,6 +150,8 @@ func Spawn(ctx context.Context, parent *Invocation, req Request) (Child, error) 
 		// pending child also sees its result in the inbox.
 		parent.handle.inbox.Inject(asyncResultMessage(task, res))
 		parent.handle.pendingAsync.Add(-1)
+		// Wake a loop that waits for its pending children to end.
+		parent.handle.inbox.wake()
 	}()
 	return Child{SessionID: child.ID, TaskID: task.ID}, nil
 }
@@ -165,6 +169,7 @@ func (rt *Runtime) runChild(ctx context.Context, parent, inv *Invocation, req Re
 		defer t.Stop()
 	}
 	hasResult := true
+	var last []model.Part
 	func() {
 		defer func() {
 			if r := recover(); r != nil {
@@ -174,6 +179,9 @@ func (rt *Runtime) runChild(ctx context.Context, parent, inv *Invocation, req Re
 			}
 		}()
 		res = req.Node.Run(WithInvocation(ctx, inv), inv)
+		// The child has settled: copy its final output before anyone (the
+		// caller, a lifecycle observer) can touch the result.
+		last = lastAssistant(res)
 	}()
 	inv.async.Wait() // a node that forgot its async children still may not outlive its end
 	if res.StopReason == "" {
@@ -197,7 +205,9 @@ func (rt *Runtime) runChild(ctx context.Context, parent, inv *Invocation, req Re
 	totalCost := res.Cost + childCost
 	dur := time.Since(started).Milliseconds()
 	rt.sessions.Delete(inv.Session.ID)
-	if left := inv.handle.inbox.Drain(); len(left) > 0 {
+	// Close drains the inbox and refuses later injections, so nothing
+	// injected before teardown is lost (spec/HOOKS.md §3 rule 6).
+	if left := inv.handle.inbox.Close(); len(left) > 0 {
 		// Keep what was injected after the child's last request: it is
 		// stored with the child's conversation rather than lost.
 		msgs := make([]session.Message, len(left))
@@ -240,12 +250,28 @@ func (rt *Runtime) runChild(ctx context.Context, parent, inv *Invocation, req Re
 	}
 	parent.Sink.Emit(end)
 	if lc := rt.cfg.Lifecycle; lc != nil {
-		lc.SubagentEnd(context.WithoutCancel(ctx), EndInfo{
+		lc.SubagentEnd(WithInvocation(context.WithoutCancel(ctx), parent), EndInfo{
 			StartInfo: info, StopReason: res.StopReason, LastAssistantMessage: res.Output,
-			HasResult: hasResult, Usage: total, DurationMS: dur,
+			LastAssistant: last, HasResult: hasResult, Usage: total, DurationMS: dur,
 		})
 	}
 	return res
+}
+
+// lastAssistant returns a deep copy of the content blocks of the child's
+// final output: its last assistant message that carries text, else the
+// output text as one text part (nodes that keep no messages, such as
+// teams), else nil.
+func lastAssistant(res Result) []model.Part {
+	for i := len(res.Messages) - 1; i >= 0; i-- {
+		if m := res.Messages[i]; m.Role == model.RoleAssistant && m.Text() != "" {
+			return model.CloneParts(m.Parts)
+		}
+	}
+	if res.Output != "" {
+		return []model.Part{{Kind: model.PartText, Text: res.Output}}
+	}
+	return nil
 }
 
 // parentCancelled reports whether a cancellation cause is a plain
