@@ -24,6 +24,8 @@ type Processor struct {
 	mu       sync.Mutex
 	sessions map[string]*sess // every session seen, for the life of the process
 
+	scratch applier // reused by every apply, under mu
+
 	subMu   sync.RWMutex
 	subs    map[int]func(owner string, cs []Change)
 	nextSub int
@@ -75,18 +77,43 @@ func (p *Processor) Apply(ctx context.Context, owner string, e event.Event) []Ch
 	if e == nil {
 		return nil
 	}
-	a := &applier{p: p, ctx: ctx, owner: owner, now: time.Now()}
+	return p.apply(ctx, owner, e, true)
+}
+
+// Record projects one event like Apply but returns nothing; Changes are
+// only built when a subscriber is listening, which keeps the hot path of
+// a run without protocol clients cheap.
+func (p *Processor) Record(ctx context.Context, owner string, e event.Event) {
+	if e == nil {
+		return
+	}
+	p.apply(ctx, owner, e, false)
+}
+
+func (p *Processor) apply(ctx context.Context, owner string, e event.Event, ret bool) []Change {
+	p.subMu.RLock()
+	subscribed := len(p.subs) > 0
+	p.subMu.RUnlock()
 	p.mu.Lock()
+	// One applier is reused under p.mu: no allocation per event.
+	a := &p.scratch
+	*a = applier{p: p, ctx: ctx, owner: owner, now: time.Now(), want: ret || subscribed, out: a.out[:0]}
 	a.apply(e)
-	p.mu.Unlock()
+	var out []Change
 	if len(a.out) > 0 {
+		out = append([]Change(nil), a.out...)
+	}
+	clear(a.out)
+	a.ctx = nil
+	p.mu.Unlock()
+	if subscribed && len(out) > 0 {
 		p.subMu.RLock()
 		for _, fn := range p.subs {
-			fn(owner, cloneChanges(a.out))
+			fn(owner, cloneChanges(out))
 		}
 		p.subMu.RUnlock()
 	}
-	return a.out
+	return out
 }
 
 // sess is the projection of one session.
@@ -140,7 +167,9 @@ type applier struct {
 	ctx   context.Context
 	owner string
 	now   time.Time
+	want  bool // build Changes (someone reads them)
 	out   []Change
+	one   [1]event.Event // backing array for a one-event store append
 }
 
 func (a *applier) emit(c Change) { a.out = append(a.out, c) }
@@ -161,7 +190,10 @@ func (a *applier) apply(e event.Event) {
 	}
 	s := a.session(sid, wrap)
 	if st := a.p.store; st != nil {
-		if err := st.AppendEvents(a.ctx, sid, inner); err != nil {
+		a.one[0] = inner
+		err := st.AppendEvents(a.ctx, sid, a.one[:]...)
+		a.one[0] = nil
+		if err != nil {
 			a.p.log.Warn("processor: store event", "session", sid, "kind", inner.Kind(), "err", err)
 		}
 	}
@@ -245,7 +277,9 @@ func (a *applier) root(sid string) *sess {
 		}
 		s.created = true
 	}
-	a.emit(SessionCreated{Info: s.info()})
+	if a.want {
+		a.emit(SessionCreated{Info: s.info()})
+	}
 	return s
 }
 
@@ -290,14 +324,20 @@ func (a *applier) createChild(parent *sess, info spawnInfo) *sess {
 		}
 	}
 	c.rec = rec
-	a.emit(SessionCreated{Info: c.info()})
+	if a.want {
+		a.emit(SessionCreated{Info: c.info()})
+	}
 	if info.prompt != "" {
 		um := Message{ID: id.Ascending(id.Message), SessionID: c.rec.ID, Role: RoleUser, Agent: c.rec.AgentName, Created: a.now, Completed: a.now}
 		c.userMsg = um.ID
-		a.emit(MessageUpdated{Info: um})
+		if a.want {
+			a.emit(MessageUpdated{Info: um})
+		}
 		pt := &part{Part: Part{ID: id.Ascending(id.Part), SessionID: c.rec.ID, MessageID: um.ID, Type: PartText, Start: a.now, End: a.now}}
 		pt.text.WriteString(info.prompt)
-		a.emit(PartUpdated{Part: pt.snapshot()})
+		if a.want {
+			a.emit(PartUpdated{Part: pt.snapshot()})
+		}
 	}
 	a.openMessage(c, info.modelID)
 	a.link(parent, c, info)
@@ -344,7 +384,9 @@ func (a *applier) link(parent, c *sess, info spawnInfo) {
 	}
 	pt.State.Metadata = meta
 	c.link = pt
-	a.emit(PartUpdated{Part: pt.snapshot()})
+	if a.want {
+		a.emit(PartUpdated{Part: pt.snapshot()})
+	}
 }
 
 func (a *applier) openMessage(s *sess, modelID string) *message {
@@ -354,7 +396,9 @@ func (a *applier) openMessage(s *sess, modelID string) *message {
 	m := &message{info: Message{ID: id.Ascending(id.Message), SessionID: s.rec.ID, Role: RoleAssistant, ParentID: s.userMsg,
 		Agent: s.rec.AgentName, ModelID: modelID, Created: a.now}, byIndex: map[int]*part{}, last: -1}
 	s.msg = m
-	a.emit(MessageUpdated{Info: m.info})
+	if a.want {
+		a.emit(MessageUpdated{Info: m.info})
+	}
 	return m
 }
 
@@ -374,14 +418,18 @@ func (a *applier) closeMessage(s *sess, errText string) {
 	for _, pt := range m.parts {
 		if pt.Type != PartTool && pt.End.IsZero() {
 			pt.End = a.now
-			a.emit(PartUpdated{Part: pt.snapshot()})
+			if a.want {
+				a.emit(PartUpdated{Part: pt.snapshot()})
+			}
 		}
 	}
 	if errText != "" && m.info.Error == "" {
 		m.info.Error = errText
 	}
 	m.info.Completed = a.now
-	a.emit(MessageUpdated{Info: m.info})
+	if a.want {
+		a.emit(MessageUpdated{Info: m.info})
+	}
 	s.msg = nil
 }
 
@@ -397,7 +445,9 @@ func (a *applier) setStatus(s *sess, st session.Status) {
 	}
 	s.rec.Status = st
 	s.rec.UpdatedAt = a.now
-	a.emit(SessionUpdated{Info: s.info()})
+	if a.want {
+		a.emit(SessionUpdated{Info: s.info()})
+	}
 }
 
 func (a *applier) runStarted(s *sess, ev event.RunStarted) {
@@ -454,7 +504,9 @@ func (a *applier) partStart(s *sess, ev event.PartStart) {
 	} else {
 		pt.text.WriteString(ev.Part.Content)
 	}
-	a.emit(PartUpdated{Part: pt.snapshot()})
+	if a.want {
+		a.emit(PartUpdated{Part: pt.snapshot()})
+	}
 }
 
 func (a *applier) partDelta(s *sess, ev event.PartDelta) {
@@ -471,14 +523,18 @@ func (a *applier) partDelta(s *sess, ev event.PartDelta) {
 			return
 		}
 		pt.raw.WriteString(ev.Delta.ArgsDelta)
-		a.emit(PartUpdated{Part: pt.snapshot()})
+		if a.want {
+			a.emit(PartUpdated{Part: pt.snapshot()})
+		}
 		return
 	}
 	if ev.Delta.ContentDelta == "" {
 		return
 	}
 	pt.text.WriteString(ev.Delta.ContentDelta)
-	a.emit(PartDelta{SessionID: s.rec.ID, MessageID: pt.MessageID, PartID: pt.ID, Field: "text", Delta: ev.Delta.ContentDelta})
+	if a.want {
+		a.emit(PartDelta{SessionID: s.rec.ID, MessageID: pt.MessageID, PartID: pt.ID, Field: "text", Delta: ev.Delta.ContentDelta})
+	}
 }
 
 func (a *applier) partEnd(s *sess, ev event.PartEnd) {
@@ -496,7 +552,9 @@ func (a *applier) partEnd(s *sess, ev event.PartEnd) {
 	} else {
 		pt.End = a.now
 	}
-	a.emit(PartUpdated{Part: pt.snapshot()})
+	if a.want {
+		a.emit(PartUpdated{Part: pt.snapshot()})
+	}
 }
 
 // toolPart finds the tool part of a call, creating it when the stream
@@ -525,7 +583,9 @@ func (a *applier) toolStart(s *sess, ev event.ToolCallStart) {
 	if pt.State.Start.IsZero() {
 		pt.State.Start = a.now
 	}
-	a.emit(PartUpdated{Part: pt.snapshot()})
+	if a.want {
+		a.emit(PartUpdated{Part: pt.snapshot()})
+	}
 }
 
 func (a *applier) toolProgress(s *sess, ev event.ToolCallProgress) {
@@ -539,7 +599,9 @@ func (a *applier) toolProgress(s *sess, ev event.ToolCallProgress) {
 	if ev.Status == event.StatusInProgress && pt.State.Status == ToolPending {
 		pt.State.Status, pt.State.Start = ToolRunning, a.now
 	}
-	a.emit(PartUpdated{Part: pt.snapshot()})
+	if a.want {
+		a.emit(PartUpdated{Part: pt.snapshot()})
+	}
 }
 
 func (a *applier) toolComplete(s *sess, ev event.ToolCallComplete) {
@@ -560,7 +622,9 @@ func (a *applier) toolComplete(s *sess, ev event.ToolCallComplete) {
 	}
 	pt.State.End = a.now
 	delete(s.tools, ev.ToolCallID)
-	a.emit(PartUpdated{Part: pt.snapshot()})
+	if a.want {
+		a.emit(PartUpdated{Part: pt.snapshot()})
+	}
 }
 
 func (a *applier) streamComplete(s *sess, ev event.StreamComplete) {
@@ -580,7 +644,9 @@ func (a *applier) runError(s *sess, ev event.RunError) {
 	a.closeMessage(s, ev.Message)
 	if !s.errored {
 		s.errored = true
-		a.emit(SessionError{SessionID: s.rec.ID, Code: ev.Code, Message: ev.Message})
+		if a.want {
+			a.emit(SessionError{SessionID: s.rec.ID, Code: ev.Code, Message: ev.Message})
+		}
 	}
 	if s.parent == nil {
 		stop := event.StopError
@@ -652,7 +718,9 @@ func (a *applier) finish(s *sess, f finishInfo) {
 	for callID, pt := range s.tools {
 		if pt.open() {
 			pt.State.Status, pt.State.Error, pt.State.End = ToolError, "session ended before the tool call completed", a.now
-			a.emit(PartUpdated{Part: pt.snapshot()})
+			if a.want {
+				a.emit(PartUpdated{Part: pt.snapshot()})
+			}
 		}
 		delete(s.tools, callID)
 	}
@@ -686,16 +754,22 @@ func (a *applier) finish(s *sess, f finishInfo) {
 	if s.parent != nil {
 		a.storeEnd(s, f)
 	}
-	a.emit(SessionUpdated{Info: s.info()})
+	if a.want {
+		a.emit(SessionUpdated{Info: s.info()})
+	}
 	if f.stop == event.StopError && !s.errored {
 		s.errored = true
 		msg := f.err
 		if msg == "" {
 			msg = f.stop
 		}
-		a.emit(SessionError{SessionID: s.rec.ID, Code: f.stop, Message: msg})
+		if a.want {
+			a.emit(SessionError{SessionID: s.rec.ID, Code: f.stop, Message: msg})
+		}
 	}
-	a.emit(SessionIdle{SessionID: s.rec.ID})
+	if a.want {
+		a.emit(SessionIdle{SessionID: s.rec.ID})
+	}
 
 	if l := s.link; l != nil && l.open() {
 		if f.stop == event.StopCompleted || f.stop == event.StopMaxTokens || f.stop == event.StopRefusal {
@@ -712,7 +786,9 @@ func (a *applier) finish(s *sess, f finishInfo) {
 		if l.CallID == "spawn:"+s.rec.ID && s.parent != nil {
 			delete(s.parent.tools, l.CallID)
 		}
-		a.emit(PartUpdated{Part: l.snapshot()})
+		if a.want {
+			a.emit(PartUpdated{Part: l.snapshot()})
+		}
 	}
 	if s.parent != nil {
 		delete(s.parent.kids, s.rec.ID)
