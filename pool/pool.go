@@ -209,7 +209,7 @@ type recorder struct {
 func (r *recorder) Emit(e event.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.proc.Apply(r.ctx, r.owner, e)
+	r.proc.Record(r.ctx, r.owner, e)
 	r.next.Emit(e)
 }
 
