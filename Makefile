@@ -30,6 +30,14 @@ test-node: build
 		(cd "$$d" && npm ci --no-audit --no-fund --loglevel=error && AGENTPOOL_BIN="$(CURDIR)/bin/agentpool" npm test); \
 	done
 
+# bench: the Go benchmarks (package bench, the id and event micro-benchmarks,
+# and the side-by-side with eino in the separate module bench/compare), each
+# with -benchmem; writes BENCHMARKS.md (figures, commands, machine). Raw
+# outputs go to bin/bench/. BENCHTIME=2000x or 3s to change the run length.
+BENCHTIME ?= 1s
+bench:
+	$(GO) run ./internal/benchreport -go "$(GO)" -benchtime=$(BENCHTIME) -o BENCHMARKS.md -raw bin/bench
+
 run:
 	$(GO) run ./cmd/agentpool run "Explain how this agent pool works"
 

@@ -3,7 +3,9 @@ package config
 import (
 	_ "embed"
 	"os"
+	"path"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -26,6 +28,13 @@ const (
 // Toolset types.
 const (
 	ToolsetSubagent = "subagent"
+)
+
+// Tool approval decisions (agent field `tool_approval`).
+const (
+	ApprovalAllow = "allow" // run the tool
+	ApprovalAsk   = "ask"   // ask for approval first (approval/request); no answer denies
+	ApprovalDeny  = "deny"  // never run the tool; the model is told why
 )
 
 // Team modes.
@@ -60,7 +69,45 @@ type Agent struct {
 	Toolsets     []ToolsetSpec // from `tools:` or `toolsets:`
 	Workers      []WorkerSpec
 	MaxTurns     int // 0 means the runtime default (Limits.MaxTurns)
+	// ToolApproval is `tool_approval`: a tool name, a pattern in the syntax
+	// of path.Match (for example "ask_*") or "*", mapped to ApprovalAllow,
+	// ApprovalAsk or ApprovalDeny. Nil when unset. See ApprovalFor.
+	ToolApproval map[string]string
 	Line         int // line of the agent's key
+}
+
+// ApprovalFor returns the approval policy of the agent for a tool: see
+// ToolApprovalFor.
+func (a *Agent) ApprovalFor(tool string) string {
+	return ToolApprovalFor(a.ToolApproval, tool)
+}
+
+// ToolApprovalFor returns the decision a `tool_approval` policy gives a
+// tool: the entry naming the tool exactly; else the longest matching
+// pattern (ties: the lexically smallest); else "*"; else ApprovalAllow.
+func ToolApprovalFor(policy map[string]string, tool string) string {
+	if v, ok := policy[tool]; ok {
+		return v
+	}
+	best := ""
+	for pat := range policy {
+		if pat == "*" || !strings.ContainsAny(pat, `*?[\`) {
+			continue
+		}
+		if ok, _ := path.Match(pat, tool); !ok {
+			continue
+		}
+		if best == "" || len(pat) > len(best) || (len(pat) == len(best) && pat < best) {
+			best = pat
+		}
+	}
+	if best != "" {
+		return policy[best]
+	}
+	if v, ok := policy["*"]; ok {
+		return v
+	}
+	return ApprovalAllow
 }
 
 // ModelSpec is an agent's `model:`.

@@ -1,7 +1,8 @@
 // Package config loads and validates the agentpool YAML manifest: the file
-// that declares a pool's agents (model, system prompt, toolsets, workers),
-// its teams (parallel or sequential groups of agents and other teams), the
-// default entry point, storage, hook settings and runtime limits.
+// that declares a pool's agents (model, system prompt, toolsets, workers,
+// tool approval policy), its teams (parallel or sequential groups of agents
+// and other teams), the default entry point, storage, hook settings and
+// runtime limits.
 //
 // Load reads a manifest from disk and Parse validates manifest bytes. Both
 // return either a fully validated *Manifest or an *Error; a manifest is never
@@ -37,6 +38,11 @@
 //     DefaultMaxChildren, DefaultMaxSpawns and DefaultMaxTurns; workers get
 //     ResetHistoryOnRun=true and teams RequireAll=true unless set otherwise.
 //     Negative limits, token counts, prices and durations are errors.
+//
+// An agent's tool_approval maps tool names, path.Match patterns ("ask_*")
+// or "*" to allow, ask or deny (ToolApprovalFor says which entry applies);
+// the hook registry applies it before every tool call, "ask" going to an
+// approver (package hook, approval/request) and denying when there is none.
 //
 // YAML anchors, aliases and merge keys ("<<") are supported. A manifest holds
 // exactly one YAML document.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	pathpkg "path"
 	"regexp"
 	"strconv"
 	"strings"
@@ -13,7 +14,7 @@ import (
 
 var (
 	topKeys     = []string{"default_agent", "agents", "teams", "storage", "hooks", "limits"}
-	agentKeys   = []string{"description", "model", "system_prompt", "tools", "toolsets", "workers", "max_turns"}
+	agentKeys   = []string{"description", "model", "system_prompt", "tools", "toolsets", "workers", "max_turns", "tool_approval"}
 	modelKeys   = []string{"type", "model", "base_url", "api_key", "api_key_env", "temperature", "max_tokens", "timeout", "input_price", "output_price", "custom_output_text", "call_tools", "tool_args", "turns", "delay"}
 	turnKeys    = []string{"text", "thinking", "tool_calls", "error", "delay", "finish_reason"}
 	callKeys    = []string{"name", "args"}
@@ -24,10 +25,11 @@ var (
 	hooksKeys   = []string{"settings"}
 	limitsKeys  = []string{"max_depth", "max_children", "max_spawns", "spawn_timeout", "max_turns"}
 
-	modelTypes   = []string{ModelTest, ModelScripted, ModelOpenAI, ModelAnthropic}
-	toolsetTypes = []string{ToolsetSubagent}
-	teamModes    = []string{ModeParallel, ModeSequential}
-	workerKinds  = []string{"agent", "team"}
+	modelTypes     = []string{ModelTest, ModelScripted, ModelOpenAI, ModelAnthropic}
+	approvalValues = []string{ApprovalAllow, ApprovalAsk, ApprovalDeny}
+	toolsetTypes   = []string{ToolsetSubagent}
+	teamModes      = []string{ModeParallel, ModeSequential}
+	workerKinds    = []string{"agent", "team"}
 
 	// modelKeyTypes lists the model types a key applies to; keys not listed
 	// apply to every type.
@@ -232,7 +234,45 @@ func (p *parser) agent(e entry) *Agent {
 	if fe, ok := f["max_turns"]; ok {
 		a.MaxTurns = p.count(fe.val, path+".max_turns")
 	}
+	if fe, ok := f["tool_approval"]; ok {
+		a.ToolApproval = p.toolApproval(fe.val, path+".tool_approval")
+	}
 	return a
+}
+
+// toolApproval reads `tool_approval`: a mapping of tool names or patterns
+// (path.Match syntax, "*" for every tool) to allow, ask or deny.
+func (p *parser) toolApproval(n *yaml.Node, path string) map[string]string {
+	d := deref(n)
+	if isNull(d) {
+		return nil
+	}
+	if d.Kind != yaml.MappingNode {
+		p.add(n.Line, path, "expected a mapping of tool names (or patterns such as \"*\") to allow, ask or deny, got %s", describe(d))
+		return nil
+	}
+	out := map[string]string{}
+	for _, e := range p.entries(d, path) {
+		ep := join(path, e.key)
+		if strings.TrimSpace(e.key) == "" {
+			p.add(e.line(), path, "tool name must not be empty")
+			continue
+		}
+		if _, err := pathpkg.Match(e.key, ""); err != nil {
+			p.add(e.line(), ep, "invalid tool pattern %q: %v", e.key, err)
+			continue
+		}
+		v, ok := p.word(e.val, ep)
+		if !ok {
+			continue
+		}
+		if !contains(approvalValues, v) {
+			p.add(e.val.Line, ep, "unknown approval %q%s", v, orKnown(v, approvalValues))
+			continue
+		}
+		out[e.key] = v
+	}
+	return out
 }
 
 // prompt reads a string or a list of strings joined with "\n\n".

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"log/slog"
+
 	"github.com/spf13/cobra"
 
+	"github.com/agentpool/agentpool/hook"
+	"github.com/agentpool/agentpool/hook/command"
 	"github.com/agentpool/agentpool/pool"
 )
 
@@ -38,10 +42,28 @@ func (f *poolFlags) register(cmd *cobra.Command) {
 
 // openPool loads the manifest, opens the store and builds the pool. The
 // caller closes the pool (which flushes and closes the store).
+//
+// Hooks: the manifest's tool_approval policies and the command hooks of
+// hooks.settings are installed on opts.Hooks when it is a *hook.Registry
+// (a server may pass one holding its approval listener), else on a new
+// registry.
 func openPool(f poolFlags, opts pool.Options) (*pool.Pool, error) {
 	m, err := loadManifest(f.config)
 	if err != nil {
 		return nil, err
+	}
+	reg, _ := opts.Hooks.(*hook.Registry)
+	if opts.Hooks == nil {
+		reg = hook.New(hook.Options{Logger: slog.Default()})
+		opts.Hooks = reg
+	}
+	if reg != nil {
+		if err := command.Install(reg, m, command.Options{}); err != nil {
+			return nil, err
+		}
+		if opts.Lifecycle == nil {
+			opts.Lifecycle = reg
+		}
 	}
 	st, err := openStore(f.db, m)
 	if err != nil {

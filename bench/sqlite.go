@@ -1,0 +1,12 @@
+package bench
+
+import (
+	"github.com/agentpool/agentpool/session"
+	"github.com/agentpool/agentpool/session/sqlite"
+)
+
+// The SQLite store of package session/sqlite, with its default options
+// (batched writer, WAL, synchronous=NORMAL).
+func init() {
+	OpenSQLite = func(path string) (session.Store, error) { return sqlite.Open(path, sqlite.Options{}) }
+}

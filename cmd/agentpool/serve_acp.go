@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentpool/agentpool/hook/command"
+	"github.com/agentpool/agentpool/pool"
+	"github.com/agentpool/agentpool/server/acp"
+)
+
+func init() { serveCommands = append(serveCommands, newServeACPCmd) }
+
+func newServeACPCmd() *cobra.Command {
+	var (
+		f     poolFlags
+		agent string
+	)
+	cmd := &cobra.Command{
+		Use:   "acp",
+		Short: "Serve the pool to an editor over ACP (JSON-RPC on stdin/stdout)",
+		Long: "Serve the pool over the Agent Client Protocol: JSON-RPC 2.0, one message per line on " +
+			"stdin/stdout; logs go to stderr. The session modes are the pool's agents and teams. " +
+			"The server exits when stdin ends.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return serveACP(cmd, f, agent)
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().StringVar(&agent, "agent", "", "mode (agent or team) of new sessions (default: the manifest's default_agent)")
+	return cmd
+}
+
+func serveACP(cmd *cobra.Command, f poolFlags, agent string) error {
+	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelInfo}))
+	// The hooks of the manifest (tool_approval policies, command hooks);
+	// approvals that the policy asks for go to the editor.
+	m, err := loadManifest(f.config)
+	if err != nil {
+		return err
+	}
+	reg, err := command.LoadWith(m, command.Options{Logger: log})
+	if err != nil {
+		return err
+	}
+	defer reg.Close(context.Background())
+	p, err := openPool(f, pool.Options{Logger: log, Hooks: reg, Lifecycle: reg})
+	if err != nil {
+		return err
+	}
+	srv, err := acp.New(acp.Options{Pool: p, Agent: agent, Logger: log, Version: version})
+	if err != nil {
+		p.Close()
+		return err
+	}
+	srv.UseApprovals(reg)
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	// On SIGINT/SIGTERM Serve cancels the running prompts, waits for them
+	// and returns.
+	serveErr := srv.Serve(ctx, cmd.InOrStdin(), cmd.OutOrStdout())
+	if errors.Is(serveErr, context.Canceled) {
+		serveErr = nil
+	}
+	log.Info("acp: shutting down")
+	return errors.Join(serveErr, p.Close())
+}

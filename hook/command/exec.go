@@ -1,0 +1,216 @@
+package command
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+)
+
+// maxOutput bounds what is kept of a hook's stdout and of its stderr.
+const maxOutput = 1 << 20
+
+// waitDelay bounds how long a finished (or killed) hook's output pipes are
+// waited for when something it started still holds them.
+const waitDelay = 2 * time.Second
+
+// result is how one hook command ran.
+type result struct {
+	exitCode int // -1 when it did not exit normally
+	stdout   string
+	stderr   string
+	duration time.Duration
+	timedOut bool
+	err      error // could not run, was cancelled, or timed out
+}
+
+// capped is a buffer that keeps the first maxOutput bytes.
+type capped struct{ bytes.Buffer }
+
+func (c *capped) Write(p []byte) (int, error) {
+	if room := maxOutput - c.Len(); room > 0 {
+		c.Buffer.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
+// run runs one hook command with stdin (the payload and a newline) as its
+// standard input. stdin is shared by concurrent runs: read only.
+func (b *Bridge) run(ctx context.Context, h handler, stdin []byte) result {
+	tctx, cancel := context.WithTimeout(ctx, h.timeout)
+	defer cancel()
+	command := strings.ReplaceAll(h.command, "${CLAUDE_PROJECT_DIR}", b.opts.ProjectDir)
+	cmd := exec.CommandContext(tctx, b.opts.Shell, "-c", command)
+	inOwnGroup(cmd)
+	cmd.WaitDelay = waitDelay
+	cmd.Dir = b.opts.ProjectDir
+	cmd.Env = append(os.Environ(), "CLAUDE_PROJECT_DIR="+b.opts.ProjectDir)
+	cmd.Env = append(cmd.Env, b.opts.Env...)
+	cmd.Stdin = bytes.NewReader(stdin)
+	var stdout, stderr capped
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	r := result{exitCode: -1, duration: time.Since(start), stdout: stdout.String(), stderr: stderr.String()}
+	if cmd.ProcessState != nil && cmd.ProcessState.Exited() {
+		r.exitCode = cmd.ProcessState.ExitCode()
+	}
+	switch {
+	case tctx.Err() != nil && ctx.Err() == nil:
+		r.timedOut = true
+		r.err = fmt.Errorf("timed out after %s; its process group was killed", h.timeout)
+	case ctx.Err() != nil:
+		r.err = fmt.Errorf("cancelled: %w", context.Cause(ctx))
+	case err != nil && errors.Is(err, exec.ErrWaitDelay) && r.exitCode >= 0:
+		// It exited; something it left behind held its output open.
+	case err != nil && r.exitCode < 0:
+		r.err = err
+	}
+	return r
+}
+
+// output is the JSON a hook may print on stdout (exit code 0).
+type output struct {
+	Continue           *bool           `json:"continue"`
+	StopReason         string          `json:"stopReason"`
+	SystemMessage      string          `json:"systemMessage"`
+	SuppressOutput     bool            `json:"suppressOutput"`
+	Decision           string          `json:"decision"`
+	Reason             string          `json:"reason"`
+	HookSpecificOutput *specificOutput `json:"hookSpecificOutput"`
+}
+
+type specificOutput struct {
+	HookEventName            string          `json:"hookEventName"`
+	PermissionDecision       string          `json:"permissionDecision"`
+	PermissionDecisionReason string          `json:"permissionDecisionReason"`
+	UpdatedInput             json.RawMessage `json:"updatedInput"`
+	AdditionalContext        string          `json:"additionalContext"`
+}
+
+// Verdicts of one hook run (and of the record's "decision").
+const (
+	vNone    = "none"
+	vAllow   = "allow"
+	vAsk     = "ask"
+	vDeny    = "deny"
+	vBlock   = "block"
+	vStop    = "stop" // continue: false
+	vError   = "error"
+	vTimeout = "timeout"
+)
+
+// verdict is what one hook run asks for.
+type verdict struct {
+	decision      string
+	reason        string
+	context       string
+	updatedInput  json.RawMessage
+	stopReason    string // with decision vStop
+	systemMessage string
+	suppress      bool
+	note          string // why an output was ignored, or the error
+}
+
+// interpret applies the exit code and output rules of spec/HOOKS.md §4.
+func interpret(event string, r result) verdict {
+	switch {
+	case r.timedOut:
+		return verdict{decision: vTimeout, note: r.err.Error()}
+	case r.err != nil:
+		return verdict{decision: vError, note: r.err.Error()}
+	case r.exitCode == 2:
+		reason := strings.TrimSpace(r.stderr)
+		if reason == "" {
+			reason = fmt.Sprintf("blocked by a %s hook", event)
+		}
+		if event == PreToolUse {
+			return verdict{decision: vDeny, reason: reason}
+		}
+		return verdict{decision: vBlock, reason: reason}
+	case r.exitCode != 0:
+		note := fmt.Sprintf("exit code %d", r.exitCode)
+		if s := strings.TrimSpace(r.stderr); s != "" {
+			note += ": " + truncate(s, 500)
+		}
+		return verdict{decision: vError, note: note}
+	}
+	out := strings.TrimSpace(r.stdout)
+	if strings.HasPrefix(out, "{") && json.Valid([]byte(out)) {
+		return parseOutput(event, []byte(out))
+	}
+	v := verdict{decision: vNone}
+	if out != "" && (event == SessionStart || event == UserPromptSubmit) {
+		v.context = out
+	}
+	return v
+}
+
+func parseOutput(event string, data []byte) verdict {
+	var o output
+	if err := json.Unmarshal(data, &o); err != nil {
+		return verdict{decision: vError, note: "invalid hook output: " + err.Error()}
+	}
+	v := verdict{decision: vNone, systemMessage: o.SystemMessage, suppress: o.SuppressOutput}
+	var notes []string
+	switch o.Decision {
+	case "":
+	case "block":
+		v.decision, v.reason = vBlock, o.Reason
+		if event == PreToolUse {
+			v.decision = vDeny
+		}
+	case "approve":
+		if event == PreToolUse {
+			v.decision, v.reason = vAllow, o.Reason
+		}
+	default:
+		notes = append(notes, fmt.Sprintf("unknown decision %q ignored", o.Decision))
+	}
+	if s := o.HookSpecificOutput; s != nil {
+		if s.HookEventName != event {
+			notes = append(notes, fmt.Sprintf("hookSpecificOutput for %q ignored in %s", s.HookEventName, event))
+		} else {
+			v.context = s.AdditionalContext
+			if event == PreToolUse {
+				switch s.PermissionDecision {
+				case "":
+				case vAllow, vAsk, vDeny:
+					v.decision, v.reason = s.PermissionDecision, s.PermissionDecisionReason
+				default:
+					notes = append(notes, fmt.Sprintf("unknown permissionDecision %q ignored", s.PermissionDecision))
+				}
+				if len(s.UpdatedInput) > 0 && !bytes.Equal(bytes.TrimSpace(s.UpdatedInput), []byte("null")) {
+					if bytes.HasPrefix(bytes.TrimSpace(s.UpdatedInput), []byte("{")) {
+						v.updatedInput = s.UpdatedInput
+					} else {
+						notes = append(notes, "updatedInput is not an object; ignored")
+					}
+				}
+			}
+		}
+	}
+	if o.Continue != nil && !*o.Continue {
+		v.decision, v.stopReason = vStop, o.StopReason
+		if v.stopReason == "" {
+			v.stopReason = fmt.Sprintf("stopped by a %s hook", event)
+		}
+	}
+	v.note = strings.Join(notes, "; ")
+	return v
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n] + "..."
+}

@@ -1,0 +1,24 @@
+//go:build unix
+
+package command
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+// defaultShell runs hook commands.
+const defaultShell = "/bin/sh"
+
+// inOwnGroup starts cmd in a new process group and makes cancelling it
+// (timeout or an ended run) kill the whole group: the hook, its children
+// and anything they left running in the background.
+func inOwnGroup(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error {
+		if cmd.Process == nil {
+			return nil
+		}
+		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+}

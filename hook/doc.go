@@ -1,0 +1,73 @@
+// Package hook is the typed hook points of spec/HOOKS.md §2 and the
+// Registry that wires them into the runtime.
+//
+// There are two kinds of point. An Emit[P] is observe-only: Fire calls its
+// listeners (Func[P], added with Register) one by one, in registration
+// order. A Seam[In, Out] is an interception chain (a waterfall): each
+// listener (SeamFunc[In, Out], added with Use) gets the input and a next
+// function; it may call next, change what next returns, or answer without
+// calling next to veto or take over. The end of the chain is the runtime's
+// default decision. Both are generic, so every point is typed; ForAgent
+// scopes a listener to one agent's runs and to the delegations it starts.
+//
+// A Registry holds every point (OnSessionStart ... OnSubagentEnd) and
+// implements agent.Hooks, spawn.Lifecycle and pool.SessionHooks:
+//
+//	reg := hook.New(hook.Options{Logger: log})
+//	reg.OnSubagentEnd.Register(func(ctx context.Context, e hook.SubagentEnd) error { ...; return nil })
+//	reg.OnPreExecute.Use(func(ctx context.Context, c hook.ToolCall, next hook.Next[hook.ToolCall, hook.ToolDecision]) hook.ToolDecision {
+//		if c.ToolName == "rm" {
+//			return hook.ToolDecision{Action: hook.Deny, Reason: "not here"}
+//		}
+//		return next(ctx, c)
+//	})
+//	p, _ := pool.New(m, pool.Options{Hooks: reg, Lifecycle: reg})
+//
+// Package hook/command bridges Claude Code / Codex command hooks onto a
+// Registry; docs/catalog.md lists every point and payload field.
+//
+// Guarantees (who may block whom, what is always delivered):
+//
+//   - Emit listeners can never fail, stop or stall a run beyond their
+//     timeout (WithTimeout, default DefaultEmitTimeout). Each is called in
+//     its own goroutine and containment: a panic, a returned error or a
+//     timeout is logged and the listener skipped; later listeners are
+//     still called; no panic escapes as an unhandled goroutine panic. A
+//     listener still running at its timeout is abandoned (Close waits for
+//     such stragglers). Emits never change control flow.
+//   - Emits are delivered even when the run is being cancelled: listeners
+//     get a context that is not cancelled with the run (only their own
+//     deadline). subagent/end and session/end are always delivered.
+//   - Seam listeners run synchronously on the run's goroutine and may
+//     block it: that is their purpose (an approval waits for a human).
+//     A panicking seam listener is logged and skipped (the chain goes on
+//     as if it had called next). Seams are bounded only by the run's
+//     context and a WithTimeout deadline on the listener's context.
+//   - Payloads are copies (spec/EVENTS.md invariant 10). Each listener of
+//     an emit gets its own copy, so what one listener does to it changes
+//     nothing the run, the caller or the next listener sees; this includes
+//     subagent/end's last_assistant_message (content blocks, deep-copied
+//     when the child settled; if a copy fails the event still fires
+//     without the field). A tool's input is a frozen copy (change the
+//     arguments with ToolDecision.UpdatedInput); the model request of
+//     agent/request is the session's own deep copy.
+//   - subagent/start fires only after the child is ready (stored and
+//     registered): a listener can Inject into it, and what it injects is
+//     part of the child's first model request (the start is fired
+//     synchronously before the child runs). subagent/end fires exactly
+//     once, after subagent/start, for every child whose start fired;
+//     neither fires when the child could not be created (depth limit,
+//     unknown node, store failure).
+//   - Approval fails closed: tools/pre-execute answering Ask goes to
+//     approval/request; no listener, no answer, an unknown outcome,
+//     rejected or cancelled all deny the call (the model is told why).
+//     allowed_always is remembered for that tool in that session.
+//   - The agent's tool_approval policy (manifest) is the default of
+//     tools/pre-execute: listeners that call next see it and the command
+//     bridge combines it with its own decision, strictest first.
+//   - Inputs the runtime acts on later are snapshotted when received: an
+//     approval request (RequestApproval) and a spawn request (its history)
+//     cannot be changed by their caller afterwards.
+package hook
+
+//go:generate go run ../internal/gencatalog -o ../docs/catalog.md

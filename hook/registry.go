@@ -1,0 +1,404 @@
+package hook
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentpool/agentpool/agent"
+	"github.com/agentpool/agentpool/config"
+	"github.com/agentpool/agentpool/model"
+	"github.com/agentpool/agentpool/session"
+	"github.com/agentpool/agentpool/spawn"
+	"github.com/agentpool/agentpool/tool"
+)
+
+// Options configure a Registry.
+type Options struct {
+	Logger *slog.Logger
+	// EmitTimeout is the default per-listener timeout of emits
+	// (DefaultEmitTimeout when 0).
+	EmitTimeout time.Duration
+}
+
+// Registry holds every hook point of spec/HOOKS.md §2. It implements
+// agent.Hooks, spawn.Lifecycle and pool.SessionHooks, so that
+//
+//	pool.New(m, pool.Options{Hooks: reg, Lifecycle: reg})
+//
+// wires it into a pool. Register listeners before the first run; the
+// points are safe for concurrent use.
+type Registry struct {
+	// OnSessionStart fires when a root run begins (pool.RunSink).
+	OnSessionStart *Emit[SessionStart]
+	// OnSessionEnd fires when a root run and all its children have ended.
+	OnSessionEnd *Emit[SessionEnd]
+	// OnPromptSubmit may block a prompt or add context to it.
+	OnPromptSubmit *Seam[Prompt, PromptDecision]
+	// OnRequest may change the model request about to be sent.
+	OnRequest *Seam[ModelRequest, *model.Request]
+	// OnPreExecute decides whether a tool call runs: allow, deny, or ask
+	// (which goes to OnApproval). Its default is the agent's tool_approval
+	// policy from the manifest (allow when there is none).
+	OnPreExecute *Seam[ToolCall, ToolDecision]
+	// OnPostExecute sees a tool's result and may add feedback or context.
+	OnPostExecute *Seam[ToolOutcome, PostDecision]
+	// OnToolResult observes every finished tool call.
+	OnToolResult *Emit[ToolOutcome]
+	// OnTurnStop may make an agent (or a subagent) continue.
+	OnTurnStop *Seam[TurnStop, StopDecision]
+	// OnApproval answers approval requests. Fail closed: with no listener, or
+	// no answer, the outcome is Unavailable and the tool is denied.
+	OnApproval *Seam[ApprovalRequest, ApprovalDecision]
+	// OnSubagentStart fires once a child is ready, before its first model
+	// request.
+	OnSubagentStart *Emit[SubagentStart]
+	// OnSubagentEnd fires exactly once per started child, after it settled.
+	OnSubagentEnd *Emit[SubagentEnd]
+
+	core *core
+
+	mu       sync.Mutex
+	policies map[string]map[string]string // agent -> tool_approval
+	always   map[alwaysKey]bool           // allowed_always answers
+}
+
+type alwaysKey struct{ session, tool string }
+
+var (
+	_ agent.Hooks     = (*Registry)(nil)
+	_ spawn.Lifecycle = (*Registry)(nil)
+)
+
+// The names of the hook points.
+const (
+	PointSessionStart  = "session/start"
+	PointSessionEnd    = "session/end"
+	PointPromptSubmit  = "agent/prompt-submit"
+	PointRequest       = "agent/request"
+	PointPreExecute    = "tools/pre-execute"
+	PointPostExecute   = "tools/post-execute"
+	PointToolResult    = "tools/result"
+	PointTurnStop      = "agent/turn-stop"
+	PointApproval      = "approval/request"
+	PointSubagentStart = "subagent/start"
+	PointSubagentEnd   = "subagent/end"
+)
+
+func one(s string) []string { return []string{s} }
+
+// New returns an empty registry.
+func New(opts Options) *Registry {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.EmitTimeout <= 0 {
+		opts.EmitTimeout = DefaultEmitTimeout
+	}
+	c := &core{log: opts.Logger, timeout: opts.EmitTimeout}
+	r := &Registry{core: c, policies: map[string]map[string]string{}, always: map[alwaysKey]bool{}}
+	r.OnSessionStart = &Emit[SessionStart]{name: PointSessionStart, core: c,
+		agents: func(p SessionStart) []string { return one(p.Agent) }}
+	r.OnSessionEnd = &Emit[SessionEnd]{name: PointSessionEnd, core: c,
+		agents: func(p SessionEnd) []string { return one(p.Agent) }}
+	r.OnPromptSubmit = &Seam[Prompt, PromptDecision]{name: PointPromptSubmit, core: c,
+		agents: func(p Prompt) []string { return one(p.Agent) }}
+	r.OnRequest = &Seam[ModelRequest, *model.Request]{name: PointRequest, core: c,
+		agents: func(p ModelRequest) []string { return one(p.Agent) }}
+	r.OnPreExecute = &Seam[ToolCall, ToolDecision]{name: PointPreExecute, core: c, clone: cloneToolCall,
+		agents: func(p ToolCall) []string { return one(p.Agent) }}
+	r.OnPostExecute = &Seam[ToolOutcome, PostDecision]{name: PointPostExecute, core: c, clone: cloneOutcome,
+		agents: func(p ToolOutcome) []string { return one(p.Agent) }}
+	r.OnToolResult = &Emit[ToolOutcome]{name: PointToolResult, core: c, clone: cloneOutcome,
+		agents: func(p ToolOutcome) []string { return one(p.Agent) }}
+	r.OnTurnStop = &Seam[TurnStop, StopDecision]{name: PointTurnStop, core: c,
+		agents: func(p TurnStop) []string { return one(p.Agent) }}
+	r.OnApproval = &Seam[ApprovalRequest, ApprovalDecision]{name: PointApproval, core: c, clone: cloneApproval,
+		agents: func(p ApprovalRequest) []string { return one(p.Agent) }}
+	r.OnSubagentStart = &Emit[SubagentStart]{name: PointSubagentStart, core: c,
+		agents: func(p SubagentStart) []string { return one(p.ParentAgent) }}
+	r.OnSubagentEnd = &Emit[SubagentEnd]{name: PointSubagentEnd, core: c, clone: r.cloneEnd,
+		agents: func(p SubagentEnd) []string { return one(p.ParentAgent) }}
+	return r
+}
+
+// Logger returns the registry's logger.
+func (r *Registry) Logger() *slog.Logger { return r.core.logger() }
+
+// Close waits until every emit listener that was abandoned after its
+// timeout has returned, or ctx is done.
+func (r *Registry) Close(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() {
+		r.core.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// cloneEnd gives a subagent/end listener its own copy. A failing copy of
+// last_assistant_message is logged and the event fires without the field.
+func (r *Registry) cloneEnd(e SubagentEnd) (out SubagentEnd) {
+	msg := e.LastAssistantMessage
+	e.LastAssistantMessage = nil
+	out = cloneSubagentEnd(e)
+	if msg != nil {
+		out.LastAssistantMessage = r.copyParts(msg)
+	}
+	return out
+}
+
+func (r *Registry) copyParts(p []model.Part) (out []model.Part) {
+	defer func() {
+		if v := recover(); v != nil {
+			r.Logger().Error("copy of last_assistant_message failed; subagent/end fires without it", "panic", v)
+			out = nil
+		}
+	}()
+	return cloneParts(p)
+}
+
+// SetToolApproval sets an agent's tool approval policy (the `tool_approval`
+// of the manifest: tool name, path.Match pattern or "*" -> allow, ask or
+// deny). It is the default of tools/pre-execute for that agent.
+func (r *Registry) SetToolApproval(agentName string, policy map[string]string) {
+	cp := make(map[string]string, len(policy))
+	for k, v := range policy {
+		cp[k] = v
+	}
+	r.mu.Lock()
+	r.policies[agentName] = cp
+	r.mu.Unlock()
+}
+
+// ApplyManifest sets the tool approval policy of every agent of m.
+func (r *Registry) ApplyManifest(m *config.Manifest) {
+	for _, name := range m.AgentOrder {
+		if a := m.Agents[name]; a != nil && a.ToolApproval != nil {
+			r.SetToolApproval(name, a.ToolApproval)
+		}
+	}
+}
+
+// Policy returns the decision of an agent's tool approval policy for a
+// tool (Allow when the agent has none).
+func (r *Registry) Policy(agentName, toolName string) string {
+	r.mu.Lock()
+	p := r.policies[agentName]
+	r.mu.Unlock()
+	return config.ToolApprovalFor(p, toolName)
+}
+
+// policyDecision is the default of tools/pre-execute.
+func (r *Registry) policyDecision(_ context.Context, in ToolCall) ToolDecision {
+	switch r.Policy(in.Agent, in.ToolName) {
+	case config.ApprovalDeny:
+		return ToolDecision{Action: Deny, Reason: fmt.Sprintf("the tool_approval policy of agent %s denies %s", in.Agent, in.ToolName)}
+	case config.ApprovalAsk:
+		return ToolDecision{Action: Ask, Reason: fmt.Sprintf("the tool_approval policy of agent %s asks before %s", in.Agent, in.ToolName)}
+	default:
+		return ToolDecision{Action: Allow}
+	}
+}
+
+// Inject queues content for the next model request of a running session of
+// the runtime that ctx belongs to (ctx as given to any listener that runs
+// inside a session: every point but a bare Registry call).
+func Inject(ctx context.Context, sessionID, content string) error {
+	inv := spawn.InvocationFrom(ctx)
+	if inv == nil || inv.Runtime == nil {
+		return ErrNoSession
+	}
+	return inv.Runtime.Inject(sessionID, content)
+}
+
+// --- agent.Hooks ---
+
+// PromptSubmit implements agent.Hooks (agent/prompt-submit).
+func (r *Registry) PromptSubmit(ctx context.Context, p agent.PromptInfo) agent.PromptDecision {
+	in := Prompt{Agent: p.Agent, SessionID: p.SessionID, Content: p.Content}
+	d := r.OnPromptSubmit.Run(ctx, in, func(context.Context, Prompt) PromptDecision { return PromptDecision{} })
+	if d.Block && d.Reason == "" {
+		d.Reason = "blocked by a hook"
+	}
+	return agent.PromptDecision{Block: d.Block, Reason: d.Reason, Context: d.Context}
+}
+
+// ModelRequest implements agent.Hooks (agent/request). The chain works on a
+// deep copy of req; a listener returning nil keeps the request.
+func (r *Registry) ModelRequest(ctx context.Context, agentName, sessionID string, req *model.Request) *model.Request {
+	if r.OnRequest.Len() == 0 {
+		return req
+	}
+	in := ModelRequest{Agent: agentName, SessionID: sessionID, Request: cloneRequest(req)}
+	out := r.OnRequest.Run(ctx, in, func(_ context.Context, in ModelRequest) *model.Request { return in.Request })
+	if out == nil {
+		return req
+	}
+	return out
+}
+
+// PreTool implements agent.Hooks: tools/pre-execute, then approval/request
+// when the answer is ask.
+func (r *Registry) PreTool(ctx context.Context, t agent.ToolInfo) agent.ToolDecision {
+	in := ToolCall{Agent: t.Agent, SessionID: t.SessionID, ToolName: t.ToolName, CallID: t.CallID, Input: cloneRaw(t.Input)}
+	d := r.OnPreExecute.Run(ctx, in, r.policyDecision)
+	switch d.Action {
+	case Deny:
+		reason := d.Reason
+		if reason == "" {
+			reason = "denied by a hook"
+		}
+		return agent.ToolDecision{Reason: reason}
+	case Ask:
+		key := alwaysKey{t.SessionID, t.ToolName}
+		r.mu.Lock()
+		always := r.always[key]
+		r.mu.Unlock()
+		if !always {
+			input := t.Input
+			if len(d.UpdatedInput) > 0 {
+				input = d.UpdatedInput
+			}
+			a := r.RequestApproval(ctx, ApprovalRequest{Agent: t.Agent, SessionID: t.SessionID, ToolName: t.ToolName, CallID: t.CallID, Input: input, Reason: d.Reason})
+			if !a.Allowed() {
+				msg := "approval " + a.Outcome
+				if a.Reason != "" {
+					msg += ": " + a.Reason
+				}
+				return agent.ToolDecision{Reason: msg}
+			}
+			if a.Outcome == AllowedAlways {
+				r.mu.Lock()
+				r.always[key] = true
+				r.mu.Unlock()
+			}
+		}
+	}
+	return agent.ToolDecision{Allow: true, Input: cloneRaw(d.UpdatedInput)}
+}
+
+// RequestApproval runs approval/request. req is snapshotted on entry. Fail
+// closed: no listener, an empty or unknown outcome all give Unavailable.
+func (r *Registry) RequestApproval(ctx context.Context, req ApprovalRequest) ApprovalDecision {
+	req = cloneApproval(req)
+	d := r.OnApproval.Run(ctx, req, func(context.Context, ApprovalRequest) ApprovalDecision {
+		return ApprovalDecision{Outcome: Unavailable, Reason: "no approver is available"}
+	})
+	switch d.Outcome {
+	case AllowedOnce, AllowedAlways, Rejected, Cancelled, Unavailable:
+	default:
+		if d.Outcome != "" {
+			r.Logger().Warn("unknown approval outcome; treated as unavailable", "outcome", d.Outcome)
+		}
+		d.Outcome = Unavailable
+	}
+	return d
+}
+
+// PostTool implements agent.Hooks: tools/post-execute, then the tools/result
+// emit.
+func (r *Registry) PostTool(ctx context.Context, t agent.ToolInfo, res tool.Result) tool.Result {
+	in := ToolOutcome{
+		ToolCall: ToolCall{Agent: t.Agent, SessionID: t.SessionID, ToolName: t.ToolName, CallID: t.CallID, Input: cloneRaw(t.Input)},
+		Result:   res.Content, IsError: res.IsError,
+	}
+	d := r.OnPostExecute.Run(ctx, in, func(context.Context, ToolOutcome) PostDecision { return PostDecision{} })
+	if d.Block {
+		fb := d.Feedback
+		if fb == "" {
+			fb = "blocked by a hook"
+		}
+		if res.Content != "" {
+			res.Content += "\n\n"
+		}
+		res.Content += "Hook feedback: " + fb
+	}
+	if d.Context != "" {
+		if inv := spawn.InvocationFrom(ctx); inv != nil {
+			inv.Inject(d.Context)
+		}
+	}
+	in.Result, in.IsError = res.Content, res.IsError
+	r.OnToolResult.Fire(ctx, in)
+	return res
+}
+
+// TurnStop implements agent.Hooks (agent/turn-stop). Whether the session is
+// a subagent comes from the invocation in ctx.
+func (r *Registry) TurnStop(ctx context.Context, s agent.TurnStopInfo) agent.StopDecision {
+	in := TurnStop{Agent: s.Agent, SessionID: s.SessionID, FinalMessage: s.FinalMessage}
+	if inv := spawn.InvocationFrom(ctx); inv != nil && inv.Session.ID == s.SessionID {
+		in.ParentSessionID, in.Depth = inv.Session.ParentID, inv.Session.Depth
+	}
+	d := r.OnTurnStop.Run(ctx, in, func(context.Context, TurnStop) StopDecision { return StopDecision{} })
+	if d.Continue && strings.TrimSpace(d.Reason) == "" {
+		d.Reason = "Continue."
+	}
+	return agent.StopDecision{Continue: d.Continue, Reason: d.Reason}
+}
+
+// --- spawn.Lifecycle ---
+
+// SubagentStart implements spawn.Lifecycle (subagent/start).
+func (r *Registry) SubagentStart(ctx context.Context, info spawn.StartInfo) {
+	r.OnSubagentStart.Fire(ctx, SubagentStart{
+		Provider: Provider, ID: info.ChildSessionID, ParentID: info.ParentSessionID, Name: info.Name,
+		Depth: info.Depth, Mechanism: info.Mechanism, RunMode: info.RunMode, ParentAgent: info.ParentAgent,
+	})
+}
+
+// SubagentEnd implements spawn.Lifecycle (subagent/end).
+func (r *Registry) SubagentEnd(ctx context.Context, info spawn.EndInfo) {
+	e := SubagentEnd{
+		Provider: Provider, ID: info.ChildSessionID, ParentID: info.ParentSessionID, Name: info.Name,
+		ParentAgent: info.ParentAgent, StopReason: info.StopReason, DurationMS: info.DurationMS,
+	}
+	if info.HasResult && info.LastAssistant != nil {
+		// The registry's own copy; each listener gets a copy of it.
+		e.LastAssistantMessage = r.copyParts(info.LastAssistant)
+	}
+	if !info.Usage.IsZero() {
+		u := info.Usage
+		e.Usage = &u
+	}
+	r.OnSubagentEnd.Fire(ctx, e)
+}
+
+// --- pool.SessionHooks ---
+
+// SessionStart implements pool.SessionHooks (session/start).
+func (r *Registry) SessionStart(ctx context.Context, s session.Session, source string) {
+	r.OnSessionStart.Fire(ctx, SessionStart{SessionID: s.ID, Agent: s.AgentName, Source: source})
+}
+
+// SessionEnd implements pool.SessionHooks (session/end).
+func (r *Registry) SessionEnd(ctx context.Context, s session.Session, reason string) {
+	r.OnSessionEnd.Fire(ctx, SessionEnd{SessionID: s.ID, Agent: s.AgentName, Reason: reason})
+}
+
+// Points describes every hook point, in the order of spec/HOOKS.md §2.
+func Points() []PointInfo {
+	return []PointInfo{
+		{PointSessionStart, KindEmit, "A root run begins.", reflect.TypeFor[SessionStart](), nil},
+		{PointSessionEnd, KindEmit, "A root run and all of its children have ended.", reflect.TypeFor[SessionEnd](), nil},
+		{PointPromptSubmit, KindSeam, "A prompt is about to be added to the conversation: allow (optionally with extra context) or block with a reason.", reflect.TypeFor[Prompt](), reflect.TypeFor[PromptDecision]()},
+		{PointRequest, KindSeam, "A model request is about to be sent: return it, changed or not.", reflect.TypeFor[ModelRequest](), reflect.TypeFor[*model.Request]()},
+		{PointPreExecute, KindSeam, "A tool call is about to run: allow, deny with a reason, or ask (approval/request). The default is the agent's tool_approval policy.", reflect.TypeFor[ToolCall](), reflect.TypeFor[ToolDecision]()},
+		{PointPostExecute, KindSeam, "A tool returned: accept (optionally with extra context) or block with feedback for the model.", reflect.TypeFor[ToolOutcome](), reflect.TypeFor[PostDecision]()},
+		{PointToolResult, KindEmit, "A tool call finished (after tools/post-execute).", reflect.TypeFor[ToolOutcome](), nil},
+		{PointTurnStop, KindSeam, "The model answered without tool calls: stop, or continue with a reason (the next user message).", reflect.TypeFor[TurnStop](), reflect.TypeFor[StopDecision]()},
+		{PointApproval, KindSeam, "A tool call needs approval. Fail closed: no listener or no answer is unavailable, which denies.", reflect.TypeFor[ApprovalRequest](), reflect.TypeFor[ApprovalDecision]()},
+		{PointSubagentStart, KindEmit, "A child session is ready (stored, registered, injectable) and has not made its first model request.", reflect.TypeFor[SubagentStart](), nil},
+		{PointSubagentEnd, KindEmit, "A started child settled; exactly once per child.", reflect.TypeFor[SubagentEnd](), nil},
+	}
+}

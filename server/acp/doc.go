@@ -1,0 +1,101 @@
+// Package acp serves a pool to editors over the Agent Client Protocol
+// (spec/PROTOCOLS.md §1): JSON-RPC 2.0 on a byte stream (stdin/stdout), one
+// JSON object per line.
+//
+// # Transport
+//
+// Lines are read with a bufio.Reader, not a Scanner: a line may be up to
+// Options.MaxLineBytes (32 MiB) long; a longer one is consumed without
+// being buffered whole and answered with -32600 (id null). Blank lines are
+// skipped, CRLF is accepted. Invalid JSON gets -32700 (id null); a batch
+// (a JSON array) one -32600 with id null; anything that is not a request,
+// notification or response -32600; an unknown method -32601; missing or
+// ill-typed params -32602; a failure inside the server -32603; an unknown
+// session -32002. After any of these the server goes on reading. Every
+// message written is one line, flushed at once, and writes are serialized.
+// Nothing but protocol messages goes to the writer: logs go to the logger
+// (stderr in the CLI).
+//
+// # Methods
+//
+// initialize advertises what is implemented: loadSession, session list,
+// embedded context in prompts (no images or audio), no MCP transports and no
+// auth methods (authenticate succeeds: there is nothing to authenticate).
+// session/new stores a new root session and offers the pool's agents and
+// teams as modes (current: Options.Agent or the manifest's default);
+// session/set_mode switches the node that the next prompt runs.
+// session/load replays the stored history, then answers. session/list lists
+// the stored root sessions. session/prompt runs the current mode on the
+// session with its history and answers {stopReason}: end_turn, max_tokens,
+// refusal, max_turn_requests (the agent's max_turns), or cancelled; a run
+// that fails is answered with -32603. session/cancel (and $/cancel_request
+// for a prompt's request id) cancels the prompt's context: every descendant
+// ends aborted and the prompt answers cancelled.
+//
+// # Mapping of the event stream
+//
+// Events of the root session become its own updates: text deltas
+// agent_message_chunk, thinking deltas agent_thought_chunk, tool_call_start
+// a tool_call (toolCallId, title, kind, status in_progress, rawInput),
+// tool_call_progress a tool_call_update, tool_call_complete a
+// tool_call_update with status completed or failed, rawOutput and the
+// result as content, plan_update a plan.
+//
+// Every child session, at any depth and for every client, is one tool call
+// in the root ACP session: spawn_session_start becomes a tool_call with
+// toolCallId "spawn:<child_session_id>", title "Spawned: <source_name>",
+// kind other, status in_progress, the description as first content block
+// and _meta.agentpool {type: spawn_start, child_session_id,
+// parent_session_id, tool_call_id, spawn_mechanism, run_mode, source_type,
+// depth}. The child's own events show as tool_call_update content of that
+// tool call (its text, coalesced at most every Options.ProgressInterval and
+// at part ends, and a line per tool call), bounded to the last 8 KiB.
+// spawn_session_end becomes a tool_call_update with status completed
+// (stop reasons completed, max_tokens, refusal) or failed (error, aborted),
+// the final output as content and {stop_reason, output, error, usage,
+// duration_ms} as rawOutput.
+//
+// A client that advertises clientCapabilities.subagents (the SDK's unstable
+// entry) additionally gets, on the child's immediate parent session, a
+// subagent_update {sessionId: child, title, description, state: {state:
+// running}} right after the spawn tool call, the child's own updates (as
+// above) with sessionId = child, and at its end a subagent_update with
+// state {state: idle, stopReason}.
+//
+// # Guarantees
+//
+//   - Order: the updates of a prompt are written in the order of the root
+//     event stream, and all of them before the prompt's response.
+//   - A child's spawn tool call precedes everything of that child: its
+//     progress, its grandchildren's spawn tool calls, its subagent_update
+//     and its own session updates. Content of a child whose start was never
+//     seen first announces the child (reactive fallback).
+//   - Every spawn tool call is closed exactly once, with completed or
+//     failed, and nothing of the child follows; children the stream left
+//     open, and tool calls that never completed, are closed as failed before
+//     the response (Finish). For subagent clients every announced child
+//     goes idle.
+//   - Nothing is dropped: updates are written synchronously from the event
+//     sink, so a slow client slows the run down (back-pressure) rather than
+//     losing updates. Only a child's streamed text is coalesced.
+//
+// # Concurrency and shutdown
+//
+// A reader goroutine hands Serve one line at a time; Serve answers every
+// request except session/prompt inline; each prompt runs in its own
+// goroutine, one at a time per session. When the input ends (or ctx is
+// done), Serve cancels the running prompts, waits for them (their answers
+// are still written) and returns; pending request_permission calls then
+// deny (unavailable or cancelled). The caller closes the pool, which
+// flushes the store.
+//
+// # Approvals
+//
+// RequestApproval asks the editor with session/request_permission (options
+// allow_once, allow_always, reject_once, reject_always) on the ACP session
+// that the tool's session belongs to (descendants are mapped to their root
+// while the prompt runs) and remembers an "always" answer per tool for the
+// rest of the session. UseApprovals registers it on a hook registry's
+// approval/request seam; without a client that can answer it passes the
+// request down the chain, whose end denies (fail closed).
+package acp

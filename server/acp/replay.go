@@ -1,0 +1,177 @@
+package acp
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/model"
+	"github.com/agentpool/agentpool/session"
+)
+
+// replay sends the stored history of a session as session/update
+// notifications. The event logs of the session and of its whole subtree are
+// merged in store order and wrapped the way the live root stream had them,
+// so that the client sees what it saw live (spawn tool calls included); the
+// user prompts come from the stored messages. A session without an event
+// log is replayed from its messages alone.
+func (c *conn) replay(sid string) error {
+	ctx := context.WithoutCancel(c.ctx)
+	store := c.s.pool.Store()
+	tree, err := session.Subtree(ctx, store, sid)
+	if err != nil {
+		return err
+	}
+	byID := make(map[string]session.Session, len(tree))
+	var recs []session.Record
+	for _, s := range tree {
+		byID[s.ID] = s
+		evs, err := store.Events(ctx, s.ID, 0)
+		if err != nil {
+			return err
+		}
+		recs = append(recs, evs...)
+	}
+	msgs, err := store.Messages(ctx, sid)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	subagents := c.subagents
+	c.mu.Unlock()
+	if len(recs) == 0 {
+		replayMessages(sid, msgs, c.sendUpdate)
+		return nil
+	}
+	slices.SortStableFunc(recs, func(a, b session.Record) int {
+		switch {
+		case a.GlobalSeq < b.GlobalSeq:
+			return -1
+		case a.GlobalSeq > b.GlobalSeq:
+			return 1
+		}
+		return 0
+	})
+	replayEvents(sid, byID, recs, msgs, subagents, c.sendUpdate, c.log)
+	return nil
+}
+
+// replayEvents feeds records merged in store order through a converter,
+// each root run preceded by its user prompt.
+func replayEvents(root string, byID map[string]session.Session, recs []session.Record, msgs []session.Message, subagents bool, send sendFunc, log *slog.Logger) {
+	conv := newConverter(root, subagents, send, log)
+	prompts := userPrompts(msgs)
+	// Start times of the root's runs, to give each run its prompt.
+	var starts []time.Time
+	for _, r := range recs {
+		if _, ok := r.Event.(event.RunStarted); ok && r.SessionID == root {
+			starts = append(starts, r.Time)
+		}
+	}
+	run, next := 0, 0
+	lastStop := event.StopCompleted
+	for _, r := range recs {
+		if r.SessionID == root {
+			if _, ok := r.Event.(event.RunStarted); ok {
+				var end time.Time
+				if run+1 < len(starts) {
+					end = starts[run+1]
+				}
+				run++
+				if next < len(prompts) && (end.IsZero() || prompts[next].CreatedAt.Before(end)) {
+					send(root, ChunkUpdate{SessionUpdate: UpdateUserMessageChunk, Content: textBlock(prompts[next].Text())})
+					next++
+				}
+			}
+			switch v := r.Event.(type) {
+			case event.StreamComplete:
+				lastStop = event.StopCompleted
+			case event.RunError:
+				lastStop = event.StopError
+				if v.Code == "aborted" {
+					lastStop = event.StopAborted
+				}
+			}
+			conv.Emit(r.Event)
+			continue
+		}
+		s, ok := byID[r.SessionID]
+		if !ok {
+			continue
+		}
+		conv.Emit(event.Subagent{
+			SourceName: s.AgentName, SourceType: s.SourceType, Depth: s.Depth,
+			ChildSessionID: s.ID, ParentSessionID: s.ParentID, Path: pathTo(root, s.ID, byID), Event: r.Event,
+		})
+	}
+	conv.Finish(lastStop)
+}
+
+// pathTo lists the session ids from root's child down to sid.
+func pathTo(root, sid string, byID map[string]session.Session) []string {
+	var path []string
+	for cur := sid; cur != "" && cur != root; cur = byID[cur].ParentID {
+		path = append(path, cur)
+		if len(path) > 64 {
+			break
+		}
+	}
+	slices.Reverse(path)
+	return path
+}
+
+func userPrompts(msgs []session.Message) []session.Message {
+	var out []session.Message
+	for _, m := range msgs {
+		if m.Role == model.RoleUser && !m.Synthetic {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// replayMessages replays a conversation that has no event log.
+func replayMessages(sid string, msgs []session.Message, send sendFunc) {
+	for _, m := range msgs {
+		switch m.Role {
+		case model.RoleUser:
+			if m.Synthetic {
+				continue
+			}
+			if t := m.Text(); t != "" {
+				send(sid, ChunkUpdate{SessionUpdate: UpdateUserMessageChunk, Content: textBlock(t)})
+			}
+		case model.RoleAssistant:
+			for _, p := range m.Parts {
+				switch p.Kind {
+				case model.PartThinking:
+					send(sid, ChunkUpdate{SessionUpdate: UpdateAgentThoughtChunk, Content: textBlock(p.Text)})
+				case model.PartText:
+					send(sid, ChunkUpdate{SessionUpdate: UpdateAgentMessageChunk, Content: textBlock(p.Text)})
+				case model.PartToolCall:
+					send(sid, ToolCallUpdate{
+						SessionUpdate: UpdateToolCall, ToolCallID: p.ToolCallID, Title: p.ToolName,
+						Kind: "other", Status: StatusInProgress, RawInput: rawJSON(p.Args),
+					})
+				}
+			}
+		case model.RoleTool:
+			for _, p := range m.Parts {
+				if p.Kind != model.PartToolResult {
+					continue
+				}
+				status := StatusCompleted
+				if p.IsError {
+					status = StatusFailed
+				}
+				u := ToolCallUpdate{SessionUpdate: UpdateToolCallUpdate, ToolCallID: p.ToolCallID, Status: status, RawOutput: p.Text}
+				if p.Text != "" {
+					u.Content = []ToolCallContent{textContent(p.Text)}
+				}
+				send(sid, u)
+			}
+		}
+	}
+}
