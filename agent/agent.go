@@ -105,6 +105,9 @@ type run struct {
 	added int             // msgs[added:] ... index where this run's messages start
 	usage event.Usage
 	cost  float64
+	// persistCtx stores messages even after cancellation: what happened
+	// before the cancel is kept.
+	persistCtx context.Context
 }
 
 type runKey struct{}
@@ -134,21 +137,26 @@ func (r *run) append(ctx context.Context, msgs ...model.Message) {
 	for i, m := range msgs {
 		stored[i] = session.Message{ID: id.Ascending(id.Message), SessionID: r.inv.Session.ID, AgentName: r.a.cfg.Name, CreatedAt: now, Message: m}
 	}
-	if err := st.AppendMessages(context.WithoutCancel(ctx), r.inv.Session.ID, stored...); err != nil {
+	if err := st.AppendMessages(r.persistCtx, r.inv.Session.ID, stored...); err != nil {
 		r.inv.Runtime.Logger().Warn("store messages", "session", r.inv.Session.ID, "err", err)
 	}
 }
 
+// snapshot returns the conversation for a model request without copying:
+// messages are never changed once appended, and the full slice expression
+// keeps a model (or hook) that appends to the request from writing into
+// the run's backing array.
 func (r *run) snapshot() []model.Message {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return slices.Clone(r.msgs)
+	return r.msgs[:len(r.msgs):len(r.msgs)]
 }
 
 // Run implements spawn.Node.
 func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Result) {
 	r := &run{a: a, inv: inv, sink: inv.Sink, msgs: slices.Clone(inv.History)}
 	r.added = len(r.msgs)
+	r.persistCtx = context.WithoutCancel(ctx)
 	ctx = context.WithValue(spawn.WithInvocation(ctx, inv), runKey{}, r)
 	// Async children must end before this session does (their events belong
 	// inside this session's span).
@@ -300,107 +308,137 @@ func (r *run) lastText() string {
 // streamTurn runs one model request, emitting part events, and returns the
 // assistant message.
 func (r *run) streamTurn(ctx context.Context, req *model.Request) (model.Message, string, error) {
-	var (
-		parts       []model.Part
-		text        strings.Builder
-		thinking    strings.Builder
-		open        = -1            // index of the open part, -1 when none
-		openKind    = ""            // kind of the open part
-		nextIndex   = 0             // next part index
-		toolParts   = map[int]int{} // model tool index -> part index in calls
-		calls       []model.Part
-		callArgs    []strings.Builder
-		callPartIdx []int
-		usage       event.Usage
-		finish      string
-	)
-	closeOpen := func() {
-		if open >= 0 {
-			r.sink.Emit(event.PartEnd{Index: open})
-			open, openKind = -1, ""
-		}
-	}
-	flushText := func() {
-		if thinking.Len() > 0 {
-			parts = append(parts, model.Part{Kind: model.PartThinking, Text: thinking.String()})
-			thinking.Reset()
-		}
-		if text.Len() > 0 {
-			parts = append(parts, model.Part{Kind: model.PartText, Text: text.String()})
-			text.Reset()
-		}
-	}
+	// All per-turn state lives in one value: the range-over-func loop body
+	// is a closure, and separate locals captured by it would each be moved
+	// to the heap.
+	t := &turnState{sink: r.sink, open: -1}
 	var streamErr error
 	for c, err := range r.a.cfg.Model.Stream(ctx, req) {
 		if err != nil {
 			streamErr = err
 			break
 		}
-		switch c.Kind {
-		case model.ChunkText, model.ChunkThinking:
-			kind := event.PartText
-			buf := &text
-			if c.Kind == model.ChunkThinking {
-				kind, buf = event.PartThinking, &thinking
-			}
-			if c.Text == "" {
-				continue
-			}
-			if openKind != kind {
-				closeOpen()
-				open, openKind = nextIndex, kind
-				nextIndex++
-				r.sink.Emit(event.PartStart{Index: open, Part: event.Part{PartKind: kind}})
-			}
-			buf.WriteString(c.Text)
-			r.sink.Emit(event.PartDelta{Index: open, Delta: event.Delta{PartDeltaKind: kind, ContentDelta: c.Text}})
-		case model.ChunkToolCall:
-			k, seen := toolParts[c.Index]
-			if !seen {
-				closeOpen()
-				k = len(calls)
-				toolParts[c.Index] = k
-				callID := c.ToolCallID
-				if callID == "" {
-					callID = id.Ascending(id.ToolCall)
-				}
-				calls = append(calls, model.Part{Kind: model.PartToolCall, ToolCallID: callID, ToolName: c.ToolName})
-				callArgs = append(callArgs, strings.Builder{})
-				callPartIdx = append(callPartIdx, nextIndex)
-				open, openKind = nextIndex, event.PartToolCall
-				nextIndex++
-				r.sink.Emit(event.PartStart{Index: open, Part: event.Part{PartKind: event.PartToolCall, ToolCallID: callID, ToolName: c.ToolName}})
-			} else if c.ToolName != "" && calls[k].ToolName == "" {
-				calls[k].ToolName = c.ToolName
-			}
-			if c.ArgsDelta != "" {
-				callArgs[k].WriteString(c.ArgsDelta)
-				r.sink.Emit(event.PartDelta{Index: callPartIdx[k], Delta: event.Delta{PartDeltaKind: event.PartToolCall, ArgsDelta: c.ArgsDelta, ToolCallID: calls[k].ToolCallID}})
-			}
-		case model.ChunkUsage:
-			usage = c.Usage
-		case model.ChunkFinish:
-			finish = c.FinishReason
-		}
+		t.chunk(c)
 	}
-	closeOpen()
-	r.usage.Add(usage)
-	r.cost += model.Cost(r.a.cfg.Model, usage)
+	t.closeOpen()
+	r.usage.Add(t.usage)
+	r.cost += model.Cost(r.a.cfg.Model, t.usage)
 	if streamErr != nil {
 		return model.Message{}, "", streamErr
 	}
-	flushText()
-	for k := range calls {
-		args := callArgs[k].String()
+	return t.message()
+}
+
+// turnState accumulates one model response.
+type turnState struct {
+	sink      event.Sink
+	parts     []model.Part
+	text      strings.Builder
+	thinking  strings.Builder
+	open      int    // index of the open part, -1 when none
+	openKind  string // kind of the open part
+	nextIndex int    // next part index
+	calls     []callState
+	usage     event.Usage
+	finish    string
+}
+
+type callState struct {
+	modelIndex int // the provider's index of the call
+	partIndex  int // the event part index
+	part       model.Part
+	args       strings.Builder
+}
+
+func (t *turnState) closeOpen() {
+	if t.open >= 0 {
+		t.sink.Emit(event.PartEnd{Index: t.open})
+		t.open, t.openKind = -1, ""
+	}
+}
+
+func (t *turnState) chunk(c model.Chunk) {
+	switch c.Kind {
+	case model.ChunkText, model.ChunkThinking:
+		if c.Text == "" {
+			return
+		}
+		kind, buf := event.PartText, &t.text
+		if c.Kind == model.ChunkThinking {
+			kind, buf = event.PartThinking, &t.thinking
+		}
+		if t.openKind != kind {
+			t.closeOpen()
+			t.open, t.openKind = t.nextIndex, kind
+			t.nextIndex++
+			t.sink.Emit(event.PartStart{Index: t.open, Part: event.Part{PartKind: kind}})
+		}
+		buf.WriteString(c.Text)
+		t.sink.Emit(event.PartDelta{Index: t.open, Delta: event.Delta{PartDeltaKind: kind, ContentDelta: c.Text}})
+	case model.ChunkToolCall:
+		k := -1
+		for i := range t.calls {
+			if t.calls[i].modelIndex == c.Index {
+				k = i
+				break
+			}
+		}
+		if k < 0 {
+			t.closeOpen()
+			callID := c.ToolCallID
+			if callID == "" {
+				callID = id.Ascending(id.ToolCall)
+			}
+			k = len(t.calls)
+			t.calls = append(t.calls, callState{modelIndex: c.Index, partIndex: t.nextIndex,
+				part: model.Part{Kind: model.PartToolCall, ToolCallID: callID, ToolName: c.ToolName}})
+			t.open, t.openKind = t.nextIndex, event.PartToolCall
+			t.nextIndex++
+			t.sink.Emit(event.PartStart{Index: t.open, Part: event.Part{PartKind: event.PartToolCall, ToolCallID: callID, ToolName: c.ToolName}})
+		} else if c.ToolName != "" && t.calls[k].part.ToolName == "" {
+			t.calls[k].part.ToolName = c.ToolName
+		}
+		if c.ArgsDelta != "" {
+			cs := &t.calls[k]
+			cs.args.WriteString(c.ArgsDelta)
+			t.sink.Emit(event.PartDelta{Index: cs.partIndex, Delta: event.Delta{PartDeltaKind: event.PartToolCall, ArgsDelta: c.ArgsDelta, ToolCallID: cs.part.ToolCallID}})
+		}
+	case model.ChunkUsage:
+		t.usage = c.Usage
+	case model.ChunkFinish:
+		t.finish = c.FinishReason
+	}
+}
+
+// message assembles the assistant message: thinking, text, then tool calls.
+func (t *turnState) message() (model.Message, string, error) {
+	n := len(t.calls)
+	if t.thinking.Len() > 0 {
+		n++
+	}
+	if t.text.Len() > 0 {
+		n++
+	}
+	parts := make([]model.Part, 0, n)
+	if t.thinking.Len() > 0 {
+		parts = append(parts, model.Part{Kind: model.PartThinking, Text: t.thinking.String()})
+	}
+	if t.text.Len() > 0 {
+		parts = append(parts, model.Part{Kind: model.PartText, Text: t.text.String()})
+	}
+	for k := range t.calls {
+		args := t.calls[k].args.String()
 		if strings.TrimSpace(args) == "" {
 			args = "{}"
 		}
-		calls[k].Args = json.RawMessage(args)
-		parts = append(parts, calls[k])
+		p := t.calls[k].part
+		p.Args = json.RawMessage(args)
+		parts = append(parts, p)
 	}
+	finish := t.finish
 	if finish == "" {
 		finish = model.FinishStop
-		if len(calls) > 0 {
+		if len(t.calls) > 0 {
 			finish = model.FinishToolCalls
 		}
 	}
