@@ -157,7 +157,10 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 	r := &run{a: a, inv: inv, sink: inv.Sink, msgs: slices.Clone(inv.History)}
 	r.added = len(r.msgs)
 	r.persistCtx = context.WithoutCancel(ctx)
-	ctx = context.WithValue(spawn.WithInvocation(ctx, inv), runKey{}, r)
+	if spawn.InvocationFrom(ctx) != inv {
+		ctx = spawn.WithInvocation(ctx, inv)
+	}
+	ctx = context.WithValue(ctx, runKey{}, r)
 	// Async children must end before this session does (their events belong
 	// inside this session's span).
 	defer inv.WaitAsync()

@@ -263,7 +263,9 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 			return RunResult{}, err
 		}
 	}
-	rec := &recorder{owner: sess.ID, proc: p.proc, next: sink, ctx: context.WithoutCancel(ctx)}
+	// What the run did is recorded even when it was cancelled.
+	persist := context.WithoutCancel(ctx)
+	rec := &recorder{owner: sess.ID, proc: p.proc, next: sink, ctx: persist}
 	inv := p.rt.NewRoot(sess, id.Ascending(id.Run), req.Prompt, history, rec)
 	if p.sessions != nil {
 		source := "startup"
@@ -279,7 +281,7 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 		for i, c := range left {
 			msgs[i] = session.Message{ID: id.Ascending(id.Message), CreatedAt: time.Now(), Message: model.Message{Role: model.RoleUser, Parts: []model.Part{{Kind: model.PartText, Text: c}}, Synthetic: true}}
 		}
-		if err := p.store.AppendMessages(context.WithoutCancel(ctx), sess.ID, msgs...); err != nil {
+		if err := p.store.AppendMessages(persist, sess.ID, msgs...); err != nil {
 			p.log.Warn("store undelivered injections", "session", sess.ID, "err", err)
 		}
 	}
@@ -289,7 +291,7 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 	if res.Err != nil {
 		errText = res.Err.Error()
 	}
-	err = p.store.UpdateSession(context.WithoutCancel(ctx), sess.ID, func(s *session.Session) {
+	err = p.store.UpdateSession(persist, sess.ID, func(s *session.Session) {
 		s.Status = session.StatusFromStop(res.StopReason)
 		s.StopReason = res.StopReason
 		s.Usage.Add(res.Usage)
@@ -310,7 +312,7 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 		p.log.Warn("store run end", "session", sess.ID, "err", err)
 	}
 	if p.sessions != nil {
-		p.sessions.SessionEnd(spawn.WithInvocation(context.WithoutCancel(ctx), inv), sess, res.StopReason)
+		p.sessions.SessionEnd(spawn.WithInvocation(persist, inv), sess, res.StopReason)
 	}
 	return out, nil
 }

@@ -189,7 +189,7 @@ func (rt *Runtime) Task(taskID string) (*Task, bool) {
 // handle is the registry entry of a running session.
 type handle struct {
 	inbox        *Inbox
-	sem          chan struct{} // concurrency slots for this session's children
+	sem          chan struct{} // concurrency slots for this session's children; see slots
 	pendingAsync atomic.Int64
 
 	mu         sync.Mutex
@@ -198,7 +198,18 @@ type handle struct {
 }
 
 func (rt *Runtime) newHandle() *handle {
-	return &handle{inbox: newInbox(), sem: make(chan struct{}, rt.limits.MaxChildren)}
+	return &handle{inbox: newInbox()}
+}
+
+// slots returns the session's semaphore of child slots, made on the first
+// spawn (most sessions never spawn).
+func (h *handle) slots(n int) chan struct{} {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.sem == nil {
+		h.sem = make(chan struct{}, n)
+	}
+	return h.sem
 }
 
 // runState is shared by every session of one root run.

@@ -56,12 +56,13 @@ func Spawn(ctx context.Context, parent *Invocation, req Request) (Child, error) 
 		return Child{}, fmt.Errorf("cannot spawn %s: %w (max_spawns %d)", req.Node.Name(), ErrSpawnBudget, rt.limits.MaxSpawns)
 	}
 	// Concurrency: wait for a slot among the parent's running children.
+	sem := parent.handle.slots(rt.limits.MaxChildren)
 	select {
-	case parent.handle.sem <- struct{}{}:
+	case sem <- struct{}{}:
 	case <-ctx.Done():
 		return Child{}, fmt.Errorf("cannot spawn %s: %w", req.Node.Name(), context.Cause(ctx))
 	}
-	release := func() { <-parent.handle.sem }
+	release := func() { <-sem }
 
 	now := time.Now()
 	title := req.Description
@@ -162,12 +163,15 @@ func (rt *Runtime) runChild(ctx context.Context, parent, inv *Invocation, req Re
 	if timeout <= 0 {
 		timeout = rt.limits.Timeout
 	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
 	if timeout > 0 {
+		var cancel context.CancelCauseFunc
+		ctx, cancel = context.WithCancelCause(ctx)
+		defer cancel(nil)
 		t := time.AfterFunc(timeout, func() { cancel(fmt.Errorf("%w after %s", ErrTimeout, timeout)) })
 		defer t.Stop()
 	}
+	// What the child did is recorded even when it was cancelled.
+	persist := context.WithoutCancel(ctx)
 	hasResult := true
 	var last []model.Part
 	func() {
@@ -214,7 +218,7 @@ func (rt *Runtime) runChild(ctx context.Context, parent, inv *Invocation, req Re
 		for i, c := range left {
 			msgs[i] = session.Message{ID: id.Ascending(id.Message), CreatedAt: time.Now(), Message: model.Message{Role: model.RoleUser, Parts: []model.Part{{Kind: model.PartText, Text: c}}, Synthetic: true}}
 		}
-		if err := rt.cfg.Store.AppendMessages(context.WithoutCancel(ctx), inv.Session.ID, msgs...); err != nil {
+		if err := rt.cfg.Store.AppendMessages(persist, inv.Session.ID, msgs...); err != nil {
 			rt.log.Warn("store undelivered injections", "session", inv.Session.ID, "err", err)
 		}
 	}
@@ -222,7 +226,7 @@ func (rt *Runtime) runChild(ctx context.Context, parent, inv *Invocation, req Re
 	if res.Err != nil {
 		errText = res.Err.Error()
 	}
-	if err := rt.cfg.Store.UpdateSession(context.WithoutCancel(ctx), inv.Session.ID, func(s *session.Session) {
+	if err := rt.cfg.Store.UpdateSession(persist, inv.Session.ID, func(s *session.Session) {
 		s.Status = session.StatusFromStop(res.StopReason)
 		s.StopReason = res.StopReason
 		s.Usage, s.Cost = res.Usage, res.Cost
@@ -250,7 +254,7 @@ func (rt *Runtime) runChild(ctx context.Context, parent, inv *Invocation, req Re
 	}
 	parent.Sink.Emit(end)
 	if lc := rt.cfg.Lifecycle; lc != nil {
-		lc.SubagentEnd(WithInvocation(context.WithoutCancel(ctx), parent), EndInfo{
+		lc.SubagentEnd(WithInvocation(persist, parent), EndInfo{
 			StartInfo: info, StopReason: res.StopReason, LastAssistantMessage: res.Output,
 			LastAssistant: last, HasResult: hasResult, Usage: total, DurationMS: dur,
 		})

@@ -74,7 +74,7 @@ func (st *Store) CreateSession(_ context.Context, s session.Session) error {
 	if s.UpdatedAt.IsZero() {
 		s.UpdatedAt = s.CreatedAt
 	}
-	st.sessions[s.ID] = &entry{s: clone(s)}
+	st.sessions[s.ID] = &entry{s: clone(s), events: make([]session.Record, 0, 8)}
 	return nil
 }
 
