@@ -45,6 +45,10 @@
 //     applied in stream order (the pool's recorder holds a lock per run);
 //     subscribers see the Changes of one stream in that order.
 //   - Memory: once a session has ended, its messages and parts are
-//     dropped from the projection; its record and the duplicate guard
-//     stay.
+//     dropped from the projection; once a root run has ended (its own
+//     stream_complete or run_error), the projection of its whole tree is
+//     released and only the ended children's ids stay, for the duplicate
+//     guard. Later events of a released child are stored but change
+//     nothing; Session then reads the store. Record (the pool's path)
+//     builds Changes only while someone subscribes.
 package processor

@@ -22,7 +22,14 @@ type Processor struct {
 	log   *slog.Logger
 
 	mu       sync.Mutex
-	sessions map[string]*sess // every session seen, for the life of the process
+	sessions map[string]*sess // sessions of root runs still in progress
+	// trees lists, per root (owner), the sessions created under it, so that
+	// a finished run's projection can be released.
+	trees map[string][]string
+	// done holds the ids of children whose run has finished and whose
+	// projection was released: the duplicate guard for the life of the
+	// process, at the cost of one id per child.
+	done map[string]struct{}
 
 	scratch applier // reused by every apply, under mu
 
@@ -37,7 +44,7 @@ func New(store session.Store, log *slog.Logger) *Processor {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Processor{store: store, log: log, sessions: map[string]*sess{}, subs: map[int]func(string, []Change){}}
+	return &Processor{store: store, log: log, sessions: map[string]*sess{}, trees: map[string][]string{}, done: map[string]struct{}{}, subs: map[int]func(string, []Change){}}
 }
 
 // Store returns the processor's store (nil when it has none).
@@ -59,16 +66,25 @@ func (p *Processor) Subscribe(fn func(owner string, cs []Change)) (unsubscribe f
 	}
 }
 
-// Session returns the projected record of a session the processor has
-// seen.
+// Session returns the record of a session: the live projection while its
+// root run is in progress, the store's record once the run has ended and
+// its projection was released.
 func (p *Processor) Session(id string) (session.Session, bool) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	s, ok := p.sessions[id]
-	if !ok {
+	var rec session.Session
+	if ok {
+		rec = s.info()
+	}
+	p.mu.Unlock()
+	if ok {
+		return rec, true
+	}
+	if p.store == nil {
 		return session.Session{}, false
 	}
-	return s.info(), true
+	rec, err := p.store.GetSession(context.Background(), id)
+	return rec, err == nil
 }
 
 // Apply projects one event of the stream owned by the root session owner
@@ -188,6 +204,12 @@ func (a *applier) apply(e event.Event) {
 		a.p.log.Warn("processor: event without a session", "kind", e.Kind())
 		return
 	}
+	if _, released := a.p.done[sid]; released {
+		// A late or replayed event of a child whose run already ended: it
+		// changes nothing in the projection.
+		a.p.log.Debug("processor: event of an ended child ignored", "child", sid, "kind", inner.Kind())
+		return
+	}
 	s := a.session(sid, wrap)
 	if st := a.p.store; st != nil {
 		a.one[0] = inner
@@ -260,6 +282,7 @@ func (a *applier) session(sid string, wrap *event.Subagent) *sess {
 func (a *applier) root(sid string) *sess {
 	s := &sess{kids: map[string]*sess{}, tools: map[string]*part{}}
 	a.p.sessions[sid] = s
+	a.p.trees[sid] = append(a.p.trees[sid], sid)
 	if st := a.p.store; st != nil {
 		rec, err := st.GetSession(a.ctx, sid)
 		if err == nil {
@@ -295,6 +318,7 @@ type spawnInfo struct {
 func (a *applier) createChild(parent *sess, info spawnInfo) *sess {
 	c := &sess{parent: parent, kids: map[string]*sess{}, tools: map[string]*part{}}
 	a.p.sessions[info.child] = c
+	a.p.trees[a.owner] = append(a.p.trees[a.owner], info.child)
 	parent.kids[info.child] = c
 	var rec session.Session
 	found := false
@@ -636,7 +660,24 @@ func (a *applier) streamComplete(s *sess, ev event.StreamComplete) {
 	a.closeMessage(s, "")
 	if s.parent == nil {
 		a.finish(s, finishInfo{stop: event.StopCompleted, output: ev.Message.Content})
+		a.release(s)
 	}
+}
+
+// release drops the projection of a finished root run and of every
+// session under it; ended children stay known to the duplicate guard. A
+// later run of the same root (a resumed session) starts from the store.
+func (a *applier) release(root *sess) {
+	if root.parent != nil || a.owner != root.rec.ID {
+		return
+	}
+	for _, id := range a.p.trees[a.owner] {
+		if id != a.owner {
+			a.p.done[id] = struct{}{}
+		}
+		delete(a.p.sessions, id)
+	}
+	delete(a.p.trees, a.owner)
 }
 
 func (a *applier) runError(s *sess, ev event.RunError) {
@@ -654,6 +695,7 @@ func (a *applier) runError(s *sess, ev event.RunError) {
 			stop = event.StopAborted
 		}
 		a.finish(s, finishInfo{stop: stop, err: ev.Message})
+		a.release(s)
 	}
 }
 
@@ -661,7 +703,8 @@ func (a *applier) spawnStart(parent *sess, ev event.SpawnSessionStart) {
 	if ev.ChildSessionID == "" {
 		return
 	}
-	if _, seen := a.p.sessions[ev.ChildSessionID]; seen {
+	_, seen := a.p.sessions[ev.ChildSessionID]
+	if _, released := a.p.done[ev.ChildSessionID]; seen || released {
 		a.p.log.Debug("processor: duplicate spawn_session_start ignored", "child", ev.ChildSessionID)
 		return
 	}
@@ -676,7 +719,7 @@ func (a *applier) spawnStart(parent *sess, ev event.SpawnSessionStart) {
 func (a *applier) spawnEnd(parent *sess, ev event.SpawnSessionEnd) {
 	c, ok := a.p.sessions[ev.ChildSessionID]
 	if !ok {
-		if ev.ChildSessionID == "" {
+		if _, released := a.p.done[ev.ChildSessionID]; released || ev.ChildSessionID == "" {
 			return
 		}
 		a.p.log.Warn("processor: spawn_session_end of a child without spawn_session_start; creating it (reactive fallback)",
