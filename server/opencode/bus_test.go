@@ -1,0 +1,113 @@
+package opencode
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+func delta(sid, part, text string) *busEvent {
+	return &busEvent{id: "evt_" + text, typ: "message.part.delta", session: sid, delta: &deltaProps{SessionID: sid, MessageID: "msg_1", PartID: part, Field: "text", Delta: text}}
+}
+
+func lifecycle(sid, typ string) *busEvent {
+	return &busEvent{id: "evt_" + typ, typ: typ, session: sid, props: []byte(`{"sessionID":"` + sid + `"}`)}
+}
+
+func TestQueueCoalescesDeltasUnderPressure(t *testing.T) {
+	h := newHub(4)
+	sub := h.subscribe("", false, lifecycle("", "server.connected"))
+	h.publish(lifecycle("ses_a", "session.status"))
+	h.publish(delta("ses_a", "prt_1", "a"))
+	h.publish(delta("ses_b", "prt_2", "x"))
+	// Full (4): deltas join the latest delta of their part when no other
+	// event of their session lies between.
+	h.publish(delta("ses_a", "prt_1", "b"))
+	h.publish(delta("ses_b", "prt_2", "y"))
+	h.publish(delta("ses_a", "prt_1", "c"))
+	// Lifecycle events are never merged or dropped.
+	h.publish(lifecycle("ses_a", "session.idle"))
+	// Past it, a delta of the same part cannot join (order): queued.
+	h.publish(delta("ses_a", "prt_1", "d"))
+	items, ok := sub.take(context.Background(), nil)
+	if !ok {
+		t.Fatal("take failed")
+	}
+	var got []string
+	for _, e := range items {
+		if e.delta != nil {
+			got = append(got, e.delta.PartID+"="+e.delta.Delta)
+		} else {
+			got = append(got, e.typ)
+		}
+	}
+	want := "server.connected session.status prt_1=abc prt_2=xy session.idle prt_1=d"
+	if strings.Join(got, " ") != want {
+		t.Fatalf("queue %v\nwant %s", got, want)
+	}
+	if m, _, cut := sub.stats(); m != 3 || cut {
+		t.Fatalf("merged %d cut %v", m, cut)
+	}
+	// The frame of a merged delta carries the joined text.
+	if f := string(items[2].appendFrame(nil, false)); !strings.Contains(f, `"delta":"abc"`) || !strings.HasSuffix(f, "}\n\n") {
+		t.Fatalf("frame %s", f)
+	}
+	if f := string(items[1].appendFrame(nil, true)); !strings.HasPrefix(f, `data: {"directory":"","payload":{"id":"evt_session.status"`) {
+		t.Fatalf("global frame %s", f)
+	}
+	h.unsubscribe(sub)
+}
+
+func TestQueueCutsHopelessSubscriber(t *testing.T) {
+	h := newHub(2)
+	slow := h.subscribe("", false, lifecycle("", "server.connected"))
+	fast := h.subscribe("", false, lifecycle("", "server.connected"))
+	start := time.Now()
+	for i := range 1000 {
+		h.publish(lifecycle("ses_a", fmt.Sprintf("session.updated.%d", i)))
+		if i%10 == 0 {
+			fast.take(context.Background(), nil)
+		}
+	}
+	if time.Since(start) > 2*time.Second {
+		t.Fatal("publishing waited for a subscriber")
+	}
+	if _, ok := slow.take(context.Background(), nil); ok {
+		t.Fatal("hopeless subscriber still served")
+	}
+	if _, _, cut := slow.stats(); !cut {
+		t.Fatal("not marked cut")
+	}
+	if items, ok := fast.take(context.Background(), nil); !ok || len(items) == 0 {
+		t.Fatal("fast subscriber lost its events")
+	}
+	h.close()
+	if _, ok := fast.take(context.Background(), nil); ok {
+		t.Fatal("closed hub still serves")
+	}
+}
+
+// A subscriber that reads nothing never holds a run back.
+func TestStalledSubscriberDoesNotStallRuns(t *testing.T) {
+	noLeaks(t)
+	p := newPool(t, nestedManifest(t))
+	s, base := newServer(t, p, Options{QueueSize: 8})
+	stalled := s.hub.subscribe("", false, lifecycle("", "server.connected"))
+	defer s.hub.unsubscribe(stalled)
+	sid := str(createSession(t, base, "")["id"])
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		call(t, "POST", base+"/session/"+sid+"/message", promptBody("go"))
+	}()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("run stalled behind a subscriber that reads nothing")
+	}
+	if _, _, cut := stalled.stats(); !cut {
+		t.Fatal("a subscriber 16×QueueSize behind should have been cut off")
+	}
+}

@@ -1,0 +1,141 @@
+// Package opencode serves a pool over the OpenCode server API
+// (spec/PROTOCOLS.md §3; route shapes and field names of the OpenAPI
+// document that opencode 1.18.33 serves): the HTTP + server-sent-events
+// API whose clients are the OpenCode TUI and @opencode-ai/sdk.
+//
+// # Routes
+//
+// Every route accepts ?directory= (the SDK sends it as that query
+// parameter on reads and as the URI-encoded x-opencode-directory header on
+// writes). GET /doc is an OpenAPI 3.1 document generated from the route
+// table and the wire types (wire.go, routes.go), so it lists exactly what
+// is served.
+//
+//	POST   /session                      create {parentID?, title?, agent?, metadata?} → Session
+//	GET    /session                      ?roots, ?limit, ?search, ?start; newest first
+//	GET    /session/status               {id: {type: busy}} of the running sessions only
+//	GET    /session/{id}                 Session
+//	PATCH  /session/{id}                 {title?, metadata?} → Session
+//	DELETE /session/{id}                 the session and its subtree (a run in it is aborted) → true
+//	GET    /session/{id}/children        the child sessions, oldest first
+//	GET    /session/{id}/message         [{info, parts}]; ?limit (last N), ?before (message id)
+//	POST   /session/{id}/message         {parts, agent?, model?, system?, tools?, noReply?, messageID?}:
+//	                                     waits for the turn, answers {info, parts} of its last
+//	                                     assistant message (noReply: stores the user message only)
+//	POST   /session/{id}/prompt_async    the same, answered 204 at once
+//	POST   /session/{id}/abort           cancels the run and the queued prompts → true
+//	GET    /event                        SSE of the request's directory (every directory without one)
+//	GET    /global/event                 SSE of every directory, frames {directory, payload}
+//	GET    /path, /config, /config/providers, /agent, /project/current, /global/health, /doc
+//
+// A session is a stored session (session.Store): OpenCode's Session
+// {id, slug, projectID, directory, parentID?, title, version, agent, model,
+// time{created, updated}, cost, tokens{input, output, reasoning,
+// cache{read, write}}}, where cost and tokens are the subtree's totals once
+// a run has ended. Session ids are descending (newest sort first); message,
+// part and event ids ascending. The directory a session was created in is
+// kept in its metadata (MetadataDirectory); children inherit it. A
+// session's first prompt titles a session created without a title.
+//
+// Prompts: text parts are the prompt; agent and subtask parts are kept in
+// the user message and add an instruction to delegate with the task tool;
+// file parts are refused. agent picks the pool node (agent or team) that
+// runs the turn (else the session's last one, else the default node). The
+// manifest decides the model, system prompt and tools: model, system and
+// tools are accepted and recorded in the user message, not applied. The
+// prompts of one session run one at a time, in the order they came.
+//
+// # Mapping
+//
+// Runs go through the pool (pool.RunSink); the server subscribes to the
+// pool's processor (processor.Processor.Subscribe), whose Changes map
+// one to one to OpenCode's bus events:
+//
+//	SessionCreated   session.created {sessionID, info} (a child with parentID and the title
+//	                 "<description> (@<agent> subagent)"), then session.status busy
+//	SessionUpdated   session.updated {sessionID, info}; session.status busy when it starts running
+//	MessageUpdated   message.updated {sessionID, info}: user {id, sessionID, role, time, agent,
+//	                 model}, assistant {…, parentID, modelID, providerID, mode, agent, path, cost,
+//	                 tokens, finish?, error?}; a new assistant message (one model response, a step)
+//	                 is followed by its step-start part, a completed one preceded by its
+//	                 step-finish part {reason, cost, tokens}
+//	PartUpdated      message.part.updated {sessionID, part, time}: text, reasoning, tool {callID,
+//	                 tool, state: pending | running | completed | error}
+//	PartDelta        message.part.delta {sessionID, messageID, partID, field: "text", delta}
+//	SessionIdle      session.status {type: idle}, then session.idle {sessionID}
+//	SessionError     session.error {sessionID, error: MessageAbortedError | UnknownError}
+//
+// The server adds what the processor cannot know: the user message of a
+// root prompt (with the parts the client sent, before the run starts), the
+// parentID of the root's assistant messages, and the root's end: when the
+// run has ended and the store holds its totals, session.updated, then
+// session.status idle and session.idle (the processor's idle of a root run
+// by this server is held back until then, so that after session.idle GET
+// shows the final state and the session takes the next prompt).
+//
+// Delegation, as OpenCode shows its task tool: the child's session.created
+// (parentID, subagent title) comes before anything of the child; the
+// spawning tool part of the parent (the task or ask_<worker> call; for a
+// team member, a task part in the team session) goes running with
+// metadata {sessionId: <child>, parentSessionId, spawnMechanism, runMode};
+// the child's events carry the child's sessionID; the child ends with
+// session.idle; then the parent's part goes completed with the child's
+// output (the "output" of the spawning tool's {output, session_id}
+// result) or error. A task call's input also names the agent as
+// subagent_type. No part is left pending or running after its session
+// ended.
+//
+// GET /session/{id}/message answers the messages the events built, with
+// the same ids (kept in memory for Options.MaxSessions sessions, the
+// least recently used of the others dropped). A child's prompt, cut to
+// 200 bytes in its spawn event, is answered whole from the store. Other
+// sessions (an earlier process, or dropped) are rebuilt from the stored
+// conversation: user text; one assistant message per model response
+// with step-start, text, reasoning and tool parts and step-finish; tool
+// results folded into their tool part (linked to the child session named
+// by a spawning tool's result); a team session gets a task part per
+// member. Rebuilt ids are derived from the stored ones, stable between
+// calls.
+//
+// # Delivery
+//
+// The processor calls the server inside the run's recorder, so the server
+// never waits there: it publishes to a hub in which every SSE client has
+// its own queue. Events of one session keep their order on every stream,
+// and event ids ascend. Below Options.QueueSize (1024) queued events
+// everything is queued; above it a delta joins the latest queued delta of
+// the same part when no other event of its session lies between (no text
+// is lost, no order changes); anything else is still queued. Lifecycle
+// events are never dropped or merged. A client 16 × QueueSize events
+// behind is disconnected (its stream ends) rather than stall runs or grow
+// without bound. An idle stream gets a ": ping" comment every
+// Options.Heartbeat; a client that accepts nothing for
+// Options.WriteTimeout is dropped.
+//
+// # Status and abort
+//
+// A session is in GET /session/status ({type: busy}) from the start of
+// its run (a child: from its session.created) to its session.idle.
+// POST /session/{id}/abort cancels the run's context: every descendant
+// ends aborted (session.idle, its tool part in the parent error), the
+// root's session.error is a MessageAbortedError; abort answers true once
+// the run has wound down (at most 10 s), so the session is idle by then.
+// Aborting a child session aborts the run of the root it belongs to (the
+// pool cancels runs as a whole). A blocking prompt whose client goes away
+// keeps running; only abort, DELETE or shutdown end it.
+//
+// # Errors
+//
+// Unknown session ids (path or parentID): 404
+// {"name":"NotFoundError","data":{"message":"Session not found: <id>"}}.
+// Malformed or mistyped bodies and query parameters: 400
+// {"name":"BadRequest","data":{"message", "kind": "Body" | "Query"}}
+// (opencode's BadRequestError); a body over Options.MaxBodyBytes (8 MiB):
+// 413 with the same body; another method on a served path: 405; an
+// unknown path: 404 NotFoundError; a handler panic: 500 UnknownError.
+// The server keeps serving after each.
+//
+// Server.Close (and Serve when its context ends) cancels the runs in
+// flight, answers their blocking prompts, ends every event stream and
+// unsubscribes from the processor; no goroutine outlives it.
+package opencode

@@ -1,0 +1,280 @@
+package opencode
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/model"
+	"github.com/agentpool/agentpool/session"
+)
+
+// handleMessages answers GET /session/{id}/message: [{info, parts}] in
+// order. ?limit=N keeps the last N, ?before=<message id> those before it.
+//
+// The messages of a session that ran (or was created) in this process are
+// the ones its events built, with the same ids. Others (an earlier
+// process, or evicted from memory) are rebuilt from the stored
+// conversation.
+func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
+	sid := r.PathValue("sessionID")
+	ctx := r.Context()
+	rec, err := s.store.GetSession(ctx, sid)
+	if err != nil {
+		storeError(w, sid, err)
+		return
+	}
+	q := r.URL.Query()
+	limit := 0
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			badRequest(w, "Query", "limit must be a non-negative integer, got %q", v)
+			return
+		}
+		limit = n
+	}
+	before := q.Get("before")
+
+	s.mu.Lock()
+	t := s.touchLocked(sid, false)
+	needPrompt := t != nil && t.cutPrompt != nil
+	s.mu.Unlock()
+	if needPrompt {
+		// A child's prompt arrives cut to 200 bytes in its spawn event; the
+		// store has it whole.
+		full := firstUserText(ctx, s.store, sid)
+		s.mu.Lock()
+		if t.cutPrompt != nil {
+			if p := t.parts[t.cutPrompt.ID]; p != nil && full != "" && strings.HasPrefix(full, strings.TrimSuffix(t.cutPrompt.Text, "...")) {
+				c := *t.cutPrompt
+				c.Text = full
+				p.v = &c
+			}
+			t.cutPrompt = nil
+		}
+		s.mu.Unlock()
+	}
+	s.mu.Lock()
+	if t = s.touchLocked(sid, false); t != nil {
+		b := t.encode(before, limit)
+		s.mu.Unlock()
+		writeRaw(w, http.StatusOK, b)
+		return
+	}
+	s.mu.Unlock()
+	writeRaw(w, http.StatusOK, s.storeTranscript(ctx, rec).encode(before, limit))
+}
+
+func firstUserText(ctx context.Context, st session.Store, sid string) string {
+	msgs, err := st.Messages(ctx, sid)
+	if err != nil {
+		return ""
+	}
+	for _, m := range msgs {
+		if m.Role == model.RoleUser {
+			return m.Text()
+		}
+	}
+	return ""
+}
+
+// storeTranscript rebuilds a session's messages from its stored
+// conversation: user messages with their text; one assistant message per
+// model response (step-start, text, reasoning and tool parts,
+// step-finish); tool results folded into their tool part's state. A
+// spawning tool's result ({output, session_id}) links the part to the
+// child (metadata sessionId, parentSessionId) and gives the child's output.
+// A team session (which keeps no conversation of its own) gets one
+// assistant message with a task part per member session.
+func (s *Server) storeTranscript(ctx context.Context, rec session.Session) *transcript {
+	t := newTranscript()
+	msgs, err := s.store.Messages(ctx, rec.ID)
+	if err != nil {
+		s.log.Warn("opencode: read messages", "session", rec.ID, "err", err)
+		return t
+	}
+	s.mu.Lock()
+	dir := s.dirOfLocked(rec)
+	s.mu.Unlock()
+	agent := rec.AgentName
+	sid := rec.ID
+	lastUser := ""
+	tools := map[string]*tpart{}
+	for i, m := range msgs {
+		mid := m.ID
+		if mid == "" {
+			mid = derivedID("msg", sid, i)
+		}
+		created := ms(m.CreatedAt)
+		who := m.AgentName
+		if who == "" {
+			who = agent
+		}
+		switch m.Role {
+		case model.RoleUser:
+			tm := &tmsg{user: &UserMessage{ID: mid, SessionID: sid, Role: "user", Time: UserMessageTime{Created: created}, Agent: who, Model: s.modelOf(who)}}
+			for k, p := range m.Parts {
+				if p.Kind != model.PartText {
+					continue
+				}
+				pid := derivedID("prt", mid, k)
+				t.putPart(tm, pid, &TextPart{ID: pid, SessionID: sid, MessageID: mid, Type: "text", Text: p.Text, Synthetic: m.Synthetic, Time: &PartTime{Start: created, End: created}})
+			}
+			t.add(tm)
+			lastUser = mid
+		case model.RoleAssistant:
+			parent := lastUser
+			if parent == "" {
+				parent = mid
+			}
+			ref := s.modelOf(who)
+			a := &AssistantMessage{ID: mid, SessionID: sid, Role: "assistant", Time: AssistantTime{Created: created, Completed: created},
+				ParentID: parent, ModelID: ref.ModelID, ProviderID: ref.ProviderID, Mode: who, Agent: who, Path: MessagePath{Cwd: dir, Root: dir}, Finish: "stop"}
+			tm := &tmsg{asst: a, finished: true}
+			n := 0
+			next := func() string { n++; return derivedID("prt", mid, n) }
+			pid := next()
+			t.putPart(tm, pid, &StepStartPart{ID: pid, SessionID: sid, MessageID: mid, Type: "step-start"})
+			for _, p := range m.Parts {
+				pid := next()
+				switch p.Kind {
+				case model.PartText:
+					t.putPart(tm, pid, &TextPart{ID: pid, SessionID: sid, MessageID: mid, Type: "text", Text: p.Text, Time: &PartTime{Start: created, End: created}})
+				case model.PartThinking:
+					t.putPart(tm, pid, &ReasoningPart{ID: pid, SessionID: sid, MessageID: mid, Type: "reasoning", Text: p.Text, Time: PartTime{Start: created, End: created}})
+				case model.PartToolCall:
+					input := objectJSON(p.Args)
+					if p.ToolName == "task" {
+						input = withSubagentType(input)
+					}
+					t.putPart(tm, pid, &ToolPart{ID: pid, SessionID: sid, MessageID: mid, Type: "tool", CallID: p.ToolCallID, Tool: p.ToolName,
+						State: &ToolStateRunning{Status: "running", Input: input, Time: ToolTimeStart{Start: created}}})
+					tools[p.ToolCallID] = t.parts[pid]
+					a.Finish = "tool-calls"
+				}
+			}
+			pid = next()
+			t.putPart(tm, pid, &StepFinishPart{ID: pid, SessionID: sid, MessageID: mid, Type: "step-finish", Reason: a.Finish, Tokens: tokens(0, 0, 0, 0, 0)})
+			t.add(tm)
+		case model.RoleTool:
+			for _, p := range m.Parts {
+				if p.Kind != model.PartToolResult {
+					continue
+				}
+				tp, ok := tools[p.ToolCallID]
+				if !ok {
+					continue
+				}
+				s.foldResult(tp, p, created)
+				delete(tools, p.ToolCallID)
+			}
+		}
+	}
+	// Calls that never got their result.
+	if rec.Status != session.StatusRunning {
+		for _, tp := range tools {
+			part := tp.v.(*ToolPart)
+			run := part.State.(*ToolStateRunning)
+			c := *part
+			c.State = &ToolStateError{Status: "error", Input: run.Input, Error: "the tool call did not complete", Time: ToolTime{Start: run.Time.Start, End: run.Time.Start}}
+			tp.v = &c
+		}
+	}
+	if len(msgs) == 0 {
+		s.teamMessages(ctx, t, rec, dir)
+	}
+	return t
+}
+
+// foldResult completes a tool part with its result.
+func (s *Server) foldResult(tp *tpart, res model.Part, at int64) {
+	part := tp.v.(*ToolPart)
+	run := part.State.(*ToolStateRunning)
+	c := *part
+	var linked struct {
+		SessionID string `json:"session_id"`
+	}
+	var meta map[string]any
+	out := res.Text
+	if json.Unmarshal([]byte(res.Text), &linked) == nil && linked.SessionID != "" {
+		meta = map[string]any{"sessionId": linked.SessionID, "parentSessionId": part.SessionID}
+		out = childOutput(res.Text)
+	}
+	if res.IsError {
+		c.State = &ToolStateError{Status: "error", Input: run.Input, Error: out, Metadata: meta, Time: ToolTime{Start: run.Time.Start, End: at}}
+	} else {
+		if meta == nil {
+			meta = map[string]any{}
+		}
+		c.State = &ToolStateCompleted{Status: "completed", Input: run.Input, Output: out, Title: part.Tool, Metadata: meta, Time: ToolTime{Start: run.Time.Start, End: at}}
+	}
+	tp.v = &c
+}
+
+// teamMessages gives a session without a conversation of its own (a
+// team) one assistant message with a task part per child session.
+func (s *Server) teamMessages(ctx context.Context, t *transcript, rec session.Session, dir string) {
+	kids, err := s.store.ListSessions(ctx, session.ListOptions{ParentID: rec.ID})
+	if err != nil || len(kids) == 0 {
+		return
+	}
+	slices.Reverse(kids) // oldest first
+	sid := rec.ID
+	mid := derivedID("msg", sid, 0)
+	created := ms(rec.CreatedAt)
+	ref := s.modelOf(rec.AgentName)
+	a := &AssistantMessage{ID: mid, SessionID: sid, Role: "assistant", Time: AssistantTime{Created: created, Completed: ms(rec.UpdatedAt)},
+		ParentID: mid, ModelID: ref.ModelID, ProviderID: ref.ProviderID, Mode: rec.AgentName, Agent: rec.AgentName,
+		Path: MessagePath{Cwd: dir, Root: dir}, Finish: "stop"}
+	tm := &tmsg{asst: a, finished: true}
+	pid := derivedID("prt", mid, 0)
+	t.putPart(tm, pid, &StepStartPart{ID: pid, SessionID: sid, MessageID: mid, Type: "step-start"})
+	for i, k := range kids {
+		pid := derivedID("prt", mid, i+1)
+		desc, _, _ := strings.Cut(k.Title, " (@")
+		input, _ := json.Marshal(map[string]string{"description": desc, "subagent_type": k.AgentName})
+		meta := map[string]any{"sessionId": k.ID, "parentSessionId": sid, "spawnMechanism": event.MechanismSpawn}
+		start, end := ms(k.CreatedAt), ms(k.UpdatedAt)
+		var st any
+		switch k.Status {
+		case session.StatusRunning:
+			st = &ToolStateRunning{Status: "running", Input: input, Title: desc, Metadata: meta, Time: ToolTimeStart{Start: start}}
+		case session.StatusCompleted, session.StatusIdle:
+			out := lastAssistantText(ctx, s.store, k.ID)
+			st = &ToolStateCompleted{Status: "completed", Input: input, Output: out, Title: desc, Metadata: meta, Time: ToolTime{Start: start, End: end}}
+		default:
+			msg, _ := k.Metadata["error"].(string)
+			if msg == "" {
+				msg = k.StopReason
+			}
+			if msg == "" {
+				msg = string(k.Status)
+			}
+			st = &ToolStateError{Status: "error", Input: input, Error: msg, Metadata: meta, Time: ToolTime{Start: start, End: end}}
+		}
+		t.putPart(tm, pid, &ToolPart{ID: pid, SessionID: sid, MessageID: mid, Type: "tool", CallID: "spawn:" + k.ID, Tool: "task", State: st})
+	}
+	pid = derivedID("prt", mid, len(kids)+1)
+	t.putPart(tm, pid, &StepFinishPart{ID: pid, SessionID: sid, MessageID: mid, Type: "step-finish", Reason: "stop", Tokens: tokens(0, 0, 0, 0, 0)})
+	t.add(tm)
+}
+
+func lastAssistantText(ctx context.Context, st session.Store, sid string) string {
+	msgs, err := st.Messages(ctx, sid)
+	if err != nil {
+		return ""
+	}
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == model.RoleAssistant {
+			if txt := msgs[i].Text(); txt != "" {
+				return txt
+			}
+		}
+	}
+	return ""
+}

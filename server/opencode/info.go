@@ -1,0 +1,151 @@
+package opencode
+
+import (
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/agentpool/agentpool/config"
+)
+
+// dirOrDefault is the request's directory, else the server's.
+func (s *Server) dirOrDefault(r *http.Request) string {
+	if d := requestDir(r); d != "" {
+		return d
+	}
+	return s.dir
+}
+
+func (s *Server) handlePath(w http.ResponseWriter, r *http.Request) {
+	dir := s.dirOrDefault(r)
+	home, _ := os.UserHomeDir()
+	state := ""
+	if d, err := os.UserCacheDir(); err == nil {
+		state = filepath.Join(d, "agentpool")
+	}
+	cfg := ""
+	if p := s.pool.Manifest().Path; p != "" {
+		cfg = filepath.Dir(p)
+	} else if d, err := os.UserConfigDir(); err == nil {
+		cfg = filepath.Join(d, "agentpool")
+	}
+	writeJSON(w, http.StatusOK, Path{Home: home, State: state, Config: cfg, Worktree: dir, Directory: dir})
+}
+
+func (s *Server) handleProject(w http.ResponseWriter, r *http.Request) {
+	dir := s.dirOrDefault(r)
+	t := ms(s.started)
+	writeJSON(w, http.StatusOK, Project{ID: projectID(dir), Worktree: dir, Name: filepath.Base(dir), Time: ProjectTime{Created: t, Updated: t}, Sandboxes: []string{}})
+}
+
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, Health{Healthy: true, Version: s.opts.Version})
+}
+
+// modeOf is a node's OpenCode agent mode: the default node is the
+// primary agent; every other node may be chosen as the session's agent or
+// delegated to.
+func (s *Server) modeOf(name string) string {
+	if name == s.pool.DefaultNode() {
+		return "primary"
+	}
+	return "all"
+}
+
+// handleAgents answers GET /agent: the pool's agents and teams.
+func (s *Server) handleAgents(w http.ResponseWriter, r *http.Request) {
+	m := s.pool.Manifest()
+	out := []Agent{}
+	for _, name := range s.pool.NodeNames() {
+		n, ok := s.pool.Node(name)
+		if !ok {
+			continue
+		}
+		ref := s.modelOf(name)
+		a := Agent{Name: name, Description: n.Description(), Mode: s.modeOf(name), Permission: []any{}, Model: &ref,
+			Options: map[string]any{"sourceType": n.SourceType()}}
+		if ag, ok := m.Agents[name]; ok {
+			a.Prompt = ag.SystemPrompt
+		}
+		out = append(out, a)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// handleConfig answers GET /config: the default agent and model and the
+// agents, in OpenCode's config shape.
+func (s *Server) handleConfig(w http.ResponseWriter, r *http.Request) {
+	def := s.pool.DefaultNode()
+	ref := s.modelOf(def)
+	cfg := Config{DefaultAgent: def, Model: ref.ProviderID + "/" + ref.ModelID, Agent: map[string]AgentConfig{}}
+	m := s.pool.Manifest()
+	for _, name := range s.pool.NodeNames() {
+		n, ok := s.pool.Node(name)
+		if !ok {
+			continue
+		}
+		r := s.modelOf(name)
+		ac := AgentConfig{Description: n.Description(), Mode: s.modeOf(name), Model: r.ProviderID + "/" + r.ModelID}
+		if ag, ok := m.Agents[name]; ok {
+			ac.Prompt = ag.SystemPrompt
+		}
+		cfg.Agent[name] = ac
+	}
+	writeJSON(w, http.StatusOK, cfg)
+}
+
+var providerNames = map[string]string{
+	config.ModelOpenAI:    "OpenAI",
+	config.ModelAnthropic: "Anthropic",
+	providerAgentPool:     "AgentPool (offline test models)",
+}
+
+// handleProviders answers GET /config/providers: the providers and models
+// the pool's agents use; default maps each provider to the model of its
+// first agent (the default node's first).
+func (s *Server) handleProviders(w http.ResponseWriter, r *http.Request) {
+	m := s.pool.Manifest()
+	out := Providers{Providers: []Provider{}, Default: map[string]string{}}
+	byID := map[string]*Provider{}
+	var order []string
+	names := append([]string{s.pool.DefaultNode()}, m.AgentOrder...)
+	for _, name := range names {
+		a, ok := m.Agents[name]
+		if !ok {
+			continue
+		}
+		ref := s.modelOf(name)
+		p := byID[ref.ProviderID]
+		if p == nil {
+			p = &Provider{ID: ref.ProviderID, Name: providerNames[ref.ProviderID], Source: "config",
+				Env: []string{}, Options: map[string]any{}, Models: map[string]Model{}}
+			byID[ref.ProviderID] = p
+			order = append(order, ref.ProviderID)
+		}
+		if env := a.Model.APIKeyEnv; env != "" && !slices.Contains(p.Env, env) {
+			p.Env = append(p.Env, env)
+		}
+		if a.Model.BaseURL != "" {
+			p.Options["baseURL"] = a.Model.BaseURL
+		}
+		if _, seen := out.Default[ref.ProviderID]; !seen {
+			out.Default[ref.ProviderID] = ref.ModelID
+		}
+		if _, ok := p.Models[ref.ModelID]; ok {
+			continue
+		}
+		p.Models[ref.ModelID] = Model{
+			ID: ref.ModelID, ProviderID: ref.ProviderID, Name: ref.ModelID,
+			API:          ModelAPI{ID: ref.ModelID, URL: a.Model.BaseURL, Npm: ""},
+			Capabilities: ModelCaps{Temperature: ref.ProviderID != providerAgentPool, Reasoning: true, Toolcall: true, Input: ModelModality{Text: true}, Output: ModelModality{Text: true}},
+			Cost:         ModelCost{Input: a.Model.InputPrice, Output: a.Model.OutputPrice},
+			Limit:        ModelLimit{Output: int64(a.Model.MaxTokens)},
+			Status:       "active", Options: map[string]any{}, Headers: map[string]string{}, ReleaseDate: "",
+		}
+	}
+	for _, pid := range order {
+		out.Providers = append(out.Providers, *byID[pid])
+	}
+	writeJSON(w, http.StatusOK, out)
+}

@@ -1,0 +1,362 @@
+package opencode
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/id"
+	"github.com/agentpool/agentpool/processor"
+	"github.com/agentpool/agentpool/session"
+)
+
+// publishLocked sends one event to every subscriber. s.mu is held, so
+// the events of the server and of every run reach the bus in one order.
+func (s *Server) publishLocked(typ, sid string, props any) {
+	e := &busEvent{id: id.Ascending(id.Event), typ: typ, session: sid}
+	if sid != "" {
+		if d, ok := s.dirs[sid]; ok {
+			e.dir = d
+		} else {
+			e.dir = s.dir
+		}
+	}
+	if d, ok := props.(deltaProps); ok {
+		e.delta = &d
+	} else {
+		b, err := json.Marshal(props)
+		if err != nil {
+			s.log.Error("opencode: encode event", "type", typ, "err", err)
+			return
+		}
+		e.props = b
+	}
+	s.hub.publish(e)
+}
+
+// setBusyLocked marks a session running and publishes session.status
+// busy on the change.
+func (s *Server) setBusyLocked(sid string) {
+	if s.busy[sid] {
+		return
+	}
+	s.busy[sid] = true
+	s.publishLocked("session.status", sid, sessionStatusProps{SessionID: sid, Status: SessionStatus{Type: "busy"}})
+}
+
+// setIdleLocked ends a session's run: session.status idle, session.idle.
+func (s *Server) setIdleLocked(sid string) {
+	delete(s.busy, sid)
+	s.publishLocked("session.status", sid, sessionStatusProps{SessionID: sid, Status: SessionStatus{Type: "idle"}})
+	s.publishLocked("session.idle", sid, sessionIDProps{SessionID: sid})
+}
+
+// onChanges maps the processor's Changes of one Apply to bus events and
+// keeps the transcripts. It runs inside the run's recorder: it never
+// waits for a client.
+func (s *Server) onChanges(owner string, cs []processor.Change) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	for _, c := range cs {
+		switch c := c.(type) {
+		case processor.SessionCreated:
+			s.sessionCreated(c.Info)
+		case processor.SessionUpdated:
+			s.dirOfLocked(c.Info)
+			s.publishLocked("session.updated", c.Info.ID, sessionInfoProps{SessionID: c.Info.ID, Info: s.wireSession(c.Info)})
+			if c.Info.Status == session.StatusRunning {
+				s.setBusyLocked(c.Info.ID)
+			}
+		case processor.SessionIdle:
+			if s.active[c.SessionID] != nil {
+				// The root of a run of this server: its idle follows the
+				// run's end (runs.go), once the store has its totals.
+				continue
+			}
+			s.setIdleLocked(c.SessionID)
+		case processor.SessionError:
+			s.publishLocked("session.error", c.SessionID, sessionErrorProps{SessionID: c.SessionID, Error: messageError(c.Code, c.Message)})
+		case processor.MessageUpdated:
+			s.messageUpdated(c.Info, now)
+		case processor.PartUpdated:
+			s.partUpdated(c.Part, now)
+		case processor.PartDelta:
+			s.partDelta(c)
+		}
+	}
+}
+
+func (s *Server) sessionCreated(rec session.Session) {
+	s.dirOfLocked(rec)
+	s.touchLocked(rec.ID, true)
+	s.publishLocked("session.created", rec.ID, sessionInfoProps{SessionID: rec.ID, Info: s.wireSession(rec)})
+	if rec.Status == session.StatusRunning {
+		s.setBusyLocked(rec.ID)
+	}
+}
+
+// messageError is the OpenCode error of a failed or aborted run.
+func messageError(code, msg string) any {
+	if msg == "" {
+		msg = code
+	}
+	if code == event.StopAborted || isAbortText(msg) {
+		return MessageAbortedError{Name: "MessageAbortedError", Data: ErrorData{Message: msg}}
+	}
+	return UnknownError{Name: "UnknownError", Data: ErrorData{Message: msg}}
+}
+
+// isAbortText recognizes the error texts of cancelled runs.
+func isAbortText(msg string) bool {
+	return msg == event.StopAborted || strings.HasPrefix(msg, "run cancelled") || msg == "team cancelled" ||
+		msg == "parent session ended first" || strings.Contains(msg, "context canceled")
+}
+
+func (s *Server) messageUpdated(info processor.Message, now time.Time) {
+	sid := info.SessionID
+	t := s.touchLocked(sid, true)
+	dir := s.dirs[sid]
+	if dir == "" {
+		dir = s.dir
+	}
+	agent := info.Agent
+	m := t.byID[info.ID]
+	if info.Role == processor.RoleUser {
+		if m == nil {
+			m = &tmsg{user: &UserMessage{ID: info.ID, SessionID: sid, Role: "user", Time: UserMessageTime{Created: ms(info.Created)},
+				Agent: agent, Model: s.modelOf(agent)}}
+			t.add(m)
+		}
+		s.publishLocked("message.updated", sid, messageProps{SessionID: sid, Info: m.user})
+		return
+	}
+	if m == nil {
+		parent := info.ParentID
+		if parent == "" {
+			if ar := s.active[sid]; ar != nil {
+				parent = ar.userMsg
+			} else {
+				parent = t.lastUser()
+			}
+		}
+		if parent == "" {
+			parent = info.ID
+		}
+		ref := s.modelOf(agent)
+		m = &tmsg{asst: &AssistantMessage{
+			ID: info.ID, SessionID: sid, Role: "assistant", ParentID: parent, ProviderID: ref.ProviderID, ModelID: ref.ModelID,
+			Mode: agent, Agent: agent, Path: MessagePath{Cwd: dir, Root: dir}, Time: AssistantTime{Created: ms(info.Created)},
+		}}
+		t.add(m)
+		updateAssistant(m.asst, info)
+		s.publishLocked("message.updated", sid, messageProps{SessionID: sid, Info: m.asst})
+		pid := newPartID()
+		t.putPart(m, pid, &StepStartPart{ID: pid, SessionID: sid, MessageID: info.ID, Type: "step-start"})
+		s.publishLocked("message.part.updated", sid, partProps{SessionID: sid, Part: t.parts[pid].v, Time: ms(now)})
+		if info.Completed.IsZero() {
+			return
+		}
+	}
+	a := m.asst
+	updateAssistant(a, info)
+	if !info.Completed.IsZero() {
+		a.Time.Completed = ms(info.Completed)
+		a.Finish = finishReason(info, m)
+		if !m.finished {
+			m.finished = true
+			pid := newPartID()
+			t.putPart(m, pid, &StepFinishPart{ID: pid, SessionID: sid, MessageID: a.ID, Type: "step-finish", Reason: a.Finish, Cost: a.Cost, Tokens: a.Tokens})
+			s.publishLocked("message.part.updated", sid, partProps{SessionID: sid, Part: t.parts[pid].v, Time: ms(now)})
+		}
+	}
+	s.publishLocked("message.updated", sid, messageProps{SessionID: sid, Info: a})
+}
+
+// updateAssistant copies what a change of the projection carries.
+func updateAssistant(a *AssistantMessage, info processor.Message) {
+	if info.ModelID != "" {
+		a.ModelID = info.ModelID
+	}
+	a.Cost = info.Cost
+	a.Tokens = tokens(info.Usage.InputTokens, info.Usage.OutputTokens, info.Usage.ReasoningTokens, info.Usage.CacheReadTokens, info.Usage.CacheWriteTokens)
+	if info.Error != "" {
+		a.Error = messageError("", info.Error)
+	}
+}
+
+// finishReason is OpenCode's (the AI SDK's) finish reason of a step.
+func finishReason(info processor.Message, m *tmsg) string {
+	switch info.Finish {
+	case "tool_calls":
+		return "tool-calls"
+	case "":
+	default:
+		return info.Finish
+	}
+	if info.Error != "" {
+		if isAbortText(info.Error) {
+			return "aborted"
+		}
+		return "error"
+	}
+	for _, p := range m.parts {
+		if _, ok := p.v.(*ToolPart); ok {
+			return "tool-calls"
+		}
+	}
+	return "stop"
+}
+
+func (s *Server) partUpdated(p processor.Part, now time.Time) {
+	sid := p.SessionID
+	t := s.touchLocked(sid, true)
+	v := wirePart(p, now)
+	m := t.byID[p.MessageID]
+	if m != nil {
+		t.putPart(m, p.ID, v)
+		if tp, ok := v.(*TextPart); ok && m.user != nil && len(t.msgs) > 0 && t.msgs[0] == m && cutLength(tp.Text) {
+			t.cutPrompt = tp
+		}
+	}
+	s.publishLocked("message.part.updated", sid, partProps{SessionID: sid, Part: v, Time: ms(now)})
+}
+
+// cutLength reports whether a prompt may have been cut by spawn (200
+// bytes, then "...").
+func cutLength(text string) bool {
+	return strings.HasSuffix(text, "...") && len(text) >= 200 && len(text) <= 203
+}
+
+func (s *Server) partDelta(d processor.PartDelta) {
+	if t := s.touchLocked(d.SessionID, false); t != nil {
+		if p, ok := t.parts[d.PartID]; ok {
+			switch v := p.v.(type) {
+			case *TextPart:
+				c := *v
+				c.Text += d.Delta
+				p.v = &c
+			case *ReasoningPart:
+				c := *v
+				c.Text += d.Delta
+				p.v = &c
+			}
+		}
+	}
+	s.publishLocked("message.part.delta", d.SessionID, deltaProps{SessionID: d.SessionID, MessageID: d.MessageID, PartID: d.PartID, Field: d.Field, Delta: d.Delta})
+}
+
+// wirePart converts a part of the projection. Parts are values: a later
+// change replaces the part, never edits one already published.
+func wirePart(p processor.Part, now time.Time) any {
+	switch p.Type {
+	case processor.PartReasoning:
+		return &ReasoningPart{ID: p.ID, SessionID: p.SessionID, MessageID: p.MessageID, Type: "reasoning", Text: p.Text, Time: partTime(p, now)}
+	case processor.PartTool:
+		return &ToolPart{ID: p.ID, SessionID: p.SessionID, MessageID: p.MessageID, Type: "tool", CallID: p.CallID, Tool: p.Tool, State: toolState(p, now)}
+	default:
+		pt := partTime(p, now)
+		return &TextPart{ID: p.ID, SessionID: p.SessionID, MessageID: p.MessageID, Type: "text", Text: p.Text, Time: &pt}
+	}
+}
+
+func partTime(p processor.Part, now time.Time) PartTime {
+	t := PartTime{Start: ms(p.Start), End: ms(p.End)}
+	if t.Start == 0 {
+		t.Start = ms(now)
+	}
+	return t
+}
+
+// toolState converts a tool part's state. A task tool's input also names
+// the agent as OpenCode's does (subagent_type); a part that ran a child
+// session completes with the child's output (the text of the spawning
+// tool's {output, session_id} result).
+func toolState(p processor.Part, now time.Time) any {
+	st := p.State
+	input := objectJSON(st.Input)
+	if p.Tool == "task" {
+		input = withSubagentType(input)
+	}
+	start := ms(st.Start)
+	if start == 0 {
+		start = ms(now)
+	}
+	end := ms(st.End)
+	if end == 0 {
+		end = ms(now)
+	}
+	meta := st.Metadata
+	switch st.Status {
+	case processor.ToolPending:
+		return &ToolStatePending{Status: "pending", Input: input, Raw: st.Raw}
+	case processor.ToolRunning:
+		return &ToolStateRunning{Status: "running", Input: input, Title: st.Title, Metadata: meta, Time: ToolTimeStart{Start: start}}
+	case processor.ToolCompleted:
+		out := st.Output
+		if p.Child() != "" {
+			out = childOutput(out)
+		}
+		title := st.Title
+		if title == "" {
+			title = p.Tool
+		}
+		if meta == nil {
+			meta = map[string]any{}
+		}
+		return &ToolStateCompleted{Status: "completed", Input: input, Output: out, Title: title, Metadata: meta, Time: ToolTime{Start: start, End: end}}
+	default:
+		msg := st.Error
+		if msg == "" {
+			msg = "tool call failed"
+		}
+		return &ToolStateError{Status: "error", Input: input, Error: msg, Metadata: meta, Time: ToolTime{Start: start, End: end}}
+	}
+}
+
+// objectJSON returns raw when it is a JSON object, else {}.
+func objectJSON(raw json.RawMessage) json.RawMessage {
+	b := strings.TrimSpace(string(raw))
+	if strings.HasPrefix(b, "{") && json.Valid([]byte(b)) {
+		return json.RawMessage(b)
+	}
+	return json.RawMessage("{}")
+}
+
+// withSubagentType adds subagent_type (OpenCode's name of the agent
+// argument) to a task call's input that names agent_or_team.
+func withSubagentType(input json.RawMessage) json.RawMessage {
+	var m map[string]any
+	if json.Unmarshal(input, &m) != nil {
+		return input
+	}
+	if _, ok := m["subagent_type"]; ok {
+		return input
+	}
+	a, ok := m["agent_or_team"].(string)
+	if !ok {
+		return input
+	}
+	m["subagent_type"] = a
+	b, err := json.Marshal(m)
+	if err != nil {
+		return input
+	}
+	return b
+}
+
+// childOutput extracts the child's output from a spawning tool's result
+// ({"output": ..., "session_id": ...}); other text is returned as is.
+func childOutput(result string) string {
+	if !strings.HasPrefix(strings.TrimSpace(result), "{") {
+		return result
+	}
+	var r struct {
+		Output *string `json:"output"`
+	}
+	if json.Unmarshal([]byte(result), &r) != nil || r.Output == nil {
+		return result
+	}
+	return *r.Output
+}

@@ -1,0 +1,95 @@
+package opencode
+
+import (
+	"net/http"
+	"reflect"
+)
+
+// route is one served operation: the handler and what /doc says of it.
+type route struct {
+	method, path string
+	op, summary  string
+	tag          string
+	query        []param
+	body         reflect.Type // request body (nil: none)
+	bodyOptional bool
+	status       int          // success status
+	resp         reflect.Type // success body (nil: none)
+	respSchema   map[string]any
+	sse          string // an event stream of this component
+	errs         []int
+	handler      http.HandlerFunc
+}
+
+// param is a query parameter.
+type param struct {
+	name   string
+	schema map[string]any
+	desc   string
+}
+
+var (
+	strParam  = map[string]any{"type": "string"}
+	numParam  = map[string]any{"type": "number"}
+	intParam  = map[string]any{"type": "integer", "minimum": 0}
+	boolParam = map[string]any{"anyOf": []any{map[string]any{"type": "boolean"}, map[string]any{"type": "string", "enum": []any{"true", "false"}}}}
+)
+
+func typeOf[T any]() reflect.Type { return reflect.TypeFor[T]() }
+
+// routeTable is every route the server serves; /doc is generated from it.
+func (s *Server) routeTable() []*route {
+	sessionPath := "/session/{sessionID}"
+	return []*route{
+		{method: "GET", path: "/session", op: "session.list", summary: "List sessions", tag: "session",
+			query: []param{
+				{"roots", boolParam, "only root sessions (no parentID)"},
+				{"start", numParam, "only sessions updated at or after this time (Unix milliseconds)"},
+				{"search", strParam, "only sessions whose title contains this text"},
+				{"limit", numParam, "at most this many sessions"},
+			},
+			resp: typeOf[[]Session](), errs: []int{400}, handler: s.handleListSessions},
+		{method: "POST", path: "/session", op: "session.create", summary: "Create session", tag: "session",
+			body: typeOf[CreateSessionBody](), bodyOptional: true, resp: typeOf[Session](), errs: []int{400, 404, 413}, handler: s.handleCreateSession},
+		{method: "GET", path: "/session/status", op: "session.status", summary: "Get session status (running sessions only)", tag: "session",
+			resp: typeOf[map[string]SessionStatus](), handler: s.handleStatus},
+		{method: "GET", path: sessionPath, op: "session.get", summary: "Get session", tag: "session",
+			resp: typeOf[Session](), errs: []int{404}, handler: s.handleGetSession},
+		{method: "PATCH", path: sessionPath, op: "session.update", summary: "Update session", tag: "session",
+			body: typeOf[UpdateSessionBody](), resp: typeOf[Session](), errs: []int{400, 404, 413}, handler: s.handleUpdateSession},
+		{method: "DELETE", path: sessionPath, op: "session.delete", summary: "Delete session and its subtree", tag: "session",
+			respSchema: map[string]any{"type": "boolean"}, errs: []int{404}, handler: s.handleDeleteSession},
+		{method: "GET", path: sessionPath + "/children", op: "session.children", summary: "Get session children", tag: "session",
+			resp: typeOf[[]Session](), errs: []int{404}, handler: s.handleChildren},
+		{method: "GET", path: sessionPath + "/message", op: "session.messages", summary: "Get session messages", tag: "session",
+			query: []param{
+				{"limit", intParam, "only the last N messages"},
+				{"before", strParam, "only the messages before this message id"},
+			},
+			resp: typeOf[[]MessageWithParts](), errs: []int{400, 404}, handler: s.handleMessages},
+		{method: "POST", path: sessionPath + "/message", op: "session.prompt", summary: "Send message (waits for the turn to end)", tag: "session",
+			body: typeOf[PromptBody](), resp: typeOf[AssistantWithParts](), errs: []int{400, 404, 409, 413}, handler: s.handlePrompt},
+		{method: "POST", path: sessionPath + "/prompt_async", op: "session.prompt_async", summary: "Send async message", tag: "session",
+			body: typeOf[PromptBody](), status: http.StatusNoContent, errs: []int{400, 404, 409, 413}, handler: s.handlePromptAsync},
+		{method: "POST", path: sessionPath + "/abort", op: "session.abort", summary: "Abort session", tag: "session",
+			respSchema: map[string]any{"type": "boolean"}, errs: []int{404}, handler: s.handleAbort},
+		{method: "GET", path: "/event", op: "event.subscribe", summary: "Subscribe to events", tag: "event",
+			sse: "Event", handler: s.handleEvents},
+		{method: "GET", path: "/global/event", op: "global.event", summary: "Get global events", tag: "global",
+			sse: "GlobalEvent", handler: s.handleGlobalEvents},
+		{method: "GET", path: "/path", op: "path.get", summary: "Get paths", tag: "instance",
+			resp: typeOf[Path](), handler: s.handlePath},
+		{method: "GET", path: "/config", op: "config.get", summary: "Get configuration", tag: "config",
+			resp: typeOf[Config](), handler: s.handleConfig},
+		{method: "GET", path: "/config/providers", op: "config.providers", summary: "List config providers", tag: "config",
+			resp: typeOf[Providers](), handler: s.handleProviders},
+		{method: "GET", path: "/agent", op: "app.agents", summary: "List agents", tag: "instance",
+			resp: typeOf[[]Agent](), handler: s.handleAgents},
+		{method: "GET", path: "/project/current", op: "project.current", summary: "Get current project", tag: "project",
+			resp: typeOf[Project](), handler: s.handleProject},
+		{method: "GET", path: "/global/health", op: "global.health", summary: "Get health", tag: "global",
+			resp: typeOf[Health](), handler: s.handleHealth},
+		{method: "GET", path: "/doc", op: "app.doc", summary: "This OpenAPI document", tag: "instance",
+			respSchema: map[string]any{"type": "object"}, handler: s.handleDoc},
+	}
+}

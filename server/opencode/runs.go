@@ -1,0 +1,485 @@
+package opencode
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/id"
+	"github.com/agentpool/agentpool/model"
+	"github.com/agentpool/agentpool/pool"
+	"github.com/agentpool/agentpool/session"
+)
+
+// Causes of a run's cancellation.
+var (
+	errAborted  = errors.New("aborted by the client")
+	errShutdown = errors.New("server shutting down")
+)
+
+// sessionRuns serializes the prompts of one session: one run at a time,
+// the others wait in the order they came (as OpenCode queues them). gen
+// is the context of the current and queued prompts; abort cancels it and
+// starts a new one. Guarded by s.mu.
+type sessionRuns struct {
+	running bool
+	waiting []chan struct{}
+	gen     context.Context
+	cancel  context.CancelCauseFunc
+}
+
+// releaseLocked passes the session's turn to the next waiting prompt.
+func (st *sessionRuns) releaseLocked() {
+	if len(st.waiting) == 0 {
+		st.running = false
+		return
+	}
+	next := st.waiting[0]
+	st.waiting = st.waiting[1:]
+	close(next)
+}
+
+// activeRun is a run in progress, by root session.
+type activeRun struct {
+	userMsg string
+	node    string
+	done    chan struct{}
+}
+
+// prompt is a validated prompt request.
+type prompt struct {
+	rec     session.Session
+	sid     string
+	node    string
+	text    string
+	body    PromptBody
+	created time.Time
+}
+
+// runsOfLocked returns the run state of a session. s.mu is held.
+func (s *Server) runsOfLocked(sid string) *sessionRuns {
+	st, ok := s.state[sid]
+	if !ok {
+		st = &sessionRuns{}
+		st.gen, st.cancel = context.WithCancelCause(s.runs)
+		s.state[sid] = st
+	}
+	return st
+}
+
+// parsePrompt validates a prompt body. It answers and returns false on
+// failure.
+func (s *Server) parsePrompt(w http.ResponseWriter, r *http.Request) (*prompt, bool) {
+	sid := r.PathValue("sessionID")
+	rec, err := s.store.GetSession(r.Context(), sid)
+	if err != nil {
+		storeError(w, sid, err)
+		return nil, false
+	}
+	var body PromptBody
+	if !readBody(w, r, &body, false) {
+		return nil, false
+	}
+	if body.Parts == nil {
+		badRequest(w, "Body", "missing required field parts (an array of text, agent or subtask parts)")
+		return nil, false
+	}
+	if body.MessageID != "" && !strings.HasPrefix(body.MessageID, id.Message) {
+		badRequest(w, "Body", "messageID must be a message id (msg...), got %q", body.MessageID)
+		return nil, false
+	}
+	node := body.Agent
+	if node == "" {
+		node = rec.AgentName
+		if _, ok := s.pool.Node(node); !ok {
+			node = s.pool.DefaultNode()
+		}
+	} else if _, ok := s.pool.Node(node); !ok {
+		badRequest(w, "Body", "unknown agent %q; available: %s", node, strings.Join(s.pool.NodeNames(), ", "))
+		return nil, false
+	}
+	var texts []string
+	for i, p := range body.Parts {
+		switch p.Type {
+		case "text":
+			if p.Text != "" {
+				texts = append(texts, p.Text)
+			}
+		case "agent":
+			if _, ok := s.pool.Node(p.Name); !ok {
+				badRequest(w, "Body", "parts[%d]: unknown agent %q", i, p.Name)
+				return nil, false
+			}
+			texts = append(texts, fmt.Sprintf("Use the task tool to hand this to @%s (agent_or_team: %q).", p.Name, p.Name))
+		case "subtask":
+			if _, ok := s.pool.Node(p.Agent); !ok || p.Prompt == "" {
+				badRequest(w, "Body", "parts[%d]: a subtask part needs a known agent and a prompt", i)
+				return nil, false
+			}
+			texts = append(texts, fmt.Sprintf("Use the task tool with agent_or_team %q, description %q and this prompt:\n%s", p.Agent, p.Description, p.Prompt))
+		case "file":
+			badRequest(w, "Body", "parts[%d]: file parts are not supported by this server", i)
+			return nil, false
+		default:
+			badRequest(w, "Body", "parts[%d]: unknown part type %q (want text, agent or subtask)", i, p.Type)
+			return nil, false
+		}
+	}
+	text := strings.Join(texts, "\n\n")
+	if strings.TrimSpace(text) == "" {
+		badRequest(w, "Body", "the prompt has no text")
+		return nil, false
+	}
+	// Prompts of this server queue up; a session that runs in a run of its
+	// own (a subagent at work) cannot take one.
+	s.mu.Lock()
+	st, ours := s.state[sid]
+	ours = ours && st.running
+	s.mu.Unlock()
+	if !ours && s.pool.Runtime().Running(sid) {
+		writeJSON(w, http.StatusConflict, SessionBusyError{Tag: "SessionBusyError", SessionID: sid,
+			Message: "Session " + sid + " is busy: it runs as part of another run; prompt it when it is idle"})
+		return nil, false
+	}
+	return &prompt{rec: rec, sid: sid, node: node, text: text, body: body, created: time.Now()}, true
+}
+
+// userMessageLocked records and publishes the user message of a prompt.
+// s.mu is held.
+func (s *Server) userMessageLocked(p *prompt) *tmsg {
+	s.dirOfLocked(p.rec)
+	t := s.touchLocked(p.sid, true)
+	mid := p.body.MessageID
+	if mid == "" || t.byID[mid] != nil {
+		mid = id.Ascending(id.Message)
+	}
+	m := &tmsg{user: &UserMessage{ID: mid, SessionID: p.sid, Role: "user", Time: UserMessageTime{Created: ms(p.created)},
+		Agent: p.node, Model: s.modelOf(p.node), System: p.body.System, Tools: p.body.Tools}}
+	t.add(m)
+	s.publishLocked("message.updated", p.sid, messageProps{SessionID: p.sid, Info: m.user})
+	now := ms(p.created)
+	for _, in := range p.body.Parts {
+		pid := in.ID
+		if pid == "" || !strings.HasPrefix(pid, id.Part) || t.parts[pid] != nil {
+			pid = newPartID()
+		}
+		var v any
+		switch in.Type {
+		case "text":
+			v = &TextPart{ID: pid, SessionID: p.sid, MessageID: mid, Type: "text", Text: in.Text, Synthetic: in.Synthetic, Time: &PartTime{Start: now, End: now}}
+		case "agent":
+			v = &AgentPart{ID: pid, SessionID: p.sid, MessageID: mid, Type: "agent", Name: in.Name}
+		case "subtask":
+			v = &SubtaskPart{ID: pid, SessionID: p.sid, MessageID: mid, Type: "subtask", Prompt: in.Prompt, Description: in.Description, Agent: in.Agent}
+		default:
+			continue
+		}
+		t.putPart(m, pid, v)
+		s.publishLocked("message.part.updated", p.sid, partProps{SessionID: p.sid, Part: v, Time: now})
+	}
+	return m
+}
+
+// seed fills the transcript of a session that has none in memory (one
+// from an earlier process, or evicted) from the store, so that a new run
+// continues the messages a client has seen.
+func (s *Server) seed(ctx context.Context, sid string) {
+	s.mu.Lock()
+	_, ok := s.trans[sid]
+	s.mu.Unlock()
+	if ok {
+		return
+	}
+	rec, err := s.store.GetSession(ctx, sid)
+	if err != nil {
+		return
+	}
+	t := s.storeTranscript(ctx, rec)
+	s.mu.Lock()
+	if _, ok := s.trans[sid]; !ok {
+		s.trans[sid] = t
+		s.touchLocked(sid, false)
+	}
+	s.mu.Unlock()
+}
+
+// retitle gives a session created without a title its first prompt's.
+func (s *Server) retitle(ctx context.Context, p *prompt) {
+	rec, err := s.store.GetSession(ctx, p.sid)
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	cur, set := s.titles[p.sid]
+	s.mu.Unlock()
+	if !set {
+		cur = rec.Title
+	}
+	if !strings.HasPrefix(cur, defaultTitlePrefix) {
+		return
+	}
+	title := titleOf(p.text)
+	if err := s.store.UpdateSession(ctx, p.sid, func(r *session.Session) { r.Title = title }); err != nil {
+		return
+	}
+	rec.Title = title
+	s.mu.Lock()
+	s.titles[p.sid] = title
+	s.publishLocked("session.updated", p.sid, sessionInfoProps{SessionID: p.sid, Info: s.wireSession(rec)})
+	s.mu.Unlock()
+}
+
+func titleOf(text string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
+	r := []rune(line)
+	if len(r) > 60 {
+		return string(r[:60]) + "..."
+	}
+	return line
+}
+
+// handlePrompt answers POST /session/{id}/message: it waits for the turn
+// to end and answers the last assistant message with its parts. The run
+// goes on when the client goes away; only abort (or shutdown) ends it.
+func (s *Server) handlePrompt(w http.ResponseWriter, r *http.Request) {
+	p, ok := s.parsePrompt(w, r)
+	if !ok {
+		return
+	}
+	if p.body.NoReply {
+		writeRaw(w, http.StatusOK, s.noReply(r.Context(), p))
+		return
+	}
+	done := s.enqueue(p)
+	select {
+	case res := <-done:
+		writeRaw(w, http.StatusOK, res)
+	case <-r.Context().Done():
+	}
+}
+
+// handlePromptAsync answers POST /session/{id}/prompt_async: 204 at once;
+// the prompt runs (after the session's earlier prompts).
+func (s *Server) handlePromptAsync(w http.ResponseWriter, r *http.Request) {
+	p, ok := s.parsePrompt(w, r)
+	if !ok {
+		return
+	}
+	if p.body.NoReply {
+		s.noReply(r.Context(), p)
+	} else {
+		s.enqueue(p)
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// noReply stores the prompt as a user message without running the model
+// (the next run sees it in its history) and returns {info, parts} of it.
+func (s *Server) noReply(ctx context.Context, p *prompt) json.RawMessage {
+	s.seed(ctx, p.sid)
+	s.retitle(ctx, p)
+	s.mu.Lock()
+	m := s.userMessageLocked(p)
+	b, _ := json.Marshal(m.withParts())
+	s.mu.Unlock()
+	msg := session.Message{ID: m.user.ID, SessionID: p.sid, AgentName: p.node, CreatedAt: p.created, Message: model.UserText(p.text)}
+	if err := s.store.AppendMessages(context.WithoutCancel(ctx), p.sid, msg); err != nil {
+		s.log.Warn("opencode: store noReply message", "session", p.sid, "err", err)
+	}
+	return b
+}
+
+// enqueue runs a prompt after the session's earlier ones and delivers
+// the answer on the returned channel (buffered: nobody needs to read it).
+func (s *Server) enqueue(p *prompt) <-chan json.RawMessage {
+	done := make(chan json.RawMessage, 1)
+	turn := make(chan struct{})
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		done <- s.emptyAnswer(p, "", "server shutting down", true)
+		return done
+	}
+	st := s.runsOfLocked(p.sid)
+	gen := st.gen
+	if st.running {
+		st.waiting = append(st.waiting, turn)
+	} else {
+		st.running = true
+		close(turn)
+	}
+	s.mu.Unlock()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		done <- s.run(gen, st, turn, p)
+	}()
+	return done
+}
+
+// run waits for the prompt's turn and runs it.
+func (s *Server) run(gen context.Context, st *sessionRuns, turn chan struct{}, p *prompt) json.RawMessage {
+	select {
+	case <-turn:
+	case <-gen.Done():
+		s.mu.Lock()
+		if i := slices.Index(st.waiting, turn); i >= 0 {
+			st.waiting = slices.Delete(st.waiting, i, i+1)
+		} else {
+			st.releaseLocked() // the turn came at the same time
+		}
+		s.mu.Unlock()
+		return s.abortedAnswer(p)
+	}
+	defer func() {
+		s.mu.Lock()
+		st.releaseLocked()
+		s.mu.Unlock()
+	}()
+	if gen.Err() != nil {
+		return s.abortedAnswer(p)
+	}
+	ctx, cancel := context.WithCancelCause(gen)
+	defer cancel(nil)
+
+	bg := context.WithoutCancel(ctx)
+	s.seed(bg, p.sid)
+	s.retitle(bg, p)
+	if err := s.store.UpdateSession(bg, p.sid, func(r *session.Session) { r.AgentName = p.node }); err != nil {
+		s.log.Warn("opencode: record agent", "session", p.sid, "err", err)
+	}
+	ar := &activeRun{node: p.node, done: make(chan struct{})}
+	s.mu.Lock()
+	ar.userMsg = s.userMessageLocked(p).user.ID
+	s.active[p.sid] = ar
+	s.setBusyLocked(p.sid)
+	s.mu.Unlock()
+
+	res, err := s.pool.RunSink(ctx, pool.RunRequest{Node: p.node, Prompt: p.text, SessionID: p.sid}, event.SinkFunc(func(event.Event) {}))
+	if err != nil {
+		s.log.Warn("opencode: run did not start", "session", p.sid, "node", p.node, "err", err)
+	} else {
+		s.log.Info("opencode: run ended", "session", p.sid, "node", p.node, "stop", res.Result.StopReason)
+	}
+	rec, gerr := s.store.GetSession(bg, p.sid)
+
+	s.mu.Lock()
+	if err != nil {
+		s.publishLocked("session.error", p.sid, sessionErrorProps{SessionID: p.sid, Error: messageError("", err.Error())})
+	}
+	if gerr == nil {
+		s.publishLocked("session.updated", p.sid, sessionInfoProps{SessionID: p.sid, Info: s.wireSession(rec)})
+	}
+	delete(s.active, p.sid)
+	s.setIdleLocked(p.sid)
+	var out json.RawMessage
+	if t := s.trans[p.sid]; t != nil {
+		if m := t.lastAssistant(); m != nil && m.asst.ParentID == ar.userMsg {
+			out, _ = json.Marshal(m.withParts())
+		}
+	}
+	s.mu.Unlock()
+	close(ar.done)
+	if out == nil {
+		msg := "the run produced no answer"
+		if err != nil {
+			msg = err.Error()
+		} else if ctx.Err() != nil {
+			msg = "aborted"
+		}
+		out = s.emptyAnswer(p, ar.userMsg, msg, ctx.Err() != nil)
+	}
+	return out
+}
+
+// abortedAnswer is the answer of a prompt aborted before it ran.
+func (s *Server) abortedAnswer(p *prompt) json.RawMessage {
+	return s.emptyAnswer(p, "", "aborted before it ran", true)
+}
+
+// emptyAnswer is an assistant message without parts that carries why
+// there is no answer. It is not stored.
+func (s *Server) emptyAnswer(p *prompt, parent, msg string, aborted bool) json.RawMessage {
+	now := ms(time.Now())
+	mid := id.Ascending(id.Message)
+	if parent == "" {
+		parent = mid
+	}
+	ref := s.modelOf(p.node)
+	s.mu.Lock()
+	dir := s.dirs[p.sid]
+	s.mu.Unlock()
+	if dir == "" {
+		dir = s.dir
+	}
+	code := ""
+	if aborted {
+		code = event.StopAborted
+	}
+	b, _ := json.Marshal(AssistantWithParts{Info: &AssistantMessage{
+		ID: mid, SessionID: p.sid, Role: "assistant", Time: AssistantTime{Created: now, Completed: now}, Error: messageError(code, msg),
+		ParentID: parent, ModelID: ref.ModelID, ProviderID: ref.ProviderID, Mode: p.node, Agent: p.node,
+		Path: MessagePath{Cwd: dir, Root: dir},
+	}, Parts: []any{}})
+	return b
+}
+
+// handleAbort answers POST /session/{id}/abort: it cancels the session's
+// run and its queued prompts (for a child session: the run of the root it
+// belongs to, since runs are cancelled as a whole), waits for the run to
+// wind down (children end aborted, the session goes idle) and answers
+// true.
+func (s *Server) handleAbort(w http.ResponseWriter, r *http.Request) {
+	sid := r.PathValue("sessionID")
+	ctx := r.Context()
+	rec, err := s.store.GetSession(ctx, sid)
+	if err != nil {
+		storeError(w, sid, err)
+		return
+	}
+	// Find the run this session belongs to: its own, or an ancestor's.
+	for {
+		s.mu.Lock()
+		_, ok := s.active[rec.ID]
+		s.mu.Unlock()
+		if ok || rec.ParentID == "" {
+			break
+		}
+		parent, err := s.store.GetSession(ctx, rec.ParentID)
+		if err != nil {
+			break
+		}
+		rec = parent
+	}
+	s.abort(ctx, rec.ID)
+	writeJSON(w, http.StatusOK, true)
+}
+
+// abort cancels the run and queued prompts of a session and waits (up to
+// DefaultAbortWait) for the run to end.
+func (s *Server) abort(ctx context.Context, sid string) {
+	s.mu.Lock()
+	ar := s.active[sid]
+	if st, ok := s.state[sid]; ok {
+		st.cancel(errAborted)
+		st.gen, st.cancel = context.WithCancelCause(s.runs)
+	}
+	s.mu.Unlock()
+	if ar == nil {
+		return
+	}
+	t := time.NewTimer(DefaultAbortWait)
+	defer t.Stop()
+	select {
+	case <-ar.done:
+	case <-t.C:
+		s.log.Warn("opencode: run did not end in time after abort", "session", sid)
+	case <-ctx.Done():
+	}
+}

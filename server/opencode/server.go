@@ -1,0 +1,382 @@
+package opencode
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentpool/agentpool/config"
+	"github.com/agentpool/agentpool/pool"
+	"github.com/agentpool/agentpool/session"
+)
+
+// Defaults of Options.
+const (
+	DefaultMaxBodyBytes = 8 << 20
+	DefaultWriteTimeout = time.Minute
+	DefaultMaxSessions  = 1000
+	DefaultHeartbeat    = 10 * time.Second
+	// DefaultAbortWait bounds how long POST /session/{id}/abort waits for
+	// the run to wind down before it answers.
+	DefaultAbortWait = 10 * time.Second
+)
+
+// MetadataDirectory is the session metadata key that records the
+// directory (?directory= or the x-opencode-directory header) a session was
+// created in. Children inherit their parent's directory.
+const MetadataDirectory = "opencode_directory"
+
+// Options configure a Server.
+type Options struct {
+	Logger *slog.Logger
+	// Directory is the directory of sessions that name none (the server's
+	// working directory when empty).
+	Directory string
+	// Version is reported by /global/health and in every session.
+	Version string
+	// QueueSize bounds the events waiting for one slow SSE client before
+	// deltas are coalesced (DefaultQueueSize); a client that falls 16
+	// times as far behind is disconnected.
+	QueueSize int
+	// MaxBodyBytes bounds a request body (DefaultMaxBodyBytes).
+	MaxBodyBytes int64
+	// WriteTimeout bounds one write to an SSE client (DefaultWriteTimeout).
+	WriteTimeout time.Duration
+	// Heartbeat is the interval of SSE comment lines on an idle stream
+	// (DefaultHeartbeat).
+	Heartbeat time.Duration
+	// MaxSessions bounds the sessions whose messages are kept in memory
+	// (DefaultMaxSessions); older ones are read back from the store.
+	MaxSessions int
+}
+
+// Server serves a pool over the OpenCode server API. It implements
+// http.Handler. Close it when done.
+type Server struct {
+	pool    *pool.Pool
+	store   session.Store
+	opts    Options
+	log     *slog.Logger
+	dir     string
+	started time.Time
+	routes  []*route
+	mux     *http.ServeMux
+	hub     *hub
+	models  map[string]ModelRef // node name -> its model
+	unsub   func()
+
+	// runs is the parent of every run's context: it ends on Close.
+	runs     context.Context
+	stopRuns context.CancelFunc
+	wg       sync.WaitGroup
+	closed   sync.Once
+
+	mu      sync.Mutex
+	closing bool                    // Close began: no new runs
+	trans   map[string]*transcript  // session id -> its messages
+	tick    int64                   // LRU clock of trans
+	dirs    map[string]string       // session id -> directory
+	titles  map[string]string       // titles set through this server
+	busy    map[string]bool         // sessions running now
+	state   map[string]*sessionRuns // root sessions prompted through this server
+	active  map[string]*activeRun   // root session id -> its run in progress
+}
+
+// New builds a Server for p and subscribes it to p's processor.
+func New(p *pool.Pool, opts Options) *Server {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Directory == "" {
+		if wd, err := os.Getwd(); err == nil {
+			opts.Directory = wd
+		} else {
+			opts.Directory = "/"
+		}
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if opts.WriteTimeout <= 0 {
+		opts.WriteTimeout = DefaultWriteTimeout
+	}
+	if opts.Heartbeat <= 0 {
+		opts.Heartbeat = DefaultHeartbeat
+	}
+	if opts.MaxSessions <= 0 {
+		opts.MaxSessions = DefaultMaxSessions
+	}
+	s := &Server{
+		pool: p, store: p.Store(), opts: opts, log: opts.Logger, dir: opts.Directory, started: time.Now(),
+		mux: http.NewServeMux(), hub: newHub(opts.QueueSize), models: nodeModels(p),
+		trans: map[string]*transcript{}, dirs: map[string]string{}, titles: map[string]string{},
+		busy: map[string]bool{}, state: map[string]*sessionRuns{}, active: map[string]*activeRun{},
+	}
+	s.runs, s.stopRuns = context.WithCancel(context.Background())
+	s.routes = s.routeTable()
+	for _, rt := range s.routes {
+		s.mux.Handle(rt.method+" "+rt.path, s.wrap(rt.handler))
+	}
+	s.mux.Handle("/", s.wrap(s.handleNoRoute))
+	s.unsub = p.Processor().Subscribe(s.onChanges)
+	return s
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// Close cancels the runs in flight and waits for them, ends every event
+// stream and unsubscribes from the processor. It is idempotent.
+func (s *Server) Close() {
+	s.closed.Do(func() {
+		s.mu.Lock()
+		s.closing = true
+		s.mu.Unlock()
+		s.stopRuns()
+		s.wg.Wait()
+		s.hub.close()
+		s.unsub()
+	})
+}
+
+// Serve serves on ln until ctx ends, then closes the server (runs are
+// cancelled and their blocking prompts answered, event streams end) and
+// shuts down: requests in flight finish (up to 10 s), idle and
+// never-used connections are closed at once.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	var (
+		connMu sync.Mutex
+		active = map[net.Conn]bool{}
+	)
+	hs := &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		ConnState: func(c net.Conn, st http.ConnState) {
+			connMu.Lock()
+			defer connMu.Unlock()
+			if st == http.StateActive {
+				active[c] = true
+			} else {
+				delete(active, c)
+			}
+		},
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		s.Close()
+		return err
+	case <-ctx.Done():
+	}
+	s.Close()
+	hs.SetKeepAlivesEnabled(false)
+	shutdown := make(chan error, 1)
+	go func() { shutdown <- hs.Shutdown(context.Background()) }()
+	// Shutdown waits for connections that never sent a request for up to
+	// 5 s; only requests in flight are worth waiting for.
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		connMu.Lock()
+		n := len(active)
+		connMu.Unlock()
+		if n == 0 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	closeErr := hs.Close()
+	err := <-shutdown
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	if serveErr := <-errc; !errors.Is(serveErr, http.ErrServerClosed) && err == nil {
+		err = serveErr
+	}
+	if err == nil {
+		err = closeErr
+	}
+	return err
+}
+
+// wrap adds what every route shares: the body size limit and a recover
+// that answers 500 and keeps the server serving.
+func (s *Server) wrap(h http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				s.log.Error("opencode: handler panicked", "method", r.Method, "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
+				writeJSON(w, http.StatusInternalServerError, UnknownError{Name: "UnknownError", Data: ErrorData{Message: fmt.Sprintf("internal error: %v", v)}})
+			}
+		}()
+		if r.Body != nil {
+			r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
+		}
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		h(w, r)
+	})
+}
+
+// handleNoRoute answers paths no route serves: 405 when another method
+// would, else 404.
+func (s *Server) handleNoRoute(w http.ResponseWriter, r *http.Request) {
+	var allow []string
+	for _, rt := range s.routes {
+		if pathMatches(rt.path, r.URL.Path) {
+			allow = append(allow, rt.method)
+		}
+	}
+	if len(allow) > 0 {
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		writeJSON(w, http.StatusMethodNotAllowed, BadRequestError{Name: "BadRequest", Data: BadRequestData{
+			Message: fmt.Sprintf("method %s not allowed on %s; use %s", r.Method, r.URL.Path, strings.Join(allow, ", ")), Kind: "Params"}})
+		return
+	}
+	writeJSON(w, http.StatusNotFound, NotFoundError{Name: "NotFoundError", Data: ErrorData{Message: fmt.Sprintf("No such route: %s %s", r.Method, r.URL.Path)}})
+}
+
+// pathMatches reports whether path matches a route pattern with {name}
+// segments.
+func pathMatches(pattern, path string) bool {
+	ps, xs := strings.Split(strings.Trim(pattern, "/"), "/"), strings.Split(strings.Trim(path, "/"), "/")
+	if len(ps) != len(xs) {
+		return false
+	}
+	for i, p := range ps {
+		if strings.HasPrefix(p, "{") || p == xs[i] {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+// requestDir is the directory a request names: ?directory=, else the
+// x-opencode-directory header (URI-encoded, as the SDK sends it), else "".
+func requestDir(r *http.Request) string {
+	if d := r.URL.Query().Get("directory"); d != "" {
+		return filepath.Clean(d)
+	}
+	if h := r.Header.Get("x-opencode-directory"); h != "" {
+		if d, err := url.PathUnescape(h); err == nil {
+			h = d
+		}
+		return filepath.Clean(h)
+	}
+	return ""
+}
+
+// projectID is the stable id of a directory's project.
+func projectID(dir string) string {
+	sum := sha1.Sum([]byte(dir))
+	return hex.EncodeToString(sum[:])
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		b = []byte(`{"name":"UnknownError","data":{"message":"encode response"}}`)
+	}
+	writeRaw(w, status, b)
+}
+
+func writeRaw(w http.ResponseWriter, status int, b []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(b)
+}
+
+func notFound(w http.ResponseWriter, sid string) {
+	writeJSON(w, http.StatusNotFound, NotFoundError{Name: "NotFoundError", Data: ErrorData{Message: "Session not found: " + sid}})
+}
+
+func badRequest(w http.ResponseWriter, kind, format string, args ...any) {
+	writeJSON(w, http.StatusBadRequest, BadRequestError{Name: "BadRequest", Data: BadRequestData{Message: fmt.Sprintf(format, args...), Kind: kind}})
+}
+
+func internalError(w http.ResponseWriter, err error) {
+	writeJSON(w, http.StatusInternalServerError, UnknownError{Name: "UnknownError", Data: ErrorData{Message: err.Error()}})
+}
+
+// storeError answers a store error: 404 for an unknown session, else 500.
+func storeError(w http.ResponseWriter, sid string, err error) {
+	if errors.Is(err, session.ErrNotFound) {
+		notFound(w, sid)
+		return
+	}
+	internalError(w, err)
+}
+
+// nodeModels maps every node of the pool to the model it runs on: the
+// provider is the manifest's model type (test and scripted models are the
+// "agentpool" provider); teams run on no model of their own.
+func nodeModels(p *pool.Pool) map[string]ModelRef {
+	out := map[string]ModelRef{}
+	m := p.Manifest()
+	for _, name := range p.NodeNames() {
+		n, ok := p.Node(name)
+		if !ok {
+			continue
+		}
+		a, isAgent := m.Agents[name]
+		if !isAgent {
+			out[name] = ModelRef{ProviderID: providerAgentPool, ModelID: n.SourceType()}
+			continue
+		}
+		ref := ModelRef{ProviderID: providerOf(a.Model.Type), ModelID: n.ModelID()}
+		if ref.ModelID == "" {
+			ref.ModelID = a.Model.Model
+		}
+		if ref.ModelID == "" {
+			ref.ModelID = a.Model.Type
+		}
+		out[name] = ref
+	}
+	return out
+}
+
+// providerAgentPool is the provider id of the offline test models and of
+// teams.
+const providerAgentPool = "agentpool"
+
+func providerOf(modelType string) string {
+	switch modelType {
+	case config.ModelOpenAI, config.ModelAnthropic:
+		return modelType
+	}
+	return providerAgentPool
+}
+
+// modelOf returns the model of a node (the default node's when the name is
+// unknown, as for sessions of other pools).
+func (s *Server) modelOf(node string) ModelRef {
+	if m, ok := s.models[node]; ok {
+		return m
+	}
+	if m, ok := s.models[s.pool.DefaultNode()]; ok {
+		return m
+	}
+	return ModelRef{ProviderID: providerAgentPool, ModelID: "unknown"}
+}

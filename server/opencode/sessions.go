@@ -1,0 +1,417 @@
+package opencode
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentpool/agentpool/id"
+	"github.com/agentpool/agentpool/session"
+)
+
+// defaultTitlePrefix starts the title of a session created without one;
+// its first prompt then titles it (as OpenCode does).
+const defaultTitlePrefix = "New session - "
+
+// wireSession turns a stored (or projected) session into OpenCode's shape.
+// cost and tokens are the session's subtree totals once known, else its
+// own. s.mu is held.
+func (s *Server) wireSession(rec session.Session) Session {
+	dir := s.dirOfLocked(rec)
+	title := rec.Title
+	if t, ok := s.titles[rec.ID]; ok {
+		title = t
+	}
+	usage, cost := rec.TotalUsage, rec.TotalCost
+	if usage.IsZero() {
+		usage = rec.Usage
+	}
+	if cost == 0 {
+		cost = rec.Cost
+	}
+	out := Session{
+		ID: rec.ID, Slug: slug(rec.ID), ProjectID: projectID(dir), Directory: dir, ParentID: rec.ParentID,
+		Title: title, Version: s.opts.Version, Agent: rec.AgentName,
+		Time: SessionTime{Created: ms(rec.CreatedAt), Updated: ms(rec.UpdatedAt)},
+		Cost: cost, Tokens: tokens(usage.InputTokens, usage.OutputTokens, usage.ReasoningTokens, usage.CacheReadTokens, usage.CacheWriteTokens),
+	}
+	if rec.AgentName != "" {
+		m := s.modelOf(rec.AgentName)
+		out.Model = &SessionModel{ID: m.ModelID, ProviderID: m.ProviderID}
+	}
+	if out.Time.Updated < out.Time.Created {
+		out.Time.Updated = out.Time.Created
+	}
+	return out
+}
+
+// slug is a short stable name derived from a session id.
+func slug(sid string) string {
+	r := strings.TrimPrefix(sid, id.Session+"_")
+	if len(r) > 8 {
+		r = r[len(r)-8:]
+	}
+	return strings.ToLower(r)
+}
+
+func ms(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+func tokens(in, out, reasoning, read, write int64) Tokens {
+	return Tokens{Input: in, Output: out, Reasoning: reasoning, Cache: TokensCache{Read: read, Write: write}}
+}
+
+// dirOfLocked returns the directory of a session: its recorded one, else
+// its parent's, else the server's. s.mu is held.
+func (s *Server) dirOfLocked(rec session.Session) string {
+	if d, ok := s.dirs[rec.ID]; ok {
+		return d
+	}
+	d, _ := rec.Metadata[MetadataDirectory].(string)
+	if d == "" && rec.ParentID != "" {
+		if pd, ok := s.dirs[rec.ParentID]; ok {
+			d = pd
+		} else if p, err := s.store.GetSession(context.Background(), rec.ParentID); err == nil {
+			d = s.dirOfLocked(p)
+		}
+	}
+	if d == "" {
+		d = s.dir
+	}
+	s.dirs[rec.ID] = d
+	return d
+}
+
+// wireSessions converts sessions under one lock.
+func (s *Server) wireSessions(recs []session.Session) []Session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Session, 0, len(recs))
+	for _, r := range recs {
+		out = append(out, s.wireSession(r))
+	}
+	return out
+}
+
+// readBody decodes a JSON body into v. An empty body is {} when
+// emptyOK. It answers 400 (or 413) and returns false when the body is not
+// acceptable.
+func readBody(w http.ResponseWriter, r *http.Request, v any, emptyOK bool) bool {
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeJSON(w, http.StatusRequestEntityTooLarge, BadRequestError{Name: "BadRequest", Data: BadRequestData{
+				Message: fmt.Sprintf("request body larger than %d bytes", mbe.Limit), Kind: "Body"}})
+			return false
+		}
+		badRequest(w, "Body", "read body: %v", err)
+		return false
+	}
+	if len(strings.TrimSpace(string(b))) == 0 {
+		if emptyOK {
+			return true
+		}
+		badRequest(w, "Body", "request body is empty; expected a JSON object")
+		return false
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			if te.Field == "" {
+				badRequest(w, "Body", "request body: expected a JSON object, got JSON %s", te.Value)
+			} else {
+				badRequest(w, "Body", "field %s: expected %s, got JSON %s", te.Field, jsonKind(te.Type), te.Value)
+			}
+			return false
+		}
+		badRequest(w, "Body", "malformed JSON body: %v", err)
+		return false
+	}
+	return true
+}
+
+func (s *Server) handleCreateSession(w http.ResponseWriter, r *http.Request) {
+	var body CreateSessionBody
+	if !readBody(w, r, &body, true) {
+		return
+	}
+	ctx := r.Context()
+	now := time.Now()
+	rec := session.Session{
+		ID: id.Descending(id.Session), Title: body.Title, Status: session.StatusIdle, CreatedAt: now, UpdatedAt: now,
+		AgentName: s.pool.DefaultNode(),
+	}
+	if body.Agent != "" {
+		n, ok := s.pool.Node(body.Agent)
+		if !ok {
+			badRequest(w, "Body", "unknown agent %q; available: %s", body.Agent, strings.Join(s.pool.NodeNames(), ", "))
+			return
+		}
+		rec.AgentName = n.Name()
+	}
+	if n, ok := s.pool.Node(rec.AgentName); ok {
+		rec.SourceType = n.SourceType()
+	}
+	dir := requestDir(r)
+	if body.ParentID != "" {
+		if !strings.HasPrefix(body.ParentID, id.Session) {
+			badRequest(w, "Body", "parentID must be a session id (ses...), got %q", body.ParentID)
+			return
+		}
+		parent, err := s.store.GetSession(ctx, body.ParentID)
+		if err != nil {
+			storeError(w, body.ParentID, err)
+			return
+		}
+		rec.ParentID, rec.Depth = parent.ID, parent.Depth+1
+		if dir == "" {
+			s.mu.Lock()
+			dir = s.dirOfLocked(parent)
+			s.mu.Unlock()
+		}
+	}
+	if dir == "" {
+		dir = s.dir
+	}
+	rec.Metadata = map[string]any{MetadataDirectory: dir}
+	for k, v := range body.Metadata {
+		if k != MetadataDirectory {
+			rec.Metadata[k] = v
+		}
+	}
+	if rec.Title == "" {
+		rec.Title = defaultTitlePrefix + now.UTC().Format(time.RFC3339Nano)
+	}
+	if err := s.store.CreateSession(ctx, rec); err != nil {
+		storeError(w, rec.ParentID, err)
+		return
+	}
+	s.mu.Lock()
+	s.dirs[rec.ID] = dir
+	s.touchLocked(rec.ID, true)
+	info := s.wireSession(rec)
+	s.publishLocked("session.created", rec.ID, sessionInfoProps{SessionID: rec.ID, Info: info})
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, info)
+}
+
+func (s *Server) handleGetSession(w http.ResponseWriter, r *http.Request) {
+	sid := r.PathValue("sessionID")
+	rec, err := s.store.GetSession(r.Context(), sid)
+	if err != nil {
+		storeError(w, sid, err)
+		return
+	}
+	s.mu.Lock()
+	info := s.wireSession(rec)
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, info)
+}
+
+// handleListSessions answers GET /session: newest first; ?roots=true only
+// root sessions; ?limit=N at most N; ?directory= only that directory's;
+// ?search= titles containing the text; ?start= updated at or after.
+func (s *Server) handleListSessions(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	roots := false
+	if v := q.Get("roots"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			badRequest(w, "Query", "roots must be true or false, got %q", v)
+			return
+		}
+		roots = b
+	}
+	limit := 0
+	if v := q.Get("limit"); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < 0 {
+			badRequest(w, "Query", "limit must be a non-negative number, got %q", v)
+			return
+		}
+		limit = int(f)
+	}
+	var start int64
+	if v := q.Get("start"); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			badRequest(w, "Query", "start must be a number (Unix milliseconds), got %q", v)
+			return
+		}
+		start = int64(f)
+	}
+	search := strings.ToLower(q.Get("search"))
+	dir := requestDir(r)
+	recs, err := s.store.ListSessions(r.Context(), session.ListOptions{RootsOnly: roots})
+	if err != nil {
+		internalError(w, err)
+		return
+	}
+	all := s.wireSessions(recs)
+	out := make([]Session, 0, len(all))
+	for _, ss := range all {
+		if dir != "" && ss.Directory != dir {
+			continue
+		}
+		if search != "" && !strings.Contains(strings.ToLower(ss.Title), search) {
+			continue
+		}
+		if start > 0 && ss.Time.Updated < start {
+			continue
+		}
+		out = append(out, ss)
+		if limit > 0 && len(out) == limit {
+			break
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// handleChildren answers GET /session/{id}/children, oldest first.
+func (s *Server) handleChildren(w http.ResponseWriter, r *http.Request) {
+	sid := r.PathValue("sessionID")
+	if _, err := s.store.GetSession(r.Context(), sid); err != nil {
+		storeError(w, sid, err)
+		return
+	}
+	kids, err := s.store.ListSessions(r.Context(), session.ListOptions{ParentID: sid})
+	if err != nil {
+		internalError(w, err)
+		return
+	}
+	slices.Reverse(kids)
+	writeJSON(w, http.StatusOK, s.wireSessions(kids))
+}
+
+func (s *Server) handleUpdateSession(w http.ResponseWriter, r *http.Request) {
+	sid := r.PathValue("sessionID")
+	ctx := r.Context()
+	if _, err := s.store.GetSession(ctx, sid); err != nil {
+		storeError(w, sid, err)
+		return
+	}
+	var body UpdateSessionBody
+	if !readBody(w, r, &body, true) {
+		return
+	}
+	err := s.store.UpdateSession(ctx, sid, func(rec *session.Session) {
+		if body.Title != nil {
+			rec.Title = *body.Title
+		}
+		if len(body.Metadata) > 0 {
+			if rec.Metadata == nil {
+				rec.Metadata = map[string]any{}
+			}
+			for k, v := range body.Metadata {
+				if k != MetadataDirectory {
+					rec.Metadata[k] = v
+				}
+			}
+		}
+		rec.UpdatedAt = time.Now()
+	})
+	if err != nil {
+		storeError(w, sid, err)
+		return
+	}
+	rec, err := s.store.GetSession(ctx, sid)
+	if err != nil {
+		storeError(w, sid, err)
+		return
+	}
+	s.mu.Lock()
+	if body.Title != nil {
+		s.titles[sid] = *body.Title
+	}
+	info := s.wireSession(rec)
+	s.publishLocked("session.updated", sid, sessionInfoProps{SessionID: sid, Info: info})
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, info)
+}
+
+// handleDeleteSession deletes a session with its subtree: a run in
+// progress in it is aborted first; session.deleted is published for every
+// deleted session, children first.
+func (s *Server) handleDeleteSession(w http.ResponseWriter, r *http.Request) {
+	sid := r.PathValue("sessionID")
+	ctx := r.Context()
+	tree, err := session.Subtree(ctx, s.store, sid)
+	if err != nil {
+		storeError(w, sid, err)
+		return
+	}
+	for _, rec := range tree {
+		s.abort(ctx, rec.ID)
+	}
+	if err := s.store.DeleteSession(ctx, sid); err != nil {
+		storeError(w, sid, err)
+		return
+	}
+	s.mu.Lock()
+	for i := len(tree) - 1; i >= 0; i-- {
+		rec := tree[i]
+		info := s.wireSession(rec)
+		s.publishLocked("session.deleted", rec.ID, sessionInfoProps{SessionID: rec.ID, Info: info})
+		delete(s.trans, rec.ID)
+		delete(s.titles, rec.ID)
+		delete(s.busy, rec.ID)
+		if st, ok := s.state[rec.ID]; ok {
+			st.cancel(errAborted)
+			delete(s.state, rec.ID)
+		}
+		delete(s.dirs, rec.ID)
+	}
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, true)
+}
+
+// handleStatus answers GET /session/status: the running sessions (of the
+// request's directory, when it names one) as {id: {type: busy}}.
+func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
+	dir := requestDir(r)
+	out := map[string]SessionStatus{}
+	s.mu.Lock()
+	for sid := range s.busy {
+		if dir == "" || s.dirs[sid] == dir {
+			out[sid] = SessionStatus{Type: "busy"}
+		}
+	}
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, out)
+}
+
+// jsonKind names the JSON kind a Go type decodes from.
+func jsonKind(t reflect.Type) string {
+	if t == nil {
+		return "a value"
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	case reflect.Interface:
+		return "a value"
+	}
+	return "a number"
+}

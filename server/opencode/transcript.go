@@ -1,0 +1,195 @@
+package opencode
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/agentpool/agentpool/id"
+)
+
+// transcript is the message list of one session as OpenCode clients see
+// it: the same ids as the events that built it.
+type transcript struct {
+	msgs  []*tmsg
+	byID  map[string]*tmsg
+	parts map[string]*tpart // part id -> part
+	used  int64             // LRU clock
+	// cutPrompt: the first user message's text is the spawn's prompt,
+	// possibly cut to 200 bytes; GET .../message restores it from the store.
+	cutPrompt *TextPart
+}
+
+func newTranscript() *transcript {
+	return &transcript{byID: map[string]*tmsg{}, parts: map[string]*tpart{}}
+}
+
+type tmsg struct {
+	user     *UserMessage
+	asst     *AssistantMessage
+	parts    []*tpart
+	finished bool // step-finish added
+}
+
+func (m *tmsg) info() any {
+	if m.user != nil {
+		return m.user
+	}
+	return m.asst
+}
+
+func (m *tmsg) id() string {
+	if m.user != nil {
+		return m.user.ID
+	}
+	return m.asst.ID
+}
+
+// tpart holds one wire part (a pointer to TextPart, ReasoningPart,
+// ToolPart, StepStartPart, StepFinishPart, AgentPart or SubtaskPart).
+type tpart struct {
+	id string
+	v  any
+}
+
+func (t *transcript) add(m *tmsg) {
+	if _, ok := t.byID[m.id()]; ok {
+		return
+	}
+	t.msgs = append(t.msgs, m)
+	t.byID[m.id()] = m
+}
+
+// putPart adds a part to its message or replaces it.
+func (t *transcript) putPart(m *tmsg, pid string, v any) {
+	if p, ok := t.parts[pid]; ok {
+		p.v = v
+		return
+	}
+	p := &tpart{id: pid, v: v}
+	t.parts[pid] = p
+	m.parts = append(m.parts, p)
+}
+
+// lastUser returns the id of the last user message, or "".
+func (t *transcript) lastUser() string {
+	for i := len(t.msgs) - 1; i >= 0; i-- {
+		if t.msgs[i].user != nil {
+			return t.msgs[i].user.ID
+		}
+	}
+	return ""
+}
+
+// lastAssistant returns the last assistant message, or nil.
+func (t *transcript) lastAssistant() *tmsg {
+	for i := len(t.msgs) - 1; i >= 0; i-- {
+		if t.msgs[i].asst != nil {
+			return t.msgs[i]
+		}
+	}
+	return nil
+}
+
+// encode returns the JSON of the messages: all of them, those before the
+// message id before, at most the last limit (0: no limit).
+func (t *transcript) encode(before string, limit int) json.RawMessage {
+	msgs := t.msgs
+	if before != "" {
+		for i, m := range msgs {
+			if m.id() == before {
+				msgs = msgs[:i]
+				break
+			}
+		}
+	}
+	if limit > 0 && len(msgs) > limit {
+		msgs = msgs[len(msgs)-limit:]
+	}
+	out := make([]MessageWithParts, len(msgs))
+	for i, m := range msgs {
+		out[i] = m.withParts()
+	}
+	b, _ := json.Marshal(out)
+	return b
+}
+
+func (m *tmsg) withParts() MessageWithParts {
+	parts := make([]any, len(m.parts))
+	for i, p := range m.parts {
+		parts[i] = p.v
+	}
+	return MessageWithParts{Info: m.info(), Parts: parts}
+}
+
+// touchLocked returns the transcript of sid, creating it when create is
+// set (else nil when there is none), and marks it used. When the cache is
+// over its bound it drops the least recently used transcript of a session
+// that is not running. s.mu is held.
+func (s *Server) touchLocked(sid string, create bool) *transcript {
+	s.tick++
+	t, ok := s.trans[sid]
+	if !ok {
+		if !create {
+			return nil
+		}
+		t = newTranscript()
+		s.trans[sid] = t
+		if len(s.trans) > s.opts.MaxSessions {
+			s.evictLocked(sid)
+		}
+	}
+	t.used = s.tick
+	return t
+}
+
+func (s *Server) evictLocked(keep string) {
+	victim, oldest := "", int64(-1)
+	for sid, t := range s.trans {
+		if sid == keep || s.busy[sid] || s.active[sid] != nil {
+			continue
+		}
+		if oldest < 0 || t.used < oldest {
+			victim, oldest = sid, t.used
+		}
+	}
+	if victim != "" {
+		delete(s.trans, victim)
+	}
+}
+
+// derivedID makes a stable id of the given prefix for the n-th thing
+// derived from base (an id): the time part of base and a base62 hash, so
+// that GET answers built from the store keep their ids between calls.
+func derivedID(prefix, base string, n int) string {
+	const digits = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	body := base
+	if i := strings.IndexByte(base, '_'); i >= 0 {
+		body = base[i+1:]
+	}
+	timePart := "00000000000000"
+	if len(body) >= 14 {
+		timePart = body[:14]
+	}
+	// FNV-1a over base and n.
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(base); i++ {
+		h ^= uint64(base[i])
+		h *= 1099511628211
+	}
+	for k := uint(0); k < 64; k += 8 {
+		h ^= uint64(n>>k) & 0xff
+		h *= 1099511628211
+	}
+	var r [12]byte
+	for i := range r {
+		r[i] = digits[h%62]
+		h /= 62
+		if h == 0 {
+			h = uint64(n+1) * 2654435761
+		}
+	}
+	return prefix + "_" + timePart + string(r[:])
+}
+
+// newPartID is a fresh ascending part id.
+func newPartID() string { return id.Ascending(id.Part) }
