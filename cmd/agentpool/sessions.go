@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -476,76 +475,15 @@ func summary(e event.Event) string {
 	return k
 }
 
-// replayTree merges the event logs of rootID's subtree into the stream
-// rootID's consumer saw live: all events in store-wide order, those of
-// descendants wrapped once in a subagent event relative to rootID
-// (invariant 5): child_session_id the producing session, parent_session_id
-// its parent, depth its depth, path the ids from rootID's child down to it,
-// tool_call_id the call that spawned it.
+// replayTree is the stream rootID's consumer saw live (session.ReplayTree).
 func replayTree(ctx context.Context, st session.Store, rootID string) ([]event.Event, error) {
-	all, err := session.Subtree(ctx, st, rootID)
+	rs, err := session.ReplayTree(ctx, st, rootID)
 	if err != nil {
 		return nil, err
 	}
-	byID := make(map[string]session.Session, len(all))
-	var recs []session.Record
-	toolCall := map[string]string{} // child -> tool call that spawned it
-	for _, s := range all {
-		byID[s.ID] = s
-		rs, err := st.Events(ctx, s.ID, 0)
-		if err != nil {
-			return nil, err
-		}
-		for _, r := range rs {
-			if sp, ok := r.Event.(event.SpawnSessionStart); ok {
-				if _, seen := toolCall[sp.ChildSessionID]; !seen {
-					toolCall[sp.ChildSessionID] = sp.ToolCallID
-				}
-			}
-		}
-		recs = append(recs, rs...)
-	}
-	slices.SortStableFunc(recs, func(a, b session.Record) int {
-		switch {
-		case a.GlobalSeq < b.GlobalSeq:
-			return -1
-		case a.GlobalSeq > b.GlobalSeq:
-			return 1
-		}
-		return 0
-	})
-	paths := map[string][]string{rootID: nil}
-	var pathOf func(id string) []string
-	pathOf = func(id string) []string {
-		if p, ok := paths[id]; ok {
-			return p
-		}
-		s := byID[id]
-		parent := pathOf(s.ParentID)
-		p := append(slices.Clone(parent), id)
-		paths[id] = p
-		return p
-	}
-	out := make([]event.Event, 0, len(recs))
-	for _, r := range recs {
-		if r.SessionID == rootID {
-			out = append(out, r.Event)
-			continue
-		}
-		s := byID[r.SessionID]
-		path := pathOf(s.ID)
-		if inner, ok := r.Event.(event.Subagent); ok {
-			// A wrapped event in a log (written by an older producer):
-			// forward it with the path prefixed, never wrapped twice.
-			inner.Path = append(slices.Clone(path), inner.Path...)
-			out = append(out, inner)
-			continue
-		}
-		out = append(out, event.Subagent{
-			SourceName: s.AgentName, SourceType: s.SourceType, Depth: s.Depth,
-			ChildSessionID: s.ID, ParentSessionID: s.ParentID, ToolCallID: toolCall[s.ID],
-			Path: slices.Clone(path), Event: r.Event,
-		})
+	out := make([]event.Event, len(rs))
+	for i, r := range rs {
+		out[i] = r.Event
 	}
 	return out, nil
 }
