@@ -2,12 +2,8 @@ package anthropic
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"iter"
 	"net/http"
-	"net/url"
-	"os"
 	"strings"
 	"time"
 
@@ -16,6 +12,7 @@ import (
 
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/model"
+	"github.com/agentpool/agentpool/model/internal/provider"
 )
 
 // Defaults.
@@ -72,11 +69,9 @@ type Config struct {
 // Model is a Messages API model. It holds no per-run state and is safe for
 // concurrent use.
 type Model struct {
-	cfg     Config
-	client  sdk.Client
-	baseURL string // for messages, without user info
-	key     string // redacted from every error
-	keyErr  error  // reported by Stream: a missing key
+	cfg    Config
+	client sdk.Client
+	ep     *provider.Endpoint // base URL, key, error texts
 }
 
 var (
@@ -88,64 +83,33 @@ var (
 // unusable base URL); a missing API key is reported by Stream, so that a
 // manifest can be loaded and validated on a machine without keys.
 func New(cfg Config) (*Model, error) {
-	if strings.TrimSpace(cfg.Model) == "" {
-		return nil, errors.New("anthropic: model id is required")
-	}
-	base := cfg.BaseURL
-	if base == "" {
-		base = os.Getenv(EnvBaseURL)
-	}
-	if base == "" {
-		base = DefaultBaseURL
-	}
-	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("anthropic: invalid base URL %q: want http(s)://host[:port]", safeURL(base))
-	}
-	official := strings.EqualFold(u.Hostname(), "api.anthropic.com")
-	m := &Model{cfg: cfg, baseURL: safeURL(base)}
-	switch {
-	case cfg.APIKey != "":
-		m.key = cfg.APIKey
-	case cfg.APIKeyEnv != "":
-		m.key = os.Getenv(cfg.APIKeyEnv)
-		if m.key == "" {
-			m.keyErr = fmt.Errorf("anthropic: no API key: environment variable %s (api_key_env) is not set", cfg.APIKeyEnv)
-		}
-	default:
-		m.key = os.Getenv(EnvAPIKey)
-		if m.key == "" && official {
-			m.keyErr = fmt.Errorf("anthropic: no API key: set %s, or api_key / api_key_env in the manifest", EnvAPIKey)
-		}
-	}
-	retries := cfg.MaxRetries
-	switch {
-	case retries == 0:
-		retries = DefaultMaxRetries
-	case retries < 0:
-		retries = 0
-	}
-	hc := cfg.HTTPClient
-	if hc == nil {
-		hc = &http.Client{}
+	ep, err := provider.Setup(provider.Config{
+		Name: "anthropic", Model: cfg.Model,
+		BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, APIKeyEnv: cfg.APIKeyEnv,
+		EnvAPIKey: EnvAPIKey, EnvBaseURL: EnvBaseURL, DefaultBaseURL: DefaultBaseURL,
+		URLForm: "http(s)://host[:port]", OfficialHost: "api.anthropic.com",
+		Timeout: cfg.Timeout, MaxRetries: cfg.MaxRetries, DefaultMaxRetries: DefaultMaxRetries,
+		HTTPClient: cfg.HTTPClient,
+	})
+	if err != nil {
+		return nil, err
 	}
 	opts := []option.RequestOption{
 		// The key and base URL are resolved above; no profile files or
 		// other ambient credentials.
 		option.WithoutEnvironmentDefaults(),
-		option.WithHTTPClient(hc),
-		option.WithBaseURL(base),
-		option.WithMaxRetries(retries),
+		option.WithHTTPClient(ep.HTTPClient),
+		option.WithBaseURL(ep.BaseURL),
+		option.WithMaxRetries(ep.Retries),
 		option.WithMiddleware(observe),
 	}
-	if m.key != "" {
-		opts = append(opts, option.WithAPIKey(m.key))
+	if key := ep.APIKey(); key != "" {
+		opts = append(opts, option.WithAPIKey(key))
 	}
 	if cfg.Timeout > 0 {
 		opts = append(opts, option.WithRequestTimeout(cfg.Timeout))
 	}
-	m.client = sdk.NewClient(opts...)
-	return m, nil
+	return &Model{cfg: cfg, client: sdk.NewClient(opts...), ep: ep}, nil
 }
 
 // ID returns the model id.
@@ -165,17 +129,12 @@ func (m *Model) Price() (inputPerMillion, outputPerMillion float64) {
 // known so far (the input tokens) is yielded before the error.
 func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
 	return func(yield func(model.Chunk, error) bool) {
-		if m.keyErr != nil {
-			yield(model.Chunk{}, &Error{Message: m.keyErr.Error(), text: m.keyErr.Error()})
-			return
-		}
-		params, err := m.params(req)
+		ctx2, st, params, err := provider.Begin(ctx, m.ep, req, m.params)
 		if err != nil {
 			yield(model.Chunk{}, err)
 			return
 		}
-		st := &callState{}
-		stream := m.client.Messages.NewStreaming(context.WithValue(ctx, callKey{}, st), params)
+		stream := m.client.Messages.NewStreaming(ctx2, params)
 		defer stream.Close()
 
 		s := streamState{blocks: map[int64]*block{}}
@@ -194,9 +153,9 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 		case context.Cause(ctx) != nil:
 			fail = context.Cause(ctx)
 		case err != nil:
-			fail = m.wrap(st, err, s.started || (st.status >= 200 && st.status < 300))
+			fail = m.wrap(st, err, s.started || st.Answered())
 		default:
-			fail = m.newError(0, "stream ended before message_stop", nil)
+			fail = m.ep.NewError(0, "stream ended before message_stop", nil)
 		}
 		if s.started && !s.usageSent {
 			if !yield(model.Chunk{Kind: model.ChunkUsage, Usage: s.usage}, nil) {

@@ -2,16 +2,10 @@ package anthropic
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"reflect"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,154 +13,60 @@ import (
 
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/model"
+	"github.com/agentpool/agentpool/model/internal/providertest"
 )
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// fake is a Messages API server: it records each request and answers with
-// respond(n) (n counts requests from 0).
-type fake struct {
-	srv     *httptest.Server
-	mu      sync.Mutex
-	bodies  []map[string]any
-	headers []http.Header
-}
+// fake is a Messages API server: it records each request and answers
+// with respond(n) (n counts requests from 0).
+type fake struct{ *providertest.Server }
 
 func newFake(t *testing.T, respond func(w http.ResponseWriter, r *http.Request, n int)) *fake {
 	t.Helper()
-	f := &fake{}
-	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.URL.Path != "/v1/messages" {
-			http.Error(w, "unexpected "+r.Method+" "+r.URL.Path, http.StatusTeapot)
-			return
-		}
-		raw, _ := io.ReadAll(r.Body)
-		var body map[string]any
-		if err := json.Unmarshal(raw, &body); err != nil {
-			http.Error(w, "bad json", http.StatusBadRequest)
-			return
-		}
-		f.mu.Lock()
-		n := len(f.bodies)
-		f.bodies = append(f.bodies, body)
-		f.headers = append(f.headers, r.Header.Clone())
-		f.mu.Unlock()
-		respond(w, r, n)
-	}))
-	t.Cleanup(f.srv.Close)
-	return f
-}
-
-func (f *fake) requests() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return len(f.bodies)
-}
-
-func (f *fake) body(i int) map[string]any {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.bodies[i]
-}
-
-func (f *fake) header(i int) http.Header {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.headers[i]
+	return &fake{providertest.NewServer(t, "/v1/messages", respond)}
 }
 
 func (f *fake) model(t *testing.T, mod func(*Config)) *Model {
 	t.Helper()
-	cfg := Config{Model: "claude-test", BaseURL: f.srv.URL, APIKey: "sk-ant-test-key", HTTPClient: f.srv.Client()}
-	if mod != nil {
-		mod(&cfg)
-	}
-	m, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return providertest.NewModel(t, New, Config{Model: "claude-test", BaseURL: f.URL, APIKey: "sk-ant-test-key", HTTPClient: f.Client()}, mod)
 }
 
 // ev is one server-sent event: `event: <name>` and `data: <json>`.
-type ev struct{ name, data string }
-
-func sse(w http.ResponseWriter, events ...ev) {
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.WriteHeader(http.StatusOK)
-	for _, e := range events {
-		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", e.name, e.data)
-		w.(http.Flusher).Flush()
-	}
-}
+type ev = providertest.Event
 
 func messageStart(input, cacheRead, cacheWrite int) ev {
-	return ev{"message_start", fmt.Sprintf(`{"type":"message_start","message":{"id":"msg_01","type":"message","role":"assistant","content":[],"model":"claude-test",`+
+	return ev{Name: "message_start", Data: fmt.Sprintf(`{"type":"message_start","message":{"id":"msg_01","type":"message","role":"assistant","content":[],"model":"claude-test",`+
 		`"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":%d,"cache_creation_input_tokens":%d,"cache_read_input_tokens":%d,"output_tokens":1}}}`,
 		input, cacheWrite, cacheRead)}
 }
 
 func blockStart(i int, block string) ev {
-	return ev{"content_block_start", fmt.Sprintf(`{"type":"content_block_start","index":%d,"content_block":%s}`, i, block)}
+	return ev{Name: "content_block_start", Data: fmt.Sprintf(`{"type":"content_block_start","index":%d,"content_block":%s}`, i, block)}
 }
 
 func blockDelta(i int, delta string) ev {
-	return ev{"content_block_delta", fmt.Sprintf(`{"type":"content_block_delta","index":%d,"delta":%s}`, i, delta)}
+	return ev{Name: "content_block_delta", Data: fmt.Sprintf(`{"type":"content_block_delta","index":%d,"delta":%s}`, i, delta)}
 }
 
 func blockStop(i int) ev {
-	return ev{"content_block_stop", fmt.Sprintf(`{"type":"content_block_stop","index":%d}`, i)}
+	return ev{Name: "content_block_stop", Data: fmt.Sprintf(`{"type":"content_block_stop","index":%d}`, i)}
 }
 
 func messageDelta(stop string, output int) ev {
-	return ev{"message_delta", fmt.Sprintf(`{"type":"message_delta","delta":{"stop_reason":%q,"stop_sequence":null},"usage":{"output_tokens":%d}}`, stop, output)}
+	return ev{Name: "message_delta", Data: fmt.Sprintf(`{"type":"message_delta","delta":{"stop_reason":%q,"stop_sequence":null},"usage":{"output_tokens":%d}}`, stop, output)}
 }
 
 var (
-	ping        = ev{"ping", `{"type": "ping"}`}
-	messageStop = ev{"message_stop", `{"type":"message_stop"}`}
+	ping        = ev{Name: "ping", Data: `{"type": "ping"}`}
+	messageStop = ev{Name: "message_stop", Data: `{"type":"message_stop"}`}
 )
-
-func collect(t *testing.T, m *Model, req *model.Request) ([]model.Chunk, error) {
-	t.Helper()
-	var out []model.Chunk
-	for c, err := range m.Stream(context.Background(), req) {
-		if err != nil {
-			return out, err
-		}
-		out = append(out, c)
-	}
-	return out, nil
-}
-
-func wantChunks(t *testing.T, got, want []model.Chunk) {
-	t.Helper()
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("chunks:\n got %+v\nwant %+v", got, want)
-	}
-}
-
-func jsonEqual(t *testing.T, what string, got any, want string) {
-	t.Helper()
-	var w any
-	if err := json.Unmarshal([]byte(want), &w); err != nil {
-		t.Fatalf("bad want JSON for %s: %v", what, err)
-	}
-	if !reflect.DeepEqual(got, w) {
-		g, _ := json.Marshal(got)
-		t.Fatalf("%s:\n got %s\nwant %s", what, g, want)
-	}
-}
-
-func hello() *model.Request {
-	return &model.Request{Messages: []model.Message{model.UserText("Say hello")}}
-}
 
 func TestTextDeltasUsageFinish(t *testing.T) {
 	f := newFake(t, func(w http.ResponseWriter, r *http.Request, n int) {
-		sse(w,
+		providertest.SSE(w,
 			messageStart(25, 0, 0),
 			blockStart(0, `{"type":"text","text":""}`),
 			ping,
@@ -177,20 +77,16 @@ func TestTextDeltasUsageFinish(t *testing.T) {
 			messageDelta("end_turn", 15),
 			messageStop)
 	})
-	got, err := collect(t, f.model(t, nil), hello())
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantChunks(t, got, []model.Chunk{
+	providertest.WantStream(t, f.model(t, nil), providertest.Hello(), []model.Chunk{
 		{Kind: model.ChunkText, Text: "Hel"},
 		{Kind: model.ChunkText, Text: "lo, "},
 		{Kind: model.ChunkText, Text: "world."},
 		{Kind: model.ChunkUsage, Usage: event.Usage{InputTokens: 25, OutputTokens: 15}},
 		{Kind: model.ChunkFinish, FinishReason: model.FinishStop},
 	})
-	jsonEqual(t, "request", f.body(0), `{"model":"claude-test","max_tokens":4096,"stream":true,
+	providertest.JSONEqual(t, "request", f.Body(0), `{"model":"claude-test","max_tokens":4096,"stream":true,
 		"messages":[{"role":"user","content":[{"type":"text","text":"Say hello"}]}]}`)
-	h := f.header(0)
+	h := f.Header(0)
 	if h.Get("Authorization") != "Bearer sk-ant-test-key" && h.Get("X-Api-Key") != "sk-ant-test-key" {
 		t.Fatalf("no key sent: %v", h)
 	}
@@ -201,7 +97,7 @@ func TestTextDeltasUsageFinish(t *testing.T) {
 
 func TestTwoToolUseBlocksAndRequestConversion(t *testing.T) {
 	f := newFake(t, func(w http.ResponseWriter, r *http.Request, n int) {
-		sse(w,
+		providertest.SSE(w,
 			messageStart(472, 100, 20),
 			blockStart(0, `{"type":"text","text":""}`),
 			blockDelta(0, `{"type":"text_delta","text":"Checking both."}`),
@@ -219,32 +115,8 @@ func TestTwoToolUseBlocksAndRequestConversion(t *testing.T) {
 	})
 	temp := 0.5
 	m := f.model(t, func(c *Config) { c.MaxTokens = 1024; c.Temperature = &temp })
-	req := &model.Request{
-		System: "You are terse.",
-		Messages: []model.Message{
-			model.UserText("Weather and time?"),
-			{Role: model.RoleAssistant, Parts: []model.Part{
-				{Kind: model.PartThinking, Text: "need tools"},
-				{Kind: model.PartText, Text: "Checking."},
-				{Kind: model.PartToolCall, ToolCallID: "toolu_1", ToolName: "lookup", Args: json.RawMessage(`{"q":"x"}`)},
-				{Kind: model.PartToolCall, ToolCallID: "toolu_2", ToolName: "noargs"},
-			}},
-			{Role: model.RoleTool, Parts: []model.Part{
-				{Kind: model.PartToolResult, ToolCallID: "toolu_1", ToolName: "lookup", Text: "found x"},
-				{Kind: model.PartToolResult, ToolCallID: "toolu_2", ToolName: "noargs", Text: "boom", IsError: true},
-			}},
-			{Role: model.RoleUser, Parts: []model.Part{{Kind: model.PartText, Text: "[async result]"}}, Synthetic: true},
-		},
-		Tools: []model.ToolSpec{
-			{Name: "get_weather", Description: "Weather of a city.", Parameters: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"],"additionalProperties":false}`)},
-			{Name: "get_time"},
-		},
-	}
-	got, err := collect(t, m, req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantChunks(t, got, []model.Chunk{
+	req := providertest.ToolConversation()
+	providertest.WantStream(t, m, req, []model.Chunk{
 		{Kind: model.ChunkText, Text: "Checking both."},
 		{Kind: model.ChunkToolCall, Index: 0, ToolCallID: "toolu_01A", ToolName: "get_weather"},
 		{Kind: model.ChunkToolCall, Index: 0, ArgsDelta: `{"city": "Par`},
@@ -254,18 +126,18 @@ func TestTwoToolUseBlocksAndRequestConversion(t *testing.T) {
 		{Kind: model.ChunkUsage, Usage: event.Usage{InputTokens: 472, OutputTokens: 89, CacheReadTokens: 100, CacheWriteTokens: 20}},
 		{Kind: model.ChunkFinish, FinishReason: model.FinishToolCalls},
 	})
-	jsonEqual(t, "request", f.body(0), `{
+	providertest.JSONEqual(t, "request", f.Body(0), `{
 		"model":"claude-test","max_tokens":1024,"stream":true,
 		"system":[{"type":"text","text":"You are terse."}],
 		"messages":[
 			{"role":"user","content":[{"type":"text","text":"Weather and time?"}]},
 			{"role":"assistant","content":[
 				{"type":"text","text":"Checking."},
-				{"type":"tool_use","id":"toolu_1","name":"lookup","input":{"q":"x"}},
-				{"type":"tool_use","id":"toolu_2","name":"noargs","input":{}}]},
+				{"type":"tool_use","id":"call_1","name":"lookup","input":{"q":"x"}},
+				{"type":"tool_use","id":"call_2","name":"noargs","input":{}}]},
 			{"role":"user","content":[
-				{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"found x"}]},
-				{"type":"tool_result","tool_use_id":"toolu_2","content":[{"type":"text","text":"boom"}],"is_error":true},
+				{"type":"tool_result","tool_use_id":"call_1","content":[{"type":"text","text":"found x"}]},
+				{"type":"tool_result","tool_use_id":"call_2","content":[{"type":"text","text":"boom"}],"is_error":true},
 				{"type":"text","text":"[async result]"}]}
 		],
 		"tools":[
@@ -277,7 +149,7 @@ func TestTwoToolUseBlocksAndRequestConversion(t *testing.T) {
 
 func TestThinking(t *testing.T) {
 	f := newFake(t, func(w http.ResponseWriter, r *http.Request, n int) {
-		sse(w,
+		providertest.SSE(w,
 			messageStart(10, 0, 0),
 			blockStart(0, `{"type":"thinking","thinking":"","signature":""}`),
 			blockDelta(0, `{"type":"thinking_delta","thinking":"Let me "}`),
@@ -292,11 +164,7 @@ func TestThinking(t *testing.T) {
 			messageDelta("max_tokens", 30),
 			messageStop)
 	})
-	got, err := collect(t, f.model(t, nil), hello())
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantChunks(t, got, []model.Chunk{
+	providertest.WantStream(t, f.model(t, nil), providertest.Hello(), []model.Chunk{
 		{Kind: model.ChunkThinking, Text: "Let me "},
 		{Kind: model.ChunkThinking, Text: "think."},
 		{Kind: model.ChunkText, Text: "42."},
@@ -311,9 +179,9 @@ func TestStopReasons(t *testing.T) {
 		"max_tokens": model.FinishLength, "refusal": model.FinishRefusal, "model_context_window_exceeded": model.FinishLength,
 	} {
 		f := newFake(t, func(w http.ResponseWriter, r *http.Request, n int) {
-			sse(w, messageStart(1, 0, 0), messageDelta(stop, 2), messageStop)
+			providertest.SSE(w, messageStart(1, 0, 0), messageDelta(stop, 2), messageStop)
 		})
-		got, err := collect(t, f.model(t, nil), hello())
+		got, err := providertest.Collect(t, f.model(t, nil), providertest.Hello())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -326,15 +194,11 @@ func TestStopReasons(t *testing.T) {
 func TestToolInputInBlockStart(t *testing.T) {
 	// A server that sends the whole input in content_block_start.
 	f := newFake(t, func(w http.ResponseWriter, r *http.Request, n int) {
-		sse(w, messageStart(1, 0, 0),
+		providertest.SSE(w, messageStart(1, 0, 0),
 			blockStart(0, `{"type":"tool_use","id":"t1","name":"a","input":{"x":1}}`), blockStop(0),
 			messageDelta("tool_use", 2), messageStop)
 	})
-	got, err := collect(t, f.model(t, nil), hello())
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantChunks(t, got, []model.Chunk{
+	providertest.WantStream(t, f.model(t, nil), providertest.Hello(), []model.Chunk{
 		{Kind: model.ChunkToolCall, Index: 0, ToolCallID: "t1", ToolName: "a"},
 		{Kind: model.ChunkToolCall, Index: 0, ArgsDelta: `{"x":1}`},
 		{Kind: model.ChunkUsage, Usage: event.Usage{InputTokens: 1, OutputTokens: 2}},
@@ -344,14 +208,14 @@ func TestToolInputInBlockStart(t *testing.T) {
 
 func TestErrorEventMidStream(t *testing.T) {
 	f := newFake(t, func(w http.ResponseWriter, r *http.Request, n int) {
-		sse(w,
+		providertest.SSE(w,
 			messageStart(25, 0, 0),
 			blockStart(0, `{"type":"text","text":""}`),
 			blockDelta(0, `{"type":"text_delta","text":"Partial"}`),
-			ev{"error", `{"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}`})
+			ev{Name: "error", Data: `{"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}`})
 	})
-	got, err := collect(t, f.model(t, nil), hello())
-	wantChunks(t, got, []model.Chunk{
+	got, err := providertest.Collect(t, f.model(t, nil), providertest.Hello())
+	providertest.WantChunks(t, got, []model.Chunk{
 		{Kind: model.ChunkText, Text: "Partial"},
 		{Kind: model.ChunkUsage, Usage: event.Usage{InputTokens: 25, OutputTokens: 1}},
 	})
@@ -362,18 +226,18 @@ func TestErrorEventMidStream(t *testing.T) {
 	if !errors.As(err, &e) || e.Type != "overloaded_error" {
 		t.Fatalf("error: %#v", err)
 	}
-	if f.requests() != 1 {
-		t.Fatalf("a stream that started must not be retried: %d requests", f.requests())
+	if f.Requests() != 1 {
+		t.Fatalf("a stream that started must not be retried: %d requests", f.Requests())
 	}
 }
 
 func TestBrokenStream(t *testing.T) {
 	f := newFake(t, func(w http.ResponseWriter, r *http.Request, n int) {
-		sse(w, messageStart(5, 0, 0), blockStart(0, `{"type":"text","text":""}`), blockDelta(0, `{"type":"text_delta","text":"Part"}`))
+		providertest.SSE(w, messageStart(5, 0, 0), blockStart(0, `{"type":"text","text":""}`), blockDelta(0, `{"type":"text_delta","text":"Part"}`))
 		panic(http.ErrAbortHandler)
 	})
-	got, err := collect(t, f.model(t, nil), hello())
-	wantChunks(t, got, []model.Chunk{
+	got, err := providertest.Collect(t, f.model(t, nil), providertest.Hello())
+	providertest.WantChunks(t, got, []model.Chunk{
 		{Kind: model.ChunkText, Text: "Part"},
 		{Kind: model.ChunkUsage, Usage: event.Usage{InputTokens: 5, OutputTokens: 1}},
 	})
@@ -384,10 +248,10 @@ func TestBrokenStream(t *testing.T) {
 
 func TestStreamEndsBeforeMessageStop(t *testing.T) {
 	f := newFake(t, func(w http.ResponseWriter, r *http.Request, n int) {
-		sse(w, messageStart(5, 0, 0), blockStart(0, `{"type":"text","text":""}`), blockDelta(0, `{"type":"text_delta","text":"Part"}`), blockStop(0), messageDelta("end_turn", 3))
+		providertest.SSE(w, messageStart(5, 0, 0), blockStart(0, `{"type":"text","text":""}`), blockDelta(0, `{"type":"text_delta","text":"Part"}`), blockStop(0), messageDelta("end_turn", 3))
 	})
-	got, err := collect(t, f.model(t, nil), hello())
-	wantChunks(t, got, []model.Chunk{
+	got, err := providertest.Collect(t, f.model(t, nil), providertest.Hello())
+	providertest.WantChunks(t, got, []model.Chunk{
 		{Kind: model.ChunkText, Text: "Part"},
 		{Kind: model.ChunkUsage, Usage: event.Usage{InputTokens: 5, OutputTokens: 3}},
 	})
@@ -404,35 +268,20 @@ func errorBody(w http.ResponseWriter, status int, typ, msg string) {
 }
 
 func TestRetryAfter429ThenSuccess(t *testing.T) {
-	var first, gap atomic.Int64
 	f := newFake(t, func(w http.ResponseWriter, r *http.Request, n int) {
 		if n == 0 {
-			first.Store(time.Now().UnixNano())
 			w.Header().Set("Retry-After", "1")
 			errorBody(w, http.StatusTooManyRequests, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit")
 			return
 		}
-		gap.Store(time.Now().UnixNano() - first.Load())
-		sse(w, messageStart(3, 0, 0), blockStart(0, `{"type":"text","text":""}`), blockDelta(0, `{"type":"text_delta","text":"ok"}`), blockStop(0), messageDelta("end_turn", 1), messageStop)
+		providertest.SSE(w, messageStart(3, 0, 0), blockStart(0, `{"type":"text","text":""}`), blockDelta(0, `{"type":"text_delta","text":"ok"}`), blockStop(0), messageDelta("end_turn", 1), messageStop)
 	})
-	got, err := collect(t, f.model(t, nil), hello())
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantChunks(t, got, []model.Chunk{
+	providertest.WantStream(t, f.model(t, nil), providertest.Hello(), []model.Chunk{
 		{Kind: model.ChunkText, Text: "ok"},
 		{Kind: model.ChunkUsage, Usage: event.Usage{InputTokens: 3, OutputTokens: 1}},
 		{Kind: model.ChunkFinish, FinishReason: model.FinishStop},
 	})
-	if f.requests() != 2 {
-		t.Fatalf("requests = %d, want 2", f.requests())
-	}
-	if d := time.Duration(gap.Load()); d < time.Second {
-		t.Fatalf("retried after %s, want at least the 1s of Retry-After", d)
-	}
-	if !reflect.DeepEqual(f.body(0), f.body(1)) {
-		t.Fatal("the retry sent a different body")
-	}
+	f.WantRetry(t, time.Second) // the 1s of Retry-After
 }
 
 func TestOverloadedRetriesExhausted(t *testing.T) {
@@ -440,7 +289,7 @@ func TestOverloadedRetriesExhausted(t *testing.T) {
 		w.Header().Set("Retry-After", "0")
 		errorBody(w, 529, "overloaded_error", "Overloaded")
 	})
-	_, err := collect(t, f.model(t, func(c *Config) { c.MaxRetries = 2 }), hello())
+	_, err := providertest.Collect(t, f.model(t, func(c *Config) { c.MaxRetries = 2 }), providertest.Hello())
 	want := "anthropic: 529 overloaded: Overloaded (gave up after 3 attempts)"
 	if err == nil || err.Error() != want {
 		t.Fatalf("err = %v, want %s", err, want)
@@ -458,12 +307,12 @@ func TestRetryAfterTooLongIsNotWaited(t *testing.T) {
 			errorBody(w, http.StatusTooManyRequests, "rate_limit_error", "slow down")
 		})
 		start := time.Now()
-		_, err := collect(t, f.model(t, nil), hello())
+		_, err := providertest.Collect(t, f.model(t, nil), providertest.Hello())
 		if err == nil || err.Error() != "anthropic: 429 too many requests: slow down" {
 			t.Fatalf("Retry-After %s: err = %v", ra, err)
 		}
-		if f.requests() != 1 || time.Since(start) > 30*time.Second {
-			t.Fatalf("requests %d after %s", f.requests(), time.Since(start))
+		if f.Requests() != 1 || time.Since(start) > 30*time.Second {
+			t.Fatalf("requests %d after %s", f.Requests(), time.Since(start))
 		}
 	}
 }
@@ -495,7 +344,7 @@ func TestUnauthorizedNeverShowsKey(t *testing.T) {
 	f := newFake(t, func(w http.ResponseWriter, r *http.Request, n int) {
 		errorBody(w, http.StatusUnauthorized, "authentication_error", "invalid x-api-key "+key)
 	})
-	_, err := collect(t, f.model(t, func(c *Config) { c.APIKey = key }), hello())
+	_, err := providertest.Collect(t, f.model(t, func(c *Config) { c.APIKey = key }), providertest.Hello())
 	want := "anthropic: 401 unauthorized: invalid x-api-key [redacted] (check the API key: api_key / api_key_env in the manifest or ANTHROPIC_API_KEY)"
 	if err == nil || err.Error() != want {
 		t.Fatalf("err = %q\nwant  %q", err, want)
@@ -505,8 +354,8 @@ func TestUnauthorizedNeverShowsKey(t *testing.T) {
 			t.Fatalf("key leaked: %s", s)
 		}
 	}
-	if f.requests() != 1 {
-		t.Fatalf("401 was retried: %d requests", f.requests())
+	if f.Requests() != 1 {
+		t.Fatalf("401 was retried: %d requests", f.Requests())
 	}
 }
 
@@ -514,8 +363,8 @@ func TestModelNotFound(t *testing.T) {
 	f := newFake(t, func(w http.ResponseWriter, r *http.Request, n int) {
 		errorBody(w, http.StatusNotFound, "not_found_error", "model: claude-nope")
 	})
-	_, err := collect(t, f.model(t, func(c *Config) { c.Model = "claude-nope" }), hello())
-	want := `anthropic: 404 not found: model: claude-nope (model "claude-nope" at ` + f.srv.URL + ")"
+	_, err := providertest.Collect(t, f.model(t, func(c *Config) { c.Model = "claude-nope" }), providertest.Hello())
+	want := `anthropic: 404 not found: model: claude-nope (model "claude-nope" at ` + f.URL + ")"
 	if err == nil || err.Error() != want {
 		t.Fatalf("err = %v\nwant %s", err, want)
 	}
@@ -528,59 +377,41 @@ func TestMissingKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = collect(t, m, hello())
+	_, err = providertest.Collect(t, m, providertest.Hello())
 	if err == nil || err.Error() != "anthropic: no API key: set ANTHROPIC_API_KEY, or api_key / api_key_env in the manifest" {
 		t.Fatalf("err = %v", err)
 	}
 	m, _ = New(Config{Model: "m", APIKeyEnv: "AGENTPOOL_TEST_UNSET_VARIABLE"})
-	if _, err = collect(t, m, hello()); err == nil || !strings.Contains(err.Error(), "AGENTPOOL_TEST_UNSET_VARIABLE (api_key_env) is not set") {
+	if _, err = providertest.Collect(t, m, providertest.Hello()); err == nil || !strings.Contains(err.Error(), "AGENTPOOL_TEST_UNSET_VARIABLE (api_key_env) is not set") {
 		t.Fatalf("err = %v", err)
 	}
 }
 
 func TestKeyFromEnvironment(t *testing.T) {
 	f := newFake(t, func(w http.ResponseWriter, r *http.Request, n int) {
-		sse(w, messageStart(1, 0, 0), messageDelta("end_turn", 1), messageStop)
+		providertest.SSE(w, messageStart(1, 0, 0), messageDelta("end_turn", 1), messageStop)
 	})
 	t.Setenv(EnvAPIKey, "sk-ant-from-env")
-	t.Setenv(EnvBaseURL, f.srv.URL)
-	m, err := New(Config{Model: "m", HTTPClient: f.srv.Client()})
+	t.Setenv(EnvBaseURL, f.URL)
+	m, err := New(Config{Model: "m", HTTPClient: f.Client()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := collect(t, m, hello()); err != nil {
+	if _, err := providertest.Collect(t, m, providertest.Hello()); err != nil {
 		t.Fatal(err)
 	}
-	h := f.header(0)
+	h := f.Header(0)
 	if h.Get("Authorization") != "Bearer sk-ant-from-env" && h.Get("X-Api-Key") != "sk-ant-from-env" {
 		t.Fatalf("no key sent: %v", h)
 	}
 }
 
 func TestCancelStopsStream(t *testing.T) {
-	release := make(chan struct{})
 	f := newFake(t, func(w http.ResponseWriter, r *http.Request, n int) {
-		sse(w, messageStart(1, 0, 0), blockStart(0, `{"type":"text","text":""}`), blockDelta(0, `{"type":"text_delta","text":"first"}`))
-		select {
-		case <-r.Context().Done():
-		case <-release:
-		}
+		providertest.SSE(w, messageStart(1, 0, 0), blockStart(0, `{"type":"text","text":""}`), blockDelta(0, `{"type":"text_delta","text":"first"}`))
+		providertest.Hold(r)
 	})
-	defer close(release)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var got []model.Chunk
-	var err error
-	for c, e := range f.model(t, nil).Stream(ctx, hello()) {
-		if e != nil {
-			err = e
-			break
-		}
-		got = append(got, c)
-		if c.Kind == model.ChunkText {
-			cancel()
-		}
-	}
+	got, err := providertest.CancelAfterFirst(t, f.model(t, nil), providertest.Hello())
 	if len(got) < 1 || got[0] != (model.Chunk{Kind: model.ChunkText, Text: "first"}) {
 		t.Fatalf("chunks %+v", got)
 	}
@@ -590,40 +421,18 @@ func TestCancelStopsStream(t *testing.T) {
 }
 
 func TestConsumerStopsEarly(t *testing.T) {
-	release := make(chan struct{})
 	f := newFake(t, func(w http.ResponseWriter, r *http.Request, n int) {
-		sse(w, messageStart(1, 0, 0), blockStart(0, `{"type":"text","text":""}`), blockDelta(0, `{"type":"text_delta","text":"a"}`), blockDelta(0, `{"type":"text_delta","text":"b"}`))
-		select {
-		case <-r.Context().Done():
-		case <-release:
-		}
+		providertest.SSE(w, messageStart(1, 0, 0), blockStart(0, `{"type":"text","text":""}`), blockDelta(0, `{"type":"text_delta","text":"a"}`), blockDelta(0, `{"type":"text_delta","text":"b"}`))
+		providertest.Hold(r)
 	})
-	defer close(release)
-	n := 0
-	for range f.model(t, nil).Stream(context.Background(), hello()) {
-		n++
-		break
-	}
-	if n != 1 {
-		t.Fatal(n)
-	}
+	providertest.StopsEarly(t, f.model(t, nil), providertest.Hello())
 }
 
 func TestConcurrentStreams(t *testing.T) {
 	f := newFake(t, func(w http.ResponseWriter, r *http.Request, n int) {
-		sse(w, messageStart(1, 0, 0), blockStart(0, `{"type":"text","text":""}`), blockDelta(0, `{"type":"text_delta","text":"x"}`), blockStop(0), messageDelta("end_turn", 1), messageStop)
+		providertest.SSE(w, messageStart(1, 0, 0), blockStart(0, `{"type":"text","text":""}`), blockDelta(0, `{"type":"text_delta","text":"x"}`), blockStop(0), messageDelta("end_turn", 1), messageStop)
 	})
-	m := f.model(t, nil)
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Go(func() {
-			got, err := collect(t, m, hello())
-			if err != nil || len(got) != 3 {
-				t.Errorf("got %v, %v", got, err)
-			}
-		})
-	}
-	wg.Wait()
+	providertest.Concurrently(t, f.model(t, nil), providertest.Hello(), 8, 3)
 }
 
 func TestNewErrorsAndPrice(t *testing.T) {
@@ -643,17 +452,12 @@ func TestNewErrorsAndPrice(t *testing.T) {
 }
 
 func TestTimeoutMidStream(t *testing.T) {
-	release := make(chan struct{})
 	f := newFake(t, func(w http.ResponseWriter, r *http.Request, n int) {
-		sse(w, messageStart(2, 0, 0), blockStart(0, `{"type":"text","text":""}`), blockDelta(0, `{"type":"text_delta","text":"slow"}`))
-		select {
-		case <-r.Context().Done():
-		case <-release:
-		}
+		providertest.SSE(w, messageStart(2, 0, 0), blockStart(0, `{"type":"text","text":""}`), blockDelta(0, `{"type":"text_delta","text":"slow"}`))
+		providertest.Hold(r)
 	})
-	defer close(release)
-	got, err := collect(t, f.model(t, func(c *Config) { c.Timeout = 300 * time.Millisecond }), hello())
-	wantChunks(t, got, []model.Chunk{
+	got, err := providertest.Collect(t, f.model(t, func(c *Config) { c.Timeout = 300 * time.Millisecond }), providertest.Hello())
+	providertest.WantChunks(t, got, []model.Chunk{
 		{Kind: model.ChunkText, Text: "slow"},
 		{Kind: model.ChunkUsage, Usage: event.Usage{InputTokens: 2, OutputTokens: 1}},
 	})

@@ -29,7 +29,7 @@ func (m *Model) params(req *model.Request) (sdk.ChatCompletionNewParams, error) 
 		p.Temperature = sdk.Float(*m.cfg.Temperature)
 	}
 	if m.cfg.MaxTokens > 0 {
-		if m.official {
+		if m.ep.Official {
 			p.MaxCompletionTokens = sdk.Int(int64(m.cfg.MaxTokens))
 		} else {
 			p.MaxTokens = sdk.Int(int64(m.cfg.MaxTokens))

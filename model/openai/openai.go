@@ -3,13 +3,8 @@ package openai
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"iter"
 	"net/http"
-	"net/url"
-	"os"
-	"strings"
 	"time"
 
 	sdk "github.com/openai/openai-go/v3"
@@ -17,6 +12,7 @@ import (
 
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/model"
+	"github.com/agentpool/agentpool/model/internal/provider"
 )
 
 // Defaults.
@@ -71,12 +67,9 @@ type Config struct {
 // Model is a Chat Completions model. It holds no per-run state and is safe
 // for concurrent use.
 type Model struct {
-	cfg      Config
-	client   sdk.Client
-	baseURL  string // for messages, without user info
-	official bool   // the base URL is api.openai.com
-	key      string // redacted from every error
-	keyErr   error  // reported by Stream: a missing key
+	cfg    Config
+	client sdk.Client
+	ep     *provider.Endpoint // base URL, key, error texts
 }
 
 var (
@@ -88,61 +81,31 @@ var (
 // unusable base URL); a missing API key is reported by Stream, so that a
 // manifest can be loaded and validated on a machine without keys.
 func New(cfg Config) (*Model, error) {
-	if strings.TrimSpace(cfg.Model) == "" {
-		return nil, errors.New("openai: model id is required")
-	}
-	base := cfg.BaseURL
-	if base == "" {
-		base = os.Getenv(EnvBaseURL)
-	}
-	if base == "" {
-		base = DefaultBaseURL
-	}
-	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("openai: invalid base URL %q: want http(s)://host[:port]/path", safeURL(base))
-	}
-	m := &Model{cfg: cfg, baseURL: safeURL(base), official: strings.EqualFold(u.Hostname(), "api.openai.com")}
-	switch {
-	case cfg.APIKey != "":
-		m.key = cfg.APIKey
-	case cfg.APIKeyEnv != "":
-		m.key = os.Getenv(cfg.APIKeyEnv)
-		if m.key == "" {
-			m.keyErr = fmt.Errorf("openai: no API key: environment variable %s (api_key_env) is not set", cfg.APIKeyEnv)
-		}
-	default:
-		m.key = os.Getenv(EnvAPIKey)
-		if m.key == "" && m.official {
-			m.keyErr = fmt.Errorf("openai: no API key: set %s, or api_key / api_key_env in the manifest", EnvAPIKey)
-		}
-	}
-	retries := cfg.MaxRetries
-	switch {
-	case retries == 0:
-		retries = DefaultMaxRetries
-	case retries < 0:
-		retries = 0
-	}
-	hc := cfg.HTTPClient
-	if hc == nil {
-		hc = &http.Client{}
+	ep, err := provider.Setup(provider.Config{
+		Name: "openai", Model: cfg.Model,
+		BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, APIKeyEnv: cfg.APIKeyEnv,
+		EnvAPIKey: EnvAPIKey, EnvBaseURL: EnvBaseURL, DefaultBaseURL: DefaultBaseURL,
+		URLForm: "http(s)://host[:port]/path", OfficialHost: "api.openai.com",
+		Timeout: cfg.Timeout, MaxRetries: cfg.MaxRetries, DefaultMaxRetries: DefaultMaxRetries,
+		HTTPClient: cfg.HTTPClient,
+	})
+	if err != nil {
+		return nil, err
 	}
 	opts := []option.RequestOption{
-		option.WithHTTPClient(hc),
-		option.WithBaseURL(base),
-		option.WithMaxRetries(retries),
+		option.WithHTTPClient(ep.HTTPClient),
+		option.WithBaseURL(ep.BaseURL),
+		option.WithMaxRetries(ep.Retries),
 		option.WithMaxRetryDelay(MaxRetryDelay),
 		option.WithMiddleware(observe),
 	}
-	if m.key != "" {
-		opts = append(opts, option.WithAPIKey(m.key))
+	if key := ep.APIKey(); key != "" {
+		opts = append(opts, option.WithAPIKey(key))
 	}
 	if cfg.Timeout > 0 {
 		opts = append(opts, option.WithRequestTimeout(cfg.Timeout))
 	}
-	m.client = sdk.NewClient(opts...)
-	return m, nil
+	return &Model{cfg: cfg, client: sdk.NewClient(opts...), ep: ep}, nil
 }
 
 // ID returns the model id.
@@ -160,17 +123,12 @@ func (m *Model) Price() (inputPerMillion, outputPerMillion float64) {
 // is done).
 func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
 	return func(yield func(model.Chunk, error) bool) {
-		if m.keyErr != nil {
-			yield(model.Chunk{}, &Error{Message: m.keyErr.Error(), text: m.keyErr.Error()})
-			return
-		}
-		params, err := m.params(req)
+		ctx2, st, params, err := provider.Begin(ctx, m.ep, req, m.params)
 		if err != nil {
 			yield(model.Chunk{}, err)
 			return
 		}
-		st := &callState{}
-		stream := m.client.Chat.Completions.NewStreaming(context.WithValue(ctx, callKey{}, st), params)
+		stream := m.client.Chat.Completions.NewStreaming(ctx2, params)
 		defer stream.Close()
 
 		var (
@@ -187,7 +145,7 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 			}
 		}
 		if err := stream.Err(); err != nil {
-			started := yielded || (st.status >= 200 && st.status < 300)
+			started := yielded || st.Answered()
 			yield(model.Chunk{}, m.wrap(ctx, st, err, started))
 			return
 		}
@@ -196,7 +154,7 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 			return
 		}
 		if s.finish == "" {
-			yield(model.Chunk{}, m.newError(0, "stream ended before the response was complete (no finish_reason)", nil))
+			yield(model.Chunk{}, m.ep.NewError(0, "stream ended before the response was complete (no finish_reason)", nil))
 			return
 		}
 		yield(model.Chunk{Kind: model.ChunkFinish, FinishReason: s.finishReason()}, nil)

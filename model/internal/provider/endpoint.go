@@ -1,0 +1,153 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/agentpool/agentpool/model"
+)
+
+// Config is what a provider resolves with Setup: the manifest's model keys
+// and the provider's own names and defaults.
+type Config struct {
+	// Name prefixes every error text ("openai").
+	Name string
+	// Model is the model id; it must not be blank.
+	Model string
+	// BaseURL, APIKey and APIKeyEnv are the manifest's values.
+	BaseURL, APIKey, APIKeyEnv string
+	// EnvAPIKey and EnvBaseURL are the provider's environment variables;
+	// DefaultBaseURL is used when neither BaseURL nor EnvBaseURL is set.
+	EnvAPIKey, EnvBaseURL, DefaultBaseURL string
+	// URLForm is what an invalid base URL's error says to use
+	// ("http(s)://host[:port]/path").
+	URLForm string
+	// OfficialHost is the provider's own API host: without a configured
+	// key, a key is required there only.
+	OfficialHost string
+	// Timeout bounds each attempt when > 0 (for the error text).
+	Timeout time.Duration
+	// MaxRetries: 0 means DefaultMaxRetries, a negative value means none.
+	MaxRetries, DefaultMaxRetries int
+	// HTTPClient: nil means a client of its own.
+	HTTPClient *http.Client
+}
+
+// Endpoint is a resolved configuration: where and how a provider's model is
+// called, and how its failures are told. It is immutable and safe for
+// concurrent use.
+type Endpoint struct {
+	// BaseURL is the base URL to give the SDK (it may carry user info).
+	BaseURL string
+	// SafeBaseURL is BaseURL without user info, for messages.
+	SafeBaseURL string
+	// Official: the base URL's host is Config.OfficialHost.
+	Official bool
+	// Retries is the resolved number of retries (>= 0).
+	Retries int
+	// HTTPClient sends the requests; never nil.
+	HTTPClient *http.Client
+
+	name, model, envAPIKey string
+	timeout                time.Duration
+	key                    string // redacted from every error
+	keyErr                 string // a missing key, reported by MissingKey
+}
+
+// Setup resolves cfg. It fails only on a bad configuration (no model id, an
+// unusable base URL); a missing API key is kept for MissingKey, so that a
+// manifest can be loaded on a machine without keys.
+func Setup(cfg Config) (*Endpoint, error) {
+	if strings.TrimSpace(cfg.Model) == "" {
+		return nil, errors.New(cfg.Name + ": model id is required")
+	}
+	base := cfg.BaseURL
+	if base == "" {
+		base = os.Getenv(cfg.EnvBaseURL)
+	}
+	if base == "" {
+		base = cfg.DefaultBaseURL
+	}
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("%s: invalid base URL %q: want %s", cfg.Name, safeURL(base), cfg.URLForm)
+	}
+	e := &Endpoint{
+		BaseURL:     base,
+		SafeBaseURL: safeURL(base),
+		Official:    strings.EqualFold(u.Hostname(), cfg.OfficialHost),
+		HTTPClient:  cfg.HTTPClient,
+		name:        cfg.Name,
+		model:       cfg.Model,
+		envAPIKey:   cfg.EnvAPIKey,
+		timeout:     cfg.Timeout,
+	}
+	switch {
+	case cfg.APIKey != "":
+		e.key = cfg.APIKey
+	case cfg.APIKeyEnv != "":
+		e.key = os.Getenv(cfg.APIKeyEnv)
+		if e.key == "" {
+			e.keyErr = fmt.Sprintf("%s: no API key: environment variable %s (api_key_env) is not set", cfg.Name, cfg.APIKeyEnv)
+		}
+	default:
+		e.key = os.Getenv(cfg.EnvAPIKey)
+		if e.key == "" && e.Official {
+			e.keyErr = fmt.Sprintf("%s: no API key: set %s, or api_key / api_key_env in the manifest", cfg.Name, cfg.EnvAPIKey)
+		}
+	}
+	switch e.Retries = cfg.MaxRetries; {
+	case e.Retries == 0:
+		e.Retries = cfg.DefaultMaxRetries
+	case e.Retries < 0:
+		e.Retries = 0
+	}
+	if e.HTTPClient == nil {
+		e.HTTPClient = &http.Client{}
+	}
+	return e, nil
+}
+
+// APIKey is the resolved key ("" when there is none), to give the SDK only.
+func (e *Endpoint) APIKey() string { return e.key }
+
+// MissingKey returns a new *Error when no key could be found where one is
+// needed, else nil.
+func (e *Endpoint) MissingKey() error {
+	if e.keyErr == "" {
+		return nil
+	}
+	return &Error{Message: e.keyErr, text: e.keyErr}
+}
+
+// Begin starts a call of req: the MissingKey error or the error of build
+// (the provider's request conversion), else the request parameters and a
+// context carrying a new CallState for Observe.
+func Begin[P any](ctx context.Context, e *Endpoint, req *model.Request, build func(*model.Request) (P, error)) (context.Context, *CallState, P, error) {
+	var params P
+	if err := e.MissingKey(); err != nil {
+		return ctx, nil, params, err
+	}
+	params, err := build(req)
+	if err != nil {
+		return ctx, nil, params, err
+	}
+	ctx, st := Track(ctx)
+	return ctx, st, params, nil
+}
+
+// safeURL drops the user info (a password) of a URL.
+func safeURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.User == nil {
+		return s
+	}
+	u.User = nil
+	return u.String()
+}

@@ -1,0 +1,122 @@
+package provider
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+const key = "sk-SECRET-0123456789"
+
+func endpoint(t *testing.T, mod func(*Config)) *Endpoint {
+	t.Helper()
+	cfg := Config{
+		Name: "prov", Model: "m", BaseURL: "https://user:pw@api.example.com/v1", APIKey: key,
+		EnvAPIKey: "PROV_API_KEY", EnvBaseURL: "PROV_BASE_URL", DefaultBaseURL: "https://api.example.com",
+		URLForm: "http(s)://host", OfficialHost: "api.example.com", DefaultMaxRetries: 3, Timeout: time.Second,
+	}
+	if mod != nil {
+		mod(&cfg)
+	}
+	e, err := Setup(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func TestErrorsNeverShowKey(t *testing.T) {
+	e := endpoint(t, nil)
+	st := &CallState{Attempts: 2, Status: http.StatusUnauthorized}
+	cause := errors.New("cause " + key)
+	for _, err := range []*Error{
+		e.StatusError(st, http.StatusText(st.Status), "bad key "+key, cause),
+		e.StreamError(st, "echo "+key, cause),
+		e.CallError(st, cause, true),
+		e.CallError(st, cause, false),
+		e.NewError(0, key, cause),
+	} {
+		if strings.Contains(err.Error(), key) || strings.Contains(err.Message, key) || strings.Contains(err.Error(), "pw@") {
+			t.Errorf("leak: %q / %q", err.Error(), err.Message)
+		}
+		if !strings.HasPrefix(err.Error(), "prov: ") || !errors.Is(err, cause) {
+			t.Errorf("text or cause: %q", err.Error())
+		}
+	}
+	want := "prov: 401 unauthorized: bad key [redacted] (check the API key: api_key / api_key_env in the manifest or PROV_API_KEY) (gave up after 2 attempts)"
+	if got := e.StatusError(st, "Unauthorized", "bad key "+key, nil).Error(); got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}
+
+func TestObserveKeepsBoundedBody(t *testing.T) {
+	big := bytes.Repeat([]byte("x"), MaxErrorBody+100)
+	req, _ := http.NewRequest(http.MethodPost, "http://h/", nil)
+	if Observe(req, &http.Response{StatusCode: 500, Body: io.NopCloser(bytes.NewReader(big))}) {
+		t.Fatal("observed a request without call state")
+	}
+	ctx, st := Track(context.Background())
+	req = req.WithContext(ctx)
+	res := &http.Response{StatusCode: 500, Body: io.NopCloser(bytes.NewReader(big))}
+	if !Observe(req, res) || st.Attempts != 1 || st.Status != 500 || len(st.Body) != MaxErrorBody {
+		t.Fatalf("state %d %d %d", st.Attempts, st.Status, len(st.Body))
+	}
+	if b, _ := io.ReadAll(res.Body); !bytes.Equal(b, st.Body) {
+		t.Fatal("the SDK does not get the kept body back")
+	}
+	Observe(req, nil)
+	if st.Attempts != 2 || st.Status != 0 || st.Body != nil || st.Answered() {
+		t.Fatalf("state after a transport error: %+v", st)
+	}
+}
+
+func TestErrorMessage(t *testing.T) {
+	for _, tc := range []struct {
+		body     string
+		detail   bool
+		typ, msg string
+	}{
+		{`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, false, "overloaded_error", "Overloaded"},
+		{`{"error":"model not found"}`, false, "", "model not found"},
+		{`{"message":"m"}`, false, "", "m"},
+		{`{"detail":"d"}`, true, "", "d"},
+		{`{"detail":[{"loc":1}]}`, true, "", `[{"loc":1}]`},
+		{`{"detail":"d"}`, false, "", `{"detail":"d"}`},
+		{"  <html>\n bad  gateway </html> ", false, "", "<html> bad gateway </html>"},
+		{strings.Repeat("y", 400), false, "", strings.Repeat("y", 300) + "..."},
+		{"", true, "", ""},
+	} {
+		typ, msg := ErrorMessage([]byte(tc.body), tc.detail)
+		if typ != tc.typ || msg != tc.msg {
+			t.Errorf("%.40s: got %q %q, want %q %q", tc.body, typ, msg, tc.typ, tc.msg)
+		}
+	}
+}
+
+func TestSetup(t *testing.T) {
+	t.Setenv("PROV_API_KEY", "")
+	t.Setenv("PROV_BASE_URL", "")
+	if _, err := Setup(Config{Name: "prov"}); err == nil || err.Error() != "prov: model id is required" {
+		t.Fatalf("err = %v", err)
+	}
+	_, err := Setup(Config{Name: "prov", Model: "m", BaseURL: "ftp://u:pw@h", URLForm: "http(s)://host"})
+	if err == nil || err.Error() != `prov: invalid base URL "ftp://h": want http(s)://host` {
+		t.Fatalf("err = %v", err)
+	}
+	e := endpoint(t, func(c *Config) { c.BaseURL, c.APIKey, c.MaxRetries = "", "", -1 })
+	if !e.Official || e.Retries != 0 || e.HTTPClient == nil || e.BaseURL != "https://api.example.com" {
+		t.Fatalf("endpoint %+v", e)
+	}
+	if err := e.MissingKey(); err == nil || err.Error() != "prov: no API key: set PROV_API_KEY, or api_key / api_key_env in the manifest" {
+		t.Fatalf("err = %v", err)
+	}
+	e = endpoint(t, func(c *Config) { c.BaseURL, c.APIKey = "http://127.0.0.1:1", "" })
+	if err := e.MissingKey(); err != nil || e.Retries != 3 {
+		t.Fatalf("a local server needs no key: %v, retries %d", err, e.Retries)
+	}
+}
