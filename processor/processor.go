@@ -154,9 +154,45 @@ func (s *sess) info() session.Session {
 
 type message struct {
 	info    Message
-	byIndex map[int]*part
-	last    int // highest part index seen, -1 before any
+	byIndex []*part // by event part index (small, dense); see part
+	last    int     // highest part index seen, -1 before any
 	parts   []*part
+}
+
+// part returns the part with event index i.
+func (m *message) part(i int) (*part, bool) {
+	if i < 0 || i >= len(m.byIndex) || m.byIndex[i] == nil {
+		return nil, false
+	}
+	return m.byIndex[i], true
+}
+
+// setPart records the part with event index i. Indexes come from one
+// model response and are small; a hostile index is bounded.
+func (m *message) setPart(i int, pt *part) {
+	if i < 0 || i > 1<<16 {
+		return
+	}
+	for len(m.byIndex) <= i {
+		m.byIndex = append(m.byIndex, nil)
+	}
+	m.byIndex[i] = pt
+}
+
+// addKid and addTool make the maps on first use: most sessions never
+// spawn, many never call a tool.
+func (s *sess) addKid(id string, c *sess) {
+	if s.kids == nil {
+		s.kids = map[string]*sess{}
+	}
+	s.kids[id] = c
+}
+
+func (s *sess) addTool(callID string, pt *part) {
+	if s.tools == nil {
+		s.tools = map[string]*part{}
+	}
+	s.tools[callID] = pt
 }
 
 type part struct {
@@ -280,7 +316,7 @@ func (a *applier) session(sid string, wrap *event.Subagent) *sess {
 
 // root loads a root session from the store, or creates it.
 func (a *applier) root(sid string) *sess {
-	s := &sess{kids: map[string]*sess{}, tools: map[string]*part{}}
+	s := &sess{}
 	a.p.sessions[sid] = s
 	a.p.trees[sid] = append(a.p.trees[sid], sid)
 	if st := a.p.store; st != nil {
@@ -316,10 +352,10 @@ type spawnInfo struct {
 // when it is not there), with its prompt, an open assistant message and
 // the part in the parent that points at it.
 func (a *applier) createChild(parent *sess, info spawnInfo) *sess {
-	c := &sess{parent: parent, kids: map[string]*sess{}, tools: map[string]*part{}}
+	c := &sess{parent: parent}
 	a.p.sessions[info.child] = c
 	a.p.trees[a.owner] = append(a.p.trees[a.owner], info.child)
-	parent.kids[info.child] = c
+	parent.addKid(info.child, c)
 	var rec session.Session
 	found := false
 	if st := a.p.store; st != nil {
@@ -387,7 +423,7 @@ func (a *applier) link(parent, c *sess, info spawnInfo) {
 		pt = a.newPart(parent, m, PartTool)
 		pt.CallID, pt.Tool = "spawn:"+c.rec.ID, "task"
 		pt.State = ToolState{Status: ToolRunning, Input: input, Title: title, Start: a.now}
-		parent.tools[pt.CallID] = pt
+		parent.addTool(pt.CallID, pt)
 	} else if pt.State.Status == ToolPending {
 		pt.State.Status, pt.State.Start = ToolRunning, a.now
 	}
@@ -418,7 +454,7 @@ func (a *applier) openMessage(s *sess, modelID string) *message {
 		a.closeMessage(s, "")
 	}
 	m := &message{info: Message{ID: id.Ascending(id.Message), SessionID: s.rec.ID, Role: RoleAssistant, ParentID: s.userMsg,
-		Agent: s.rec.AgentName, ModelID: modelID, Created: a.now}, byIndex: map[int]*part{}, last: -1}
+		Agent: s.rec.AgentName, ModelID: modelID, Created: a.now}, last: -1}
 	s.msg = m
 	if a.want {
 		a.emit(MessageUpdated{Info: m.info})
@@ -479,7 +515,7 @@ func (a *applier) runStarted(s *sess, ev event.RunStarted) {
 		// A new run of a session that ended (a resumed session).
 		s.ended, s.errored = false, false
 		if s.parent != nil {
-			s.parent.kids[s.rec.ID] = s
+			s.parent.addKid(s.rec.ID, s)
 		}
 	}
 	if s.rec.AgentName == "" {
@@ -517,13 +553,13 @@ func (a *applier) partStart(s *sess, ev event.PartStart) {
 	}
 	m.last = ev.Index
 	pt := a.newPart(s, m, partKind(ev.Part.PartKind))
-	m.byIndex[ev.Index] = pt
+	m.setPart(ev.Index, pt)
 	if pt.Type == PartTool {
 		pt.CallID, pt.Tool = ev.Part.ToolCallID, ev.Part.ToolName
 		pt.State = ToolState{Status: ToolPending, Input: json.RawMessage("{}")}
 		pt.raw.WriteString(ev.Part.Args)
 		if pt.CallID != "" {
-			s.tools[pt.CallID] = pt
+			s.addTool(pt.CallID, pt)
 		}
 	} else {
 		pt.text.WriteString(ev.Part.Content)
@@ -535,12 +571,14 @@ func (a *applier) partStart(s *sess, ev event.PartStart) {
 
 func (a *applier) partDelta(s *sess, ev event.PartDelta) {
 	m := a.ensureMessage(s)
-	pt, ok := m.byIndex[ev.Index]
+	pt, ok := m.part(ev.Index)
 	if !ok {
 		// A delta without its start: open the part now.
 		a.partStart(s, event.PartStart{Index: ev.Index, Part: event.Part{PartKind: ev.Delta.PartDeltaKind, ToolCallID: ev.Delta.ToolCallID}})
 		m = s.msg
-		pt = m.byIndex[ev.Index]
+		if pt, ok = m.part(ev.Index); !ok {
+			return // an index out of any sane range: nothing to extend
+		}
 	}
 	if pt.Type == PartTool {
 		if ev.Delta.ArgsDelta == "" {
@@ -565,7 +603,7 @@ func (a *applier) partEnd(s *sess, ev event.PartEnd) {
 	if s.msg == nil {
 		return
 	}
-	pt, ok := s.msg.byIndex[ev.Index]
+	pt, ok := s.msg.part(ev.Index)
 	if !ok {
 		return
 	}
@@ -590,7 +628,7 @@ func (a *applier) toolPart(s *sess, callID, name string) *part {
 	pt := a.newPart(s, a.ensureMessage(s), PartTool)
 	pt.CallID, pt.Tool = callID, name
 	pt.State = ToolState{Status: ToolPending, Input: json.RawMessage("{}")}
-	s.tools[callID] = pt
+	s.addTool(callID, pt)
 	return pt
 }
 

@@ -602,3 +602,17 @@ func TestConcurrentStreams(t *testing.T) {
 		}
 	}
 }
+
+// Part indexes come from the model stream; a hostile one must not grow
+// memory without bound or crash the projection.
+func TestHostilePartIndex(t *testing.T) {
+	p := processor.New(nil, nil)
+	ctx := context.Background()
+	p.Apply(ctx, "ses_r", event.RunStarted{SessionID: "ses_r", RunID: "run", AgentName: "a"})
+	for _, i := range []int{-5, 1 << 30, 3} {
+		p.Apply(ctx, "ses_r", event.PartStart{Index: i, Part: event.Part{PartKind: event.PartText}})
+		p.Apply(ctx, "ses_r", event.PartDelta{Index: i, Delta: event.Delta{PartDeltaKind: event.PartText, ContentDelta: "x"}})
+		p.Apply(ctx, "ses_r", event.PartDelta{Index: i + 1, Delta: event.Delta{PartDeltaKind: event.PartText, ContentDelta: "y"}})
+		p.Apply(ctx, "ses_r", event.PartEnd{Index: i})
+	}
+}
