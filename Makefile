@@ -38,6 +38,28 @@ BENCHTIME ?= 1s
 bench:
 	$(GO) run ./internal/benchreport -go "$(GO)" -benchtime=$(BENCHTIME) -o BENCHMARKS.md -raw bin/bench
 
+# fuzz: every fuzz target, one after another, each for FUZZTIME (a Go
+# duration, or Nx for N inputs). Their seed corpora (f.Add and the files
+# under each package's testdata/fuzz/FuzzXxx/) run in every `go test`; a
+# failing input is written there and stops the run. FUZZMINIMIZETIME bounds
+# the minimization of each new interesting input.
+FUZZTIME ?= 10m
+FUZZMINIMIZETIME ?= 30s
+FUZZ_TARGETS = \
+	./event:FuzzDecode \
+	./config:FuzzParse \
+	./server/acp:FuzzServe \
+	./server/acp:FuzzLineReader \
+	./server/agui:FuzzRunRequest \
+	./server/opencode:FuzzRequestBodies
+
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "== $$name in $$pkg for $(FUZZTIME)"; \
+		$(GO) test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=$(FUZZMINIMIZETIME) $$pkg; \
+	done
+
 run:
 	$(GO) run ./cmd/agentpool run "Explain how this agent pool works"
 

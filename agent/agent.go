@@ -24,6 +24,9 @@ const DefaultMaxTurns = 25
 // ErrMaxTurns ends a run that used all its turns.
 var ErrMaxTurns = errors.New("max_turns reached")
 
+// ErrStore ends a run whose conversation could not be stored.
+var ErrStore = errors.New("store messages")
+
 // Config configures an Agent.
 type Config struct {
 	Name         string
@@ -108,6 +111,9 @@ type run struct {
 	// persistCtx stores messages even after cancellation: what happened
 	// before the cancel is kept.
 	persistCtx context.Context
+	// storeErr is the first failed write of the conversation; the run ends
+	// with it at its next step (only the run's own goroutine appends).
+	storeErr error
 }
 
 type runKey struct{}
@@ -139,6 +145,9 @@ func (r *run) append(ctx context.Context, msgs ...model.Message) {
 	}
 	if err := st.AppendMessages(r.persistCtx, r.inv.Session.ID, stored...); err != nil {
 		r.inv.Runtime.Logger().Warn("store messages", "session", r.inv.Session.ID, "err", err)
+		if r.storeErr == nil {
+			r.storeErr = err
+		}
 	}
 }
 
@@ -192,6 +201,11 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 		if err := context.Cause(ctx); err != nil {
 			return r.abort(ctx, err)
 		}
+		if r.storeErr != nil {
+			// The conversation can no longer be kept: stop rather than run
+			// on with a history that a resumed session would not have.
+			return r.fail(ctx, fmt.Errorf("%w: %w", ErrStore, r.storeErr), event.StopError, "store_error")
+		}
 		if turn > a.cfg.MaxTurns {
 			return r.fail(ctx, fmt.Errorf("%w (%d)", ErrMaxTurns, a.cfg.MaxTurns), event.StopError, "max_turns")
 		}
@@ -230,6 +244,9 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 		}
 		results := r.runTools(ctx, calls)
 		r.append(ctx, model.Message{Role: model.RoleTool, Parts: results})
+	}
+	if r.storeErr != nil {
+		return r.fail(ctx, fmt.Errorf("%w: %w", ErrStore, r.storeErr), event.StopError, "store_error")
 	}
 	stop := event.StopCompleted
 	switch lastFinish {
@@ -291,7 +308,12 @@ func (r *run) abort(ctx context.Context, cause error) spawn.Result {
 		cause = context.Canceled
 	}
 	r.inv.WaitAsync() // see fail
-	r.sink.Emit(event.RunError{Message: "run cancelled: " + cause.Error(), Code: "aborted", RunID: r.inv.RunID, AgentName: r.a.cfg.Name})
+	msg, code := "run cancelled: ", "aborted"
+	if errors.Is(cause, spawn.ErrTimeout) {
+		// The spawn's own timeout: an error, not a cancellation.
+		msg, code = "run timed out: ", "timeout"
+	}
+	r.sink.Emit(event.RunError{Message: msg + cause.Error(), Code: code, RunID: r.inv.RunID, AgentName: r.a.cfg.Name})
 	return spawn.Result{Output: r.lastText(), StopReason: event.StopAborted, Err: cause}
 }
 

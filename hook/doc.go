@@ -43,6 +43,10 @@
 //     A panicking seam listener is logged and skipped (the chain goes on
 //     as if it had called next). Seams are bounded only by the run's
 //     context and a WithTimeout deadline on the listener's context.
+//   - A skipped listener (panic, error, timeout) of a Registry is also
+//     recorded in the event log of the session the point fired for, as a
+//     custom event of type EventHookError ("hook_error", event_data a
+//     Fault); for session/start and session/end in the stored log only.
 //   - Payloads are copies (spec/EVENTS.md invariant 10). Each listener of
 //     an emit gets its own copy, so what one listener does to it changes
 //     nothing the run, the caller or the next listener sees; this includes

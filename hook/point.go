@@ -64,6 +64,40 @@ type core struct {
 	log     *slog.Logger
 	timeout time.Duration
 	wg      sync.WaitGroup // emit listeners still running (abandoned after their timeout)
+	// fault, when set, records a listener that panicked, failed or timed
+	// out (besides the log line); the Registry records it in the event log
+	// of the session the point fired for.
+	fault func(ctx context.Context, f Fault)
+}
+
+// Fault kinds.
+const (
+	FaultPanic   = "panic"
+	FaultError   = "error"
+	FaultTimeout = "timeout"
+)
+
+// Fault describes a listener that was skipped: it panicked, returned an
+// error (emits) or was still running at its timeout (emits).
+type Fault struct {
+	Point    string `json:"point"`
+	Listener string `json:"listener"`
+	Kind     string `json:"kind"` // FaultPanic, FaultError or FaultTimeout
+	Error    string `json:"error"`
+}
+
+// report hands a fault to the recorder, if any. A recorder that panics is
+// logged; it never reaches the run.
+func (c *core) report(ctx context.Context, f Fault) {
+	if c == nil || c.fault == nil {
+		return
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			c.logger().Error("hook fault recorder panicked", "point", f.Point, "panic", r)
+		}
+	}()
+	c.fault(ctx, f)
 }
 
 func (c *core) logger() *slog.Logger {
@@ -237,11 +271,14 @@ func (e *Emit[P]) call(ctx context.Context, i int, l listener[Func[P]], p P) {
 		switch {
 		case d.panic != nil:
 			log.Error("hook listener panicked; skipped", "point", e.name, "listener", l.opt.label(i), "panic", d.panic, "stack", string(d.stack))
+			e.core.report(ctx, Fault{Point: e.name, Listener: l.opt.label(i), Kind: FaultPanic, Error: fmt.Sprint(d.panic)})
 		case d.err != nil:
 			log.Warn("hook listener failed; skipped", "point", e.name, "listener", l.opt.label(i), "err", d.err)
+			e.core.report(ctx, Fault{Point: e.name, Listener: l.opt.label(i), Kind: FaultError, Error: d.err.Error()})
 		}
 	case <-lctx.Done():
 		log.Warn("hook listener timed out; skipped", "point", e.name, "listener", l.opt.label(i), "timeout", timeout)
+		e.core.report(ctx, Fault{Point: e.name, Listener: l.opt.label(i), Kind: FaultTimeout, Error: fmt.Sprintf("still running after %s", timeout)})
 	}
 }
 
@@ -347,6 +384,7 @@ func (s *Seam[In, Out]) call(ctx context.Context, i int, l listener[SeamFunc[In,
 	defer func() {
 		if r := recover(); r != nil {
 			s.core.logger().Error("hook listener panicked; skipped", "point", s.name, "listener", l.opt.label(i), "panic", r, "stack", string(debug.Stack()))
+			s.core.report(ctx, Fault{Point: s.name, Listener: l.opt.label(i), Kind: FaultPanic, Error: fmt.Sprint(r)})
 			if called {
 				out = nextOut
 				return

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentpool/agentpool/agent"
 	"github.com/agentpool/agentpool/config"
+	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/model"
 	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/spawn"
@@ -101,6 +102,7 @@ func New(opts Options) *Registry {
 	}
 	c := &core{log: opts.Logger, timeout: opts.EmitTimeout}
 	r := &Registry{core: c, policies: map[string]map[string]string{}, always: map[alwaysKey]bool{}}
+	c.fault = recordFault
 	r.OnSessionStart = &Emit[SessionStart]{name: PointSessionStart, core: c,
 		agents: func(p SessionStart) []string { return one(p.Agent) }}
 	r.OnSessionEnd = &Emit[SessionEnd]{name: PointSessionEnd, core: c,
@@ -124,6 +126,38 @@ func New(opts Options) *Registry {
 	r.OnSubagentEnd = &Emit[SubagentEnd]{name: PointSubagentEnd, core: c, clone: r.cloneEnd,
 		agents: func(p SubagentEnd) []string { return one(p.ParentAgent) }}
 	return r
+}
+
+// EventHookError is the event_type of the custom event that records a
+// skipped listener (a Fault: it panicked, failed or timed out) in the
+// event log of the session the point fired for. Session-level points
+// (session/start, session/end) fire outside the run's span: their faults
+// go to the session's log in the store only, not to the live stream.
+const EventHookError = "hook_error"
+
+// recordFault records f for the session of ctx (a point fired outside any
+// session is only logged).
+func recordFault(ctx context.Context, f Fault) {
+	inv := spawn.InvocationFrom(ctx)
+	if inv == nil {
+		return
+	}
+	e := event.Custom{EventType: EventHookError, Source: "hook", EventData: map[string]any{
+		"point": f.Point, "listener": f.Listener, "kind": f.Kind, "error": f.Error,
+	}}
+	switch f.Point {
+	case PointSessionStart, PointSessionEnd:
+		if inv.Runtime == nil || inv.Runtime.Store() == nil {
+			return
+		}
+		if err := inv.Runtime.Store().AppendEvents(context.WithoutCancel(ctx), inv.Session.ID, e); err != nil {
+			inv.Runtime.Logger().Warn("hook: record fault", "session", inv.Session.ID, "err", err)
+		}
+	default:
+		if inv.Sink != nil {
+			inv.Sink.Emit(e)
+		}
+	}
 }
 
 // Logger returns the registry's logger.

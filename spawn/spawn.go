@@ -53,6 +53,9 @@ func Spawn(ctx context.Context, parent *Invocation, req Request) (Child, error) 
 		return Child{}, fmt.Errorf("cannot spawn %s: %w (max_depth %d)", req.Node.Name(), ErrDepthLimit, rt.limits.MaxDepth)
 	}
 	if n := parent.run.spawns.Add(1); n > int64(rt.limits.MaxSpawns) {
+		if n == int64(rt.limits.MaxSpawns)+1 {
+			rt.log.Warn("spawn budget of the run exhausted; further spawns are refused", "max_spawns", rt.limits.MaxSpawns, "session", parent.Session.ID)
+		}
 		return Child{}, fmt.Errorf("cannot spawn %s: %w (max_spawns %d)", req.Node.Name(), ErrSpawnBudget, rt.limits.MaxSpawns)
 	}
 	// Concurrency: wait for a slot among the parent's running children.

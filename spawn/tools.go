@@ -3,6 +3,7 @@ package spawn
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -55,7 +56,7 @@ var taskTool = titled{tool.New("task",
 			Async: a.AsyncMode, ToolCallID: call.ID,
 		})
 		if err != nil {
-			return tool.Errorf("task: %v", err), nil
+			return tool.Errorf("task: %v%s", err, limitHint(err)), nil
 		}
 		if a.AsyncMode {
 			return jsonResult(map[string]string{"task_id": child.TaskID, "session_id": child.SessionID}, false), nil
@@ -175,7 +176,7 @@ func WorkerTool(name, description string, opts WorkerOptions) tool.Tool {
 			ToolCallID: call.ID, History: history,
 		})
 		if err != nil {
-			return tool.Errorf("ask_%s: %v", name, err), nil
+			return tool.Errorf("ask_%s: %v%s", name, err, limitHint(err)), nil
 		}
 		if !opts.ResetHistoryOnRun {
 			inv.workerMu.Lock()
@@ -187,6 +188,18 @@ func WorkerTool(name, description string, opts WorkerOptions) tool.Tool {
 		}
 		return childResult(child), nil
 	}), func(tool.Call) string { return "Ask " + name }}
+}
+
+// limitHint tells the model what to do when a delegation limit refused a
+// spawn: retrying the same delegation cannot succeed.
+func limitHint(err error) string {
+	switch {
+	case errors.Is(err, ErrDepthLimit):
+		return ". Delegation is not possible at this depth: do this part yourself."
+	case errors.Is(err, ErrSpawnBudget):
+		return ". No more delegations are possible in this run: do the remaining work yourself and answer."
+	}
+	return ""
 }
 
 func childResult(c Child) tool.Result {

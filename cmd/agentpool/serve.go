@@ -2,12 +2,15 @@ package main
 
 import (
 	"log/slog"
+	"net"
+	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentpool/agentpool/hook"
 	"github.com/agentpool/agentpool/hook/command"
 	"github.com/agentpool/agentpool/pool"
+	"github.com/agentpool/agentpool/server/httpsec"
 )
 
 // serveCommands are the protocol servers; each server file appends its
@@ -76,4 +79,36 @@ func openPool(f poolFlags, opts pool.Options) (*pool.Pool, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// httpFlags are the flags the HTTP servers (agui, opencode) share: where
+// to listen, the bearer token, the CORS origins. See package httpsec.
+type httpFlags struct {
+	addr  string
+	token string
+	cors  []string
+}
+
+func (f *httpFlags) register(cmd *cobra.Command, defaultAddr string) {
+	cmd.Flags().StringVar(&f.addr, "addr", defaultAddr, "address to listen on (host:port); any non-loopback address needs a token")
+	cmd.Flags().StringVar(&f.token, "token", "", "bearer token every request must carry (Authorization: Bearer TOKEN); default $"+httpsec.EnvToken+
+		" (prefer it: a flag shows in the process list); required to listen on a non-loopback address")
+	cmd.Flags().StringSliceVar(&f.cors, "cors-origin", nil, "browser origin (scheme://host:port) allowed to call the server; repeatable, \"*\" for any; default none")
+}
+
+// tokenValue is the token of --token, else of the environment.
+func (f *httpFlags) tokenValue() string {
+	if f.token != "" {
+		return f.token
+	}
+	return os.Getenv(httpsec.EnvToken)
+}
+
+// listen checks the bind rule (a non-loopback address needs a token) and
+// listens.
+func (f *httpFlags) listen() (net.Listener, error) {
+	if err := httpsec.CheckBind(f.addr, f.tokenValue()); err != nil {
+		return nil, err
+	}
+	return net.Listen("tcp", f.addr)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -12,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentpool/agentpool/pool"
+	"github.com/agentpool/agentpool/server/httpsec"
 	"github.com/agentpool/agentpool/server/opencode"
 )
 
@@ -20,13 +20,13 @@ func init() {
 }
 
 // defaultOpenCodeAddr is OpenCode's own default port, on loopback only:
-// the server has no authentication.
+// other addresses need a token.
 const defaultOpenCodeAddr = "127.0.0.1:4096"
 
 func newServeOpenCodeCmd() *cobra.Command {
 	var (
-		f    poolFlags
-		addr string
+		f poolFlags
+		h httpFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "opencode",
@@ -34,19 +34,25 @@ func newServeOpenCodeCmd() *cobra.Command {
 		Long: "Serve the pool to OpenCode clients (the OpenCode TUI, @opencode-ai/sdk): sessions, messages, " +
 			"prompts, abort and the event stream of the session tree, with subagents as child sessions. " +
 			"GET /doc describes every route. The listening address is printed on stderr " +
-			"(use --addr 127.0.0.1:0 for a free port).",
+			"(use --addr 127.0.0.1:0 for a free port). " +
+			"It listens on loopback; any other address needs a bearer token (--token or $" + httpsec.EnvToken + "), " +
+			"which every request must then carry. No CORS unless --cors-origin is given.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return serveOpenCode(cmd, f, addr)
+			return serveOpenCode(cmd, f, h)
 		},
 	}
 	f.register(cmd)
-	cmd.Flags().StringVar(&addr, "addr", defaultOpenCodeAddr, "address to listen on (host:port)")
+	h.register(cmd, defaultOpenCodeAddr)
 	return cmd
 }
 
-func serveOpenCode(cmd *cobra.Command, f poolFlags, addr string) error {
+func serveOpenCode(cmd *cobra.Command, f poolFlags, h httpFlags) error {
 	logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelInfo}))
+	// The bind rule first: refuse before opening anything.
+	if err := httpsec.CheckBind(h.addr, h.tokenValue()); err != nil {
+		return err
+	}
 	p, err := openPool(f, pool.Options{Logger: logger})
 	if err != nil {
 		return err
@@ -60,11 +66,11 @@ func serveOpenCode(cmd *cobra.Command, f poolFlags, addr string) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	ln, err := net.Listen("tcp", addr)
+	ln, err := h.listen()
 	if err != nil {
 		return err
 	}
-	srv := opencode.New(p, opencode.Options{Logger: logger, Version: version})
+	srv := opencode.New(p, opencode.Options{Logger: logger, Version: version, Token: h.tokenValue(), CORSOrigins: h.cors})
 	fmt.Fprintf(cmd.ErrOrStderr(), "opencode listening on http://%s\n", ln.Addr())
 	return srv.Serve(ctx, ln)
 }

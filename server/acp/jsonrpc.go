@@ -244,59 +244,21 @@ func decodeParams(raw json.RawMessage, v any) *Error {
 	return nil
 }
 
-// writer serializes every message written to the client: one JSON object
-// per line, flushed at once.
-type writer struct {
-	mu     sync.Mutex
-	w      *bufio.Writer
-	err    error
-	onFail func(error)
-}
-
-func newWriter(w io.Writer, onFail func(error)) *writer {
-	return &writer{w: bufio.NewWriterSize(w, 64<<10), onFail: onFail}
-}
-
-func (w *writer) send(v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b = append(b, '\n')
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.err != nil {
-		return w.err
-	}
-	if _, err := w.w.Write(b); err == nil {
-		err = w.w.Flush()
-		if err == nil {
-			return nil
-		}
-		w.err = err
-	} else {
-		w.err = err
-	}
-	if w.onFail != nil {
-		w.onFail(w.err)
-	}
-	return w.err
-}
-
 // caller sends requests to the client and matches the responses.
 type caller struct {
 	mu      sync.Mutex
 	next    int64
 	pending map[int64]chan incoming
 	closed  bool
-	out     *writer
+	out     *outbox
 }
 
 // errClosed fails calls made after, or pending when, the input ended.
 var errClosed = errors.New("acp: connection closed")
 
-// call sends a request and waits for its response or ctx.
-func (c *caller) call(ctx context.Context, method string, params, result any) error {
+// call sends a request in owner's queue (after what is queued there) and
+// waits for its response or ctx.
+func (c *caller) call(ctx context.Context, owner, method string, params, result any) error {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -312,7 +274,7 @@ func (c *caller) call(ctx context.Context, method string, params, result any) er
 		delete(c.pending, id)
 		c.mu.Unlock()
 	}()
-	if err := c.out.send(outRequest{JSONRPC: "2.0", ID: &id, Method: method, Params: params}); err != nil {
+	if err := c.out.send(owner, outRequest{JSONRPC: "2.0", ID: &id, Method: method, Params: params}); err != nil {
 		return err
 	}
 	select {

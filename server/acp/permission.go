@@ -128,7 +128,7 @@ func (c *conn) requestApproval(ctx context.Context, req ApprovalRequest) Approva
 		},
 	}
 	var resp permissionResponse
-	if err := c.calls.call(ctx, methodRequestPermission, params, &resp); err != nil {
+	if err := c.calls.call(ctx, sess.id, methodRequestPermission, params, &resp); err != nil {
 		if ctx.Err() != nil {
 			return ApprovalCancelled
 		}

@@ -42,7 +42,7 @@ func (c *conn) replay(sid string) error {
 	subagents := c.subagents
 	c.mu.Unlock()
 	if len(recs) == 0 {
-		replayMessages(sid, msgs, c.sendUpdate)
+		replayMessages(sid, msgs, c.updater(sid))
 		return nil
 	}
 	slices.SortStableFunc(recs, func(a, b session.Record) int {
@@ -54,7 +54,7 @@ func (c *conn) replay(sid string) error {
 		}
 		return 0
 	})
-	replayEvents(sid, byID, recs, msgs, subagents, c.sendUpdate, c.log)
+	replayEvents(sid, byID, recs, msgs, subagents, c.updater(sid), c.log)
 	return nil
 }
 

@@ -40,6 +40,9 @@ type Options struct {
 	// in its spawn tool call (150ms when 0; negative: only at part ends and
 	// tool calls).
 	ProgressInterval time.Duration
+	// QueueSize bounds the messages of one session that may wait for a
+	// client that reads slowly (DefaultQueueSize when 0); see outbox.
+	QueueSize int
 }
 
 // Server serves one pool over ACP. Serve handles one connection at a time.
@@ -100,11 +103,6 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	c := &conn{s: s, log: s.log, sessions: map[string]*acpSession{}, owners: map[string]*acpSession{}, prompts: map[string]*promptRun{}}
 	c.ctx, c.cancel = context.WithCancel(ctx)
 	defer c.cancel()
-	c.out = newWriter(w, func(err error) {
-		c.log.Error("acp: write to client failed; cancelling running prompts", "err", err)
-		c.cancel()
-	})
-	c.calls = &caller{pending: map[int64]chan incoming{}, out: c.out}
 
 	s.mu.Lock()
 	if s.conn != nil {
@@ -118,6 +116,13 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 		s.conn = nil
 		s.mu.Unlock()
 	}()
+	// Everything goes to the client through the outbox: runs never wait on
+	// a slow client unless their own session's queue is full.
+	c.out = newOutbox(w, s.opts.QueueSize, func(err error) {
+		c.log.Error("acp: write to client failed; cancelling running prompts", "err", err)
+		c.cancel()
+	})
+	c.calls = &caller{pending: map[int64]chan incoming{}, out: c.out}
 
 	// The reader hands over one line at a time and reads the next only
 	// once it is handled (the line buffer is reused), so that Serve can
@@ -175,6 +180,13 @@ loop:
 	c.calls.close()
 	c.cancel()
 	c.wg.Wait()
+	// The last replies (the cancelled prompts' answers) are written before
+	// Serve returns.
+	c.out.close()
+	c.out.wait()
+	if merged, most := c.out.stats(); merged > 0 {
+		c.log.Info("acp: coalesced chunks for a slow client", "merged", merged, "longest_queue", most)
+	}
 	return err
 }
 
@@ -184,7 +196,7 @@ type conn struct {
 	log    *slog.Logger
 	ctx    context.Context // cancelled at the end of the input or on a write failure
 	cancel context.CancelFunc
-	out    *writer
+	out    *outbox
 	calls  *caller
 	wg     sync.WaitGroup // running prompts
 
@@ -212,7 +224,12 @@ type promptRun struct {
 	cancelled atomic.Bool
 }
 
-func (c *conn) reply(id json.RawMessage, result any, rerr *Error) {
+// reply answers a request that belongs to no session.
+func (c *conn) reply(id json.RawMessage, result any, rerr *Error) { c.replyTo("", id, result, rerr) }
+
+// replyTo answers a request in owner's queue: after the updates queued
+// there (a prompt's answer follows its updates).
+func (c *conn) replyTo(owner string, id json.RawMessage, result any, rerr *Error) {
 	resp := response{JSONRPC: "2.0", ID: id}
 	if rerr != nil {
 		resp.Error = rerr
@@ -222,15 +239,18 @@ func (c *conn) reply(id json.RawMessage, result any, rerr *Error) {
 		}
 		resp.Result = result
 	}
-	if err := c.out.send(resp); err != nil {
+	if err := c.out.send(owner, resp); err != nil {
 		c.log.Debug("acp: reply not sent", "err", err)
 	}
 }
 
-func (c *conn) sendUpdate(sessionID string, update any) {
-	err := c.out.send(outRequest{JSONRPC: "2.0", Method: methodSessionUpdate, Params: SessionNotification{SessionID: sessionID, Update: update}})
-	if err != nil {
-		c.log.Debug("acp: update not sent", "err", err)
+// updater returns the sendFunc of owner's session: its updates (and those
+// of its descendants) go to its queue.
+func (c *conn) updater(owner string) sendFunc {
+	return func(sessionID string, update any) {
+		if err := c.out.update(owner, sessionID, update); err != nil {
+			c.log.Debug("acp: update not sent", "err", err)
+		}
 	}
 }
 
@@ -254,6 +274,7 @@ func (c *conn) handleLine(line []byte) {
 	var (
 		result any
 		err    *Error
+		owner  string // the queue of the reply: the session's, for a load
 	)
 	switch m.method {
 	case methodInitialize:
@@ -263,7 +284,7 @@ func (c *conn) handleLine(line []byte) {
 	case methodSessionNew:
 		result, err = c.newSession(m.params)
 	case methodSessionLoad:
-		result, err = c.loadSession(m.params)
+		result, owner, err = c.loadSession(m.params)
 	case methodSessionList:
 		result, err = c.listSessions(m.params)
 	case methodSessionSetMode:
@@ -277,7 +298,7 @@ func (c *conn) handleLine(line []byte) {
 	default:
 		err = &Error{Code: CodeMethodNotFound, Message: "Method not found: " + m.method, Data: map[string]any{"method": m.method}}
 	}
-	c.reply(m.id, result, err)
+	c.replyTo(owner, m.id, result, err)
 }
 
 func (c *conn) notification(m incoming) {
@@ -504,23 +525,25 @@ func (c *conn) newSession(params json.RawMessage) (any, *Error) {
 	}{s.id, c.modes(mode)}, nil
 }
 
-func (c *conn) loadSession(params json.RawMessage) (any, *Error) {
+// loadSession answers session/load; the reply goes to the returned owner's
+// queue, after the replayed history.
+func (c *conn) loadSession(params json.RawMessage) (any, string, *Error) {
 	var p newSessionParams
 	if err := decodeParams(params, &p); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if p.SessionID == "" {
-		return nil, invalidParams("sessionId is required")
+		return nil, "", invalidParams("sessionId is required")
 	}
 	if p.Cwd == nil {
-		return nil, invalidParams("cwd is required")
+		return nil, "", invalidParams("cwd is required")
 	}
 	stored, err := c.s.pool.Store().GetSession(c.ctx, p.SessionID)
 	if err != nil {
 		if errors.Is(err, session.ErrNotFound) {
-			return nil, sessionNotFound(p.SessionID)
+			return nil, "", sessionNotFound(p.SessionID)
 		}
-		return nil, errorf(CodeInternalError, "Internal error: %v", err)
+		return nil, "", errorf(CodeInternalError, "Internal error: %v", err)
 	}
 	s := c.open(stored, *p.Cwd)
 	s.mu.Lock()
@@ -528,15 +551,15 @@ func (c *conn) loadSession(params json.RawMessage) (any, *Error) {
 	mode := s.mode
 	s.mu.Unlock()
 	if busy {
-		return nil, errorf(CodeInternalError, "Internal error: session %s has a prompt in progress", s.id)
+		return nil, "", errorf(CodeInternalError, "Internal error: session %s has a prompt in progress", s.id)
 	}
 	if err := c.replay(s.id); err != nil {
-		return nil, errorf(CodeInternalError, "Internal error: replay: %v", err)
+		return nil, s.id, errorf(CodeInternalError, "Internal error: replay: %v", err)
 	}
 	c.log.Info("acp: session loaded", "session", s.id, "mode", mode)
 	return struct {
 		Modes *modeState `json:"modes"`
-	}{c.modes(mode)}, nil
+	}{c.modes(mode)}, s.id, nil
 }
 
 type sessionInfo struct {
@@ -703,7 +726,7 @@ func (c *conn) prompt(reqID json.RawMessage, params json.RawMessage) *Error {
 		c.mu.Lock()
 		delete(c.prompts, key)
 		c.mu.Unlock()
-		c.reply(reqID, result, rerr)
+		c.replyTo(s.id, reqID, result, rerr)
 	}()
 	return nil
 }
@@ -718,11 +741,11 @@ func (c *conn) runPrompt(ctx context.Context, s *acpSession, run *promptRun, mod
 	if stored, err := store.GetSession(ctx, s.id); err == nil && stored.Title == "" {
 		t := title(text)
 		if err := store.UpdateSession(ctx, s.id, func(st *session.Session) { st.Title = t }); err == nil {
-			c.sendUpdate(s.id, SessionInfoUpdate{SessionUpdate: UpdateSessionInfo, Title: t, UpdatedAt: time.Now().UTC().Format(time.RFC3339)})
+			c.updater(s.id)(s.id, SessionInfoUpdate{SessionUpdate: UpdateSessionInfo, Title: t, UpdatedAt: time.Now().UTC().Format(time.RFC3339)})
 		}
 	}
 	var children []string
-	conv := newConverter(s.id, subagents, c.sendUpdate, c.log)
+	conv := newConverter(s.id, subagents, c.updater(s.id), c.log)
 	conv.interval = c.s.opts.ProgressInterval
 	conv.onSpawn = func(child string) {
 		children = append(children, child) // under conv.mu

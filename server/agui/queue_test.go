@@ -182,8 +182,11 @@ func TestSlowClient(t *testing.T) {
 	fast := run(New(p, Options{}), "thread-fast", 0)
 	slow := run(New(p, Options{QueueSize: 4}), "thread-slow", 300*time.Millisecond)
 	verifyStream(t, slow, "")
-	if count(slow) >= count(fast) {
-		t.Errorf("slow client got %d text deltas, fast %d: want merged deltas", count(slow), count(fast))
+	// Whether deltas merge here depends on where the stalled queue fills
+	// up (scheduling); TestSlowClientBlocksNoOtherRun checks merging
+	// deterministically.
+	if count(slow) > count(fast) {
+		t.Errorf("slow client got %d text deltas, fast %d", count(slow), count(fast))
 	}
 	text := func(evs []ev) map[string]string {
 		out := map[string]string{}

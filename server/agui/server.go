@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/pool"
+	"github.com/agentpool/agentpool/server/httpsec"
 	"github.com/agentpool/agentpool/session"
 )
 
@@ -36,10 +37,19 @@ type Options struct {
 	// client that accepts nothing for that long is treated as gone: its run
 	// is cancelled.
 	WriteTimeout time.Duration
+	// Token, when set, is required on every request as "Authorization:
+	// Bearer <token>" (401 otherwise); Serve refuses a non-loopback
+	// listener without one. See package httpsec.
+	Token string
+	// CORSOrigins are the browser origins allowed to call the server ("*":
+	// any). None by default: no CORS headers, cross-origin requests get 403.
+	CORSOrigins []string
 
-	// now and newID make tests deterministic.
-	now   func() int64
-	newID func(prefix string) string
+	// now and newID make tests deterministic; onQueue lets a test watch a
+	// run's queue.
+	now     func() int64
+	newID   func(prefix string) string
+	onQueue func(q *queue)
 }
 
 // Server serves a pool over AG-UI. It implements http.Handler.
@@ -49,6 +59,7 @@ type Server struct {
 	log     *slog.Logger
 	threads *threads
 	mux     *http.ServeMux
+	handler http.Handler // mux behind the token and CORS checks
 	// runs is the parent of every run's context besides its request: it
 	// ends when the server shuts down.
 	runs     context.Context
@@ -85,11 +96,17 @@ func New(p *pool.Pool, opts Options) *Server {
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no such endpoint: %s %s (try POST /, POST /agents/{name}, GET /agents, GET /healthz)", r.Method, r.URL.Path))
 	})
+	s.handler = httpsec.Handler(s.mux, s.security())
 	return s
 }
 
-// ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+func (s *Server) security() httpsec.Options {
+	return httpsec.Options{Token: s.opts.Token, CORSOrigins: s.opts.CORSOrigins}
+}
+
+// ServeHTTP implements http.Handler: every route behind the token and CORS
+// checks of package httpsec.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
 // CancelRuns cancels every run in flight and every later one; their
 // clients still get the end of their stream (RUN_FINISHED with outcome
@@ -98,9 +115,16 @@ func (s *Server) CancelRuns() { s.stopRuns() }
 
 // Serve serves on ln until ctx ends, then cancels the runs in flight
 // (CancelRuns) and shuts down gracefully.
+//
+// It refuses a listener on a non-loopback address when no Token is set;
+// on loopback without a token it answers only requests for a loopback
+// Host (DNS rebinding).
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	if err := httpsec.CheckListener(ln, s.opts.Token); err != nil {
+		return err
+	}
 	hs := &http.Server{
-		Handler:           s,
+		Handler:           httpsec.Handler(s.mux, httpsec.WithListener(s.security(), ln)),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
@@ -225,6 +249,9 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, in *RunAgentInpu
 		sid = req.NewSessionID
 	}
 	q := newQueue(s.opts.QueueSize)
+	if s.opts.onQueue != nil {
+		s.opts.onQueue(q)
+	}
 	m := newMapper(mapperConfig{
 		ThreadID: in.ThreadID, RunID: in.RunID, ParentRunID: in.ParentRunID, RootSession: sid, State: in.State,
 		Now: s.opts.now, NewID: s.opts.newID,

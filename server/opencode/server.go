@@ -20,6 +20,7 @@ import (
 
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/pool"
+	"github.com/agentpool/agentpool/server/httpsec"
 	"github.com/agentpool/agentpool/session"
 )
 
@@ -61,6 +62,13 @@ type Options struct {
 	// MaxSessions bounds the sessions whose messages are kept in memory
 	// (DefaultMaxSessions); older ones are read back from the store.
 	MaxSessions int
+	// Token, when set, is required on every request as "Authorization:
+	// Bearer <token>" (401 otherwise); Serve refuses a non-loopback
+	// listener without one. See package httpsec.
+	Token string
+	// CORSOrigins are the browser origins allowed to call the server ("*":
+	// any). None by default: no CORS headers, cross-origin requests get 403.
+	CORSOrigins []string
 }
 
 // Server serves a pool over the OpenCode server API. It implements
@@ -74,6 +82,7 @@ type Server struct {
 	started time.Time
 	routes  []*route
 	mux     *http.ServeMux
+	handler http.Handler // mux behind the token and CORS checks (httpsec)
 	hub     *hub
 	models  map[string]ModelRef // node name -> its model
 	unsub   func()
@@ -134,12 +143,18 @@ func New(p *pool.Pool, opts Options) *Server {
 		s.mux.Handle(rt.method+" "+rt.path, s.wrap(rt.handler))
 	}
 	s.mux.Handle("/", s.wrap(s.handleNoRoute))
+	s.handler = httpsec.Handler(s.mux, s.security())
 	s.unsub = p.Processor().Subscribe(s.onChanges)
 	return s
 }
 
-// ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+func (s *Server) security() httpsec.Options {
+	return httpsec.Options{Token: s.opts.Token, CORSOrigins: s.opts.CORSOrigins}
+}
+
+// ServeHTTP implements http.Handler: every route behind the token and CORS
+// checks of package httpsec.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
 // Close cancels the runs in flight and waits for them, ends every event
 // stream and unsubscribes from the processor. It is idempotent.
@@ -159,13 +174,21 @@ func (s *Server) Close() {
 // cancelled and their blocking prompts answered, event streams end) and
 // shuts down: requests in flight finish (up to 10 s), idle and
 // never-used connections are closed at once.
+//
+// It refuses a listener on a non-loopback address when no Token is set;
+// on loopback without a token it answers only requests for a loopback
+// Host (DNS rebinding).
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	if err := httpsec.CheckListener(ln, s.opts.Token); err != nil {
+		s.Close()
+		return err
+	}
 	var (
 		connMu sync.Mutex
 		active = map[net.Conn]bool{}
 	)
 	hs := &http.Server{
-		Handler:           s,
+		Handler:           httpsec.Handler(s.mux, httpsec.WithListener(s.security(), ln)),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),

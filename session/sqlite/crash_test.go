@@ -4,13 +4,17 @@ import (
 	"bufio"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"io"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -108,6 +112,94 @@ func TestKillDuringRun(t *testing.T) {
 		t.Skip("needs SIGKILL")
 	}
 	path := filepath.Join(t.TempDir(), "crash.db")
+	// Kill in the middle: the run has children, and writes are going on.
+	k := killHelper(t, path, func(root string, acked int64, acks int) bool {
+		return root != "" && acked >= 1000 && acks >= 5
+	}, nil)
+	if k.root == "" || k.acked < 1000 {
+		t.Fatalf("the helper stopped early: root %q, %d acknowledged events", k.root, k.acked)
+	}
+	st, tree, total := checkAfterKill(t, path, k)
+	defer st.Close()
+	if len(tree) < 3 {
+		t.Errorf("only %d sessions were stored before the kill", len(tree))
+	}
+	t.Logf("killed after %d acknowledged events; %d readable; %d sessions, %d interrupted", k.acked, total, len(tree), len(st.Recovered()))
+	// The store works on.
+	ctx := context.Background()
+	if err := st.AppendEvents(ctx, k.root, event.PartEnd{Index: 0}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestKillRepeatedly kills the helper at random moments, again and again,
+// on the same database: while it opens the store (and migrates the new
+// file), before its run starts, and in the middle of its writes. After
+// every kill the database passes integrity_check, reopens, recovers the
+// dead run and holds every acknowledged event.
+func TestKillRepeatedly(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("needs SIGKILL")
+	}
+	if testing.Short() {
+		t.Skip("kills a helper process 20 times")
+	}
+	const kills = 20
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(uint64(seed), 0))
+	path := filepath.Join(t.TempDir(), "crash.db")
+	midRun := 0
+	for i := range kills {
+		var k killed
+		switch i % 3 {
+		case 0:
+			// At a random moment after the start: often while it opens
+			// (and migrates) the store.
+			delay := time.Duration(rng.Int64N(int64(400 * time.Millisecond)))
+			k = killHelper(t, path, nil, func() <-chan time.Time { return time.After(delay) })
+		case 1:
+			// After a random number of acknowledgements.
+			n := 1 + rng.IntN(40)
+			k = killHelper(t, path, func(root string, _ int64, acks int) bool { return root != "" && acks >= n }, nil)
+		default:
+			// At a random moment once the run writes.
+			delay := time.Duration(rng.Int64N(int64(300 * time.Millisecond)))
+			k = killHelper(t, path, func(root string, _ int64, acks int) bool { return root != "" && acks >= 1 },
+				func() <-chan time.Time { return time.After(delay) })
+		}
+		st, tree, total := checkAfterKill(t, path, k)
+		if k.root != "" && k.acked > 0 {
+			midRun++
+		}
+		t.Logf("kill %d: %d acknowledged events, %d readable, %d sessions in the run", i+1, k.acked, total, len(tree))
+		if err := st.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if t.Failed() {
+			t.FailNow()
+		}
+	}
+	if midRun < kills/2 {
+		t.Errorf("only %d of %d kills landed in the middle of a run", midRun, kills)
+	}
+}
+
+// killed is what the helper acknowledged before it was killed.
+type killed struct {
+	root  string // "" when it had not started its run
+	acked int64  // events known to be committed
+}
+
+// killHelper starts the helper on path and SIGKILLs it as soon as enough
+// (given the acknowledgements so far) holds, or, with at, when the channel
+// at() makes fires (made at the start, or once enough holds when both are
+// given).
+func killHelper(t *testing.T, path string, enough func(root string, acked int64, acks int) bool, at func() <-chan time.Time) killed {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), crashEnv+"="+path)
 	cmd.Stderr = os.Stderr
@@ -118,85 +210,118 @@ func TestKillDuringRun(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	killed := false
-	defer func() {
-		if !killed {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-	}()
+	guard := time.AfterFunc(90*time.Second, func() { cmd.Process.Kill() }) // never hang the test
+	defer guard.Stop()
+
 	var (
-		root  string
-		acked int64
-		acks  int
+		mu    sync.Mutex
+		k     killed
+		fatal string
 	)
-	sc := bufio.NewScanner(out)
-	timeout := time.AfterFunc(90*time.Second, func() { cmd.Process.Kill() })
-	defer timeout.Stop()
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) != 2 {
-			continue
+	kill := make(chan struct{}, 1)
+	readDone := make(chan struct{})
+	go func() {
+		defer close(readDone)
+		acks := 0
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			f := strings.Fields(sc.Text())
+			if len(f) != 2 {
+				continue
+			}
+			mu.Lock()
+			switch f[0] {
+			case "ERR":
+				fatal = sc.Text()
+			case "ROOT":
+				k.root = f[1]
+			case "ACK":
+				k.acked, _ = strconv.ParseInt(f[1], 10, 64)
+				acks++
+			}
+			stop := fatal != "" || (enough != nil && enough(k.root, k.acked, acks))
+			mu.Unlock()
+			if stop {
+				select {
+				case kill <- struct{}{}:
+				default:
+				}
+			}
 		}
-		switch f[0] {
-		case "ERR":
-			t.Fatalf("helper: %s", sc.Text())
-		case "ROOT":
-			root = f[1]
-		case "ACK":
-			acked, _ = strconv.ParseInt(f[1], 10, 64)
-			acks++
-		}
-		// Kill in the middle: the run has children, and writes are going on.
-		if root != "" && acked >= 1000 && acks >= 5 {
-			break
-		}
+		io.Copy(io.Discard, out)
+	}()
+	var timer <-chan time.Time
+	if at != nil && enough == nil {
+		timer = at()
 	}
-	if root == "" || acked < 1000 {
-		t.Fatalf("the helper stopped early: root %q, %d acknowledged events", root, acked)
+	select {
+	case <-kill:
+		if at != nil {
+			select {
+			case <-at():
+			case <-readDone:
+			}
+		}
+	case <-timer:
+	case <-readDone: // the helper died on its own
 	}
-	if err := cmd.Process.Signal(os.Kill); err != nil {
+	if err := cmd.Process.Signal(os.Kill); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		t.Fatal(err)
 	}
 	cmd.Wait()
-	killed = true
+	<-readDone
+	mu.Lock()
+	defer mu.Unlock()
+	if fatal != "" {
+		t.Fatalf("helper: %s", fatal)
+	}
+	return k
+}
 
-	// The database is intact.
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
+// checkAfterKill checks the database after a kill: integrity_check and the
+// foreign keys are fine; it reopens; the killed run is recovered (no
+// session of it is left running) and every acknowledged event is readable,
+// each session's log numbered 1, 2, 3, ... It returns the open store, the
+// run's sessions and how many events they hold.
+func checkAfterKill(t *testing.T, path string, k killed) (*sqlite.Store, []session.Session, int64) {
+	t.Helper()
+	if _, err := os.Stat(path); err == nil {
+		db, err := sql.Open("sqlite", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var check string
+		if err := db.QueryRow(`PRAGMA integrity_check`).Scan(&check); err != nil || check != "ok" {
+			db.Close()
+			t.Fatalf("integrity_check = %q, %v", check, err)
+		}
+		var fk int
+		db.QueryRow(`SELECT COUNT(*) FROM pragma_foreign_key_check`).Scan(&fk)
+		if fk != 0 {
+			t.Errorf("%d foreign key violations", fk)
+		}
+		db.Close()
 	}
-	var check string
-	if err := db.QueryRow(`PRAGMA integrity_check`).Scan(&check); err != nil || check != "ok" {
-		t.Fatalf("integrity_check = %q, %v", check, err)
-	}
-	var fk int
-	db.QueryRow(`SELECT COUNT(*) FROM pragma_foreign_key_check`).Scan(&fk)
-	if fk != 0 {
-		t.Errorf("%d foreign key violations", fk)
-	}
-	db.Close()
 
 	// Reopening recovers the dead run and keeps every acknowledged event.
 	st, err := sqlite.Open(path, sqlite.Options{})
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("reopen after the kill: %v", err)
 	}
-	defer st.Close()
+	if k.root == "" {
+		return st, nil, 0
+	}
 	ctx := context.Background()
 	recovered := map[string]bool{}
 	for _, id := range st.Recovered() {
 		recovered[id] = true
 	}
-	if !recovered[root] {
-		t.Errorf("root %s not recovered (recovered: %v)", root, st.Recovered())
+	if !recovered[k.root] {
+		t.Errorf("root %s not recovered (recovered: %v)", k.root, st.Recovered())
 	}
-	tree, err := session.Subtree(ctx, st, root)
+	tree, err := session.Subtree(ctx, st, k.root)
 	if err != nil {
 		t.Fatal(err)
-	}
-	if len(tree) < 3 {
-		t.Errorf("only %d sessions were stored before the kill", len(tree))
 	}
 	var total int64
 	for _, s := range tree {
@@ -217,15 +342,8 @@ func TestKillDuringRun(t *testing.T) {
 		}
 		total += int64(len(recs))
 	}
-	if total < acked {
-		t.Errorf("%d events readable, %d were acknowledged before the kill", total, acked)
+	if total < k.acked {
+		t.Errorf("%d events readable, %d were acknowledged before the kill", total, k.acked)
 	}
-	t.Logf("killed after %d acknowledged events; %d readable; %d sessions, %d interrupted", acked, total, len(tree), len(recovered))
-	// The store works on.
-	if err := st.AppendEvents(ctx, root, event.PartEnd{Index: 0}); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Flush(ctx); err != nil {
-		t.Fatal(err)
-	}
+	return st, tree, total
 }

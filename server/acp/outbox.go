@@ -1,0 +1,314 @@
+package acp
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"sync"
+)
+
+const (
+	// DefaultQueueSize is how many messages of one session (or of the
+	// connection's own replies) may wait for a slow client.
+	DefaultQueueSize = 1024
+	// maxMergedChunk bounds the text one coalesced chunk may carry.
+	maxMergedChunk = 64 << 10
+	// mergeScan bounds how far back a chunk looks for one to join.
+	mergeScan = 64
+)
+
+// outbox is what stands between the connection's producers (the runs'
+// converters, the request handlers, approval requests) and the client: one
+// bounded queue per ACP session plus one for the replies that belong to no
+// session, drained in turn by a single writer goroutine.
+//
+// A run never writes to the client itself, so a client that reads slowly
+// (or not at all) holds up no run as long as its session's queue has room.
+// When a queue is full, a message chunk joins an earlier queued chunk of
+// the same session and kind, and a spawn's progress update replaces the
+// queued one of the same tool call (deltas are coalesced); any other
+// message (tool calls, ends, responses: the lifecycle) is never dropped:
+// its producer waits until the writer takes that queue's contents. Only
+// that session waits; the others go on.
+//
+// Messages of one queue keep their order (a coalesced chunk only moves
+// earlier, past messages of other notification sessions of the same
+// queue, never past one of its own session or a response). Queues are
+// served round-robin, a whole queue at a time.
+type outbox struct {
+	w      io.Writer
+	size   int
+	onFail func(error)
+
+	mu     sync.Mutex
+	queues map[string]*outQueue
+	ready  []*outQueue // queues with messages, in turn order
+	closed bool        // no more messages: drain and stop
+	gone   bool        // a write failed: everything is discarded
+	err    error
+	wake   chan struct{}
+	goneCh chan struct{}
+	done   chan struct{}
+
+	merged int // chunks coalesced
+	most   int // longest queue seen
+}
+
+// outQueue is the queue of one owner (an ACP session id, or "" for the
+// connection's own replies).
+type outQueue struct {
+	owner string
+	items []outItem
+	spare []outItem
+	ready bool          // in outbox.ready
+	space chan struct{} // closed when the writer takes the items; nil when nobody waits
+}
+
+// outItem is one message waiting to be written. raw is the encoded
+// message, except for chunk and progress items, which are encoded when
+// written (they may still be coalesced).
+type outItem struct {
+	raw      []byte
+	sid      string // the session/update's sessionId; "" for responses and requests (barriers)
+	chunk    *ChunkUpdate
+	progress *ToolCallUpdate
+}
+
+func newOutbox(w io.Writer, size int, onFail func(error)) *outbox {
+	if size <= 0 {
+		size = DefaultQueueSize
+	}
+	o := &outbox{
+		w: w, size: size, onFail: onFail, queues: map[string]*outQueue{},
+		wake: make(chan struct{}, 1), goneCh: make(chan struct{}), done: make(chan struct{}),
+	}
+	go o.run()
+	return o
+}
+
+// send queues a response or a request of owner's queue.
+func (o *outbox) send(owner string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return o.push(owner, outItem{raw: append(b, '\n')})
+}
+
+// update queues a session/update notification of session sid in owner's
+// queue.
+func (o *outbox) update(owner, sid string, update any) error {
+	switch u := update.(type) {
+	case ChunkUpdate:
+		if u.Content.Type == "text" && u.Content.URI == "" && u.Content.Resource == nil {
+			return o.push(owner, outItem{sid: sid, chunk: &u})
+		}
+	case ToolCallUpdate:
+		if isProgress(u) {
+			return o.push(owner, outItem{sid: sid, progress: &u})
+		}
+	}
+	b, err := json.Marshal(outRequest{JSONRPC: "2.0", Method: methodSessionUpdate, Params: SessionNotification{SessionID: sid, Update: update}})
+	if err != nil {
+		return err
+	}
+	return o.push(owner, outItem{raw: append(b, '\n'), sid: sid})
+}
+
+// isProgress reports whether u only replaces a tool call's content (a
+// spawn's progress), so that a later one supersedes it.
+func isProgress(u ToolCallUpdate) bool {
+	return u.SessionUpdate == UpdateToolCallUpdate && u.Status == "" && u.Title == "" && u.Kind == "" &&
+		u.RawInput == nil && u.RawOutput == nil && u.Meta == nil
+}
+
+func (it *outItem) appendTo(dst []byte) []byte {
+	var update any
+	switch {
+	case it.raw != nil:
+		return append(dst, it.raw...)
+	case it.chunk != nil:
+		update = *it.chunk
+	default:
+		update = *it.progress
+	}
+	b, err := json.Marshal(outRequest{JSONRPC: "2.0", Method: methodSessionUpdate, Params: SessionNotification{SessionID: it.sid, Update: update}})
+	if err != nil {
+		return dst // strings only: cannot fail
+	}
+	return append(append(dst, b...), '\n')
+}
+
+// push adds it to owner's queue, coalescing or waiting when the queue is
+// full. It never waits once the writer has failed.
+func (o *outbox) push(owner string, it outItem) error {
+	for {
+		o.mu.Lock()
+		if o.gone {
+			err := o.err
+			o.mu.Unlock()
+			return err
+		}
+		q := o.queues[owner]
+		if q == nil {
+			q = &outQueue{owner: owner}
+			o.queues[owner] = q
+		}
+		if len(q.items) < o.size {
+			q.items = append(q.items, it)
+			o.most = max(o.most, len(q.items))
+			if !q.ready {
+				q.ready = true
+				o.ready = append(o.ready, q)
+			}
+			o.mu.Unlock()
+			signal(o.wake)
+			return nil
+		}
+		if q.merge(it) {
+			o.merged++
+			o.mu.Unlock()
+			return nil
+		}
+		if q.space == nil {
+			q.space = make(chan struct{})
+		}
+		space := q.space
+		o.mu.Unlock()
+		select {
+		case <-space:
+		case <-o.goneCh:
+		}
+	}
+}
+
+// merge coalesces it into the latest queued item of the same session, if
+// both are chunks of the same kind or progress updates of the same tool
+// call. o.mu is held.
+func (q *outQueue) merge(it outItem) bool {
+	if it.chunk == nil && it.progress == nil {
+		return false
+	}
+	for i, n := len(q.items)-1, 0; i >= 0 && n < mergeScan; i, n = i-1, n+1 {
+		prev := &q.items[i]
+		if prev.sid == "" {
+			return false // a response or request: nothing moves before it
+		}
+		if prev.sid != it.sid {
+			continue
+		}
+		switch {
+		case it.chunk != nil && prev.chunk != nil:
+			if prev.chunk.SessionUpdate != it.chunk.SessionUpdate || len(prev.chunk.Content.Text)+len(it.chunk.Content.Text) > maxMergedChunk {
+				return false
+			}
+			prev.chunk.Content.Text += it.chunk.Content.Text
+			return true
+		case it.progress != nil && prev.progress != nil:
+			if prev.progress.ToolCallID != it.progress.ToolCallID {
+				return false
+			}
+			prev.progress.Content = it.progress.Content
+			return true
+		}
+		return false
+	}
+	return false
+}
+
+// run is the writer goroutine.
+func (o *outbox) run() {
+	defer close(o.done)
+	var buf []byte
+	for {
+		batch, ok := o.next()
+		if !ok {
+			return
+		}
+		if cap(buf) > 4<<20 {
+			buf = nil // do not keep a huge buffer after a huge batch
+		}
+		buf = buf[:0]
+		for i := range batch {
+			buf = batch[i].appendTo(buf)
+		}
+		if _, err := o.w.Write(buf); err != nil {
+			o.fail(err)
+			return
+		}
+	}
+}
+
+// next waits for a queue with messages and takes all of them. It returns
+// false once the outbox is closed and empty. The batch is valid until the
+// next call.
+func (o *outbox) next() ([]outItem, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for len(o.ready) == 0 {
+		if o.closed {
+			// Drained: later messages are refused, never left waiting.
+			o.gone, o.err = true, errOutboxClosed
+			close(o.goneCh)
+			return nil, false
+		}
+		o.mu.Unlock()
+		<-o.wake
+		o.mu.Lock()
+	}
+	q := o.ready[0]
+	o.ready[0] = nil
+	o.ready = o.ready[1:]
+	q.ready = false
+	batch := q.items
+	q.items, q.spare = q.spare[:0], batch
+	if q.space != nil {
+		close(q.space)
+		q.space = nil
+	}
+	return batch, true
+}
+
+// fail discards everything after a failed write and stops every wait.
+func (o *outbox) fail(err error) {
+	o.mu.Lock()
+	o.gone, o.err = true, err
+	for _, q := range o.queues {
+		q.items, q.spare = nil, nil
+	}
+	o.ready = nil
+	close(o.goneCh)
+	o.mu.Unlock()
+	if o.onFail != nil {
+		o.onFail(err)
+	}
+}
+
+// close ends the outbox: what is queued is still written, then the writer
+// stops. Call wait to wait for it.
+func (o *outbox) close() {
+	o.mu.Lock()
+	o.closed = true
+	o.mu.Unlock()
+	signal(o.wake)
+}
+
+// wait returns when the writer has stopped.
+func (o *outbox) wait() { <-o.done }
+
+// stats reports how many chunks were coalesced and the longest queue seen.
+func (o *outbox) stats() (merged, most int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.merged, o.most
+}
+
+func signal(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
+// errOutboxClosed is returned for messages sent after the writer stopped.
+var errOutboxClosed = errors.New("acp: output closed")
