@@ -232,6 +232,7 @@ func (o *outbox) run() {
 		for i := range batch {
 			buf = batch[i].appendTo(buf)
 		}
+		clear(batch) // drop the references to what was written
 		if _, err := o.w.Write(buf); err != nil {
 			o.fail(err)
 			return
@@ -262,6 +263,9 @@ func (o *outbox) next() ([]outItem, bool) {
 	q.ready = false
 	batch := q.items
 	q.items, q.spare = q.spare[:0], batch
+	if cap(q.items) > 64 {
+		q.items = nil // a queue that once filled up does not keep its room
+	}
 	if q.space != nil {
 		close(q.space)
 		q.space = nil
