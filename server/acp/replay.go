@@ -3,7 +3,6 @@ package acp
 import (
 	"context"
 	"log/slog"
-	"slices"
 	"time"
 
 	"github.com/agentpool/agentpool/event"
@@ -20,19 +19,9 @@ import (
 func (c *conn) replay(sid string) error {
 	ctx := context.WithoutCancel(c.ctx)
 	store := c.s.pool.Store()
-	tree, err := session.Subtree(ctx, store, sid)
+	recs, err := session.ReplayTree(ctx, store, sid)
 	if err != nil {
 		return err
-	}
-	byID := make(map[string]session.Session, len(tree))
-	var recs []session.Record
-	for _, s := range tree {
-		byID[s.ID] = s
-		evs, err := store.Events(ctx, s.ID, 0)
-		if err != nil {
-			return err
-		}
-		recs = append(recs, evs...)
 	}
 	msgs, err := store.Messages(ctx, sid)
 	if err != nil {
@@ -45,35 +34,26 @@ func (c *conn) replay(sid string) error {
 		replayMessages(sid, msgs, c.updater(sid))
 		return nil
 	}
-	slices.SortStableFunc(recs, func(a, b session.Record) int {
-		switch {
-		case a.GlobalSeq < b.GlobalSeq:
-			return -1
-		case a.GlobalSeq > b.GlobalSeq:
-			return 1
-		}
-		return 0
-	})
-	replayEvents(sid, byID, recs, msgs, subagents, c.updater(sid), c.log)
+	replayEvents(sid, recs, msgs, subagents, c.updater(sid), c.log)
 	return nil
 }
 
 // replayEvents feeds records merged in store order through a converter,
 // each root run preceded by its user prompt.
-func replayEvents(root string, byID map[string]session.Session, recs []session.Record, msgs []session.Message, subagents bool, send sendFunc, log *slog.Logger) {
+func replayEvents(root string, recs []session.Replayed, msgs []session.Message, subagents bool, send sendFunc, log *slog.Logger) {
 	conv := newConverter(root, subagents, send, log)
 	prompts := userPrompts(msgs)
 	// Start times of the root's runs, to give each run its prompt.
 	var starts []time.Time
 	for _, r := range recs {
-		if _, ok := r.Event.(event.RunStarted); ok && r.SessionID == root {
-			starts = append(starts, r.Time)
+		if _, ok := r.Event.(event.RunStarted); ok && r.Record.SessionID == root {
+			starts = append(starts, r.Record.Time)
 		}
 	}
 	run, next := 0, 0
 	lastStop := event.StopCompleted
 	for _, r := range recs {
-		if r.SessionID == root {
+		if r.Record.SessionID == root {
 			if _, ok := r.Event.(event.RunStarted); ok {
 				var end time.Time
 				if run+1 < len(starts) {
@@ -97,29 +77,9 @@ func replayEvents(root string, byID map[string]session.Session, recs []session.R
 			conv.Emit(r.Event)
 			continue
 		}
-		s, ok := byID[r.SessionID]
-		if !ok {
-			continue
-		}
-		conv.Emit(event.Subagent{
-			SourceName: s.AgentName, SourceType: s.SourceType, Depth: s.Depth,
-			ChildSessionID: s.ID, ParentSessionID: s.ParentID, Path: pathTo(root, s.ID, byID), Event: r.Event,
-		})
+		conv.Emit(r.Event) // already wrapped relative to root by session.ReplayTree
 	}
 	conv.Finish(lastStop)
-}
-
-// pathTo lists the session ids from root's child down to sid.
-func pathTo(root, sid string, byID map[string]session.Session) []string {
-	var path []string
-	for cur := sid; cur != "" && cur != root; cur = byID[cur].ParentID {
-		path = append(path, cur)
-		if len(path) > 64 {
-			break
-		}
-	}
-	slices.Reverse(path)
-	return path
 }
 
 func userPrompts(msgs []session.Message) []session.Message {
