@@ -1,16 +1,19 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"log/slog"
 	"net"
 	"os"
-
-	"github.com/spf13/cobra"
+	"os/signal"
+	"syscall"
 
 	"github.com/agentpool/agentpool/hook"
 	"github.com/agentpool/agentpool/hook/command"
 	"github.com/agentpool/agentpool/pool"
 	"github.com/agentpool/agentpool/server/httpsec"
+	"github.com/spf13/cobra"
 )
 
 // serveCommands are the protocol servers; each server file appends its
@@ -111,4 +114,35 @@ func (f *httpFlags) listen() (net.Listener, error) {
 		return nil, err
 	}
 	return net.Listen("tcp", f.addr)
+}
+
+// serveHTTP is what the HTTP servers share: the bind rule (checked before
+// anything is opened), the pool, signal handling, the listener and the
+// "NAME listening on http://ADDR" line on stderr that scripts and tests
+// read the port from.
+func serveHTTP(cmd *cobra.Command, f poolFlags, h httpFlags, name string,
+	serve func(ctx context.Context, p *pool.Pool, ln net.Listener, logger *slog.Logger) error) error {
+	logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelInfo}))
+	if err := httpsec.CheckBind(h.addr, h.tokenValue()); err != nil {
+		return err
+	}
+	p, err := openPool(f, pool.Options{Logger: logger})
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	ln, err := h.listen()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "%s listening on http://%s\n", name, ln.Addr())
+	return serve(ctx, p, ln, logger)
 }

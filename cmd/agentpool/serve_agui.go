@@ -2,17 +2,13 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"os"
-	"os/signal"
-	"syscall"
-
-	"github.com/spf13/cobra"
+	"net"
 
 	"github.com/agentpool/agentpool/pool"
 	"github.com/agentpool/agentpool/server/agui"
 	"github.com/agentpool/agentpool/server/httpsec"
+	"github.com/spf13/cobra"
 )
 
 func init() {
@@ -46,28 +42,7 @@ func newServeAGUICmd() *cobra.Command {
 }
 
 func serveAGUI(cmd *cobra.Command, f poolFlags, h httpFlags) error {
-	logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelInfo}))
-	// The bind rule first: refuse before opening anything.
-	if err := httpsec.CheckBind(h.addr, h.tokenValue()); err != nil {
-		return err
-	}
-	p, err := openPool(f, pool.Options{Logger: logger})
-	if err != nil {
-		return err
-	}
-	defer p.Close()
-
-	ctx := cmd.Context()
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-
-	ln, err := h.listen()
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "agui listening on http://%s\n", ln.Addr())
-	return agui.New(p, agui.Options{Logger: logger, Token: h.tokenValue(), CORSOrigins: h.cors}).Serve(ctx, ln)
+	return serveHTTP(cmd, f, h, "agui", func(ctx context.Context, p *pool.Pool, ln net.Listener, logger *slog.Logger) error {
+		return agui.New(p, agui.Options{Logger: logger, Token: h.tokenValue(), CORSOrigins: h.cors}).Serve(ctx, ln)
+	})
 }

@@ -2,17 +2,13 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"os"
-	"os/signal"
-	"syscall"
-
-	"github.com/spf13/cobra"
+	"net"
 
 	"github.com/agentpool/agentpool/pool"
 	"github.com/agentpool/agentpool/server/httpsec"
 	"github.com/agentpool/agentpool/server/opencode"
+	"github.com/spf13/cobra"
 )
 
 func init() {
@@ -48,29 +44,8 @@ func newServeOpenCodeCmd() *cobra.Command {
 }
 
 func serveOpenCode(cmd *cobra.Command, f poolFlags, h httpFlags) error {
-	logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelInfo}))
-	// The bind rule first: refuse before opening anything.
-	if err := httpsec.CheckBind(h.addr, h.tokenValue()); err != nil {
-		return err
-	}
-	p, err := openPool(f, pool.Options{Logger: logger})
-	if err != nil {
-		return err
-	}
-	defer p.Close()
-
-	ctx := cmd.Context()
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-
-	ln, err := h.listen()
-	if err != nil {
-		return err
-	}
-	srv := opencode.New(p, opencode.Options{Logger: logger, Version: version, Token: h.tokenValue(), CORSOrigins: h.cors})
-	fmt.Fprintf(cmd.ErrOrStderr(), "opencode listening on http://%s\n", ln.Addr())
-	return srv.Serve(ctx, ln)
+	return serveHTTP(cmd, f, h, "opencode", func(ctx context.Context, p *pool.Pool, ln net.Listener, logger *slog.Logger) error {
+		srv := opencode.New(p, opencode.Options{Logger: logger, Version: version, Token: h.tokenValue(), CORSOrigins: h.cors})
+		return srv.Serve(ctx, ln)
+	})
 }
