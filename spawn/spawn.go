@@ -201,7 +201,7 @@ func (rt *Runtime) runChild(ctx context.Context, parent, inv *Invocation, req Re
 		switch {
 		case errors.Is(cause, ErrTimeout):
 			res.StopReason, res.Err = event.StopError, cause
-		case ctx.Err() != nil && parentCancelled(cause):
+		default: // a plain cancellation from above
 			res.StopReason = event.StopAborted
 		}
 	}
@@ -279,12 +279,6 @@ func lastAssistant(res Result) []model.Part {
 		return []model.Part{{Kind: model.PartText, Text: res.Output}}
 	}
 	return nil
-}
-
-// parentCancelled reports whether a cancellation cause is a plain
-// cancellation (as opposed to the spawn's own timeout).
-func parentCancelled(cause error) bool {
-	return !errors.Is(cause, ErrTimeout)
 }
 
 func asyncResultMessage(t *Task, res Result) string {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"runtime/debug"
 	"strings"
 
 	"github.com/invopop/jsonschema"
@@ -67,7 +66,6 @@ func Run(ctx context.Context, t Tool, call Call) (res Result) {
 	defer func() {
 		if r := recover(); r != nil {
 			res = Errorf("tool %s panicked: %v", call.Name, r)
-			_ = debug.Stack // the stack is logged by the caller's logger when wanted
 		}
 	}()
 	r, err := t.Call(ctx, call)
