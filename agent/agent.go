@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -114,14 +115,18 @@ type run struct {
 	// storeErr is the first failed write of the conversation; the run ends
 	// with it at its next step (only the run's own goroutine appends).
 	storeErr error
+	// stored is append's buffer of store records (the store copies them).
+	stored [2]session.Message
 }
-
-type runKey struct{}
 
 // HistoryFrom returns a copy of the conversation of the agent run that ctx
 // belongs to (for workers with pass_message_history), or nil.
 func HistoryFrom(ctx context.Context) []model.Message {
-	r, _ := ctx.Value(runKey{}).(*run)
+	inv := spawn.InvocationFrom(ctx)
+	if inv == nil {
+		return nil
+	}
+	r, _ := inv.NodeState.(*run)
 	if r == nil {
 		return nil
 	}
@@ -138,12 +143,19 @@ func (r *run) append(ctx context.Context, msgs ...model.Message) {
 	if st == nil {
 		return
 	}
-	stored := make([]session.Message, len(msgs))
-	now := time.Now()
-	for i, m := range msgs {
-		stored[i] = session.Message{ID: id.Ascending(id.Message), SessionID: r.inv.Session.ID, AgentName: r.a.cfg.Name, CreatedAt: now, Message: m}
+	// The store copies what it keeps (session.Store), so one buffer serves
+	// every append of the run.
+	stored := r.stored[:0]
+	if len(msgs) > len(r.stored) {
+		stored = make([]session.Message, 0, len(msgs))
 	}
-	if err := st.AppendMessages(r.persistCtx, r.inv.Session.ID, stored...); err != nil {
+	now := time.Now()
+	for _, m := range msgs {
+		stored = append(stored, session.Message{ID: id.Ascending(id.Message), SessionID: r.inv.Session.ID, AgentName: r.a.cfg.Name, CreatedAt: now, Message: m})
+	}
+	err := st.AppendMessages(r.persistCtx, r.inv.Session.ID, stored...)
+	clear(stored)
+	if err != nil {
 		r.inv.Runtime.Logger().Warn("store messages", "session", r.inv.Session.ID, "err", err)
 		if r.storeErr == nil {
 			r.storeErr = err
@@ -165,18 +177,21 @@ func (r *run) snapshot() []model.Message {
 func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Result) {
 	r := &run{a: a, inv: inv, sink: inv.Sink, msgs: slices.Clone(inv.History)}
 	r.added = len(r.msgs)
-	r.persistCtx = context.WithoutCancel(ctx)
+	r.persistCtx = spawn.WithoutCancel(ctx)
 	if spawn.InvocationFrom(ctx) != inv {
 		ctx = spawn.WithInvocation(ctx, inv)
 	}
-	ctx = context.WithValue(ctx, runKey{}, r)
+	inv.NodeState = r
 	// Async children must end before this session does (their events belong
 	// inside this session's span).
 	defer inv.WaitAsync()
 	defer func() {
 		res.Usage, res.Cost = r.usage, r.cost
+		// No copy: messages are never changed once appended and nothing
+		// appends after Run returns; the clipped capacity keeps a caller's
+		// append from writing into the run's array.
 		r.mu.Lock()
-		res.Messages = slices.Clone(r.msgs[r.added:])
+		res.Messages = r.msgs[r.added:len(r.msgs):len(r.msgs)]
 		r.mu.Unlock()
 	}()
 
@@ -358,8 +373,8 @@ func (r *run) streamTurn(ctx context.Context, req *model.Request) (model.Message
 type turnState struct {
 	sink      event.Sink
 	parts     []model.Part
-	text      strings.Builder
-	thinking  strings.Builder
+	text      textAcc
+	thinking  textAcc
 	open      int    // index of the open part, -1 when none
 	openKind  string // kind of the open part
 	nextIndex int    // next part index
@@ -372,7 +387,48 @@ type callState struct {
 	modelIndex int // the provider's index of the call
 	partIndex  int // the event part index
 	part       model.Part
-	args       strings.Builder
+	args       textAcc
+}
+
+// textAcc accumulates streamed text. Most parts arrive in one chunk, kept
+// as it came; a buffer is made only for the second chunk.
+type textAcc struct {
+	first string
+	buf   []byte
+	n     int
+}
+
+func (a *textAcc) WriteString(s string) {
+	switch {
+	case s == "":
+		return
+	case a.n == 0:
+		a.first = s
+	default:
+		if a.buf == nil {
+			a.buf = make([]byte, 0, 2*(a.n+len(s)))
+			a.buf = append(a.buf, a.first...)
+		}
+		a.buf = append(a.buf, s...)
+	}
+	a.n += len(s)
+}
+
+func (a *textAcc) Len() int { return a.n }
+
+func (a *textAcc) String() string {
+	if a.buf == nil {
+		return a.first
+	}
+	return string(a.buf)
+}
+
+// Bytes returns the text as a new slice the caller may keep.
+func (a *textAcc) Bytes() []byte {
+	if a.buf == nil {
+		return []byte(a.first)
+	}
+	return a.buf
 }
 
 func (t *turnState) closeOpen() {
@@ -452,12 +508,12 @@ func (t *turnState) message() (model.Message, string, error) {
 		parts = append(parts, model.Part{Kind: model.PartText, Text: t.text.String()})
 	}
 	for k := range t.calls {
-		args := t.calls[k].args.String()
-		if strings.TrimSpace(args) == "" {
-			args = "{}"
+		args := t.calls[k].args.Bytes()
+		if len(bytes.TrimSpace(args)) == 0 {
+			args = []byte("{}")
 		}
 		p := t.calls[k].part
-		p.Args = json.RawMessage(args)
+		p.Args = args
 		parts = append(parts, p)
 	}
 	finish := t.finish

@@ -12,5 +12,7 @@
 // goroutines at once (parallel tools, team members); a Sink must be safe for
 // that, and it may block to apply back-pressure. Events handed to a Sink are
 // copies as far as the runtime is concerned: the runtime never reads an
-// event back after emitting it.
+// event back after emitting it. Consumers must treat an event's slices and
+// maps as read-only: they may be shared with other events of the stream
+// (every wrapper of one child carries the same Path slice, for example).
 package event

@@ -1,7 +1,8 @@
 package id
 
 import (
-	"crypto/rand"
+	crand "crypto/rand"
+	"math/rand/v2"
 	"sync"
 	"time"
 )
@@ -29,10 +30,14 @@ const (
 type Generator struct {
 	mu   sync.Mutex
 	last uint64 // last time part handed out (unix_ms*0x1000 + counter)
-	// buf holds pre-read crypto random bytes so that one syscall serves
-	// hundreds of ids; pos is the next unread byte.
+	// buf holds pre-generated random bytes so that one refill serves
+	// hundreds of ids; pos is the next unread byte. They come from a
+	// ChaCha8 stream (a cryptographically strong generator) seeded once
+	// from crypto/rand: refilling from the kernel for every few hundred ids
+	// cost more than the rest of the id.
 	buf [randBufLen]byte
 	pos int
+	rng *rand.ChaCha8
 	// now is the clock; tests may replace it.
 	now func() time.Time
 }
@@ -65,7 +70,10 @@ func (g *Generator) make(prefix string, descending bool) string {
 	}
 	g.last = t
 	if g.pos+randomLen > len(g.buf) || g.pos == 0 {
-		fill(g.buf[:])
+		if g.rng == nil {
+			g.rng = rand.NewChaCha8(seed())
+		}
+		_, _ = g.rng.Read(g.buf[:]) // never fails
 		g.pos = 0
 	}
 	copy(rnd[:], g.buf[g.pos:g.pos+randomLen])
@@ -75,7 +83,15 @@ func (g *Generator) make(prefix string, descending bool) string {
 	if descending {
 		t = ^t & timeMask
 	}
-	out := make([]byte, len(prefix)+1+hexLen+randomLen)
+	// Built in a stack buffer: the returned string is the only allocation
+	// (prefixes are short; a longer one takes the slow path).
+	var buf [32]byte
+	var out []byte
+	if n := len(prefix) + 1 + hexLen + randomLen; n <= len(buf) {
+		out = buf[:n]
+	} else {
+		out = make([]byte, n)
+	}
 	n := copy(out, prefix)
 	out[n] = '_'
 	n++
@@ -100,10 +116,12 @@ func (g *Generator) clock() time.Time {
 	return time.Now()
 }
 
-func fill(b []byte) {
-	if _, err := rand.Read(b); err != nil {
+func seed() [32]byte {
+	var s [32]byte
+	if _, err := crand.Read(s[:]); err != nil {
 		// crypto/rand.Read never fails on supported platforms (Go 1.24+
 		// crashes the program itself if it would); keep the contract explicit.
 		panic("id: crypto/rand failed: " + err.Error())
 	}
+	return s
 }

@@ -51,11 +51,17 @@ type Message struct {
 
 // Text joins the text parts of m.
 func (m Message) Text() string {
-	var n int
+	var n, count int
+	last := ""
 	for _, p := range m.Parts {
 		if p.Kind == PartText {
 			n += len(p.Text)
+			count++
+			last = p.Text
 		}
+	}
+	if count <= 1 {
+		return last // nothing to join
 	}
 	buf := make([]byte, 0, n)
 	for _, p := range m.Parts {
@@ -66,9 +72,23 @@ func (m Message) Text() string {
 	return string(buf)
 }
 
-// ToolCalls returns the tool-call parts of m.
+// ToolCalls returns the tool-call parts of m. When every part is a tool
+// call the result shares m.Parts (capacity clipped, so appending to it
+// cannot write into m); treat it as read-only.
 func (m Message) ToolCalls() []Part {
-	var out []Part
+	n := 0
+	for _, p := range m.Parts {
+		if p.Kind == PartToolCall {
+			n++
+		}
+	}
+	switch n {
+	case 0:
+		return nil
+	case len(m.Parts):
+		return m.Parts[:n:n]
+	}
+	out := make([]Part, 0, n)
 	for _, p := range m.Parts {
 		if p.Kind == PartToolCall {
 			out = append(out, p)

@@ -264,7 +264,7 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 		}
 	}
 	// What the run did is recorded even when it was cancelled.
-	persist := context.WithoutCancel(ctx)
+	persist := spawn.WithoutCancel(ctx)
 	rec := &recorder{owner: sess.ID, proc: p.proc, next: sink, ctx: persist}
 	inv := p.rt.NewRoot(sess, id.Ascending(id.Run), req.Prompt, history, rec)
 	if p.sessions != nil {
@@ -368,9 +368,15 @@ func (p *Pool) Run(ctx context.Context, req RunRequest) iter.Seq2[event.Event, e
 
 func title(prompt string) string {
 	const n = 60
-	r := []rune(prompt)
-	if len(r) > n {
-		return string(r[:n]) + "..."
+	if len(prompt) <= n {
+		return prompt // at most n bytes: at most n runes
+	}
+	count := 0
+	for i := range prompt {
+		if count == n {
+			return prompt[:i] + "..."
+		}
+		count++
 	}
 	return prompt
 }

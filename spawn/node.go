@@ -46,10 +46,17 @@ type Invocation struct {
 	Runtime *Runtime
 	// ToolCallID is the parent's tool call that spawned this session, if any.
 	ToolCallID string
+	// NodeState belongs to the node running in the invocation; the agent
+	// keeps its run here so that its tools can reach the conversation
+	// (agent.HistoryFrom).
+	NodeState any
 
-	run    *runState
-	handle *handle
-	async  sync.WaitGroup // this session's async children
+	run     *runState // the root's rootRun, shared by the whole tree
+	rootRun runState
+	handle  *handle // &h
+	h       handle
+	wrap    wrapSink       // a child's Sink (Spawn), allocated with the invocation
+	async   sync.WaitGroup // this session's async children
 
 	workerMu      sync.Mutex
 	workerHistory map[string][]model.Message // worker name -> kept history (reset_history_on_run: false)
@@ -64,7 +71,7 @@ func (inv *Invocation) Inject(content string) {
 }
 
 // Inbox returns the session's queue of injected messages.
-func (inv *Invocation) Inbox() *Inbox { return inv.handle.inbox }
+func (inv *Invocation) Inbox() *Inbox { return &inv.handle.inbox }
 
 // PendingAsync reports how many async children of this session still run.
 func (inv *Invocation) PendingAsync() int { return int(inv.handle.pendingAsync.Load()) }

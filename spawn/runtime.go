@@ -105,7 +105,11 @@ type Runtime struct {
 	limits Limits
 	log    *slog.Logger
 
-	sessions sync.Map // session id -> *handle
+	// sessions is the registry of running sessions. A map under a mutex
+	// rather than a sync.Map: every spawn stores and deletes one entry, and
+	// sync.Map allocates a node per store.
+	sessMu   sync.RWMutex
+	sessions map[string]*handle
 	tasks    sync.Map // task id -> *Task
 	busy     sync.Map // node name -> *atomic.Int64 running sessions
 }
@@ -121,7 +125,26 @@ func NewRuntime(cfg Config) *Runtime {
 	if cfg.Names == nil {
 		cfg.Names = func() []string { return nil }
 	}
-	return &Runtime{cfg: cfg, limits: cfg.Limits.withDefaults(), log: cfg.Logger}
+	return &Runtime{cfg: cfg, limits: cfg.Limits.withDefaults(), log: cfg.Logger, sessions: map[string]*handle{}}
+}
+
+func (rt *Runtime) register(sessionID string, h *handle) {
+	rt.sessMu.Lock()
+	rt.sessions[sessionID] = h
+	rt.sessMu.Unlock()
+}
+
+func (rt *Runtime) unregister(sessionID string) {
+	rt.sessMu.Lock()
+	delete(rt.sessions, sessionID)
+	rt.sessMu.Unlock()
+}
+
+func (rt *Runtime) lookupSession(sessionID string) (*handle, bool) {
+	rt.sessMu.RLock()
+	h, ok := rt.sessions[sessionID]
+	rt.sessMu.RUnlock()
+	return h, ok
 }
 
 // Store returns the runtime's store.
@@ -161,11 +184,11 @@ func (rt *Runtime) busyCounter(name string) *atomic.Int64 {
 // Inject queues content for the next model request of a running (or idle
 // but registered) session. It fails when no such session is registered.
 func (rt *Runtime) Inject(sessionID, content string) error {
-	v, ok := rt.sessions.Load(sessionID)
+	h, ok := rt.lookupSession(sessionID)
 	if !ok {
 		return fmt.Errorf("inject: %w: %s is not running", session.ErrNotFound, sessionID)
 	}
-	if !v.(*handle).inbox.TryInject(content) {
+	if !h.inbox.TryInject(content) {
 		return fmt.Errorf("inject: %w: %s has ended", session.ErrNotFound, sessionID)
 	}
 	return nil
@@ -173,7 +196,7 @@ func (rt *Runtime) Inject(sessionID, content string) error {
 
 // Running reports whether a session is registered (running).
 func (rt *Runtime) Running(sessionID string) bool {
-	_, ok := rt.sessions.Load(sessionID)
+	_, ok := rt.lookupSession(sessionID)
 	return ok
 }
 
@@ -186,19 +209,16 @@ func (rt *Runtime) Task(taskID string) (*Task, bool) {
 	return v.(*Task), true
 }
 
-// handle is the registry entry of a running session.
+// handle is the registry entry of a running session. It lives inside the
+// session's Invocation (one allocation for both).
 type handle struct {
-	inbox        *Inbox
+	inbox        Inbox
 	sem          chan struct{} // concurrency slots for this session's children; see slots
 	pendingAsync atomic.Int64
 
 	mu         sync.Mutex
 	childUsage event.Usage
 	childCost  float64
-}
-
-func (rt *Runtime) newHandle() *handle {
-	return &handle{inbox: newInbox()}
 }
 
 // slots returns the session's semaphore of child slots, made on the first
@@ -222,9 +242,10 @@ type runState struct {
 func (rt *Runtime) NewRoot(s session.Session, runID, prompt string, history []model.Message, sink event.Sink) *Invocation {
 	inv := &Invocation{
 		Session: s, RunID: runID, Prompt: prompt, History: history, Sink: sink, Runtime: rt,
-		run: &runState{}, handle: rt.newHandle(),
 	}
-	rt.sessions.Store(s.ID, inv.handle)
+	inv.run = &inv.rootRun
+	inv.handle = &inv.h
+	rt.register(s.ID, inv.handle)
 	return inv
 }
 
@@ -233,19 +254,22 @@ func (rt *Runtime) NewRoot(s session.Session, runID, prompt string, history []mo
 // them (nothing injected is lost at teardown).
 func (rt *Runtime) Release(inv *Invocation) []string {
 	inv.async.Wait()
-	rt.sessions.Delete(inv.Session.ID)
+	rt.unregister(inv.Session.ID)
 	return inv.handle.inbox.Close()
 }
 
 // Inbox is a session's queue of injected context. Safe for concurrent use.
+// The zero value is ready.
 type Inbox struct {
 	mu     sync.Mutex
 	queue  []string
 	closed bool
-	notify chan struct{} // has a value when queue may be non-empty
+	// notify has a value when queue may be non-empty or an async child
+	// may have ended. It is made by the first Wait (most sessions never
+	// wait), so a signal sent before that finds no channel; Wait makes it
+	// with a value in it, which only costs a waiter one extra look.
+	notify chan struct{}
 }
-
-func newInbox() *Inbox { return &Inbox{notify: make(chan struct{}, 1)} }
 
 // Inject queues content. Content injected after Close is dropped; use
 // TryInject to learn whether it was queued.
@@ -261,10 +285,7 @@ func (b *Inbox) TryInject(content string) bool {
 	}
 	b.queue = append(b.queue, content)
 	b.mu.Unlock()
-	select {
-	case b.notify <- struct{}{}:
-	default:
-	}
+	b.wake()
 	return true
 }
 
@@ -288,8 +309,14 @@ func (b *Inbox) Len() int {
 
 // wake signals Wait without queueing anything.
 func (b *Inbox) wake() {
+	b.mu.Lock()
+	ch := b.notify
+	b.mu.Unlock()
+	if ch == nil {
+		return // no waiter yet: the first Wait starts signalled
+	}
 	select {
-	case b.notify <- struct{}{}:
+	case ch <- struct{}{}:
 	default:
 	}
 }
@@ -304,8 +331,17 @@ func (b *Inbox) Drain() []string {
 }
 
 // Wait returns a channel that receives when something may have been
-// injected or an async child of the session has ended.
-func (b *Inbox) Wait() <-chan struct{} { return b.notify }
+// injected or an async child of the session has ended. A receive may be
+// spurious: check the condition again after it.
+func (b *Inbox) Wait() <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.notify == nil {
+		b.notify = make(chan struct{}, 1)
+		b.notify <- struct{}{}
+	}
+	return b.notify
+}
 
 // TaskStatus values.
 const (

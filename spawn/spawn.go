@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentpool/agentpool/event"
@@ -65,7 +66,6 @@ func Spawn(ctx context.Context, parent *Invocation, req Request) (Child, error) 
 	case <-ctx.Done():
 		return Child{}, fmt.Errorf("cannot spawn %s: %w", req.Node.Name(), context.Cause(ctx))
 	}
-	release := func() { <-sem }
 
 	now := time.Now()
 	title := req.Description
@@ -78,13 +78,13 @@ func Spawn(ctx context.Context, parent *Invocation, req Request) (Child, error) 
 		Depth:      depth,
 		AgentName:  req.Node.Name(),
 		SourceType: req.Node.SourceType(),
-		Title:      fmt.Sprintf("%s (@%s subagent)", title, req.Node.Name()),
+		Title:      title + " (@" + req.Node.Name() + " subagent)",
 		Status:     session.StatusRunning,
 		CreatedAt:  now,
 		UpdatedAt:  now,
 	}
 	if err := rt.cfg.Store.CreateSession(ctx, child); err != nil {
-		release()
+		<-sem
 		return Child{}, fmt.Errorf("cannot spawn %s: store: %w", req.Node.Name(), err)
 	}
 
@@ -92,11 +92,14 @@ func Spawn(ctx context.Context, parent *Invocation, req Request) (Child, error) 
 	// that changes its history afterwards changes nothing the child sees.
 	inv := &Invocation{
 		Session: child, RunID: id.Ascending(id.Run), Prompt: req.Prompt, History: model.CloneMessages(req.History),
-		Runtime: rt, ToolCallID: req.ToolCallID, run: parent.run, handle: rt.newHandle(),
+		Runtime: rt, ToolCallID: req.ToolCallID, run: parent.run,
 	}
-	inv.Sink = &wrapSink{parent: parent.Sink, childID: child.ID, parentID: parent.Session.ID,
+	inv.handle = &inv.h
+	inv.wrap = wrapSink{parent: parent.Sink, childID: child.ID, parentID: parent.Session.ID,
 		name: child.AgentName, sourceType: child.SourceType, depth: depth, toolCallID: req.ToolCallID}
-	rt.sessions.Store(child.ID, inv.handle)
+	inv.wrap.path = []string{child.ID}
+	inv.Sink = &inv.wrap
+	rt.register(child.ID, inv.handle)
 
 	runMode := event.RunModeSync
 	var task *Task
@@ -132,20 +135,19 @@ func Spawn(ctx context.Context, parent *Invocation, req Request) (Child, error) 
 	busy := rt.busyCounter(child.AgentName)
 	busy.Add(1)
 
-	runChild := func(ctx context.Context) Result {
-		defer release()
-		defer busy.Add(-1)
-		res := rt.runChild(ctx, parent, inv, req, info, now)
-		return res
-	}
 	if !req.Async {
-		return Child{SessionID: child.ID, Result: runChild(ctx)}, nil
+		res := rt.runChild(ctx, parent, inv, &req, &info, now)
+		busy.Add(-1)
+		<-sem
+		return Child{SessionID: child.ID, Result: res}, nil
 	}
 	parent.handle.pendingAsync.Add(1)
 	parent.async.Add(1)
 	go func() {
 		defer parent.async.Done()
-		res := runChild(ctx)
+		res := rt.runChild(ctx, parent, inv, &req, &info, now)
+		busy.Add(-1)
+		<-sem
 		task.mu.Lock()
 		task.result = res
 		task.mu.Unlock()
@@ -161,7 +163,7 @@ func Spawn(ctx context.Context, parent *Invocation, req Request) (Child, error) 
 }
 
 // runChild runs the node and always emits the end.
-func (rt *Runtime) runChild(ctx context.Context, parent, inv *Invocation, req Request, info StartInfo, started time.Time) (res Result) {
+func (rt *Runtime) runChild(ctx context.Context, parent, inv *Invocation, req *Request, info *StartInfo, started time.Time) (res Result) {
 	timeout := req.Timeout
 	if timeout <= 0 {
 		timeout = rt.limits.Timeout
@@ -174,7 +176,7 @@ func (rt *Runtime) runChild(ctx context.Context, parent, inv *Invocation, req Re
 		defer t.Stop()
 	}
 	// What the child did is recorded even when it was cancelled.
-	persist := context.WithoutCancel(ctx)
+	persist := WithoutCancel(ctx)
 	hasResult := true
 	var last []model.Part
 	func() {
@@ -211,7 +213,7 @@ func (rt *Runtime) runChild(ctx context.Context, parent, inv *Invocation, req Re
 	total.Add(childUsage)
 	totalCost := res.Cost + childCost
 	dur := time.Since(started).Milliseconds()
-	rt.sessions.Delete(inv.Session.ID)
+	rt.unregister(inv.Session.ID)
 	// Close drains the inbox and refuses later injections, so nothing
 	// injected before teardown is lost (spec/HOOKS.md §3 rule 6).
 	if left := inv.handle.inbox.Close(); len(left) > 0 {
@@ -258,7 +260,7 @@ func (rt *Runtime) runChild(ctx context.Context, parent, inv *Invocation, req Re
 	parent.Sink.Emit(end)
 	if lc := rt.cfg.Lifecycle; lc != nil {
 		lc.SubagentEnd(WithInvocation(persist, parent), EndInfo{
-			StartInfo: info, StopReason: res.StopReason, LastAssistantMessage: res.Output,
+			StartInfo: *info, StopReason: res.StopReason, LastAssistantMessage: res.Output,
 			LastAssistant: last, HasResult: hasResult, Usage: total, DurationMS: dur,
 		})
 	}
@@ -309,6 +311,11 @@ func cut(s string, n int) string {
 // an event of the child itself becomes one subagent event; a subagent event
 // from a deeper descendant is forwarded with the child prepended to its
 // path, never wrapped twice.
+//
+// Paths are shared, never copied per event: events are immutable once
+// emitted (package event), so every event of the child carries the same
+// one-element path, and the path of a descendant's event is extended once
+// per descendant and then reused (last holds the latest extension).
 type wrapSink struct {
 	parent     event.Sink
 	childID    string
@@ -317,20 +324,51 @@ type wrapSink struct {
 	sourceType string
 	depth      int
 	toolCallID string
+	path       []string // []string{childID}
+	last       atomic.Pointer[pathExt]
+}
+
+// pathExt remembers the path made for a descendant's path.
+type pathExt struct {
+	from *string // &in[0] of the descendant's (shared) path
+	n    int     // len of it
+	out  []string
 }
 
 func (w *wrapSink) Emit(e event.Event) {
 	if s, ok := e.(event.Subagent); ok {
-		path := make([]string, len(s.Path)+1)
-		path[0] = w.childID
-		copy(path[1:], s.Path)
-		s.Path = path
+		s.Path = w.extend(s.Path)
 		w.parent.Emit(s)
 		return
 	}
 	w.parent.Emit(event.Subagent{
 		SourceName: w.name, SourceType: w.sourceType, Depth: w.depth,
 		ChildSessionID: w.childID, ParentSessionID: w.parentID, ToolCallID: w.toolCallID,
-		Path: []string{w.childID}, Event: e,
+		Path: w.path, Event: e,
 	})
+}
+
+// extend returns the child's id followed by in, reusing the result made
+// for the same in last time.
+func (w *wrapSink) extend(in []string) []string {
+	if len(in) == 0 {
+		return w.path
+	}
+	if x := w.last.Load(); x != nil && x.from == &in[0] && x.n == len(in) {
+		return x.out
+	}
+	out := make([]string, len(in)+1)
+	out[0] = w.childID
+	copy(out[1:], in)
+	w.last.Store(&pathExt{from: &in[0], n: len(in), out: out})
+	return out
+}
+
+// WithoutCancel is context.WithoutCancel, except that a context that can
+// never be cancelled is returned as it is (no allocation).
+func WithoutCancel(ctx context.Context) context.Context {
+	if ctx.Done() == nil {
+		return ctx
+	}
+	return context.WithoutCancel(ctx)
 }

@@ -153,6 +153,7 @@ func WorkerTool(name, description string, opts WorkerOptions) tool.Tool {
 	if description != "" {
 		desc += " " + description
 	}
+	description, title := "ask "+name, "Ask "+name // made once, not per call
 	return titled{tool.New("ask_"+name, desc, func(ctx context.Context, call tool.Call, a workerArgs) (tool.Result, error) {
 		inv := InvocationFrom(ctx)
 		if inv == nil {
@@ -172,7 +173,7 @@ func WorkerTool(name, description string, opts WorkerOptions) tool.Tool {
 			inv.workerMu.Unlock()
 		}
 		child, err := Spawn(ctx, inv, Request{
-			Node: node, Prompt: a.Prompt, Description: "ask " + name, Mechanism: event.MechanismWorker,
+			Node: node, Prompt: a.Prompt, Description: description, Mechanism: event.MechanismWorker,
 			ToolCallID: call.ID, History: history,
 		})
 		if err != nil {
@@ -187,7 +188,7 @@ func WorkerTool(name, description string, opts WorkerOptions) tool.Tool {
 			inv.workerMu.Unlock()
 		}
 		return childResult(child), nil
-	}), func(tool.Call) string { return "Ask " + name }}
+	}), func(tool.Call) string { return title }}
 }
 
 // limitHint tells the model what to do when a delegation limit refused a
@@ -205,7 +206,11 @@ func limitHint(err error) string {
 func childResult(c Child) tool.Result {
 	r := c.Result
 	if r.StopReason == event.StopCompleted || r.StopReason == event.StopMaxTokens {
-		return jsonResult(map[string]string{"output": r.Output, "session_id": c.SessionID}, false)
+		// The fields in the order a map would give them (sorted keys).
+		return jsonResult(struct {
+			Output    string `json:"output"`
+			SessionID string `json:"session_id"`
+		}{r.Output, c.SessionID}, false)
 	}
 	out := map[string]string{"session_id": c.SessionID, "stop_reason": r.StopReason, "output": r.Output}
 	if r.Err != nil {

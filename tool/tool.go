@@ -1,10 +1,10 @@
 package tool
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/invopop/jsonschema"
 )
@@ -122,7 +122,7 @@ func (f *funcTool[A]) Info() Info { return f.info }
 func (f *funcTool[A]) Call(ctx context.Context, call Call) (Result, error) {
 	var args A
 	raw := call.Args
-	if len(strings.TrimSpace(string(raw))) == 0 {
+	if len(bytes.TrimSpace(raw)) == 0 {
 		raw = json.RawMessage("{}")
 	}
 	if err := json.Unmarshal(raw, &args); err != nil {

@@ -148,13 +148,17 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 			return yield(c, nil)
 		}
 		var out int
-		for _, piece := range split(t.Thinking) {
+		for rest := t.Thinking; rest != ""; {
+			piece := nextWord(rest)
+			rest = rest[len(piece):]
 			out += len(piece)
 			if !send(model.Chunk{Kind: model.ChunkThinking, Text: piece}) {
 				return
 			}
 		}
-		for _, piece := range split(text) {
+		for rest := text; rest != ""; {
+			piece := nextWord(rest)
+			rest = rest[len(piece):]
 			out += len(piece)
 			if !send(model.Chunk{Kind: model.ChunkText, Text: piece}) {
 				return
@@ -209,22 +213,13 @@ func defaultText(msgs []model.Message) string {
 	return "Test model reply."
 }
 
-// split cuts s into word-sized deltas (a word and its trailing space).
-func split(s string) []string {
-	if s == "" {
-		return nil
+// nextWord returns the first word-sized delta of s: a word and its
+// trailing space, or all of s.
+func nextWord(s string) string {
+	if i := strings.IndexByte(s, ' '); i >= 0 {
+		return s[:i+1]
 	}
-	var out []string
-	for len(s) > 0 {
-		i := strings.IndexByte(s, ' ')
-		if i < 0 {
-			out = append(out, s)
-			break
-		}
-		out = append(out, s[:i+1])
-		s = s[i+1:]
-	}
-	return out
+	return s
 }
 
 func estimateTokens(req *model.Request) int64 {
