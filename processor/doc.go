@@ -48,7 +48,39 @@
 //     dropped from the projection; once a root run has ended (its own
 //     stream_complete or run_error), the projection of its whole tree is
 //     released and only the ended children's ids stay, for the duplicate
-//     guard. Later events of a released child are stored but change
-//     nothing; Session then reads the store. Record (the pool's path)
-//     builds Changes only while someone subscribes.
+//     guard. Later events of a released child are dropped (not stored
+//     either); Session then reads the store.
+//
+// # Lean runs
+//
+// Record (the pool's path) projects only the root runs someone watches. A
+// root run is projected when, at the first event of its owner that the
+// processor sees, there is a subscriber, or that event came through Apply;
+// it stays projected to its end, subscribers or not, and its Changes are
+// built only while someone subscribes. Any other run is lean: Record does
+// only its store work, the same as for a projected run (the duplicate
+// guard aside):
+//
+//   - every event is appended, unwrapped, to the log of the session that
+//     produced it, in the order of the calls (an event that wraps nothing
+//     or has no session is logged and dropped);
+//   - the root is created in the store when missing (one read per run);
+//   - reactive fallback: a child event whose session is not in the store
+//     creates it, and the missing sessions of its path, from what the
+//     wrapper carries, then is appended; a spawn_session_start whose child
+//     is not in the store creates it from the start;
+//   - spawn_session_end completes the child's record while the store still
+//     shows it running; children that the run started or created and that
+//     are still open when their parent (or the root) ends are ended as
+//     aborted, on the same terms.
+//
+// On the spawn.Spawn path (children created before their start, finalized
+// before their end) this costs one store read per run, per start and per
+// end besides the appends, and the processor allocates nothing per event.
+// A lean run keeps only a small state, released when its root run ends; it
+// adds nothing to the duplicate guard and has no live projection (Session
+// reads the store). Subscribers see the runs whose first event came after
+// they subscribed, not runs that started lean. An Apply on a lean run
+// projects it from that event on (its earlier sessions come in through the
+// reactive fallback).
 package processor

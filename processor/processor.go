@@ -28,10 +28,17 @@ type Processor struct {
 	trees map[string][]string
 	// done holds the ids of children whose run has finished and whose
 	// projection was released: the duplicate guard for the life of the
-	// process, at the cost of one id per child.
+	// process, at the cost of one id per child of a projected run.
 	done map[string]struct{}
 
 	scratch applier // reused by every apply, under mu
+
+	// lean holds the root runs in progress that are recorded without a
+	// projection, by owner (see lean.go); free keeps released ones for
+	// reuse and one backs their one-event store appends. All under mu.
+	lean map[string]*leanRun
+	free []*leanRun
+	one  [1]event.Event
 
 	subMu   sync.RWMutex
 	subs    map[int]func(owner string, cs []Change)
@@ -44,15 +51,19 @@ func New(store session.Store, log *slog.Logger) *Processor {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Processor{store: store, log: log, sessions: map[string]*sess{}, trees: map[string][]string{}, done: map[string]struct{}{}, subs: map[int]func(string, []Change){}}
+	return &Processor{store: store, log: log, sessions: map[string]*sess{}, trees: map[string][]string{}, done: map[string]struct{}{},
+		lean: map[string]*leanRun{}, subs: map[int]func(string, []Change){}}
 }
 
 // Store returns the processor's store (nil when it has none).
 func (p *Processor) Store() session.Store { return p.store }
 
-// Subscribe calls fn with the Changes of every later Apply, after Apply
-// has released its lock. fn gets its own copy of the Changes and must not
-// call Apply. The returned function unsubscribes.
+// Subscribe calls fn with the Changes of every later Apply and of every
+// later Record of a projected root run, after the call has released its
+// lock: the runs whose first event comes after Subscribe (and runs already
+// projected), not runs that started lean. fn gets its own copy of the
+// Changes and must not call Apply or Record. The returned function
+// unsubscribes.
 func (p *Processor) Subscribe(fn func(owner string, cs []Change)) (unsubscribe func()) {
 	p.subMu.Lock()
 	defer p.subMu.Unlock()
@@ -67,8 +78,8 @@ func (p *Processor) Subscribe(fn func(owner string, cs []Change)) (unsubscribe f
 }
 
 // Session returns the record of a session: the live projection while its
-// root run is in progress, the store's record once the run has ended and
-// its projection was released.
+// root run is in progress and projected, else the store's record (a lean
+// run, or a run that has ended and whose projection was released).
 func (p *Processor) Session(id string) (session.Session, bool) {
 	p.mu.Lock()
 	s, ok := p.sessions[id]
@@ -88,7 +99,9 @@ func (p *Processor) Session(id string) (session.Session, bool) {
 }
 
 // Apply projects one event of the stream owned by the root session owner
-// and returns what changed. See the package documentation.
+// and returns what changed. See the package documentation. Apply always
+// projects: a lean root run that gets an event through Apply is projected
+// from that event on.
 func (p *Processor) Apply(ctx context.Context, owner string, e event.Event) []Change {
 	if e == nil {
 		return nil
@@ -96,9 +109,11 @@ func (p *Processor) Apply(ctx context.Context, owner string, e event.Event) []Ch
 	return p.apply(ctx, owner, e, true)
 }
 
-// Record projects one event like Apply but returns nothing; Changes are
-// only built when a subscriber is listening, which keeps the hot path of
-// a run without protocol clients cheap.
+// Record takes one event like Apply but returns nothing. A root run whose
+// first event finds no subscriber is lean: Record does only the store
+// work for it, with no projection and no Changes. A projected run (one
+// that started while someone subscribed) is projected as by Apply, and
+// its Changes are built only while a subscriber is listening.
 func (p *Processor) Record(ctx context.Context, owner string, e event.Event) {
 	if e == nil {
 		return
@@ -111,6 +126,20 @@ func (p *Processor) apply(ctx context.Context, owner string, e event.Event, ret 
 	subscribed := len(p.subs) > 0
 	p.subMu.RUnlock()
 	p.mu.Lock()
+	if lr, ok := p.lean[owner]; ok {
+		if !ret {
+			p.record(ctx, owner, lr, e)
+			p.mu.Unlock()
+			return nil
+		}
+		// Apply always projects: the run is projected from here on.
+		p.dropLean(owner, lr)
+	} else if _, projected := p.trees[owner]; !ret && !subscribed && !projected {
+		// The first event of a root run that nobody watches: lean.
+		p.record(ctx, owner, nil, e)
+		p.mu.Unlock()
+		return nil
+	}
 	// One applier is reused under p.mu: no allocation per event.
 	a := &p.scratch
 	*a = applier{p: p, ctx: ctx, owner: owner, now: time.Now(), want: ret || subscribed, out: a.out[:0]}
@@ -348,6 +377,19 @@ type spawnInfo struct {
 	depth                                                         int
 }
 
+// childRecord is the store record the processor creates for a child that
+// is not in the store (the record spawn.Spawn would have written).
+func childRecord(info spawnInfo, parentID string, now time.Time) session.Session {
+	title := info.description
+	if title == "" {
+		title = info.sourceName
+	}
+	return session.Session{
+		ID: info.child, ParentID: parentID, Depth: info.depth, AgentName: info.sourceName, SourceType: info.sourceType,
+		Title: fmt.Sprintf("%s (@%s subagent)", title, info.sourceName), Status: session.StatusRunning, CreatedAt: now, UpdatedAt: now,
+	}
+}
+
 // createChild adds a child session to the projection (and to the store
 // when it is not there), with its prompt, an open assistant message and
 // the part in the parent that points at it.
@@ -368,14 +410,7 @@ func (a *applier) createChild(parent *sess, info spawnInfo) *sess {
 		}
 	}
 	if !found {
-		title := info.description
-		if title == "" {
-			title = info.sourceName
-		}
-		rec = session.Session{
-			ID: info.child, ParentID: parent.rec.ID, Depth: info.depth, AgentName: info.sourceName, SourceType: info.sourceType,
-			Title: fmt.Sprintf("%s (@%s subagent)", title, info.sourceName), Status: session.StatusRunning, CreatedAt: a.now, UpdatedAt: a.now,
-		}
+		rec = childRecord(info, parent.rec.ID, a.now)
 		if st := a.p.store; st != nil {
 			if err := st.CreateSession(a.ctx, rec); err != nil && !errors.Is(err, session.ErrExists) {
 				a.p.log.Warn("processor: create session", "session", info.child, "err", err)
@@ -792,7 +827,7 @@ func (a *applier) finish(s *sess, f finishInfo) {
 	}
 	for _, k := range s.kids {
 		if !k.ended {
-			a.finish(k, finishInfo{stop: event.StopAborted, err: "parent session ended first"})
+			a.finish(k, finishInfo{stop: event.StopAborted, err: errParentEnded})
 		}
 	}
 	s.ended = true
@@ -876,21 +911,31 @@ func (a *applier) finish(s *sess, f finishInfo) {
 	}
 }
 
+// errParentEnded is the error of a child ended because its parent ended
+// first.
+const errParentEnded = "parent session ended first"
+
 // storeEnd completes the store record of an ended child, unless whoever
 // ran it already did (spawn.Spawn writes the final record before the end).
 func (a *applier) storeEnd(s *sess, f finishInfo) {
-	st := a.p.store
+	a.p.storeEnd(a.ctx, s.rec.ID, s.rec.Status, f, !s.created)
+}
+
+// storeEnd writes the final status of child id into the store while the
+// store shows it running; check reads the record first, so that a child
+// already completed costs no write.
+func (p *Processor) storeEnd(ctx context.Context, id string, status session.Status, f finishInfo, check bool) {
+	st := p.store
 	if st == nil {
 		return
 	}
-	if !s.created {
-		cur, err := st.GetSession(a.ctx, s.rec.ID)
+	if check {
+		cur, err := st.GetSession(ctx, id)
 		if err != nil || cur.Status != session.StatusRunning {
 			return
 		}
 	}
-	status := s.rec.Status
-	err := st.UpdateSession(a.ctx, s.rec.ID, func(r *session.Session) {
+	err := st.UpdateSession(ctx, id, func(r *session.Session) {
 		if r.Status != session.StatusRunning && r.Status != "" {
 			return
 		}
@@ -916,7 +961,7 @@ func (a *applier) storeEnd(s *sess, f finishInfo) {
 		}
 	})
 	if err != nil {
-		a.p.log.Warn("processor: store session end", "session", s.rec.ID, "err", err)
+		p.log.Warn("processor: store session end", "session", id, "err", err)
 	}
 }
 
