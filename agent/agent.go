@@ -352,10 +352,9 @@ func (r *run) streamTurn(ctx context.Context, req *model.Request) (model.Message
 	// is a closure, and separate locals captured by it would each be moved
 	// to the heap.
 	t := &turnState{sink: r.sink, open: -1}
-	var streamErr error
 	for c, err := range r.a.cfg.Model.Stream(ctx, req) {
 		if err != nil {
-			streamErr = err
+			t.err = err
 			break
 		}
 		t.chunk(c)
@@ -363,8 +362,8 @@ func (r *run) streamTurn(ctx context.Context, req *model.Request) (model.Message
 	t.closeOpen()
 	r.usage.Add(t.usage)
 	r.cost += model.Cost(r.a.cfg.Model, t.usage)
-	if streamErr != nil {
-		return model.Message{}, "", streamErr
+	if t.err != nil {
+		return model.Message{}, "", t.err
 	}
 	return t.message()
 }
@@ -381,6 +380,7 @@ type turnState struct {
 	calls     []callState
 	usage     event.Usage
 	finish    string
+	err       error // the stream's error
 }
 
 type callState struct {

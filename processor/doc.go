@@ -48,8 +48,9 @@
 //     dropped from the projection; once a root run has ended (its own
 //     stream_complete or run_error), the projection of its whole tree is
 //     released and only the ended children's ids stay, for the duplicate
-//     guard. Later events of a released child are dropped (not stored
-//     either); Session then reads the store.
+//     guard. Later events of a released child are stored but change
+//     nothing; Session then reads the store. A released child that is
+//     continued as a root run of its own is projected afresh.
 //
 // # Lean runs
 //

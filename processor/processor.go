@@ -255,6 +255,20 @@ type applier struct {
 
 func (a *applier) emit(c Change) { a.out = append(a.out, c) }
 
+// store appends one event to the log of session sid.
+func (a *applier) store(sid string, inner event.Event) {
+	st := a.p.store
+	if st == nil {
+		return
+	}
+	a.one[0] = inner
+	err := st.AppendEvents(a.ctx, sid, a.one[:]...)
+	a.one[0] = nil
+	if err != nil {
+		a.p.log.Warn("processor: store event", "session", sid, "kind", inner.Kind(), "err", err)
+	}
+}
+
 func (a *applier) apply(e event.Event) {
 	sid, inner := event.Unwrap(a.owner, e)
 	var wrap *event.Subagent
@@ -270,20 +284,19 @@ func (a *applier) apply(e event.Event) {
 		return
 	}
 	if _, released := a.p.done[sid]; released {
-		// A late or replayed event of a child whose run already ended: it
-		// changes nothing in the projection.
-		a.p.log.Debug("processor: event of an ended child ignored", "child", sid, "kind", inner.Kind())
-		return
+		if sid != a.owner {
+			// A late or replayed event of a child whose run already ended:
+			// kept in its log, but it changes nothing in the projection.
+			a.p.log.Debug("processor: event of an ended child", "child", sid, "kind", inner.Kind())
+			a.store(sid, inner)
+			return
+		}
+		// A session that ran as a child, now continued as a root run of
+		// its own (a resumed session): a new run, projected afresh.
+		delete(a.p.done, sid)
 	}
 	s := a.session(sid, wrap)
-	if st := a.p.store; st != nil {
-		a.one[0] = inner
-		err := st.AppendEvents(a.ctx, sid, a.one[:]...)
-		a.one[0] = nil
-		if err != nil {
-			a.p.log.Warn("processor: store event", "session", sid, "kind", inner.Kind(), "err", err)
-		}
-	}
+	a.store(sid, inner)
 	switch ev := inner.(type) {
 	case event.RunStarted:
 		a.runStarted(s, ev)

@@ -616,3 +616,50 @@ func TestHostilePartIndex(t *testing.T) {
 		p.Apply(ctx, "ses_r", event.PartEnd{Index: i})
 	}
 }
+
+// A child whose run ended keeps its log complete: a late event is stored
+// (and changes nothing), and the child continued as a root run of its own
+// (a resumed session) is stored and projected afresh.
+func TestReleasedChildLateEventAndResume(t *testing.T) {
+	st, p, rec, _ := newHand(t)
+	ctx := context.Background()
+	p.Apply(ctx, "ses_root", event.RunStarted{SessionID: "ses_root", RunID: "run_1", AgentName: "root"})
+	p.Apply(ctx, "ses_root", start("ses_c", "ses_root", "cal_1", 1))
+	p.Apply(ctx, "ses_root", wrap([]string{"ses_c"}, "ses_root", 1, event.RunStarted{SessionID: "ses_c", RunID: "run_2", AgentName: "worker"}))
+	p.Apply(ctx, "ses_root", event.SpawnSessionEnd{ChildSessionID: "ses_c", ParentSessionID: "ses_root", StopReason: event.StopCompleted})
+	p.Apply(ctx, "ses_root", event.StreamComplete{Message: event.Message{Role: "assistant", Content: "ok"}})
+
+	before := len(rec.all())
+	p.Apply(ctx, "ses_root", wrap([]string{"ses_c"}, "ses_root", 1, event.PartEnd{Index: 0}))
+	if got := len(rec.all()); got != before {
+		t.Errorf("a late event of an ended child changed the projection: %d new changes", got-before)
+	}
+	logOf := func(sid string) []event.Kind {
+		recs, err := st.Events(ctx, sid, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var kinds []event.Kind
+		for _, r := range recs {
+			kinds = append(kinds, r.Event.Kind())
+		}
+		return kinds
+	}
+	if got := logOf("ses_c"); len(got) != 2 || got[1] != event.KindPartEnd {
+		t.Fatalf("child log after the late event: %v", got)
+	}
+
+	// The child continued as a root run.
+	p.Apply(ctx, "ses_c", event.RunStarted{SessionID: "ses_c", RunID: "run_3", AgentName: "worker"})
+	p.Apply(ctx, "ses_c", event.PartStart{Index: 0, Part: event.Part{PartKind: event.PartText}})
+	if got := logOf("ses_c"); len(got) != 4 || got[2] != event.KindRunStarted || got[3] != event.KindPartStart {
+		t.Fatalf("resumed child's log: %v", got)
+	}
+	if len(rec.all()) == before {
+		t.Error("the resumed run produced no changes")
+	}
+	if _, ok := p.Session("ses_c"); !ok {
+		t.Error("resumed session unknown")
+	}
+	p.Apply(ctx, "ses_c", event.StreamComplete{Message: event.Message{Role: "assistant", Content: "again"}})
+}

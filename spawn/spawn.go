@@ -143,9 +143,12 @@ func Spawn(ctx context.Context, parent *Invocation, req Request) (Child, error) 
 	}
 	parent.handle.pendingAsync.Add(1)
 	parent.async.Add(1)
+	// Copies for the goroutine, so that only the async path moves them to
+	// the heap.
+	areq, ainfo := req, info
 	go func() {
 		defer parent.async.Done()
-		res := rt.runChild(ctx, parent, inv, &req, &info, now)
+		res := rt.runChild(ctx, parent, inv, &areq, &ainfo, now)
 		busy.Add(-1)
 		<-sem
 		task.mu.Lock()
@@ -231,11 +234,15 @@ func (rt *Runtime) runChild(ctx context.Context, parent, inv *Invocation, req *R
 	if res.Err != nil {
 		errText = res.Err.Error()
 	}
+	// The closure below escapes (it goes through the Store interface):
+	// it captures copies that are never written again, so that neither
+	// res nor total moves to the heap.
+	stop, usage, cost, finalTotal := res.StopReason, res.Usage, res.Cost, total
 	if err := rt.cfg.Store.UpdateSession(persist, inv.Session.ID, func(s *session.Session) {
-		s.Status = session.StatusFromStop(res.StopReason)
-		s.StopReason = res.StopReason
-		s.Usage, s.Cost = res.Usage, res.Cost
-		s.TotalUsage, s.TotalCost = total, totalCost
+		s.Status = session.StatusFromStop(stop)
+		s.StopReason = stop
+		s.Usage, s.Cost = usage, cost
+		s.TotalUsage, s.TotalCost = finalTotal, totalCost
 		s.DurationMS = dur
 		if errText != "" {
 			if s.Metadata == nil {
