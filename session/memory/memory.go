@@ -6,10 +6,26 @@
 // so a caller can never change what the store holds. Events are kept as the
 // values they were appended as (the runtime never touches an event after
 // emitting it, see package event).
+//
+// # Retention
+//
+// The memory store is for runs and tests, not history; use SQLite to keep
+// history. It keeps at most DefaultMaxRoots root sessions (sessions without
+// a parent), or the number given with WithMaxRoots. When creating a root
+// would exceed the limit, the store first drops the oldest finished root
+// trees, in the order their roots were created: the root with its whole
+// subtree, messages and events, as DeleteSession does. A root is finished
+// when its status is not session.StatusRunning (idle counts as finished); a
+// running root is never dropped, nor is anything under it, so the store may
+// hold more roots than the limit while more than that many run. A root set
+// back to running (a resumed session) is kept again until it finishes. What
+// was dropped is gone: every call on it returns session.ErrNotFound.
 package memory
 
 import (
+	"container/heap"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -17,8 +33,24 @@ import (
 	"time"
 
 	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/model"
 	"github.com/agentpool/agentpool/session"
 )
+
+// DefaultMaxRoots is the number of root sessions New keeps without
+// WithMaxRoots. The memory store is for runs and tests, not history; use
+// SQLite to keep history.
+const DefaultMaxRoots = 1000
+
+// Option configures a store made by New.
+type Option func(*Store)
+
+// WithMaxRoots sets the number of root sessions the store keeps (see
+// Retention in the package doc). n <= 0 keeps everything until it is
+// deleted.
+func WithMaxRoots(n int) Option {
+	return func(st *Store) { st.maxRoots = n }
+}
 
 // Store is an in-memory session.Store. The zero value is not usable; call New.
 type Store struct {
@@ -26,26 +58,91 @@ type Store struct {
 	sessions  map[string]*entry
 	globalSeq int64
 	closed    bool
+
+	// Retention (maxRoots > 0 only). Every root is in exactly one of three
+	// places: queued (in queue, in creation order, not yet looked at by
+	// eviction), parked (running when eviction reached it: in no
+	// container, found through its entry when it finishes) or ready
+	// (parked, then finished: in the ready heap, oldest first). Parked and
+	// ready roots left the front of the queue, so each of them is older
+	// than every queued root: the oldest finished root is the top of the
+	// ready heap if there is one, else the first finished root of the
+	// queue.
+	maxRoots  int
+	roots     int    // live roots
+	rootOrder uint64 // creation counter of roots
+	queue     rootQueue
+	ready     readyHeap
 }
 
+// entry is one session. Its children form a doubly linked list of
+// siblings, so that the tree costs no allocation and a subtree is taken
+// apart without a stack.
 type entry struct {
-	s        session.Session
-	children []string
-	msgs     []session.Message
-	events   []session.Record
+	s      session.Session
+	msgs   []session.Message
+	events []record
+
+	parent, child, prev, next *entry // child: first child; prev, next: siblings
+
+	// Retention bookkeeping of a root in a bounded store.
+	where place
+	order uint64 // creation order among roots
+	hidx  int    // index in the ready heap
 }
 
-// New returns an empty store.
-func New() *Store { return &Store{sessions: map[string]*entry{}} }
+// record is one stored event: session.Record without the session id and
+// per-session seq (both implied by where it is kept) and with the time as
+// unix nanoseconds. Events builds the session.Record values.
+type record struct {
+	ev   event.Event
+	gseq int64
+	nano int64
+}
+
+type place uint8
+
+const (
+	untracked place = iota // a child, or a root of an unbounded store
+	queued
+	parked
+	ready
+	gone // removed while still in the queue
+)
+
+// firstMessages is the capacity of a session's conversation at its first
+// append: a conversation has a prompt and an answer at least, and often a
+// tool call and its result.
+const firstMessages = 4
+
+// firstEvents is the capacity of a session's event log at its first
+// append: a session that logs anything logs a run (start, a part, its
+// end, the end of the stream), and growing from one event would take four
+// allocations to get there.
+const firstEvents = 8
+
+// New returns an empty store that keeps at most DefaultMaxRoots root
+// sessions unless an option says otherwise.
+func New(opts ...Option) *Store {
+	st := &Store{sessions: map[string]*entry{}, maxRoots: DefaultMaxRoots}
+	for _, o := range opts {
+		o(st)
+	}
+	return st
+}
 
 var _ session.Store = (*Store)(nil)
 
 func notFound(id string) error { return fmt.Errorf("%w: %s", session.ErrNotFound, id) }
 
 func clone(s session.Session) session.Session {
-	s.Metadata = session.CloneMetadata(s.Metadata)
+	if s.Metadata != nil {
+		s.Metadata = session.CloneMetadata(s.Metadata)
+	}
 	return s
 }
+
+func running(e *entry) bool { return e.s.Status == session.StatusRunning }
 
 // CreateSession implements session.Store.
 func (st *Store) CreateSession(_ context.Context, s session.Session) error {
@@ -60,12 +157,12 @@ func (st *Store) CreateSession(_ context.Context, s session.Session) error {
 	if _, ok := st.sessions[s.ID]; ok {
 		return fmt.Errorf("%w: %s", session.ErrExists, s.ID)
 	}
+	var p *entry
 	if s.ParentID != "" {
-		p, ok := st.sessions[s.ParentID]
-		if !ok {
+		var ok bool
+		if p, ok = st.sessions[s.ParentID]; !ok {
 			return notFound(s.ParentID)
 		}
-		p.children = append(p.children, s.ID)
 	}
 	now := time.Now()
 	if s.CreatedAt.IsZero() {
@@ -74,8 +171,111 @@ func (st *Store) CreateSession(_ context.Context, s session.Session) error {
 	if s.UpdatedAt.IsZero() {
 		s.UpdatedAt = s.CreatedAt
 	}
-	st.sessions[s.ID] = &entry{s: clone(s), events: make([]session.Record, 0, 8)}
+	e := &entry{s: clone(s)}
+	if p != nil {
+		e.parent, e.next = p, p.child
+		if p.child != nil {
+			p.child.prev = e
+		}
+		p.child = e
+	} else if st.maxRoots > 0 {
+		st.makeRoom()
+		st.rootOrder++
+		e.where, e.order = queued, st.rootOrder
+		st.queue.push(e)
+		st.roots++
+	}
+	st.sessions[s.ID] = e
 	return nil
+}
+
+// makeRoom drops the oldest finished root trees until one more root fits,
+// or nothing more can be dropped. Each step is O(1) (O(log parked) from
+// the ready heap) besides the size of the dropped tree, and every root
+// leaves the queue once, so the work is amortized over creations.
+func (st *Store) makeRoom() {
+	for st.roots >= st.maxRoots {
+		var e *entry
+		if len(st.ready) > 0 {
+			e = st.ready[0]
+		} else {
+			for {
+				e = st.queue.front()
+				if e == nil || !running(e) {
+					break
+				}
+				// Running: not now. It is found again through its entry
+				// when UpdateSession finishes it.
+				st.queue.pop()
+				e.where = parked
+			}
+			if e == nil {
+				return // every root runs
+			}
+		}
+		st.removeTree(e)
+	}
+}
+
+// untrack takes a root that is being removed out of the retention
+// bookkeeping.
+func (st *Store) untrack(e *entry) {
+	switch e.where {
+	case untracked:
+		return
+	case queued:
+		if st.queue.front() == e {
+			st.queue.pop()
+		} else {
+			st.queue.drop(e)
+		}
+	case ready:
+		heap.Remove(&st.ready, e.hidx)
+	}
+	if e.where != gone {
+		e.where = untracked
+	}
+	st.roots--
+}
+
+// removeTree deletes e with its whole subtree from the store.
+func (st *Store) removeTree(top *entry) {
+	st.untrack(top)
+	if p := top.parent; p != nil {
+		if top.prev != nil {
+			top.prev.next = top.next
+		} else {
+			p.child = top.next
+		}
+		if top.next != nil {
+			top.next.prev = top.prev
+		}
+	}
+	top.parent, top.prev, top.next = nil, nil, nil
+	// Post-order through first children: a leaf is deleted and unlinked,
+	// which makes its next sibling the first child of its parent.
+	cur := top
+	for {
+		for cur.child != nil {
+			cur = cur.child
+		}
+		delete(st.sessions, cur.s.ID)
+		if cur == top {
+			break
+		}
+		p := cur.parent
+		p.child = cur.next
+		if cur.next != nil {
+			cur.next.prev = nil
+		}
+		cur.parent, cur.next = nil, nil
+		cur = p
+	}
+	if top.where == gone {
+		// The queue still points at it until it reaches the front or the
+		// queue is compacted: let go of what it holds now.
+		top.s, top.msgs, top.events = session.Session{}, nil, nil
+	}
 }
 
 // GetSession implements session.Store.
@@ -109,6 +309,13 @@ func (st *Store) UpdateSession(_ context.Context, id string, fn func(*session.Se
 	s.UpdatedAt = time.Now()
 	// fn may have kept a reference to s.Metadata: store a copy of its own.
 	e.s = clone(s)
+	switch {
+	case e.where == parked && !running(e):
+		heap.Push(&st.ready, e)
+	case e.where == ready && running(e):
+		heap.Remove(&st.ready, e.hidx)
+		e.where = parked
+	}
 	return nil
 }
 
@@ -120,14 +327,19 @@ func (st *Store) ListSessions(_ context.Context, opts session.ListOptions) ([]se
 		return nil, session.ErrClosed
 	}
 	var out []session.Session
-	for _, e := range st.sessions {
-		if opts.RootsOnly && e.s.ParentID != "" {
-			continue
+	if opts.ParentID != "" {
+		if p, ok := st.sessions[opts.ParentID]; ok && !opts.RootsOnly {
+			for c := p.child; c != nil; c = c.next {
+				out = append(out, clone(c.s))
+			}
 		}
-		if opts.ParentID != "" && e.s.ParentID != opts.ParentID {
-			continue
+	} else {
+		for _, e := range st.sessions {
+			if opts.RootsOnly && e.parent != nil {
+				continue
+			}
+			out = append(out, clone(e.s))
 		}
-		out = append(out, clone(e.s))
 	}
 	slices.SortFunc(out, func(a, b session.Session) int {
 		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
@@ -159,23 +371,12 @@ func (st *Store) DeleteSession(_ context.Context, id string) error {
 	if !ok {
 		return notFound(id)
 	}
-	if p, ok := st.sessions[e.s.ParentID]; ok {
-		p.children = slices.DeleteFunc(p.children, func(c string) bool { return c == id })
-	}
-	// Iterative, so that a deep tree cannot exhaust the stack.
-	stack := []string{id}
-	for len(stack) > 0 {
-		cur := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if e, ok := st.sessions[cur]; ok {
-			stack = append(stack, e.children...)
-			delete(st.sessions, cur)
-		}
-	}
+	st.removeTree(e)
 	return nil
 }
 
-// AppendMessages implements session.Store.
+// AppendMessages implements session.Store. The parts of all the messages
+// of one call share one allocation, and so do their tool arguments.
 func (st *Store) AppendMessages(_ context.Context, sessionID string, msgs ...session.Message) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -186,12 +387,67 @@ func (st *Store) AppendMessages(_ context.Context, sessionID string, msgs ...ses
 	if !ok {
 		return notFound(sessionID)
 	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	if e.msgs == nil {
+		e.msgs = make([]session.Message, 0, max(firstMessages, len(msgs)))
+	}
+	parts, args := partsBuffers(msgs)
 	for _, m := range msgs {
-		m = session.CloneMessage(m)
+		m.Parts, parts, args = copyParts(m.Parts, parts, args)
 		m.SessionID = sessionID
 		e.msgs = append(e.msgs, m)
 	}
 	return nil
+}
+
+// partsBuffers returns empty buffers with room for the parts and the tool
+// arguments of msgs.
+func partsBuffers(msgs []session.Message) ([]model.Part, []byte) {
+	var np, na int
+	for i := range msgs {
+		np += len(msgs[i].Parts)
+		for j := range msgs[i].Parts {
+			na += len(msgs[i].Parts[j].Args)
+		}
+	}
+	var parts []model.Part
+	if np > 0 {
+		parts = make([]model.Part, 0, np)
+	}
+	var args []byte
+	if na > 0 {
+		args = make([]byte, 0, na)
+	}
+	return parts, args
+}
+
+// copyParts copies src into the room left in parts and args (made by
+// partsBuffers) and returns the copy with what is left. The copy's
+// capacity is its length, so that appending to it never writes into the
+// next message's parts. nil stays nil and empty stays empty.
+func copyParts(src, parts []model.Part, args []byte) ([]model.Part, []model.Part, []byte) {
+	if src == nil {
+		return nil, parts, args
+	}
+	if len(src) == 0 {
+		return []model.Part{}, parts, args
+	}
+	start := len(parts)
+	for _, p := range src {
+		if p.Args != nil {
+			if len(p.Args) == 0 {
+				p.Args = json.RawMessage{}
+			} else {
+				a := len(args)
+				args = append(args, p.Args...)
+				p.Args = args[a:len(args):len(args)]
+			}
+		}
+		parts = append(parts, p)
+	}
+	return parts[start:len(parts):len(parts)], parts, args
 }
 
 // Messages implements session.Store.
@@ -206,8 +462,10 @@ func (st *Store) Messages(_ context.Context, sessionID string) ([]session.Messag
 		return nil, notFound(sessionID)
 	}
 	out := make([]session.Message, len(e.msgs))
+	parts, args := partsBuffers(e.msgs)
 	for i, m := range e.msgs {
-		out[i] = session.CloneMessage(m)
+		m.Parts, parts, args = copyParts(m.Parts, parts, args)
+		out[i] = m
 	}
 	return out, nil
 }
@@ -228,12 +486,16 @@ func (st *Store) AppendEvents(_ context.Context, sessionID string, evs ...event.
 	if !ok {
 		return notFound(sessionID)
 	}
-	now := time.Now()
+	if len(evs) == 0 {
+		return nil
+	}
+	if e.events == nil {
+		e.events = make([]record, 0, max(firstEvents, len(evs)))
+	}
+	now := time.Now().UnixNano()
 	for _, ev := range evs {
 		st.globalSeq++
-		e.events = append(e.events, session.Record{
-			SessionID: sessionID, Seq: int64(len(e.events)) + 1, GlobalSeq: st.globalSeq, Time: now, Event: ev,
-		})
+		e.events = append(e.events, record{ev: ev, gseq: st.globalSeq, nano: now})
 	}
 	return nil
 }
@@ -272,7 +534,13 @@ func (st *Store) Events(_ context.Context, sessionID string, afterSeq int64) ([]
 	if afterSeq >= int64(len(e.events)) {
 		return nil, nil
 	}
-	return slices.Clone(e.events[afterSeq:]), nil
+	out := make([]session.Record, 0, int64(len(e.events))-afterSeq)
+	for i, r := range e.events[afterSeq:] {
+		out = append(out, session.Record{
+			SessionID: e.s.ID, Seq: afterSeq + int64(i) + 1, GlobalSeq: r.gseq, Time: time.Unix(0, r.nano), Event: r.ev,
+		})
+	}
+	return out, nil
 }
 
 // Flush implements session.Store; memory writes are immediate.
@@ -292,5 +560,88 @@ func (st *Store) Close() error {
 	defer st.mu.Unlock()
 	st.closed = true
 	st.sessions = map[string]*entry{}
+	st.queue, st.ready, st.roots = rootQueue{}, nil, 0
 	return nil
+}
+
+// rootQueue holds roots in creation order. Removing a root from its middle
+// only marks it gone; gone entries are skipped at the front and squeezed
+// out when they are half of the queue, and the consumed front is reclaimed
+// when it is half of the slice, so every operation is amortized O(1).
+type rootQueue struct {
+	items []*entry
+	head  int
+	stale int // gone entries in items[head:]
+}
+
+func (q *rootQueue) push(e *entry) { q.items = append(q.items, e) }
+
+// front returns the first root that is not gone, or nil.
+func (q *rootQueue) front() *entry {
+	for q.head < len(q.items) {
+		if e := q.items[q.head]; e.where != gone {
+			return e
+		}
+		q.stale--
+		q.pop()
+	}
+	return nil
+}
+
+func (q *rootQueue) pop() {
+	q.items[q.head] = nil
+	q.head++
+	switch {
+	case q.head == len(q.items):
+		q.items, q.head = q.items[:0], 0
+	case q.head >= 32 && 2*q.head >= len(q.items):
+		q.compact()
+	}
+}
+
+// drop marks e, queued but not at the front, as gone.
+func (q *rootQueue) drop(e *entry) {
+	e.where = gone
+	q.stale++
+	if n := len(q.items) - q.head; q.stale >= 32 && 2*q.stale >= n {
+		q.compact()
+	}
+}
+
+// compact moves the live entries to the start of items.
+func (q *rootQueue) compact() {
+	n := 0
+	for _, e := range q.items[q.head:] {
+		if e.where != gone {
+			q.items[n] = e
+			n++
+		}
+	}
+	clear(q.items[n:])
+	q.items, q.head, q.stale = q.items[:n], 0, 0
+}
+
+// readyHeap holds the parked roots that have finished, oldest first.
+type readyHeap []*entry
+
+func (h readyHeap) Len() int           { return len(h) }
+func (h readyHeap) Less(i, j int) bool { return h[i].order < h[j].order }
+func (h readyHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].hidx, h[j].hidx = i, j
+}
+
+func (h *readyHeap) Push(x any) {
+	e := x.(*entry)
+	e.hidx, e.where = len(*h), ready
+	*h = append(*h, e)
+}
+
+func (h *readyHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	e.hidx = -1
+	return e
 }
