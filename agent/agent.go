@@ -115,8 +115,11 @@ type run struct {
 	// storeErr is the first failed write of the conversation; the run ends
 	// with it at its next step (only the run's own goroutine appends).
 	storeErr error
-	// stored is append's buffer of store records (the store copies them).
-	stored [2]session.Message
+	// stored is append's buffer of store records (the store copies them);
+	// appends are of one message but for injected batches.
+	stored [1]session.Message
+	// turn is the per-turn state, reused by every turn of the run.
+	turn turnState
 }
 
 // HistoryFrom returns a copy of the conversation of the agent run that ctx
@@ -151,7 +154,7 @@ func (r *run) append(ctx context.Context, msgs ...model.Message) {
 	}
 	now := time.Now()
 	for _, m := range msgs {
-		stored = append(stored, session.Message{ID: id.Ascending(id.Message), SessionID: r.inv.Session.ID, AgentName: r.a.cfg.Name, CreatedAt: now, Message: m})
+		stored = append(stored, session.Message{ID: id.AscendingAt(id.Message, now), SessionID: r.inv.Session.ID, AgentName: r.a.cfg.Name, CreatedAt: now, Message: m})
 	}
 	err := st.AppendMessages(r.persistCtx, r.inv.Session.ID, stored...)
 	clear(stored)
@@ -175,7 +178,10 @@ func (r *run) snapshot() []model.Message {
 
 // Run implements spawn.Node.
 func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Result) {
-	r := &run{a: a, inv: inv, sink: inv.Sink, msgs: slices.Clone(inv.History)}
+	// Room for the prompt and a tool round trip without growing.
+	msgs := make([]model.Message, len(inv.History), len(inv.History)+4)
+	copy(msgs, inv.History)
+	r := &run{a: a, inv: inv, sink: inv.Sink, msgs: msgs}
 	r.added = len(r.msgs)
 	r.persistCtx = spawn.WithoutCancel(ctx)
 	if spawn.InvocationFrom(ctx) != inv {
@@ -351,7 +357,8 @@ func (r *run) streamTurn(ctx context.Context, req *model.Request) (model.Message
 	// All per-turn state lives in one value: the range-over-func loop body
 	// is a closure, and separate locals captured by it would each be moved
 	// to the heap.
-	t := &turnState{sink: r.sink, open: -1}
+	t := &r.turn
+	t.reset(r.sink)
 	for c, err := range r.a.cfg.Model.Stream(ctx, req) {
 		if err != nil {
 			t.err = err
@@ -429,6 +436,13 @@ func (a *textAcc) Bytes() []byte {
 		return []byte(a.first)
 	}
 	return a.buf
+}
+
+// reset readies t for a new turn, keeping the capacity of its buffers.
+func (t *turnState) reset(sink event.Sink) {
+	calls := t.calls[:0]
+	clear(t.calls[:cap(t.calls)])
+	*t = turnState{sink: sink, open: -1, calls: calls}
 }
 
 func (t *turnState) closeOpen() {

@@ -1,6 +1,7 @@
 package id
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -106,4 +107,25 @@ func BenchmarkAscendingContended(b *testing.B) {
 			_ = Ascending(Session)
 		}
 	})
+}
+
+func TestAtUsesTheGivenTimeAndStaysMonotonic(t *testing.T) {
+	var g Generator
+	later := time.Now().Add(time.Hour)
+	a := g.AscendingAt(Message, later)
+	wantHex := fmt.Sprintf("%014x", (uint64(later.UnixMilli())*0x1000)&timeMask)
+	if got := a[len(Message)+1 : len(Message)+1+hexLen]; got != wantHex {
+		t.Fatalf("time part %s, want %s", got, wantHex)
+	}
+	// An earlier time (or the clock) after it still sorts after it.
+	b := g.AscendingAt(Message, later.Add(-time.Minute))
+	c := g.Ascending(Message)
+	if !(a < b && b < c) {
+		t.Fatalf("not monotonic: %s %s %s", a, b, c)
+	}
+	d1 := g.DescendingAt(Session, later)
+	d2 := g.DescendingAt(Session, later)
+	if !(d2 < d1) {
+		t.Fatalf("descending ids do not sort newest first: %s %s", d1, d2)
+	}
 }

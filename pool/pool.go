@@ -253,7 +253,7 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 	} else {
 		sid := req.NewSessionID
 		if sid == "" {
-			sid = id.Descending(id.Session)
+			sid = id.DescendingAt(id.Session, now)
 		}
 		sess = session.Session{
 			ID: sid, AgentName: name, SourceType: node.SourceType(), Title: title(req.Prompt),
@@ -266,7 +266,7 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 	// What the run did is recorded even when it was cancelled.
 	persist := spawn.WithoutCancel(ctx)
 	rec := &recorder{owner: sess.ID, proc: p.proc, next: sink, ctx: persist}
-	inv := p.rt.NewRoot(sess, id.Ascending(id.Run), req.Prompt, history, rec)
+	inv := p.rt.NewRoot(sess, id.AscendingAt(id.Run, now), req.Prompt, history, rec)
 	if p.sessions != nil {
 		source := "startup"
 		if req.SessionID != "" {

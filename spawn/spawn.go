@@ -73,7 +73,7 @@ func Spawn(ctx context.Context, parent *Invocation, req Request) (Child, error) 
 		title = req.Node.Name()
 	}
 	child := session.Session{
-		ID:         id.Descending(id.Session),
+		ID:         id.DescendingAt(id.Session, now),
 		ParentID:   parent.Session.ID,
 		Depth:      depth,
 		AgentName:  req.Node.Name(),
@@ -91,7 +91,7 @@ func Spawn(ctx context.Context, parent *Invocation, req Request) (Child, error) 
 	// The request is snapshotted here (spec/HOOKS.md §3 rule 5): a caller
 	// that changes its history afterwards changes nothing the child sees.
 	inv := &Invocation{
-		Session: child, RunID: id.Ascending(id.Run), Prompt: req.Prompt, History: model.CloneMessages(req.History),
+		Session: child, RunID: id.AscendingAt(id.Run, now), Prompt: req.Prompt, History: model.CloneMessages(req.History),
 		Runtime: rt, ToolCallID: req.ToolCallID, run: parent.run,
 	}
 	inv.handle = &inv.h
