@@ -9,6 +9,7 @@ import (
 	"maps"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentpool/agentpool/event"
@@ -41,6 +42,7 @@ type Processor struct {
 	one  [1]event.Event
 
 	subMu   sync.RWMutex
+	nsubs   atomic.Int32 // len(subs), read without subMu on every event
 	subs    map[int]func(owner string, cs []Change)
 	nextSub int
 }
@@ -70,10 +72,12 @@ func (p *Processor) Subscribe(fn func(owner string, cs []Change)) (unsubscribe f
 	n := p.nextSub
 	p.nextSub++
 	p.subs[n] = fn
+	p.nsubs.Store(int32(len(p.subs)))
 	return func() {
 		p.subMu.Lock()
 		defer p.subMu.Unlock()
 		delete(p.subs, n)
+		p.nsubs.Store(int32(len(p.subs)))
 	}
 }
 
@@ -122,9 +126,7 @@ func (p *Processor) Record(ctx context.Context, owner string, e event.Event) {
 }
 
 func (p *Processor) apply(ctx context.Context, owner string, e event.Event, ret bool) []Change {
-	p.subMu.RLock()
-	subscribed := len(p.subs) > 0
-	p.subMu.RUnlock()
+	subscribed := p.nsubs.Load() > 0
 	p.mu.Lock()
 	if lr, ok := p.lean[owner]; ok {
 		if !ret {
