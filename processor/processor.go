@@ -144,10 +144,14 @@ func (p *Processor) apply(ctx context.Context, owner string, e event.Event, ret 
 	}
 	// One applier is reused under p.mu: no allocation per event.
 	a := &p.scratch
-	*a = applier{p: p, ctx: ctx, owner: owner, now: time.Now(), want: ret || subscribed, out: a.out[:0]}
+	*a = applier{p: p, ctx: ctx, owner: owner, want: ret || subscribed, out: a.out[:0]}
 	a.apply(e)
 	var out []Change
 	if len(a.out) > 0 {
+		// Changes are snapshots (they share nothing with the projection);
+		// this copy is the caller's or, without one, the last
+		// subscriber's; the others get deep copies, made before it is
+		// handed over.
 		out = append([]Change(nil), a.out...)
 	}
 	clear(a.out)
@@ -155,10 +159,18 @@ func (p *Processor) apply(ctx context.Context, owner string, e event.Event, ret 
 	p.mu.Unlock()
 	if subscribed && len(out) > 0 {
 		p.subMu.RLock()
+		i, n := 0, len(p.subs)
 		for _, fn := range p.subs {
+			if i++; i == n && !ret {
+				fn(owner, out)
+				continue
+			}
 			fn(owner, cloneChanges(out))
 		}
 		p.subMu.RUnlock()
+	}
+	if !ret {
+		return nil
 	}
 	return out
 }
@@ -256,6 +268,15 @@ type applier struct {
 }
 
 func (a *applier) emit(c Change) { a.out = append(a.out, c) }
+
+// clock returns the time of the event being applied, read once and only
+// when something needs it (most deltas do not).
+func (a *applier) clock() time.Time {
+	if a.now.IsZero() {
+		a.now = time.Now()
+	}
+	return a.now
+}
 
 // store appends one event to the log of session sid.
 func (a *applier) store(sid string, inner event.Event) {
@@ -373,7 +394,7 @@ func (a *applier) root(sid string) *sess {
 			a.p.log.Warn("processor: load session", "session", sid, "err", err)
 		}
 	}
-	s.rec = session.Session{ID: sid, Status: session.StatusRunning, SourceType: event.SourceAgent, CreatedAt: a.now, UpdatedAt: a.now}
+	s.rec = session.Session{ID: sid, Status: session.StatusRunning, SourceType: event.SourceAgent, CreatedAt: a.clock(), UpdatedAt: a.clock()}
 	if st := a.p.store; st != nil {
 		if err := st.CreateSession(a.ctx, s.rec); err != nil && !errors.Is(err, session.ErrExists) {
 			a.p.log.Warn("processor: create session", "session", sid, "err", err)
@@ -425,7 +446,7 @@ func (a *applier) createChild(parent *sess, info spawnInfo) *sess {
 		}
 	}
 	if !found {
-		rec = childRecord(info, parent.rec.ID, a.now)
+		rec = childRecord(info, parent.rec.ID, a.clock())
 		if st := a.p.store; st != nil {
 			if err := st.CreateSession(a.ctx, rec); err != nil && !errors.Is(err, session.ErrExists) {
 				a.p.log.Warn("processor: create session", "session", info.child, "err", err)
@@ -438,12 +459,12 @@ func (a *applier) createChild(parent *sess, info spawnInfo) *sess {
 		a.emit(SessionCreated{Info: c.info()})
 	}
 	if info.prompt != "" {
-		um := Message{ID: id.Ascending(id.Message), SessionID: c.rec.ID, Role: RoleUser, Agent: c.rec.AgentName, Created: a.now, Completed: a.now}
+		um := Message{ID: id.Ascending(id.Message), SessionID: c.rec.ID, Role: RoleUser, Agent: c.rec.AgentName, Created: a.clock(), Completed: a.clock()}
 		c.userMsg = um.ID
 		if a.want {
 			a.emit(MessageUpdated{Info: um})
 		}
-		pt := &part{Part: Part{ID: id.Ascending(id.Part), SessionID: c.rec.ID, MessageID: um.ID, Type: PartText, Start: a.now, End: a.now}}
+		pt := &part{Part: Part{ID: id.Ascending(id.Part), SessionID: c.rec.ID, MessageID: um.ID, Type: PartText, Start: a.clock(), End: a.clock()}}
 		pt.text.WriteString(info.prompt)
 		if a.want {
 			a.emit(PartUpdated{Part: pt.snapshot()})
@@ -472,10 +493,10 @@ func (a *applier) link(parent, c *sess, info spawnInfo) {
 		}
 		pt = a.newPart(parent, m, PartTool)
 		pt.CallID, pt.Tool = "spawn:"+c.rec.ID, "task"
-		pt.State = ToolState{Status: ToolRunning, Input: input, Title: title, Start: a.now}
+		pt.State = ToolState{Status: ToolRunning, Input: input, Title: title, Start: a.clock()}
 		parent.addTool(pt.CallID, pt)
 	} else if pt.State.Status == ToolPending {
-		pt.State.Status, pt.State.Start = ToolRunning, a.now
+		pt.State.Status, pt.State.Start = ToolRunning, a.clock()
 	}
 	meta := map[string]any{"sessionId": c.rec.ID, "parentSessionId": parent.rec.ID}
 	if info.mechanism != "" {
@@ -504,7 +525,7 @@ func (a *applier) openMessage(s *sess, modelID string) *message {
 		a.closeMessage(s, "")
 	}
 	m := &message{info: Message{ID: id.Ascending(id.Message), SessionID: s.rec.ID, Role: RoleAssistant, ParentID: s.userMsg,
-		Agent: s.rec.AgentName, ModelID: modelID, Created: a.now}, last: -1}
+		Agent: s.rec.AgentName, ModelID: modelID, Created: a.clock()}, last: -1}
 	s.msg = m
 	if a.want {
 		a.emit(MessageUpdated{Info: m.info})
@@ -527,7 +548,7 @@ func (a *applier) closeMessage(s *sess, errText string) {
 	}
 	for _, pt := range m.parts {
 		if pt.Type != PartTool && pt.End.IsZero() {
-			pt.End = a.now
+			pt.End = a.clock()
 			if a.want {
 				a.emit(PartUpdated{Part: pt.snapshot()})
 			}
@@ -536,7 +557,7 @@ func (a *applier) closeMessage(s *sess, errText string) {
 	if errText != "" && m.info.Error == "" {
 		m.info.Error = errText
 	}
-	m.info.Completed = a.now
+	m.info.Completed = a.clock()
 	if a.want {
 		a.emit(MessageUpdated{Info: m.info})
 	}
@@ -544,7 +565,7 @@ func (a *applier) closeMessage(s *sess, errText string) {
 }
 
 func (a *applier) newPart(s *sess, m *message, t PartType) *part {
-	pt := &part{Part: Part{ID: id.Ascending(id.Part), SessionID: s.rec.ID, MessageID: m.info.ID, Type: t, Start: a.now}}
+	pt := &part{Part: Part{ID: id.Ascending(id.Part), SessionID: s.rec.ID, MessageID: m.info.ID, Type: t, Start: a.clock()}}
 	m.parts = append(m.parts, pt)
 	return pt
 }
@@ -554,7 +575,7 @@ func (a *applier) setStatus(s *sess, st session.Status) {
 		return
 	}
 	s.rec.Status = st
-	s.rec.UpdatedAt = a.now
+	s.rec.UpdatedAt = a.clock()
 	if a.want {
 		a.emit(SessionUpdated{Info: s.info()})
 	}
@@ -662,7 +683,7 @@ func (a *applier) partEnd(s *sess, ev event.PartEnd) {
 			pt.State.Input = json.RawMessage(raw)
 		}
 	} else {
-		pt.End = a.now
+		pt.End = a.clock()
 	}
 	if a.want {
 		a.emit(PartUpdated{Part: pt.snapshot()})
@@ -693,7 +714,7 @@ func (a *applier) toolStart(s *sess, ev event.ToolCallStart) {
 	}
 	pt.State.Title = ev.Title
 	if pt.State.Start.IsZero() {
-		pt.State.Start = a.now
+		pt.State.Start = a.clock()
 	}
 	if a.want {
 		a.emit(PartUpdated{Part: pt.snapshot()})
@@ -709,7 +730,7 @@ func (a *applier) toolProgress(s *sess, ev event.ToolCallProgress) {
 		pt.State.Title = ev.Title
 	}
 	if ev.Status == event.StatusInProgress && pt.State.Status == ToolPending {
-		pt.State.Status, pt.State.Start = ToolRunning, a.now
+		pt.State.Status, pt.State.Start = ToolRunning, a.clock()
 	}
 	if a.want {
 		a.emit(PartUpdated{Part: pt.snapshot()})
@@ -722,7 +743,7 @@ func (a *applier) toolComplete(s *sess, ev event.ToolCallComplete) {
 		pt.State.Input = append(json.RawMessage(nil), ev.ToolInput...)
 	}
 	if pt.State.Start.IsZero() {
-		pt.State.Start = a.now
+		pt.State.Start = a.clock()
 	}
 	if ev.IsError {
 		pt.State.Status, pt.State.Error, pt.State.Output = ToolError, ev.ToolResult, ""
@@ -732,7 +753,7 @@ func (a *applier) toolComplete(s *sess, ev event.ToolCallComplete) {
 	if pt.State.Title == "" {
 		pt.State.Title = ev.ToolName
 	}
-	pt.State.End = a.now
+	pt.State.End = a.clock()
 	delete(s.tools, ev.ToolCallID)
 	if a.want {
 		a.emit(PartUpdated{Part: pt.snapshot()})
@@ -848,7 +869,7 @@ func (a *applier) finish(s *sess, f finishInfo) {
 	s.ended = true
 	for callID, pt := range s.tools {
 		if pt.open() {
-			pt.State.Status, pt.State.Error, pt.State.End = ToolError, "session ended before the tool call completed", a.now
+			pt.State.Status, pt.State.Error, pt.State.End = ToolError, "session ended before the tool call completed", a.clock()
 			if a.want {
 				a.emit(PartUpdated{Part: pt.snapshot()})
 			}
@@ -881,7 +902,7 @@ func (a *applier) finish(s *sess, f finishInfo) {
 		}
 		s.rec.Metadata["error"] = f.err
 	}
-	s.rec.UpdatedAt = a.now
+	s.rec.UpdatedAt = a.clock()
 	if s.parent != nil {
 		a.storeEnd(s, f)
 	}
@@ -912,7 +933,7 @@ func (a *applier) finish(s *sess, f finishInfo) {
 			}
 			l.State.Status, l.State.Error = ToolError, msg
 		}
-		l.State.End = a.now
+		l.State.End = a.clock()
 		l.State.Metadata["stopReason"] = f.stop
 		if l.CallID == "spawn:"+s.rec.ID && s.parent != nil {
 			delete(s.parent.tools, l.CallID)
