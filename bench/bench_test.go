@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -77,30 +78,42 @@ func BenchmarkDelegatedCall(b *testing.B) {
 //
 //   - bare/depth=N: the spawn primitive and its wrapper only, the emitter
 //     N levels below the root (no processor, nothing stored);
-//   - bare+processor/depth=1: the same, with the root stream fed to
-//     processor.Apply (projection, and each event appended to the memory
-//     store) before the consumer;
+//   - bare+processor/lean/depth=1: the same, with the root stream fed to
+//     processor.Record with no subscriber (each event appended to the
+//     memory store), as the pool does without protocol clients;
+//   - bare+processor/projected/depth=1: the same with one subscriber, so
+//     the session-tree projection runs and its Changes are delivered (the
+//     pool's path under an OpenCode server);
 //   - pool/store=S: the full pool path (agent loop and tool -> spawn ->
 //     wrapper -> recorder -> processor -> store S -> consumer).
 func BenchmarkEventPipeline(b *testing.B) {
 	for _, depth := range []int{1, 3} {
 		b.Run(fmt.Sprintf("bare/depth=%d", depth), func(b *testing.B) {
 			var c Counter
-			p, err := NewBarePipeline(pipelineEvents, depth, &c, false)
+			p, err := NewBarePipeline(pipelineEvents, depth, &c, NoProcessor, nil)
 			if err != nil {
 				b.Fatal(err)
 			}
 			benchPipeline(b, p.Run, &c)
 		})
 	}
-	b.Run("bare+processor/depth=1", func(b *testing.B) {
-		var c Counter
-		p, err := NewBarePipeline(pipelineEvents, 1, &c, true)
-		if err != nil {
-			b.Fatal(err)
-		}
-		benchPipeline(b, p.Run, &c)
-	})
+	for _, mode := range []struct {
+		name string
+		mode ProcessorMode
+	}{{"lean", Lean}, {"projected", Projected}} {
+		b.Run("bare+processor/"+mode.name+"/depth=1", func(b *testing.B) {
+			var c Counter
+			var changes atomic.Int64
+			p, err := NewBarePipeline(pipelineEvents, 1, &c, mode.mode, &changes)
+			if err != nil {
+				b.Fatal(err)
+			}
+			benchPipeline(b, p.Run, &c, func() { changes.Store(0) })
+			if mode.mode == Projected {
+				b.ReportMetric(float64(changes.Load())/float64(b.N), "changes/op")
+			}
+		})
+	}
 	for _, kind := range storeKinds() {
 		b.Run("pool/store="+kind, func(b *testing.B) {
 			var c Counter
@@ -124,12 +137,17 @@ func reportCPU(b *testing.B, cpu time.Duration) {
 	}
 }
 
-func benchPipeline(b *testing.B, run func(context.Context) error, c *Counter) {
+// benchPipeline runs run once to warm up, then resets c and calls each
+// reset, then measures.
+func benchPipeline(b *testing.B, run func(context.Context) error, c *Counter, reset ...func()) {
 	ctx := context.Background()
 	if err := run(ctx); err != nil {
 		b.Fatal(err)
 	}
 	c.Reset()
+	for _, r := range reset {
+		r()
+	}
 	b.ReportAllocs()
 	cpu := CPUTime()
 	for b.Loop() {

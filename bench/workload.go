@@ -188,18 +188,38 @@ func (r *Relay) Run(ctx context.Context, inv *spawn.Invocation) spawn.Result {
 
 // BarePipeline spawns an Emitter (at a given depth below a root) on a bare
 // spawn.Runtime: the spawn primitive and its wrapper, no agent loop and no
-// recorder. With a processor, the root stream goes through
-// processor.Apply (which also appends each event to the store) before the
-// sink, as the pool's recorder does. The root invocation is reused.
+// recorder. With a processor (see ProcessorMode), the root stream goes
+// through processor.Record (which also appends each event to the memory
+// store) before the sink, as the pool's recorder does. The root invocation
+// is reused; each run's child tree is deleted from the store after the run,
+// as the store's retention would, so that runs do not pile up under the
+// one root.
 type BarePipeline struct {
-	root *spawn.Invocation
-	node spawn.Node
+	root  *spawn.Invocation
+	node  spawn.Node
+	store session.Store
 }
+
+// ProcessorMode says what a BarePipeline's root stream goes through.
+type ProcessorMode int
+
+const (
+	// NoProcessor: the wrapper only.
+	NoProcessor ProcessorMode = iota
+	// Lean: processor.Record with no subscriber (the pool's path without
+	// protocol clients): store appends only.
+	Lean
+	// Projected: processor.Record with one subscriber that consumes every
+	// Change (the pool's path under an OpenCode server): store appends
+	// and the session-tree projection.
+	Projected
+)
 
 // NewBarePipeline prepares a root session whose runs spawn a chain of
 // depth-1 relays ending in an Emitter of n events; sink gets the root
-// stream (after processor.Apply when withProcessor is set).
-func NewBarePipeline(n, depth int, sink event.Sink, withProcessor bool) (*BarePipeline, error) {
+// stream (after the processor, per mode). changes, when not nil, counts
+// the Changes a Projected processor delivers.
+func NewBarePipeline(n, depth int, sink event.Sink, mode ProcessorMode, changes *atomic.Int64) (*BarePipeline, error) {
 	st := memory.New()
 	rt := spawn.NewRuntime(spawn.Config{Store: st, Limits: spawn.Limits{MaxSpawns: math.MaxInt, MaxDepth: max(depth, spawn.DefaultMaxDepth)}})
 	now := time.Now()
@@ -211,15 +231,24 @@ func NewBarePipeline(n, depth int, sink event.Sink, withProcessor bool) (*BarePi
 	for i := 1; i < depth; i++ {
 		node = &Relay{Next: node}
 	}
-	if withProcessor {
-		sink = &applySink{proc: processor.New(st, nil), ctx: context.Background(), owner: sess.ID, next: sink}
+	if mode != NoProcessor {
+		proc := processor.New(st, nil)
+		if mode == Projected {
+			proc.Subscribe(func(_ string, cs []processor.Change) {
+				if changes != nil {
+					changes.Add(int64(len(cs)))
+				}
+			})
+		}
+		sink = &recordSink{proc: proc, ctx: context.Background(), owner: sess.ID, next: sink}
 	}
-	return &BarePipeline{root: rt.NewRoot(sess, id.Ascending(id.Run), "", nil, sink), node: node}, nil
+	return &BarePipeline{root: rt.NewRoot(sess, id.Ascending(id.Run), "", nil, sink), node: node, store: st}, nil
 }
 
-// applySink feeds a root stream to processor.Apply, then to next, under a
-// lock (events of one stream are applied in order).
-type applySink struct {
+// recordSink feeds a root stream to processor.Record, then to next, under
+// a lock (events of one stream are recorded in order), as the pool's
+// recorder does.
+type recordSink struct {
 	mu    sync.Mutex
 	proc  *processor.Processor
 	ctx   context.Context
@@ -227,14 +256,14 @@ type applySink struct {
 	next  event.Sink
 }
 
-func (s *applySink) Emit(e event.Event) {
+func (s *recordSink) Emit(e event.Event) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.proc.Apply(s.ctx, s.owner, e)
+	s.proc.Record(s.ctx, s.owner, e)
 	s.next.Emit(e)
 }
 
-// Run spawns the chain once.
+// Run spawns the chain once, then deletes the child tree from the store.
 func (p *BarePipeline) Run(ctx context.Context) error {
 	c, err := spawn.Spawn(ctx, p.root, spawn.Request{Node: p.node, Prompt: "emit", Mechanism: event.MechanismManual})
 	if err != nil {
@@ -243,7 +272,7 @@ func (p *BarePipeline) Run(ctx context.Context) error {
 	if c.Result.StopReason != event.StopCompleted {
 		return fmt.Errorf("pipeline child ended with %s (%v)", c.Result.StopReason, c.Result.Err)
 	}
-	return nil
+	return p.store.DeleteSession(ctx, c.SessionID)
 }
 
 // SpawnTool returns a tool (no arguments) that spawns each of nodes as a

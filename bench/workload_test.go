@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 
 	"github.com/agentpool/agentpool/event"
@@ -83,16 +84,20 @@ func TestPipelineWorkloads(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
 		depth int
-		proc  bool
-	}{{1, false}, {3, false}, {1, true}} {
+		mode  ProcessorMode
+	}{{1, NoProcessor}, {3, NoProcessor}, {1, Lean}, {1, Projected}} {
 		depth := tc.depth
 		var c Counter
-		p, err := NewBarePipeline(10, depth, &c, tc.proc)
+		var changes atomic.Int64
+		p, err := NewBarePipeline(10, depth, &c, tc.mode, &changes)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if err := p.Run(ctx); err != nil {
 			t.Fatal(err)
+		}
+		if got := changes.Load(); (tc.mode == Projected) != (got > 0) {
+			t.Fatalf("mode %d: %d changes delivered", tc.mode, got)
 		}
 		// start + wrapped events + end at the root; per relay level one
 		// more start/end pair and run_started/stream_complete, all wrapped.
