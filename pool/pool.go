@@ -291,23 +291,32 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 	if res.Err != nil {
 		errText = res.Err.Error()
 	}
+	// The closure escapes (it goes through the Store interface): it
+	// captures copies that are never written again and hands its results
+	// back through one small value, so that res and out stay on the stack.
+	stop, usage, cost, dur := res.StopReason, res.Usage, res.Cost, time.Since(now).Milliseconds()
+	totals := &struct {
+		usage event.Usage
+		cost  float64
+	}{}
 	err = p.store.UpdateSession(persist, sess.ID, func(s *session.Session) {
-		s.Status = session.StatusFromStop(res.StopReason)
-		s.StopReason = res.StopReason
-		s.Usage.Add(res.Usage)
-		s.Cost += res.Cost
-		s.TotalUsage.Add(res.Usage)
+		s.Status = session.StatusFromStop(stop)
+		s.StopReason = stop
+		s.Usage.Add(usage)
+		s.Cost += cost
+		s.TotalUsage.Add(usage)
 		s.TotalUsage.Add(childUsage)
-		s.TotalCost += res.Cost + childCost
-		s.DurationMS = time.Since(now).Milliseconds()
+		s.TotalCost += cost + childCost
+		s.DurationMS = dur
 		if errText != "" {
 			if s.Metadata == nil {
 				s.Metadata = map[string]any{}
 			}
 			s.Metadata["error"] = errText
 		}
-		out.TotalUsage, out.TotalCost = s.TotalUsage, s.TotalCost
+		totals.usage, totals.cost = s.TotalUsage, s.TotalCost
 	})
+	out.TotalUsage, out.TotalCost = totals.usage, totals.cost
 	if err != nil {
 		p.log.Warn("store run end", "session", sess.ID, "err", err)
 	}

@@ -96,7 +96,8 @@ type Store interface {
 	// GetSession returns a copy of a session, or ErrNotFound.
 	GetSession(ctx context.Context, id string) (Session, error)
 	// UpdateSession applies fn to the stored session atomically. fn must
-	// not change ID, ParentID or Depth (they are restored if it does).
+	// not change ID, ParentID or Depth (they are restored if it does), and
+	// must not keep s after it returns (a store may hand it its own record).
 	UpdateSession(ctx context.Context, id string, fn func(*Session)) error
 	// ListSessions returns sessions newest first.
 	ListSessions(ctx context.Context, opts ListOptions) ([]Session, error)

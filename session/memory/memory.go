@@ -303,12 +303,24 @@ func (st *Store) UpdateSession(_ context.Context, id string, fn func(*session.Se
 	if !ok {
 		return notFound(id)
 	}
-	s := clone(e.s)
-	fn(&s)
-	s.ID, s.ParentID, s.Depth, s.CreatedAt = e.s.ID, e.s.ParentID, e.s.Depth, e.s.CreatedAt
-	s.UpdatedAt = time.Now()
-	// fn may have kept a reference to s.Metadata: store a copy of its own.
-	e.s = clone(s)
+	// fn works on the stored record itself (a copy for it would escape to
+	// the heap on every update), with a metadata map of its own so that a
+	// panic in fn can restore the record as it was.
+	old := e.s
+	e.s.Metadata = session.CloneMetadata(old.Metadata)
+	done := false
+	defer func() {
+		if !done {
+			e.s = old
+		}
+	}()
+	fn(&e.s)
+	done = true
+	e.s.ID, e.s.ParentID, e.s.Depth, e.s.CreatedAt = old.ID, old.ParentID, old.Depth, old.CreatedAt
+	e.s.UpdatedAt = time.Now()
+	// fn may have kept a reference to the metadata map: keep a copy of
+	// its own.
+	e.s.Metadata = session.CloneMetadata(e.s.Metadata)
 	switch {
 	case e.where == parked && !running(e):
 		heap.Push(&st.ready, e)

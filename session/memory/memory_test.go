@@ -1,6 +1,7 @@
 package memory_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/agentpool/agentpool/session"
@@ -20,4 +21,35 @@ func TestConformanceUnbounded(t *testing.T) {
 // every one of them.
 func TestConformanceOneRootAllRunning(t *testing.T) {
 	storetest.Run(t, func(*testing.T) session.Store { return memory.New(memory.WithMaxRoots(1)) })
+}
+
+// fn works on the stored record: a panic in it leaves the record as it
+// was, and a map it keeps afterwards is not the store's.
+func TestUpdateSessionPanicAndKeptMap(t *testing.T) {
+	ctx := context.Background()
+	st := memory.New()
+	if err := st.CreateSession(ctx, session.Session{ID: "s", Title: "before", Status: session.StatusRunning, Metadata: map[string]any{"k": "v"}}); err != nil {
+		t.Fatal(err)
+	}
+	func() {
+		defer func() { _ = recover() }()
+		_ = st.UpdateSession(ctx, "s", func(s *session.Session) {
+			s.Title = "half"
+			s.Metadata["k"] = "changed"
+			panic("boom")
+		})
+	}()
+	got, err := st.GetSession(ctx, "s")
+	if err != nil || got.Title != "before" || got.Metadata["k"] != "v" {
+		t.Fatalf("after a panicking update: %+v (%v)", got, err)
+	}
+	mine := map[string]any{"a": 1}
+	if err := st.UpdateSession(ctx, "s", func(s *session.Session) { s.Metadata = mine; s.Title = "after" }); err != nil {
+		t.Fatal(err)
+	}
+	mine["a"] = 2
+	got, _ = st.GetSession(ctx, "s")
+	if got.Title != "after" || got.Metadata["a"] != 1 {
+		t.Fatalf("the store shares the caller's map: %+v", got)
+	}
 }
