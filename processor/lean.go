@@ -10,9 +10,12 @@ import (
 )
 
 // leanRun is a root run recorded without a projection: only what the
-// store needs (see the package documentation). Everything here runs under
+// store needs (see the package documentation). It belongs to the run's
+// stream, whose events the caller serializes: only its registration (and
+// the first event, which decides that the run is lean) takes
 // Processor.mu.
 type leanRun struct {
+	one [1]event.Event // backs the one-event store appends
 	// open lists the children that the run started, or created through
 	// the reactive fallback, and that have not ended, each with its
 	// parent: a child still open when its parent ends is ended (aborted)
@@ -29,9 +32,10 @@ const (
 )
 
 // record does the store work of one event of the lean root run owner; lr
-// is nil on the run's first event. Steady state (the child exists, the
-// event is no spawn start or end): one store append, no allocation.
-func (p *Processor) record(ctx context.Context, owner string, lr *leanRun, e event.Event) {
+// is nil on the run's first event. locked says whether the caller holds
+// p.mu. Steady state (the child exists, the event is no spawn start or
+// end): one store append, no allocation, no lock of the processor's.
+func (p *Processor) record(ctx context.Context, owner string, lr *leanRun, e event.Event, locked bool) {
 	sid, inner := event.Unwrap(owner, e)
 	if inner == nil {
 		p.log.Warn("processor: subagent event wraps nothing", "owner", owner, "child", sid)
@@ -47,11 +51,11 @@ func (p *Processor) record(ctx context.Context, owner string, lr *leanRun, e eve
 	st := p.store
 	if st == nil {
 		if sid == owner && ends(inner) {
-			p.dropLean(owner, lr)
+			p.release(owner, lr, locked)
 		}
 		return
 	}
-	err := p.appendOne(ctx, sid, inner)
+	err := lr.appendOne(ctx, st, sid, inner)
 	if errors.Is(err, session.ErrNotFound) && sid != owner {
 		if w, ok := e.(event.Subagent); ok {
 			// A child whose spawn_session_start never came and that nobody
@@ -59,7 +63,7 @@ func (p *Processor) record(ctx context.Context, owner string, lr *leanRun, e eve
 			p.log.Warn("processor: event of a child without spawn_session_start; creating it (reactive fallback)",
 				"owner", owner, "child", sid, "kind", inner.Kind())
 			p.leanFallback(ctx, owner, lr, w)
-			err = p.appendOne(ctx, sid, inner)
+			err = lr.appendOne(ctx, st, sid, inner)
 		}
 	}
 	if err != nil {
@@ -78,9 +82,19 @@ func (p *Processor) record(ctx context.Context, owner string, lr *leanRun, e eve
 				lr.open = lr.open[:len(lr.open)-1]
 				p.storeEnd(ctx, k.id, session.StatusAborted, finishInfo{stop: event.StopAborted, err: errParentEnded}, true)
 			}
-			p.dropLean(owner, lr)
+			p.release(owner, lr, locked)
 		}
 	}
+}
+
+// release forgets the ended lean run of owner, taking p.mu unless the
+// caller holds it.
+func (p *Processor) release(owner string, lr *leanRun, locked bool) {
+	if !locked {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+	}
+	p.dropLean(owner, lr)
 }
 
 // ends reports whether e ends the run of the session that produced it.
@@ -92,10 +106,10 @@ func ends(e event.Event) bool {
 	return false
 }
 
-func (p *Processor) appendOne(ctx context.Context, sid string, e event.Event) error {
-	p.one[0] = e
-	err := p.store.AppendEvents(ctx, sid, p.one[:]...)
-	p.one[0] = nil
+func (lr *leanRun) appendOne(ctx context.Context, st session.Store, sid string, e event.Event) error {
+	lr.one[0] = e
+	err := st.AppendEvents(ctx, sid, lr.one[:]...)
+	lr.one[0] = nil
 	return err
 }
 
@@ -112,6 +126,7 @@ func (p *Processor) startLean(ctx context.Context, owner string) *leanRun {
 		lr = &leanRun{}
 	}
 	p.lean[owner] = lr
+	p.leanIdx.Store(owner, lr)
 	st := p.store
 	if st == nil {
 		return lr
@@ -134,6 +149,7 @@ func (p *Processor) startLean(ctx context.Context, owner string) *leanRun {
 // dropLean forgets the lean run of owner.
 func (p *Processor) dropLean(owner string, lr *leanRun) {
 	delete(p.lean, owner)
+	p.leanIdx.Delete(owner)
 	if len(p.free) >= maxFreeLean || cap(lr.open) > maxLeanKids {
 		return
 	}

@@ -36,10 +36,13 @@ type Processor struct {
 
 	// lean holds the root runs in progress that are recorded without a
 	// projection, by owner (see lean.go); free keeps released ones for
-	// reuse and one backs their one-event store appends. All under mu.
-	lean map[string]*leanRun
-	free []*leanRun
-	one  [1]event.Event
+	// reuse. Both under mu. leanIdx mirrors lean (written under mu too)
+	// for the lookup of every Record, which takes no lock: the caller
+	// serializes the events of one stream, and a lean run's state belongs
+	// to its stream.
+	lean    map[string]*leanRun
+	leanIdx sync.Map // owner -> *leanRun
+	free    []*leanRun
 
 	subMu   sync.RWMutex
 	nsubs   atomic.Int32 // len(subs), read without subMu on every event
@@ -126,19 +129,21 @@ func (p *Processor) Record(ctx context.Context, owner string, e event.Event) {
 }
 
 func (p *Processor) apply(ctx context.Context, owner string, e event.Event, ret bool) []Change {
+	if !ret {
+		if v, ok := p.leanIdx.Load(owner); ok {
+			// A lean run: its state is its stream's own, no lock.
+			p.record(ctx, owner, v.(*leanRun), e, false)
+			return nil
+		}
+	}
 	subscribed := p.nsubs.Load() > 0
 	p.mu.Lock()
 	if lr, ok := p.lean[owner]; ok {
-		if !ret {
-			p.record(ctx, owner, lr, e)
-			p.mu.Unlock()
-			return nil
-		}
 		// Apply always projects: the run is projected from here on.
 		p.dropLean(owner, lr)
 	} else if _, projected := p.trees[owner]; !ret && !subscribed && !projected {
 		// The first event of a root run that nobody watches: lean.
-		p.record(ctx, owner, nil, e)
+		p.record(ctx, owner, nil, e, true)
 		p.mu.Unlock()
 		return nil
 	}
