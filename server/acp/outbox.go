@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -122,21 +123,59 @@ func isProgress(u ToolCallUpdate) bool {
 		u.RawInput == nil && u.RawOutput == nil && u.Meta == nil
 }
 
-func (it *outItem) appendTo(dst []byte) []byte {
-	var update any
+// itemEncoder encodes the items of a batch into buf. The writer goroutine
+// keeps one for all its batches, so that a chunk or a progress update is
+// encoded in place: no boxing of the update, no copy of the encoding.
+type itemEncoder struct {
+	buf      bytes.Buffer
+	enc      *json.Encoder // writes to buf
+	chunk    updateNote[ChunkUpdate]
+	progress updateNote[ToolCallUpdate]
+}
+
+// updateNote is a session/update notification with an update of type U.
+// It encodes byte for byte as outRequest{JSONRPC: "2.0", Method:
+// methodSessionUpdate, Params: SessionNotification{SessionID: sid, Update:
+// u}} (the same fields in the same order; ID nil is omitted there).
+type updateNote[U any] struct {
+	JSONRPC string `json:"jsonrpc"`
+	Method  string `json:"method"`
+	Params  struct {
+		SessionID string `json:"sessionId"`
+		Update    *U     `json:"update"`
+	} `json:"params"`
+}
+
+func newItemEncoder() *itemEncoder {
+	e := &itemEncoder{}
+	e.enc = json.NewEncoder(&e.buf) // escapes HTML, like json.Marshal
+	e.chunk.JSONRPC, e.chunk.Method = "2.0", methodSessionUpdate
+	e.progress.JSONRPC, e.progress.Method = "2.0", methodSessionUpdate
+	return e
+}
+
+// add appends it to buf as one line.
+func (e *itemEncoder) add(it *outItem) {
 	switch {
 	case it.raw != nil:
-		return append(dst, it.raw...)
+		e.buf.Write(it.raw)
 	case it.chunk != nil:
-		update = *it.chunk
+		e.chunk.Params.SessionID, e.chunk.Params.Update = it.sid, it.chunk
+		_ = e.enc.Encode(&e.chunk) // strings only: cannot fail (on failure nothing is written)
+		e.chunk.Params.Update = nil
 	default:
-		update = *it.progress
+		e.progress.Params.SessionID, e.progress.Params.Update = it.sid, it.progress
+		_ = e.enc.Encode(&e.progress) // strings only, as above
+		e.progress.Params.Update = nil
 	}
-	b, err := json.Marshal(outRequest{JSONRPC: "2.0", Method: methodSessionUpdate, Params: SessionNotification{SessionID: it.sid, Update: update}})
-	if err != nil {
-		return dst // strings only: cannot fail
+}
+
+// reset empties buf, and drops it after a huge batch.
+func (e *itemEncoder) reset() {
+	if e.buf.Cap() > 4<<20 {
+		e.buf = bytes.Buffer{} // do not keep a huge buffer after a huge batch
 	}
-	return append(append(dst, b...), '\n')
+	e.buf.Reset()
 }
 
 // push adds it to owner's queue, coalescing or waiting when the queue is
@@ -219,21 +258,18 @@ func (q *outQueue) merge(it outItem) bool {
 // run is the writer goroutine.
 func (o *outbox) run() {
 	defer close(o.done)
-	var buf []byte
+	e := newItemEncoder()
 	for {
 		batch, ok := o.next()
 		if !ok {
 			return
 		}
-		if cap(buf) > 4<<20 {
-			buf = nil // do not keep a huge buffer after a huge batch
-		}
-		buf = buf[:0]
+		e.reset()
 		for i := range batch {
-			buf = batch[i].appendTo(buf)
+			e.add(&batch[i])
 		}
 		clear(batch) // drop the references to what was written
-		if _, err := o.w.Write(buf); err != nil {
+		if _, err := o.w.Write(e.buf.Bytes()); err != nil {
 			o.fail(err)
 			return
 		}

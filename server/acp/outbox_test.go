@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -144,4 +145,68 @@ func waitFor(t *testing.T, o *outbox, cond func() bool) {
 		time.Sleep(time.Millisecond)
 	}
 	t.Fatal("condition never held")
+}
+
+// The writer encodes a chunk or a progress update in place, byte for byte
+// as json.Marshal encodes the notification (as send and update do for the
+// other messages), one line each.
+func TestItemEncoderMatchesMarshal(t *testing.T) {
+	texts := []string{"", "token ", `"q" \b`, "<a>&amp;", "line\nbreak\r\t\x00\x1f\x7f", "\u2028\u2029", "\xff\xfe bad", "日本語 😀"}
+	want := func(sid string, update any) string {
+		b, err := json.Marshal(outRequest{JSONRPC: "2.0", Method: methodSessionUpdate, Params: SessionNotification{SessionID: sid, Update: update}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b) + "\n"
+	}
+	e := newItemEncoder()
+	for _, s := range texts {
+		sid := "ses_" + s
+		items := []outItem{
+			chunk(sid, s),
+			thought(sid, s),
+			{sid: sid, chunk: &ChunkUpdate{SessionUpdate: UpdateAgentMessageChunk, Content: ContentBlock{Type: "text", Text: s, Name: s, MimeType: s}}},
+			progress(sid, "spawn:"+s, s),
+			{sid: sid, progress: &ToolCallUpdate{SessionUpdate: UpdateToolCallUpdate, ToolCallID: s, Content: []ToolCallContent{textContent(s), textContent("")}}},
+			{sid: sid, progress: &ToolCallUpdate{ToolCallID: s}},
+		}
+		var all strings.Builder
+		e.reset()
+		for i := range items {
+			it := &items[i]
+			var w string
+			if it.chunk != nil {
+				w = want(sid, *it.chunk)
+			} else {
+				w = want(sid, *it.progress)
+			}
+			all.WriteString(w)
+			before := e.buf.Len()
+			e.add(it)
+			if got := e.buf.String()[before:]; got != w {
+				t.Errorf("item %d of %q:\n got %s\nwant %s", i, s, got, w)
+			}
+		}
+		e.add(&outItem{raw: []byte("{\"raw\":1}\n")})
+		all.WriteString("{\"raw\":1}\n")
+		if e.buf.String() != all.String() {
+			t.Errorf("batch of %q:\n got %s\nwant %s", s, e.buf.String(), all.String())
+		}
+	}
+}
+
+// Encoding a chunk allocates nothing once the writer's buffer has grown.
+func TestItemEncoderAllocs(t *testing.T) {
+	e := newItemEncoder()
+	it := chunk("ses_7f3a9c0e21ffe6QmZ0bW1NKD3f9a", "token ")
+	p := progress("ses_7f3a9c0e21ffe6QmZ0bW1NKD3f9a", "spawn:ses_1", "so far")
+	e.add(&it)
+	e.add(&p)
+	if n := testing.AllocsPerRun(100, func() {
+		e.reset()
+		e.add(&it)
+		e.add(&p)
+	}); n != 0 {
+		t.Errorf("%v allocs per chunk and progress update, want 0", n)
+	}
 }
