@@ -67,12 +67,12 @@ type outQueue struct {
 
 // outItem is one message waiting to be written. raw is the encoded
 // message, except for chunk and progress items, which are encoded when
-// written (they may still be coalesced).
+// written (they may still be coalesced): update is then the ChunkUpdate or
+// the (progress) ToolCallUpdate, as the producer passed it (no copy).
 type outItem struct {
-	raw      []byte
-	sid      string // the session/update's sessionId; "" for responses and requests (barriers)
-	chunk    *ChunkUpdate
-	progress *ToolCallUpdate
+	raw    []byte
+	sid    string // the session/update's sessionId; "" for responses and requests (barriers)
+	update any    // ChunkUpdate or ToolCallUpdate; nil when raw is set
 }
 
 func newOutbox(w io.Writer, size int, onFail func(error)) *outbox {
@@ -102,11 +102,11 @@ func (o *outbox) update(owner, sid string, update any) error {
 	switch u := update.(type) {
 	case ChunkUpdate:
 		if u.Content.Type == "text" && u.Content.URI == "" && u.Content.Resource == nil {
-			return o.push(owner, outItem{sid: sid, chunk: &u})
+			return o.push(owner, outItem{sid: sid, update: update})
 		}
 	case ToolCallUpdate:
 		if isProgress(u) {
-			return o.push(owner, outItem{sid: sid, progress: &u})
+			return o.push(owner, outItem{sid: sid, update: update})
 		}
 	}
 	b, err := json.Marshal(outRequest{JSONRPC: "2.0", Method: methodSessionUpdate, Params: SessionNotification{SessionID: sid, Update: update}})
@@ -142,7 +142,7 @@ type updateNote[U any] struct {
 	Method  string `json:"method"`
 	Params  struct {
 		SessionID string `json:"sessionId"`
-		Update    *U     `json:"update"`
+		Update    U      `json:"update"`
 	} `json:"params"`
 }
 
@@ -156,17 +156,21 @@ func newItemEncoder() *itemEncoder {
 
 // add appends it to buf as one line.
 func (e *itemEncoder) add(it *outItem) {
-	switch {
-	case it.raw != nil:
+	if it.raw != nil {
 		e.buf.Write(it.raw)
-	case it.chunk != nil:
-		e.chunk.Params.SessionID, e.chunk.Params.Update = it.sid, it.chunk
+		return
+	}
+	// The update is copied into the encoder's own note (no allocation), and
+	// cleared afterwards so that the note keeps no reference.
+	switch u := it.update.(type) {
+	case ChunkUpdate:
+		e.chunk.Params.SessionID, e.chunk.Params.Update = it.sid, u
 		_ = e.enc.Encode(&e.chunk) // strings only: cannot fail (on failure nothing is written)
-		e.chunk.Params.Update = nil
-	default:
-		e.progress.Params.SessionID, e.progress.Params.Update = it.sid, it.progress
+		e.chunk.Params.SessionID, e.chunk.Params.Update = "", ChunkUpdate{}
+	case ToolCallUpdate:
+		e.progress.Params.SessionID, e.progress.Params.Update = it.sid, u
 		_ = e.enc.Encode(&e.progress) // strings only, as above
-		e.progress.Params.Update = nil
+		e.progress.Params.SessionID, e.progress.Params.Update = "", ToolCallUpdate{}
 	}
 }
 
@@ -225,7 +229,7 @@ func (o *outbox) push(owner string, it outItem) error {
 // both are chunks of the same kind or progress updates of the same tool
 // call. o.mu is held.
 func (q *outQueue) merge(it outItem) bool {
-	if it.chunk == nil && it.progress == nil {
+	if it.update == nil {
 		return false
 	}
 	for i, n := len(q.items)-1, 0; i >= 0 && n < mergeScan; i, n = i-1, n+1 {
@@ -236,18 +240,22 @@ func (q *outQueue) merge(it outItem) bool {
 		if prev.sid != it.sid {
 			continue
 		}
-		switch {
-		case it.chunk != nil && prev.chunk != nil:
-			if prev.chunk.SessionUpdate != it.chunk.SessionUpdate || len(prev.chunk.Content.Text)+len(it.chunk.Content.Text) > maxMergedChunk {
+		switch u := it.update.(type) {
+		case ChunkUpdate:
+			p, ok := prev.update.(ChunkUpdate)
+			if !ok || p.SessionUpdate != u.SessionUpdate || len(p.Content.Text)+len(u.Content.Text) > maxMergedChunk {
 				return false
 			}
-			prev.chunk.Content.Text += it.chunk.Content.Text
+			p.Content.Text += u.Content.Text
+			prev.update = p
 			return true
-		case it.progress != nil && prev.progress != nil:
-			if prev.progress.ToolCallID != it.progress.ToolCallID {
+		case ToolCallUpdate:
+			p, ok := prev.update.(ToolCallUpdate)
+			if !ok || p.ToolCallID != u.ToolCallID {
 				return false
 			}
-			prev.progress.Content = it.progress.Content
+			p.Content = u.Content
+			prev.update = p
 			return true
 		}
 		return false

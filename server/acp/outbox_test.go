@@ -9,15 +9,15 @@ import (
 )
 
 func chunk(sid, text string) outItem {
-	return outItem{sid: sid, chunk: &ChunkUpdate{SessionUpdate: UpdateAgentMessageChunk, Content: textBlock(text)}}
+	return outItem{sid: sid, update: ChunkUpdate{SessionUpdate: UpdateAgentMessageChunk, Content: textBlock(text)}}
 }
 
 func thought(sid, text string) outItem {
-	return outItem{sid: sid, chunk: &ChunkUpdate{SessionUpdate: UpdateAgentThoughtChunk, Content: textBlock(text)}}
+	return outItem{sid: sid, update: ChunkUpdate{SessionUpdate: UpdateAgentThoughtChunk, Content: textBlock(text)}}
 }
 
 func progress(sid, call, text string) outItem {
-	return outItem{sid: sid, progress: &ToolCallUpdate{SessionUpdate: UpdateToolCallUpdate, ToolCallID: call, Content: []ToolCallContent{textContent(text)}}}
+	return outItem{sid: sid, update: ToolCallUpdate{SessionUpdate: UpdateToolCallUpdate, ToolCallID: call, Content: []ToolCallContent{textContent(text)}}}
 }
 
 func lifecycleItem(sid string) outItem { return outItem{sid: sid, raw: []byte("{}\n")} }
@@ -49,8 +49,8 @@ func TestOutboxMerge(t *testing.T) {
 			t.Errorf("%s: merged %v, want %v", tc.name, got, tc.merged)
 			continue
 		}
-		if tc.merged && q.items[0].chunk.Content.Text != tc.text {
-			t.Errorf("%s: text %q, want %q", tc.name, q.items[0].chunk.Content.Text, tc.text)
+		if tc.merged && q.items[0].update.(ChunkUpdate).Content.Text != tc.text {
+			t.Errorf("%s: text %q, want %q", tc.name, q.items[0].update.(ChunkUpdate).Content.Text, tc.text)
 		}
 		if len(q.items) != len(tc.queued) {
 			t.Errorf("%s: the queue changed length", tc.name)
@@ -61,8 +61,8 @@ func TestOutboxMerge(t *testing.T) {
 	if q.merge(progress("r", "spawn:1", "new")) {
 		t.Error("progress merged past the progress of another call")
 	}
-	if !q.merge(progress("r", "spawn:2", "newer")) || q.items[1].progress.Content[0].Content.Text != "newer" {
-		t.Errorf("progress not replaced: %+v", q.items[1].progress)
+	if !q.merge(progress("r", "spawn:2", "newer")) || q.items[1].update.(ToolCallUpdate).Content[0].Content.Text != "newer" {
+		t.Errorf("progress not replaced: %+v", q.items[1].update)
 	}
 }
 
@@ -165,21 +165,16 @@ func TestItemEncoderMatchesMarshal(t *testing.T) {
 		items := []outItem{
 			chunk(sid, s),
 			thought(sid, s),
-			{sid: sid, chunk: &ChunkUpdate{SessionUpdate: UpdateAgentMessageChunk, Content: ContentBlock{Type: "text", Text: s, Name: s, MimeType: s}}},
+			{sid: sid, update: ChunkUpdate{SessionUpdate: UpdateAgentMessageChunk, Content: ContentBlock{Type: "text", Text: s, Name: s, MimeType: s}}},
 			progress(sid, "spawn:"+s, s),
-			{sid: sid, progress: &ToolCallUpdate{SessionUpdate: UpdateToolCallUpdate, ToolCallID: s, Content: []ToolCallContent{textContent(s), textContent("")}}},
-			{sid: sid, progress: &ToolCallUpdate{ToolCallID: s}},
+			{sid: sid, update: ToolCallUpdate{SessionUpdate: UpdateToolCallUpdate, ToolCallID: s, Content: []ToolCallContent{textContent(s), textContent("")}}},
+			{sid: sid, update: ToolCallUpdate{ToolCallID: s}},
 		}
 		var all strings.Builder
 		e.reset()
 		for i := range items {
 			it := &items[i]
-			var w string
-			if it.chunk != nil {
-				w = want(sid, *it.chunk)
-			} else {
-				w = want(sid, *it.progress)
-			}
+			w := want(sid, it.update)
 			all.WriteString(w)
 			before := e.buf.Len()
 			e.add(it)
