@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -66,12 +67,12 @@ type outQueue struct {
 
 // outItem is one message waiting to be written. raw is the encoded
 // message, except for chunk and progress items, which are encoded when
-// written (they may still be coalesced).
+// written (they may still be coalesced): update is then the ChunkUpdate or
+// the (progress) ToolCallUpdate, as the producer passed it (no copy).
 type outItem struct {
-	raw      []byte
-	sid      string // the session/update's sessionId; "" for responses and requests (barriers)
-	chunk    *ChunkUpdate
-	progress *ToolCallUpdate
+	raw    []byte
+	sid    string // the session/update's sessionId; "" for responses and requests (barriers)
+	update any    // ChunkUpdate or ToolCallUpdate; nil when raw is set
 }
 
 func newOutbox(w io.Writer, size int, onFail func(error)) *outbox {
@@ -101,11 +102,11 @@ func (o *outbox) update(owner, sid string, update any) error {
 	switch u := update.(type) {
 	case ChunkUpdate:
 		if u.Content.Type == "text" && u.Content.URI == "" && u.Content.Resource == nil {
-			return o.push(owner, outItem{sid: sid, chunk: &u})
+			return o.push(owner, outItem{sid: sid, update: update})
 		}
 	case ToolCallUpdate:
 		if isProgress(u) {
-			return o.push(owner, outItem{sid: sid, progress: &u})
+			return o.push(owner, outItem{sid: sid, update: update})
 		}
 	}
 	b, err := json.Marshal(outRequest{JSONRPC: "2.0", Method: methodSessionUpdate, Params: SessionNotification{SessionID: sid, Update: update}})
@@ -122,21 +123,63 @@ func isProgress(u ToolCallUpdate) bool {
 		u.RawInput == nil && u.RawOutput == nil && u.Meta == nil
 }
 
-func (it *outItem) appendTo(dst []byte) []byte {
-	var update any
-	switch {
-	case it.raw != nil:
-		return append(dst, it.raw...)
-	case it.chunk != nil:
-		update = *it.chunk
-	default:
-		update = *it.progress
+// itemEncoder encodes the items of a batch into buf. The writer goroutine
+// keeps one for all its batches, so that a chunk or a progress update is
+// encoded in place: no boxing of the update, no copy of the encoding.
+type itemEncoder struct {
+	buf      bytes.Buffer
+	enc      *json.Encoder // writes to buf
+	chunk    updateNote[ChunkUpdate]
+	progress updateNote[ToolCallUpdate]
+}
+
+// updateNote is a session/update notification with an update of type U.
+// It encodes byte for byte as outRequest{JSONRPC: "2.0", Method:
+// methodSessionUpdate, Params: SessionNotification{SessionID: sid, Update:
+// u}} (the same fields in the same order; ID nil is omitted there).
+type updateNote[U any] struct {
+	JSONRPC string `json:"jsonrpc"`
+	Method  string `json:"method"`
+	Params  struct {
+		SessionID string `json:"sessionId"`
+		Update    U      `json:"update"`
+	} `json:"params"`
+}
+
+func newItemEncoder() *itemEncoder {
+	e := &itemEncoder{}
+	e.enc = json.NewEncoder(&e.buf) // escapes HTML, like json.Marshal
+	e.chunk.JSONRPC, e.chunk.Method = "2.0", methodSessionUpdate
+	e.progress.JSONRPC, e.progress.Method = "2.0", methodSessionUpdate
+	return e
+}
+
+// add appends it to buf as one line.
+func (e *itemEncoder) add(it *outItem) {
+	if it.raw != nil {
+		e.buf.Write(it.raw)
+		return
 	}
-	b, err := json.Marshal(outRequest{JSONRPC: "2.0", Method: methodSessionUpdate, Params: SessionNotification{SessionID: it.sid, Update: update}})
-	if err != nil {
-		return dst // strings only: cannot fail
+	// The update is copied into the encoder's own note (no allocation), and
+	// cleared afterwards so that the note keeps no reference.
+	switch u := it.update.(type) {
+	case ChunkUpdate:
+		e.chunk.Params.SessionID, e.chunk.Params.Update = it.sid, u
+		_ = e.enc.Encode(&e.chunk) // strings only: cannot fail (on failure nothing is written)
+		e.chunk.Params.SessionID, e.chunk.Params.Update = "", ChunkUpdate{}
+	case ToolCallUpdate:
+		e.progress.Params.SessionID, e.progress.Params.Update = it.sid, u
+		_ = e.enc.Encode(&e.progress) // strings only, as above
+		e.progress.Params.SessionID, e.progress.Params.Update = "", ToolCallUpdate{}
 	}
-	return append(append(dst, b...), '\n')
+}
+
+// reset empties buf, and drops it after a huge batch.
+func (e *itemEncoder) reset() {
+	if e.buf.Cap() > 4<<20 {
+		e.buf = bytes.Buffer{} // do not keep a huge buffer after a huge batch
+	}
+	e.buf.Reset()
 }
 
 // push adds it to owner's queue, coalescing or waiting when the queue is
@@ -186,7 +229,7 @@ func (o *outbox) push(owner string, it outItem) error {
 // both are chunks of the same kind or progress updates of the same tool
 // call. o.mu is held.
 func (q *outQueue) merge(it outItem) bool {
-	if it.chunk == nil && it.progress == nil {
+	if it.update == nil {
 		return false
 	}
 	for i, n := len(q.items)-1, 0; i >= 0 && n < mergeScan; i, n = i-1, n+1 {
@@ -197,18 +240,22 @@ func (q *outQueue) merge(it outItem) bool {
 		if prev.sid != it.sid {
 			continue
 		}
-		switch {
-		case it.chunk != nil && prev.chunk != nil:
-			if prev.chunk.SessionUpdate != it.chunk.SessionUpdate || len(prev.chunk.Content.Text)+len(it.chunk.Content.Text) > maxMergedChunk {
+		switch u := it.update.(type) {
+		case ChunkUpdate:
+			p, ok := prev.update.(ChunkUpdate)
+			if !ok || p.SessionUpdate != u.SessionUpdate || len(p.Content.Text)+len(u.Content.Text) > maxMergedChunk {
 				return false
 			}
-			prev.chunk.Content.Text += it.chunk.Content.Text
+			p.Content.Text += u.Content.Text
+			prev.update = p
 			return true
-		case it.progress != nil && prev.progress != nil:
-			if prev.progress.ToolCallID != it.progress.ToolCallID {
+		case ToolCallUpdate:
+			p, ok := prev.update.(ToolCallUpdate)
+			if !ok || p.ToolCallID != u.ToolCallID {
 				return false
 			}
-			prev.progress.Content = it.progress.Content
+			p.Content = u.Content
+			prev.update = p
 			return true
 		}
 		return false
@@ -219,21 +266,18 @@ func (q *outQueue) merge(it outItem) bool {
 // run is the writer goroutine.
 func (o *outbox) run() {
 	defer close(o.done)
-	var buf []byte
+	e := newItemEncoder()
 	for {
 		batch, ok := o.next()
 		if !ok {
 			return
 		}
-		if cap(buf) > 4<<20 {
-			buf = nil // do not keep a huge buffer after a huge batch
-		}
-		buf = buf[:0]
+		e.reset()
 		for i := range batch {
-			buf = batch[i].appendTo(buf)
+			e.add(&batch[i])
 		}
 		clear(batch) // drop the references to what was written
-		if _, err := o.w.Write(buf); err != nil {
+		if _, err := o.w.Write(e.buf.Bytes()); err != nil {
 			o.fail(err)
 			return
 		}

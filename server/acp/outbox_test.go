@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -8,15 +9,15 @@ import (
 )
 
 func chunk(sid, text string) outItem {
-	return outItem{sid: sid, chunk: &ChunkUpdate{SessionUpdate: UpdateAgentMessageChunk, Content: textBlock(text)}}
+	return outItem{sid: sid, update: ChunkUpdate{SessionUpdate: UpdateAgentMessageChunk, Content: textBlock(text)}}
 }
 
 func thought(sid, text string) outItem {
-	return outItem{sid: sid, chunk: &ChunkUpdate{SessionUpdate: UpdateAgentThoughtChunk, Content: textBlock(text)}}
+	return outItem{sid: sid, update: ChunkUpdate{SessionUpdate: UpdateAgentThoughtChunk, Content: textBlock(text)}}
 }
 
 func progress(sid, call, text string) outItem {
-	return outItem{sid: sid, progress: &ToolCallUpdate{SessionUpdate: UpdateToolCallUpdate, ToolCallID: call, Content: []ToolCallContent{textContent(text)}}}
+	return outItem{sid: sid, update: ToolCallUpdate{SessionUpdate: UpdateToolCallUpdate, ToolCallID: call, Content: []ToolCallContent{textContent(text)}}}
 }
 
 func lifecycleItem(sid string) outItem { return outItem{sid: sid, raw: []byte("{}\n")} }
@@ -48,8 +49,8 @@ func TestOutboxMerge(t *testing.T) {
 			t.Errorf("%s: merged %v, want %v", tc.name, got, tc.merged)
 			continue
 		}
-		if tc.merged && q.items[0].chunk.Content.Text != tc.text {
-			t.Errorf("%s: text %q, want %q", tc.name, q.items[0].chunk.Content.Text, tc.text)
+		if tc.merged && q.items[0].update.(ChunkUpdate).Content.Text != tc.text {
+			t.Errorf("%s: text %q, want %q", tc.name, q.items[0].update.(ChunkUpdate).Content.Text, tc.text)
 		}
 		if len(q.items) != len(tc.queued) {
 			t.Errorf("%s: the queue changed length", tc.name)
@@ -60,8 +61,8 @@ func TestOutboxMerge(t *testing.T) {
 	if q.merge(progress("r", "spawn:1", "new")) {
 		t.Error("progress merged past the progress of another call")
 	}
-	if !q.merge(progress("r", "spawn:2", "newer")) || q.items[1].progress.Content[0].Content.Text != "newer" {
-		t.Errorf("progress not replaced: %+v", q.items[1].progress)
+	if !q.merge(progress("r", "spawn:2", "newer")) || q.items[1].update.(ToolCallUpdate).Content[0].Content.Text != "newer" {
+		t.Errorf("progress not replaced: %+v", q.items[1].update)
 	}
 }
 
@@ -144,4 +145,47 @@ func waitFor(t *testing.T, o *outbox, cond func() bool) {
 		time.Sleep(time.Millisecond)
 	}
 	t.Fatal("condition never held")
+}
+
+// The writer encodes a chunk or a progress update in place, byte for byte
+// as json.Marshal encodes the notification (as send and update do for the
+// other messages), one line each.
+func TestItemEncoderMatchesMarshal(t *testing.T) {
+	texts := []string{"", "token ", `"q" \b`, "<a>&amp;", "line\nbreak\r\t\x00\x1f\x7f", "\u2028\u2029", "\xff\xfe bad", "日本語 😀"}
+	want := func(sid string, update any) string {
+		b, err := json.Marshal(outRequest{JSONRPC: "2.0", Method: methodSessionUpdate, Params: SessionNotification{SessionID: sid, Update: update}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b) + "\n"
+	}
+	e := newItemEncoder()
+	for _, s := range texts {
+		sid := "ses_" + s
+		items := []outItem{
+			chunk(sid, s),
+			thought(sid, s),
+			{sid: sid, update: ChunkUpdate{SessionUpdate: UpdateAgentMessageChunk, Content: ContentBlock{Type: "text", Text: s, Name: s, MimeType: s}}},
+			progress(sid, "spawn:"+s, s),
+			{sid: sid, update: ToolCallUpdate{SessionUpdate: UpdateToolCallUpdate, ToolCallID: s, Content: []ToolCallContent{textContent(s), textContent("")}}},
+			{sid: sid, update: ToolCallUpdate{ToolCallID: s}},
+		}
+		var all strings.Builder
+		e.reset()
+		for i := range items {
+			it := &items[i]
+			w := want(sid, it.update)
+			all.WriteString(w)
+			before := e.buf.Len()
+			e.add(it)
+			if got := e.buf.String()[before:]; got != w {
+				t.Errorf("item %d of %q:\n got %s\nwant %s", i, s, got, w)
+			}
+		}
+		e.add(&outItem{raw: []byte("{\"raw\":1}\n")})
+		all.WriteString("{\"raw\":1}\n")
+		if e.buf.String() != all.String() {
+			t.Errorf("batch of %q:\n got %s\nwant %s", s, e.buf.String(), all.String())
+		}
+	}
 }
