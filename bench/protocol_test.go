@@ -92,8 +92,10 @@ func BenchmarkProtocolEncode(b *testing.B) {
 //     server maps every event to AG-UI and streams it as SSE. events/s
 //     counts the SSE events the client receives.
 //   - acp: an ACP connection over two io.Pipes (see acpClient): initialize
-//     and session/new once, then one session/prompt per op, read until its
-//     response. events/s counts the session/update notifications received.
+//     once, then per op a session/new and one session/prompt, read until
+//     its response (a new session per op, as agui uses a new thread per
+//     run, so that no history grows from op to op). events/s counts the
+//     session/update notifications received.
 func BenchmarkProtocolStream(b *testing.B) {
 	b.Run("agui", func(b *testing.B) {
 		p, err := NewSpawnerPool(nil, []spawn.Node{&Emitter{N: pipelineEvents, Text: "token "}})
@@ -142,6 +144,9 @@ func BenchmarkProtocolStream(b *testing.B) {
 		updates := 0
 		b.ReportAllocs()
 		for b.Loop() {
+			if err := c.newSession(); err != nil {
+				b.Fatal(err)
+			}
 			n, err := c.prompt(nil)
 			if err != nil {
 				b.Fatal(err)
@@ -266,20 +271,29 @@ func startACP(events int) (*acpClient, error) {
 	if _, err := c.call("initialize", `{"protocolVersion":1,"clientCapabilities":{"subagents":{}},"clientInfo":{"name":"bench","version":"0"}}`); err != nil {
 		return c, errors.Join(err, c.close())
 	}
-	res, err := c.call("session/new", `{"cwd":"/","mcpServers":[]}`)
-	if err == nil {
-		var r struct {
-			SessionID string `json:"sessionId"`
-		}
-		if err = json.Unmarshal(res, &r); err == nil && r.SessionID == "" {
-			err = fmt.Errorf("session/new: no sessionId in %s", res)
-		}
-		c.sid = r.SessionID
-	}
-	if err != nil {
+	if err := c.newSession(); err != nil {
 		return c, errors.Join(err, c.close())
 	}
 	return c, nil
+}
+
+// newSession opens a new ACP session; later prompts go to it.
+func (c *acpClient) newSession() error {
+	res, err := c.call("session/new", `{"cwd":"/","mcpServers":[]}`)
+	if err != nil {
+		return err
+	}
+	var r struct {
+		SessionID string `json:"sessionId"`
+	}
+	if err := json.Unmarshal(res, &r); err != nil {
+		return err
+	}
+	if r.SessionID == "" {
+		return fmt.Errorf("session/new: no sessionId in %s", res)
+	}
+	c.sid = r.SessionID
+	return nil
 }
 
 // send writes one request and returns its id's prefix of the response
