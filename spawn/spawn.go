@@ -193,7 +193,9 @@ func (rt *Runtime) runChild(ctx context.Context, parent, inv *Invocation, req *R
 		res = req.Node.Run(WithInvocation(ctx, inv), inv)
 		// The child has settled: copy its final output before anyone (the
 		// caller, a lifecycle observer) can touch the result.
-		last = lastAssistant(res)
+		if rt.cfg.Lifecycle != nil { // only an observer reads it
+			last = lastAssistant(res)
+		}
 	}()
 	inv.async.Wait() // a node that forgot its async children still may not outlive its end
 	if res.StopReason == "" {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/internal/jsonstr"
 	"github.com/agentpool/agentpool/model"
 	"github.com/agentpool/agentpool/tool"
 )
@@ -206,11 +207,15 @@ func limitHint(err error) string {
 func childResult(c Child) tool.Result {
 	r := c.Result
 	if r.StopReason == event.StopCompleted || r.StopReason == event.StopMaxTokens {
-		// The fields in the order a map would give them (sorted keys).
-		return jsonResult(struct {
-			Output    string `json:"output"`
-			SessionID string `json:"session_id"`
-		}{r.Output, c.SessionID}, false)
+		// What json.Marshal of the map below would write (sorted keys),
+		// built in one buffer: this is every delegated call's result.
+		b := make([]byte, 0, len(`{"output":,"session_id":}`)+len(r.Output)+len(c.SessionID)+8)
+		b = append(b, `{"output":`...)
+		b = jsonstr.Append(b, r.Output)
+		b = append(b, `,"session_id":`...)
+		b = jsonstr.Append(b, c.SessionID)
+		b = append(b, '}')
+		return tool.Result{Content: string(b)}
 	}
 	out := map[string]string{"session_id": c.SessionID, "stop_reason": r.StopReason, "output": r.Output}
 	if r.Err != nil {
