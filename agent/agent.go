@@ -359,13 +359,13 @@ func (r *run) streamTurn(ctx context.Context, req *model.Request) (model.Message
 	// to the heap.
 	t := &r.turn
 	t.reset(r.sink)
-	for c, err := range r.a.cfg.Model.Stream(ctx, req) {
-		if err != nil {
-			t.err = err
-			break
-		}
-		t.chunk(c)
+	// The iterator is called with the turn's own yield function rather
+	// than ranged over: a range-over-func loop allocates its body closure
+	// and state on every turn, the bound method is made once per run.
+	if t.yieldFn == nil {
+		t.yieldFn = t.yield
 	}
+	r.a.cfg.Model.Stream(ctx, req)(t.yieldFn)
 	t.closeOpen()
 	r.usage.Add(t.usage)
 	r.cost += model.Cost(r.a.cfg.Model, t.usage)
@@ -387,7 +387,9 @@ type turnState struct {
 	calls     []callState
 	usage     event.Usage
 	finish    string
-	err       error // the stream's error
+	err       error                         // the stream's error
+	done      bool                          // yield returned false
+	yieldFn   func(model.Chunk, error) bool // t.yield, bound once per run
 }
 
 type callState struct {
@@ -442,7 +444,20 @@ func (a *textAcc) Bytes() []byte {
 func (t *turnState) reset(sink event.Sink) {
 	calls := t.calls[:0]
 	clear(t.calls[:cap(t.calls)])
-	*t = turnState{sink: sink, open: -1, calls: calls}
+	*t = turnState{sink: sink, open: -1, calls: calls, yieldFn: t.yieldFn}
+}
+
+// yield takes one chunk of the model's stream; an error ends the stream.
+func (t *turnState) yield(c model.Chunk, err error) bool {
+	if t.done {
+		return false // the stream ignored an earlier false
+	}
+	if err != nil {
+		t.err, t.done = err, true
+		return false
+	}
+	t.chunk(c)
+	return true
 }
 
 func (t *turnState) closeOpen() {

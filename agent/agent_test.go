@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"errors"
+	"iter"
 	"strings"
 	"sync"
 	"testing"
@@ -218,5 +219,34 @@ func TestNewValidates(t *testing.T) {
 	echo := tool.New("echo", "", func(context.Context, tool.Call, struct{}) (tool.Result, error) { return tool.Result{}, nil })
 	if _, err := agent.New(agent.Config{Name: "a", Model: scripted(t, testmodel.Turn{}), Tools: []tool.Tool{echo, echo}}); err == nil {
 		t.Fatal("duplicate tool accepted")
+	}
+}
+
+// stubborn is a model whose stream goes on yielding after it was told to
+// stop: an error, then more text.
+type stubborn struct{}
+
+func (stubborn) ID() string { return "stubborn" }
+
+func (stubborn) Stream(context.Context, *model.Request) iter.Seq2[model.Chunk, error] {
+	return func(yield func(model.Chunk, error) bool) {
+		yield(model.Chunk{Kind: model.ChunkText, Text: "before "}, nil)
+		yield(model.Chunk{}, errors.New("stream broke"))
+		yield(model.Chunk{Kind: model.ChunkText, Text: "after"}, nil)
+	}
+}
+
+// A stream that ignores the end it was asked for changes nothing after it:
+// the run ends with the stream's error and no text of later chunks.
+func TestStreamIgnoringStopIsCutOff(t *testing.T) {
+	a, _ := agent.New(agent.Config{Name: "a", Model: stubborn{}})
+	res, rec, _ := runAgent(t, context.Background(), a, "go")
+	if res.StopReason != event.StopError || !strings.Contains(res.Err.Error(), "stream broke") {
+		t.Fatalf("result %+v", res)
+	}
+	for _, e := range rec.evs {
+		if d, ok := e.(event.PartDelta); ok && strings.Contains(d.Delta.ContentDelta, "after") {
+			t.Fatalf("a chunk after the stream's error was used: %+v", d)
+		}
 	}
 }
