@@ -107,8 +107,9 @@ type Runtime struct {
 
 	// sessions is the registry of running sessions. A map under a mutex
 	// rather than a sync.Map: every spawn stores and deletes one entry, and
-	// sync.Map allocates a node per store.
-	sessMu   sync.RWMutex
+	// sync.Map allocates a node per store; a plain Mutex because lookups
+	// (Inject, Running) are rarer than those writes.
+	sessMu   sync.Mutex
 	sessions map[string]*handle
 	tasks    sync.Map // task id -> *Task
 	busy     sync.Map // node name -> *atomic.Int64 running sessions
@@ -141,9 +142,9 @@ func (rt *Runtime) unregister(sessionID string) {
 }
 
 func (rt *Runtime) lookupSession(sessionID string) (*handle, bool) {
-	rt.sessMu.RLock()
+	rt.sessMu.Lock()
 	h, ok := rt.sessions[sessionID]
-	rt.sessMu.RUnlock()
+	rt.sessMu.Unlock()
 	return h, ok
 }
 

@@ -139,7 +139,11 @@ func run(benchtime, outPath, rawDir, goCmd string, parseOnly bool) error {
 			return err
 		}
 	}
-	report := render(machine, groups)
+	notes, err := os.ReadFile(notesPath)
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	report := render(machine, groups, string(notes))
 	if err := os.WriteFile(outPath, []byte(report), 0o644); err != nil {
 		return err
 	}
@@ -406,7 +410,7 @@ func targets() []target {
 	}
 }
 
-func render(m machine, groups []group) string {
+func render(m machine, groups []group, notes string) string {
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 
@@ -533,21 +537,25 @@ func render(m machine, groups []group) string {
 			w("| `%s` | %d | %s | %s | %s | %s | `%s` |\n", r.name, r.iters, num(ns), bs, as, strings.Join(other, ", "), g.command)
 		}
 	}
-	w("\n## Pending\n\n")
+	var pending []string
 	for _, g := range groups {
 		for _, r := range g.rows {
 			if r.skipped != "" {
-				w("- `%s`: %s\n", r.name, strings.TrimPrefix(pendingText(r.skipped), "pending: "))
+				pending = append(pending, fmt.Sprintf("- `%s`: %s\n", r.name, strings.TrimPrefix(pendingText(r.skipped), "pending: ")))
 			}
 		}
 	}
-	for _, pkg := range []string{"server/agui", "server/acp"} {
-		if _, err := os.Stat(pkg); err != nil {
-			w("- Protocol encoding of `%s` (events per second): the package does not exist yet; add a `BenchmarkEncode` next to its encoder and its directory to the suites of internal/benchreport.\n", pkg)
-		}
+	if len(pending) > 0 {
+		w("\n## Pending\n\n%s", strings.Join(pending, ""))
+	}
+	if notes = strings.TrimSpace(notes); notes != "" {
+		w("\n## Notes\n\nWritten by hand in `%s` (copied here by `make bench`): what the figures mean, what the profiles show.\n\n%s\n", notesPath, notes)
 	}
 	return b.String()
 }
+
+// notesPath is the hand-written part of BENCHMARKS.md.
+const notesPath = "bench/NOTES.md"
 
 // pendingText is a skip reason as shown: "pending: ..." (once).
 func pendingText(reason string) string {

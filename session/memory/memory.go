@@ -55,7 +55,10 @@ func WithMaxRoots(n int) Option {
 
 // Store is an in-memory session.Store. The zero value is not usable; call New.
 type Store struct {
-	mu        sync.RWMutex
+	// mu is a plain mutex, not an RWMutex: writes (an append per event)
+	// far outnumber reads, and an RWMutex's write lock costs two more
+	// atomic operations than a Mutex.
+	mu        sync.Mutex
 	sessions  map[string]*entry
 	globalSeq int64
 	closed    bool
@@ -280,8 +283,8 @@ func (st *Store) removeTree(top *entry) {
 
 // GetSession implements session.Store.
 func (st *Store) GetSession(_ context.Context, id string) (session.Session, error) {
-	st.mu.RLock()
-	defer st.mu.RUnlock()
+	st.mu.Lock()
+	defer st.mu.Unlock()
 	if st.closed {
 		return session.Session{}, session.ErrClosed
 	}
@@ -333,8 +336,8 @@ func (st *Store) UpdateSession(_ context.Context, id string, fn func(*session.Se
 
 // ListSessions implements session.Store.
 func (st *Store) ListSessions(_ context.Context, opts session.ListOptions) ([]session.Session, error) {
-	st.mu.RLock()
-	defer st.mu.RUnlock()
+	st.mu.Lock()
+	defer st.mu.Unlock()
 	if st.closed {
 		return nil, session.ErrClosed
 	}
@@ -464,8 +467,8 @@ func copyParts(src, parts []model.Part, args []byte) ([]model.Part, []model.Part
 
 // Messages implements session.Store.
 func (st *Store) Messages(_ context.Context, sessionID string) ([]session.Message, error) {
-	st.mu.RLock()
-	defer st.mu.RUnlock()
+	st.mu.Lock()
+	defer st.mu.Unlock()
 	if st.closed {
 		return nil, session.ErrClosed
 	}
@@ -531,8 +534,8 @@ func check(ev event.Event) error {
 
 // Events implements session.Store.
 func (st *Store) Events(_ context.Context, sessionID string, afterSeq int64) ([]session.Record, error) {
-	st.mu.RLock()
-	defer st.mu.RUnlock()
+	st.mu.Lock()
+	defer st.mu.Unlock()
 	if st.closed {
 		return nil, session.ErrClosed
 	}
@@ -557,8 +560,8 @@ func (st *Store) Events(_ context.Context, sessionID string, afterSeq int64) ([]
 
 // Flush implements session.Store; memory writes are immediate.
 func (st *Store) Flush(context.Context) error {
-	st.mu.RLock()
-	defer st.mu.RUnlock()
+	st.mu.Lock()
+	defer st.mu.Unlock()
 	if st.closed {
 		return session.ErrClosed
 	}

@@ -333,9 +333,9 @@ func TestRetentionDelete(t *testing.T) {
 		t.Fatalf("roots = %v, want %v", got, want)
 	}
 	setStatus(t, st, "s0", session.StatusCompleted)
-	st.mu.RLock()
+	st.mu.Lock()
 	where := st.sessions["s0"].where
-	st.mu.RUnlock()
+	st.mu.Unlock()
 	if where != ready {
 		t.Fatalf("s0 is in place %d, want ready", where)
 	}
@@ -592,8 +592,8 @@ func TestMessagePartsDoNotAlias(t *testing.T) {
 // mustBeConsistent checks the retention bookkeeping against the sessions.
 func (st *Store) mustBeConsistent(t *testing.T) {
 	t.Helper()
-	st.mu.RLock()
-	defer st.mu.RUnlock()
+	st.mu.Lock()
+	defer st.mu.Unlock()
 	if st.maxRoots <= 0 {
 		return
 	}
