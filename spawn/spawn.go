@@ -136,10 +136,8 @@ func Spawn(ctx context.Context, parent *Invocation, req Request) (Child, error) 
 	busy.Add(1)
 
 	if !req.Async {
-		res := rt.runChild(ctx, parent, inv, &req, &info, now)
-		busy.Add(-1)
-		<-sem
-		return Child{SessionID: child.ID, Result: res}, nil
+		defer releaseSlot(sem, busy) // even if runChild panics (a tool's caller recovers)
+		return Child{SessionID: child.ID, Result: rt.runChild(ctx, parent, inv, &req, &info, now)}, nil
 	}
 	parent.handle.pendingAsync.Add(1)
 	parent.async.Add(1)
@@ -148,9 +146,11 @@ func Spawn(ctx context.Context, parent *Invocation, req Request) (Child, error) 
 	areq, ainfo := req, info
 	go func() {
 		defer parent.async.Done()
-		res := rt.runChild(ctx, parent, inv, &areq, &ainfo, now)
-		busy.Add(-1)
-		<-sem
+		var res Result
+		func() {
+			defer releaseSlot(sem, busy)
+			res = rt.runChild(ctx, parent, inv, &areq, &ainfo, now)
+		}()
 		task.mu.Lock()
 		task.result = res
 		task.mu.Unlock()
@@ -163,6 +163,12 @@ func Spawn(ctx context.Context, parent *Invocation, req Request) (Child, error) 
 		parent.handle.inbox.wake()
 	}()
 	return Child{SessionID: child.ID, TaskID: task.ID}, nil
+}
+
+// releaseSlot gives back a child's concurrency slot and busy count.
+func releaseSlot(sem chan struct{}, busy *atomic.Int64) {
+	busy.Add(-1)
+	<-sem
 }
 
 // runChild runs the node and always emits the end.
