@@ -354,9 +354,8 @@ func (r *run) lastText() string {
 // streamTurn runs one model request, emitting part events, and returns the
 // assistant message.
 func (r *run) streamTurn(ctx context.Context, req *model.Request) (model.Message, string, error) {
-	// All per-turn state lives in one value: the range-over-func loop body
-	// is a closure, and separate locals captured by it would each be moved
-	// to the heap.
+	// All per-turn state lives in one value of the run, reused by every
+	// turn: nothing per turn is moved to the heap.
 	t := &r.turn
 	t.reset(r.sink)
 	// The iterator is called with the turn's own yield function rather
