@@ -240,26 +240,25 @@ func NewBarePipeline(n, depth int, sink event.Sink, mode ProcessorMode, changes 
 				}
 			})
 		}
-		sink = &recordSink{proc: proc, ctx: context.Background(), owner: sess.ID, next: sink}
+		sink = &recordSink{stream: proc.Stream(sess.ID), ctx: context.Background(), next: sink}
 	}
 	return &BarePipeline{root: rt.NewRoot(sess, id.Ascending(id.Run), "", nil, sink), node: node, store: st}, nil
 }
 
-// recordSink feeds a root stream to processor.Record, then to next, under
-// a lock (events of one stream are recorded in order), as the pool's
+// recordSink feeds a root stream to a processor.Stream, then to next,
+// under a lock (events of one stream are recorded in order), as the pool's
 // recorder does.
 type recordSink struct {
-	mu    sync.Mutex
-	proc  *processor.Processor
-	ctx   context.Context
-	owner string
-	next  event.Sink
+	mu     sync.Mutex
+	stream *processor.Stream
+	ctx    context.Context
+	next   event.Sink
 }
 
 func (s *recordSink) Emit(e event.Event) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.proc.Record(s.ctx, s.owner, e)
+	s.stream.Record(s.ctx, e)
 	s.next.Emit(e)
 }
 

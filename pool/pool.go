@@ -194,22 +194,22 @@ type RunResult struct {
 	TotalCost  float64
 }
 
-// recorder passes each event through the processor (which appends it to
-// the log of the session that produced it and projects the session tree)
-// and on to the caller, under one lock so that the store, the processor's
-// subscribers and the consumer all see the same order.
+// recorder passes each event through the run's processor.Stream (which
+// appends it to the log of the session that produced it and, when someone
+// watches, projects the session tree) and on to the caller, under one lock
+// so that the store, the processor's subscribers and the consumer all see
+// the same order.
 type recorder struct {
-	mu    sync.Mutex
-	owner string
-	proc  *processor.Processor
-	next  event.Sink
-	ctx   context.Context
+	mu     sync.Mutex
+	stream *processor.Stream
+	next   event.Sink
+	ctx    context.Context
 }
 
 func (r *recorder) Emit(e event.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.proc.Record(r.ctx, r.owner, e)
+	r.stream.Record(r.ctx, e)
 	r.next.Emit(e)
 }
 
@@ -265,7 +265,7 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 	}
 	// What the run did is recorded even when it was cancelled.
 	persist := spawn.WithoutCancel(ctx)
-	rec := &recorder{owner: sess.ID, proc: p.proc, next: sink, ctx: persist}
+	rec := &recorder{stream: p.proc.Stream(sess.ID), next: sink, ctx: persist}
 	inv := p.rt.NewRoot(sess, id.AscendingAt(id.Run, now), req.Prompt, history, rec)
 	if p.sessions != nil {
 		source := "startup"

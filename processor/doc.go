@@ -84,4 +84,9 @@
 // they subscribed, not runs that started lean. An Apply on a lean run
 // projects it from that event on (its earlier sessions come in through the
 // reactive fallback).
+//
+// A Stream (Processor.Stream) records one root run as Record does, event
+// by event; the pool opens one per run. Once its run is lean it keeps the
+// run's state and records each event without the processor's lock, which
+// Record takes for every event.
 package processor

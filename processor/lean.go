@@ -3,6 +3,7 @@ package processor
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentpool/agentpool/event"
@@ -16,6 +17,10 @@ import (
 // Processor.mu.
 type leanRun struct {
 	one [1]event.Event // backs the one-event store appends
+	// gen counts the releases of this value (it is reused through
+	// Processor.free): a Stream that kept it checks that it is still the
+	// same run's.
+	gen atomic.Uint64
 	// open lists the children that the run started, or created through
 	// the reactive fallback, and that have not ended, each with its
 	// parent: a child still open when its parent ends is ended (aborted)
@@ -33,17 +38,19 @@ const (
 
 // record does the store work of one event of the lean root run owner; lr
 // is nil on the run's first event. locked says whether the caller holds
-// p.mu. Steady state (the child exists, the event is no spawn start or
-// end): one store append, no allocation, no lock of the processor's.
-func (p *Processor) record(ctx context.Context, owner string, lr *leanRun, e event.Event, locked bool) {
+// p.mu. It returns the run's state while the run goes on, nil once this
+// event ended it. Steady state (the child exists, the event is no spawn
+// start or end): one store append, no allocation, no lock of the
+// processor's.
+func (p *Processor) record(ctx context.Context, owner string, lr *leanRun, e event.Event, locked bool) *leanRun {
 	sid, inner := event.Unwrap(owner, e)
 	if inner == nil {
 		p.log.Warn("processor: subagent event wraps nothing", "owner", owner, "child", sid)
-		return
+		return lr
 	}
 	if sid == "" {
 		p.log.Warn("processor: event without a session", "kind", e.Kind())
-		return
+		return lr
 	}
 	if lr == nil {
 		lr = p.startLean(ctx, owner)
@@ -52,8 +59,9 @@ func (p *Processor) record(ctx context.Context, owner string, lr *leanRun, e eve
 	if st == nil {
 		if sid == owner && ends(inner) {
 			p.release(owner, lr, locked)
+			return nil
 		}
-		return
+		return lr
 	}
 	err := lr.appendOne(ctx, st, sid, inner)
 	if errors.Is(err, session.ErrNotFound) && sid != owner {
@@ -83,8 +91,10 @@ func (p *Processor) record(ctx context.Context, owner string, lr *leanRun, e eve
 				p.storeEnd(ctx, k.id, session.StatusAborted, finishInfo{stop: event.StopAborted, err: errParentEnded}, true)
 			}
 			p.release(owner, lr, locked)
+			return nil
 		}
 	}
+	return lr
 }
 
 // release forgets the ended lean run of owner, taking p.mu unless the
@@ -126,7 +136,6 @@ func (p *Processor) startLean(ctx context.Context, owner string) *leanRun {
 		lr = &leanRun{}
 	}
 	p.lean[owner] = lr
-	p.leanIdx.Store(owner, lr)
 	st := p.store
 	if st == nil {
 		return lr
@@ -149,7 +158,7 @@ func (p *Processor) startLean(ctx context.Context, owner string) *leanRun {
 // dropLean forgets the lean run of owner.
 func (p *Processor) dropLean(owner string, lr *leanRun) {
 	delete(p.lean, owner)
-	p.leanIdx.Delete(owner)
+	lr.gen.Add(1) // a Stream that kept lr stops using it
 	if len(p.free) >= maxFreeLean || cap(lr.open) > maxLeanKids {
 		return
 	}

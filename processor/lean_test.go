@@ -225,6 +225,28 @@ func TestLeanStoreMatchesProjected(t *testing.T) {
 				leanSnaps = append(leanSnaps, takeSnapshot(t, leanStore.Store))
 			})
 
+			// The same through a Stream (the pool's path), which keeps the
+			// run's lean state and records without the processor's lock.
+			streamStore := &countingStore{Store: memory.New()}
+			viaStream := New(streamStore, nil)
+			stream := viaStream.Stream(lRoot)
+			var streamSnaps []snapshot
+			play(t, streamStore.Store, o, func(e event.Event) {
+				stream.Record(ctx, e)
+				streamSnaps = append(streamSnaps, takeSnapshot(t, streamStore.Store))
+			})
+			for i := range streamSnaps {
+				if diff := streamSnaps[i].diff(leanSnaps[i]); diff != "" {
+					t.Fatalf("through a Stream, after event %d: %s", i, diff)
+				}
+			}
+			if *streamStore != (countingStore{Store: streamStore.Store, gets: leanStore.gets, creates: leanStore.creates, updates: leanStore.updates, appends: leanStore.appends}) {
+				t.Errorf("store calls through a Stream %+v, through Record %+v", *streamStore, *leanStore)
+			}
+			if len(viaStream.lean) != 0 || stream.lean != nil {
+				t.Errorf("after the run the Stream keeps its lean state (%d registered)", len(viaStream.lean))
+			}
+
 			projStore := memory.New()
 			proj := New(projStore, nil)
 			var got changeLog
@@ -588,5 +610,64 @@ func TestLeanNoStore(t *testing.T) {
 	p.Record(ctx, lRoot, event.StreamComplete{})
 	if len(p.lean) != 0 {
 		t.Errorf("%d lean runs after the end", len(p.lean))
+	}
+}
+
+// A Stream whose run ended does not touch the lean state it kept, even
+// when another run's Stream reuses it: a late event goes through Record's
+// path and lands in its own session's log.
+func TestStreamAfterItsRunEnded(t *testing.T) {
+	ctx := context.Background()
+	st := memory.New()
+	for _, id := range []string{"ses_a", "ses_b"} {
+		if err := st.CreateSession(ctx, session.Session{ID: id, Status: session.StatusRunning}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := New(st, nil)
+	a := p.Stream("ses_a")
+	a.Record(ctx, event.RunStarted{SessionID: "ses_a", RunID: "run_a"})
+	kept := a.lean
+	if kept == nil {
+		t.Fatal("the Stream did not keep its lean run")
+	}
+	a.Record(ctx, event.StreamComplete{Message: event.Message{Role: "assistant", Content: "done"}})
+	if a.lean != nil || len(p.lean) != 0 {
+		t.Fatalf("after the end: stream keeps %v, %d lean runs registered", a.lean, len(p.lean))
+	}
+
+	b := p.Stream("ses_b")
+	b.Record(ctx, event.RunStarted{SessionID: "ses_b", RunID: "run_b"})
+	if b.lean != kept {
+		t.Skip("the released lean run was not reused; nothing to check")
+	}
+	// A late event of run a: not recorded into b's state.
+	a.Record(ctx, event.PartEnd{Index: 7})
+	b.Record(ctx, event.PartEnd{Index: 8})
+	logs := func(id string) []event.Event {
+		recs, err := st.Events(ctx, id, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []event.Event
+		for _, r := range recs {
+			out = append(out, r.Event)
+		}
+		return out
+	}
+	la, lb := logs("ses_a"), logs("ses_b")
+	if len(la) != 3 || la[2] != (event.PartEnd{Index: 7}) {
+		t.Fatalf("ses_a log %v", la)
+	}
+	if len(lb) != 2 || lb[1] != (event.PartEnd{Index: 8}) {
+		t.Fatalf("ses_b log %v", lb)
+	}
+	if b.lean == nil || b.lean == a.lean {
+		t.Fatalf("streams share lean state: a %p, b %p", a.lean, b.lean)
+	}
+	b.Record(ctx, event.StreamComplete{Message: event.Message{Role: "assistant"}})
+	a.Record(ctx, event.StreamComplete{Message: event.Message{Role: "assistant"}})
+	if len(p.lean) != 0 {
+		t.Fatalf("%d lean runs left", len(p.lean))
 	}
 }

@@ -36,13 +36,10 @@ type Processor struct {
 
 	// lean holds the root runs in progress that are recorded without a
 	// projection, by owner (see lean.go); free keeps released ones for
-	// reuse. Both under mu. leanIdx mirrors lean (written under mu too)
-	// for the lookup of every Record, which takes no lock: the caller
-	// serializes the events of one stream, and a lean run's state belongs
-	// to its stream.
-	lean    map[string]*leanRun
-	leanIdx sync.Map // owner -> *leanRun
-	free    []*leanRun
+	// reuse. Both under mu. A Stream keeps its run's leanRun and records
+	// into it without a lock (see stream.go).
+	lean map[string]*leanRun
+	free []*leanRun
 
 	subMu   sync.RWMutex
 	nsubs   atomic.Int32 // len(subs), read without subMu on every event
@@ -113,14 +110,17 @@ func (p *Processor) Apply(ctx context.Context, owner string, e event.Event) []Ch
 	if e == nil {
 		return nil
 	}
-	return p.apply(ctx, owner, e, true)
+	out, _ := p.apply(ctx, owner, e, true)
+	return out
 }
 
 // Record takes one event like Apply but returns nothing. A root run whose
 // first event finds no subscriber is lean: Record does only the store
 // work for it, with no projection and no Changes. A projected run (one
 // that started while someone subscribed) is projected as by Apply, and
-// its Changes are built only while a subscriber is listening.
+// its Changes are built only while a subscriber is listening. A caller
+// that records a whole run should use a Stream, which does the same
+// without a lock per event of a lean run.
 func (p *Processor) Record(ctx context.Context, owner string, e event.Event) {
 	if e == nil {
 		return
@@ -128,24 +128,25 @@ func (p *Processor) Record(ctx context.Context, owner string, e event.Event) {
 	p.apply(ctx, owner, e, false)
 }
 
-func (p *Processor) apply(ctx context.Context, owner string, e event.Event, ret bool) []Change {
-	if !ret {
-		if v, ok := p.leanIdx.Load(owner); ok {
-			// A lean run: its state is its stream's own, no lock.
-			p.record(ctx, owner, v.(*leanRun), e, false)
-			return nil
-		}
-	}
+// apply takes one event under p.mu. For Record (ret false) of a lean run
+// it returns the run's lean state while the run goes on (nil once it
+// ended), for a Stream to keep.
+func (p *Processor) apply(ctx context.Context, owner string, e event.Event, ret bool) ([]Change, *leanRun) {
 	subscribed := p.nsubs.Load() > 0
 	p.mu.Lock()
 	if lr, ok := p.lean[owner]; ok {
+		if !ret {
+			lr = p.record(ctx, owner, lr, e, true)
+			p.mu.Unlock()
+			return nil, lr
+		}
 		// Apply always projects: the run is projected from here on.
 		p.dropLean(owner, lr)
 	} else if _, projected := p.trees[owner]; !ret && !subscribed && !projected {
 		// The first event of a root run that nobody watches: lean.
-		p.record(ctx, owner, nil, e, true)
+		lr := p.record(ctx, owner, nil, e, true)
 		p.mu.Unlock()
-		return nil
+		return nil, lr
 	}
 	// One applier is reused under p.mu: no allocation per event.
 	a := &p.scratch
@@ -175,9 +176,9 @@ func (p *Processor) apply(ctx context.Context, owner string, e event.Event, ret 
 		p.subMu.RUnlock()
 	}
 	if !ret {
-		return nil
+		return nil, nil
 	}
-	return out
+	return out, nil
 }
 
 // sess is the projection of one session.
