@@ -122,6 +122,22 @@ type run struct {
 	turn turnState
 }
 
+// runPool recycles the state of finished runs (with the capacity of their
+// turn buffers): it is the largest allocation of a run, and nothing refers
+// to it once Run has returned (the messages it returns are not its own
+// array's to reuse, so they are not recycled).
+var runPool = sync.Pool{New: func() any { return new(run) }}
+
+// release clears r and puts it back into runPool.
+func (r *run) release() {
+	calls, yieldFn := r.turn.calls[:0], r.turn.yieldFn
+	clear(calls[:cap(calls)])
+	*r = run{}
+	// yieldFn is bound to r.turn, which stays this run value's.
+	r.turn.calls, r.turn.yieldFn = calls, yieldFn
+	runPool.Put(r)
+}
+
 // HistoryFrom returns a copy of the conversation of the agent run that ctx
 // belongs to (for workers with pass_message_history), or nil.
 func HistoryFrom(ctx context.Context) []model.Message {
@@ -181,16 +197,14 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 	// Room for the prompt and a tool round trip without growing.
 	msgs := make([]model.Message, len(inv.History), len(inv.History)+4)
 	copy(msgs, inv.History)
-	r := &run{a: a, inv: inv, sink: inv.Sink, msgs: msgs}
+	r := runPool.Get().(*run)
+	r.a, r.inv, r.sink, r.msgs = a, inv, inv.Sink, msgs
 	r.added = len(r.msgs)
 	r.persistCtx = spawn.WithoutCancel(ctx)
 	if spawn.InvocationFrom(ctx) != inv {
 		ctx = spawn.WithInvocation(ctx, inv)
 	}
 	inv.NodeState = r
-	// Async children must end before this session does (their events belong
-	// inside this session's span).
-	defer inv.WaitAsync()
 	defer func() {
 		res.Usage, res.Cost = r.usage, r.cost
 		// No copy: messages are never changed once appended and nothing
@@ -199,6 +213,11 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 		r.mu.Lock()
 		res.Messages = r.msgs[r.added:len(r.msgs):len(r.msgs)]
 		r.mu.Unlock()
+		// Async children must end before this session does (their events
+		// belong inside this session's span); then nothing refers to r.
+		inv.WaitAsync()
+		inv.NodeState = nil
+		r.release()
 	}()
 
 	r.sink.Emit(event.RunStarted{SessionID: inv.Session.ID, RunID: inv.RunID, AgentName: a.cfg.Name, ParentSessionID: inv.Session.ParentID})
