@@ -38,7 +38,7 @@ type Result struct {
 // Invocation is one run of a node in a session. It is created by the pool
 // for a root run and by Spawn for a child.
 type Invocation struct {
-	Session session.Session // the session the node runs in
+	Session session.Session // the session the node runs in, as created; read-only (the store keeps the live record)
 	RunID   string
 	Prompt  string
 	History []model.Message // earlier conversation the node continues

@@ -95,9 +95,9 @@ func Spawn(ctx context.Context, parent *Invocation, req Request) (Child, error) 
 		Runtime: rt, ToolCallID: req.ToolCallID, run: parent.run,
 	}
 	inv.handle = &inv.h
-	inv.wrap = wrapSink{parent: parent.Sink, childID: child.ID, parentID: parent.Session.ID,
-		name: child.AgentName, sourceType: child.SourceType, depth: depth, toolCallID: req.ToolCallID}
-	inv.wrap.path = []string{child.ID}
+	// The wrapper reads the child's record from the invocation: nothing a
+	// node does changes inv.Session (the store keeps the live record).
+	inv.wrap = wrapSink{parent: parent.Sink, child: inv, path: []string{child.ID}}
 	inv.Sink = &inv.wrap
 	rt.register(child.ID, inv.handle)
 
@@ -332,15 +332,10 @@ func cut(s string, n int) string {
 // one-element path, and the path of a descendant's event is extended once
 // per descendant and then reused (last holds the latest extension).
 type wrapSink struct {
-	parent     event.Sink
-	childID    string
-	parentID   string
-	name       string
-	sourceType string
-	depth      int
-	toolCallID string
-	path       []string // []string{childID}
-	last       atomic.Pointer[pathExt]
+	parent event.Sink
+	child  *Invocation // the wrapped session: its record and tool call id
+	path   []string    // []string{child.Session.ID}
+	last   atomic.Pointer[pathExt]
 }
 
 // pathExt remembers the path made for a descendant's path.
@@ -356,9 +351,10 @@ func (w *wrapSink) Emit(e event.Event) {
 		w.parent.Emit(s)
 		return
 	}
+	c := w.child
 	w.parent.Emit(event.Subagent{
-		SourceName: w.name, SourceType: w.sourceType, Depth: w.depth,
-		ChildSessionID: w.childID, ParentSessionID: w.parentID, ToolCallID: w.toolCallID,
+		SourceName: c.Session.AgentName, SourceType: c.Session.SourceType, Depth: c.Session.Depth,
+		ChildSessionID: c.Session.ID, ParentSessionID: c.Session.ParentID, ToolCallID: c.ToolCallID,
 		Path: w.path, Event: e,
 	})
 }
@@ -373,7 +369,7 @@ func (w *wrapSink) extend(in []string) []string {
 		return x.out
 	}
 	out := make([]string, len(in)+1)
-	out[0] = w.childID
+	out[0] = w.child.Session.ID
 	copy(out[1:], in)
 	w.last.Store(&pathExt{from: &in[0], n: len(in), out: out})
 	return out
