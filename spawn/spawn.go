@@ -97,7 +97,8 @@ func Spawn(ctx context.Context, parent *Invocation, req Request) (Child, error) 
 	inv.handle = &inv.h
 	// The wrapper reads the child's record from the invocation: nothing a
 	// node does changes inv.Session (the store keeps the live record).
-	inv.wrap = wrapSink{parent: parent.Sink, child: inv, path: []string{child.ID}}
+	inv.wrap = wrapSink{parent: parent.Sink, child: inv, one: [1]string{child.ID}}
+	inv.wrap.path = inv.wrap.one[:1:1]
 	inv.Sink = &inv.wrap
 	rt.register(child.ID, inv.handle)
 
@@ -334,7 +335,8 @@ func cut(s string, n int) string {
 type wrapSink struct {
 	parent event.Sink
 	child  *Invocation // the wrapped session: its record and tool call id
-	path   []string    // []string{child.Session.ID}
+	path   []string    // one[:]: the child's id
+	one    [1]string
 	last   atomic.Pointer[pathExt]
 }
 
