@@ -97,8 +97,7 @@ func Spawn(ctx context.Context, parent *Invocation, req Request) (Child, error) 
 	inv.handle = &inv.h
 	// The wrapper reads the child's record from the invocation: nothing a
 	// node does changes inv.Session (the store keeps the live record).
-	inv.wrap = wrapSink{parent: parent.Sink, child: inv, one: [1]string{child.ID}}
-	inv.wrap.path = inv.wrap.one[:1:1]
+	inv.wrap = wrapSink{parent: parent.Sink, child: inv, path: []string{child.ID}}
 	inv.Sink = &inv.wrap
 	rt.register(child.ID, inv.handle)
 
@@ -335,8 +334,7 @@ func cut(s string, n int) string {
 type wrapSink struct {
 	parent event.Sink
 	child  *Invocation // the wrapped session: its record and tool call id
-	path   []string    // one[:]: the child's id
-	one    [1]string
+	path   []string    // []string{child.Session.ID}
 	last   atomic.Pointer[pathExt]
 }
 
