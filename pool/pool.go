@@ -334,7 +334,7 @@ func (p *Pool) runRoot(ctx context.Context, node spawn.Node, inv *spawn.Invocati
 			res = spawn.Result{StopReason: event.StopError, Err: fmt.Errorf("panic: %v", r)}
 		}
 	}()
-	res = node.Run(spawn.WithInvocation(ctx, inv), inv)
+	res = node.Run(inv.RunContext(ctx), inv)
 	if res.StopReason == "" {
 		res.StopReason = event.StopCompleted
 	}

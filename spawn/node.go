@@ -51,7 +51,8 @@ type Invocation struct {
 	// (agent.HistoryFrom).
 	NodeState any
 
-	run     *runState // the root's rootRun, shared by the whole tree
+	ictx    invocationCtx // see RunContext
+	run     *runState     // the root's rootRun, shared by the whole tree
 	rootRun runState
 	handle  *handle // &h
 	h       handle
@@ -105,6 +106,28 @@ type invocationKey struct{}
 // the session they run in.
 func WithInvocation(ctx context.Context, inv *Invocation) context.Context {
 	return context.WithValue(ctx, invocationKey{}, inv)
+}
+
+// RunContext is WithInvocation for the context a node runs in: the
+// context lives inside inv (no allocation). It is meant to be called once
+// per invocation, by whoever runs its node (Spawn, the pool).
+func (inv *Invocation) RunContext(ctx context.Context) context.Context {
+	inv.ictx = invocationCtx{Context: ctx, inv: inv}
+	return &inv.ictx
+}
+
+// invocationCtx is a context that carries an invocation, like the one
+// WithInvocation makes, stored in the invocation itself.
+type invocationCtx struct {
+	context.Context
+	inv *Invocation
+}
+
+func (c *invocationCtx) Value(key any) any {
+	if key == (invocationKey{}) {
+		return c.inv
+	}
+	return c.Context.Value(key)
 }
 
 // InvocationFrom returns the invocation a tool runs in, or nil.

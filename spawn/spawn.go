@@ -196,7 +196,7 @@ func (rt *Runtime) runChild(ctx context.Context, parent, inv *Invocation, req *R
 				hasResult = false
 			}
 		}()
-		res = req.Node.Run(WithInvocation(ctx, inv), inv)
+		res = req.Node.Run(inv.RunContext(ctx), inv)
 		// The child has settled: copy its final output before anyone (the
 		// caller, a lifecycle observer) can touch the result.
 		if rt.cfg.Lifecycle != nil { // only an observer reads it
