@@ -54,28 +54,26 @@ type Invocation struct {
 	ictx    invocationCtx // see RunContext
 	run     *runState     // the root's rootRun, shared by the whole tree
 	rootRun runState
-	handle  *handle // &h
 	h       handle
 	wrap    wrapSink       // a child's Sink (Spawn), allocated with the invocation
 	async   sync.WaitGroup // this session's async children
 
-	workerMu      sync.Mutex
-	workerHistory map[string][]model.Message // worker name -> kept history (reset_history_on_run: false)
+	workerHistory map[string][]model.Message // worker name -> kept history (reset_history_on_run: false); under h.mu
 }
 
 // Inject queues content for the session's next model request. Once the
 // session has been torn down nothing more is queued; the refusal is logged.
 func (inv *Invocation) Inject(content string) {
-	if !inv.handle.inbox.TryInject(content) && inv.Runtime != nil {
+	if !inv.h.inbox.TryInject(content) && inv.Runtime != nil {
 		inv.Runtime.Logger().Warn("inject after teardown dropped", "session", inv.Session.ID)
 	}
 }
 
 // Inbox returns the session's queue of injected messages.
-func (inv *Invocation) Inbox() *Inbox { return &inv.handle.inbox }
+func (inv *Invocation) Inbox() *Inbox { return &inv.h.inbox }
 
 // PendingAsync reports how many async children of this session still run.
-func (inv *Invocation) PendingAsync() int { return int(inv.handle.pendingAsync.Load()) }
+func (inv *Invocation) PendingAsync() int { return int(inv.h.pendingAsync.Load()) }
 
 // WaitAsync waits until every async child of this session has ended.
 func (inv *Invocation) WaitAsync() { inv.async.Wait() }
@@ -85,7 +83,7 @@ func (inv *Invocation) Depth() int { return inv.Session.Depth }
 
 // addChildTotals is called by a child's spawn when it ends, to roll up usage.
 func (inv *Invocation) addChildTotals(u event.Usage, cost float64) {
-	h := inv.handle
+	h := &inv.h
 	h.mu.Lock()
 	h.childUsage.Add(u)
 	h.childCost += cost
@@ -94,7 +92,7 @@ func (inv *Invocation) addChildTotals(u event.Usage, cost float64) {
 
 // ChildTotals returns the usage and cost of every descendant that ended.
 func (inv *Invocation) ChildTotals() (event.Usage, float64) {
-	h := inv.handle
+	h := &inv.h
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.childUsage, h.childCost

@@ -245,8 +245,7 @@ func (rt *Runtime) NewRoot(s session.Session, runID, prompt string, history []mo
 		Session: s, RunID: runID, Prompt: prompt, History: history, Sink: sink, Runtime: rt,
 	}
 	inv.run = &inv.rootRun
-	inv.handle = &inv.h
-	rt.register(s.ID, inv.handle)
+	rt.register(s.ID, &inv.h)
 	return inv
 }
 
@@ -256,7 +255,7 @@ func (rt *Runtime) NewRoot(s session.Session, runID, prompt string, history []mo
 func (rt *Runtime) Release(inv *Invocation) []string {
 	inv.async.Wait()
 	rt.unregister(inv.Session.ID)
-	return inv.handle.inbox.Close()
+	return inv.h.inbox.Close()
 }
 
 // Inbox is a session's queue of injected context. Safe for concurrent use.

@@ -60,7 +60,7 @@ func Spawn(ctx context.Context, parent *Invocation, req Request) (Child, error) 
 		return Child{}, fmt.Errorf("cannot spawn %s: %w (max_spawns %d)", req.Node.Name(), ErrSpawnBudget, rt.limits.MaxSpawns)
 	}
 	// Concurrency: wait for a slot among the parent's running children.
-	sem := parent.handle.slots(rt.limits.MaxChildren)
+	sem := parent.h.slots(rt.limits.MaxChildren)
 	select {
 	case sem <- struct{}{}:
 	case <-ctx.Done():
@@ -94,12 +94,11 @@ func Spawn(ctx context.Context, parent *Invocation, req Request) (Child, error) 
 		Session: child, RunID: id.AscendingAt(id.Run, now), Prompt: req.Prompt, History: model.CloneMessages(req.History),
 		Runtime: rt, ToolCallID: req.ToolCallID, run: parent.run,
 	}
-	inv.handle = &inv.h
 	// The wrapper reads the child's record from the invocation: nothing a
 	// node does changes inv.Session (the store keeps the live record).
 	inv.wrap = wrapSink{parent: parent.Sink, child: inv, path: []string{child.ID}}
 	inv.Sink = &inv.wrap
-	rt.register(child.ID, inv.handle)
+	rt.register(child.ID, &inv.h)
 
 	runMode := event.RunModeSync
 	var task *Task
@@ -139,7 +138,7 @@ func Spawn(ctx context.Context, parent *Invocation, req Request) (Child, error) 
 		defer releaseSlot(sem, busy) // even if runChild panics (a tool's caller recovers)
 		return Child{SessionID: child.ID, Result: rt.runChild(ctx, parent, inv, &req, &info, now)}, nil
 	}
-	parent.handle.pendingAsync.Add(1)
+	parent.h.pendingAsync.Add(1)
 	parent.async.Add(1)
 	// Copies for the goroutine, so that only the async path moves them to
 	// the heap.
@@ -157,10 +156,10 @@ func Spawn(ctx context.Context, parent *Invocation, req Request) (Child, error) 
 		close(task.done)
 		// Inject before the pending count drops, so that a loop that sees no
 		// pending child also sees its result in the inbox.
-		parent.handle.inbox.Inject(asyncResultMessage(task, res))
-		parent.handle.pendingAsync.Add(-1)
+		parent.h.inbox.Inject(asyncResultMessage(task, res))
+		parent.h.pendingAsync.Add(-1)
 		// Wake a loop that waits for its pending children to end.
-		parent.handle.inbox.wake()
+		parent.h.inbox.wake()
 	}()
 	return Child{SessionID: child.ID, TaskID: task.ID}, nil
 }
@@ -227,7 +226,7 @@ func (rt *Runtime) runChild(ctx context.Context, parent, inv *Invocation, req *R
 	rt.unregister(inv.Session.ID)
 	// Close drains the inbox and refuses later injections, so nothing
 	// injected before teardown is lost (spec/HOOKS.md §3 rule 6).
-	if left := inv.handle.inbox.Close(); len(left) > 0 {
+	if left := inv.h.inbox.Close(); len(left) > 0 {
 		// Keep what was injected after the child's last request: it is
 		// stored with the child's conversation rather than lost.
 		msgs := make([]session.Message, len(left))

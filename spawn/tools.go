@@ -169,9 +169,9 @@ func WorkerTool(name, description string, opts WorkerOptions) tool.Tool {
 			history = append(history, opts.History(ctx)...)
 		}
 		if !opts.ResetHistoryOnRun {
-			inv.workerMu.Lock()
+			inv.h.mu.Lock()
 			history = append(history, inv.workerHistory[name]...)
-			inv.workerMu.Unlock()
+			inv.h.mu.Unlock()
 		}
 		child, err := Spawn(ctx, inv, Request{
 			Node: node, Prompt: a.Prompt, Description: description, Mechanism: event.MechanismWorker,
@@ -181,12 +181,12 @@ func WorkerTool(name, description string, opts WorkerOptions) tool.Tool {
 			return tool.Errorf("ask_%s: %v%s", name, err, limitHint(err)), nil
 		}
 		if !opts.ResetHistoryOnRun {
-			inv.workerMu.Lock()
+			inv.h.mu.Lock()
 			if inv.workerHistory == nil {
 				inv.workerHistory = map[string][]model.Message{}
 			}
 			inv.workerHistory[name] = append(inv.workerHistory[name], child.Result.Messages...)
-			inv.workerMu.Unlock()
+			inv.h.mu.Unlock()
 		}
 		return childResult(child), nil
 	}), func(tool.Call) string { return title }}
