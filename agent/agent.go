@@ -120,6 +120,7 @@ type run struct {
 	stored [1]session.Message
 	// turn is the per-turn state, reused by every turn of the run.
 	turn turnState
+	req  model.Request // the model request of the current turn
 }
 
 // runPool recycles the state of finished runs (with the capacity of their
@@ -250,7 +251,10 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 			return r.fail(ctx, fmt.Errorf("%w (%d)", ErrMaxTurns, a.cfg.MaxTurns), event.StopError, "max_turns")
 		}
 		r.drainInbox(ctx)
-		req := &model.Request{System: a.cfg.SystemPrompt, Messages: r.snapshot(), Tools: a.specs}
+		// One request value per run, rewritten every turn (a model must
+		// not keep a request after its stream ended: model.Model).
+		r.req = model.Request{System: a.cfg.SystemPrompt, Messages: r.snapshot(), Tools: a.specs}
+		req := &r.req
 		if h := a.cfg.Hooks; h != nil {
 			req = h.ModelRequest(ctx, a.cfg.Name, inv.Session.ID, req)
 		}
