@@ -51,7 +51,8 @@ FUZZ_TARGETS = \
 	./server/acp:FuzzServe \
 	./server/acp:FuzzLineReader \
 	./server/agui:FuzzRunRequest \
-	./server/opencode:FuzzRequestBodies
+	./server/opencode:FuzzRequestBodies \
+	./internal/jsonstr:FuzzAppendJSONString
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
