@@ -24,8 +24,9 @@
 // Guarantees:
 //
 //   - Duplicate guard: a spawn_session_start for a child the processor has
-//     already seen (in any stream, for the life of the process) changes
-//     nothing in the projection. The child may already exist in the store
+//     already seen (in any stream: while its run is projected, and after
+//     it ended for the last 65,536 ended children) changes nothing in the
+//     projection. The child may already exist in the store
 //     (spawn.Spawn creates it before the start); that is expected.
 //   - Reactive fallback: an event of a child that arrives without its
 //     spawn_session_start (streams of older producers) creates the child

@@ -671,3 +671,28 @@ func TestStreamAfterItsRunEnded(t *testing.T) {
 		t.Fatalf("%d lean runs left", len(p.lean))
 	}
 }
+
+// The duplicate guard keeps the last maxDone ended children, not one id
+// per child for the life of the process.
+func TestDuplicateGuardIsBounded(t *testing.T) {
+	p := New(nil, nil)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i := range maxDone + 10 {
+		p.markDone(fmt.Sprintf("ses_%d", i))
+	}
+	p.markDone("ses_20") // already known: nothing moves
+	if len(p.done) != maxDone || len(p.doneRing) != maxDone {
+		t.Fatalf("guard holds %d ids (ring %d), want %d", len(p.done), len(p.doneRing), maxDone)
+	}
+	for _, id := range []string{"ses_0", "ses_9"} {
+		if _, ok := p.done[id]; ok {
+			t.Errorf("%s, among the oldest, is still guarded", id)
+		}
+	}
+	for _, id := range []string{"ses_10", "ses_20", fmt.Sprintf("ses_%d", maxDone+9)} {
+		if _, ok := p.done[id]; !ok {
+			t.Errorf("%s is not guarded", id)
+		}
+	}
+}

@@ -28,9 +28,13 @@ type Processor struct {
 	// a finished run's projection can be released.
 	trees map[string][]string
 	// done holds the ids of children whose run has finished and whose
-	// projection was released: the duplicate guard for the life of the
-	// process, at the cost of one id per child of a projected run.
-	done map[string]struct{}
+	// projection was released: the duplicate guard, for the last
+	// maxDone of them (doneRing keeps their order, doneNext is the
+	// oldest's slot), so that a long-running server does not keep an id
+	// per child forever.
+	done     map[string]struct{}
+	doneRing []string
+	doneNext int
 
 	scratch applier // reused by every apply, under mu
 
@@ -779,6 +783,28 @@ func (a *applier) streamComplete(s *sess, ev event.StreamComplete) {
 	}
 }
 
+// maxDone bounds the duplicate guard: ids of this many ended children are
+// kept (about 100 bytes each).
+const maxDone = 1 << 16
+
+// markDone adds id to the duplicate guard, forgetting the oldest id when
+// the guard is full. Under p.mu. (An id taken out of done, a child resumed
+// as a root, may stay in the ring; if it ends again, its older slot's
+// eviction forgets it early, which only shortens its guard.)
+func (p *Processor) markDone(id string) {
+	if _, ok := p.done[id]; ok {
+		return
+	}
+	if len(p.doneRing) < maxDone {
+		p.doneRing = append(p.doneRing, id)
+	} else {
+		delete(p.done, p.doneRing[p.doneNext])
+		p.doneRing[p.doneNext] = id
+		p.doneNext = (p.doneNext + 1) % maxDone
+	}
+	p.done[id] = struct{}{}
+}
+
 // release drops the projection of a finished root run and of every
 // session under it; ended children stay known to the duplicate guard. A
 // later run of the same root (a resumed session) starts from the store.
@@ -788,7 +814,7 @@ func (a *applier) release(root *sess) {
 	}
 	for _, id := range a.p.trees[a.owner] {
 		if id != a.owner {
-			a.p.done[id] = struct{}{}
+			a.p.markDone(id)
 		}
 		delete(a.p.sessions, id)
 	}
