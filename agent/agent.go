@@ -66,13 +66,41 @@ func New(cfg Config) (*Agent, error) {
 			return nil, fmt.Errorf("agent %s: duplicate tool %q", cfg.Name, info.Name)
 		}
 		a.tools[info.Name] = t
-		params := info.Parameters
-		if len(params) == 0 {
-			params = json.RawMessage(`{"type":"object","properties":{}}`)
-		}
-		a.specs = append(a.specs, model.ToolSpec{Name: info.Name, Description: info.Description, Parameters: params})
+		a.specs = append(a.specs, toolSpec(info))
 	}
 	return a, nil
+}
+
+// toolsFor returns the tools of a run under ctx: the agent's own, plus the
+// extra tools the context carries (tool.WithExtra) whose names the agent
+// does not already use.
+func (a *Agent) toolsFor(ctx context.Context) (map[string]tool.Tool, []model.ToolSpec) {
+	extra := tool.ExtraFrom(ctx)
+	if len(extra) == 0 {
+		return a.tools, a.specs
+	}
+	tools := make(map[string]tool.Tool, len(a.tools)+len(extra))
+	for k, v := range a.tools {
+		tools[k] = v
+	}
+	specs := slices.Clip(a.specs)
+	for _, t := range extra {
+		info := t.Info()
+		if _, dup := tools[info.Name]; dup {
+			continue
+		}
+		tools[info.Name] = t
+		specs = append(specs, toolSpec(info))
+	}
+	return tools, specs
+}
+
+func toolSpec(info tool.Info) model.ToolSpec {
+	params := info.Parameters
+	if len(params) == 0 {
+		params = json.RawMessage(`{"type":"object","properties":{}}`)
+	}
+	return model.ToolSpec{Name: info.Name, Description: info.Description, Parameters: params}
 }
 
 // Name implements spawn.Node.
@@ -121,6 +149,10 @@ type run struct {
 	// turn is the per-turn state, reused by every turn of the run.
 	turn turnState
 	req  model.Request // the model request of the current turn
+	// tools and specs are the agent's, or, when the run's context carries
+	// extra tools (tool.WithExtra), the agent's plus those.
+	tools map[string]tool.Tool
+	specs []model.ToolSpec
 }
 
 // runPool recycles the state of finished runs (with the capacity of their
@@ -200,6 +232,7 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 	copy(msgs, inv.History)
 	r := runPool.Get().(*run)
 	r.a, r.inv, r.sink, r.msgs = a, inv, inv.Sink, msgs
+	r.tools, r.specs = a.toolsFor(ctx)
 	r.added = len(r.msgs)
 	r.persistCtx = spawn.WithoutCancel(ctx)
 	if spawn.InvocationFrom(ctx) != inv {
@@ -253,7 +286,7 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 		r.drainInbox(ctx)
 		// One request value per run, rewritten every turn (a model must
 		// not keep a request after its stream ended: model.Model).
-		r.req = model.Request{System: a.cfg.SystemPrompt, Messages: r.snapshot(), Tools: a.specs}
+		r.req = model.Request{System: a.cfg.SystemPrompt, Messages: r.snapshot(), Tools: r.specs}
 		req := &r.req
 		if h := a.cfg.Hooks; h != nil {
 			req = h.ModelRequest(ctx, a.cfg.Name, inv.Session.ID, req)
@@ -601,24 +634,31 @@ func (r *run) runTool(ctx context.Context, c model.Part) model.Part {
 		b, _ := json.Marshal(string(raw))
 		raw = b
 	}
-	call := tool.Call{ID: c.ToolCallID, Name: c.ToolName, Args: raw}
-	t, ok := r.a.tools[c.ToolName]
+	call := tool.Call{ID: c.ToolCallID, Name: c.ToolName, Args: raw, SessionID: r.inv.Session.ID}
+	t, ok := r.tools[c.ToolName]
 	title, kind := c.ToolName, tool.KindOther
+	var locs []tool.Location
 	if ok {
 		title = tool.Title(t, call)
 		if k := t.Info().Kind; k != "" {
 			kind = k
 		}
+		locs = tool.Locations(t, call)
 	}
-	r.sink.Emit(event.ToolCallStart{ToolCallID: c.ToolCallID, ToolName: c.ToolName, Title: title, ToolKind: kind, RawInput: raw})
+	r.sink.Emit(event.ToolCallStart{ToolCallID: c.ToolCallID, ToolName: c.ToolName, Title: title, ToolKind: kind, RawInput: raw, Locations: locs})
 	var res tool.Result
 	switch {
 	case !ok:
-		res = tool.Errorf("unknown tool %q; available tools: %s", c.ToolName, strings.Join(r.a.ToolNames(), ", "))
+		names := make([]string, len(r.specs))
+		for i, s := range r.specs {
+			names[i] = s.Name
+		}
+		res = tool.Errorf("unknown tool %q; available tools: %s", c.ToolName, strings.Join(names, ", "))
 	default:
 		res = r.execute(ctx, t, call)
 	}
-	r.sink.Emit(event.ToolCallComplete{ToolCallID: c.ToolCallID, ToolName: c.ToolName, ToolInput: raw, ToolResult: res.Content, IsError: res.IsError, AgentName: r.a.cfg.Name})
+	r.sink.Emit(event.ToolCallComplete{ToolCallID: c.ToolCallID, ToolName: c.ToolName, ToolInput: raw, ToolResult: res.Content, IsError: res.IsError, AgentName: r.a.cfg.Name,
+		Locations: res.Locations, Diffs: res.Diffs, Metadata: res.Metadata})
 	return model.Part{Kind: model.PartToolResult, ToolCallID: c.ToolCallID, ToolName: c.ToolName, Text: res.Content, IsError: res.IsError}
 }
 

@@ -151,6 +151,24 @@ type ToolCallStart struct {
 	Title      string          `json:"title"`
 	ToolKind   string          `json:"kind"`
 	RawInput   json.RawMessage `json:"raw_input"`
+	// Locations are the files the call touches, when the tool knows them
+	// from its input (file tools), for editors that follow along.
+	Locations []Location `json:"locations,omitempty"`
+}
+
+// Location is a file a tool call reads or changes; Line is 1-based, 0
+// when the call concerns the whole file.
+type Location struct {
+	Path string `json:"path"`
+	Line int    `json:"line,omitempty"`
+}
+
+// FileDiff is a change a tool made to a file, for front ends that show
+// diffs. OldText is nil for a file the call created.
+type FileDiff struct {
+	Path    string  `json:"path"`
+	OldText *string `json:"old_text,omitempty"`
+	NewText string  `json:"new_text"`
 }
 
 // ProgressItem is one item of tool progress.
@@ -175,6 +193,12 @@ type ToolCallComplete struct {
 	ToolResult string          `json:"tool_result"`
 	IsError    bool            `json:"is_error,omitempty"`
 	AgentName  string          `json:"agent_name"`
+	// Locations, Diffs and Metadata are for front ends and never reach the
+	// model: the files the call touched, the changes it made, and
+	// tool-specific machine fields (exit_code, truncated, ...).
+	Locations []Location     `json:"locations,omitempty"`
+	Diffs     []FileDiff     `json:"diffs,omitempty"`
+	Metadata  map[string]any `json:"metadata,omitempty"`
 }
 
 // PlanEntry is one entry of a plan.

@@ -7,6 +7,8 @@ import (
 	"fmt"
 
 	"github.com/invopop/jsonschema"
+
+	"github.com/agentpool/agentpool/event"
 )
 
 // ACP tool kinds (spec/EVENTS.md tool_call_start.kind).
@@ -36,12 +38,33 @@ type Call struct {
 	ID   string          // the tool call id the model gave
 	Name string          // the tool name
 	Args json.RawMessage // the arguments, a JSON object
+	// SessionID is the session whose agent made the call ("" outside a
+	// run). Tools that keep per-session state (files read, background
+	// shells, todos) key it by this id.
+	SessionID string
 }
 
-// Result is what goes back to the model.
+// Location is a file a call reads or changes (event.Location).
+type Location = event.Location
+
+// Diff is a change a call made to a file (event.FileDiff).
+type Diff = event.FileDiff
+
+// Result is what goes back to the model. Only Content and IsError reach
+// the model; Locations, Diffs and Metadata are for front ends (they travel
+// in tool_call_complete).
 type Result struct {
-	Content string
-	IsError bool
+	Content   string
+	IsError   bool
+	Locations []Location
+	Diffs     []Diff
+	Metadata  map[string]any
+}
+
+// Locator is implemented by tools that can name, from a call's input, the
+// files it will touch (shown by editors as the call starts).
+type Locator interface {
+	Locations(call Call) []Location
 }
 
 // Tool is something an agent can call.
@@ -73,6 +96,14 @@ func Run(ctx context.Context, t Tool, call Call) (res Result) {
 		return Errorf("tool %s failed: %v", call.Name, err)
 	}
 	return r
+}
+
+// Locations returns the files a call will touch, when t knows them.
+func Locations(t Tool, call Call) []Location {
+	if l, ok := t.(Locator); ok {
+		return l.Locations(call)
+	}
+	return nil
 }
 
 // Title returns the display title of a call.

@@ -1,0 +1,26 @@
+package tool
+
+import "context"
+
+type extraKey struct{}
+
+// WithExtra returns a context whose agent runs offer tools besides their
+// own: the tools a front end attached to one session (for example the MCP
+// servers an ACP client named in session/new). Runs of child sessions
+// started under ctx see them too. A tool whose name an agent already has
+// is not added to that agent (its own tool wins).
+func WithExtra(ctx context.Context, tools ...Tool) context.Context {
+	if len(tools) == 0 {
+		return ctx
+	}
+	prev := ExtraFrom(ctx)
+	all := make([]Tool, 0, len(prev)+len(tools))
+	all = append(append(all, prev...), tools...)
+	return context.WithValue(ctx, extraKey{}, all)
+}
+
+// ExtraFrom returns the tools WithExtra attached to ctx.
+func ExtraFrom(ctx context.Context) []Tool {
+	t, _ := ctx.Value(extraKey{}).([]Tool)
+	return t
+}
