@@ -10,6 +10,7 @@ require (
 )
 
 require (
+	github.com/bmatcuk/doublestar/v4 v4.10.4 // indirect
 	github.com/modelcontextprotocol/go-sdk v1.8.0 // indirect
 	golang.org/x/net v0.62.0 // indirect
 )
