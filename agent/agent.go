@@ -35,8 +35,12 @@ type Config struct {
 	SystemPrompt string
 	Model        model.Model
 	Tools        []tool.Tool
-	MaxTurns     int
-	Hooks        Hooks // optional interception points; nil means none
+	// Toolsets are tools known at run time (MCP servers): asked for their
+	// tools when a run starts; one that fails costs the run its tools and
+	// is reported as a toolset_error custom event.
+	Toolsets []tool.Toolset
+	MaxTurns int
+	Hooks    Hooks // optional interception points; nil means none
 }
 
 // Agent is an immutable agent definition.
@@ -71,11 +75,25 @@ func New(cfg Config) (*Agent, error) {
 	return a, nil
 }
 
-// toolsFor returns the tools of a run under ctx: the agent's own, plus the
-// extra tools the context carries (tool.WithExtra) whose names the agent
-// does not already use.
-func (a *Agent) toolsFor(ctx context.Context) (map[string]tool.Tool, []model.ToolSpec) {
+// EventToolsetError is the custom event type of a toolset that could not
+// give its tools to a run (event_data: toolset, error).
+const EventToolsetError = "toolset_error"
+
+// toolsFor returns the tools of a run under ctx: the agent's own, the tools
+// of its toolsets, and the extra tools the context carries (tool.WithExtra),
+// each name once (the first wins).
+func (a *Agent) toolsFor(ctx context.Context, sink event.Sink) (map[string]tool.Tool, []model.ToolSpec) {
 	extra := tool.ExtraFrom(ctx)
+	for _, ts := range a.cfg.Toolsets {
+		got, err := ts.Tools(ctx)
+		if err != nil {
+			sink.Emit(event.Custom{EventType: EventToolsetError, Source: "agent", EventData: map[string]any{
+				"agent": a.cfg.Name, "toolset": ts.Name(), "error": err.Error(),
+			}})
+			continue
+		}
+		extra = append(got[:len(got):len(got)], extra...)
+	}
 	if len(extra) == 0 {
 		return a.tools, a.specs
 	}
@@ -232,7 +250,6 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 	copy(msgs, inv.History)
 	r := runPool.Get().(*run)
 	r.a, r.inv, r.sink, r.msgs = a, inv, inv.Sink, msgs
-	r.tools, r.specs = a.toolsFor(ctx)
 	r.added = len(r.msgs)
 	r.persistCtx = spawn.WithoutCancel(ctx)
 	if spawn.InvocationFrom(ctx) != inv {
@@ -255,6 +272,7 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 	}()
 
 	r.sink.Emit(event.RunStarted{SessionID: inv.Session.ID, RunID: inv.RunID, AgentName: a.cfg.Name, ParentSessionID: inv.Session.ParentID})
+	r.tools, r.specs = a.toolsFor(ctx, r.sink)
 
 	prompt := inv.Prompt
 	if h := a.cfg.Hooks; h != nil && prompt != "" {

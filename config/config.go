@@ -25,11 +25,6 @@ const (
 	ModelAnthropic = "anthropic"
 )
 
-// Toolset types.
-const (
-	ToolsetSubagent = "subagent"
-)
-
 // Tool approval decisions (agent field `tool_approval`).
 const (
 	ApprovalAllow = "allow" // run the tool
@@ -58,6 +53,13 @@ type Manifest struct {
 	Storage      Storage
 	Hooks        Hooks
 	Limits       Limits
+	// Workspace is `workspace:`, the directory file and shell tools act in,
+	// as written (relative to the manifest; see ResolvePath). Empty: the
+	// current directory.
+	Workspace string
+	// MCPServers are the manifest-level `mcp_servers:`, offered to every
+	// agent.
+	MCPServers []MCPServer
 }
 
 // Agent is one entry of `agents:`.
@@ -73,7 +75,9 @@ type Agent struct {
 	// of path.Match (for example "ask_*") or "*", mapped to ApprovalAllow,
 	// ApprovalAsk or ApprovalDeny. Nil when unset. See ApprovalFor.
 	ToolApproval map[string]string
-	Line         int // line of the agent's key
+	// MCPServers are the agent's own `mcp_servers:`, besides the manifest's.
+	MCPServers []MCPServer
+	Line       int // line of the agent's key
 }
 
 // ApprovalFor returns the approval policy of the agent for a tool: see
@@ -84,7 +88,8 @@ func (a *Agent) ApprovalFor(tool string) string {
 
 // ToolApprovalFor returns the decision a `tool_approval` policy gives a
 // tool: the entry naming the tool exactly; else the longest matching
-// pattern (ties: the lexically smallest); else "*"; else ApprovalAllow.
+// pattern (ties: the lexically smallest); else "*"; else the tool's
+// DefaultApproval.
 func ToolApprovalFor(policy map[string]string, tool string) string {
 	if v, ok := policy[tool]; ok {
 		return v
@@ -107,7 +112,7 @@ func ToolApprovalFor(policy map[string]string, tool string) string {
 	if v, ok := policy["*"]; ok {
 		return v
 	}
-	return ApprovalAllow
+	return DefaultApproval(tool)
 }
 
 // ModelSpec is an agent's `model:`.

@@ -6,6 +6,7 @@ import (
 	"io"
 	pathpkg "path"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -13,8 +14,8 @@ import (
 )
 
 var (
-	topKeys     = []string{"default_agent", "agents", "teams", "storage", "hooks", "limits"}
-	agentKeys   = []string{"description", "model", "system_prompt", "tools", "toolsets", "workers", "max_turns", "tool_approval"}
+	topKeys     = []string{"default_agent", "agents", "teams", "storage", "hooks", "limits", "workspace", "mcp_servers"}
+	agentKeys   = []string{"description", "model", "system_prompt", "tools", "toolsets", "workers", "max_turns", "tool_approval", "mcp_servers"}
 	modelKeys   = []string{"type", "model", "base_url", "api_key", "api_key_env", "temperature", "max_tokens", "timeout", "input_price", "output_price", "custom_output_text", "call_tools", "tool_args", "turns", "delay"}
 	turnKeys    = []string{"text", "thinking", "tool_calls", "error", "delay", "finish_reason"}
 	callKeys    = []string{"name", "args"}
@@ -27,7 +28,7 @@ var (
 
 	modelTypes     = []string{ModelTest, ModelScripted, ModelOpenAI, ModelAnthropic}
 	approvalValues = []string{ApprovalAllow, ApprovalAsk, ApprovalDeny}
-	toolsetTypes   = []string{ToolsetSubagent}
+	toolsetTypes   = []string{ToolsetSubagent, ToolsetFileAccess, ToolsetExecution, ToolsetPlan, ToolsetFetch}
 	teamModes      = []string{ModeParallel, ModeSequential}
 	workerKinds    = []string{"agent", "team"}
 
@@ -181,6 +182,13 @@ func (p *parser) manifest(m *Manifest, root *yaml.Node) {
 		}
 	}
 
+	if e, ok := f["workspace"]; ok {
+		m.Workspace = p.requiredStr(e.val, "workspace")
+	}
+	if e, ok := f["mcp_servers"]; ok {
+		m.MCPServers = p.mcpServers(e.val, "mcp_servers")
+	}
+
 	var lf map[string]entry
 	if e, ok := f["limits"]; ok {
 		lf, _ = p.object(e.val, "limits", limitsKeys)
@@ -236,6 +244,9 @@ func (p *parser) agent(e entry) *Agent {
 	}
 	if fe, ok := f["tool_approval"]; ok {
 		a.ToolApproval = p.toolApproval(fe.val, path+".tool_approval")
+	}
+	if fe, ok := f["mcp_servers"]; ok {
+		a.MCPServers = p.mcpServers(fe.val, path+".mcp_servers")
 	}
 	return a
 }
@@ -543,15 +554,20 @@ func (p *parser) toolsets(n *yaml.Node, path string) []ToolsetSpec {
 				continue
 			}
 		}
+		written := typ
+		typ = canonicalToolset(typ)
 		if !contains(toolsetTypes, typ) {
 			p.add(tn.Line, ip, "unknown toolset type %q%s", typ, orKnown(typ, toolsetTypes))
 			continue
 		}
-		if line, dup := first[typ]; dup {
-			p.add(tn.Line, ip, "duplicate toolset %q (first listed at line %d)", typ, line)
+		if w, dup := first[written]; dup {
+			p.add(tn.Line, ip, "duplicate toolset %q (first listed at line %d)", written, w)
 			continue
 		}
-		first[typ] = c.Line
+		first[written] = c.Line
+		if slices.ContainsFunc(out, func(t ToolsetSpec) bool { return t.Type == typ }) {
+			continue // another name of a toolset already listed
+		}
 		out = append(out, ToolsetSpec{Type: typ, Line: c.Line})
 	}
 	return out

@@ -58,6 +58,7 @@ func (p *parser) validate(m *Manifest) {
 		}
 	}
 	p.teamCycles(m)
+	p.checkMCPNames(m)
 }
 
 // teamCycles reports every cycle of team membership (through other teams)

@@ -206,6 +206,9 @@ type PlanEntry struct {
 	Content  string `json:"content"`
 	Priority string `json:"priority"`
 	Status   string `json:"status"`
+	// ActiveForm is the entry in the present continuous ("Running the
+	// tests"), shown while it is in progress (Claude Code's todos).
+	ActiveForm string `json:"active_form,omitempty"`
 }
 
 // PlanUpdate replaces the current plan.

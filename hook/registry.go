@@ -325,8 +325,10 @@ func (r *Registry) PreTool(ctx context.Context, t agent.ToolInfo) agent.ToolDeci
 // closed: no listener, an empty or unknown outcome all give Unavailable.
 func (r *Registry) RequestApproval(ctx context.Context, req ApprovalRequest) ApprovalDecision {
 	req = cloneApproval(req)
-	d := r.OnApproval.Run(ctx, req, func(context.Context, ApprovalRequest) ApprovalDecision {
-		return ApprovalDecision{Outcome: Unavailable, Reason: "no approver is available"}
+	d := r.OnApproval.Run(ctx, req, func(_ context.Context, req ApprovalRequest) ApprovalDecision {
+		return ApprovalDecision{Outcome: Unavailable, Reason: fmt.Sprintf(
+			"no approver is available; to run %s without asking, set tool_approval: {%s: allow} on agent %s in the manifest",
+			req.ToolName, req.ToolName, req.Agent)}
 	})
 	switch d.Outcome {
 	case AllowedOnce, AllowedAlways, Rejected, Cancelled, Unavailable:

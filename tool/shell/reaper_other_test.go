@@ -1,0 +1,5 @@
+//go:build !linux
+
+package shell
+
+func becomeSubreaper() {}

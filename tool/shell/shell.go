@@ -1,0 +1,258 @@
+package shell
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentpool/agentpool/tool"
+	"github.com/agentpool/agentpool/tool/workspace"
+)
+
+// Tool names (Claude Code's).
+const (
+	Bash       = "Bash"
+	BashOutput = "BashOutput"
+	KillShell  = "KillShell"
+)
+
+const (
+	defaultTimeout = 120000 // ms
+	maxTimeout     = 600000 // ms
+	// maxRunning bounds the background shells running at once per Toolset.
+	maxRunning = 16
+	// maxFinished bounds the finished background shells kept for a last
+	// BashOutput; the oldest are forgotten beyond.
+	maxFinished = 64
+	// bgBufferBytes bounds the unread output kept per background shell.
+	bgBufferBytes = 1 << 20
+)
+
+// Grace periods (variables for tests).
+var (
+	// termGrace is how long a process group has between SIGTERM and
+	// SIGKILL.
+	termGrace = 2 * time.Second
+	// readGrace is how long output is still read after the group was
+	// killed, for a process outside the group that holds the output open.
+	readGrace = 500 * time.Millisecond
+)
+
+// BashArgs is the input of Bash (Claude Code's fields).
+type BashArgs struct {
+	Command         string  `json:"command" jsonschema_description:"The command to execute"`
+	Timeout         float64 `json:"timeout,omitempty" jsonschema_description:"Optional timeout in milliseconds (max 600000). Default 120000 (2 minutes)."`
+	Description     string  `json:"description,omitempty" jsonschema_description:"Clear, concise description of what this command does in 5-10 words, in active voice"`
+	RunInBackground bool    `json:"run_in_background,omitempty" jsonschema_description:"Set to true to run this command in the background. Use BashOutput to read the output later and KillShell to stop it."`
+}
+
+// BashOutputArgs is the input of BashOutput.
+type BashOutputArgs struct {
+	BashID string `json:"bash_id" jsonschema_description:"The ID of the background shell to retrieve output from"`
+	Filter string `json:"filter,omitempty" jsonschema_description:"Optional regular expression: only output lines matching it are shown. Lines not matching are no longer available to read."`
+}
+
+// KillShellArgs is the input of KillShell.
+type KillShellArgs struct {
+	ShellID string `json:"shell_id" jsonschema_description:"The ID of the background shell to kill"`
+}
+
+const bashDescription = `Executes a shell command (/bin/sh -c) in the workspace root directory and returns its combined stdout and stderr followed by its exit code ("Exit code: N" on the last line).
+
+- timeout is in milliseconds: default 120000 (2 minutes), at most 600000 (10 minutes). At the timeout the command and every process it started are killed.
+- Every call starts a fresh shell: cd and variables do not carry over to the next call. Processes the command leaves running are killed when it ends.
+- Output longer than 30000 characters is cut in the middle (the result says how much).
+- Set run_in_background to true for long-running commands (servers, watchers, long builds): the call returns at once with a shell ID; read new output with BashOutput and stop the command with KillShell.
+- Give a short description of what the command does.`
+
+const bashOutputDescription = `Retrieves the output of a background shell started with Bash run_in_background: only the output produced since the last BashOutput of that shell, followed by its status (running, exited with code N, or killed). An optional filter (a regular expression) keeps only matching lines.`
+
+const killShellDescription = `Kills a background shell started with Bash run_in_background, with every process it started, by its ID.`
+
+// Toolset is the execution toolset: Bash, BashOutput and KillShell over
+// one workspace, with the background shells its calls started. It is safe
+// for concurrent use.
+type Toolset struct {
+	ws *workspace.Workspace
+
+	closing context.Context // done once Close began
+	close   context.CancelFunc
+
+	mu       sync.Mutex
+	closed   bool
+	wg       sync.WaitGroup // foreground calls and background shells in flight
+	shells   map[string]*bgShell
+	finished []*bgShell // finished background shells, oldest first
+	nextID   int
+	running  int
+}
+
+// New returns the execution toolset of ws (the default workspace: a run's
+// context may name another, see workspace.WithWorkspace).
+func New(ws *workspace.Workspace) *Toolset {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Toolset{ws: ws, closing: ctx, close: cancel, shells: map[string]*bgShell{}}
+}
+
+// Tools returns Bash, BashOutput and KillShell.
+func (t *Toolset) Tools() []tool.Tool {
+	return []tool.Tool{
+		&bashTool{t: t, inner: tool.New(Bash, bashDescription, t.bash)},
+		&bashOutputTool{inner: tool.New(BashOutput, bashOutputDescription, t.bashOutput)},
+		&killShellTool{inner: tool.New(KillShell, killShellDescription, t.killShell)},
+	}
+}
+
+// Close kills every background shell (its whole process group) and waits
+// for them, and for the foreground commands in flight, which it cancels.
+// Later calls get an error result. Close may be called more than once.
+func (t *Toolset) Close() error {
+	t.mu.Lock()
+	t.closed = true
+	shells := make([]*bgShell, 0, len(t.shells))
+	for _, s := range t.shells {
+		shells = append(shells, s)
+	}
+	t.mu.Unlock()
+	t.close()
+	var wg sync.WaitGroup
+	errs := make([]error, len(shells))
+	for i, s := range shells {
+		wg.Go(func() { errs[i] = s.stop() })
+	}
+	wg.Wait()
+	t.wg.Wait()
+	return errors.Join(errs...)
+}
+
+// enter registers a call in flight; false once the toolset is closed.
+func (t *Toolset) enter() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return false
+	}
+	t.wg.Add(1)
+	return true
+}
+
+var errClosed = tool.Errorf("the shell tools are closed (the pool is shutting down)")
+
+// bashTool, bashOutputTool and killShellTool give the typed tools their
+// kind and title.
+type bashTool struct {
+	t     *Toolset
+	inner tool.Tool
+}
+
+func (b *bashTool) Info() tool.Info {
+	i := b.inner.Info()
+	i.Kind = tool.KindExecute
+	return i
+}
+
+func (b *bashTool) Call(ctx context.Context, call tool.Call) (tool.Result, error) {
+	return b.inner.Call(ctx, call)
+}
+
+// Title is the description when given, else the command's first line.
+func (b *bashTool) Title(call tool.Call) string {
+	var a BashArgs
+	_ = json.Unmarshal(call.Args, &a)
+	if d := strings.TrimSpace(a.Description); d != "" {
+		return d
+	}
+	return firstLine(a.Command, 80)
+}
+
+type bashOutputTool struct{ inner tool.Tool }
+
+func (b *bashOutputTool) Info() tool.Info {
+	i := b.inner.Info()
+	i.Kind = tool.KindExecute
+	return i
+}
+
+func (b *bashOutputTool) Call(ctx context.Context, call tool.Call) (tool.Result, error) {
+	return b.inner.Call(ctx, call)
+}
+
+func (b *bashOutputTool) Title(call tool.Call) string {
+	var a BashOutputArgs
+	_ = json.Unmarshal(call.Args, &a)
+	if a.BashID == "" {
+		return ""
+	}
+	return "Output of " + a.BashID
+}
+
+type killShellTool struct{ inner tool.Tool }
+
+func (k *killShellTool) Info() tool.Info {
+	i := k.inner.Info()
+	i.Kind = tool.KindExecute
+	return i
+}
+
+func (k *killShellTool) Call(ctx context.Context, call tool.Call) (tool.Result, error) {
+	return k.inner.Call(ctx, call)
+}
+
+func (k *killShellTool) Title(call tool.Call) string {
+	var a KillShellArgs
+	_ = json.Unmarshal(call.Args, &a)
+	if a.ShellID == "" {
+		return ""
+	}
+	return "Kill " + a.ShellID
+}
+
+// timeoutOf turns the timeout argument (ms) into a duration, with a note
+// when it was clamped.
+func timeoutOf(ms float64) (int, string) {
+	switch {
+	case ms <= 0:
+		return defaultTimeout, ""
+	case ms > maxTimeout:
+		return maxTimeout, fmt.Sprintf("The timeout of %.0f ms is above the maximum; %d ms was used.", ms, maxTimeout)
+	case ms < 1:
+		return 1, ""
+	}
+	return int(ms), ""
+}
+
+// bash runs the Bash tool.
+func (t *Toolset) bash(ctx context.Context, call tool.Call, a BashArgs) (tool.Result, error) {
+	if strings.TrimSpace(a.Command) == "" {
+		return tool.Errorf("command is required"), nil
+	}
+	ws := workspace.From(ctx, t.ws)
+	if ws == nil {
+		return tool.Errorf("no workspace to run the command in"), nil
+	}
+	if a.RunInBackground {
+		return t.startBackground(ctx, call, ws.Root(), a.Command), nil
+	}
+	timeoutMS, note := timeoutOf(a.Timeout)
+	if !t.enter() {
+		return errClosed, nil
+	}
+	defer t.wg.Done()
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(t.closing, cancel)()
+	var r run
+	if term := workspace.TerminalFrom(ctx); term != nil {
+		r = runTerminal(ctx, runCtx, term, ws.Root(), a.Command, timeoutMS)
+	} else {
+		r = runLocal(runCtx, ws.Root(), a.Command, timeoutMS)
+	}
+	if note != "" {
+		r.notes = append([]string{note}, r.notes...)
+	}
+	return r.result(), nil
+}
