@@ -2,7 +2,7 @@
 GO      ?= go
 PKGS    ?= ./...
 
-.PHONY: all build test test-go test-node check fmt vet bench fuzz run clean
+.PHONY: all build test test-deps test-go test-node check fmt vet bench fuzz run clean
 
 all: build
 
@@ -18,16 +18,22 @@ check:
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 
-test-go:
-	$(GO) test -race -count=1 $(PKGS)
+# test-deps installs the npm packages the Go tests drive (the MCP servers
+# of tests/mcp, pinned in its package-lock.json).
+test-deps:
+	cd tests/mcp && npm ci --no-audit --no-fund --loglevel=error
+
+test-go: test-deps
+	AGENTPOOL_MCP_NODE_MODULES="$(CURDIR)/tests/mcp/node_modules" $(GO) test -race -count=1 $(PKGS)
 
 # Node protocol tests: each directory under tests/node has its own pinned
 # package-lock.json; they drive the freshly built binary (AGENTPOOL_BIN).
-test-node: build
+test-node: build test-deps
 	@set -e; for d in tests/node/*/; do \
 		[ -f "$$d/package.json" ] || continue; \
 		echo "== node tests in $$d"; \
-		(cd "$$d" && npm ci --no-audit --no-fund --loglevel=error && AGENTPOOL_BIN="$(CURDIR)/bin/agentpool" npm test); \
+		(cd "$$d" && npm ci --no-audit --no-fund --loglevel=error && AGENTPOOL_BIN="$(CURDIR)/bin/agentpool" \
+			AGENTPOOL_MCP_NODE_MODULES="$(CURDIR)/tests/mcp/node_modules" npm test); \
 	done
 
 # bench: the Go benchmarks (package bench, the id and event micro-benchmarks,

@@ -21,6 +21,8 @@ import (
 	"github.com/agentpool/agentpool/spawn"
 	"github.com/agentpool/agentpool/team"
 	"github.com/agentpool/agentpool/tool"
+	"github.com/agentpool/agentpool/tool/mcp"
+	"github.com/agentpool/agentpool/tool/workspace"
 )
 
 // Options configure a Pool.
@@ -34,6 +36,9 @@ type Options struct {
 	Lifecycle spawn.Lifecycle
 	// ExtraTools are offered to every agent, besides its manifest tools.
 	ExtraTools []tool.Tool
+	// Workspace is the directory the file and shell tools act in; empty:
+	// the manifest's `workspace:`, else the current directory.
+	Workspace string
 	// Processor projects every root stream into the session tree and
 	// writes the event logs; nil: a new one on Store. Protocol servers
 	// subscribe to it (Pool.Processor).
@@ -63,6 +68,7 @@ type Pool struct {
 	order    []string
 	log      *slog.Logger
 	sessions SessionHooks // nil: none
+	builtins *builtins
 }
 
 // ErrUnknownNode is returned for a run of a node the pool does not have.
@@ -79,7 +85,20 @@ func New(m *config.Manifest, opts Options) (*Pool, error) {
 	if opts.Processor == nil {
 		opts.Processor = processor.New(opts.Store, opts.Logger)
 	}
-	p := &Pool{manifest: m, store: opts.Store, proc: opts.Processor, nodes: map[string]spawn.Node{}, log: opts.Logger}
+	b, err := newBuiltins(m, opts.Workspace)
+	if err != nil {
+		return nil, err
+	}
+	p := &Pool{manifest: m, store: opts.Store, proc: opts.Processor, nodes: map[string]spawn.Node{}, log: opts.Logger, builtins: b}
+	if err := p.build(m, opts); err != nil {
+		b.close()
+		return nil, err
+	}
+	return p, nil
+}
+
+// build makes the pool's nodes.
+func (p *Pool) build(m *config.Manifest, opts Options) error {
 	if sh, ok := opts.Hooks.(SessionHooks); ok {
 		p.sessions = sh
 	} else if sh, ok := opts.Lifecycle.(SessionHooks); ok {
@@ -100,16 +119,15 @@ func New(m *config.Manifest, opts Options) (*Pool, error) {
 		a := m.Agents[name]
 		mdl, err := NewModel(a.Model)
 		if err != nil {
-			return nil, fmt.Errorf("agent %s: %w", name, err)
+			return fmt.Errorf("agent %s: %w", name, err)
 		}
 		var tools []tool.Tool
 		for _, ts := range a.Toolsets {
-			switch ts.Type {
-			case "subagent":
-				tools = append(tools, spawn.SubagentTools()...)
-			default:
-				return nil, fmt.Errorf("agent %s: unknown toolset type %q", name, ts.Type)
+			got, err := p.builtins.tools(ts.Type)
+			if err != nil {
+				return fmt.Errorf("agent %s: %w", name, err)
 			}
+			tools = append(tools, got...)
 		}
 		for _, w := range a.Workers {
 			desc := ""
@@ -129,10 +147,10 @@ func New(m *config.Manifest, opts Options) (*Pool, error) {
 		}
 		ag, err := agent.New(agent.Config{
 			Name: name, Description: a.Description, SystemPrompt: a.SystemPrompt, Model: mdl,
-			Tools: tools, MaxTurns: maxTurns, Hooks: opts.Hooks,
+			Tools: tools, Toolsets: p.builtins.mcpToolsets(m, a), MaxTurns: maxTurns, Hooks: opts.Hooks,
 		})
 		if err != nil {
-			return nil, err
+			return err
 		}
 		p.nodes[name] = ag
 		p.order = append(p.order, name)
@@ -144,12 +162,12 @@ func New(m *config.Manifest, opts Options) (*Pool, error) {
 			SharedPrompt: t.SharedPrompt, RequireAll: t.RequireAll,
 		})
 		if err != nil {
-			return nil, err
+			return err
 		}
 		p.nodes[name] = tm
 		p.order = append(p.order, name)
 	}
-	return p, nil
+	return nil
 }
 
 // Manifest returns the pool's manifest.
@@ -390,7 +408,15 @@ func title(prompt string) string {
 	return prompt
 }
 
-// Close flushes and closes the store.
+// Close stops the pool's background shells and MCP servers, then flushes
+// and closes the store.
 func (p *Pool) Close() error {
-	return errors.Join(p.store.Flush(context.Background()), p.store.Close())
+	return errors.Join(p.builtins.close(), p.store.Flush(context.Background()), p.store.Close())
 }
+
+// Workspace returns the directory the pool's file and shell tools act in.
+func (p *Pool) Workspace() *workspace.Workspace { return p.builtins.ws }
+
+// MCP returns the pool's MCP server manager, nil when the manifest declares
+// no server.
+func (p *Pool) MCP() *mcp.Manager { return p.builtins.mcp }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
@@ -14,14 +15,14 @@ import (
 	"golang.org/x/term"
 
 	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/hook"
 	"github.com/agentpool/agentpool/pool"
 )
 
 type runFlags struct {
-	config  string
+	poolFlags
 	agent   string
 	output  string
-	db      string
 	session string
 }
 
@@ -38,19 +39,33 @@ func newRunCmd() *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&f.config, "config", "c", "", "manifest file (default ./agentpool.yaml, else the built-in demo)")
+	f.poolFlags.register(cmd)
 	fl.StringVar(&f.agent, "agent", "", "agent or team to run (default: the manifest's default_agent)")
 	fl.StringVar(&f.output, "output", "text", "output format: text or jsonl")
-	fl.StringVar(&f.db, "db", "", "session database path, or :memory: (default: storage.path, else the user data directory)")
 	fl.StringVar(&f.session, "session", "", "continue this session with its history")
 	return cmd
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w any) bool {
+	fd, ok := w.(interface{ Fd() uintptr })
+	return ok && term.IsTerminal(int(fd.Fd()))
 }
 
 func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 	if f.output != "text" && f.output != "jsonl" {
 		return fmt.Errorf("--output must be text or jsonl, not %q", f.output)
 	}
-	p, err := openPool(poolFlags{config: f.config, db: f.db}, pool.Options{})
+	reg := hook.New(hook.Options{Logger: slog.Default()})
+	var approver *terminalApprover
+	if in, ok := cmd.InOrStdin().(*os.File); ok && term.IsTerminal(int(in.Fd())) && isTerminal(cmd.ErrOrStderr()) {
+		// Tools whose policy is "ask" are asked about on the terminal.
+		approver = newTerminalApprover(in, cmd.ErrOrStderr())
+		reg.OnApproval.Use(approver.approve)
+	} else {
+		reg.OnApproval.Use(noTerminalApproval)
+	}
+	p, err := openPool(f.poolFlags, pool.Options{Hooks: reg})
 	if err != nil {
 		return err
 	}
@@ -86,11 +101,10 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 			}
 		})
 	default:
-		live := false
-		if fd, ok := cmd.ErrOrStderr().(interface{ Fd() uintptr }); ok {
-			live = term.IsTerminal(int(fd.Fd()))
+		view = newLiveView(cmd.ErrOrStderr(), isTerminal(cmd.ErrOrStderr()))
+		if approver != nil {
+			approver.lock = &view.mu // a question is not cut by the live view
 		}
-		view = newLiveView(cmd.ErrOrStderr(), live)
 		sink = view
 	}
 	res, err := p.RunSink(ctx, pool.RunRequest{Node: f.agent, Prompt: prompt, SessionID: f.session}, sink)

@@ -7,8 +7,11 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path"
+	"strings"
 	"syscall"
 
+	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/hook"
 	"github.com/agentpool/agentpool/hook/command"
 	"github.com/agentpool/agentpool/pool"
@@ -37,13 +40,38 @@ func newServeCmd() *cobra.Command {
 
 // poolFlags are the flags every command that builds a pool shares.
 type poolFlags struct {
-	config string
-	db     string
+	config    string
+	db        string
+	workspace string
+	allow     []string
 }
 
 func (f *poolFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&f.config, "config", "c", "", "manifest file (default ./agentpool.yaml, else the built-in demo)")
 	cmd.Flags().StringVar(&f.db, "db", "", "session database path, or :memory: (default: storage.path, else the user data directory)")
+	f.registerTools(cmd)
+}
+
+// registerTools registers the flags of the builtin tools.
+func (f *poolFlags) registerTools(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.workspace, "workspace", "", "directory the file and shell tools act in (default: the manifest's workspace, else the current directory)")
+	cmd.Flags().StringArrayVar(&f.allow, "allow", nil, "run this tool (name or pattern such as \"mcp__*\" or \"*\") without asking, for every agent; repeatable")
+}
+
+// applyAllow adds the --allow patterns to every agent's tool_approval.
+func applyAllow(m *config.Manifest, patterns []string) error {
+	for _, pat := range patterns {
+		if _, err := path.Match(pat, ""); err != nil || strings.TrimSpace(pat) == "" {
+			return fmt.Errorf("--allow %q: not a tool name or pattern", pat)
+		}
+		for _, a := range m.Agents {
+			if a.ToolApproval == nil {
+				a.ToolApproval = map[string]string{}
+			}
+			a.ToolApproval[pat] = config.ApprovalAllow
+		}
+	}
+	return nil
 }
 
 // openPool loads the manifest, opens the store and builds the pool. The
@@ -57,6 +85,12 @@ func openPool(f poolFlags, opts pool.Options) (*pool.Pool, error) {
 	m, err := loadManifest(f.config)
 	if err != nil {
 		return nil, err
+	}
+	if err := applyAllow(m, f.allow); err != nil {
+		return nil, err
+	}
+	if opts.Workspace == "" {
+		opts.Workspace = f.workspace
 	}
 	reg, _ := opts.Hooks.(*hook.Registry)
 	if opts.Hooks == nil {

@@ -46,6 +46,9 @@ func serveACP(cmd *cobra.Command, f poolFlags, agent string) error {
 	if err != nil {
 		return err
 	}
+	if err := applyAllow(m, f.allow); err != nil {
+		return err
+	}
 	reg, err := command.LoadWith(m, command.Options{Logger: log})
 	if err != nil {
 		return err

@@ -1,0 +1,147 @@
+package pool
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"sync"
+
+	"github.com/agentpool/agentpool/config"
+	"github.com/agentpool/agentpool/spawn"
+	"github.com/agentpool/agentpool/tool"
+	"github.com/agentpool/agentpool/tool/files"
+	"github.com/agentpool/agentpool/tool/mcp"
+	"github.com/agentpool/agentpool/tool/shell"
+	"github.com/agentpool/agentpool/tool/todo"
+	"github.com/agentpool/agentpool/tool/webfetch"
+	"github.com/agentpool/agentpool/tool/workspace"
+)
+
+// builtins are the pool's builtin toolsets, made when the first agent
+// lists them and shared by every agent (their per-session state is keyed by
+// session id).
+type builtins struct {
+	ws    *workspace.Workspace
+	files *files.Toolset
+	shell *shell.Toolset
+	todo  *todo.Toolset
+	fetch tool.Tool
+	mcp   *mcp.Manager
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// newBuiltins resolves the workspace (dir, else the manifest's
+// `workspace:`, else the current directory) and starts the MCP manager of
+// every server the manifest declares (servers themselves start when a run
+// first needs them).
+func newBuiltins(m *config.Manifest, dir string) (*builtins, error) {
+	if dir == "" && m.Workspace != "" {
+		dir = m.ResolvePath(m.Workspace)
+	}
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, fmt.Errorf("workspace: %w", err)
+		}
+		dir = wd
+	}
+	b := &builtins{}
+	var err error
+	if b.ws, err = workspace.New(dir); err != nil {
+		return nil, err
+	}
+	var servers []mcp.ServerConfig
+	add := func(list []config.MCPServer) {
+		for _, s := range list {
+			if !s.Enabled {
+				continue
+			}
+			servers = append(servers, mcp.ServerConfig{
+				Name: s.Name, Transport: s.Type, Command: s.Command, Args: s.Args, Env: s.Env,
+				Dir: b.ws.Root(), URL: s.URL, Headers: s.Headers, Timeout: s.Timeout,
+			})
+		}
+	}
+	add(m.MCPServers)
+	for _, name := range m.AgentOrder {
+		add(m.Agents[name].MCPServers)
+	}
+	if len(servers) > 0 {
+		if b.mcp, err = mcp.NewManager(servers, mcp.Options{ClientName: "agentpool", ClientVersion: buildVersion()}); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// tools returns the builtin tools of one toolset type.
+func (b *builtins) tools(typ string) ([]tool.Tool, error) {
+	switch typ {
+	case config.ToolsetSubagent:
+		return spawn.SubagentTools(), nil
+	case config.ToolsetFileAccess:
+		if b.files == nil {
+			b.files = files.New(b.ws)
+		}
+		return b.files.Tools(), nil
+	case config.ToolsetExecution:
+		if b.shell == nil {
+			b.shell = shell.New(b.ws)
+		}
+		return b.shell.Tools(), nil
+	case config.ToolsetPlan:
+		if b.todo == nil {
+			b.todo = todo.New()
+		}
+		return b.todo.Tools(), nil
+	case config.ToolsetFetch:
+		if b.fetch == nil {
+			b.fetch = webfetch.New(webfetch.Options{})
+		}
+		return []tool.Tool{b.fetch}, nil
+	}
+	return nil, fmt.Errorf("unknown toolset type %q", typ)
+}
+
+// mcpToolsets returns the toolsets of an agent's MCP servers: the
+// manifest's and its own.
+func (b *builtins) mcpToolsets(m *config.Manifest, a *config.Agent) []tool.Toolset {
+	if b.mcp == nil {
+		return nil
+	}
+	var out []tool.Toolset
+	for _, list := range [][]config.MCPServer{m.MCPServers, a.MCPServers} {
+		for _, s := range list {
+			if ts, ok := b.mcp.Toolset(s.Name); ok && s.Enabled {
+				out = append(out, ts)
+			}
+		}
+	}
+	return out
+}
+
+// close stops background shells and MCP servers; safe to call twice.
+func (b *builtins) close() error {
+	b.closeOnce.Do(func() {
+		var errs []error
+		if b.shell != nil {
+			errs = append(errs, b.shell.Close())
+		}
+		if b.mcp != nil {
+			errs = append(errs, b.mcp.Close())
+		}
+		b.closeErr = errors.Join(errs...)
+	})
+	return b.closeErr
+}
+
+// buildVersion is the main module's version, for the MCP client info.
+func buildVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
