@@ -60,7 +60,7 @@ func TestTodoWrite(t *testing.T) {
 func TestTodoWriteRejects(t *testing.T) {
 	ts := New()
 	for args, want := range map[string]string{
-		`{"todos":[{"content":"x","status":"done"}]}`: `status must be pending, in_progress or completed, got "done"`,
+		`{"todos":[{"content":"x","status":"done"}]}`:    `status must be pending, in_progress or completed, got "done"`,
 		`{"todos":[{"content":" ","status":"pending"}]}`: "content must not be empty",
 		`{"todos":"nope"}`: "invalid arguments",
 	} {
