@@ -84,7 +84,7 @@ const EventToolsetError = "toolset_error"
 // each name once (the first wins).
 func (a *Agent) toolsFor(ctx context.Context, sink event.Sink) (map[string]tool.Tool, []model.ToolSpec) {
 	extra := tool.ExtraFrom(ctx)
-	for _, ts := range a.cfg.Toolsets {
+	for _, ts := range append(a.cfg.Toolsets[:len(a.cfg.Toolsets):len(a.cfg.Toolsets)], tool.ToolsetsFrom(ctx)...) {
 		got, err := ts.Tools(ctx)
 		if err != nil {
 			sink.Emit(event.Custom{EventType: EventToolsetError, Source: "agent", EventData: map[string]any{

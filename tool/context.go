@@ -37,3 +37,24 @@ type Toolset interface {
 	// server process) on first use and must be safe for concurrent use.
 	Tools(ctx context.Context) ([]Tool, error)
 }
+
+type toolsetsKey struct{}
+
+// WithToolsets is WithExtra for toolsets: a run under ctx asks them for
+// their tools when it starts (as it asks the agent's own toolsets), and a
+// failing one is reported in the run's stream.
+func WithToolsets(ctx context.Context, sets ...Toolset) context.Context {
+	if len(sets) == 0 {
+		return ctx
+	}
+	prev := ToolsetsFrom(ctx)
+	all := make([]Toolset, 0, len(prev)+len(sets))
+	all = append(append(all, prev...), sets...)
+	return context.WithValue(ctx, toolsetsKey{}, all)
+}
+
+// ToolsetsFrom returns the toolsets WithToolsets attached to ctx.
+func ToolsetsFrom(ctx context.Context) []Toolset {
+	t, _ := ctx.Value(toolsetsKey{}).([]Toolset)
+	return t
+}
