@@ -8,3 +8,5 @@
 // agent loop runs the calls of one model response concurrently, and one
 // agent may serve several sessions at once.
 package tool
+
+//go:generate go run ../internal/gentools -o ../docs/tool-reference.md
