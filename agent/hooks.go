@@ -8,7 +8,7 @@ import (
 	"github.com/agentpool/agentpool/tool"
 )
 
-// Hooks are the interception seams of the run loop (spec/HOOKS.md §2). The
+// Hooks are the interception seams of the run loop (docs/spec/HOOKS.md §2). The
 // hook package implements them; every payload handed to a hook is a copy.
 type Hooks interface {
 	// PromptSubmit may block the prompt or add context.

@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-const specExample = "/work/shared/spec/examples/agentpool-style.yaml"
+const specExample = "../docs/spec/examples/agentpool-style.yaml"
 
 func ptr[T any](v T) *T { return &v }
 

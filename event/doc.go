@@ -1,5 +1,5 @@
 // Package event defines every event kind of the agentpool wire contract
-// (spec/EVENTS.md §2) as a Go type, and their JSON codec.
+// (docs/spec/EVENTS.md §2) as a Go type, and their JSON codec.
 //
 // Every event is a plain value: no channels, readers or pointers to live
 // runtime state. The Event interface is sealed (only this package's types

@@ -5,7 +5,7 @@ import "encoding/json"
 // Kind is the value of the "event_kind" discriminator.
 type Kind string
 
-// The event kinds of spec/EVENTS.md §2.
+// The event kinds of docs/spec/EVENTS.md §2.
 const (
 	KindRunStarted        Kind = "run_started"
 	KindPartStart         Kind = "part_start"

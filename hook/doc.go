@@ -1,4 +1,4 @@
-// Package hook is the typed hook points of spec/HOOKS.md §2 and the
+// Package hook is the typed hook points of docs/spec/HOOKS.md §2 and the
 // Registry that wires them into the runtime.
 //
 // There are two kinds of point. An Emit[P] is observe-only: Fire calls its
@@ -47,7 +47,7 @@
 //     recorded in the event log of the session the point fired for, as a
 //     custom event of type EventHookError ("hook_error", event_data a
 //     Fault); for session/start and session/end in the stored log only.
-//   - Payloads are copies (spec/EVENTS.md invariant 10). Each listener of
+//   - Payloads are copies (docs/spec/EVENTS.md invariant 10). Each listener of
 //     an emit gets its own copy, so what one listener does to it changes
 //     nothing the run, the caller or the next listener sees; this includes
 //     subagent/end's last_assistant_message (content blocks, deep-copied

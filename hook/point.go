@@ -18,7 +18,7 @@ const DefaultEmitTimeout = 30 * time.Second
 // Kind tells emits from seams.
 type Kind string
 
-// The two kinds of hook point (spec/HOOKS.md §1).
+// The two kinds of hook point (docs/spec/HOOKS.md §1).
 const (
 	KindEmit Kind = "emit" // observe-only
 	KindSeam Kind = "seam" // interception chain

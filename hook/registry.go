@@ -26,7 +26,7 @@ type Options struct {
 	EmitTimeout time.Duration
 }
 
-// Registry holds every hook point of spec/HOOKS.md §2. It implements
+// Registry holds every hook point of docs/spec/HOOKS.md §2. It implements
 // agent.Hooks, spawn.Lifecycle and pool.SessionHooks, so that
 //
 //	pool.New(m, pool.Options{Hooks: reg, Lifecycle: reg})
@@ -422,7 +422,7 @@ func (r *Registry) SessionEnd(ctx context.Context, s session.Session, reason str
 	r.OnSessionEnd.Fire(ctx, SessionEnd{SessionID: s.ID, Agent: s.AgentName, Reason: reason})
 }
 
-// Points describes every hook point, in the order of spec/HOOKS.md §2.
+// Points describes every hook point, in the order of docs/spec/HOOKS.md §2.
 func Points() []PointInfo {
 	return []PointInfo{
 		{PointSessionStart, KindEmit, "A root run begins.", reflect.TypeFor[SessionStart](), nil},

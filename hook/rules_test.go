@@ -1,6 +1,6 @@
 package hook_test
 
-// One test per rule of spec/HOOKS.md §3 (the subagent lifecycle).
+// One test per rule of docs/spec/HOOKS.md §3 (the subagent lifecycle).
 
 import (
 	"context"

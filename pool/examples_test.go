@@ -103,7 +103,7 @@ func checkSpawns(t *testing.T, got []spawnInfo, want []spawnInfo) {
 }
 
 func TestExampleAgentPoolStyle(t *testing.T) {
-	path := "/work/shared/spec/examples/agentpool-style.yaml"
+	path := "../docs/spec/examples/agentpool-style.yaml"
 	if _, err := os.Stat(path); err != nil {
 		path = filepath.Join("..", "examples", "agentpool-style.yaml")
 	}

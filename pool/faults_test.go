@@ -100,7 +100,7 @@ limits: {%s}
 
 // TestFaults injects one fault per case and checks that it ends its part
 // of the run with the right stop reason, that the error is recorded in the
-// event stream and in the store, and that every invariant of spec/EVENTS.md
+// event stream and in the store, and that every invariant of docs/spec/EVENTS.md
 // §3 holds.
 func TestFaults(t *testing.T) {
 	type want struct {

@@ -47,7 +47,7 @@ type Options struct {
 
 // SessionHooks is implemented by an Options.Hooks (or Options.Lifecycle)
 // value that also observes root sessions: the session/start and session/end
-// points of spec/HOOKS.md. Both are called synchronously with a context
+// points of docs/spec/HOOKS.md. Both are called synchronously with a context
 // that carries the root Invocation (spawn.InvocationFrom): SessionStart
 // after the session is registered and before the node runs (so what it
 // injects reaches the first model request), SessionEnd once after the run

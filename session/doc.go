@@ -1,7 +1,7 @@
 // Package session defines session records, stored messages and event log
 // records, and the Store interface that every storage backend implements.
 //
-// A session is one agent or team run history (spec/EVENTS.md §1). The
+// A session is one agent or team run history (docs/spec/EVENTS.md §1). The
 // parent-child relation is written once, at creation, and never changes.
 // Stores are safe for concurrent use; every Store passes the conformance
 // suite in session/storetest. Events are appended to the log of the session

@@ -18,7 +18,7 @@ type Replayed struct {
 // ReplayTree merges the event logs of rootID's subtree into the one stream
 // rootID's consumer saw live: every event in store-wide order (GlobalSeq),
 // those of descendants wrapped once in a subagent event relative to rootID
-// (spec/EVENTS.md invariant 5): child_session_id the producing session,
+// (docs/spec/EVENTS.md invariant 5): child_session_id the producing session,
 // parent_session_id its parent, depth its depth, path the ids from
 // rootID's child down to it, tool_call_id the call that spawned it.
 func ReplayTree(ctx context.Context, st Store, rootID string) ([]Replayed, error) {

@@ -12,7 +12,7 @@ import (
 // Status of a session.
 type Status string
 
-// Statuses (spec/EVENTS.md §1).
+// Statuses (docs/spec/EVENTS.md §1).
 const (
 	StatusRunning     Status = "running"
 	StatusIdle        Status = "idle"

@@ -1,5 +1,5 @@
 // Package spawn is the one delegation primitive of agentpool
-// (spec/EVENTS.md §4) and the thin mechanisms built on it: the subagent
+// (docs/spec/EVENTS.md §4) and the thin mechanisms built on it: the subagent
 // task tools, worker tools, and the Go API for manual spawns. Teams
 // (package team) call it too.
 //

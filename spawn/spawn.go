@@ -88,7 +88,7 @@ func Spawn(ctx context.Context, parent *Invocation, req Request) (Child, error) 
 		return Child{}, fmt.Errorf("cannot spawn %s: store: %w", req.Node.Name(), err)
 	}
 
-	// The request is snapshotted here (spec/HOOKS.md §3 rule 5): a caller
+	// The request is snapshotted here (docs/spec/HOOKS.md §3 rule 5): a caller
 	// that changes its history afterwards changes nothing the child sees.
 	inv := &Invocation{
 		Session: child, RunID: id.AscendingAt(id.Run, now), Prompt: req.Prompt, History: model.CloneMessages(req.History),
@@ -225,7 +225,7 @@ func (rt *Runtime) runChild(ctx context.Context, parent, inv *Invocation, req *R
 	dur := time.Since(started).Milliseconds()
 	rt.unregister(inv.Session.ID)
 	// Close drains the inbox and refuses later injections, so nothing
-	// injected before teardown is lost (spec/HOOKS.md §3 rule 6).
+	// injected before teardown is lost (docs/spec/HOOKS.md §3 rule 6).
 	if left := inv.h.inbox.Close(); len(left) > 0 {
 		// Keep what was injected after the child's last request: it is
 		// stored with the child's conversation rather than lost.

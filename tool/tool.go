@@ -11,7 +11,7 @@ import (
 	"github.com/agentpool/agentpool/event"
 )
 
-// ACP tool kinds (spec/EVENTS.md tool_call_start.kind).
+// ACP tool kinds (docs/spec/EVENTS.md tool_call_start.kind).
 const (
 	KindRead       = "read"
 	KindEdit       = "edit"

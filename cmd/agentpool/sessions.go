@@ -380,7 +380,7 @@ func newSessionsEventsCmd(f *sessionsFlags) *cobra.Command {
 		Short: "Print a session's event log (--tree: its whole subtree, as its consumer saw it live)",
 		Long: "Print a session's own event log. With --tree, the logs of the whole subtree are merged back " +
 			"into the one stream the session's consumer saw live: events of descendants wrapped in subagent " +
-			"events (spec/EVENTS.md §3, invariant 5). --json prints one event per line (JSONL).",
+			"events (docs/spec/EVENTS.md §3, invariant 5). --json prints one event per line (JSONL).",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return f.withStore(cmd, func(ctx context.Context, st session.Store, w io.Writer) error {

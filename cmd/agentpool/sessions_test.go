@@ -15,7 +15,7 @@ import (
 	"github.com/agentpool/agentpool/session/sqlite"
 )
 
-// checkStream checks the invariants of spec/EVENTS.md §3 on the stream
+// checkStream checks the invariants of docs/spec/EVENTS.md §3 on the stream
 // that owner's consumer sees: spawn first (1), end last, exactly once,
 // nothing of a session or its subtree after its end (2), depth (4), one
 // wrapper per stream with the right attribution and path (5). parents and

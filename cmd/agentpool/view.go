@@ -12,7 +12,7 @@ import (
 )
 
 // liveView renders the tree of running sessions as it changes, one line
-// per spawn, tool call and end, indented by depth (spec/EVENTS.md §7).
+// per spawn, tool call and end, indented by depth (docs/spec/EVENTS.md §7).
 // When the output is not a terminal it stays silent until the summary.
 type liveView struct {
 	mu     sync.Mutex

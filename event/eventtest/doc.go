@@ -1,5 +1,5 @@
 // Package eventtest holds test helpers for event streams: CheckInvariants
-// checks a root stream against the invariants of spec/EVENTS.md §3 that can
+// checks a root stream against the invariants of docs/spec/EVENTS.md §3 that can
 // be checked on a stream alone, and Collect returns a concurrency-safe sink
 // that keeps every event it receives.
 //

@@ -11,7 +11,7 @@ import (
 
 // Violation is one broken invariant.
 type Violation struct {
-	Invariant int    // the number of the invariant in spec/EVENTS.md §3
+	Invariant int    // the number of the invariant in docs/spec/EVENTS.md §3
 	Index     int    // index of the offending event in the stream; -1 for the end of the stream
 	Msg       string // what is wrong
 }

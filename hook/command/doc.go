@@ -1,6 +1,6 @@
 // Package command runs command hooks written for Claude Code or Codex (the
 // "hooks" object of a settings.json or a hooks.json) at the hook points of
-// a hook.Registry: spec/HOOKS.md §4.
+// a hook.Registry: docs/spec/HOOKS.md §4.
 //
 // Load(m) builds the registry of a manifest: the agents' tool_approval
 // policies and the command hooks of the files listed in hooks.settings

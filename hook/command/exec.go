@@ -117,7 +117,7 @@ type verdict struct {
 	note          string // why an output was ignored, or the error
 }
 
-// interpret applies the exit code and output rules of spec/HOOKS.md §4.
+// interpret applies the exit code and output rules of docs/spec/HOOKS.md §4.
 func interpret(event string, r result) verdict {
 	switch {
 	case r.timedOut:

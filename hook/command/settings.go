@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// The Claude Code / Codex hook events the bridge supports (spec/HOOKS.md §4).
+// The Claude Code / Codex hook events the bridge supports (docs/spec/HOOKS.md §4).
 const (
 	SessionStart     = "SessionStart"
 	SessionEnd       = "SessionEnd"

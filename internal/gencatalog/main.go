@@ -80,7 +80,7 @@ func render() ([]byte, error) {
 	r := &renderer{types: map[string]reflect.Type{}}
 	r.printf("# Catalog of hook points and event kinds\n\n")
 	r.printf("Generated from the Go types by `go generate ./hook` (`internal/gencatalog`). Do not edit;\n")
-	r.printf("a test fails when this file is stale. The contracts are `spec/HOOKS.md` and `spec/EVENTS.md`.\n\n")
+	r.printf("a test fails when this file is stale. The contracts are `docs/spec/HOOKS.md` and `docs/spec/EVENTS.md`.\n\n")
 
 	points := hook.Points()
 	r.printf("## Hook points\n\n")
