@@ -17,8 +17,8 @@
 // progress; 413 body over Options.MaxBodyBytes (8 MiB); 415 Content-Type
 // other than application/json. The prompt is the text of the last user
 // message (a string, or the text parts of a content array joined by
-// newlines). tools, context, forwardedProps and resume are accepted and
-// ignored.
+// newlines). state is the client's state (see State below); tools,
+// context, forwardedProps and resume are accepted and ignored.
 //
 // # Threads
 //
@@ -37,7 +37,7 @@
 // The pool's root stream (spec/EVENTS.md) becomes:
 //
 //	run start                 RUN_STARTED{threadId, runId, parentRunId?, protocolVersion}, then
-//	                          STATE_SNAPSHOT{snapshot: input state, {} when none}
+//	                          STATE_SNAPSHOT{snapshot} when there is state (see State)
 //	part_start index 0        STEP_STARTED{stepName: "turn N"} (closing the previous turn's step):
 //	                          one step per model turn of a session, open while its tools run
 //	text part                 TEXT_MESSAGE_START{role: assistant} / _CONTENT / _END; all text of a
@@ -45,7 +45,9 @@
 //	thinking part             REASONING_START, REASONING_MESSAGE_START{role: reasoning},
 //	                          REASONING_MESSAGE_CONTENT, REASONING_MESSAGE_END, REASONING_END
 //	tool_call part            TOOL_CALL_START{toolCallId, toolCallName, parentMessageId?} / _ARGS / _END
-//	tool_call_complete        TOOL_CALL_RESULT{messageId, toolCallId, content, role: tool}
+//	tool_call_complete        TOOL_CALL_RESULT{messageId, toolCallId, content: the tool's result text,
+//	                          role: tool, metadata?: {agentpool: {is_error?, locations?, diffs?,
+//	                          diffs_omitted?, metadata?}}} (the event's front-end fields)
 //	spawn_session_start       SUBAGENT_STARTED{subagentRunId: child session id, name: agent or team,
 //	                          description?, parentSubagentRunId? (the spawning session when it is a
 //	                          subagent), parentToolCallId? (the spawning tool call), parentMessageId?}
@@ -54,7 +56,9 @@
 //	spawn_session_end         SUBAGENT_FINISHED{result?} when completed (or max_tokens, refusal),
 //	                          else SUBAGENT_ERROR{message, code: stop reason}
 //	tool_call_progress        CUSTOM{name: "tool_call_progress"} (droppable, see below)
-//	plan_update, custom       CUSTOM{name: "plan_update" | event_type, value}
+//	plan_update of the root   the state's "todos": STATE_SNAPSHOT or STATE_DELTA (see State)
+//	plan_update of a child    CUSTOM{name: "plan_update", value: the event, subagentRunId}
+//	custom                    CUSTOM{name: event_type, value: event_data}
 //	run end                   RUN_FINISHED{result: final text} when the root completed;
 //	                          RUN_FINISHED{outcome: {type: cancelled}} when it was aborted
 //	                          (server shutdown); RUN_ERROR{message, code} when it failed
@@ -72,6 +76,34 @@
 // started before its children; optional fields are omitted, never null;
 // timestamps are integer Unix milliseconds.
 //
+// # State
+//
+// The AG-UI state of a thread is the client's RunAgentInput.state with one
+// member the server owns: "todos", the todo list of the thread's root
+// session (TodoWrite's plan_update), each entry {content, status: pending |
+// in_progress | completed, priority, activeForm?}:
+//
+//	{"todos": [{"content": "Fix the typo", "status": "in_progress",
+//	            "priority": "medium", "activeForm": "Fixing the typo"}], ...client members}
+//
+// The server's list wins over a "todos" the client sends; every other
+// member is the client's and is echoed untouched (the server never reads
+// it). A subagent's list is no thread state (subagent runs never recur): it
+// stays a CUSTOM plan_update event attributed to the subagent.
+//
+// Within a run the first state event is a STATE_SNAPSHOT with the whole
+// state, and every later change a STATE_DELTA (RFC 6902) against what the
+// client then holds: per-field replace, add and remove operations on
+// /todos/N, an add of /todos when the client's state had none, or one
+// replace of /todos when that is shorter or the client's list was its own.
+// An unchanged list sends nothing. The opening snapshot goes right after
+// RUN_STARTED when the thread has a todo list from earlier runs (read from
+// the root session's event log, so it survives a restart with a persistent
+// store) or the client sent a state other than {}; else the first todo
+// list of the run is the snapshot. A client state that is no JSON object is
+// echoed, and replaced by {"todos": [...]} when a list arrives. State
+// events are never attributed to a subagent, never dropped or merged.
+//
 // # Delivery
 //
 // The run is the producer (the pool's recorder serializes the sink) and
@@ -84,7 +116,7 @@
 //     session lies between them (so no session's order changes, and no
 //     content is lost); a merged delta is capped at 64 KiB;
 //   - a droppable event (tool progress) is dropped;
-//   - anything else (starts, ends, results, subagent lifecycle, run end)
+//   - anything else (starts, ends, results, state, subagent lifecycle, run end)
 //     is never dropped or merged: the producer waits until the writer
 //     takes the queue's contents.
 //

@@ -31,6 +31,7 @@ const (
 	TypeReasoningMessageEnd     = "REASONING_MESSAGE_END"
 	TypeReasoningEnd            = "REASONING_END"
 	TypeStateSnapshot           = "STATE_SNAPSHOT"
+	TypeStateDelta              = "STATE_DELTA"
 	TypeCustom                  = "CUSTOM"
 	TypeSubagentStarted         = "SUBAGENT_STARTED"
 	TypeSubagentFinished        = "SUBAGENT_FINISHED"
@@ -74,6 +75,8 @@ type Event struct {
 	Outcome string // RUN_FINISHED outcome type ("cancelled"); omitted when empty
 
 	Snapshot json.RawMessage // STATE_SNAPSHOT ({} when empty)
+	Patch    json.RawMessage // STATE_DELTA's delta, a JSON Patch array ([] when empty)
+	Metadata json.RawMessage // TOOL_CALL_RESULT's metadata object; omitted when empty
 	Value    json.RawMessage // CUSTOM ({} when empty)
 }
 
@@ -137,8 +140,13 @@ func (e *Event) AppendJSON(dst []byte) []byte {
 		w.str("toolCallId", e.ToolCallID)
 		w.str("content", e.Content)
 		w.opt("role", e.Role)
+		if len(e.Metadata) > 0 {
+			w.raw("metadata", e.Metadata)
+		}
 	case TypeStateSnapshot:
 		w.raw("snapshot", e.Snapshot)
+	case TypeStateDelta:
+		w.rawArray("delta", e.Patch)
 	case TypeCustom:
 		w.str("name", e.Name)
 		w.raw("value", e.Value)
@@ -188,17 +196,28 @@ func (w *objWriter) opt(k, v string) {
 
 // raw writes a JSON value; an empty or null value becomes {} (the fields
 // that use it are required and must not be null).
-func (w *objWriter) raw(k string, v json.RawMessage) {
+func (w *objWriter) raw(k string, v json.RawMessage) { w.rawOr(k, v, "{}") }
+
+// rawArray writes a JSON array; an empty, null or non-array value becomes
+// [] (an empty JSON Patch).
+func (w *objWriter) rawArray(k string, v json.RawMessage) {
+	if t := bytes.TrimSpace(v); len(t) == 0 || t[0] != '[' {
+		v = nil
+	}
+	w.rawOr(k, v, "[]")
+}
+
+func (w *objWriter) rawOr(k string, v json.RawMessage, empty string) {
 	w.key(k)
 	if len(v) == 0 || string(v) == "null" {
-		w.b = append(w.b, '{', '}')
+		w.b = append(w.b, empty...)
 		return
 	}
 	// Compact: a raw value from a client may span lines, and a newline
 	// would end the SSE data field early.
 	buf := bytes.NewBuffer(w.b)
 	if err := json.Compact(buf, v); err != nil {
-		w.b = append(w.b, '{', '}')
+		w.b = append(w.b, empty...)
 		return
 	}
 	w.b = buf.Bytes()

@@ -39,7 +39,11 @@ type mapperConfig struct {
 	RunID       string
 	ParentRunID string
 	RootSession string          // the root session of the run
-	State       json.RawMessage // the input state, echoed in the first STATE_SNAPSHOT
+	State       json.RawMessage // the input state (RunAgentInput.state)
+	// Todos is the todo list of the thread's root session from earlier
+	// runs, when HasTodos; it goes into the state the run starts with.
+	Todos    []TodoItem
+	HasTodos bool
 	// Now returns the timestamp of an event (Unix ms); time.Now when nil.
 	Now func() int64
 	// NewID makes message ids; id.Ascending when nil.
@@ -64,6 +68,8 @@ type mapper struct {
 	// toolMsg maps an open tool call to the assistant message it belongs
 	// to (for SUBAGENT_STARTED.parentMessageId).
 	toolMsg map[string]string
+	// state is the AG-UI state the client holds.
+	state runState
 }
 
 // sessState is the AG-UI view of one session of the run.
@@ -94,6 +100,7 @@ func newMapper(cfg mapperConfig, emit emitFunc) *mapper {
 		cfg.NewID = id.Ascending
 	}
 	m := &mapper{cfg: cfg, emit: emit, sessions: map[string]*sessState{}, toolMsg: map[string]string{}}
+	m.state.input = cfg.State
 	m.root = &sessState{id: cfg.RootSession, parts: map[int]*openPart{}}
 	m.sessions[cfg.RootSession] = m.root
 	return m
@@ -123,7 +130,7 @@ func runScoped(t string) bool {
 	return t == TypeRunStarted || t == TypeRunFinished || t == TypeRunError
 }
 
-// start emits RUN_STARTED and the state snapshot, once.
+// start emits RUN_STARTED and, when there is state, its snapshot, once.
 func (m *mapper) start() {
 	if m.started {
 		return
@@ -131,7 +138,9 @@ func (m *mapper) start() {
 	m.started = true
 	m.out(nil, classLifecycle, &Event{Type: TypeRunStarted, ThreadID: m.cfg.ThreadID, RunID: m.cfg.RunID,
 		ParentRunID: m.cfg.ParentRunID, ProtocolVersion: ProtocolVersion})
-	m.out(nil, classLifecycle, &Event{Type: TypeStateSnapshot, Snapshot: m.cfg.State})
+	if snap := m.state.start(m.cfg.Todos, m.cfg.HasTodos); snap != nil {
+		m.out(nil, classLifecycle, &Event{Type: TypeStateSnapshot, Snapshot: snap})
+	}
 }
 
 // Map maps one event of the root stream.
@@ -192,9 +201,17 @@ func (m *mapper) Map(e event.Event) {
 		}
 		delete(m.toolMsg, ev.ToolCallID)
 		m.out(s, classLifecycle, &Event{Type: TypeToolCallResult, MessageID: m.cfg.NewID(id.Message),
-			ToolCallID: ev.ToolCallID, Content: ev.ToolResult, Role: "tool"})
+			ToolCallID: ev.ToolCallID, Content: ev.ToolResult, Role: "tool", Metadata: toolResultMetadata(ev)})
 	case event.PlanUpdate:
-		m.out(s, classLifecycle, &Event{Type: TypeCustom, Name: "plan_update", Value: mustJSON(ev)})
+		if s != m.root {
+			// A subagent's list is no thread state (its id never recurs).
+			m.out(s, classLifecycle, &Event{Type: TypeCustom, Name: "plan_update", Value: mustJSON(ev)})
+			break
+		}
+		// Never dropped nor merged: the client applies every patch.
+		if e := m.state.update(todosOf(ev)); e != nil {
+			m.out(nil, classLifecycle, e)
+		}
 	case event.Custom:
 		v := mustJSON(ev.EventData)
 		m.out(s, classLifecycle, &Event{Type: TypeCustom, Name: ev.EventType, Value: v})

@@ -199,8 +199,8 @@ func TestFinishOutcomes(t *testing.T) {
 		m, items := fixedMapper("")
 		m.Finish(pool.RunResult{Result: spawn.Result{StopReason: tc.stop}})
 		evs := *items
-		if evs[0].ev.Type != TypeRunStarted || evs[1].ev.Type != TypeStateSnapshot {
-			t.Errorf("%s: a run without events still starts with RUN_STARTED, STATE_SNAPSHOT", tc.stop)
+		if len(evs) != 2 || evs[0].ev.Type != TypeRunStarted {
+			t.Errorf("%s: a run without events or state is RUN_STARTED and its end, got %d events", tc.stop, len(evs))
 		}
 		last := evs[len(evs)-1].ev
 		if last.Type != tc.want {
@@ -249,6 +249,11 @@ func TestEncodingRequiredAndOptional(t *testing.T) {
 	}{
 		{Event{Type: TypeToolCallResult, MessageID: "m", ToolCallID: "c"}, `{"type":"TOOL_CALL_RESULT","messageId":"m","toolCallId":"c","content":""}`},
 		{Event{Type: TypeStateSnapshot, SubagentRunID: "s"}, `{"type":"STATE_SNAPSHOT","subagentRunId":"s","snapshot":{}}`},
+		{Event{Type: TypeStateDelta}, `{"type":"STATE_DELTA","delta":[]}`},
+		{Event{Type: TypeStateDelta, Patch: json.RawMessage(`{"op":"x"}`)}, `{"type":"STATE_DELTA","delta":[]}`},
+		{Event{Type: TypeStateDelta, Patch: json.RawMessage("[\n {\"op\": \"remove\", \"path\": \"/todos/1\"}\n]")}, `{"type":"STATE_DELTA","delta":[{"op":"remove","path":"/todos/1"}]}`},
+		{Event{Type: TypeToolCallResult, MessageID: "m", ToolCallID: "c", Content: "ok", Role: "tool", Metadata: json.RawMessage(`{"agentpool":{"is_error":true}}`)},
+			`{"type":"TOOL_CALL_RESULT","messageId":"m","toolCallId":"c","content":"ok","role":"tool","metadata":{"agentpool":{"is_error":true}}}`},
 		{Event{Type: TypeCustom, Name: "n", Value: json.RawMessage("null")}, `{"type":"CUSTOM","name":"n","value":{}}`},
 		{Event{Type: TypeRunError, SubagentRunID: "s", Message: "m"}, `{"type":"RUN_ERROR","message":"m"}`},
 		{Event{Type: TypeRunFinished, ThreadID: "t", RunID: "r", Outcome: "cancelled"}, `{"type":"RUN_FINISHED","threadId":"t","runId":"r","outcome":{"type":"cancelled"}}`},

@@ -58,6 +58,7 @@ type Server struct {
 	opts    Options
 	log     *slog.Logger
 	threads *threads
+	states  *threadStates
 	mux     *http.ServeMux
 	handler http.Handler // mux behind the token and CORS checks
 	// runs is the parent of every run's context besides its request: it
@@ -80,7 +81,8 @@ func New(p *pool.Pool, opts Options) *Server {
 	if opts.WriteTimeout <= 0 {
 		opts.WriteTimeout = DefaultWriteTimeout
 	}
-	s := &Server{pool: p, opts: opts, log: opts.Logger, threads: newThreads(p.Store()), mux: http.NewServeMux()}
+	s := &Server{pool: p, opts: opts, log: opts.Logger, threads: newThreads(p.Store()),
+		states: newThreadStates(p.Store()), mux: http.NewServeMux()}
 	s.runs, s.stopRuns = context.WithCancel(context.Background())
 	s.mux.HandleFunc("POST /{$}", func(w http.ResponseWriter, r *http.Request) { s.handleRun(w, r, "") })
 	s.mux.HandleFunc("POST /agents/{name}", func(w http.ResponseWriter, r *http.Request) { s.handleRun(w, r, r.PathValue("name")) })
@@ -224,21 +226,34 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request, name string) 
 		return
 	}
 	req := pool.RunRequest{Node: name, Prompt: prompt}
+	var prior priorState
 	if exists {
 		if s.pool.Runtime().Running(sid) {
 			writeError(w, http.StatusConflict, fmt.Sprintf("thread %s has a run in progress", in.ThreadID))
 			return
 		}
 		req.SessionID = sid
+		// The thread's todo list so far: the run starts with it.
+		prior.todos, prior.has, err = s.states.load(r.Context(), sid)
+		if err != nil {
+			s.log.Warn("agui: read the thread's todo list", "thread", in.ThreadID, "session", sid, "err", err)
+			prior = priorState{}
+		}
 	} else {
 		req.NewSessionID = sid
 	}
-	s.stream(w, r, in, req, !exists && mapped)
+	s.stream(w, r, in, req, prior, !exists && mapped)
+}
+
+// priorState is what a thread's earlier runs left in its AG-UI state.
+type priorState struct {
+	todos []TodoItem
+	has   bool
 }
 
 // stream runs req and writes its events to w as they come, through a
 // bounded queue.
-func (s *Server) stream(w http.ResponseWriter, r *http.Request, in *RunAgentInput, req pool.RunRequest, recordThread bool) {
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, in *RunAgentInput, req pool.RunRequest, prior priorState, recordThread bool) {
 	// The run ends with its client (request context) or with the server.
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
@@ -254,6 +269,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, in *RunAgentInpu
 	}
 	m := newMapper(mapperConfig{
 		ThreadID: in.ThreadID, RunID: in.RunID, ParentRunID: in.ParentRunID, RootSession: sid, State: in.State,
+		Todos: prior.todos, HasTodos: prior.has,
 		Now: s.opts.now, NewID: s.opts.newID,
 		OnRootStarted: func(event.RunStarted) {
 			if recordThread {

@@ -63,13 +63,14 @@ var eventKeys = map[string]string{
 	TypeToolCallStart:           "subagentRunId toolCallId toolCallName parentMessageId",
 	TypeToolCallArgs:            "subagentRunId toolCallId delta",
 	TypeToolCallEnd:             "subagentRunId toolCallId",
-	TypeToolCallResult:          "subagentRunId messageId toolCallId content role",
+	TypeToolCallResult:          "subagentRunId messageId toolCallId content role metadata",
 	TypeReasoningStart:          "subagentRunId messageId",
 	TypeReasoningMessageStart:   "subagentRunId messageId role",
 	TypeReasoningMessageContent: "subagentRunId messageId delta",
 	TypeReasoningMessageEnd:     "subagentRunId messageId",
 	TypeReasoningEnd:            "subagentRunId messageId",
 	TypeStateSnapshot:           "subagentRunId snapshot",
+	TypeStateDelta:              "subagentRunId delta",
 	TypeCustom:                  "subagentRunId name value",
 	TypeSubagentStarted:         "subagentRunId name description parentSubagentRunId parentToolCallId parentMessageId",
 	TypeSubagentFinished:        "subagentRunId result",
@@ -169,8 +170,8 @@ func checkNoNull(t *testing.T, v any, where string) {
 		t.Errorf("%s is null", where)
 		return
 	}
-	if strings.HasSuffix(where, ".snapshot") || strings.HasSuffix(where, ".value") {
-		return // client state and custom values are data: null is allowed inside
+	if strings.HasSuffix(where, ".snapshot") || strings.HasSuffix(where, ".value") || strings.HasSuffix(where, ".metadata") {
+		return // client state, custom values and metadata are data: null is allowed inside
 	}
 	switch x := v.(type) {
 	case map[string]any:

@@ -3,7 +3,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomUUID } from 'node:crypto';
@@ -23,18 +24,18 @@ const manifest = ['examples/nested.yaml', 'examples/agentpool-style.yaml']
 
 let server;
 let baseURL;
-let stderr = '';
 
-before(async () => {
-  assert.ok(existsSync(bin), `AGENTPOOL_BIN ${bin} does not exist (run make build)`);
-  assert.ok(manifest, 'no example manifest found');
-  server = spawn(bin, ['serve', 'agui', '--addr', '127.0.0.1:0', '--db', ':memory:', '-c', manifest], {
+// startServer runs `agentpool serve agui` on a free loopback port with the
+// given flags; stop() ends it.
+async function startServer(args) {
+  const proc = spawn(bin, ['serve', 'agui', '--addr', '127.0.0.1:0', ...args], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
-  baseURL = await new Promise((resolve, reject) => {
+  let stderr = '';
+  const url = await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start:\n${stderr}`)), 15000);
-    server.stderr.setEncoding('utf8');
-    server.stderr.on('data', (chunk) => {
+    proc.stderr.setEncoding('utf8');
+    proc.stderr.on('data', (chunk) => {
       stderr += chunk;
       const m = stderr.match(/agui listening on (http:\/\/127\.0\.0\.1:\d+)/);
       if (m) {
@@ -42,20 +43,31 @@ before(async () => {
         resolve(m[1]);
       }
     });
-    server.on('exit', (code) => {
+    proc.on('exit', (code) => {
       clearTimeout(timer);
       reject(new Error(`server exited with ${code}:\n${stderr}`));
     });
   });
+  const stop = async () => {
+    if (proc.exitCode !== null || proc.signalCode !== null) return;
+    const exited = new Promise((resolve) => proc.once('exit', resolve));
+    proc.kill('SIGTERM');
+    const t = setTimeout(() => proc.kill('SIGKILL'), 5000);
+    await exited;
+    clearTimeout(t);
+  };
+  return { url, stop, stderr: () => stderr };
+}
+
+before(async () => {
+  assert.ok(existsSync(bin), `AGENTPOOL_BIN ${bin} does not exist (run make build)`);
+  assert.ok(manifest, 'no example manifest found');
+  server = await startServer(['--db', ':memory:', '-c', manifest]);
+  baseURL = server.url;
 });
 
 after(async () => {
-  if (!server || server.exitCode !== null) return;
-  const exited = new Promise((resolve) => server.once('exit', resolve));
-  server.kill('SIGTERM');
-  const t = setTimeout(() => server.kill('SIGKILL'), 5000);
-  await exited;
-  clearTimeout(t);
+  await server?.stop();
 });
 
 // Schemas by event type, to check that no event carries a key its schema
@@ -73,11 +85,11 @@ function parseSSE(text) {
   });
 }
 
-// No null anywhere, except inside state snapshots and custom values, which
-// carry the application's data (where null is a value).
+// No null anywhere, except inside state snapshots, custom values and
+// metadata, which carry the application's data (where null is a value).
 function assertNoNull(v, where) {
   if (v === null) assert.fail(`null at ${where}`);
-  if (/\.(snapshot|value)$/.test(where)) return;
+  if (/\.(snapshot|value|metadata)$/.test(where)) return;
   if (typeof v === 'object') for (const [k, x] of Object.entries(v)) assertNoNull(x, `${where}.${k}`);
 }
 
@@ -294,4 +306,92 @@ test('the Go golden SSE files pass the schemas and the client verifier', async (
     const out = await lastValueFrom(from(events).pipe(verifyEvents(false), toArray()));
     assert.equal(out.length, events.length, `${f}: every event passes verifyEvents`);
   }
+});
+
+// The builtin tools (fixtures/tools.yaml): the editor's todo list is the
+// AG-UI state, and file tool calls carry their text results.
+const toolsFixture = path.join(here, 'fixtures/tools.yaml');
+const todos = (s1, s2, s3) => [
+  { content: 'Write the notes', status: s1, priority: 'medium', activeForm: 'Writing the notes' },
+  { content: 'Fix the typo', status: s2, priority: 'medium', activeForm: 'Fixing the typo' },
+  { content: 'Have the notes checked', status: s3, priority: 'medium', activeForm: 'Having the notes checked' },
+];
+
+test('builtin tools: todos as state (snapshot, deltas, kept across runs), tool results', async (t) => {
+  const ws = mkdtempSync(path.join(tmpdir(), 'agentpool-agui-ws-'));
+  const srv = await startServer(['--db', ':memory:', '-c', toolsFixture, '--workspace', ws]);
+  t.after(async () => {
+    await srv.stop();
+    rmSync(ws, { recursive: true, force: true });
+  });
+
+  const { agent, raw } = recordingAgent(`${srv.url}/`);
+  agent.addMessage({ id: randomUUID(), role: 'user', content: 'Tidy the notes.' });
+  const { value: out, warnings } = await withWarnings(() => agent.runAgent({ runId: randomUUID() }));
+  // The client warns (and keeps its old state) when a patch does not apply.
+  assert.deepEqual(warnings, [], 'the client warned about nothing');
+
+  const events = parseSSE(await raw[0]);
+  validate(events);
+  checkStructure(events);
+  const verified = await lastValueFrom(from(events).pipe(verifyEvents(false), toArray()));
+  assert.equal(verified.length, events.length, 'every event passes verifyEvents');
+
+  // State: a snapshot the first time, then deltas; the client applied them.
+  const states = events.filter((e) => e.type === 'STATE_SNAPSHOT' || e.type === 'STATE_DELTA');
+  assert.deepEqual(states.map((e) => e.type), ['STATE_SNAPSHOT', 'STATE_DELTA', 'STATE_DELTA']);
+  assert.deepEqual(states[0].snapshot, { todos: todos('in_progress', 'pending', 'pending') });
+  assert.ok(states.every((e) => !('subagentRunId' in e)), 'the root owns the state');
+  assert.deepEqual(agent.state, { todos: todos('completed', 'completed', 'completed') });
+
+  // Tool calls: the builtin tools by name, each with its text result.
+  const names = new Map(events.filter((e) => e.type === 'TOOL_CALL_START').map((e) => [e.toolCallId, e.toolCallName]));
+  const results = new Map();
+  for (const e of events.filter((e) => e.type === 'TOOL_CALL_RESULT')) {
+    const name = names.get(e.toolCallId);
+    results.set(name, [...(results.get(name) ?? []), e]);
+  }
+  for (const name of ['TodoWrite', 'Write', 'Read', 'Edit', 'Grep']) {
+    assert.ok(results.has(name), `${name} was called and has a result`);
+    for (const r of results.get(name)) {
+      assert.equal(typeof r.content, 'string');
+      assert.ok(r.content.length > 0 && !r.content.startsWith('{'), `${name}: the result is the tool's text: ${r.content}`);
+    }
+  }
+  const file = path.join(ws, 'notes/today.md');
+  assert.equal(readFileSync(file, 'utf8'), '# Today\n\n- ship the tools\n- fix the typo\n');
+  assert.match(results.get('Read')[0].content, /- ship the tools/);
+  assert.match(results.get('Write')[0].content, /^Created /);
+  assert.ok(results.get('Grep')[0].subagentRunId, "the worker's tool call is attributed to it");
+  // Front-end fields of the call ride in metadata.agentpool.
+  const write = results.get('Write')[0].metadata.agentpool;
+  assert.equal(write.diffs[0].new_text, '# Today\n\n- ship the tools\n- fix the tpyo\n');
+  assert.ok(write.locations[0].path.endsWith('notes/today.md'));
+  const tool = out.newMessages.find((m) => m.role === 'tool' && m.toolCallId === results.get('Read')[0].toolCallId);
+  assert.ok(tool && tool.content === results.get('Read')[0].content, 'the tool message holds the text');
+
+  // The next run on the thread starts with the current state, merged into
+  // the client's own (which it sends back as RunAgentInput.state).
+  agent.setState({ ...agent.state, theme: 'dark' });
+  agent.addMessage({ id: randomUUID(), role: 'user', content: 'Once more.' });
+  const seen = [];
+  const second = await withWarnings(() =>
+    agent.runAgent({ runId: randomUUID() }, { onStateChanged: ({ state }) => void seen.push(structuredClone(state)) }),
+  );
+  assert.deepEqual(second.warnings, []);
+  // The snapshot, then each list of the run as the client patched it.
+  assert.deepEqual(seen.map((s) => s.todos.map((x) => x.status).join(' ')), [
+    'completed completed completed',
+    'in_progress pending pending',
+    'completed in_progress pending',
+    'completed completed completed',
+  ]);
+  assert.ok(seen.every((s) => s.theme === 'dark'), "the client's own member is kept");
+  const events2 = parseSSE(await raw[1]);
+  validate(events2);
+  checkStructure(events2);
+  assert.deepEqual(events2.slice(0, 2).map((e) => e.type), ['RUN_STARTED', 'STATE_SNAPSHOT']);
+  assert.deepEqual(events2[1].snapshot, { theme: 'dark', todos: todos('completed', 'completed', 'completed') });
+  assert.ok(events2.slice(2).every((e) => e.type !== 'STATE_SNAPSHOT'), 'later changes are deltas');
+  assert.deepEqual(agent.state, { theme: 'dark', todos: todos('completed', 'completed', 'completed') });
 });
