@@ -13,10 +13,15 @@ build:
 # protocol tests with the real npm clients.
 test: check test-go test-node
 
+# check: formatting, vet, a tidy go.mod, and staticcheck (pinned; built by
+# `go run` into the build cache on first use).
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './node_modules/*')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
+	$(GO) mod tidy -diff
+	$(GO) run $(STATICCHECK) $(PKGS)
 
 # test-deps installs the npm packages the Go tests drive (the MCP servers
 # of tests/mcp, pinned in its package-lock.json).

@@ -451,7 +451,6 @@ func (r *run) streamTurn(ctx context.Context, req *model.Request) (model.Message
 // turnState accumulates one model response.
 type turnState struct {
 	sink      event.Sink
-	parts     []model.Part
 	text      textAcc
 	thinking  textAcc
 	open      int    // index of the open part, -1 when none

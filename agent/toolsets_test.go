@@ -115,8 +115,12 @@ func TestToolsetsExtraAndDisplayFields(t *testing.T) {
 }
 
 func TestAgentsOwnToolWinsOverExtra(t *testing.T) {
-	own := tool.New("dup", "own", func(context.Context, tool.Call, struct{}) (tool.Result, error) { return tool.Result{Content: "own"}, nil })
-	other := tool.New("dup", "other", func(context.Context, tool.Call, struct{}) (tool.Result, error) { return tool.Result{Content: "other"}, nil })
+	own := tool.New("dup", "own", func(context.Context, tool.Call, struct{}) (tool.Result, error) {
+		return tool.Result{Content: "own"}, nil
+	})
+	other := tool.New("dup", "other", func(context.Context, tool.Call, struct{}) (tool.Result, error) {
+		return tool.Result{Content: "other"}, nil
+	})
 	a, err := agent.New(agent.Config{Name: "a", Tools: []tool.Tool{own}, Model: scripted(t,
 		testmodel.Turn{ToolCalls: []testmodel.ToolCall{{Name: "dup"}}}, testmodel.Turn{Text: "ok"})})
 	if err != nil {

@@ -71,11 +71,12 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 	}
 	defer p.Close()
 
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if ctx == nil {
-		ctx = context.Background()
+	parent := cmd.Context()
+	if parent == nil {
+		parent = context.Background()
 	}
+	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+	defer stop()
 
 	stdout := bufio.NewWriterSize(cmd.OutOrStdout(), 64<<10)
 	defer stdout.Flush()
