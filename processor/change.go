@@ -10,7 +10,7 @@ import (
 
 // Change is one change of the session tree. The concrete types are
 // SessionCreated, SessionUpdated, MessageUpdated, PartUpdated, PartDelta,
-// SessionIdle and SessionError.
+// SessionIdle, SessionError and PlanUpdated.
 type Change interface {
 	// Session is the id of the session the change belongs to.
 	Session() string
@@ -52,6 +52,13 @@ type SessionError struct {
 	Message string
 }
 
+// PlanUpdated: a session's plan (its todo list) was replaced by a
+// plan_update (OpenCode todo.updated). Entries is the whole new plan.
+type PlanUpdated struct {
+	SessionID string
+	Entries   []event.PlanEntry
+}
+
 func (c SessionCreated) Session() string { return c.Info.ID }
 func (c SessionUpdated) Session() string { return c.Info.ID }
 func (c MessageUpdated) Session() string { return c.Info.SessionID }
@@ -59,6 +66,7 @@ func (c PartUpdated) Session() string    { return c.Part.SessionID }
 func (c PartDelta) Session() string      { return c.SessionID }
 func (c SessionIdle) Session() string    { return c.SessionID }
 func (c SessionError) Session() string   { return c.SessionID }
+func (c PlanUpdated) Session() string    { return c.SessionID }
 
 func (SessionCreated) change() {}
 func (SessionUpdated) change() {}
@@ -67,6 +75,7 @@ func (PartUpdated) change()    {}
 func (PartDelta) change()      {}
 func (SessionIdle) change()    {}
 func (SessionError) change()   {}
+func (PlanUpdated) change()    {}
 
 // Message roles.
 const (
@@ -124,8 +133,15 @@ type ToolState struct {
 	// Metadata holds "sessionId" and "parentSessionId" on a part that
 	// spawned a child session, and the spawn's mechanism and run mode.
 	Metadata map[string]any
-	Start    time.Time
-	End      time.Time
+	// Locations, Diffs and ToolMetadata are the tool's own report for
+	// front ends: the files the call touches (tool_call_start, then
+	// tool_call_complete), the changes it made and its machine fields
+	// (exit_code, todos, truncated, ...) from tool_call_complete.
+	Locations    []event.Location
+	Diffs        []event.FileDiff
+	ToolMetadata map[string]any
+	Start        time.Time
+	End          time.Time
 }
 
 // Part is a part of a message.

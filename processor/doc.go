@@ -15,11 +15,16 @@
 //     completed | error), and in the parent a task-like tool part whose
 //     metadata names the child (sessionId, parentSessionId);
 //   - returns the Changes this caused (SessionCreated, SessionUpdated,
-//     MessageUpdated, PartUpdated, PartDelta, SessionIdle, SessionError),
-//     shaped so that an OpenCode server maps each one to session.created,
-//     session.updated, message.updated, message.part.updated,
-//     message.part.delta, session.idle and session.error; subscribers get
-//     the same Changes.
+//     MessageUpdated, PartUpdated, PartDelta, SessionIdle, SessionError,
+//     PlanUpdated), shaped so that an OpenCode server maps each one to
+//     session.created, session.updated, message.updated,
+//     message.part.updated, message.part.delta, session.idle,
+//     session.error and todo.updated; subscribers get the same Changes.
+//     A tool part's state carries the tool's report for front ends
+//     (locations, diffs, metadata of tool_call_complete); Plan gives a
+//     session's latest plan. LatestPlan and ToolReports read both back
+//     from a session's event log (runs no longer projected, earlier
+//     processes).
 //
 // Guarantees:
 //

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -195,8 +196,10 @@ type sess struct {
 	msg     *message         // the open assistant message
 	userMsg string           // the last user message
 	ended   bool
-	errored bool // a session error was reported for the current run
-	created bool // the processor created the store record (fallback)
+	errored bool              // a session error was reported for the current run
+	created bool              // the processor created the store record (fallback)
+	plan    []event.PlanEntry // the latest plan_update the projection saw (report.go)
+	planned bool              // plan is known
 }
 
 func (s *sess) info() session.Session {
@@ -259,6 +262,7 @@ func (pt *part) snapshot() Part {
 	c.Text = pt.text.String()
 	c.State.Raw = pt.raw.String()
 	c.State.Metadata = maps.Clone(pt.State.Metadata)
+	cloneReport(&c.State)
 	return c
 }
 
@@ -345,6 +349,8 @@ func (a *applier) apply(e event.Event) {
 		a.toolProgress(s, ev)
 	case event.ToolCallComplete:
 		a.toolComplete(s, ev)
+	case event.PlanUpdate:
+		a.planUpdate(s, ev)
 	case event.StreamComplete:
 		a.streamComplete(s, ev)
 	case event.RunError:
@@ -723,6 +729,9 @@ func (a *applier) toolStart(s *sess, ev event.ToolCallStart) {
 		pt.State.Input = append(json.RawMessage(nil), ev.RawInput...)
 	}
 	pt.State.Title = ev.Title
+	if len(ev.Locations) > 0 {
+		pt.State.Locations = ev.Locations
+	}
 	if pt.State.Start.IsZero() {
 		pt.State.Start = a.clock()
 	}
@@ -763,6 +772,7 @@ func (a *applier) toolComplete(s *sess, ev event.ToolCallComplete) {
 	if pt.State.Title == "" {
 		pt.State.Title = ev.ToolName
 	}
+	toolReport(&pt.State, ev)
 	pt.State.End = a.clock()
 	delete(s.tools, ev.ToolCallID)
 	if a.want {
@@ -1048,6 +1058,10 @@ func cloneChanges(cs []Change) []Change {
 		case PartUpdated:
 			v.Part.State.Metadata = session.CloneMetadata(v.Part.State.Metadata)
 			v.Part.State.Input = append(json.RawMessage(nil), v.Part.State.Input...)
+			cloneReport(&v.Part.State)
+			c = v
+		case PlanUpdated:
+			v.Entries = slices.Clone(v.Entries)
 			c = v
 		}
 		out[i] = c

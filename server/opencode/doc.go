@@ -19,6 +19,7 @@
 //	DELETE /session/{id}                 the session and its subtree (a run in it is aborted) → true
 //	GET    /session/{id}/children        the child sessions, oldest first
 //	GET    /session/{id}/message         [{info, parts}]; ?limit (last N), ?before (message id)
+//	GET    /session/{id}/todo            the todo list [{content, status, priority}] ([] when none)
 //	POST   /session/{id}/message         {parts, agent?, model?, system?, tools?, noReply?, messageID?}:
 //	                                     waits for the turn, answers {info, parts} of its last
 //	                                     assistant message (noReply: stores the user message only)
@@ -64,6 +65,20 @@
 //	PartDelta        message.part.delta {sessionID, messageID, partID, field: "text", delta}
 //	SessionIdle      session.status {type: idle}, then session.idle {sessionID}
 //	SessionError     session.error {sessionID, error: MessageAbortedError | UnknownError}
+//	PlanUpdated      todo.updated {sessionID, todos: [{content, status, priority}]}
+//
+// Tool parts of the builtin tools (Claude Code's Read, Write, Edit, Glob,
+// Grep, LS, Bash, TodoWrite, WebFetch) are shown as OpenCode's own (read,
+// write, edit, glob, grep, list, bash, todowrite, webfetch): OpenCode's
+// input field names, titles and the metadata its renderers read (a
+// unified diff for edit and write, output and exit for bash, todos for
+// todowrite, ...), from one table (tools.go). Other tools keep their
+// names. The history shows the same shapes, from the conversation and the
+// event log.
+//
+// A session's todo list is its latest plan_update (TodoWrite): GET
+// .../todo answers the live one while the session is projected, else the
+// last of its event log (stored sessions keep theirs across restarts).
 //
 // The server adds what the processor cannot know: the user message of a
 // root prompt (with the parts the client sent, before the run starts), the

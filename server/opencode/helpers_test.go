@@ -290,6 +290,7 @@ var refName = map[string]string{
 	"message.updated":      "EventMessageUpdated",
 	"message.part.updated": "EventMessagePartUpdated",
 	"message.part.delta":   "EventMessagePartDelta",
+	"todo.updated":         "EventTodoUpdated",
 }
 
 // checkEvents validates every event against opencode's schema of its

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/model"
+	"github.com/agentpool/agentpool/processor"
 	"github.com/agentpool/agentpool/session"
 )
 
@@ -86,11 +87,13 @@ func firstUserText(ctx context.Context, st session.Store, sid string) string {
 // storeTranscript rebuilds a session's messages from its stored
 // conversation: user messages with their text; one assistant message per
 // model response (step-start, text, reasoning and tool parts,
-// step-finish); tool results folded into their tool part's state. A
-// spawning tool's result ({output, session_id}) links the part to the
-// child (metadata sessionId, parentSessionId) and gives the child's output.
-// A team session (which keeps no conversation of its own) gets one
-// assistant message with a task part per member session.
+// step-finish); tool results folded into their tool part's state, shown
+// as the live events show them (tools.go), with the titles, locations,
+// diffs and metadata of the session's event log. A spawning tool's
+// result ({output, session_id}) links the part to the child (metadata
+// sessionId, parentSessionId) and gives the child's output. A team
+// session (which keeps no conversation of its own) gets one assistant
+// message with a task part per member session.
 func (s *Server) storeTranscript(ctx context.Context, rec session.Session) *transcript {
 	t := newTranscript()
 	msgs, err := s.store.Messages(ctx, rec.ID)
@@ -101,10 +104,14 @@ func (s *Server) storeTranscript(ctx context.Context, rec session.Session) *tran
 	s.mu.Lock()
 	dir := s.dirOfLocked(rec)
 	s.mu.Unlock()
+	reports, err := processor.ToolReports(ctx, s.store, rec.ID)
+	if err != nil {
+		s.log.Warn("opencode: read events", "session", rec.ID, "err", err)
+	}
 	agent := rec.AgentName
 	sid := rec.ID
 	lastUser := ""
-	tools := map[string]*tpart{}
+	tools := map[string]*storedCall{}
 	for i, m := range msgs {
 		mid := m.ID
 		if mid == "" {
@@ -148,13 +155,12 @@ func (s *Server) storeTranscript(ctx context.Context, rec session.Session) *tran
 				case model.PartThinking:
 					t.putPart(tm, pid, &ReasoningPart{ID: pid, SessionID: sid, MessageID: mid, Type: "reasoning", Text: p.Text, Time: PartTime{Start: created, End: created}})
 				case model.PartToolCall:
-					input := objectJSON(p.Args)
-					if p.ToolName == "task" {
-						input = withSubagentType(input)
-					}
-					t.putPart(tm, pid, &ToolPart{ID: pid, SessionID: sid, MessageID: mid, Type: "tool", CallID: p.ToolCallID, Tool: p.ToolName,
-						State: &ToolStateRunning{Status: "running", Input: input, Time: ToolTimeStart{Start: created}}})
-					tools[p.ToolCallID] = t.parts[pid]
+					sc := &storedCall{name: p.ToolName, args: p.Args, report: reports[p.ToolCallID]}
+					v := viewTool(s.root, sc.call(nil), p.Args)
+					t.putPart(tm, pid, &ToolPart{ID: pid, SessionID: sid, MessageID: mid, Type: "tool", CallID: p.ToolCallID, Tool: v.tool,
+						State: &ToolStateRunning{Status: "running", Input: v.input, Title: v.title, Time: ToolTimeStart{Start: created}}})
+					sc.tp = t.parts[pid]
+					tools[p.ToolCallID] = sc
 					a.Finish = "tool-calls"
 				}
 			}
@@ -166,18 +172,19 @@ func (s *Server) storeTranscript(ctx context.Context, rec session.Session) *tran
 				if p.Kind != model.PartToolResult {
 					continue
 				}
-				tp, ok := tools[p.ToolCallID]
+				sc, ok := tools[p.ToolCallID]
 				if !ok {
 					continue
 				}
-				s.foldResult(tp, p, created)
+				s.foldResult(sc, p, created)
 				delete(tools, p.ToolCallID)
 			}
 		}
 	}
 	// Calls that never got their result.
 	if rec.Status != session.StatusRunning {
-		for _, tp := range tools {
+		for _, sc := range tools {
+			tp := sc.tp
 			part := tp.v.(*ToolPart)
 			run := part.State.(*ToolStateRunning)
 			c := *part
@@ -191,27 +198,55 @@ func (s *Server) storeTranscript(ctx context.Context, rec session.Session) *tran
 	return t
 }
 
+// storedCall is a tool call of a stored conversation: its part, and what
+// the event log says of it.
+type storedCall struct {
+	tp     *tpart
+	name   string
+	args   json.RawMessage
+	report processor.ToolReport
+}
+
+// call is the call for the tool mapping, finished with res when it is
+// not nil.
+func (sc *storedCall) call(res *model.Part) *toolCall {
+	r := sc.report
+	c := &toolCall{name: sc.name, title: r.Title, locations: r.Locations}
+	if res != nil {
+		c.done, c.isError, c.output = true, res.IsError, res.Text
+		c.diffs, c.meta = r.Diffs, r.Metadata
+	}
+	return c
+}
+
 // foldResult completes a tool part with its result.
-func (s *Server) foldResult(tp *tpart, res model.Part, at int64) {
+func (s *Server) foldResult(sc *storedCall, res model.Part, at int64) {
+	tp := sc.tp
 	part := tp.v.(*ToolPart)
 	run := part.State.(*ToolStateRunning)
 	c := *part
+	v := viewTool(s.root, sc.call(&res), sc.args)
 	var linked struct {
 		SessionID string `json:"session_id"`
 	}
-	var meta map[string]any
+	var link map[string]any
 	out := res.Text
 	if json.Unmarshal([]byte(res.Text), &linked) == nil && linked.SessionID != "" {
-		meta = map[string]any{"sessionId": linked.SessionID, "parentSessionId": part.SessionID}
+		link = map[string]any{"sessionId": linked.SessionID, "parentSessionId": part.SessionID}
 		out = childOutput(res.Text)
 	}
+	meta := withMeta(v.meta, link)
 	if res.IsError {
-		c.State = &ToolStateError{Status: "error", Input: run.Input, Error: out, Metadata: meta, Time: ToolTime{Start: run.Time.Start, End: at}}
+		c.State = &ToolStateError{Status: "error", Input: v.input, Error: out, Metadata: meta, Time: ToolTime{Start: run.Time.Start, End: at}}
 	} else {
 		if meta == nil {
 			meta = map[string]any{}
 		}
-		c.State = &ToolStateCompleted{Status: "completed", Input: run.Input, Output: out, Title: part.Tool, Metadata: meta, Time: ToolTime{Start: run.Time.Start, End: at}}
+		title := v.title
+		if title == "" {
+			title = v.tool
+		}
+		c.State = &ToolStateCompleted{Status: "completed", Input: v.input, Output: out, Title: title, Metadata: meta, Time: ToolTime{Start: run.Time.Start, End: at}}
 	}
 	tp.v = &c
 }

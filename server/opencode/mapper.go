@@ -2,6 +2,7 @@ package opencode
 
 import (
 	"encoding/json"
+	"maps"
 	"strings"
 	"time"
 
@@ -84,6 +85,8 @@ func (s *Server) onChanges(owner string, cs []processor.Change) {
 			s.partUpdated(c.Part, now)
 		case processor.PartDelta:
 			s.partDelta(c)
+		case processor.PlanUpdated:
+			s.planUpdated(c)
 		}
 	}
 }
@@ -212,7 +215,7 @@ func finishReason(info processor.Message, m *tmsg) string {
 func (s *Server) partUpdated(p processor.Part, now time.Time) {
 	sid := p.SessionID
 	t := s.touchLocked(sid, true)
-	v := wirePart(p, now)
+	v := s.wirePart(p, now)
 	m := t.byID[p.MessageID]
 	if m != nil {
 		t.putPart(m, p.ID, v)
@@ -249,12 +252,13 @@ func (s *Server) partDelta(d processor.PartDelta) {
 
 // wirePart converts a part of the projection. Parts are values: a later
 // change replaces the part, never edits one already published.
-func wirePart(p processor.Part, now time.Time) any {
+func (s *Server) wirePart(p processor.Part, now time.Time) any {
 	switch p.Type {
 	case processor.PartReasoning:
 		return &ReasoningPart{ID: p.ID, SessionID: p.SessionID, MessageID: p.MessageID, Type: "reasoning", Text: p.Text, Time: partTime(p, now)}
 	case processor.PartTool:
-		return &ToolPart{ID: p.ID, SessionID: p.SessionID, MessageID: p.MessageID, Type: "tool", CallID: p.CallID, Tool: p.Tool, State: toolState(p, now)}
+		v := viewTool(s.root, partCall(p), p.State.Input)
+		return &ToolPart{ID: p.ID, SessionID: p.SessionID, MessageID: p.MessageID, Type: "tool", CallID: p.CallID, Tool: v.tool, State: toolState(p, v, now)}
 	default:
 		pt := partTime(p, now)
 		return &TextPart{ID: p.ID, SessionID: p.SessionID, MessageID: p.MessageID, Type: "text", Text: p.Text, Time: &pt}
@@ -269,16 +273,13 @@ func partTime(p processor.Part, now time.Time) PartTime {
 	return t
 }
 
-// toolState converts a tool part's state. A task tool's input also names
-// the agent as OpenCode's does (subagent_type); a part that ran a child
+// toolState converts a tool part's state, with the name, input, title
+// and metadata of its OpenCode view (tools.go). A part that ran a child
 // session completes with the child's output (the text of the spawning
 // tool's {output, session_id} result).
-func toolState(p processor.Part, now time.Time) any {
+func toolState(p processor.Part, v toolView, now time.Time) any {
 	st := p.State
-	input := objectJSON(st.Input)
-	if p.Tool == "task" {
-		input = withSubagentType(input)
-	}
+	input := v.input
 	start := ms(st.Start)
 	if start == 0 {
 		start = ms(now)
@@ -287,20 +288,20 @@ func toolState(p processor.Part, now time.Time) any {
 	if end == 0 {
 		end = ms(now)
 	}
-	meta := st.Metadata
+	meta := withMeta(v.meta, st.Metadata)
 	switch st.Status {
 	case processor.ToolPending:
 		return &ToolStatePending{Status: "pending", Input: input, Raw: st.Raw}
 	case processor.ToolRunning:
-		return &ToolStateRunning{Status: "running", Input: input, Title: st.Title, Metadata: meta, Time: ToolTimeStart{Start: start}}
+		return &ToolStateRunning{Status: "running", Input: input, Title: v.title, Metadata: meta, Time: ToolTimeStart{Start: start}}
 	case processor.ToolCompleted:
 		out := st.Output
 		if p.Child() != "" {
 			out = childOutput(out)
 		}
-		title := st.Title
+		title := v.title
 		if title == "" {
-			title = p.Tool
+			title = v.tool
 		}
 		if meta == nil {
 			meta = map[string]any{}
@@ -313,6 +314,20 @@ func toolState(p processor.Part, now time.Time) any {
 		}
 		return &ToolStateError{Status: "error", Input: input, Error: msg, Metadata: meta, Time: ToolTime{Start: start, End: end}}
 	}
+}
+
+// withMeta is the tool's metadata with the keys of link (a spawning part's
+// sessionId, parentSessionId, ...) set over it; nil when both are empty.
+func withMeta(tool, link map[string]any) map[string]any {
+	if len(link) == 0 {
+		return tool
+	}
+	out := maps.Clone(tool)
+	if out == nil {
+		out = make(map[string]any, len(link))
+	}
+	maps.Copy(out, link)
+	return out
 }
 
 // objectJSON returns raw when it is a JSON object, else {}.

@@ -32,6 +32,7 @@ var eventKinds = []struct {
 	{"EventMessageUpdated", "message.updated", typeOf[messageProps]()},
 	{"EventMessagePartUpdated", "message.part.updated", typeOf[partProps]()},
 	{"EventMessagePartDelta", "message.part.delta", typeOf[deltaProps]()},
+	{"EventTodoUpdated", "todo.updated", typeOf[todoProps]()},
 }
 
 // docGen builds JSON Schemas (OpenAPI 3.1 = JSON Schema 2020-12) from the

@@ -67,6 +67,8 @@ func (s *Server) routeTable() []*route {
 				{"before", strParam, "only the messages before this message id"},
 			},
 			resp: typeOf[[]MessageWithParts](), errs: []int{400, 404}, handler: s.handleMessages},
+		{method: "GET", path: sessionPath + "/todo", op: "session.todo", summary: "Get session todos", tag: "session",
+			resp: typeOf[[]Todo](), errs: []int{404}, handler: s.handleTodo},
 		{method: "POST", path: sessionPath + "/message", op: "session.prompt", summary: "Send message (waits for the turn to end)", tag: "session",
 			body: typeOf[PromptBody](), resp: typeOf[AssistantWithParts](), errs: []int{400, 404, 409, 413}, handler: s.handlePrompt},
 		{method: "POST", path: sessionPath + "/prompt_async", op: "session.prompt_async", summary: "Send async message", tag: "session",

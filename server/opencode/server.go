@@ -79,6 +79,7 @@ type Server struct {
 	opts    Options
 	log     *slog.Logger
 	dir     string
+	root    string // the workspace of the pool's file tools (relative titles)
 	started time.Time
 	routes  []*route
 	mux     *http.ServeMux
@@ -136,6 +137,9 @@ func New(p *pool.Pool, opts Options) *Server {
 		mux: http.NewServeMux(), hub: newHub(opts.QueueSize), models: nodeModels(p),
 		trans: map[string]*transcript{}, dirs: map[string]string{}, titles: map[string]string{},
 		busy: map[string]bool{}, state: map[string]*sessionRuns{}, active: map[string]*activeRun{},
+	}
+	if ws := p.Workspace(); ws != nil {
+		s.root = ws.Root()
 	}
 	s.runs, s.stopRuns = context.WithCancel(context.Background())
 	s.routes = s.routeTable()

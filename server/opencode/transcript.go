@@ -17,6 +17,9 @@ type transcript struct {
 	// cutPrompt: the first user message's text is the spawn's prompt,
 	// possibly cut to 200 bytes; GET .../message restores it from the store.
 	cutPrompt *TextPart
+	// todos is the session's todo list, once known (nil: ask the
+	// processor); see todo.go.
+	todos []Todo
 }
 
 func newTranscript() *transcript {

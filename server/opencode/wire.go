@@ -256,6 +256,14 @@ type ToolTime struct {
 	End   int64 `json:"end"`
 }
 
+// Todo is one item of a session's todo list (GET /session/{id}/todo,
+// todo.updated, a todowrite part's metadata).
+type Todo struct {
+	Content  string `json:"content"`
+	Status   string `json:"status"`
+	Priority string `json:"priority"`
+}
+
 // MessageWithParts is one entry of GET /session/{id}/message.
 type MessageWithParts struct {
 	Info  any   `json:"info" union:"Message"`
@@ -294,6 +302,10 @@ type (
 		SessionID string `json:"sessionID"`
 		Part      any    `json:"part" union:"Part"`
 		Time      int64  `json:"time"`
+	}
+	todoProps struct {
+		SessionID string `json:"sessionID" pattern:"^ses"`
+		Todos     []Todo `json:"todos"`
 	}
 	deltaProps struct {
 		SessionID string `json:"sessionID"`

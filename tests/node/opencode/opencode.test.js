@@ -1,11 +1,13 @@
 // Drives `agentpool serve opencode` with the real OpenCode SDK
 // (@opencode-ai/sdk 1.19.3, the v2 client that the OpenCode TUI uses):
 // sessions, a blocking prompt through nested delegation with the event
-// stream, children and messages, abort of a long run, and errors.
+// stream, children and messages, abort of a long run, errors, and the
+// builtin tools shown as OpenCode's own (read, edit, bash, todowrite, ...)
+// with the session's todo list.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,14 +23,16 @@ const nestedManifest = ['examples/nested.yaml', 'examples/agentpool-style.yaml']
   .map((p) => path.join(repo, p))
   .find((p) => existsSync(p));
 const slowManifest = path.join(here, 'fixtures/slow.yaml');
+const toolsManifest = path.join(here, 'fixtures/tools.yaml');
 
 const servers = [];
 let directory;
+let workspace;
 
 // start runs the binary on a free loopback port and resolves its base URL
 // from the "opencode listening on" line on stderr.
-function start(manifest) {
-  const proc = spawn(bin, ['serve', 'opencode', '--addr', '127.0.0.1:0', '--db', ':memory:', '-c', manifest], {
+function start(manifest, ...args) {
+  const proc = spawn(bin, ['serve', 'opencode', '--addr', '127.0.0.1:0', '--db', ':memory:', '-c', manifest, ...args], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   const server = { proc, stderr: '' };
@@ -53,12 +57,18 @@ function start(manifest) {
 
 let nestedURL;
 let slowURL;
+let toolsURL;
 
 before(async () => {
   assert.ok(existsSync(bin), `AGENTPOOL_BIN ${bin} does not exist (run make build)`);
   assert.ok(nestedManifest, 'no example manifest found');
   directory = mkdtempSync(path.join(os.tmpdir(), 'agentpool-opencode-'));
-  [nestedURL, slowURL] = await Promise.all([start(nestedManifest), start(slowManifest)]);
+  workspace = mkdtempSync(path.join(os.tmpdir(), 'agentpool-opencode-ws-'));
+  [nestedURL, slowURL, toolsURL] = await Promise.all([
+    start(nestedManifest),
+    start(slowManifest),
+    start(toolsManifest, '--workspace', workspace, '--allow', '*'),
+  ]);
 });
 
 after(async () => {
@@ -72,6 +82,7 @@ after(async () => {
     }),
   );
   if (directory) rmSync(directory, { recursive: true, force: true });
+  if (workspace) rmSync(workspace, { recursive: true, force: true });
 });
 
 // collect subscribes to the event stream with the SDK and keeps every
@@ -326,4 +337,95 @@ test('unknown ids answer NotFoundError; bad input BadRequest; the server keeps s
   const doc = await (await fetch(`${nestedURL}/doc`)).json();
   assert.equal(doc.openapi, '3.1.0');
   assert.ok(doc.paths['/session/{sessionID}/message'].post);
+});
+
+test('builtin tools show as OpenCode tools; the todo list is served and published', async () => {
+  const client = createOpencodeClient({ baseUrl: toolsURL, directory });
+  const ev = await collect(client);
+  try {
+    const { data: session } = await client.session.create({ title: 'tools' });
+    const empty = await client.session.todo({ sessionID: session.id });
+    assert.equal(empty.error, undefined);
+    assert.deepEqual(empty.data, [], 'a new session has no todos');
+
+    const res = await client.session.prompt({ sessionID: session.id, parts: [{ type: 'text', text: 'Tidy the notes' }] });
+    assert.equal(res.error, undefined, JSON.stringify(res.error));
+    assert.equal(textOf(res.data.parts), 'The notes are tidy.');
+    await ev.wait((e) => e.type === 'session.idle' && sid(e) === session.id, 15000, 'session.idle');
+    assert.equal(readFileSync(path.join(workspace, 'notes/today.md'), 'utf8'), '# Today\n\n- ship the tools\n- fix the typo\n');
+
+    // The history: OpenCode's tool names, input fields, titles, metadata.
+    const msgs = (await client.session.messages({ sessionID: session.id })).data;
+    const tools = msgs.flatMap((m) => m.parts).filter((p) => p.type === 'tool');
+    assert.deepEqual(
+      tools.map((p) => p.tool),
+      ['todowrite', 'write', 'read', 'grep', 'edit', 'bash', 'todowrite'],
+    );
+    assert.ok(tools.every((p) => p.state.status === 'completed'), 'every call completed');
+    const part = (name) => tools.find((p) => p.tool === name);
+    const read = part('read');
+    assert.deepEqual(read.state.input, { filePath: 'notes/today.md' });
+    assert.equal(read.state.title, 'notes/today.md');
+    assert.match(read.state.output, /\t- fix the tpyo/);
+    assert.equal(read.state.metadata.preview, '# Today\n\n- ship the tools\n- fix the tpyo');
+    assert.deepEqual(part('write').state.input, { filePath: 'notes/today.md', content: '# Today\n\n- ship the tools\n- fix the tpyo\n' });
+    assert.deepEqual(part('grep').state.input, { pattern: 'tpyo', include: '*.md', output_mode: 'content' });
+    assert.equal(part('grep').state.title, 'tpyo');
+    const edit = part('edit');
+    assert.deepEqual(edit.state.input, { filePath: 'notes/today.md', oldString: 'tpyo', newString: 'typo' });
+    assert.equal(edit.state.title, 'notes/today.md');
+    assert.match(edit.state.metadata.diff, /^Index: .*notes\/today\.md\n/);
+    assert.match(edit.state.metadata.diff, /\n@@ -1,4 \+1,4 @@\n # Today\n \n - ship the tools\n-- fix the tpyo\n\+- fix the typo\n$/);
+    assert.equal(edit.state.metadata.filediff.additions, 1);
+    assert.equal(edit.state.metadata.filediff.deletions, 1);
+    const bash = part('bash');
+    assert.deepEqual(bash.state.input, { command: 'grep -c typo notes/today.md', description: 'Count the typos' });
+    assert.equal(bash.state.title, 'Count the typos');
+    assert.equal(bash.state.metadata.exit, 0);
+    assert.equal(bash.state.metadata.output, '1');
+    const todo = part('todowrite');
+    assert.equal(todo.state.title, '2 todos');
+    assert.deepEqual(todo.state.input.todos.map(({ content, status, priority }) => ({ content, status, priority })), [
+      { content: 'Write the notes', status: 'in_progress', priority: 'medium' },
+      { content: 'Fix the typo', status: 'pending', priority: 'medium' },
+    ]);
+    assert.equal(todo.state.metadata.todos.length, 2);
+    for (const p of tools) {
+      for (const key of ['file_path', 'old_string', 'new_string', 'replace_all', 'glob']) {
+        assert.ok(!(key in p.state.input), `${p.tool}: no ${key} in the input`);
+      }
+    }
+
+    // The bus showed the same parts, and todo.updated for each TodoWrite.
+    const last = new Map();
+    for (const e of ev.events) {
+      if (e.type === 'message.part.updated' && e.properties.part.type === 'tool') last.set(e.properties.part.id, e.properties.part);
+    }
+    for (const p of tools) {
+      const live = last.get(p.id);
+      assert.ok(live, `the bus showed ${p.tool} ${p.id}`);
+      assert.equal(live.tool, p.tool);
+      assert.deepEqual(live.state.input, p.state.input);
+      assert.deepEqual(live.state.metadata, p.state.metadata);
+      assert.equal(live.state.title, p.state.title);
+    }
+    const done = [
+      { content: 'Write the notes', status: 'completed', priority: 'medium' },
+      { content: 'Fix the typo', status: 'completed', priority: 'medium' },
+    ];
+    const updates = ev.events.filter((e) => e.type === 'todo.updated' && sid(e) === session.id);
+    assert.equal(updates.length, 2);
+    assert.deepEqual(updates[0].properties.todos.map((t) => t.status), ['in_progress', 'pending']);
+    assert.deepEqual(updates[1].properties.todos, done);
+
+    // session.todo: the latest list.
+    const todos = await client.session.todo({ sessionID: session.id });
+    assert.equal(todos.error, undefined);
+    assert.deepEqual(todos.data, done);
+    const missing = await client.session.todo({ sessionID: 'ses_00000000000000doesnotexist' });
+    assert.equal(missing.response.status, 404);
+    assert.equal(missing.error.name, 'NotFoundError');
+  } finally {
+    await ev.close();
+  }
 });
