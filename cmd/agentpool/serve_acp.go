@@ -27,7 +27,10 @@ func newServeACPCmd() *cobra.Command {
 		Short: "Serve the pool to an editor over ACP (JSON-RPC on stdin/stdout)",
 		Long: "Serve the pool over the Agent Client Protocol: JSON-RPC 2.0, one message per line on " +
 			"stdin/stdout; logs go to stderr. The session modes are the pool's agents and teams. " +
-			"The server exits when stdin ends.",
+			"A session's cwd is its workspace when it is an existing directory (else --workspace, the " +
+			"manifest's workspace or the current directory); the MCP servers the editor names are the " +
+			"session's; an editor that advertises fs or terminal capabilities reads, writes and runs " +
+			"the tools' files and commands. The server exits when stdin ends.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return serveACP(cmd, f, agent)
@@ -54,7 +57,7 @@ func serveACP(cmd *cobra.Command, f poolFlags, agent string) error {
 		return err
 	}
 	defer reg.Close(context.Background())
-	p, err := openPool(f, pool.Options{Logger: log, Hooks: reg, Lifecycle: reg})
+	p, err := openPool(f, pool.Options{Logger: log, Hooks: reg})
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package acp
 import (
 	"encoding/json"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -37,14 +38,37 @@ type converter struct {
 	onSpawn  func(child string)
 	log      *slog.Logger
 
+	// relocate, when set, replaces the locations a tool named from its
+	// input as the call started (see relocator).
+	relocate func(locs []event.Location, input json.RawMessage) []event.Location
+	// terms, when set, tells which client terminals may be embedded in a
+	// tool call and learns which were shown; nil embeds every terminal id
+	// a result names. noTerminals embeds none (a replay: they are gone).
+	terms       terminalView
+	noTerminals bool
+	finished    bool
+
 	spawns    map[string]*spawnState
 	order     []string // child ids in start order
-	tools     map[string]openTool
+	tools     map[string]*openTool
 	toolOrder []string
 }
 
 type openTool struct {
 	session, id string
+	command     string           // the input's command (a shell call), to attach its terminal early
+	locs        []event.Location // the locations sent with the tool_call
+	terminal    string           // the terminal embedded while it ran
+}
+
+// terminalView is what the converter needs of the client terminals.
+type terminalView interface {
+	// embeddable reports whether terminal id may be shown in a tool call:
+	// a terminal of this connection not released yet.
+	embeddable(id string) bool
+	// shown says that the tool call that used terminal id was sent (or
+	// will never be shown): a release the tool asked for may now be sent.
+	shown(id string)
 }
 
 type spawnState struct {
@@ -64,7 +88,7 @@ func newConverter(root string, subagents bool, send sendFunc, log *slog.Logger) 
 	}
 	return &converter{
 		root: root, subagents: subagents, send: send, now: time.Now, log: log,
-		spawns: map[string]*spawnState{}, tools: map[string]openTool{},
+		spawns: map[string]*spawnState{}, tools: map[string]*openTool{},
 	}
 }
 
@@ -105,14 +129,18 @@ func (c *converter) own(sid string, e event.Event) {
 		if title == "" {
 			title = v.ToolName
 		}
+		locs := v.Locations
+		if c.relocate != nil {
+			locs = c.relocate(locs, v.RawInput)
+		}
 		key := sid + "\x00" + v.ToolCallID
 		if _, dup := c.tools[key]; !dup {
-			c.tools[key] = openTool{session: sid, id: v.ToolCallID}
+			c.tools[key] = &openTool{session: sid, id: v.ToolCallID, command: inputCommand(v.RawInput), locs: locs}
 			c.toolOrder = append(c.toolOrder, key)
 		}
 		c.send(sid, ToolCallUpdate{
 			SessionUpdate: UpdateToolCall, ToolCallID: v.ToolCallID, Title: title,
-			Kind: toolKind(v.ToolKind), Status: StatusInProgress, RawInput: rawJSON(v.RawInput),
+			Kind: toolKind(v.ToolKind), Status: StatusInProgress, Locations: toLocations(locs), RawInput: rawJSON(v.RawInput),
 		})
 	case event.ToolCallProgress:
 		u := ToolCallUpdate{SessionUpdate: UpdateToolCallUpdate, ToolCallID: v.ToolCallID, Status: toolStatus(v.Status), Title: v.Title}
@@ -123,16 +151,7 @@ func (c *converter) own(sid string, e event.Event) {
 		}
 		c.send(sid, u)
 	case event.ToolCallComplete:
-		delete(c.tools, sid+"\x00"+v.ToolCallID)
-		status := StatusCompleted
-		if v.IsError {
-			status = StatusFailed
-		}
-		u := ToolCallUpdate{SessionUpdate: UpdateToolCallUpdate, ToolCallID: v.ToolCallID, Status: status, RawOutput: v.ToolResult}
-		if v.ToolResult != "" {
-			u.Content = []ToolCallContent{textContent(v.ToolResult)}
-		}
-		c.send(sid, u)
+		c.complete(sid, v)
 	case event.PlanUpdate:
 		entries := make([]PlanEntry, 0, len(v.Entries))
 		for _, en := range v.Entries {
@@ -140,6 +159,84 @@ func (c *converter) own(sid string, e event.Event) {
 		}
 		c.send(sid, PlanUpdate{SessionUpdate: UpdatePlan, Entries: entries})
 	}
+}
+
+// complete maps a tool call's end to its last tool_call_update: the
+// status, the files it touched when they differ from those the tool_call
+// named, a diff per changed file, the client terminal it ran in, and the
+// result as text (left out when it only repeats a diff), rawOutput the
+// result.
+func (c *converter) complete(sid string, v event.ToolCallComplete) {
+	key := sid + "\x00" + v.ToolCallID
+	open := c.tools[key]
+	delete(c.tools, key)
+	status := StatusCompleted
+	if v.IsError {
+		status = StatusFailed
+	}
+	u := ToolCallUpdate{SessionUpdate: UpdateToolCallUpdate, ToolCallID: v.ToolCallID, Status: status, RawOutput: v.ToolResult}
+	var sent []event.Location
+	if open != nil {
+		sent = open.locs
+	}
+	if len(v.Locations) > 0 && !sameLocations(sent, v.Locations) {
+		u.Locations = toLocations(v.Locations)
+	}
+	for _, d := range v.Diffs {
+		u.Content = append(u.Content, diffContent(d.Path, d.OldText, d.NewText))
+	}
+	term := terminalID(v.Metadata)
+	if term != "" && c.embeddable(term) {
+		u.Content = append(u.Content, terminalContent(term))
+	}
+	if v.ToolResult != "" && !repeatsDiff(v.ToolResult, v.Diffs) {
+		u.Content = append(u.Content, textContent(v.ToolResult))
+	}
+	c.send(sid, u)
+	if term != "" && c.terms != nil {
+		c.terms.shown(term)
+	}
+}
+
+func (c *converter) embeddable(term string) bool {
+	switch {
+	case c.noTerminals:
+		return false
+	case c.terms == nil:
+		return true
+	}
+	return c.terms.embeddable(term)
+}
+
+// attachTerminal embeds a client terminal that was just created in the
+// running tool call of session sid whose input command is one of the
+// terminal's arguments (the shell tool runs /bin/sh -c <command>), so that
+// the editor shows the command's output live. It reports false when no
+// single open tool call matches (the terminal is then embedded when the
+// call ends).
+func (c *converter) attachTerminal(sid string, args []string, term string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.finished || c.noTerminals {
+		return false
+	}
+	var match *openTool
+	for _, key := range c.toolOrder {
+		t, ok := c.tools[key]
+		if !ok || t.session != sid || t.command == "" || t.terminal != "" || !slices.Contains(args, t.command) {
+			continue
+		}
+		if match != nil {
+			return false // two calls run the same command: which one is it?
+		}
+		match = t
+	}
+	if match == nil {
+		return false
+	}
+	match.terminal = term
+	c.send(sid, ToolCallUpdate{SessionUpdate: UpdateToolCallUpdate, ToolCallID: match.id, Content: []ToolCallContent{terminalContent(term)}})
+	return true
 }
 
 // child handles an event that a descendant produced.
@@ -328,6 +425,9 @@ func (c *converter) progress(st *spawnState, e event.Event) {
 			msg, _, _ := strings.Cut(v.ToolResult, "\n")
 			c.note(st, "✗ "+v.ToolName+": "+msg)
 		}
+		if term := terminalID(v.Metadata); term != "" && c.terms != nil && !c.subagents {
+			c.terms.shown(term) // never shown on its own (own() does it for subagents clients)
+		}
 	}
 }
 
@@ -411,6 +511,7 @@ func (c *converter) Finish(stopReason string) {
 		c.spawnEnd(end)
 	}
 	c.closeTools("")
+	c.finished = true
 }
 
 // acpStopReason maps an event.Stop* value to an ACP stop reason.
@@ -457,4 +558,55 @@ func joinNonEmpty(a, b string) string {
 		return b
 	}
 	return a + "\n\n" + b
+}
+
+func toLocations(locs []event.Location) []ToolCallLocation {
+	if len(locs) == 0 {
+		return nil
+	}
+	out := make([]ToolCallLocation, len(locs))
+	for i, l := range locs {
+		out[i] = ToolCallLocation{Path: l.Path, Line: max(l.Line, 0)}
+	}
+	return out
+}
+
+func sameLocations(a, b []event.Location) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// terminalID is the client terminal a tool ran in (the shell tool's
+// Metadata["terminal_id"]).
+func terminalID(md map[string]any) string {
+	id, _ := md["terminal_id"].(string)
+	return id
+}
+
+// repeatsDiff reports whether a result is nothing but a diff's new text.
+func repeatsDiff(result string, diffs []event.FileDiff) bool {
+	for _, d := range diffs {
+		if d.NewText == result {
+			return true
+		}
+	}
+	return false
+}
+
+// inputCommand is the "command" string of a tool's input, if any.
+func inputCommand(raw json.RawMessage) string {
+	var in struct {
+		Command string `json:"command"`
+	}
+	if json.Unmarshal(raw, &in) != nil {
+		return ""
+	}
+	return in.Command
 }

@@ -18,12 +18,16 @@
 //
 // # Methods
 //
-// initialize advertises what is implemented: loadSession, session list,
-// embedded context in prompts (no images or audio), no MCP transports and no
-// auth methods (authenticate succeeds: there is nothing to authenticate).
+// initialize advertises what is implemented: loadSession, session list and
+// close, embedded context in prompts (no images or audio), MCP servers over
+// stdio, http and sse (mcpCapabilities), and no auth methods (authenticate
+// succeeds: there is nothing to authenticate); it records the client's
+// fs.readTextFile, fs.writeTextFile and terminal capabilities.
 // session/new stores a new root session and offers the pool's agents and
 // teams as modes (current: Options.Agent or the manifest's default);
 // session/set_mode switches the node that the next prompt runs.
+// session/close cancels the session's prompt, stops its MCP servers and
+// forgets it (it stays stored).
 // session/load replays the stored history, then answers. session/list lists
 // the stored root sessions. session/prompt runs the current mode on the
 // session with its history and answers {stopReason}: end_turn, max_tokens,
@@ -36,10 +40,39 @@
 //
 // Events of the root session become its own updates: text deltas
 // agent_message_chunk, thinking deltas agent_thought_chunk, tool_call_start
-// a tool_call (toolCallId, title, kind, status in_progress, rawInput),
+// a tool_call (toolCallId, title, kind, status in_progress, rawInput, and
+// the files the tool names from its input as locations [{path, line?}]),
 // tool_call_progress a tool_call_update, tool_call_complete a
-// tool_call_update with status completed or failed, rawOutput and the
-// result as content, plan_update a plan.
+// tool_call_update with status completed or failed, rawOutput the result,
+// locations when the result's differ from the tool_call's, and as content:
+// a {type: diff, path, oldText (null for a new file), newText} per file the
+// call changed (Write, Edit), a {type: terminal, terminalId} when the
+// command ran in the client's terminal (Metadata["terminal_id"]), and the
+// result as text (left out when it only repeats a diff). plan_update
+// becomes a plan.
+//
+// # Tools through the client
+//
+// Every prompt of a session runs in that session's workspace (its cwd,
+// when it is an existing absolute directory; else the pool's, logged),
+// with the session's MCP servers' toolsets (mcpServers of session/new and
+// session/load: one mcp.Manager per session, stdio servers run in the
+// workspace, names made [A-Za-z0-9_-] for the mcp__<name>__<tool> prefix;
+// an invalid entry is -32602 naming it; the manager is closed by
+// session/close, by a session/load that replaces it, and when the
+// connection ends), and, as far as the client advertised them, its file
+// system and terminals: fs/read_text_file and fs/write_text_file each only
+// with its capability (the other goes to the disk), terminal/* with
+// terminal. These are requests from the server to the client over the
+// same machinery as session/request_permission, in the session's queue;
+// each is bounded by the tool's context, so a client error or a cancelled
+// prompt is an error result of the tool, never a hang (a late answer to
+// an abandoned request is dropped). A terminal is embedded in the running
+// tool call whose input command it runs as soon as it exists (the editor
+// shows the output live) and again in the call's last update; the tool's
+// terminal/release is held back until that update was sent (or the prompt
+// ended), because an editor shows only terminals not yet released.
+// Replays never embed terminals.
 //
 // Every child session, at any depth and for every client, is one tool call
 // in the root ACP session: spawn_session_start becomes a tool_call with
@@ -85,9 +118,10 @@
 // request except session/prompt inline; each prompt runs in its own
 // goroutine, one at a time per session. When the input ends (or ctx is
 // done), Serve cancels the running prompts, waits for them (their answers
-// are still written) and returns; pending request_permission calls then
-// deny (unavailable or cancelled). The caller closes the pool, which
-// flushes the store.
+// are still written), stops every session's MCP servers and returns;
+// pending client requests (request_permission, fs, terminal) then fail
+// (permissions deny: unavailable or cancelled). The caller closes the
+// pool, which flushes the store.
 //
 // # Approvals
 //

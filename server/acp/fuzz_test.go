@@ -92,7 +92,7 @@ func fuzzPool(t testing.TB, m *config.Manifest, srvOpts Options) (*Server, *pool
 		event.StreamComplete{Message: event.Message{Role: "assistant", Content: "before"}})
 	reg := hook.New(hook.Options{})
 	reg.ApplyManifest(m)
-	p, err := pool.New(m, pool.Options{Store: st, Hooks: reg, Lifecycle: reg})
+	p, err := pool.New(m, pool.Options{Store: st, Hooks: reg})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -259,24 +259,42 @@ var errClosed = errors.New("acp: connection closed")
 // call sends a request in owner's queue (after what is queued there) and
 // waits for its response or ctx.
 func (c *caller) call(ctx context.Context, owner, method string, params, result any) error {
+	wait, err := c.start(owner, method, params)
+	if err != nil {
+		return err
+	}
+	return wait(ctx, result)
+}
+
+// start queues a request in owner's queue and returns the function that
+// waits for its response (it must be called).
+func (c *caller) start(owner, method string, params any) (wait func(ctx context.Context, result any) error, err error) {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return errClosed
+		return nil, errClosed
 	}
 	c.next++
 	id := c.next
 	ch := make(chan incoming, 1)
 	c.pending[id] = ch
 	c.mu.Unlock()
-	defer func() {
+	forget := func() {
 		c.mu.Lock()
 		delete(c.pending, id)
 		c.mu.Unlock()
-	}()
-	if err := c.out.send(owner, outRequest{JSONRPC: "2.0", ID: &id, Method: method, Params: params}); err != nil {
-		return err
 	}
+	if err := c.out.send(owner, outRequest{JSONRPC: "2.0", ID: &id, Method: method, Params: params}); err != nil {
+		forget()
+		return nil, err
+	}
+	return func(ctx context.Context, result any) error {
+		defer forget()
+		return c.await(ctx, ch, method, result)
+	}, nil
+}
+
+func (c *caller) await(ctx context.Context, ch chan incoming, method string, result any) error {
 	select {
 	case m, ok := <-ch:
 		if !ok {
@@ -313,6 +331,18 @@ func (c *caller) deliver(m incoming) bool {
 		ch <- m
 	}
 	return ok
+}
+
+// abandoned reports whether id is one of the server's own requests that
+// is no longer awaited (its caller's context ended first).
+func (c *caller) abandoned(rawID json.RawMessage) bool {
+	id, err := strconv.ParseInt(string(bytes.TrimSpace(rawID)), 10, 64)
+	if err != nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return id > 0 && id <= c.next
 }
 
 // close fails every pending and future call.

@@ -120,7 +120,7 @@ func (o *outbox) update(owner, sid string, update any) error {
 // spawn's progress), so that a later one supersedes it.
 func isProgress(u ToolCallUpdate) bool {
 	return u.SessionUpdate == UpdateToolCallUpdate && u.Status == "" && u.Title == "" && u.Kind == "" &&
-		u.RawInput == nil && u.RawOutput == nil && u.Meta == nil
+		u.Locations == nil && u.RawInput == nil && u.RawOutput == nil && u.Meta == nil
 }
 
 // itemEncoder encodes the items of a batch into buf. The writer goroutine

@@ -216,7 +216,7 @@ func TestUseApprovals(t *testing.T) {
 	}
 	reg := hook.New(hook.Options{})
 	reg.ApplyManifest(m)
-	p, err := pool.New(m, pool.Options{Hooks: reg, Lifecycle: reg})
+	p, err := pool.New(m, pool.Options{Hooks: reg})
 	if err != nil {
 		t.Fatal(err)
 	}

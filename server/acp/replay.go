@@ -2,7 +2,6 @@ package acp
 
 import (
 	"context"
-	"log/slog"
 	"time"
 
 	"github.com/agentpool/agentpool/event"
@@ -34,14 +33,24 @@ func (c *conn) replay(sid string) error {
 		replayMessages(sid, msgs, c.updater(sid))
 		return nil
 	}
-	replayEvents(sid, recs, msgs, subagents, c.updater(sid), c.log)
+	conv := newConverter(sid, subagents, c.updater(sid), c.log)
+	conv.noTerminals = true // released long ago: the results' text stays
+	c.mu.Lock()
+	s := c.sessions[sid]
+	c.mu.Unlock()
+	if s != nil {
+		s.mu.Lock()
+		conv.relocate = relocator(s.ws, c.s.pool.Workspace())
+		s.mu.Unlock()
+	}
+	replayEvents(conv, recs, msgs)
 	return nil
 }
 
-// replayEvents feeds records merged in store order through a converter,
-// each root run preceded by its user prompt.
-func replayEvents(root string, recs []session.Replayed, msgs []session.Message, subagents bool, send sendFunc, log *slog.Logger) {
-	conv := newConverter(root, subagents, send, log)
+// replayEvents feeds records merged in store order through conv (made for
+// the root session), each root run preceded by its user prompt.
+func replayEvents(conv *converter, recs []session.Replayed, msgs []session.Message) {
+	root, send := conv.root, conv.send
 	prompts := userPrompts(msgs)
 	// Start times of the root's runs, to give each run its prompt.
 	var starts []time.Time

@@ -16,9 +16,10 @@ import (
 
 	"github.com/agentpool/agentpool/agent"
 	"github.com/agentpool/agentpool/event"
-	"github.com/agentpool/agentpool/id"
 	"github.com/agentpool/agentpool/pool"
 	"github.com/agentpool/agentpool/session"
+	"github.com/agentpool/agentpool/tool/mcp"
+	"github.com/agentpool/agentpool/tool/workspace"
 )
 
 // Options configure a Server.
@@ -123,6 +124,7 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 		c.cancel()
 	})
 	c.calls = &caller{pending: map[int64]chan incoming{}, out: c.out}
+	c.terms = &terminals{c: c}
 
 	// The reader hands over one line at a time and reads the next only
 	// once it is handled (the line buffer is reused), so that Serve can
@@ -180,6 +182,9 @@ loop:
 	c.calls.close()
 	c.cancel()
 	c.wg.Wait()
+	// No MCP server process of a session outlives the connection.
+	c.closeAllMCP()
+	c.bg.Wait()
 	// The last replies (the cancelled prompts' answers) are written before
 	// Serve returns.
 	c.out.close()
@@ -198,10 +203,13 @@ type conn struct {
 	cancel context.CancelFunc
 	out    *outbox
 	calls  *caller
+	terms  *terminals
 	wg     sync.WaitGroup // running prompts
+	bg     sync.WaitGroup // terminal releases and MCP closes sent in the background
 
 	mu        sync.Mutex
 	subagents bool
+	caps      clientCaps
 	sessions  map[string]*acpSession // sessions opened on this connection
 	owners    map[string]*acpSession // session or descendant id -> its ACP session
 	prompts   map[string]*promptRun  // running prompts by request id
@@ -210,13 +218,26 @@ type conn struct {
 // acpSession is a session opened on the connection (session/new or
 // session/load).
 type acpSession struct {
-	id  string
-	cwd string
+	id string
 
 	mu     sync.Mutex
+	ws     *workspace.Workspace // its cwd; nil: the pool's workspace
+	mcp    *mcp.Manager         // the MCP servers the client named; nil when none
 	mode   string
 	run    *promptRun
 	always map[string]ApprovalDecision // tool name -> allowed_always | rejected
+}
+
+// setTools replaces the session's workspace and MCP servers, and stops
+// the servers it had.
+func (c *conn) setTools(s *acpSession, ws *workspace.Workspace, mgr *mcp.Manager) {
+	s.mu.Lock()
+	old := s.mcp
+	s.ws, s.mcp = ws, mgr
+	s.mu.Unlock()
+	if old != mgr {
+		c.closeMCP(old)
+	}
 }
 
 type promptRun struct {
@@ -262,7 +283,13 @@ func (c *conn) handleLine(line []byte) {
 		return
 	}
 	if m.response {
-		if m.id == nil || !c.calls.deliver(m) {
+		switch {
+		case m.id != nil && c.calls.deliver(m):
+		case m.id != nil && c.calls.abandoned(m.id):
+			// A request the server stopped waiting for (its tool's context
+			// ended: a terminal/wait_for_exit cut short by a timeout).
+			c.log.Debug("acp: late response to an abandoned request", "id", string(m.id))
+		default:
 			c.log.Warn("acp: response to an unknown request", "id", string(m.id))
 		}
 		return
@@ -295,6 +322,8 @@ func (c *conn) handleLine(line []byte) {
 		}
 	case methodSessionCancel:
 		c.cancelSession(m.params)
+	case methodSessionClose:
+		result, err = c.closeSession(m.params)
 	default:
 		err = &Error{Code: CodeMethodNotFound, Message: "Method not found: " + m.method, Data: map[string]any{"method": m.method}}
 	}
@@ -352,7 +381,8 @@ type agentCapabilities struct {
 		SSE  bool `json:"sse"`
 	} `json:"mcpCapabilities"`
 	SessionCapabilities struct {
-		List struct{} `json:"list"`
+		List  struct{} `json:"list"`
+		Close struct{} `json:"close"`
 	} `json:"sessionCapabilities"`
 }
 
@@ -361,6 +391,8 @@ func (c *conn) initialize(params json.RawMessage) (any, *Error) {
 		ProtocolVersion    *json.Number `json:"protocolVersion"`
 		ClientCapabilities *struct {
 			Subagents json.RawMessage `json:"subagents"`
+			FS        json.RawMessage `json:"fs"`
+			Terminal  json.RawMessage `json:"terminal"`
 		} `json:"clientCapabilities"`
 		ClientInfo *implementation `json:"clientInfo"`
 	}
@@ -374,18 +406,22 @@ func (c *conn) initialize(params json.RawMessage) (any, *Error) {
 		return nil, invalidParams("protocolVersion must be an integer")
 	}
 	subagents := false
-	if p.ClientCapabilities != nil {
-		raw := bytes.TrimSpace(p.ClientCapabilities.Subagents)
+	var caps clientCaps
+	if cc := p.ClientCapabilities; cc != nil {
+		raw := bytes.TrimSpace(cc.Subagents)
 		subagents = len(raw) > 0 && raw[0] == '{'
+		caps = parseClientCaps(cc.FS, cc.Terminal)
 	}
 	c.mu.Lock()
 	c.subagents = subagents
+	c.caps = caps
 	c.mu.Unlock()
 	client := ""
 	if p.ClientInfo != nil {
 		client = p.ClientInfo.Name + " " + p.ClientInfo.Version
 	}
-	c.log.Info("acp: initialize", "client", strings.TrimSpace(client), "protocol_version", p.ProtocolVersion.String(), "subagents", subagents)
+	c.log.Info("acp: initialize", "client", strings.TrimSpace(client), "protocol_version", p.ProtocolVersion.String(), "subagents", subagents,
+		"fs_read", caps.read, "fs_write", caps.write, "terminal", caps.terminal)
 
 	res := initializeResult{
 		ProtocolVersion: ProtocolVersion,
@@ -395,6 +431,8 @@ func (c *conn) initialize(params json.RawMessage) (any, *Error) {
 	}
 	res.AgentCapabilities.LoadSession = true
 	res.AgentCapabilities.PromptCapabilities.EmbeddedContext = true
+	res.AgentCapabilities.MCPCapabilities.HTTP = true
+	res.AgentCapabilities.MCPCapabilities.SSE = true
 	return res, nil
 }
 
@@ -410,268 +448,6 @@ func (c *conn) authenticate(params json.RawMessage) (any, *Error) {
 	}
 	// No authentication is required: there is nothing to authenticate.
 	return struct{}{}, nil
-}
-
-// ---- sessions ----
-
-type sessionMode struct {
-	ID          string `json:"id"`
-	Name        string `json:"name"`
-	Description string `json:"description,omitempty"`
-}
-
-type modeState struct {
-	CurrentModeID  string        `json:"currentModeId"`
-	AvailableModes []sessionMode `json:"availableModes"`
-}
-
-func (c *conn) modes(current string) *modeState {
-	st := &modeState{CurrentModeID: current}
-	for _, name := range c.s.pool.NodeNames() {
-		n, _ := c.s.pool.Node(name)
-		st.AvailableModes = append(st.AvailableModes, sessionMode{ID: name, Name: name, Description: n.Description()})
-	}
-	return st
-}
-
-func (c *conn) addSession(s *acpSession) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.sessions[s.id] = s
-	c.owners[s.id] = s
-}
-
-// session returns the session with that id: one opened on this connection,
-// else a stored one, which is opened (without replay).
-func (c *conn) session(sid string) (*acpSession, *Error) {
-	c.mu.Lock()
-	s := c.sessions[sid]
-	c.mu.Unlock()
-	if s != nil {
-		return s, nil
-	}
-	stored, err := c.s.pool.Store().GetSession(c.ctx, sid)
-	if err != nil {
-		if errors.Is(err, session.ErrNotFound) {
-			return nil, sessionNotFound(sid)
-		}
-		return nil, errorf(CodeInternalError, "Internal error: %v", err)
-	}
-	s = c.open(stored, "")
-	return s, nil
-}
-
-// open makes an acpSession for a stored session.
-func (c *conn) open(stored session.Session, cwd string) *acpSession {
-	mode := stored.AgentName
-	if _, ok := c.s.pool.Node(mode); !ok {
-		mode = c.s.opts.Agent
-	}
-	if cwd == "" {
-		cwd = sessionCwd(stored, c.s.opts.Cwd)
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if s := c.sessions[stored.ID]; s != nil {
-		return s
-	}
-	s := &acpSession{id: stored.ID, cwd: cwd, mode: mode}
-	c.sessions[s.id] = s
-	c.owners[s.id] = s
-	return s
-}
-
-func sessionCwd(s session.Session, def string) string {
-	if cwd, ok := s.Metadata["cwd"].(string); ok && cwd != "" {
-		return cwd
-	}
-	return def
-}
-
-type newSessionParams struct {
-	SessionID  string            `json:"sessionId"` // session/load only
-	Cwd        *string           `json:"cwd"`
-	MCPServers []json.RawMessage `json:"mcpServers"`
-}
-
-func (c *conn) newSession(params json.RawMessage) (any, *Error) {
-	var p newSessionParams
-	if err := decodeParams(params, &p); err != nil {
-		return nil, err
-	}
-	if p.Cwd == nil {
-		return nil, invalidParams("cwd is required")
-	}
-	if len(p.MCPServers) > 0 {
-		c.log.Warn("acp: MCP servers are not supported; ignoring them", "count", len(p.MCPServers))
-	}
-	mode := c.s.opts.Agent
-	node, _ := c.s.pool.Node(mode)
-	now := time.Now()
-	stored := session.Session{
-		ID: id.Descending(id.Session), AgentName: mode, SourceType: node.SourceType(),
-		Status: session.StatusIdle, CreatedAt: now, UpdatedAt: now,
-		Metadata: map[string]any{"cwd": *p.Cwd, "client": "acp"},
-	}
-	if err := c.s.pool.Store().CreateSession(c.ctx, stored); err != nil {
-		return nil, errorf(CodeInternalError, "Internal error: create session: %v", err)
-	}
-	s := &acpSession{id: stored.ID, cwd: *p.Cwd, mode: mode}
-	c.addSession(s)
-	c.log.Info("acp: session created", "session", s.id, "mode", mode)
-	return struct {
-		SessionID string     `json:"sessionId"`
-		Modes     *modeState `json:"modes"`
-	}{s.id, c.modes(mode)}, nil
-}
-
-// loadSession answers session/load; the reply goes to the returned owner's
-// queue, after the replayed history.
-func (c *conn) loadSession(params json.RawMessage) (any, string, *Error) {
-	var p newSessionParams
-	if err := decodeParams(params, &p); err != nil {
-		return nil, "", err
-	}
-	if p.SessionID == "" {
-		return nil, "", invalidParams("sessionId is required")
-	}
-	if p.Cwd == nil {
-		return nil, "", invalidParams("cwd is required")
-	}
-	stored, err := c.s.pool.Store().GetSession(c.ctx, p.SessionID)
-	if err != nil {
-		if errors.Is(err, session.ErrNotFound) {
-			return nil, "", sessionNotFound(p.SessionID)
-		}
-		return nil, "", errorf(CodeInternalError, "Internal error: %v", err)
-	}
-	s := c.open(stored, *p.Cwd)
-	s.mu.Lock()
-	busy := s.run != nil
-	mode := s.mode
-	s.mu.Unlock()
-	if busy {
-		return nil, "", errorf(CodeInternalError, "Internal error: session %s has a prompt in progress", s.id)
-	}
-	if err := c.replay(s.id); err != nil {
-		return nil, s.id, errorf(CodeInternalError, "Internal error: replay: %v", err)
-	}
-	c.log.Info("acp: session loaded", "session", s.id, "mode", mode)
-	return struct {
-		Modes *modeState `json:"modes"`
-	}{c.modes(mode)}, s.id, nil
-}
-
-type sessionInfo struct {
-	SessionID string         `json:"sessionId"`
-	Cwd       string         `json:"cwd"`
-	Title     string         `json:"title,omitempty"`
-	UpdatedAt string         `json:"updatedAt,omitempty"`
-	Meta      map[string]any `json:"_meta,omitempty"`
-}
-
-const listPageSize = 100
-
-func (c *conn) listSessions(params json.RawMessage) (any, *Error) {
-	var p struct {
-		Cwd    *string `json:"cwd"`
-		Cursor *string `json:"cursor"`
-	}
-	if err := decodeParams(params, &p); err != nil {
-		return nil, err
-	}
-	all, err := c.s.pool.Store().ListSessions(c.ctx, session.ListOptions{RootsOnly: true})
-	if err != nil {
-		return nil, errorf(CodeInternalError, "Internal error: %v", err)
-	}
-	var list []session.Session
-	for _, s := range all {
-		if p.Cwd != nil && *p.Cwd != "" && sessionCwd(s, c.s.opts.Cwd) != *p.Cwd {
-			continue
-		}
-		list = append(list, s)
-	}
-	start := 0
-	if p.Cursor != nil && *p.Cursor != "" {
-		start = -1
-		for i, s := range list {
-			if s.ID == *p.Cursor {
-				start = i + 1
-				break
-			}
-		}
-		if start < 0 {
-			return nil, invalidParams("unknown cursor")
-		}
-	}
-	out := struct {
-		Sessions   []sessionInfo `json:"sessions"`
-		NextCursor string        `json:"nextCursor,omitempty"`
-	}{Sessions: []sessionInfo{}}
-	for i := start; i < len(list); i++ {
-		if len(out.Sessions) == listPageSize {
-			out.NextCursor = list[i-1].ID
-			break
-		}
-		s := list[i]
-		out.Sessions = append(out.Sessions, sessionInfo{
-			SessionID: s.ID, Cwd: sessionCwd(s, c.s.opts.Cwd), Title: s.Title,
-			UpdatedAt: s.UpdatedAt.UTC().Format(time.RFC3339),
-			Meta:      map[string]any{"agentpool": map[string]any{"agent_name": s.AgentName, "status": s.Status}},
-		})
-	}
-	return out, nil
-}
-
-func (c *conn) setMode(params json.RawMessage) (any, *Error) {
-	var p struct {
-		SessionID string `json:"sessionId"`
-		ModeID    string `json:"modeId"`
-	}
-	if err := decodeParams(params, &p); err != nil {
-		return nil, err
-	}
-	if p.SessionID == "" || p.ModeID == "" {
-		return nil, invalidParams("sessionId and modeId are required")
-	}
-	if _, ok := c.s.pool.Node(p.ModeID); !ok {
-		return nil, invalidParams("unknown mode %q; available: %v", p.ModeID, c.s.pool.NodeNames())
-	}
-	s, rerr := c.session(p.SessionID)
-	if rerr != nil {
-		return nil, rerr
-	}
-	s.mu.Lock()
-	s.mode = p.ModeID
-	s.mu.Unlock()
-	if err := c.s.pool.Store().UpdateSession(c.ctx, s.id, func(st *session.Session) { st.AgentName = p.ModeID }); err != nil {
-		c.log.Warn("acp: store mode", "session", s.id, "err", err)
-	}
-	return struct{}{}, nil
-}
-
-func (c *conn) cancelSession(params json.RawMessage) {
-	var p struct {
-		SessionID string `json:"sessionId"`
-	}
-	if decodeParams(params, &p) != nil || p.SessionID == "" {
-		c.log.Warn("acp: session/cancel without a sessionId")
-		return
-	}
-	c.mu.Lock()
-	s := c.sessions[p.SessionID]
-	c.mu.Unlock()
-	if s == nil {
-		return
-	}
-	s.mu.Lock()
-	run := s.run
-	s.mu.Unlock()
-	if run != nil {
-		c.log.Info("acp: cancel", "session", s.id)
-		run.cancelled.Store(true)
-		run.cancel()
-	}
 }
 
 // ---- prompt ----
@@ -761,12 +537,13 @@ func (c *conn) runPrompt(ctx context.Context, s *acpSession, run *promptRun, mod
 		c.mu.Unlock()
 	}()
 	c.log.Info("acp: prompt", "session", s.id, "mode", mode)
-	res, err := c.s.pool.RunSink(ctx, pool.RunRequest{Node: mode, Prompt: text, SessionID: s.id}, conv)
+	res, err := c.s.pool.RunSink(c.runContext(ctx, s, conv), pool.RunRequest{Node: mode, Prompt: text, SessionID: s.id}, conv)
 	stop := res.Result.StopReason
 	if run.cancelled.Load() || (err != nil && ctx.Err() != nil) {
 		stop = event.StopAborted
 	}
 	conv.Finish(stop)
+	c.terms.releaseWanted(s.id)
 	if err != nil && stop != event.StopAborted {
 		c.log.Error("acp: run did not start", "session", s.id, "err", err)
 		if errors.Is(err, session.ErrNotFound) {

@@ -22,7 +22,12 @@ import (
 	"github.com/agentpool/agentpool/session"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv(mcpHelperEnv) != "" {
+		os.Exit(runMCPHelper()) // the test binary as an MCP server (mcp_test.go)
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // nestedYAML: lead --task--> team (parallel: searcher --ask_summarizer-->
 // summarizer, critic), so children and a grandchild.
@@ -356,7 +361,7 @@ func TestInitialize(t *testing.T) {
 	}
 	h.mustCall("initialize", map[string]any{"protocolVersion": 1}, &res)
 	ac := res.AgentCapabilities
-	if res.ProtocolVersion != 1 || !ac.LoadSession || ac.SessionCaps["list"] == nil || ac.MCPCapabilities["http"] || ac.MCPCapabilities["sse"] ||
+	if res.ProtocolVersion != 1 || !ac.LoadSession || ac.SessionCaps["list"] == nil || ac.SessionCaps["close"] == nil || !ac.MCPCapabilities["http"] || !ac.MCPCapabilities["sse"] ||
 		ac.PromptCapabilities["image"] || ac.PromptCapabilities["audio"] || res.AuthMethods == nil || len(res.AuthMethods) != 0 ||
 		res.AgentInfo.Version != "1.2.3" {
 		t.Errorf("initialize result %+v", res)

@@ -78,7 +78,7 @@ func TestSlowClientBlocksNoOtherSession(t *testing.T) {
 		ended <- e.SessionID
 		return nil
 	})
-	p, err := pool.New(m, pool.Options{Hooks: reg, Lifecycle: reg})
+	p, err := pool.New(m, pool.Options{Hooks: reg})
 	if err != nil {
 		t.Fatal(err)
 	}

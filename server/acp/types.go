@@ -1,6 +1,9 @@
 package acp
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+)
 
 // ProtocolVersion is the ACP version this server speaks.
 const ProtocolVersion = 1
@@ -26,14 +29,77 @@ type EmbeddedResource struct {
 
 func textBlock(s string) ContentBlock { return ContentBlock{Type: "text", Text: s} }
 
-// ToolCallContent is one entry of a tool call's content ("content" variant).
+// Tool call content types (ToolCallContent.Type).
+const (
+	ContentTypeContent  = "content"
+	ContentTypeDiff     = "diff"
+	ContentTypeTerminal = "terminal"
+)
+
+// ToolCallContent is one entry of a tool call's content: a content block
+// ("content": Content), a file diff ("diff": Path, OldText, NewText) or a
+// client terminal ("terminal": TerminalID). Only the fields of its type
+// are encoded (no MarshalJSON: a progress update is encoded without
+// allocating).
 type ToolCallContent struct {
-	Type    string       `json:"type"`
-	Content ContentBlock `json:"content"`
+	Type       string       `json:"type"`
+	Content    ContentBlock `json:"content,omitzero"`
+	Path       string       `json:"path,omitempty"`
+	OldText    DiffOldText  `json:"oldText,omitzero"`
+	NewText    *string      `json:"newText,omitempty"`
+	TerminalID string       `json:"terminalId,omitempty"`
+}
+
+// DiffOldText is a diff's original text: encoded as null for a file the
+// call created, and not at all outside a diff (its zero value; no IsZero
+// method, whose call through reflection would allocate).
+type DiffOldText struct {
+	Set  bool    // a diff: the field is encoded
+	Text *string // nil: a new file (null)
+}
+
+// MarshalJSON encodes the text, or null for a new file.
+func (o DiffOldText) MarshalJSON() ([]byte, error) {
+	if o.Text == nil {
+		return []byte("null"), nil
+	}
+	return json.Marshal(*o.Text)
+}
+
+// UnmarshalJSON decodes a string or null.
+func (o *DiffOldText) UnmarshalJSON(b []byte) error {
+	o.Set = true
+	o.Text = nil
+	if string(bytes.TrimSpace(b)) == "null" {
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	o.Text = &s
+	return nil
 }
 
 func textContent(s string) ToolCallContent {
-	return ToolCallContent{Type: "content", Content: textBlock(s)}
+	return ToolCallContent{Type: ContentTypeContent, Content: textBlock(s)}
+}
+
+// diffContent shows a change to a file; old is nil for a new file.
+func diffContent(path string, old *string, newText string) ToolCallContent {
+	return ToolCallContent{Type: ContentTypeDiff, Path: path, OldText: DiffOldText{Set: true, Text: old}, NewText: &newText}
+}
+
+// terminalContent embeds a client terminal (created with terminal/create).
+func terminalContent(id string) ToolCallContent {
+	return ToolCallContent{Type: ContentTypeTerminal, TerminalID: id}
+}
+
+// ToolCallLocation is a file a tool call reads or changes; Line is 1-based
+// and left out when the call concerns the whole file.
+type ToolCallLocation struct {
+	Path string `json:"path"`
+	Line int    `json:"line,omitempty"`
 }
 
 // Session update kinds (update.sessionUpdate).
@@ -59,15 +125,16 @@ type ChunkUpdate struct {
 // ToolCallUpdate is a tool_call or a tool_call_update (title is required
 // for tool_call and always set there).
 type ToolCallUpdate struct {
-	SessionUpdate string            `json:"sessionUpdate,omitempty"`
-	ToolCallID    string            `json:"toolCallId"`
-	Title         string            `json:"title,omitempty"`
-	Kind          string            `json:"kind,omitempty"`
-	Status        string            `json:"status,omitempty"`
-	Content       []ToolCallContent `json:"content,omitempty"`
-	RawInput      json.RawMessage   `json:"rawInput,omitempty"`
-	RawOutput     any               `json:"rawOutput,omitempty"`
-	Meta          map[string]any    `json:"_meta,omitempty"`
+	SessionUpdate string             `json:"sessionUpdate,omitempty"`
+	ToolCallID    string             `json:"toolCallId"`
+	Title         string             `json:"title,omitempty"`
+	Kind          string             `json:"kind,omitempty"`
+	Status        string             `json:"status,omitempty"`
+	Content       []ToolCallContent  `json:"content,omitempty"`
+	Locations     []ToolCallLocation `json:"locations,omitempty"`
+	RawInput      json.RawMessage    `json:"rawInput,omitempty"`
+	RawOutput     any                `json:"rawOutput,omitempty"`
+	Meta          map[string]any     `json:"_meta,omitempty"`
 }
 
 // PlanEntry is one entry of a plan update.
@@ -164,4 +231,14 @@ const (
 	methodCancelRequest     = "$/cancel_request"
 	methodSessionUpdate     = "session/update"
 	methodRequestPermission = "session/request_permission"
+	methodSessionClose      = "session/close"
+
+	// Client methods the server calls for the file and shell tools.
+	methodReadTextFile    = "fs/read_text_file"
+	methodWriteTextFile   = "fs/write_text_file"
+	methodTerminalCreate  = "terminal/create"
+	methodTerminalOutput  = "terminal/output"
+	methodTerminalWait    = "terminal/wait_for_exit"
+	methodTerminalKill    = "terminal/kill"
+	methodTerminalRelease = "terminal/release"
 )

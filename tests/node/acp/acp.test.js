@@ -8,6 +8,8 @@ import { once } from "node:events";
 import { fileURLToPath } from "node:url";
 import path from "node:path";
 import { Readable, Writable } from "node:stream";
+import fs from "node:fs";
+import os from "node:os";
 import * as acp from "@agentclientprotocol/sdk";
 import * as unstable from "@agentclientprotocol/sdk/unstable";
 
@@ -56,6 +58,9 @@ function startAgent(sdk, manifest) {
     stream,
     wire,
     stderr: () => stderr,
+    // kill ends the process at once (after a failed assertion, so that the
+    // test does not hang on its pipes).
+    kill: () => child.kill("SIGKILL"),
     // stop ends stdin (the server exits cleanly on EOF) and waits.
     async stop() {
       child.stdin.end();
@@ -132,7 +137,8 @@ async function initialize(ctx, sdk, clientCapabilities = {}) {
   assert.equal(init.protocolVersion, 1);
   assert.equal(init.agentCapabilities.loadSession, true);
   assert.ok(init.agentCapabilities.sessionCapabilities.list);
-  assert.deepEqual(init.agentCapabilities.mcpCapabilities, { http: false, sse: false });
+  assert.deepEqual(init.agentCapabilities.mcpCapabilities, { http: true, sse: true });
+  assert.ok(init.agentCapabilities.sessionCapabilities.close);
   assert.deepEqual(init.authMethods, []);
   return init;
 }
@@ -434,3 +440,238 @@ test("malformed lines get JSON-RPC errors and the server keeps serving", async (
     ],
   );
 });
+
+// withAgent runs op on a connection to agent; a failure kills the agent
+// (its pipes would keep the test alive) and is rethrown.
+async function withAgent(agent, app, op) {
+  try {
+    await app.connectWith(agent.stream, op);
+  } catch (err) {
+    agent.kill();
+    throw new Error(`${err.stack ?? err}\nagentpool stderr:\n${agent.stderr()}`);
+  }
+}
+
+// tempCwd makes a session directory (symlinks resolved, as the server
+// reports paths).
+function tempCwd() {
+  return fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "agentpool-acp-")));
+}
+
+// fakeTerminals implements the client's terminal/* methods by running the
+// commands with child_process, like an editor's terminal would.
+function fakeTerminals(log) {
+  const terms = new Map();
+  let next = 0;
+  const exitStatus = (t) => (t.exit ? { exitCode: t.exit.code, signal: t.exit.signal } : null);
+  return {
+    terms,
+    create({ params }) {
+      const id = `term-${++next}`;
+      const env = { ...process.env };
+      for (const { name, value } of params.env ?? []) env[name] = value;
+      const child = spawn(params.command, params.args ?? [], { cwd: params.cwd ?? undefined, env, stdio: ["ignore", "pipe", "pipe"] });
+      const t = { params, child, output: "", exit: null };
+      t.exited = new Promise((resolve) => {
+        child.on("close", (code, signal) => {
+          t.exit = { code, signal };
+          resolve();
+        });
+      });
+      child.stdout.setEncoding("utf8").on("data", (d) => (t.output += d));
+      child.stderr.setEncoding("utf8").on("data", (d) => (t.output += d));
+      terms.set(id, t);
+      log.push(["terminal/create", id]);
+      return { terminalId: id };
+    },
+    output({ params }) {
+      const t = terms.get(params.terminalId);
+      log.push(["terminal/output", params.terminalId]);
+      return { output: t.output, truncated: false, exitStatus: exitStatus(t) };
+    },
+    async waitForExit({ params }) {
+      const t = terms.get(params.terminalId);
+      log.push(["terminal/wait_for_exit", params.terminalId]);
+      await t.exited;
+      return exitStatus(t);
+    },
+    kill({ params }) {
+      log.push(["terminal/kill", params.terminalId]);
+      terms.get(params.terminalId).child.kill("SIGKILL");
+      return {};
+    },
+    release({ params }) {
+      log.push(["terminal/release", params.terminalId]);
+      const t = terms.get(params.terminalId);
+      if (!t.exit) t.child.kill("SIGKILL");
+      t.released = true;
+      return {};
+    },
+  };
+}
+
+test("client fs and terminal: Read shows the editor's buffer, Edit lands in it, Bash runs in its terminal", async () => {
+  const cwd = tempCwd();
+  const notes = path.join(cwd, "notes.md");
+  fs.writeFileSync(notes, "disk text\n");
+  const buffers = new Map([[notes, "unsaved: fix the tpyo\n"]]);
+  const log = []; // client requests and tool call updates, in arrival order
+  const updates = [];
+  const term = fakeTerminals(log);
+  const agent = startAgent(acp, fixture("tools.yaml"));
+  const app = acp
+    .client({ name: "agentpool-acp-test" })
+    .onNotification(acp.methods.client.session.update, ({ params }) => {
+      updates.push(params);
+      const u = params.update;
+      if (u.sessionUpdate === "tool_call" || u.sessionUpdate === "tool_call_update") log.push([u.sessionUpdate, u.toolCallId, u.status]);
+    })
+    .onRequest(acp.methods.client.fs.readTextFile, ({ params }) => {
+      log.push(["fs/read_text_file", params.path]);
+      return { content: buffers.get(params.path) ?? "" };
+    })
+    .onRequest(acp.methods.client.fs.writeTextFile, ({ params }) => {
+      log.push(["fs/write_text_file", params.path]);
+      buffers.set(params.path, params.content);
+      return {};
+    })
+    .onRequest(acp.methods.client.terminal.create, term.create)
+    .onRequest(acp.methods.client.terminal.output, term.output)
+    .onRequest(acp.methods.client.terminal.waitForExit, term.waitForExit)
+    .onRequest(acp.methods.client.terminal.kill, term.kill)
+    .onRequest(acp.methods.client.terminal.release, term.release);
+  await withAgent(agent, app, async (ctx) => {
+    await initialize(ctx, acp, { fs: { readTextFile: true, writeTextFile: true }, terminal: true });
+    const { sessionId } = await ctx.request(acp.methods.agent.session.new, { cwd, mcpServers: [] });
+    const res = await ctx.request(acp.methods.agent.session.prompt, {
+      sessionId,
+      prompt: [{ type: "text", text: "Fix the typo" }],
+    });
+    assert.equal(res.stopReason, "end_turn");
+    await settle();
+    assert.equal(updates.length, agent.wire.updates, "the client dropped updates it could not validate");
+  });
+  await agent.stop();
+
+  const calls = updates.map((u) => u.update).filter((u) => u.sessionUpdate === "tool_call");
+  assert.deepEqual(
+    calls.map((c) => [c.kind, c.locations]),
+    [
+      ["read", [{ path: notes }]],
+      ["edit", [{ path: notes }]],
+      ["execute", undefined],
+    ],
+  );
+  const final = (id) =>
+    updates.map((u) => u.update).findLast((u) => u.toolCallId === id && u.sessionUpdate === "tool_call_update" && u.status);
+  const texts = (u) => u.content.filter((c) => c.type === "content").map((c) => c.content.text).join("\n");
+  const [read, edit, bash] = calls.map((c) => final(c.toolCallId));
+
+  // Read: the editor's unsaved buffer, not the disk.
+  assert.equal(read.status, "completed");
+  assert.match(texts(read), /unsaved: fix the tpyo/);
+  assert.doesNotMatch(texts(read), /disk text/);
+  // Edit: a diff, written to the editor; the disk is untouched.
+  assert.equal(edit.status, "completed", texts(edit));
+  assert.deepEqual(edit.content.find((c) => c.type === "diff"), {
+    type: "diff",
+    path: notes,
+    oldText: "unsaved: fix the tpyo\n",
+    newText: "unsaved: fix the typo\n",
+  });
+  assert.equal(buffers.get(notes), "unsaved: fix the typo\n");
+  assert.equal(fs.readFileSync(notes, "utf8"), "disk text\n");
+  // Bash: in the editor's terminal, embedded in the tool call.
+  assert.equal(term.terms.size, 1);
+  const [[terminalId, t]] = [...term.terms];
+  assert.equal(t.params.command, "/bin/sh");
+  assert.deepEqual(t.params.args, ["-c", "echo from the terminal; exit 3"]);
+  assert.equal(t.params.cwd, cwd);
+  assert.equal(bash.status, "completed");
+  assert.deepEqual(bash.content.filter((c) => c.type === "terminal"), [{ type: "terminal", terminalId }]);
+  assert.match(texts(bash), /from the terminal/);
+  assert.match(texts(bash), /Exit code: 3/);
+  assert.ok(t.released, "the terminal was released");
+  // The terminal is shown while it runs and released only after the
+  // tool call's last update.
+  const at = (pred) => log.findIndex(pred);
+  const created = at(([m]) => m === "terminal/create");
+  const attached = at(([k, id, st]) => k === "tool_call_update" && id === calls[2].toolCallId && !st);
+  const waited = at(([m]) => m === "terminal/wait_for_exit");
+  const ended = at(([k, id, st]) => k === "tool_call_update" && id === calls[2].toolCallId && st === "completed");
+  const released = at(([m]) => m === "terminal/release");
+  assert.ok(created >= 0 && created < attached && attached < ended && waited < ended && ended < released, JSON.stringify(log));
+  for (const m of ["fs/read_text_file", "fs/write_text_file", "terminal/output"]) {
+    assert.ok(at(([x]) => x === m) >= 0, `${m} was not called`);
+  }
+  fs.rmSync(cwd, { recursive: true, force: true });
+});
+
+const MCP_MODULES = process.env.AGENTPOOL_MCP_NODE_MODULES;
+
+// serverProcesses lists the pids whose environment holds marker (Linux).
+function serverProcesses(marker) {
+  const pids = [];
+  for (const pid of fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    try {
+      if (fs.readFileSync(`/proc/${pid}/environ`, "latin1").includes(marker)) pids.push(pid);
+    } catch {
+      // gone or not ours
+    }
+  }
+  return pids;
+}
+
+test(
+  "mcpServers of session/new: the editor's MCP server's tool is offered and works; session/close stops it",
+  { skip: !MCP_MODULES && "set AGENTPOOL_MCP_NODE_MODULES to tests/mcp/node_modules (npm ci there)" },
+  async () => {
+    const marker = `AGENTPOOL_ACP_NODE_TEST=${process.pid}-${Date.now()}`;
+    const [name, value] = marker.split("=");
+    const everything = {
+      name: "everything",
+      command: "node",
+      args: [path.join(MCP_MODULES, "@modelcontextprotocol/server-everything/dist/index.js"), "stdio"],
+      env: [{ name, value }],
+    };
+    const agent = startAgent(acp, fixture("mcp.yaml"));
+    const updates = [];
+    const app = acp
+      .client({ name: "agentpool-acp-test" })
+      .onNotification(acp.methods.client.session.update, ({ params }) => {
+        updates.push(params);
+      });
+    await withAgent(agent, app, async (ctx) => {
+      await initialize(ctx, acp);
+      const { sessionId } = await ctx.request(acp.methods.agent.session.new, { cwd: here, mcpServers: [everything] });
+      const res = await ctx.request(acp.methods.agent.session.prompt, {
+        sessionId,
+        prompt: [{ type: "text", text: "Echo something" }],
+      });
+      assert.equal(res.stopReason, "end_turn");
+      await settle();
+      assert.equal(updates.length, agent.wire.updates);
+      const call = updates.map((u) => u.update).find((u) => u.sessionUpdate === "tool_call");
+      assert.ok(call.title, "the tool call has the server's title for the tool");
+      assert.deepEqual(call.rawInput, { message: "hello from acp" });
+      const done = updates.map((u) => u.update).findLast((u) => u.toolCallId === call.toolCallId && u.status);
+      assert.equal(done.status, "completed");
+      assert.equal(done.content[0].content.text, "Echo: hello from acp");
+      if (process.platform === "linux") {
+        assert.ok(serverProcesses(marker).length > 0, "the MCP server runs during the session");
+      }
+      await ctx.request(acp.methods.agent.session.close, { sessionId });
+      if (process.platform === "linux") {
+        for (let i = 0; i < 100 && serverProcesses(marker).length > 0; i++) await new Promise((r) => setTimeout(r, 50));
+        assert.deepEqual(serverProcesses(marker), [], "the MCP server outlived session/close");
+      }
+
+      // Invalid entries are invalid-params errors naming the entry.
+      await assert.rejects(
+        ctx.request(acp.methods.agent.session.new, { cwd: here, mcpServers: [{ ...everything, command: "" }] }),
+        (err) => err.code === -32602 && /mcpServers\[0\] \("everything"\): command is required/.test(err.message),
+      );
+    });
+    await agent.stop();
+  },
+);
