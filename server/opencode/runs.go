@@ -17,11 +17,8 @@ import (
 	"github.com/agentpool/agentpool/session"
 )
 
-// Causes of a run's cancellation.
-var (
-	errAborted  = errors.New("aborted by the client")
-	errShutdown = errors.New("server shutting down")
-)
+// errAborted is the cause of a run the client aborted.
+var errAborted = errors.New("aborted by the client")
 
 // sessionRuns serializes the prompts of one session: one run at a time,
 // the others wait in the order they came (as OpenCode queues them). gen
