@@ -268,11 +268,17 @@ func TestStdioNoOrphans(t *testing.T) {
 	if gone(child) {
 		t.Fatal("grandchild not running")
 	}
+	// Wait until the grandchild has recorded itself (it starts up
+	// concurrently): killing it earlier would also pass, proving less.
+	deadline := time.Now().Add(10 * time.Second)
+	for len(readPIDs(t, pids)) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("recorded pids %v, want the server and the grandchild", readPIDs(t, pids))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	closeAndCheck(t, m, pids)
 	checkGone(t, child)
-	if n := len(readPIDs(t, pids)); n != 2 {
-		t.Errorf("%d recorded pids, want 2 (server and grandchild)", n)
-	}
 }
 
 func TestStdioConcurrentStartAndClose(t *testing.T) {
