@@ -29,15 +29,20 @@ type result struct {
 	err      error // could not run, was cancelled, or timed out
 }
 
-// capped is a buffer that keeps the first maxOutput bytes.
-type capped struct{ bytes.Buffer }
+// capped keeps the first maxOutput bytes written to it and drops the rest.
+// It holds its buffer in a field, not embedded: an embedded bytes.Buffer
+// would promote ReadFrom, which io.Copy prefers to Write, and the cap would
+// never apply.
+type capped struct{ buf bytes.Buffer }
 
 func (c *capped) Write(p []byte) (int, error) {
-	if room := maxOutput - c.Len(); room > 0 {
-		c.Buffer.Write(p[:min(len(p), room)])
+	if room := maxOutput - c.buf.Len(); room > 0 {
+		c.buf.Write(p[:min(len(p), room)])
 	}
 	return len(p), nil
 }
+
+func (c *capped) String() string { return c.buf.String() }
 
 // run runs one hook command with stdin (the payload and a newline) as its
 // standard input. stdin is shared by concurrent runs: read only.
@@ -56,6 +61,9 @@ func (b *Bridge) run(ctx context.Context, h handler, stdin []byte) result {
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
 	err := cmd.Run()
+	// The hook has exited: what it left running in the background goes
+	// with it (its process group), as on a timeout.
+	killGroup(cmd)
 	r := result{exitCode: -1, duration: time.Since(start), stdout: stdout.String(), stderr: stderr.String()}
 	if cmd.ProcessState != nil && cmd.ProcessState.Exited() {
 		r.exitCode = cmd.ProcessState.ExitCode()

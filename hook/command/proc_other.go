@@ -10,3 +10,6 @@ const defaultShell = "sh"
 // inOwnGroup: without process groups, cancelling kills the hook process
 // only (exec's default).
 func inOwnGroup(cmd *exec.Cmd) {}
+
+// killGroup: without process groups there is nothing left to kill.
+func killGroup(cmd *exec.Cmd) {}
