@@ -145,9 +145,20 @@ func Begin[P any](ctx context.Context, e *Endpoint, req *model.Request, build fu
 // safeURL drops the user info (a password) of a URL.
 func safeURL(s string) string {
 	u, err := url.Parse(s)
-	if err != nil || u.User == nil {
-		return s
+	if err != nil {
+		return "[unparsable base URL]"
 	}
 	u.User = nil
+	if u.RawQuery != "" {
+		// A query may carry a key (?key=..., ?api_key=..., a signature):
+		// keep the names, hide every value but the API version.
+		q := u.Query()
+		for k := range q {
+			if !strings.EqualFold(k, "api-version") {
+				q[k] = []string{"[redacted]"}
+			}
+		}
+		u.RawQuery = q.Encode()
+	}
 	return u.String()
 }

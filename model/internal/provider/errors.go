@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 )
 
 // Error is how a model call failed: an HTTP error status from the server
@@ -57,7 +58,9 @@ func (e *Endpoint) NewError(status int, text string, err error) *Error {
 func (e *Endpoint) StatusError(st *CallState, statusText, msg string, err error) *Error {
 	text := fmt.Sprintf("%d %s", st.Status, strings.ToLower(statusText))
 	if msg != "" {
-		text += ": " + msg
+		// Redact before shortening: a cut through the key would leave a
+		// part of it that no longer matches.
+		text += ": " + shorten(e.Redact(msg))
 	}
 	switch st.Status {
 	case http.StatusUnauthorized, http.StatusForbidden:
@@ -66,14 +69,14 @@ func (e *Endpoint) StatusError(st *CallState, statusText, msg string, err error)
 		text += fmt.Sprintf(" (model %q at %s)", e.model, e.SafeBaseURL)
 	}
 	x := e.NewError(st.Status, text+gaveUp(st), err)
-	x.Message, x.Attempts = e.Redact(msg), st.Attempts
+	x.Message, x.Attempts = shorten(e.Redact(msg)), st.Attempts
 	return x
 }
 
 // StreamError is an error event in a stream that began: "stream error:
 // <msg>".
 func (e *Endpoint) StreamError(st *CallState, msg string, err error) *Error {
-	x := e.NewError(0, "stream error: "+msg, err)
+	x := e.NewError(0, "stream error: "+shorten(e.Redact(msg)), err)
 	x.Attempts = st.Attempts
 	return x
 }
@@ -105,7 +108,9 @@ func gaveUp(st *CallState) string {
 // ErrorMessage finds the error type and message in an error body:
 // {"error": {"type", "message"}} (OpenAI, Anthropic, vLLM, llama.cpp),
 // {"error": "..."} (Ollama), {"message"}, and with detail {"detail"} (a
-// string or any JSON value); otherwise the body itself, shortened.
+// string or any JSON value); otherwise the body itself, with its white
+// space collapsed. The message is whole: the caller redacts it, then
+// shortens it (StatusError), so that no cut can split a secret.
 func ErrorMessage(body []byte, detail bool) (typ, msg string) {
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 {
@@ -135,17 +140,23 @@ func ErrorMessage(body []byte, detail bool) (typ, msg string) {
 				return "", s
 			}
 			b, _ := json.Marshal(v.Detail)
-			return "", shorten(string(b))
+			return "", string(b)
 		}
 	}
-	return "", shorten(string(body))
+	return "", strings.Join(strings.Fields(string(body)), " ")
 }
 
+// shorten collapses white space and cuts s to 300 bytes (on a rune
+// boundary). Redact first.
 func shorten(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
 	const n = 300
 	if len(s) > n {
-		s = s[:n] + "..."
+		cut := n
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "..."
 	}
 	return s
 }

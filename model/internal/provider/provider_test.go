@@ -88,7 +88,7 @@ func TestErrorMessage(t *testing.T) {
 		{`{"detail":[{"loc":1}]}`, true, "", `[{"loc":1}]`},
 		{`{"detail":"d"}`, false, "", `{"detail":"d"}`},
 		{"  <html>\n bad  gateway </html> ", false, "", "<html> bad gateway </html>"},
-		{strings.Repeat("y", 400), false, "", strings.Repeat("y", 300) + "..."},
+		{strings.Repeat("y", 400), false, "", strings.Repeat("y", 400)}, // whole: shortened after redaction
 		{"", true, "", ""},
 	} {
 		typ, msg := ErrorMessage([]byte(tc.body), tc.detail)
@@ -118,5 +118,40 @@ func TestSetup(t *testing.T) {
 	e = endpoint(t, func(c *Config) { c.BaseURL, c.APIKey = "http://127.0.0.1:1", "" })
 	if err := e.MissingKey(); err != nil || e.Retries != 3 {
 		t.Fatalf("a local server needs no key: %v, retries %d", err, e.Retries)
+	}
+}
+
+// A key the server echoes is redacted wherever the message is cut: the
+// cut comes after the redaction.
+func TestRedactBeforeShortening(t *testing.T) {
+	const key = "sk-test-0123456789abcdefghijklmnopqrstuvwxyz"
+	e, err := Setup(Config{Name: "openai", Model: "m", APIKey: key, DefaultBaseURL: "https://api.example.test/v1", URLForm: "http(s)://host[:port]/v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for pad := 250; pad <= 300; pad++ {
+		_, msg := ErrorMessage([]byte(`{"error":{"message":"`+strings.Repeat("x", pad)+` invalid key `+key+`"}}`), false)
+		for _, x := range []*Error{e.StatusError(&CallState{Status: 401, Attempts: 1}, "Unauthorized", msg, nil), e.StreamError(&CallState{}, msg, nil)} {
+			for _, s := range []string{x.Error(), x.Message} {
+				if strings.Contains(s, key[:12]) {
+					t.Fatalf("pad %d: a part of the key leaked: %q", pad, s)
+				}
+				if len(s) > 600 {
+					t.Fatalf("pad %d: message not shortened (%d bytes)", pad, len(s))
+				}
+			}
+		}
+	}
+}
+
+func TestSafeURLHidesCredentials(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://user:pass@host.test/v1":                         "https://host.test/v1",
+		"https://host.test/v1?key=SECRET&api-version=2024-06-01": "https://host.test/v1?api-version=2024-06-01&key=%5Bredacted%5D",
+		"http://127.0.0.1:11434/v1":                              "http://127.0.0.1:11434/v1",
+	} {
+		if got := safeURL(in); got != want || strings.Contains(got, "SECRET") || strings.Contains(got, "pass") {
+			t.Errorf("safeURL(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
