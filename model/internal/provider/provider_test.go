@@ -130,7 +130,19 @@ func TestRedactBeforeShortening(t *testing.T) {
 		t.Fatal(err)
 	}
 	for pad := 250; pad <= 300; pad++ {
-		_, msg := ErrorMessage([]byte(`{"error":{"message":"`+strings.Repeat("x", pad)+` invalid key `+key+`"}}`), false)
+		for _, body := range []string{
+			strings.Repeat("x", pad) + " invalid key " + key, // a plain body
+			`{"error":{"message":"` + strings.Repeat("x", pad) + ` invalid key ` + key + `"}}`,
+		} {
+			_, msg := ErrorMessage([]byte(body), false)
+			checkNoKey(t, e, pad, key, msg)
+		}
+	}
+}
+
+func checkNoKey(t *testing.T, e *Endpoint, pad int, key, msg string) {
+	t.Helper()
+	{
 		for _, x := range []*Error{e.StatusError(&CallState{Status: 401, Attempts: 1}, "Unauthorized", msg, nil), e.StreamError(&CallState{}, msg, nil)} {
 			for _, s := range []string{x.Error(), x.Message} {
 				if strings.Contains(s, key[:12]) {
