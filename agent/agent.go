@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/id"
+	"github.com/agentpool/agentpool/internal/detach"
 	"github.com/agentpool/agentpool/model"
 	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/spawn"
@@ -164,29 +166,33 @@ type run struct {
 	// stored is append's buffer of store records (the store copies them);
 	// appends are of one message but for injected batches.
 	stored [1]session.Message
-	// turn is the per-turn state, reused by every turn of the run.
-	turn turnState
-	req  model.Request // the model request of the current turn
+	turn   turnState // the model response being streamed
 	// tools and specs are the agent's, or, when the run's context carries
 	// extra tools (tool.WithExtra), the agent's plus those.
 	tools map[string]tool.Tool
 	specs []model.ToolSpec
 }
 
-// runPool recycles the state of finished runs (with the capacity of their
-// turn buffers): it is the largest allocation of a run, and nothing refers
-// to it once Run has returned (the messages it returns are not its own
-// array's to reuse, so they are not recycled).
-var runPool = sync.Pool{New: func() any { return new(run) }}
+// running maps the invocation of every agent run in progress to its run,
+// so that the run's tools can reach its conversation (HistoryFrom).
+var running struct {
+	sync.Mutex
+	runs map[*spawn.Invocation]*run
+}
 
-// release clears r and puts it back into runPool.
-func (r *run) release() {
-	calls, yieldFn := r.turn.calls[:0], r.turn.yieldFn
-	clear(calls[:cap(calls)])
-	*r = run{}
-	// yieldFn is bound to r.turn, which stays this run value's.
-	r.turn.calls, r.turn.yieldFn = calls, yieldFn
-	runPool.Put(r)
+func (r *run) start() {
+	running.Lock()
+	if running.runs == nil {
+		running.runs = map[*spawn.Invocation]*run{}
+	}
+	running.runs[r.inv] = r
+	running.Unlock()
+}
+
+func (r *run) end() {
+	running.Lock()
+	delete(running.runs, r.inv)
+	running.Unlock()
 }
 
 // HistoryFrom returns a copy of the conversation of the agent run that ctx
@@ -196,7 +202,9 @@ func HistoryFrom(ctx context.Context) []model.Message {
 	if inv == nil {
 		return nil
 	}
-	r, _ := inv.NodeState.(*run)
+	running.Lock()
+	r := running.runs[inv]
+	running.Unlock()
 	if r == nil {
 		return nil
 	}
@@ -248,14 +256,11 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 	// Room for the prompt and a tool round trip without growing.
 	msgs := make([]model.Message, len(inv.History), len(inv.History)+4)
 	copy(msgs, inv.History)
-	r := runPool.Get().(*run)
-	r.a, r.inv, r.sink, r.msgs = a, inv, inv.Sink, msgs
-	r.added = len(r.msgs)
-	r.persistCtx = spawn.WithoutCancel(ctx)
+	r := &run{a: a, inv: inv, sink: inv.Sink, msgs: msgs, added: len(msgs), persistCtx: detach.Context(ctx)}
 	if spawn.InvocationFrom(ctx) != inv {
 		ctx = spawn.WithInvocation(ctx, inv)
 	}
-	inv.NodeState = r
+	r.start()
 	defer func() {
 		res.Usage, res.Cost = r.usage, r.cost
 		// No copy: messages are never changed once appended and nothing
@@ -265,10 +270,9 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 		res.Messages = r.msgs[r.added:len(r.msgs):len(r.msgs)]
 		r.mu.Unlock()
 		// Async children must end before this session does (their events
-		// belong inside this session's span); then nothing refers to r.
+		// belong inside this session's span).
 		inv.WaitAsync()
-		inv.NodeState = nil
-		r.release()
+		r.end()
 	}()
 
 	r.sink.Emit(event.RunStarted{SessionID: inv.Session.ID, RunID: inv.RunID, AgentName: a.cfg.Name, ParentSessionID: inv.Session.ParentID})
@@ -302,10 +306,7 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 			return r.fail(ctx, fmt.Errorf("%w (%d)", ErrMaxTurns, a.cfg.MaxTurns), event.StopError, "max_turns")
 		}
 		r.drainInbox(ctx)
-		// One request value per run, rewritten every turn (a model must
-		// not keep a request after its stream ended: model.Model).
-		r.req = model.Request{System: a.cfg.SystemPrompt, Messages: r.snapshot(), Tools: r.specs}
-		req := &r.req
+		req := &model.Request{System: a.cfg.SystemPrompt, Messages: r.snapshot(), Tools: r.specs}
 		if h := a.cfg.Hooks; h != nil {
 			req = h.ModelRequest(ctx, a.cfg.Name, inv.Session.ID, req)
 		}
@@ -379,7 +380,7 @@ func (r *run) waitInjected(ctx context.Context) bool {
 }
 
 func (r *run) drainInbox(ctx context.Context) {
-	items := r.inv.Inbox().Drain()
+	items := r.inv.Injected()
 	if len(items) == 0 {
 		return
 	}
@@ -428,17 +429,9 @@ func (r *run) lastText() string {
 // streamTurn runs one model request, emitting part events, and returns the
 // assistant message.
 func (r *run) streamTurn(ctx context.Context, req *model.Request) (model.Message, string, error) {
-	// All per-turn state lives in one value of the run, reused by every
-	// turn: nothing per turn is moved to the heap.
+	r.turn = turnState{sink: r.sink, open: -1}
 	t := &r.turn
-	t.reset(r.sink)
-	// The iterator is called with the turn's own yield function rather
-	// than ranged over: a range-over-func loop allocates its body closure
-	// and state on every turn, the bound method is made once per run.
-	if t.yieldFn == nil {
-		t.yieldFn = t.yield
-	}
-	r.a.cfg.Model.Stream(ctx, req)(t.yieldFn)
+	t.consume(r.a.cfg.Model.Stream(ctx, req))
 	t.closeOpen()
 	r.usage.Add(t.usage)
 	r.cost += model.Cost(r.a.cfg.Model, t.usage)
@@ -459,9 +452,7 @@ type turnState struct {
 	calls     []callState
 	usage     event.Usage
 	finish    string
-	err       error                         // the stream's error
-	done      bool                          // yield returned false
-	yieldFn   func(model.Chunk, error) bool // t.yield, bound once per run
+	err       error // the stream's error
 }
 
 type callState struct {
@@ -512,24 +503,23 @@ func (a *textAcc) Bytes() []byte {
 	return a.buf
 }
 
-// reset readies t for a new turn, keeping the capacity of its buffers.
-func (t *turnState) reset(sink event.Sink) {
-	calls := t.calls[:0]
-	clear(t.calls[:cap(t.calls)])
-	*t = turnState{sink: sink, open: -1, calls: calls, yieldFn: t.yieldFn}
-}
-
-// yield takes one chunk of the model's stream; an error ends the stream.
-func (t *turnState) yield(c model.Chunk, err error) bool {
-	if t.done {
-		return false // the stream ignored an earlier false
+// consume takes the chunks of the model's stream; an error ends it.
+func (t *turnState) consume(stream iter.Seq2[model.Chunk, error]) {
+	defer func() {
+		// A stream that goes on yielding after its error breaks the
+		// iterator contract, and Go stops it with a panic; the turn ends
+		// with the error it had yielded.
+		if t.err != nil {
+			_ = recover()
+		}
+	}()
+	for c, err := range stream {
+		if err != nil {
+			t.err = err
+			return
+		}
+		t.chunk(c)
 	}
-	if err != nil {
-		t.err, t.done = err, true
-		return false
-	}
-	t.chunk(c)
-	return true
 }
 
 func (t *turnState) closeOpen() {

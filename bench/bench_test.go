@@ -78,14 +78,15 @@ func BenchmarkDelegatedCall(b *testing.B) {
 //
 //   - bare/depth=N: the spawn primitive and its wrapper only, the emitter
 //     N levels below the root (no processor, nothing stored);
-//   - bare+processor/lean/depth=1: the same, with the root stream fed to
-//     processor.Record with no subscriber (each event appended to the
-//     memory store), as the pool does without protocol clients;
-//   - bare+processor/projected/depth=1: the same with one subscriber, so
-//     the session-tree projection runs and its Changes are delivered (the
-//     pool's path under an OpenCode server);
+//   - bare+processor/lean/depth=1: the same, with the root stream going
+//     through a processor.Recorder nobody watches (each event appended to
+//     the memory store), as the pool does without protocol clients;
+//   - bare+processor/projected/depth=1: the same with a watching
+//     processor.Projection and one subscriber, so the session tree is
+//     projected and its Changes are delivered (the pool's path under an
+//     OpenCode server);
 //   - pool/store=S: the full pool path (agent loop and tool -> spawn ->
-//     wrapper -> recorder -> processor -> store S -> consumer).
+//     wrapper -> recorder -> store S -> consumer).
 func BenchmarkEventPipeline(b *testing.B) {
 	for _, depth := range []int{1, 3} {
 		b.Run(fmt.Sprintf("bare/depth=%d", depth), func(b *testing.B) {
@@ -273,8 +274,8 @@ func BenchmarkDepth(b *testing.B) {
 }
 
 // BenchmarkEmitLatency measures the latency from a child's Emit to the
-// root consumer receiving the event (through wrapper, recorder, processor
-// and memory store), with 1 child emitting 1000 events and with 1000 concurrent
+// root consumer receiving the event (through wrapper, recorder and memory
+// store), with 1 child emitting 1000 events and with 1000 concurrent
 // children emitting 10 each. p50/p99 over every event of every run.
 func BenchmarkEmitLatency(b *testing.B) {
 	for _, tc := range []struct{ k, m int }{{1, 1000}, {1000, 10}} {

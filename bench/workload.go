@@ -189,11 +189,10 @@ func (r *Relay) Run(ctx context.Context, inv *spawn.Invocation) spawn.Result {
 // BarePipeline spawns an Emitter (at a given depth below a root) on a bare
 // spawn.Runtime: the spawn primitive and its wrapper, no agent loop and no
 // recorder. With a processor (see ProcessorMode), the root stream goes
-// through processor.Record (which also appends each event to the memory
-// store) before the sink, as the pool's recorder does. The root invocation
-// is reused; each run's child tree is deleted from the store after the run,
-// as the store's retention would, so that runs do not pile up under the
-// one root.
+// through a processor.Recorder (which appends each event to the memory
+// store) before the sink, as in the pool. The root invocation is reused;
+// each run's child tree is deleted from the store after the run, as the
+// store's retention would, so that runs do not pile up under the one root.
 type BarePipeline struct {
 	root  *spawn.Invocation
 	node  spawn.Node
@@ -206,12 +205,12 @@ type ProcessorMode int
 const (
 	// NoProcessor: the wrapper only.
 	NoProcessor ProcessorMode = iota
-	// Lean: processor.Record with no subscriber (the pool's path without
-	// protocol clients): store appends only.
+	// Lean: a processor.Recorder that nobody watches (the pool's path
+	// without protocol clients): store appends only.
 	Lean
-	// Projected: processor.Record with one subscriber that consumes every
-	// Change (the pool's path under an OpenCode server): store appends
-	// and the session-tree projection.
+	// Projected: a processor.Recorder watched by a processor.Projection
+	// with one subscriber that consumes every Change (the pool's path
+	// under an OpenCode server): store appends and the session tree.
 	Projected
 )
 
@@ -234,32 +233,17 @@ func NewBarePipeline(n, depth int, sink event.Sink, mode ProcessorMode, changes 
 	if mode != NoProcessor {
 		proc := processor.New(st, nil)
 		if mode == Projected {
-			proc.Subscribe(func(_ string, cs []processor.Change) {
+			proj := processor.NewProjection(st, nil)
+			proj.Subscribe(func(_ string, cs []processor.Change) {
 				if changes != nil {
 					changes.Add(int64(len(cs)))
 				}
 			})
+			proc.Watch(proj)
 		}
-		sink = &recordSink{stream: proc.Stream(sess.ID), ctx: context.Background(), next: sink}
+		sink = proc.Open(context.Background(), sess.ID, sink)
 	}
 	return &BarePipeline{root: rt.NewRoot(sess, id.Ascending(id.Run), "", nil, sink), node: node, store: st}, nil
-}
-
-// recordSink feeds a root stream to a processor.Stream, then to next,
-// under a lock (events of one stream are recorded in order), as the pool's
-// recorder does.
-type recordSink struct {
-	mu     sync.Mutex
-	stream *processor.Stream
-	ctx    context.Context
-	next   event.Sink
-}
-
-func (s *recordSink) Emit(e event.Event) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.stream.Record(s.ctx, e)
-	s.next.Emit(e)
 }
 
 // Run spawns the chain once, then deletes the child tree from the store.
@@ -425,7 +409,7 @@ func RunNode(ctx context.Context, p *pool.Pool, node string, sink event.Sink) (s
 
 // Latency measures, for each event a child produces, the time from the
 // child's Emit call to the root consumer receiving the event (through the
-// spawn wrapper and the pool's recorder, processor and store). K children run at once
+// spawn wrapper and the pool's recorder and store). K children run at once
 // (they wait for each other before emitting), each emitting M events.
 type Latency struct {
 	Pool *pool.Pool

@@ -117,7 +117,7 @@ func ToolApprovalFor(policy map[string]string, tool string) string {
 
 // ModelSpec is an agent's `model:`.
 type ModelSpec struct {
-	Type        string // ModelTest, ModelScripted, ModelOpenAI or ModelAnthropic
+	Type        string // ModelTest, ModelScripted, ModelOpenAI, ModelAnthropic or a registered type (RegisterModelType)
 	Model       string // provider model id, e.g. "gpt-4o-mini" ("" for test/scripted)
 	BaseURL     string
 	APIKey      string

@@ -320,13 +320,15 @@ func (p *parser) model(e entry, path string) ModelSpec {
 }
 
 func unknownModelType(t string) string {
-	if s := suggest(t, modelTypes); s != "" {
+	known := ModelTypes()
+	if s := suggest(t, known); s != "" {
 		return "unknown model type " + strconv.Quote(t) + s
 	}
-	return "unknown model type " + strconv.Quote(t) + " (known: test, scripted, openai, anthropic)"
+	return "unknown model type " + strconv.Quote(t) + " (known: " + strings.Join(known, ", ") + ")"
 }
 
-// modelString parses "test", "openai:MODEL" and "anthropic:MODEL".
+// modelString parses "test", "openai:MODEL", "anthropic:MODEL" and, for a
+// registered type, "TYPE" or "TYPE:MODEL".
 func (p *parser) modelString(ms *ModelSpec, n *yaml.Node, path string) {
 	s := strings.TrimSpace(deref(n).Value)
 	typ, id, hasID := strings.Cut(s, ":")
@@ -346,6 +348,10 @@ func (p *parser) modelString(ms *ModelSpec, n *yaml.Node, path string) {
 		}
 		ms.Type, ms.Model = typ, strings.TrimSpace(id)
 	default:
+		if isRegisteredModelType(typ) {
+			ms.Type, ms.Model = typ, strings.TrimSpace(id)
+			return
+		}
 		p.add(n.Line, path, "%s", unknownModelType(typ))
 	}
 }
@@ -361,9 +367,9 @@ func (p *parser) modelMap(ms *ModelSpec, e entry, path string) {
 	f, _ := p.object(e.val, path, modelKeys)
 	te, ok := f["type"]
 	if !ok {
-		p.add(e.line(), path, "missing required field \"type\" (one of test, scripted, openai, anthropic)")
+		p.add(e.line(), path, "missing required field \"type\" (one of %s)", strings.Join(ModelTypes(), ", "))
 	} else if typ, ok := p.word(te.val, path+".type"); ok {
-		if contains(modelTypes, typ) {
+		if contains(ModelTypes(), typ) {
 			ms.Type = typ
 		} else {
 			p.add(te.val.Line, path+".type", "%s", unknownModelType(typ))
@@ -373,8 +379,8 @@ func (p *parser) modelMap(ms *ModelSpec, e entry, path string) {
 	if ms.Type != "" {
 		for _, k := range modelKeys {
 			fe, ok := f[k]
-			if types := modelKeyTypes[k]; ok && types != nil && !contains(types, ms.Type) {
-				p.add(fe.line(), join(path, k), "field %q does not apply to %s models (only to %s)", k, ms.Type, strings.Join(types, " and "))
+			if types := modelKeyTypesFor(k); ok && types != nil && !contains(types, ms.Type) {
+				p.add(fe.line(), join(path, k), "field %q does not apply to %s models (only to %s)", k, ms.Type, andList(types))
 			}
 		}
 	}

@@ -21,7 +21,7 @@
 //		}
 //		return next(ctx, c)
 //	})
-//	p, _ := pool.New(m, pool.Options{Hooks: reg, Lifecycle: reg})
+//	p, _ := pool.New(m, pool.Options{Hooks: reg})
 //
 // Package hook/command bridges Claude Code / Codex command hooks onto a
 // Registry; docs/catalog.md lists every point and payload field.

@@ -91,13 +91,17 @@ func TestSessionFaultsGoToTheStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	found := false
+	found, stored := false, 0
 	for _, r := range recs {
 		if c, ok := r.Event.(event.Custom); ok && c.EventType == hook.EventHookError && c.EventData["point"] == hook.PointSessionEnd {
 			found = c.EventData["error"] == "session end exploded" && c.EventData["kind"] == hook.FaultPanic
+			stored++
 		}
 	}
 	if !found {
 		t.Errorf("no session/end hook_error in the stored log (%d records)", len(recs))
+	}
+	if stored != 1 {
+		t.Errorf("the session/end hook_error is stored %d times, want once", stored)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/agentpool/agentpool/id"
 	"github.com/agentpool/agentpool/model"
 	"github.com/agentpool/agentpool/model/testmodel"
+	"github.com/agentpool/agentpool/processor"
 	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/session/memory"
 	"github.com/agentpool/agentpool/spawn"
@@ -143,7 +144,8 @@ func (s *sink) events() []event.Event {
 	return append([]event.Event(nil), s.evs...)
 }
 
-// root registers a root session and returns its invocation.
+// root registers a root session and returns its invocation. Its stream
+// goes through a recorder into the store, then to out, as in a pool.
 func (h *harness) root(name, prompt string, out event.Sink) *spawn.Invocation {
 	h.t.Helper()
 	now := time.Now()
@@ -151,7 +153,8 @@ func (h *harness) root(name, prompt string, out event.Sink) *spawn.Invocation {
 	if err := h.store.CreateSession(context.Background(), s); err != nil {
 		h.t.Fatal(err)
 	}
-	return h.rt.NewRoot(s, id.Ascending(id.Run), prompt, nil, out)
+	rec := processor.New(h.store, nil).Open(context.Background(), s.ID, out)
+	return h.rt.NewRoot(s, id.Ascending(id.Run), prompt, nil, rec)
 }
 
 // run runs a node as a root run and returns its result, session id and

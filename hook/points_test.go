@@ -418,7 +418,7 @@ func TestSessionPointsThroughPool(t *testing.T) {
 		}
 		return next(ctx, s)
 	})
-	p, err := pool.New(m, pool.Options{Hooks: reg, Lifecycle: reg})
+	p, err := pool.New(m, pool.Options{Hooks: reg})
 	if err != nil {
 		t.Fatal(err)
 	}

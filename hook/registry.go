@@ -29,7 +29,7 @@ type Options struct {
 // Registry holds every hook point of docs/spec/HOOKS.md §2. It implements
 // agent.Hooks, spawn.Lifecycle and pool.SessionHooks, so that
 //
-//	pool.New(m, pool.Options{Hooks: reg, Lifecycle: reg})
+//	pool.New(m, pool.Options{Hooks: reg})
 //
 // wires it into a pool. Register listeners before the first run; the
 // points are safe for concurrent use.
@@ -147,12 +147,7 @@ func recordFault(ctx context.Context, f Fault) {
 	}}
 	switch f.Point {
 	case PointSessionStart, PointSessionEnd:
-		if inv.Runtime == nil || inv.Runtime.Store() == nil {
-			return
-		}
-		if err := inv.Runtime.Store().AppendEvents(context.WithoutCancel(ctx), inv.Session.ID, e); err != nil {
-			inv.Runtime.Logger().Warn("hook: record fault", "session", inv.Session.ID, "err", err)
-		}
+		inv.Record(e)
 	default:
 		if inv.Sink != nil {
 			inv.Sink.Emit(e)

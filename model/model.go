@@ -156,9 +156,8 @@ type Model interface {
 	// ID names the model (for example "gpt-4o-mini" or "test").
 	ID() string
 	// Stream sends req and yields the response chunk by chunk. A non-nil
-	// error ends the stream. req belongs to the caller: it may be read
-	// until the iteration has returned, not kept after it (the agent loop
-	// reuses it for its next turn); copy what must outlive the stream.
+	// error ends the stream. req is read-only: its messages are the
+	// caller's conversation.
 	Stream(ctx context.Context, req *Request) iter.Seq2[Chunk, error]
 }
 

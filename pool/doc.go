@@ -1,5 +1,16 @@
-// Package pool loads a manifest into runnable nodes (agents and teams) that
-// share one spawn runtime and one session store, and runs a node by name.
+// Package pool builds runnable nodes (agents, teams and custom spawn.Nodes)
+// that share one spawn runtime and one session store, and runs a node by
+// name.
+//
+// A pool comes from a manifest (New, which is FromManifest then Build) or
+// from Go values (Build with a Config: models, tools per agent, workers,
+// teams, custom nodes). Build validates a Config as config.Parse validates
+// a manifest: an undefined worker or team member, a duplicate name, a
+// missing model or a team cycle is an error at construction, with every
+// problem reported. Model types are registered (RegisterModel), not fixed:
+// openai, anthropic, test and scripted are built in. Options.Hooks takes
+// one value (a *hook.Registry) that may implement agent.Hooks,
+// spawn.Lifecycle, SessionHooks and ApprovalPolicies.
 //
 // A root run creates (or, to resume, reopens) a root session, runs the node,
 // records every event of the run in the store in stream order (each event

@@ -153,7 +153,7 @@ func TestFaults(t *testing.T) {
 				}, hook.WithName("exploder"))
 				reg.OnSubagentEnd.Register(func(context.Context, hook.SubagentEnd) error { panic("subagent/end listener exploded") })
 				t.Cleanup(func() { reg.Close(context.Background()) })
-				return st, pool.Options{Hooks: reg, Lifecycle: reg, ExtraTools: []tool.Tool{echoTool}}
+				return st, pool.Options{Hooks: reg, ExtraTools: []tool.Tool{echoTool}}
 			},
 			want: want{root: event.StopCompleted, child: event.StopCompleted, errText: "pre-execute listener exploded", errKind: event.KindCustom, errSession: "child"},
 			extra: func(t *testing.T, root string, evs []event.Event) {

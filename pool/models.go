@@ -10,43 +10,51 @@ import (
 	"github.com/agentpool/agentpool/model/testmodel"
 )
 
-// NewModel builds the model a manifest entry describes.
-func NewModel(spec config.ModelSpec) (model.Model, error) {
-	switch spec.Type {
-	case "test", "scripted", "":
-		cfg := testmodel.Config{Text: spec.CustomOutputText, CallTools: spec.CallTools, ToolArgs: spec.ToolArgs, Delay: spec.Delay}
-		for _, t := range spec.Turns {
-			turn := testmodel.Turn{Text: t.Text, Thinking: t.Thinking, Error: t.Error, Delay: t.Delay, FinishReason: t.FinishReason}
-			for _, c := range t.ToolCalls {
-				turn.ToolCalls = append(turn.ToolCalls, testmodel.ToolCall{Name: c.Name, Args: c.Args})
-			}
-			cfg.Turns = append(cfg.Turns, turn)
+// The builtin model types.
+func init() {
+	RegisterModel(config.ModelTest, newTestModel)
+	RegisterModel(config.ModelScripted, newTestModel)
+	RegisterModel(config.ModelOpenAI, newOpenAI)
+	RegisterModel(config.ModelAnthropic, newAnthropic)
+}
+
+// newTestModel builds the offline test model (type test: AgentPool's
+// call_tools and custom_output_text; type scripted: one turn per call).
+func newTestModel(spec config.ModelSpec) (model.Model, error) {
+	cfg := testmodel.Config{Text: spec.CustomOutputText, CallTools: spec.CallTools, ToolArgs: spec.ToolArgs, Delay: spec.Delay}
+	for _, t := range spec.Turns {
+		turn := testmodel.Turn{Text: t.Text, Thinking: t.Thinking, Error: t.Error, Delay: t.Delay, FinishReason: t.FinishReason}
+		for _, c := range t.ToolCalls {
+			turn.ToolCalls = append(turn.ToolCalls, testmodel.ToolCall{Name: c.Name, Args: c.Args})
 		}
-		if spec.Type == "scripted" && len(cfg.Turns) == 0 {
-			return nil, fmt.Errorf("scripted model needs turns")
-		}
-		return testmodel.New(cfg)
-	case config.ModelOpenAI:
-		m, err := openai.New(openai.Config{
-			Model: spec.Model, BaseURL: spec.BaseURL, APIKey: spec.APIKey, APIKeyEnv: spec.APIKeyEnv,
-			Temperature: spec.Temperature, MaxTokens: spec.MaxTokens, Timeout: spec.Timeout,
-			InputPrice: spec.InputPrice, OutputPrice: spec.OutputPrice,
-		})
-		if err != nil {
-			return nil, err
-		}
-		return m, nil
-	case config.ModelAnthropic:
-		m, err := anthropic.New(anthropic.Config{
-			Model: spec.Model, BaseURL: spec.BaseURL, APIKey: spec.APIKey, APIKeyEnv: spec.APIKeyEnv,
-			Temperature: spec.Temperature, MaxTokens: spec.MaxTokens, Timeout: spec.Timeout,
-			InputPrice: spec.InputPrice, OutputPrice: spec.OutputPrice,
-		})
-		if err != nil {
-			return nil, err
-		}
-		return m, nil
-	default:
-		return nil, fmt.Errorf("model type %q is not supported by this build", spec.Type)
+		cfg.Turns = append(cfg.Turns, turn)
 	}
+	if spec.Type == config.ModelScripted && len(cfg.Turns) == 0 {
+		return nil, fmt.Errorf("scripted model needs turns")
+	}
+	return testmodel.New(cfg)
+}
+
+func newOpenAI(spec config.ModelSpec) (model.Model, error) {
+	m, err := openai.New(openai.Config{
+		Model: spec.Model, BaseURL: spec.BaseURL, APIKey: spec.APIKey, APIKeyEnv: spec.APIKeyEnv,
+		Temperature: spec.Temperature, MaxTokens: spec.MaxTokens, Timeout: spec.Timeout,
+		InputPrice: spec.InputPrice, OutputPrice: spec.OutputPrice,
+	})
+	if err != nil {
+		return nil, err // not a typed nil in a model.Model
+	}
+	return m, nil
+}
+
+func newAnthropic(spec config.ModelSpec) (model.Model, error) {
+	m, err := anthropic.New(anthropic.Config{
+		Model: spec.Model, BaseURL: spec.BaseURL, APIKey: spec.APIKey, APIKeyEnv: spec.APIKeyEnv,
+		Temperature: spec.Temperature, MaxTokens: spec.MaxTokens, Timeout: spec.Timeout,
+		InputPrice: spec.InputPrice, OutputPrice: spec.OutputPrice,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
 }

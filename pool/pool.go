@@ -6,20 +6,16 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
-	"runtime/debug"
-	"sync"
 	"time"
 
-	"github.com/agentpool/agentpool/agent"
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/id"
+	"github.com/agentpool/agentpool/internal/detach"
 	"github.com/agentpool/agentpool/model"
 	"github.com/agentpool/agentpool/processor"
 	"github.com/agentpool/agentpool/session"
-	"github.com/agentpool/agentpool/session/memory"
 	"github.com/agentpool/agentpool/spawn"
-	"github.com/agentpool/agentpool/team"
 	"github.com/agentpool/agentpool/tool"
 	"github.com/agentpool/agentpool/tool/mcp"
 	"github.com/agentpool/agentpool/tool/workspace"
@@ -30,25 +26,29 @@ type Options struct {
 	// Store keeps sessions; an in-memory store when nil.
 	Store  session.Store
 	Logger *slog.Logger
-	// Hooks are the agent interception seams (nil: none).
-	Hooks agent.Hooks
-	// Lifecycle observes subagent start and end (nil: none).
-	Lifecycle spawn.Lifecycle
-	// ExtraTools are offered to every agent, besides its manifest tools.
+	// Hooks observe and steer runs (nil: none). The value may implement
+	// any of agent.Hooks (the agent's interception seams), spawn.Lifecycle
+	// (subagent start and end), SessionHooks (root session start and end)
+	// and ApprovalPolicies (the agents' tool_approval); *hook.Registry
+	// implements all four. A value that implements none is an error.
+	Hooks any
+	// ExtraTools are offered to every agent, besides its own tools.
 	ExtraTools []tool.Tool
 	// Workspace is the directory the file and shell tools act in; empty:
-	// the manifest's `workspace:`, else the current directory.
+	// Config.Workspace (a manifest's `workspace:`), else the current
+	// directory.
 	Workspace string
-	// Processor projects every root stream into the session tree and
-	// writes the event logs; nil: a new one on Store. Protocol servers
-	// subscribe to it (Pool.Processor).
+	// Processor records every root run into the event logs (a
+	// processor.Recorder per run); nil: a new one on Store. A protocol
+	// server that shows the session tree watches it with its own
+	// processor.Projection (Pool.Processor).
 	Processor *processor.Processor
 }
 
-// SessionHooks is implemented by an Options.Hooks (or Options.Lifecycle)
-// value that also observes root sessions: the session/start and session/end
-// points of docs/spec/HOOKS.md. Both are called synchronously with a context
-// that carries the root Invocation (spawn.InvocationFrom): SessionStart
+// SessionHooks is implemented by an Options.Hooks value that observes
+// root sessions: the session/start and session/end points of
+// docs/spec/HOOKS.md. Both are called synchronously with a context that
+// carries the root Invocation (spawn.InvocationFrom): SessionStart
 // after the session is registered and before the node runs (so what it
 // injects reaches the first model request), SessionEnd once after the run
 // and all its children have ended. source is "startup" for a new session
@@ -58,126 +58,36 @@ type SessionHooks interface {
 	SessionEnd(ctx context.Context, s session.Session, reason string)
 }
 
-// Pool is a loaded manifest. It is safe for concurrent runs.
+// Pool is a set of runnable nodes (agents, teams, custom nodes) built from
+// a manifest (New) or from Go values (Build). It is safe for concurrent
+// runs.
 type Pool struct {
-	manifest *config.Manifest
-	store    session.Store
-	proc     *processor.Processor
-	rt       *spawn.Runtime
-	nodes    map[string]spawn.Node
-	order    []string
-	log      *slog.Logger
-	sessions SessionHooks // nil: none
-	builtins *builtins
+	manifest    *config.Manifest
+	store       session.Store
+	proc        *processor.Processor
+	rt          *spawn.Runtime
+	nodes       map[string]spawn.Node
+	order       []string
+	defaultNode string
+	log         *slog.Logger
+	sessions    SessionHooks // nil: none
+	builtins    *builtins
 }
 
 // ErrUnknownNode is returned for a run of a node the pool does not have.
 var ErrUnknownNode = spawn.ErrUnknownNode
 
-// New builds a pool from a validated manifest.
-func New(m *config.Manifest, opts Options) (*Pool, error) {
-	if opts.Store == nil {
-		opts.Store = memory.New()
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
-	if opts.Processor == nil {
-		opts.Processor = processor.New(opts.Store, opts.Logger)
-	}
-	b, err := newBuiltins(m, opts.Workspace)
-	if err != nil {
-		return nil, err
-	}
-	p := &Pool{manifest: m, store: opts.Store, proc: opts.Processor, nodes: map[string]spawn.Node{}, log: opts.Logger, builtins: b}
-	if err := p.build(m, opts); err != nil {
-		b.close()
-		return nil, err
-	}
-	return p, nil
-}
-
-// build makes the pool's nodes.
-func (p *Pool) build(m *config.Manifest, opts Options) error {
-	if sh, ok := opts.Hooks.(SessionHooks); ok {
-		p.sessions = sh
-	} else if sh, ok := opts.Lifecycle.(SessionHooks); ok {
-		p.sessions = sh
-	}
-	p.rt = spawn.NewRuntime(spawn.Config{
-		Store: opts.Store,
-		Limits: spawn.Limits{
-			MaxDepth: m.Limits.MaxDepth, MaxChildren: m.Limits.MaxChildren,
-			MaxSpawns: m.Limits.MaxSpawns, Timeout: m.Limits.SpawnTimeout,
-		},
-		Lifecycle: opts.Lifecycle,
-		Logger:    opts.Logger,
-		Lookup:    func(name string) (spawn.Node, bool) { n, ok := p.nodes[name]; return n, ok },
-		Names:     func() []string { return p.order },
-	})
-	for _, name := range m.AgentOrder {
-		a := m.Agents[name]
-		mdl, err := NewModel(a.Model)
-		if err != nil {
-			return fmt.Errorf("agent %s: %w", name, err)
-		}
-		var tools []tool.Tool
-		for _, ts := range a.Toolsets {
-			got, err := p.builtins.tools(ts.Type)
-			if err != nil {
-				return fmt.Errorf("agent %s: %w", name, err)
-			}
-			tools = append(tools, got...)
-		}
-		for _, w := range a.Workers {
-			desc := ""
-			if wa, ok := m.Agents[w.Name]; ok {
-				desc = wa.Description
-			} else if wt, ok := m.Teams[w.Name]; ok {
-				desc = wt.Description
-			}
-			tools = append(tools, spawn.WorkerTool(w.Name, desc, spawn.WorkerOptions{
-				PassMessageHistory: w.PassMessageHistory, ResetHistoryOnRun: w.ResetHistoryOnRun, History: agent.HistoryFrom,
-			}))
-		}
-		tools = append(tools, opts.ExtraTools...)
-		maxTurns := a.MaxTurns
-		if maxTurns == 0 {
-			maxTurns = m.Limits.MaxTurns
-		}
-		ag, err := agent.New(agent.Config{
-			Name: name, Description: a.Description, SystemPrompt: a.SystemPrompt, Model: mdl,
-			Tools: tools, Toolsets: p.builtins.mcpToolsets(m, a), MaxTurns: maxTurns, Hooks: opts.Hooks,
-		})
-		if err != nil {
-			return err
-		}
-		p.nodes[name] = ag
-		p.order = append(p.order, name)
-	}
-	for _, name := range m.TeamOrder {
-		t := m.Teams[name]
-		tm, err := team.New(team.Config{
-			Name: name, Description: t.Description, Mode: team.Mode(t.Mode), Members: t.Members,
-			SharedPrompt: t.SharedPrompt, RequireAll: t.RequireAll,
-		})
-		if err != nil {
-			return err
-		}
-		p.nodes[name] = tm
-		p.order = append(p.order, name)
-	}
-	return nil
-}
-
-// Manifest returns the pool's manifest.
+// Manifest returns the manifest the pool was built from (New), or a
+// description of its Config (Build: models by ID without a type; custom
+// nodes are in neither Agents nor Teams). Never nil.
 func (p *Pool) Manifest() *config.Manifest { return p.manifest }
 
 // Store returns the pool's session store.
 func (p *Pool) Store() session.Store { return p.store }
 
-// Processor returns the session-tree processor every root stream goes
-// through.
+// Processor returns the processor that records every root run; watch it
+// (Processor.Watch) to follow the runs, for example with a
+// processor.Projection.
 func (p *Pool) Processor() *processor.Processor { return p.proc }
 
 // Runtime returns the spawn runtime (for manual spawns, Inject, tasks).
@@ -186,11 +96,13 @@ func (p *Pool) Runtime() *spawn.Runtime { return p.rt }
 // Node returns a node by name.
 func (p *Pool) Node(name string) (spawn.Node, bool) { n, ok := p.nodes[name]; return n, ok }
 
-// NodeNames lists the nodes: agents in file order, then teams.
+// NodeNames lists the nodes: agents in order, then teams, then custom
+// nodes.
 func (p *Pool) NodeNames() []string { return append([]string(nil), p.order...) }
 
-// DefaultNode is the node a run without a name starts.
-func (p *Pool) DefaultNode() string { return p.manifest.EntryPoint() }
+// DefaultNode is the node a run without a name starts: the manifest's
+// default_agent (Config.Default), else the first agent, team or node.
+func (p *Pool) DefaultNode() string { return p.defaultNode }
 
 // RunRequest asks for a root run.
 type RunRequest struct {
@@ -212,29 +124,14 @@ type RunResult struct {
 	TotalCost  float64
 }
 
-// recorder passes each event through the run's processor.Stream (which
-// appends it to the log of the session that produced it and, when someone
-// watches, projects the session tree) and on to the caller, under one lock
-// so that the store, the processor's subscribers and the consumer all see
-// the same order.
-type recorder struct {
-	mu     sync.Mutex
-	stream *processor.Stream
-	next   event.Sink
-	ctx    context.Context
-}
-
-func (r *recorder) Emit(e event.Event) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.stream.Record(r.ctx, e)
-	r.next.Emit(e)
-}
-
 // RunSink runs a node as a root run, emitting every event to sink, and
 // returns when the run and all of its children have ended. The error is
 // non-nil only when the run could not start (unknown node or session,
 // store failure); how the run ended is in RunResult.Result.
+//
+// The run's stream goes through a processor.Recorder (the pool's
+// processor), which stores each event before sink gets it; the run itself
+// is spawn's (Runtime.RunRoot), as a child's is.
 func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (RunResult, error) {
 	name := req.Node
 	if name == "" {
@@ -244,46 +141,12 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 	if !ok {
 		return RunResult{}, fmt.Errorf("%w %q; available: %v", ErrUnknownNode, name, p.order)
 	}
-	var (
-		sess    session.Session
-		history []model.Message
-		err     error
-	)
 	now := time.Now()
-	if req.SessionID != "" {
-		sess, err = p.store.GetSession(ctx, req.SessionID)
-		if err != nil {
-			return RunResult{}, err
-		}
-		if p.rt.Running(sess.ID) {
-			return RunResult{}, fmt.Errorf("session %s is already running", sess.ID)
-		}
-		stored, err := p.store.Messages(ctx, sess.ID)
-		if err != nil {
-			return RunResult{}, err
-		}
-		for _, m := range stored {
-			history = append(history, m.Message)
-		}
-		if err := p.store.UpdateSession(ctx, sess.ID, func(s *session.Session) { s.Status = session.StatusRunning; s.StopReason = "" }); err != nil {
-			return RunResult{}, err
-		}
-	} else {
-		sid := req.NewSessionID
-		if sid == "" {
-			sid = id.DescendingAt(id.Session, now)
-		}
-		sess = session.Session{
-			ID: sid, AgentName: name, SourceType: node.SourceType(), Title: title(req.Prompt),
-			Status: session.StatusRunning, CreatedAt: now, UpdatedAt: now,
-		}
-		if err := p.store.CreateSession(ctx, sess); err != nil {
-			return RunResult{}, err
-		}
+	sess, history, err := p.openSession(ctx, req, name, node, now)
+	if err != nil {
+		return RunResult{}, err
 	}
-	// What the run did is recorded even when it was cancelled.
-	persist := spawn.WithoutCancel(ctx)
-	rec := &recorder{stream: p.proc.Stream(sess.ID), next: sink, ctx: persist}
+	rec := p.proc.Open(ctx, sess.ID, sink)
 	inv := p.rt.NewRoot(sess, id.AscendingAt(id.Run, now), req.Prompt, history, rec)
 	if p.sessions != nil {
 		source := "startup"
@@ -292,71 +155,44 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 		}
 		p.sessions.SessionStart(spawn.WithInvocation(ctx, inv), sess, source)
 	}
-	res := p.runRoot(ctx, node, inv)
-	left := p.rt.Release(inv)
-	if len(left) > 0 {
-		msgs := make([]session.Message, len(left))
-		for i, c := range left {
-			msgs[i] = session.Message{ID: id.Ascending(id.Message), CreatedAt: time.Now(), Message: model.Message{Role: model.RoleUser, Parts: []model.Part{{Kind: model.PartText, Text: c}}, Synthetic: true}}
-		}
-		if err := p.store.AppendMessages(persist, sess.ID, msgs...); err != nil {
-			p.log.Warn("store undelivered injections", "session", sess.ID, "err", err)
-		}
-	}
-	childUsage, childCost := inv.ChildTotals()
-	out := RunResult{SessionID: sess.ID, Result: res}
-	errText := ""
-	if res.Err != nil {
-		errText = res.Err.Error()
-	}
-	// The closure escapes (it goes through the Store interface): it
-	// captures copies that are never written again and hands its results
-	// back through one small value, so that res and out stay on the stack.
-	stop, usage, cost, dur := res.StopReason, res.Usage, res.Cost, time.Since(now).Milliseconds()
-	totals := &struct {
-		usage event.Usage
-		cost  float64
-	}{}
-	err = p.store.UpdateSession(persist, sess.ID, func(s *session.Session) {
-		s.Status = session.StatusFromStop(stop)
-		s.StopReason = stop
-		s.Usage.Add(usage)
-		s.Cost += cost
-		s.TotalUsage.Add(usage)
-		s.TotalUsage.Add(childUsage)
-		s.TotalCost += cost + childCost
-		s.DurationMS = dur
-		if errText != "" {
-			if s.Metadata == nil {
-				s.Metadata = map[string]any{}
-			}
-			s.Metadata["error"] = errText
-		}
-		totals.usage, totals.cost = s.TotalUsage, s.TotalCost
-	})
-	out.TotalUsage, out.TotalCost = totals.usage, totals.cost
-	if err != nil {
-		p.log.Warn("store run end", "session", sess.ID, "err", err)
-	}
+	end := p.rt.RunRoot(ctx, node, inv, now)
 	if p.sessions != nil {
-		p.sessions.SessionEnd(spawn.WithInvocation(persist, inv), sess, res.StopReason)
+		p.sessions.SessionEnd(spawn.WithInvocation(detach.Context(ctx), inv), sess, end.Result.StopReason)
 	}
-	return out, nil
+	return RunResult{SessionID: sess.ID, Result: end.Result, TotalUsage: end.TotalUsage, TotalCost: end.TotalCost}, nil
 }
 
-func (p *Pool) runRoot(ctx context.Context, node spawn.Node, inv *spawn.Invocation) (res spawn.Result) {
-	defer func() {
-		if r := recover(); r != nil {
-			p.log.Error("run panicked", "session", inv.Session.ID, "panic", r, "stack", string(debug.Stack()))
-			inv.Sink.Emit(event.RunError{Message: fmt.Sprintf("internal error: %v", r), Code: "panic", RunID: inv.RunID, AgentName: node.Name()})
-			res = spawn.Result{StopReason: event.StopError, Err: fmt.Errorf("panic: %v", r)}
+// openSession readies the root session of a run: the session of
+// req.SessionID with its history, set running again, or a new one.
+func (p *Pool) openSession(ctx context.Context, req RunRequest, name string, node spawn.Node, now time.Time) (session.Session, []model.Message, error) {
+	if req.SessionID == "" {
+		sid := req.NewSessionID
+		if sid == "" {
+			sid = id.DescendingAt(id.Session, now)
 		}
-	}()
-	res = node.Run(inv.RunContext(ctx), inv)
-	if res.StopReason == "" {
-		res.StopReason = event.StopCompleted
+		sess := session.Session{
+			ID: sid, AgentName: name, SourceType: node.SourceType(), Title: title(req.Prompt),
+			Status: session.StatusRunning, CreatedAt: now, UpdatedAt: now,
+		}
+		return sess, nil, p.store.CreateSession(ctx, sess)
 	}
-	return res
+	sess, err := p.store.GetSession(ctx, req.SessionID)
+	if err != nil {
+		return sess, nil, err
+	}
+	if p.rt.Running(sess.ID) {
+		return sess, nil, fmt.Errorf("session %s is already running", sess.ID)
+	}
+	stored, err := p.store.Messages(ctx, sess.ID)
+	if err != nil {
+		return sess, nil, err
+	}
+	var history []model.Message
+	for _, m := range stored {
+		history = append(history, m.Message)
+	}
+	err = p.store.UpdateSession(ctx, sess.ID, func(s *session.Session) { s.Status = session.StatusRunning; s.StopReason = "" })
+	return sess, history, err
 }
 
 // Run runs a node as a root run and yields its events. Stopping the

@@ -33,14 +33,10 @@ type builtins struct {
 	closeErr  error
 }
 
-// newBuiltins resolves the workspace (dir, else the manifest's
-// `workspace:`, else the current directory) and starts the MCP manager of
-// every server the manifest declares (servers themselves start when a run
-// first needs them).
-func newBuiltins(m *config.Manifest, dir string) (*builtins, error) {
-	if dir == "" && m.Workspace != "" {
-		dir = m.ResolvePath(m.Workspace)
-	}
+// newBuiltins opens the workspace dir (the current directory when empty)
+// and makes the MCP manager of every enabled server listed (servers
+// themselves start when a run first needs them).
+func newBuiltins(dir string, lists ...[]config.MCPServer) (*builtins, error) {
 	if dir == "" {
 		wd, err := os.Getwd()
 		if err != nil {
@@ -54,7 +50,7 @@ func newBuiltins(m *config.Manifest, dir string) (*builtins, error) {
 		return nil, err
 	}
 	var servers []mcp.ServerConfig
-	add := func(list []config.MCPServer) {
+	for _, list := range lists {
 		for _, s := range list {
 			if !s.Enabled {
 				continue
@@ -65,10 +61,6 @@ func newBuiltins(m *config.Manifest, dir string) (*builtins, error) {
 			})
 		}
 	}
-	add(m.MCPServers)
-	for _, name := range m.AgentOrder {
-		add(m.Agents[name].MCPServers)
-	}
 	if len(servers) > 0 {
 		if b.mcp, err = mcp.NewManager(servers, mcp.Options{ClientName: "agentpool", ClientVersion: buildVersion()}); err != nil {
 			return nil, err
@@ -76,6 +68,9 @@ func newBuiltins(m *config.Manifest, dir string) (*builtins, error) {
 	}
 	return b, nil
 }
+
+// builtinToolsets are the toolset types tools knows.
+var builtinToolsets = []string{config.ToolsetSubagent, config.ToolsetFileAccess, config.ToolsetExecution, config.ToolsetPlan, config.ToolsetFetch}
 
 // tools returns the builtin tools of one toolset type.
 func (b *builtins) tools(typ string) ([]tool.Tool, error) {
@@ -106,14 +101,14 @@ func (b *builtins) tools(typ string) ([]tool.Tool, error) {
 	return nil, fmt.Errorf("unknown toolset type %q", typ)
 }
 
-// mcpToolsets returns the toolsets of an agent's MCP servers: the
-// manifest's and its own.
-func (b *builtins) mcpToolsets(m *config.Manifest, a *config.Agent) []tool.Toolset {
+// mcpToolsets returns the toolsets of the enabled MCP servers listed (the
+// pool's and an agent's own).
+func (b *builtins) mcpToolsets(lists ...[]config.MCPServer) []tool.Toolset {
 	if b.mcp == nil {
 		return nil
 	}
 	var out []tool.Toolset
-	for _, list := range [][]config.MCPServer{m.MCPServers, a.MCPServers} {
+	for _, list := range lists {
 		for _, s := range list {
 			if ts, ok := b.mcp.Toolset(s.Name); ok && s.Enabled {
 				out = append(out, ts)

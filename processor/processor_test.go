@@ -119,12 +119,16 @@ func (tr *tree) checkNothingOpen(t *testing.T) {
 	}
 }
 
-func runPool(t *testing.T, m *config.Manifest, prompt string) (st *memory.Store, p *processor.Processor, rec *recorder, root string, live []event.Event) {
+// runPool runs a pool whose processor a projection watches, and returns
+// the projection, the Changes it reported and the live stream.
+func runPool(t *testing.T, m *config.Manifest, prompt string) (st *memory.Store, proj *processor.Projection, rec *recorder, root string, live []event.Event) {
 	t.Helper()
 	st = memory.New()
-	p = processor.New(st, nil)
+	p := processor.New(st, nil)
+	proj = processor.NewProjection(st, nil)
 	rec = &recorder{}
-	p.Subscribe(rec.add)
+	proj.Subscribe(rec.add)
+	p.Watch(proj)
 	pl, err := pool.New(m, pool.Options{Store: st, Processor: p})
 	if err != nil {
 		t.Fatal(err)
@@ -138,7 +142,7 @@ func runPool(t *testing.T, m *config.Manifest, prompt string) (st *memory.Store,
 	if err != nil {
 		t.Fatal(err)
 	}
-	return st, p, rec, res.SessionID, live
+	return st, proj, rec, res.SessionID, live
 }
 
 func TestPoolRunNested(t *testing.T) {
@@ -368,17 +372,46 @@ func (l *logBuffer) String() string {
 	return l.buf.String()
 }
 
-func newHand(t *testing.T) (*memory.Store, *processor.Processor, *recorder, *logBuffer) {
+// hand feeds streams by hand as a pool does: the events of each root run
+// through the run's own processor.Recorder, which the projection watches.
+type hand struct {
+	p    *processor.Processor
+	proj *processor.Projection
+	mu   sync.Mutex
+	recs map[string]*processor.Recorder // by owner
+}
+
+// Apply records e, an event of the run owned by owner.
+func (h *hand) Apply(ctx context.Context, owner string, e event.Event) {
+	h.mu.Lock()
+	r, ok := h.recs[owner]
+	if !ok {
+		r = h.p.Open(ctx, owner, nil)
+		h.recs[owner] = r
+	}
+	h.mu.Unlock()
+	r.Emit(e)
+}
+
+func (h *hand) Session(id string) (session.Session, bool) { return h.proj.Session(id) }
+
+func (h *hand) Plan(ctx context.Context, sid string) ([]event.PlanEntry, bool, error) {
+	return h.proj.Plan(ctx, sid)
+}
+
+func newHand(t *testing.T) (*memory.Store, *hand, *recorder, *logBuffer) {
 	t.Helper()
 	st := memory.New()
 	if err := st.CreateSession(context.Background(), session.Session{ID: "ses_root", AgentName: "root", Status: session.StatusRunning}); err != nil {
 		t.Fatal(err)
 	}
 	lb := &logBuffer{}
-	p := processor.New(st, slog.New(slog.NewTextHandler(lb, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	log := slog.New(slog.NewTextHandler(lb, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	h := &hand{p: processor.New(st, log), proj: processor.NewProjection(st, log), recs: map[string]*processor.Recorder{}}
 	rec := &recorder{}
-	p.Subscribe(rec.add)
-	return st, p, rec, lb
+	h.proj.Subscribe(rec.add)
+	h.p.Watch(h.proj)
+	return st, h, rec, lb
 }
 
 func start(child, parent, call string, depth int) event.SpawnSessionStart {
@@ -399,8 +432,9 @@ func TestDuplicateStart(t *testing.T) {
 	p.Apply(ctx, "ses_root", event.ToolCallStart{ToolCallID: "cal_1", ToolName: "task", Title: "task", RawInput: []byte(`{}`)})
 	p.Apply(ctx, "ses_root", start("ses_c", "ses_root", "cal_1", 1))
 	p.Apply(ctx, "ses_root", start("ses_c", "ses_root", "cal_1", 1))
-	// A second stream (another consumer) repeats it: still ignored.
-	p.Apply(ctx, "ses_other", start("ses_c", "ses_root", "cal_1", 1))
+	// A second stream (another consumer, feeding the projection by hand)
+	// repeats it: still ignored.
+	p.proj.Apply(ctx, "ses_other", start("ses_c", "ses_root", "cal_1", 1))
 	tr := build(t, rec.all())
 	if _, n := tr.linkOf("ses_c"); n != 1 {
 		t.Errorf("%d parts point at the child", n)
@@ -543,7 +577,7 @@ func TestParentEndsOpenChildren(t *testing.T) {
 }
 
 func TestSubscribersGetCopies(t *testing.T) {
-	p := processor.New(nil, nil)
+	p := processor.NewProjection(nil, nil)
 	var got [][]processor.Change
 	var mu sync.Mutex
 	for range 2 {
@@ -575,6 +609,7 @@ func TestSubscribersGetCopies(t *testing.T) {
 func TestConcurrentStreams(t *testing.T) {
 	st := memory.New()
 	p := processor.New(st, nil)
+	p.Watch(processor.NewProjection(st, nil))
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	for i := range 8 {
@@ -584,13 +619,14 @@ func TestConcurrentStreams(t *testing.T) {
 		}
 		wg.Go(func() {
 			child := root + "_c"
-			p.Apply(ctx, root, event.RunStarted{SessionID: root})
-			p.Apply(ctx, root, start(child, root, "", 1))
+			r := p.Open(ctx, root, nil)
+			r.Emit(event.RunStarted{SessionID: root})
+			r.Emit(start(child, root, "", 1))
 			for k := range 50 {
-				p.Apply(ctx, root, wrap([]string{child}, root, 1, event.PartDelta{Index: 0, Delta: event.Delta{PartDeltaKind: event.PartText, ContentDelta: string(rune('a' + k%26))}}))
+				r.Emit(wrap([]string{child}, root, 1, event.PartDelta{Index: 0, Delta: event.Delta{PartDeltaKind: event.PartText, ContentDelta: string(rune('a' + k%26))}}))
 			}
-			p.Apply(ctx, root, event.SpawnSessionEnd{ChildSessionID: child, ParentSessionID: root, StopReason: event.StopCompleted})
-			p.Apply(ctx, root, event.StreamComplete{})
+			r.Emit(event.SpawnSessionEnd{ChildSessionID: child, ParentSessionID: root, StopReason: event.StopCompleted})
+			r.Emit(event.StreamComplete{})
 		})
 	}
 	wg.Wait()
@@ -606,7 +642,7 @@ func TestConcurrentStreams(t *testing.T) {
 // Part indexes come from the model stream; a hostile one must not grow
 // memory without bound or crash the projection.
 func TestHostilePartIndex(t *testing.T) {
-	p := processor.New(nil, nil)
+	p := processor.NewProjection(nil, nil)
 	ctx := context.Background()
 	p.Apply(ctx, "ses_r", event.RunStarted{SessionID: "ses_r", RunID: "run", AgentName: "a"})
 	for _, i := range []int{-5, 1 << 30, 3} {

@@ -45,7 +45,7 @@ func cloneReport(st *ToolState) {
 // projection's while its run is projected and has updated the plan, else
 // the last plan_update of the session's event log (so it survives the
 // end of the run and a restart of the process).
-func (p *Processor) Plan(ctx context.Context, sessionID string) ([]event.PlanEntry, bool, error) {
+func (p *Projection) Plan(ctx context.Context, sessionID string) ([]event.PlanEntry, bool, error) {
 	p.mu.Lock()
 	if s, ok := p.sessions[sessionID]; ok && s.planned {
 		plan := slices.Clone(s.plan)

@@ -79,7 +79,7 @@ func TestToolReportsAndPlans(t *testing.T) {
 	if _, ok, err := processor.LatestPlan(ctx, st, "ses_other"); ok || err != nil {
 		t.Fatalf("a session without a plan: %v %v", ok, err)
 	}
-	if _, ok, err := processor.New(nil, nil).Plan(ctx, root); ok || err != nil {
+	if _, ok, err := processor.NewProjection(nil, nil).Plan(ctx, root); ok || err != nil {
 		t.Fatalf("no store: %v %v", ok, err)
 	}
 }

@@ -16,6 +16,15 @@
 // Run does not return until its own work (tools, async children) is done.
 // If creating the child fails, Spawn returns an error and emits nothing.
 //
+// A child's run and a root's (Runtime.RunRoot, which the pool calls) go
+// through one session lifecycle: the node runs with its Invocation in the
+// context; a panic ends it with stop reason error; the session's async
+// children are waited for; the session is unregistered and its inbox
+// closed, and what was injected but never delivered is stored with its
+// conversation; then the session's final record is written (status, stop
+// reason, usage, cost, totals with the descendants', duration, error), by
+// this one writer.
+//
 // Nothing here assumes a child runs in the same process as its parent:
 // children are identified by session id, and a node only sees an
 // Invocation (ids, prompt, history, a sink).

@@ -35,8 +35,8 @@ type Result struct {
 	Messages []model.Message
 }
 
-// Invocation is one run of a node in a session. It is created by the pool
-// for a root run and by Spawn for a child.
+// Invocation is one run of a node in a session. It is created by NewRoot
+// for a root run (the pool's, run with RunRoot) and by Spawn for a child.
 type Invocation struct {
 	Session session.Session // the session the node runs in, as created; read-only (the store keeps the live record)
 	RunID   string
@@ -46,13 +46,8 @@ type Invocation struct {
 	Runtime *Runtime
 	// ToolCallID is the parent's tool call that spawned this session, if any.
 	ToolCallID string
-	// NodeState belongs to the node running in the invocation; the agent
-	// keeps its run here so that its tools can reach the conversation
-	// (agent.HistoryFrom).
-	NodeState any
 
-	ictx    invocationCtx // see RunContext
-	run     *runState     // the root's rootRun, shared by the whole tree
+	run     *runState // the root's rootRun, shared by the whole tree
 	rootRun runState
 	h       handle
 	wrap    wrapSink       // a child's Sink (Spawn), allocated with the invocation
@@ -72,6 +67,31 @@ func (inv *Invocation) Inject(content string) {
 // Inbox returns the session's queue of injected messages.
 func (inv *Invocation) Inbox() *Inbox { return &inv.h.inbox }
 
+// Injected takes what was injected into the session since the last call:
+// the node running in the session delivers it with its next model request.
+func (inv *Invocation) Injected() []string { return inv.h.inbox.drain() }
+
+// Record stores e in the session's event log without sending it down the
+// live stream: for events outside the run's span (the session/start and
+// session/end hooks fire before the run's first event and after its last).
+// It goes through the run's Recorder, in the order of the stream; a run
+// whose root sink is no Recorder stores no events, and this one neither.
+func (inv *Invocation) Record(e event.Event) {
+	if inv.run != nil && inv.run.rec != nil {
+		inv.run.rec.Record(inv.Session.ID, e)
+	}
+}
+
+// Recorder is the root sink of a run that stores its events
+// (processor.Recorder): every event it is given is stored in the log of
+// the session that produced it, in stream order, and passed on. Record
+// stores an event of session sessionID in the same order without passing
+// it on (Invocation.Record).
+type Recorder interface {
+	event.Sink
+	Record(sessionID string, e event.Event)
+}
+
 // PendingAsync reports how many async children of this session still run.
 func (inv *Invocation) PendingAsync() int { return int(inv.h.pendingAsync.Load()) }
 
@@ -80,6 +100,9 @@ func (inv *Invocation) WaitAsync() { inv.async.Wait() }
 
 // Depth is the session's depth.
 func (inv *Invocation) Depth() int { return inv.Session.Depth }
+
+// isRoot reports whether inv is the root of its run (NewRoot).
+func (inv *Invocation) isRoot() bool { return inv.run == &inv.rootRun }
 
 // addChildTotals is called by a child's spawn when it ends, to roll up usage.
 func (inv *Invocation) addChildTotals(u event.Usage, cost float64) {
@@ -90,8 +113,8 @@ func (inv *Invocation) addChildTotals(u event.Usage, cost float64) {
 	h.mu.Unlock()
 }
 
-// ChildTotals returns the usage and cost of every descendant that ended.
-func (inv *Invocation) ChildTotals() (event.Usage, float64) {
+// childTotals returns the usage and cost of every descendant that ended.
+func (inv *Invocation) childTotals() (event.Usage, float64) {
 	h := &inv.h
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -104,28 +127,6 @@ type invocationKey struct{}
 // the session they run in.
 func WithInvocation(ctx context.Context, inv *Invocation) context.Context {
 	return context.WithValue(ctx, invocationKey{}, inv)
-}
-
-// RunContext is WithInvocation for the context a node runs in: the
-// context lives inside inv (no allocation). It is meant to be called once
-// per invocation, by whoever runs its node (Spawn, the pool).
-func (inv *Invocation) RunContext(ctx context.Context) context.Context {
-	inv.ictx = invocationCtx{Context: ctx, inv: inv}
-	return &inv.ictx
-}
-
-// invocationCtx is a context that carries an invocation, like the one
-// WithInvocation makes, stored in the invocation itself.
-type invocationCtx struct {
-	context.Context
-	inv *Invocation
-}
-
-func (c *invocationCtx) Value(key any) any {
-	if key == (invocationKey{}) {
-		return c.inv
-	}
-	return c.Context.Value(key)
 }
 
 // InvocationFrom returns the invocation a tool runs in, or nil.

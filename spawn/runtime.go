@@ -157,9 +157,6 @@ func (rt *Runtime) Limits() Limits { return rt.limits }
 // Logger returns the runtime's logger.
 func (rt *Runtime) Logger() *slog.Logger { return rt.log }
 
-// SetLifecycle sets the subagent lifecycle observer. Call before any run.
-func (rt *Runtime) SetLifecycle(l Lifecycle) { rt.cfg.Lifecycle = l }
-
 // Lookup finds a node by name.
 func (rt *Runtime) Lookup(name string) (Node, bool) { return rt.cfg.Lookup(name) }
 
@@ -236,26 +233,29 @@ func (h *handle) slots(n int) chan struct{} {
 // runState is shared by every session of one root run.
 type runState struct {
 	spawns atomic.Int64
+	rec    Recorder // the root's sink when it is a Recorder, else nil
 }
 
-// NewRoot registers a root session and returns its invocation. The caller
-// must call Release when the run ends. The session must exist in the store.
+// NewRoot registers a root session and returns its invocation; sink gets
+// the run's stream (a Recorder to store it). Run it with RunRoot, or run
+// its node by hand and call Release. The session must exist in the store.
 func (rt *Runtime) NewRoot(s session.Session, runID, prompt string, history []model.Message, sink event.Sink) *Invocation {
 	inv := &Invocation{
 		Session: s, RunID: runID, Prompt: prompt, History: history, Sink: sink, Runtime: rt,
 	}
 	inv.run = &inv.rootRun
+	inv.rootRun.rec, _ = sink.(Recorder)
 	rt.register(s.ID, &inv.h)
 	return inv
 }
 
-// Release waits for the root's async children and unregisters the session.
-// Injected messages still queued are returned so that the caller can store
-// them (nothing injected is lost at teardown).
+// Release waits for the session's async children, unregisters it and
+// closes its inbox. What was injected and never delivered is returned so
+// that the caller can store it (nothing injected is lost at teardown).
 func (rt *Runtime) Release(inv *Invocation) []string {
 	inv.async.Wait()
 	rt.unregister(inv.Session.ID)
-	return inv.h.inbox.Close()
+	return inv.h.inbox.close()
 }
 
 // Inbox is a session's queue of injected context. Safe for concurrent use.
@@ -271,8 +271,8 @@ type Inbox struct {
 	notify chan struct{}
 }
 
-// Inject queues content. Content injected after Close is dropped; use
-// TryInject to learn whether it was queued.
+// Inject queues content. Content injected once the session has been torn
+// down is dropped; use TryInject to learn whether it was queued.
 func (b *Inbox) Inject(content string) { b.TryInject(content) }
 
 // TryInject queues content and reports whether it was queued: false once
@@ -289,9 +289,9 @@ func (b *Inbox) TryInject(content string) bool {
 	return true
 }
 
-// Close takes everything queued and refuses later injections, atomically:
+// close takes everything queued and refuses later injections, atomically:
 // every injection is either in the returned slice or reported as refused.
-func (b *Inbox) Close() []string {
+func (b *Inbox) close() []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.closed = true
@@ -321,8 +321,8 @@ func (b *Inbox) wake() {
 	}
 }
 
-// Drain takes everything queued.
-func (b *Inbox) Drain() []string {
+// drain takes everything queued.
+func (b *Inbox) drain() []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	q := b.queue

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/session"
+	"github.com/agentpool/agentpool/session/memory"
 	"github.com/agentpool/agentpool/spawn"
 )
 
@@ -31,15 +32,15 @@ func (quick) Run(context.Context, *spawn.Invocation) spawn.Result {
 // gives back its concurrency slot: with max_children 1 the next spawn of
 // the same parent does not wait forever, and the node is not left busy.
 func TestPanickingSpawnReleasesItsSlot(t *testing.T) {
-	h := newHarness(t, spawn.Limits{MaxChildren: 1})
-	h.rt.SetLifecycle(panicOnEnd{})
+	st := memory.New()
+	rt := spawn.NewRuntime(spawn.Config{Store: st, Limits: spawn.Limits{MaxChildren: 1}, Lifecycle: panicOnEnd{}})
 	ctx := context.Background()
 	root := session.Session{ID: "ses_root", AgentName: "root", Status: session.StatusRunning}
-	if err := h.store.CreateSession(ctx, root); err != nil {
+	if err := st.CreateSession(ctx, root); err != nil {
 		t.Fatal(err)
 	}
-	inv := h.rt.NewRoot(root, "run_1", "", nil, event.SinkFunc(func(event.Event) {}))
-	defer h.rt.Release(inv)
+	inv := rt.NewRoot(root, "run_1", "", nil, event.SinkFunc(func(event.Event) {}))
+	defer rt.Release(inv)
 	for i := range 2 {
 		done := make(chan any, 1)
 		go func() {
@@ -55,7 +56,7 @@ func TestPanickingSpawnReleasesItsSlot(t *testing.T) {
 			t.Fatalf("spawn %d is stuck waiting for a child slot", i)
 		}
 	}
-	if n := h.rt.Busy("quick"); n != 0 {
+	if n := rt.Busy("quick"); n != 0 {
 		t.Fatalf("quick is busy %d times after its children ended", n)
 	}
 }

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"sync/atomic"
 	"time"
 
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/id"
+	"github.com/agentpool/agentpool/internal/detach"
 	"github.com/agentpool/agentpool/model"
 	"github.com/agentpool/agentpool/session"
 )
@@ -170,8 +170,9 @@ func releaseSlot(sem chan struct{}, busy *atomic.Int64) {
 	<-sem
 }
 
-// runChild runs the node and always emits the end.
-func (rt *Runtime) runChild(ctx context.Context, parent, inv *Invocation, req *Request, info *StartInfo, started time.Time) (res Result) {
+// runChild runs the child's session (runSession, under the spawn's
+// timeout), rolls its totals up into the parent and always emits the end.
+func (rt *Runtime) runChild(ctx context.Context, parent, inv *Invocation, req *Request, info *StartInfo, started time.Time) Result {
 	timeout := req.Timeout
 	if timeout <= 0 {
 		timeout = rt.limits.Timeout
@@ -183,102 +184,26 @@ func (rt *Runtime) runChild(ctx context.Context, parent, inv *Invocation, req *R
 		t := time.AfterFunc(timeout, func() { cancel(fmt.Errorf("%w after %s", ErrTimeout, timeout)) })
 		defer t.Stop()
 	}
-	// What the child did is recorded even when it was cancelled.
-	persist := WithoutCancel(ctx)
-	hasResult := true
-	var last []model.Part
-	func() {
-		defer func() {
-			if r := recover(); r != nil {
-				rt.log.Error("child panicked", "session", inv.Session.ID, "panic", r, "stack", string(debug.Stack()))
-				res = Result{StopReason: event.StopError, Err: fmt.Errorf("panic: %v", r)}
-				hasResult = false
-			}
-		}()
-		res = req.Node.Run(inv.RunContext(ctx), inv)
-		// The child has settled: copy its final output before anyone (the
-		// caller, a lifecycle observer) can touch the result.
-		if rt.cfg.Lifecycle != nil { // only an observer reads it
-			last = lastAssistant(res)
-		}
-	}()
-	inv.async.Wait() // a node that forgot its async children still may not outlive its end
-	if res.StopReason == "" {
-		res.StopReason = event.StopCompleted
-		if res.Err != nil {
-			res.StopReason = event.StopError
-		}
-	}
-	if cause := context.Cause(ctx); cause != nil && res.StopReason != event.StopCompleted {
-		switch {
-		case errors.Is(cause, ErrTimeout):
-			res.StopReason, res.Err = event.StopError, cause
-		default: // a plain cancellation from above
-			res.StopReason = event.StopAborted
-		}
-	}
-
-	childUsage, childCost := inv.ChildTotals()
-	total := res.Usage
-	total.Add(childUsage)
-	totalCost := res.Cost + childCost
-	dur := time.Since(started).Milliseconds()
-	rt.unregister(inv.Session.ID)
-	// Close drains the inbox and refuses later injections, so nothing
-	// injected before teardown is lost (docs/spec/HOOKS.md §3 rule 6).
-	if left := inv.h.inbox.Close(); len(left) > 0 {
-		// Keep what was injected after the child's last request: it is
-		// stored with the child's conversation rather than lost.
-		msgs := make([]session.Message, len(left))
-		for i, c := range left {
-			msgs[i] = session.Message{ID: id.Ascending(id.Message), CreatedAt: time.Now(), Message: model.Message{Role: model.RoleUser, Parts: []model.Part{{Kind: model.PartText, Text: c}}, Synthetic: true}}
-		}
-		if err := rt.cfg.Store.AppendMessages(persist, inv.Session.ID, msgs...); err != nil {
-			rt.log.Warn("store undelivered injections", "session", inv.Session.ID, "err", err)
-		}
-	}
-	errText := ""
-	if res.Err != nil {
-		errText = res.Err.Error()
-	}
-	// The closure below escapes (it goes through the Store interface):
-	// it captures copies that are never written again, so that neither
-	// res nor total moves to the heap.
-	stop, usage, cost, finalTotal := res.StopReason, res.Usage, res.Cost, total
-	if err := rt.cfg.Store.UpdateSession(persist, inv.Session.ID, func(s *session.Session) {
-		s.Status = session.StatusFromStop(stop)
-		s.StopReason = stop
-		s.Usage, s.Cost = usage, cost
-		s.TotalUsage, s.TotalCost = finalTotal, totalCost
-		s.DurationMS = dur
-		if errText != "" {
-			if s.Metadata == nil {
-				s.Metadata = map[string]any{}
-			}
-			s.Metadata["error"] = errText
-		}
-	}); err != nil {
-		rt.log.Warn("store child end", "session", inv.Session.ID, "err", err)
-	}
-	parent.addChildTotals(total, totalCost)
+	e := rt.runSession(ctx, req.Node, inv, started)
+	parent.addChildTotals(e.usage, e.cost)
 	end := event.SpawnSessionEnd{
 		ChildSessionID: inv.Session.ID, ParentSessionID: parent.Session.ID, ToolCallID: req.ToolCallID,
 		SourceName: inv.Session.AgentName, SourceType: inv.Session.SourceType, Depth: inv.Session.Depth,
-		StopReason: res.StopReason, LastAssistantMessage: res.Output, Error: errText,
-		Cost: totalCost, DurationMS: dur,
+		StopReason: e.res.StopReason, LastAssistantMessage: e.res.Output, Error: e.errText,
+		Cost: e.cost, DurationMS: e.durationMS,
 	}
-	if !total.IsZero() {
-		u := total
+	if !e.usage.IsZero() {
+		u := e.usage
 		end.Usage = &u
 	}
 	parent.Sink.Emit(end)
 	if lc := rt.cfg.Lifecycle; lc != nil {
-		lc.SubagentEnd(WithInvocation(persist, parent), EndInfo{
-			StartInfo: *info, StopReason: res.StopReason, LastAssistantMessage: res.Output,
-			LastAssistant: last, HasResult: hasResult, Usage: total, DurationMS: dur,
+		lc.SubagentEnd(WithInvocation(detach.Context(ctx), parent), EndInfo{
+			StartInfo: *info, StopReason: e.res.StopReason, LastAssistantMessage: e.res.Output,
+			LastAssistant: lastAssistant(e.res), HasResult: e.hasResult, Usage: e.usage, DurationMS: e.durationMS,
 		})
 	}
-	return res
+	return e.res
 }
 
 // lastAssistant returns a deep copy of the content blocks of the child's
@@ -372,13 +297,4 @@ func (w *wrapSink) extend(in []string) []string {
 	copy(out[1:], in)
 	w.last.Store(&pathExt{from: &in[0], n: len(in), out: out})
 	return out
-}
-
-// WithoutCancel is context.WithoutCancel, except that a context that can
-// never be cancelled is returned as it is (no allocation).
-func WithoutCancel(ctx context.Context) context.Context {
-	if ctx.Done() == nil {
-		return ctx
-	}
-	return context.WithoutCancel(ctx)
 }

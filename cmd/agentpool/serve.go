@@ -101,9 +101,6 @@ func openPool(f poolFlags, opts pool.Options) (*pool.Pool, error) {
 		if err := command.Install(reg, m, command.Options{}); err != nil {
 			return nil, err
 		}
-		if opts.Lifecycle == nil {
-			opts.Lifecycle = reg
-		}
 	}
 	st, err := openStore(f.db, m)
 	if err != nil {

@@ -332,9 +332,10 @@ func (b *Bridge) report(ctx context.Context, ev string, r ran, tmpl HookRun) {
 }
 
 // record emits a custom event into the sink of the session ctx belongs
-// to, so that the pool's recorder stores it in that session's log (or,
-// storeOnly, appends it to that log directly). data is converted to its
-// JSON object form (what a store returns after a reload).
+// to, so that the run's recorder stores it in that session's log (or,
+// storeOnly, has the recorder store it without sending it down the live
+// stream). data is converted to its JSON object form (what a store
+// returns after a reload).
 func (b *Bridge) record(ctx context.Context, eventType string, data any, storeOnly bool) {
 	inv := spawn.InvocationFrom(ctx)
 	if inv == nil || inv.Sink == nil {
@@ -351,15 +352,11 @@ func (b *Bridge) record(ctx context.Context, eventType string, data any, storeOn
 		return
 	}
 	e := event.Custom{EventType: eventType, EventData: m, Source: "command"}
-	if !storeOnly {
-		inv.Sink.Emit(e)
+	if storeOnly {
+		inv.Record(e)
 		return
 	}
-	if st := inv.Runtime.Store(); st != nil {
-		if err := st.AppendEvents(context.WithoutCancel(ctx), inv.Session.ID, e); err != nil {
-			b.log.Warn("hook record", "session", inv.Session.ID, "err", err)
-		}
-	}
+	inv.Sink.Emit(e)
 }
 
 // common returns the payload fields every event carries. sessionID is the

@@ -106,7 +106,7 @@ func newProject(t *testing.T, manifest, settings string, scripts map[string]stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.pool, err = pool.New(m, pool.Options{Hooks: p.reg, Lifecycle: p.reg, ExtraTools: tools})
+	p.pool, err = pool.New(m, pool.Options{Hooks: p.reg, ExtraTools: tools})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -614,7 +614,7 @@ func TestExampleClaudeHooks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := pool.New(m, pool.Options{Hooks: reg, Lifecycle: reg})
+	p, err := pool.New(m, pool.Options{Hooks: reg})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@
 // Load(m) builds the registry of a manifest: the agents' tool_approval
 // policies and the command hooks of the files listed in hooks.settings
 // (one path or a list, relative to the manifest's directory, merged in
-// order). Pass it as pool.Options{Hooks: reg, Lifecycle: reg}.
+// order). Pass it as pool.Options{Hooks: reg}.
 //
 // Events and where they run:
 //

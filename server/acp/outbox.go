@@ -2,10 +2,13 @@ package acp
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"sync"
+
+	"github.com/agentpool/agentpool/internal/queue"
 )
 
 const (
@@ -14,23 +17,22 @@ const (
 	DefaultQueueSize = 1024
 	// maxMergedChunk bounds the text one coalesced chunk may carry.
 	maxMergedChunk = 64 << 10
-	// mergeScan bounds how far back a chunk looks for one to join.
-	mergeScan = 64
 )
 
 // outbox is what stands between the connection's producers (the runs'
 // converters, the request handlers, approval requests) and the client: one
-// bounded queue per ACP session plus one for the replies that belong to no
-// session, drained in turn by a single writer goroutine.
+// bounded queue (internal/queue) per ACP session plus one for the replies
+// that belong to no session, a queue.Group drained in turn by a single
+// writer goroutine.
 //
 // A run never writes to the client itself, so a client that reads slowly
 // (or not at all) holds up no run as long as its session's queue has room.
 // When a queue is full, a message chunk joins an earlier queued chunk of
 // the same session and kind, and a spawn's progress update replaces the
-// queued one of the same tool call (deltas are coalesced); any other
-// message (tool calls, ends, responses: the lifecycle) is never dropped:
-// its producer waits until the writer takes that queue's contents. Only
-// that session waits; the others go on.
+// queued one of the same tool call (deltas are coalesced: mergeOut); any
+// other message (tool calls, ends, responses: the lifecycle) is never
+// dropped: its producer waits until the writer takes that queue's
+// contents. Only that session waits; the others go on.
 //
 // Messages of one queue keep their order (a coalesced chunk only moves
 // earlier, past messages of other notification sessions of the same
@@ -40,29 +42,11 @@ type outbox struct {
 	w      io.Writer
 	size   int
 	onFail func(error)
-
-	mu     sync.Mutex
-	queues map[string]*outQueue
-	ready  []*outQueue // queues with messages, in turn order
-	closed bool        // no more messages: drain and stop
-	gone   bool        // a write failed: everything is discarded
-	err    error
-	wake   chan struct{}
-	goneCh chan struct{}
+	group  *queue.Group[outItem]
 	done   chan struct{}
 
-	merged int // chunks coalesced
-	most   int // longest queue seen
-}
-
-// outQueue is the queue of one owner (an ACP session id, or "" for the
-// connection's own replies).
-type outQueue struct {
-	owner string
-	items []outItem
-	spare []outItem
-	ready bool          // in outbox.ready
-	space chan struct{} // closed when the writer takes the items; nil when nobody waits
+	mu     sync.Mutex
+	queues map[string]*queue.Queue[outItem] // by owner: an ACP session id, or "" for the connection's own replies
 }
 
 // outItem is one message waiting to be written. raw is the encoded
@@ -80,11 +64,23 @@ func newOutbox(w io.Writer, size int, onFail func(error)) *outbox {
 		size = DefaultQueueSize
 	}
 	o := &outbox{
-		w: w, size: size, onFail: onFail, queues: map[string]*outQueue{},
-		wake: make(chan struct{}, 1), goneCh: make(chan struct{}), done: make(chan struct{}),
+		w: w, size: size, onFail: onFail, group: queue.NewGroup[outItem](),
+		queues: map[string]*queue.Queue[outItem]{}, done: make(chan struct{}),
 	}
 	go o.run()
 	return o
+}
+
+// queue returns owner's queue.
+func (o *outbox) queue(owner string) *queue.Queue[outItem] {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	q := o.queues[owner]
+	if q == nil {
+		q = queue.New(queue.Options[outItem]{Capacity: o.size, Merge: mergeOut, Group: o.group})
+		o.queues[owner] = q
+	}
+	return q
 }
 
 // send queues a response or a request of owner's queue.
@@ -185,82 +181,43 @@ func (e *itemEncoder) reset() {
 // push adds it to owner's queue, coalescing or waiting when the queue is
 // full. It never waits once the writer has failed.
 func (o *outbox) push(owner string, it outItem) error {
-	for {
-		o.mu.Lock()
-		if o.gone {
-			err := o.err
-			o.mu.Unlock()
-			return err
-		}
-		q := o.queues[owner]
-		if q == nil {
-			q = &outQueue{owner: owner}
-			o.queues[owner] = q
-		}
-		if len(q.items) < o.size {
-			q.items = append(q.items, it)
-			o.most = max(o.most, len(q.items))
-			if !q.ready {
-				q.ready = true
-				o.ready = append(o.ready, q)
-			}
-			o.mu.Unlock()
-			signal(o.wake)
-			return nil
-		}
-		if q.merge(it) {
-			o.merged++
-			o.mu.Unlock()
-			return nil
-		}
-		if q.space == nil {
-			q.space = make(chan struct{})
-		}
-		space := q.space
-		o.mu.Unlock()
-		select {
-		case <-space:
-		case <-o.goneCh:
-		}
+	err := o.queue(owner).Push(it)
+	if errors.Is(err, queue.ErrClosed) {
+		err = errOutboxClosed
 	}
+	return err
 }
 
-// merge coalesces it into the latest queued item of the same session, if
-// both are chunks of the same kind or progress updates of the same tool
-// call. o.mu is held.
-func (q *outQueue) merge(it outItem) bool {
-	if it.update == nil {
-		return false
+// mergeOut coalesces a chunk into the latest queued item of the same
+// session if both are chunks of the same kind, and a progress update into
+// the latest one of the same tool call (queue.Options.Merge). Items of
+// other sessions are passed; a response or request is a barrier.
+func mergeOut(prev *outItem, it outItem) queue.Verdict {
+	switch {
+	case it.update == nil || prev.sid == "":
+		return queue.Stop // a lifecycle message, or a barrier: nothing moves before it
+	case prev.sid != it.sid:
+		return queue.Skip
 	}
-	for i, n := len(q.items)-1, 0; i >= 0 && n < mergeScan; i, n = i-1, n+1 {
-		prev := &q.items[i]
-		if prev.sid == "" {
-			return false // a response or request: nothing moves before it
+	switch u := it.update.(type) {
+	case ChunkUpdate:
+		p, ok := prev.update.(ChunkUpdate)
+		if !ok || p.SessionUpdate != u.SessionUpdate || len(p.Content.Text)+len(u.Content.Text) > maxMergedChunk {
+			return queue.Stop
 		}
-		if prev.sid != it.sid {
-			continue
+		p.Content.Text += u.Content.Text
+		prev.update = p
+		return queue.Merged
+	case ToolCallUpdate:
+		p, ok := prev.update.(ToolCallUpdate)
+		if !ok || p.ToolCallID != u.ToolCallID {
+			return queue.Stop
 		}
-		switch u := it.update.(type) {
-		case ChunkUpdate:
-			p, ok := prev.update.(ChunkUpdate)
-			if !ok || p.SessionUpdate != u.SessionUpdate || len(p.Content.Text)+len(u.Content.Text) > maxMergedChunk {
-				return false
-			}
-			p.Content.Text += u.Content.Text
-			prev.update = p
-			return true
-		case ToolCallUpdate:
-			p, ok := prev.update.(ToolCallUpdate)
-			if !ok || p.ToolCallID != u.ToolCallID {
-				return false
-			}
-			p.Content = u.Content
-			prev.update = p
-			return true
-		}
-		return false
+		p.Content = u.Content
+		prev.update = p
+		return queue.Merged
 	}
-	return false
+	return queue.Stop
 }
 
 // run is the writer goroutine.
@@ -268,9 +225,9 @@ func (o *outbox) run() {
 	defer close(o.done)
 	e := newItemEncoder()
 	for {
-		batch, ok := o.next()
-		if !ok {
-			return
+		batch, err := o.group.Take(context.Background())
+		if err != nil {
+			return // closed and drained, or failed
 		}
 		e.reset()
 		for i := range batch {
@@ -284,78 +241,26 @@ func (o *outbox) run() {
 	}
 }
 
-// next waits for a queue with messages and takes all of them. It returns
-// false once the outbox is closed and empty. The batch is valid until the
-// next call.
-func (o *outbox) next() ([]outItem, bool) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	for len(o.ready) == 0 {
-		if o.closed {
-			// Drained: later messages are refused, never left waiting.
-			o.gone, o.err = true, errOutboxClosed
-			close(o.goneCh)
-			return nil, false
-		}
-		o.mu.Unlock()
-		<-o.wake
-		o.mu.Lock()
-	}
-	q := o.ready[0]
-	o.ready[0] = nil
-	o.ready = o.ready[1:]
-	q.ready = false
-	batch := q.items
-	q.items, q.spare = q.spare[:0], batch
-	if cap(q.items) > 64 {
-		q.items = nil // a queue that once filled up does not keep its room
-	}
-	if q.space != nil {
-		close(q.space)
-		q.space = nil
-	}
-	return batch, true
-}
-
-// fail discards everything after a failed write and stops every wait.
+// fail discards everything after a failed write and stops every wait:
+// later messages fail with err.
 func (o *outbox) fail(err error) {
-	o.mu.Lock()
-	o.gone, o.err = true, err
-	for _, q := range o.queues {
-		q.items, q.spare = nil, nil
-	}
-	o.ready = nil
-	close(o.goneCh)
-	o.mu.Unlock()
+	o.group.Abort(err)
 	if o.onFail != nil {
 		o.onFail(err)
 	}
 }
 
 // close ends the outbox: what is queued is still written, then the writer
-// stops. Call wait to wait for it.
-func (o *outbox) close() {
-	o.mu.Lock()
-	o.closed = true
-	o.mu.Unlock()
-	signal(o.wake)
-}
+// stops; later messages are refused. Call wait to wait for it.
+func (o *outbox) close() { o.group.Close() }
 
 // wait returns when the writer has stopped.
 func (o *outbox) wait() { <-o.done }
 
 // stats reports how many chunks were coalesced and the longest queue seen.
 func (o *outbox) stats() (merged, most int) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.merged, o.most
-}
-
-func signal(c chan struct{}) {
-	select {
-	case c <- struct{}{}:
-	default:
-	}
+	s := o.group.Stats()
+	return s.Merged, s.MaxDepth
 }
 
 // errOutboxClosed is returned for messages sent after the writer stopped.

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentpool/agentpool/internal/queue"
 )
 
 func chunk(sid, text string) outItem {
@@ -18,6 +20,13 @@ func thought(sid, text string) outItem {
 
 func progress(sid, call, text string) outItem {
 	return outItem{sid: sid, update: ToolCallUpdate{SessionUpdate: UpdateToolCallUpdate, ToolCallID: call, Content: []ToolCallContent{textContent(text)}}}
+}
+
+// outQueue is the queued messages of one queue, for the merge rules.
+type outQueue struct{ items []outItem }
+
+func (q *outQueue) merge(it outItem) bool {
+	return queue.Merge(q.items, it, mergeOut, queue.DefaultScan)
 }
 
 func lifecycleItem(sid string) outItem { return outItem{sid: sid, raw: []byte("{}\n")} }
@@ -85,7 +94,7 @@ func TestOutboxFullThenFailure(t *testing.T) {
 	if err := o.send("s", map[string]int{"n": 0}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, o, func() bool { return len(o.ready) == 0 }) // taken by the writer
+	waitFor(t, func() bool { return o.queue("s").Len() == 0 }) // taken by the writer
 	if err := o.update("s", "s", ToolCallUpdate{SessionUpdate: UpdateToolCall, ToolCallID: "c", Title: "t", Status: StatusInProgress}); err != nil {
 		t.Fatal(err)
 	}
@@ -106,16 +115,13 @@ func TestOutboxFullThenFailure(t *testing.T) {
 	// A lifecycle message waits for room.
 	waited := make(chan error, 1)
 	go func() { waited <- o.send("s", map[string]string{"lifecycle": "x"}) }()
-	waitFor(t, o, func() bool { return o.queues["s"].space != nil }) // it waits for space
+	waitFor(t, func() bool { return o.queue("s").Stats().Waited > 0 }) // it waits for space
 	select {
 	case err := <-waited:
 		t.Fatalf("a send to a full queue returned: %v", err)
 	default:
 	}
-	o.mu.Lock()
-	n := len(o.queues["other"].items)
-	o.mu.Unlock()
-	if n != 1 {
+	if n := o.queue("other").Len(); n != 1 {
 		t.Errorf("the other session's queue holds %d messages, want 1", n)
 	}
 	close(w.release)
@@ -132,14 +138,11 @@ func TestOutboxFullThenFailure(t *testing.T) {
 	o.wait()
 }
 
-// waitFor polls cond, under the outbox's lock, until it holds.
-func waitFor(t *testing.T, o *outbox, cond func() bool) {
+// waitFor polls cond until it holds.
+func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
 	for range 10000 {
-		o.mu.Lock()
-		ok := cond()
-		o.mu.Unlock()
-		if ok {
+		if cond() {
 			return
 		}
 		time.Sleep(time.Millisecond)

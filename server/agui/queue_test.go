@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentpool/agentpool/internal/queue"
 )
 
 func delta(owner, msg, d string) item {
@@ -19,10 +21,22 @@ func lifecycle(owner, typ string) item {
 }
 
 // pushAsync pushes in a goroutine and reports when the push returned.
-func pushAsync(q *queue, it item) <-chan struct{} {
+func pushAsync(q *queue.Queue[item], it item) <-chan struct{} {
 	done := make(chan struct{})
-	go func() { q.push(it); close(done) }()
+	go func() { q.Push(it); close(done) }()
 	return done
+}
+
+// take is q.Take, ok when it took events.
+func take(q *queue.Queue[item], ctx context.Context) ([]item, bool) {
+	b, err := q.Take(ctx)
+	return b, err == nil
+}
+
+// stats returns q's merged and dropped counts.
+func stats(q *queue.Queue[item]) (merged, dropped int) {
+	s := q.Stats()
+	return s.Merged, s.Dropped
 }
 
 func blocked(t *testing.T, done <-chan struct{}) {
@@ -53,8 +67,8 @@ func types(items []item) string {
 
 func TestQueueMergesDeltasWhenFull(t *testing.T) {
 	q := newQueue(2)
-	q.push(lifecycle("root", TypeStepStarted))
-	q.push(delta("child", "m1", "a"))
+	q.Push(lifecycle("root", TypeStepStarted))
+	q.Push(delta("child", "m1", "a"))
 	// Full: deltas of the same message merge, without waiting.
 	for _, d := range []string{"b", "c"} {
 		returned(t, pushAsync(q, delta("child", "m1", d)))
@@ -63,74 +77,74 @@ func TestQueueMergesDeltasWhenFull(t *testing.T) {
 	// root's only earlier event is not a delta, so it waits.
 	done := pushAsync(q, delta("root", "m0", "x"))
 	blocked(t, done)
-	got, ok := q.take(context.Background())
+	got, ok := take(q, context.Background())
 	if !ok || types(got) != "STEP_STARTED: TEXT_MESSAGE_CONTENT:abc" {
 		t.Fatalf("take = %q", types(got))
 	}
 	returned(t, done)
-	if m, d := q.stats(); m != 2 || d != 0 {
+	if m, d := stats(q); m != 2 || d != 0 {
 		t.Errorf("stats merged %d dropped %d", m, d)
 	}
 }
 
 func TestQueueNeverMergesAcrossOwnEvents(t *testing.T) {
 	q := newQueue(2)
-	q.push(delta("c", "m1", "a"))
-	q.push(lifecycle("c", TypeTextMessageEnd))
+	q.Push(delta("c", "m1", "a"))
+	q.Push(lifecycle("c", TypeTextMessageEnd))
 	// Same message, but an event of the same session lies between.
 	done := pushAsync(q, delta("c", "m1", "b"))
 	blocked(t, done)
-	q.take(context.Background())
+	take(q, context.Background())
 	returned(t, done)
 
 	// Different message of the same session: no merge either.
 	q = newQueue(1)
-	q.push(delta("c", "m1", "a"))
+	q.Push(delta("c", "m1", "a"))
 	done = pushAsync(q, delta("c", "m2", "b"))
 	blocked(t, done)
-	q.take(context.Background())
+	take(q, context.Background())
 	returned(t, done)
 }
 
 func TestQueueLifecycleWaitsDroppableDrops(t *testing.T) {
 	q := newQueue(1)
-	q.push(lifecycle("r", TypeStepStarted))
+	q.Push(lifecycle("r", TypeStepStarted))
 	returned(t, pushAsync(q, item{ev: &Event{Type: TypeCustom, Name: "tool_call_progress"}, owner: "r", class: classDroppable}))
 	done := pushAsync(q, lifecycle("r", TypeStepFinished))
 	blocked(t, done)
-	if got, _ := q.take(context.Background()); types(got) != "STEP_STARTED:" {
+	if got, _ := take(q, context.Background()); types(got) != "STEP_STARTED:" {
 		t.Fatalf("take = %q", types(got))
 	}
 	returned(t, done)
-	if got, _ := q.take(context.Background()); types(got) != "STEP_FINISHED:" {
+	if got, _ := take(q, context.Background()); types(got) != "STEP_FINISHED:" {
 		t.Fatalf("take = %q", types(got))
 	}
-	if _, d := q.stats(); d != 1 {
+	if _, d := stats(q); d != 1 {
 		t.Errorf("dropped %d, want 1", d)
 	}
 }
 
 func TestQueueAbandonAndClose(t *testing.T) {
 	q := newQueue(1)
-	q.push(lifecycle("r", TypeStepStarted))
+	q.Push(lifecycle("r", TypeStepStarted))
 	done := pushAsync(q, lifecycle("r", TypeStepFinished))
 	blocked(t, done)
-	q.abandon()
+	q.Abort(nil)
 	returned(t, done)
 	returned(t, pushAsync(q, lifecycle("r", TypeRunFinished))) // discarded at once
 
 	q = newQueue(4)
-	q.push(lifecycle("r", TypeRunStarted))
-	q.close()
-	if got, ok := q.take(context.Background()); !ok || len(got) != 1 {
+	q.Push(lifecycle("r", TypeRunStarted))
+	q.Close()
+	if got, ok := take(q, context.Background()); !ok || len(got) != 1 {
 		t.Fatalf("take after close: %d %v", len(got), ok)
 	}
-	if _, ok := q.take(context.Background()); ok {
+	if _, ok := take(q, context.Background()); ok {
 		t.Fatal("take after the last event: want false")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, ok := newQueue(1).take(ctx); ok {
+	if _, ok := take(newQueue(1), ctx); ok {
 		t.Fatal("take with an ended context: want false")
 	}
 }

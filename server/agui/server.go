@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/internal/queue"
 	"github.com/agentpool/agentpool/pool"
 	"github.com/agentpool/agentpool/server/httpsec"
 	"github.com/agentpool/agentpool/session"
@@ -49,7 +50,7 @@ type Options struct {
 	// run's queue.
 	now     func() int64
 	newID   func(prefix string) string
-	onQueue func(q *queue)
+	onQueue func(q *queue.Queue[item])
 }
 
 // Server serves a pool over AG-UI. It implements http.Handler.
@@ -276,7 +277,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, in *RunAgentInpu
 				s.recordThread(ctx, sid, in.ThreadID)
 			}
 		},
-	}, q.push)
+	}, func(it item) { _ = q.Push(it) }) // fails only once the client is gone (Abort)
 
 	var (
 		wg     sync.WaitGroup
@@ -284,7 +285,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, in *RunAgentInpu
 		runErr error
 	)
 	wg.Go(func() {
-		defer q.close()
+		defer q.Close()
 		res, runErr = s.pool.RunSink(ctx, req, event.SinkFunc(m.Map))
 		switch {
 		case runErr == nil:
@@ -298,8 +299,8 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, in *RunAgentInpu
 	started := false
 	var buf []byte
 	for {
-		batch, ok := q.take(r.Context())
-		if !ok {
+		batch, err := q.Take(r.Context())
+		if err != nil {
 			break
 		}
 		if !started {
@@ -315,7 +316,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, in *RunAgentInpu
 			buf = it.ev.AppendSSE(buf)
 		}
 		_ = rc.SetWriteDeadline(time.Now().Add(s.opts.WriteTimeout))
-		_, err := w.Write(buf)
+		_, err = w.Write(buf)
 		if err == nil {
 			err = rc.Flush()
 		}
@@ -325,7 +326,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, in *RunAgentInpu
 			break
 		}
 	}
-	q.abandon() // from here on the run never waits for this client
+	q.Abort(nil) // from here on the run never waits for this client
 	wg.Wait()
 	_ = rc.SetWriteDeadline(time.Time{})
 
@@ -341,9 +342,9 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, in *RunAgentInpu
 		writeError(w, status, runErr.Error())
 		return
 	}
-	merged, dropped := q.stats()
+	qs := q.Stats()
 	s.log.Info("agui: run ended", "thread", in.ThreadID, "run", in.RunID, "session", sid, "node", req.Node,
-		"stop", res.Result.StopReason, "merged_deltas", merged, "dropped", dropped)
+		"stop", res.Result.StopReason, "merged_deltas", qs.Merged, "dropped", qs.Dropped)
 }
 
 // recordThread stores the thread id in the new root session's metadata.

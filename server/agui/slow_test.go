@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/hook"
+	"github.com/agentpool/agentpool/internal/queue"
 	"github.com/agentpool/agentpool/pool"
 )
 
@@ -67,14 +68,14 @@ agents:
 		mu.Unlock()
 		return nil
 	})
-	p, err := pool.New(m, pool.Options{Hooks: reg, Lifecycle: reg})
+	p, err := pool.New(m, pool.Options{Hooks: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Close() })
 	var logs lockedLog
-	queues := make(chan *queue, 2)
-	s := New(p, Options{QueueSize: 4, Logger: slog.New(slog.NewTextHandler(&logs, nil)), onQueue: func(q *queue) { queues <- q }})
+	queues := make(chan *queue.Queue[item], 2)
+	s := New(p, Options{QueueSize: 4, Logger: slog.New(slog.NewTextHandler(&logs, nil)), onQueue: func(q *queue.Queue[item]) { queues <- q }})
 
 	post := func(w http.ResponseWriter, agent, thread string) {
 		r := httptest.NewRequest("POST", "/agents/"+agent, strings.NewReader(runBody(thread, "Talk.")))
@@ -120,7 +121,7 @@ agents:
 	// The talker's deltas merge in its full queue while its client reads
 	// nothing.
 	for i := 0; ; i++ {
-		if merged, _ := talkerQueue.stats(); merged > 0 {
+		if merged, _ := stats(talkerQueue); merged > 0 {
 			break
 		}
 		if i == 60000 {
@@ -128,9 +129,7 @@ agents:
 		}
 		time.Sleep(time.Millisecond)
 	}
-	talkerQueue.mu.Lock()
-	queued := len(talkerQueue.items)
-	talkerQueue.mu.Unlock()
+	queued := talkerQueue.Len()
 	if queued > 4 {
 		t.Errorf("the talker's queue holds %d events, bound 4", queued)
 	}

@@ -1,10 +1,12 @@
 package opencode
 
 import (
-	"context"
 	"encoding/json"
+	"slices"
 	"sync"
-	"time"
+	"sync/atomic"
+
+	"github.com/agentpool/agentpool/internal/queue"
 )
 
 // Defaults of the event queues.
@@ -18,8 +20,6 @@ const (
 	hardFactor = 16
 	// maxMergedDelta bounds the text one coalesced delta may carry.
 	maxMergedDelta = 64 << 10
-	// mergeScan bounds how far back a delta looks for one to join.
-	mergeScan = 64
 )
 
 // busEvent is one event of the bus. It is shared, read-only, by every
@@ -66,69 +66,76 @@ func appendJSONString(b []byte, s string) []byte {
 }
 
 // hub fans events out to the subscribers (SSE clients). Publishing never
-// blocks: each subscriber has its own queue.
+// blocks: each subscriber has its own queue (internal/queue, Disconnect
+// policy), and publish holds no lock of the hub while it fans out: it
+// reads the current list of subscribers, which subscribe and unsubscribe
+// replace (copy on write).
 type hub struct {
-	mu     sync.Mutex
-	subs   map[*subscriber]struct{}
+	size int
+	subs atomic.Pointer[[]*subscriber] // read-only once stored
+
+	mu     sync.Mutex // serializes subscribe, unsubscribe and close
 	closed bool
-	size   int
 }
 
 func newHub(size int) *hub {
 	if size <= 0 {
 		size = DefaultQueueSize
 	}
-	return &hub{subs: map[*subscriber]struct{}{}, size: size}
+	h := &hub{size: size}
+	h.subs.Store(&[]*subscriber{})
+	return h
 }
 
 // subscriber is one SSE client: a directory filter ("" = every
-// directory) and a bounded queue.
+// directory) and a bounded queue. Below QueueSize events everything is
+// queued. Above it a delta joins the latest queued delta of the same part
+// when no other event of the same session lies between them (mergeDelta:
+// no session's order changes and no text is lost); anything else is still
+// queued, up to hardFactor × QueueSize, past which the subscriber is cut
+// off (queue.ErrLagging: its stream ends). Nothing is ever dropped from a
+// live subscriber.
 type subscriber struct {
 	dir    string
 	global bool
-
-	mu      sync.Mutex
-	items   []*busEvent
-	spare   []*busEvent
-	soft    int
-	hard    int
-	dead    bool // closed, or fell more than hard events behind
-	cut     bool // dead because it fell behind
-	wake    chan struct{}
-	merged  int
-	maxSeen int
+	*queue.Queue[*busEvent]
 }
 
 // subscribe adds a subscriber whose queue starts with first (the
 // server.connected event), so that nothing published after the call is
 // missed.
 func (h *hub) subscribe(dir string, global bool, first *busEvent) *subscriber {
-	s := &subscriber{dir: dir, global: global, soft: h.size, hard: h.size * hardFactor, wake: make(chan struct{}, 1)}
-	s.items = append(s.items, first)
+	s := &subscriber{dir: dir, global: global, Queue: queue.New(queue.Options[*busEvent]{
+		Capacity: h.size, Merge: mergeDelta, Overflow: queue.Disconnect, Factor: hardFactor,
+	})}
+	s.Push(first)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
-		s.dead = true
+		s.Abort(nil)
 		return s
 	}
-	h.subs[s] = struct{}{}
+	subs := append(slices.Clone(*h.subs.Load()), s)
+	h.subs.Store(&subs)
 	return s
 }
 
 func (h *hub) unsubscribe(s *subscriber) {
 	h.mu.Lock()
-	delete(h.subs, s)
+	subs := slices.DeleteFunc(slices.Clone(*h.subs.Load()), func(x *subscriber) bool { return x == s })
+	h.subs.Store(&subs)
 	h.mu.Unlock()
-	s.close(false)
+	s.Abort(nil)
 }
 
-// publish queues e for every subscriber that wants it.
+// publish queues e for every subscriber that wants it. It never waits and
+// holds no lock of the hub; each push takes only its queue's own lock.
+// Callers serialize their publishes (the server's lock), so that every
+// subscriber gets the events in the same order.
 func (h *hub) publish(e *busEvent) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for s := range h.subs {
+	for _, s := range *h.subs.Load() {
 		if s.dir == "" || s.global || s.dir == e.dir {
-			s.push(e)
+			_ = s.Push(e) // fails only for a subscriber that is gone or cut off
 		}
 	}
 }
@@ -137,108 +144,33 @@ func (h *hub) publish(e *busEvent) {
 func (h *hub) close() {
 	h.mu.Lock()
 	h.closed = true
-	subs := h.subs
-	h.subs = map[*subscriber]struct{}{}
+	subs := *h.subs.Load()
+	h.subs.Store(&[]*subscriber{})
 	h.mu.Unlock()
-	for s := range subs {
-		s.close(false)
+	for _, s := range subs {
+		s.Abort(nil)
 	}
 }
 
-func signal(c chan struct{}) {
-	select {
-	case c <- struct{}{}:
-	default:
-	}
-}
-
-// push queues e. Below the soft bound everything is queued. Above it a
-// delta joins the latest queued delta of the same part when no other event
-// of the same session lies between them (so no session's order changes and
-// no text is lost); anything else is still queued, up to the hard bound,
-// past which the subscriber is cut off. Nothing is ever dropped from a
-// live subscriber.
-func (s *subscriber) push(e *busEvent) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.dead {
-		return
-	}
+// mergeDelta appends e's delta to the latest queued delta of the same part,
+// looking back past events of other sessions only (queue.Options.Merge).
+// The queued event is shared with the other subscribers: it is replaced
+// by a joined copy, never modified.
+func mergeDelta(prev **busEvent, e *busEvent) queue.Verdict {
 	switch {
-	case len(s.items) < s.soft:
-	case e.delta != nil && s.merge(e):
-		s.merged++
-		return
-	case len(s.items) >= s.hard:
-		s.dead, s.cut, s.items = true, true, nil
-		signal(s.wake)
-		return
+	case e.delta == nil:
+		return queue.Stop
+	case (*prev).session != e.session:
+		return queue.Skip
 	}
-	s.items = append(s.items, e)
-	s.maxSeen = max(s.maxSeen, len(s.items))
-	signal(s.wake)
-}
-
-// merge appends e's delta to the latest queued delta of the same part,
-// looking back past events of other sessions only. s.mu is held.
-func (s *subscriber) merge(e *busEvent) bool {
-	for i, n := len(s.items)-1, 0; i >= 0 && n < mergeScan; i, n = i-1, n+1 {
-		prev := s.items[i]
-		if prev.session != e.session {
-			continue
-		}
-		p := prev.delta
-		if p == nil || p.PartID != e.delta.PartID || p.Field != e.delta.Field || len(p.Delta)+len(e.delta.Delta) > maxMergedDelta {
-			return false
-		}
-		joined := *prev
-		d := *p
-		d.Delta += e.delta.Delta
-		joined.delta = &d
-		s.items[i] = &joined
-		return true
+	p := (*prev).delta
+	if p == nil || p.PartID != e.delta.PartID || p.Field != e.delta.Field || len(p.Delta)+len(e.delta.Delta) > maxMergedDelta {
+		return queue.Stop
 	}
-	return false
-}
-
-func (s *subscriber) close(cut bool) {
-	s.mu.Lock()
-	s.dead = true
-	s.cut = s.cut || cut
-	s.items = nil
-	s.mu.Unlock()
-	signal(s.wake)
-}
-
-// take waits for events and returns all of them, in order. It returns
-// false when the subscriber was closed or cut off, or ctx ended; nil and
-// true when idle ticks first. The slice is valid until the next call.
-func (s *subscriber) take(ctx context.Context, idle <-chan time.Time) ([]*busEvent, bool) {
-	for {
-		s.mu.Lock()
-		if s.dead {
-			s.mu.Unlock()
-			return nil, false
-		}
-		if len(s.items) > 0 {
-			out := s.items
-			s.items, s.spare = s.spare[:0], out
-			s.mu.Unlock()
-			return out, true
-		}
-		s.mu.Unlock()
-		select {
-		case <-s.wake:
-		case <-ctx.Done():
-			return nil, false
-		case <-idle:
-			return nil, true
-		}
-	}
-}
-
-func (s *subscriber) stats() (merged, maxQueued int, cut bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.merged, s.maxSeen, s.cut
+	joined := **prev
+	d := *p
+	d.Delta += e.delta.Delta
+	joined.delta = &d
+	*prev = &joined
+	return queue.Merged
 }

@@ -16,6 +16,19 @@ func lifecycle(sid, typ string) *busEvent {
 	return &busEvent{id: "evt_" + typ, typ: typ, session: sid, props: []byte(`{"sessionID":"` + sid + `"}`)}
 }
 
+// take is s.TakeOr, ok when it did not fail.
+func take(s *subscriber, ctx context.Context, idle <-chan time.Time) ([]*busEvent, bool) {
+	b, err := s.TakeOr(ctx, idle)
+	return b, err == nil
+}
+
+// subStats returns s's merged deltas, longest queue and whether it was
+// cut off.
+func subStats(s *subscriber) (merged, maxQueued int, cut bool) {
+	st := s.Stats()
+	return st.Merged, st.MaxDepth, st.Lagged
+}
+
 func TestQueueCoalescesDeltasUnderPressure(t *testing.T) {
 	h := newHub(4)
 	sub := h.subscribe("", false, lifecycle("", "server.connected"))
@@ -31,7 +44,7 @@ func TestQueueCoalescesDeltasUnderPressure(t *testing.T) {
 	h.publish(lifecycle("ses_a", "session.idle"))
 	// Past it, a delta of the same part cannot join (order): queued.
 	h.publish(delta("ses_a", "prt_1", "d"))
-	items, ok := sub.take(context.Background(), nil)
+	items, ok := take(sub, context.Background(), nil)
 	if !ok {
 		t.Fatal("take failed")
 	}
@@ -47,7 +60,7 @@ func TestQueueCoalescesDeltasUnderPressure(t *testing.T) {
 	if strings.Join(got, " ") != want {
 		t.Fatalf("queue %v\nwant %s", got, want)
 	}
-	if m, _, cut := sub.stats(); m != 3 || cut {
+	if m, _, cut := subStats(sub); m != 3 || cut {
 		t.Fatalf("merged %d cut %v", m, cut)
 	}
 	// The frame of a merged delta carries the joined text.
@@ -68,23 +81,23 @@ func TestQueueCutsHopelessSubscriber(t *testing.T) {
 	for i := range 1000 {
 		h.publish(lifecycle("ses_a", fmt.Sprintf("session.updated.%d", i)))
 		if i%10 == 0 {
-			fast.take(context.Background(), nil)
+			take(fast, context.Background(), nil)
 		}
 	}
 	if time.Since(start) > 2*time.Second {
 		t.Fatal("publishing waited for a subscriber")
 	}
-	if _, ok := slow.take(context.Background(), nil); ok {
+	if _, ok := take(slow, context.Background(), nil); ok {
 		t.Fatal("hopeless subscriber still served")
 	}
-	if _, _, cut := slow.stats(); !cut {
+	if _, _, cut := subStats(slow); !cut {
 		t.Fatal("not marked cut")
 	}
-	if items, ok := fast.take(context.Background(), nil); !ok || len(items) == 0 {
+	if items, ok := take(fast, context.Background(), nil); !ok || len(items) == 0 {
 		t.Fatal("fast subscriber lost its events")
 	}
 	h.close()
-	if _, ok := fast.take(context.Background(), nil); ok {
+	if _, ok := take(fast, context.Background(), nil); ok {
 		t.Fatal("closed hub still serves")
 	}
 }
@@ -107,7 +120,7 @@ func TestStalledSubscriberDoesNotStallRuns(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("run stalled behind a subscriber that reads nothing")
 	}
-	if _, _, cut := stalled.stats(); !cut {
+	if _, _, cut := subStats(stalled); !cut {
 		t.Fatal("a subscriber 16×QueueSize behind should have been cut off")
 	}
 }

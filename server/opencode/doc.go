@@ -48,9 +48,11 @@
 //
 // # Mapping
 //
-// Runs go through the pool (pool.RunSink); the server subscribes to the
-// pool's processor (processor.Processor.Subscribe), whose Changes map
-// one to one to OpenCode's bus events:
+// Runs go through the pool (pool.RunSink), whose processor records them;
+// the server keeps its own session-tree projection of every run that
+// starts while it serves (processor.Projection, watching the pool's
+// processor) and subscribes to it. Its Changes map one to one to
+// OpenCode's bus events:
 //
 //	SessionCreated   session.created {sessionID, info} (a child with parentID and the title
 //	                 "<description> (@<agent> subagent)"), then session.status busy
@@ -152,5 +154,5 @@
 //
 // Server.Close (and Serve when its context ends) cancels the runs in
 // flight, answers their blocking prompts, ends every event stream and
-// unsubscribes from the processor; no goroutine outlives it.
+// stops watching the processor; no goroutine outlives it.
 package opencode

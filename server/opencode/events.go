@@ -41,9 +41,9 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, dir string, glob
 	defer ticker.Stop()
 	var buf []byte
 	for {
-		batch, ok := sub.take(r.Context(), ticker.C)
-		if !ok {
-			break
+		batch, err := sub.TakeOr(r.Context(), ticker.C)
+		if err != nil {
+			break // unsubscribed, cut off (too far behind) or the client is gone
 		}
 		buf = buf[:0]
 		if batch == nil {
@@ -54,7 +54,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, dir string, glob
 			buf = e.appendFrame(buf, global)
 		}
 		_ = rc.SetWriteDeadline(time.Now().Add(s.opts.WriteTimeout))
-		_, err := w.Write(buf)
+		_, err = w.Write(buf)
 		if err == nil {
 			err = rc.Flush()
 		}
@@ -65,7 +65,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, dir string, glob
 		ticker.Reset(s.opts.Heartbeat)
 	}
 	_ = rc.SetWriteDeadline(time.Time{})
-	if merged, maxQueued, cut := sub.stats(); cut || merged > 0 {
-		s.log.Warn("opencode: slow event client", "merged_deltas", merged, "max_queued", maxQueued, "disconnected", cut)
+	if st := sub.Stats(); st.Lagged || st.Merged > 0 {
+		s.log.Warn("opencode: slow event client", "merged_deltas", st.Merged, "max_queued", st.MaxDepth, "disconnected", st.Lagged)
 	}
 }

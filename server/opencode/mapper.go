@@ -53,7 +53,7 @@ func (s *Server) setIdleLocked(sid string) {
 	s.publishLocked("session.idle", sid, sessionIDProps{SessionID: sid})
 }
 
-// onChanges maps the processor's Changes of one Apply to bus events and
+// onChanges maps the projection's Changes of one event to bus events and
 // keeps the transcripts. It runs inside the run's recorder: it never
 // waits for a client.
 func (s *Server) onChanges(owner string, cs []processor.Change) {

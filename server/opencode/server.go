@@ -20,6 +20,7 @@ import (
 
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/pool"
+	"github.com/agentpool/agentpool/processor"
 	"github.com/agentpool/agentpool/server/httpsec"
 	"github.com/agentpool/agentpool/session"
 )
@@ -86,6 +87,10 @@ type Server struct {
 	handler http.Handler // mux behind the token and CORS checks (httpsec)
 	hub     *hub
 	models  map[string]ModelRef // node name -> its model
+	// proj is the session tree of the pool's runs, which the server
+	// watches (from New on) and maps to bus events (onChanges).
+	proj    *processor.Projection
+	unwatch func()
 	unsub   func()
 
 	// runs is the parent of every run's context: it ends on Close.
@@ -105,7 +110,8 @@ type Server struct {
 	active  map[string]*activeRun   // root session id -> its run in progress
 }
 
-// New builds a Server for p and subscribes it to p's processor.
+// New builds a Server for p, with its own projection of the runs p's
+// processor records from now on.
 func New(p *pool.Pool, opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -148,7 +154,9 @@ func New(p *pool.Pool, opts Options) *Server {
 	}
 	s.mux.Handle("/", s.wrap(s.handleNoRoute))
 	s.handler = httpsec.Handler(s.mux, s.security())
-	s.unsub = p.Processor().Subscribe(s.onChanges)
+	s.proj = processor.NewProjection(p.Processor().Store(), opts.Logger)
+	s.unsub = s.proj.Subscribe(s.onChanges)
+	s.unwatch = p.Processor().Watch(s.proj)
 	return s
 }
 
@@ -161,7 +169,7 @@ func (s *Server) security() httpsec.Options {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
 // Close cancels the runs in flight and waits for them, ends every event
-// stream and unsubscribes from the processor. It is idempotent.
+// stream and stops watching the processor. It is idempotent.
 func (s *Server) Close() {
 	s.closed.Do(func() {
 		s.mu.Lock()
@@ -170,6 +178,7 @@ func (s *Server) Close() {
 		s.stopRuns()
 		s.wg.Wait()
 		s.hub.close()
+		s.unwatch()
 		s.unsub()
 	})
 }

@@ -52,7 +52,7 @@ func (s *Server) handleTodo(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Unlock()
-	plan, _, err := s.pool.Processor().Plan(ctx, sid)
+	plan, _, err := s.proj.Plan(ctx, sid)
 	if err != nil {
 		storeError(w, sid, err)
 		return

@@ -5,8 +5,8 @@
 // Sessions and messages are deep copies on the way in and on the way out,
 // so a caller can never change what the store holds. Events are kept as the
 // values they were appended as (the runtime never touches an event after
-// emitting it, see package event); their times are the wall clock at
-// process start plus the monotonic time since, so they never go backwards.
+// emitting it, see package event); their time is the wall clock when they
+// were appended.
 //
 // # Retention
 //
@@ -507,7 +507,7 @@ func (st *Store) AppendEvents(_ context.Context, sessionID string, evs ...event.
 	if e.events == nil {
 		e.events = make([]record, 0, max(firstEvents, len(evs)))
 	}
-	now := nowNano()
+	now := time.Now().UnixNano()
 	for _, ev := range evs {
 		st.globalSeq++
 		e.events = append(e.events, record{ev: ev, gseq: st.globalSeq, nano: now})
@@ -660,11 +660,3 @@ func (h *readyHeap) Pop() any {
 	e.hidx = -1
 	return e
 }
-
-// clockBase anchors event times: the wall clock when the package was
-// loaded plus the monotonic time since. That is one clock read per append
-// instead of the two of time.Now, and event times never go backwards
-// within a process (they do not follow later steps of the wall clock).
-var clockBase = time.Now()
-
-func nowNano() int64 { return clockBase.UnixNano() + int64(time.Since(clockBase)) }

@@ -1,0 +1,272 @@
+package pool
+
+import (
+	"errors"
+	"log/slog"
+
+	"github.com/agentpool/agentpool/agent"
+	"github.com/agentpool/agentpool/config"
+	"github.com/agentpool/agentpool/model"
+	"github.com/agentpool/agentpool/processor"
+	"github.com/agentpool/agentpool/session/memory"
+	"github.com/agentpool/agentpool/spawn"
+	"github.com/agentpool/agentpool/team"
+	"github.com/agentpool/agentpool/tool"
+)
+
+// Config is a pool made of Go values: what a manifest declares, with
+// models, tools and nodes that are Go values rather than names. Build
+// checks it the way config.Parse checks a manifest; FromManifest makes one
+// from a manifest. Agents, teams and nodes share one namespace.
+type Config struct {
+	Agents []AgentSpec
+	Teams  []TeamSpec
+	// Nodes are custom runnable nodes (anything that implements spawn.Node,
+	// such as a deterministic step or a remote agent): they can be run,
+	// named as workers and team members, and delegated to with the
+	// subagent tools, like agents and teams.
+	Nodes []spawn.Node
+	// Default is the node a run without a name starts; empty: the first
+	// agent (else the first team, else the first node).
+	Default string
+	// Limits bound delegation; zero fields take the defaults
+	// (config.DefaultMaxDepth, ...).
+	Limits config.Limits
+	// Workspace is the directory the builtin file and shell tools act in
+	// (Options.Workspace overrides it); empty: the current directory.
+	Workspace string
+	// MCPServers are offered to every agent (the builtin MCP manager
+	// starts each on first use). Only servers with Enabled set are used.
+	MCPServers []config.MCPServer
+}
+
+// AgentSpec is one agent of a Config.
+type AgentSpec struct {
+	Name         string
+	Description  string
+	SystemPrompt string
+	Model        model.Model // required
+	// Tools are offered to this agent only (Options.ExtraTools go to
+	// every agent).
+	Tools []tool.Tool
+	// Toolsets are asked for their tools when a run starts (tool.Toolset).
+	Toolsets []tool.Toolset
+	// Workers become the tools ask_<name>: each names an agent, team or
+	// node of the Config.
+	Workers []WorkerSpec
+	// Builtin lists builtin toolset types: config.ToolsetSubagent,
+	// ToolsetFileAccess, ToolsetExecution, ToolsetPlan, ToolsetFetch.
+	Builtin []string
+	// MCPServers are the agent's own MCP servers, besides Config.MCPServers.
+	MCPServers []config.MCPServer
+	// MaxTurns bounds the model requests of a run; 0: Limits.MaxTurns.
+	MaxTurns int
+	// ToolApproval is the manifest's `tool_approval` (tool name, path.Match
+	// pattern or "*" -> config.ApprovalAllow, ApprovalAsk or ApprovalDeny).
+	// Options.Hooks enforces it when it implements ApprovalPolicies (as
+	// *hook.Registry does).
+	ToolApproval map[string]string
+}
+
+// WorkerSpec is one worker of an agent. Its zero value has the manifest's
+// defaults.
+type WorkerSpec struct {
+	Name string
+	// PassMessageHistory gives the worker the caller's conversation so far.
+	PassMessageHistory bool
+	// KeepHistory keeps the worker's conversation across calls within the
+	// caller's session (the manifest's reset_history_on_run: false); by
+	// default every call starts afresh.
+	KeepHistory bool
+}
+
+// TeamSpec is one team of a Config. Its zero value has the manifest's
+// defaults, but Mode and Members are required.
+type TeamSpec struct {
+	Name         string
+	Description  string
+	Mode         team.Mode // team.Parallel or team.Sequential
+	Members      []string  // agents, teams or nodes of the Config, in order
+	SharedPrompt string    // prepended to every member's prompt
+	// ContinueOnFailure makes a sequential team run its remaining members
+	// after one failed (the manifest's require_all: false); by default the
+	// chain stops.
+	ContinueOnFailure bool
+}
+
+// ApprovalPolicies is implemented by an Options.Hooks value that enforces
+// tool approval policies (*hook.Registry): Build hands it the ToolApproval
+// of every agent that has one.
+type ApprovalPolicies interface {
+	SetToolApproval(agentName string, policy map[string]string)
+}
+
+// Build builds a pool from Go values. Every problem of cfg is reported
+// (errors.Join), each naming the agent, team or node and the field; a
+// worker or team member that names nothing defined is an error here, not
+// at run time.
+func Build(cfg Config, opts Options) (*Pool, error) {
+	return build(cfg, opts, nil)
+}
+
+// build builds the pool of cfg; m is the manifest the pool reports (nil:
+// one made from cfg).
+func build(cfg Config, opts Options, m *config.Manifest) (*Pool, error) {
+	cfg.Limits = limitsWithDefaults(cfg.Limits)
+	if err := errors.Join(cfg.validate(), checkHooks(opts.Hooks)); err != nil {
+		return nil, err
+	}
+	if m == nil {
+		m = cfg.manifest()
+	}
+	if opts.Store == nil {
+		opts.Store = memory.New()
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Processor == nil {
+		opts.Processor = processor.New(opts.Store, opts.Logger)
+	}
+	dir := opts.Workspace
+	if dir == "" {
+		dir = cfg.Workspace
+	}
+	lists := [][]config.MCPServer{cfg.MCPServers}
+	for _, a := range cfg.Agents {
+		lists = append(lists, a.MCPServers)
+	}
+	b, err := newBuiltins(dir, lists...)
+	if err != nil {
+		return nil, err
+	}
+	p := &Pool{manifest: m, store: opts.Store, proc: opts.Processor, nodes: map[string]spawn.Node{}, log: opts.Logger, builtins: b}
+	if err := p.makeNodes(cfg, opts); err != nil {
+		b.close()
+		return nil, err
+	}
+	p.defaultNode = cfg.Default
+	if p.defaultNode == "" && len(p.order) > 0 {
+		p.defaultNode = p.order[0]
+	}
+	setApprovals(cfg, opts)
+	return p, nil
+}
+
+// makeNodes makes the runtime and the nodes of a validated cfg: agents,
+// then teams, then custom nodes.
+func (p *Pool) makeNodes(cfg Config, opts Options) error {
+	p.sessions, _ = opts.Hooks.(SessionHooks)
+	lifecycle, _ := opts.Hooks.(spawn.Lifecycle)
+	agentHooks, _ := opts.Hooks.(agent.Hooks)
+	p.rt = spawn.NewRuntime(spawn.Config{
+		Store: opts.Store,
+		Limits: spawn.Limits{
+			MaxDepth: cfg.Limits.MaxDepth, MaxChildren: cfg.Limits.MaxChildren,
+			MaxSpawns: cfg.Limits.MaxSpawns, Timeout: cfg.Limits.SpawnTimeout,
+		},
+		Lifecycle: lifecycle,
+		Logger:    opts.Logger,
+		Lookup:    func(name string) (spawn.Node, bool) { n, ok := p.nodes[name]; return n, ok },
+		Names:     func() []string { return p.order },
+	})
+	descriptions := cfg.descriptions()
+	var errs []error
+	add := func(n spawn.Node) {
+		p.nodes[n.Name()] = n
+		p.order = append(p.order, n.Name())
+	}
+	for _, a := range cfg.Agents {
+		tools := append([]tool.Tool(nil), a.Tools...)
+		for _, typ := range a.Builtin {
+			got, err := p.builtins.tools(typ)
+			if err != nil {
+				errs = append(errs, agentErr(a.Name, "Builtin", "%v", err))
+				continue
+			}
+			tools = append(tools, got...)
+		}
+		for _, w := range a.Workers {
+			tools = append(tools, spawn.WorkerTool(w.Name, descriptions[w.Name], spawn.WorkerOptions{
+				PassMessageHistory: w.PassMessageHistory, ResetHistoryOnRun: !w.KeepHistory, History: agent.HistoryFrom,
+			}))
+		}
+		tools = append(tools, opts.ExtraTools...)
+		maxTurns := a.MaxTurns
+		if maxTurns == 0 {
+			maxTurns = cfg.Limits.MaxTurns
+		}
+		toolsets := append(append([]tool.Toolset(nil), a.Toolsets...), p.builtins.mcpToolsets(cfg.MCPServers, a.MCPServers)...)
+		ag, err := agent.New(agent.Config{
+			Name: a.Name, Description: a.Description, SystemPrompt: a.SystemPrompt, Model: a.Model,
+			Tools: tools, Toolsets: toolsets, MaxTurns: maxTurns, Hooks: agentHooks,
+		})
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		add(ag)
+	}
+	for _, t := range cfg.Teams {
+		tm, err := team.New(team.Config{
+			Name: t.Name, Description: t.Description, Mode: t.Mode, Members: t.Members,
+			SharedPrompt: t.SharedPrompt, RequireAll: !t.ContinueOnFailure,
+		})
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		add(tm)
+	}
+	for _, n := range cfg.Nodes {
+		add(n)
+	}
+	return errors.Join(errs...)
+}
+
+// descriptions maps every node name of cfg to its description (for the
+// worker tools).
+func (cfg *Config) descriptions() map[string]string {
+	out := map[string]string{}
+	for _, a := range cfg.Agents {
+		out[a.Name] = a.Description
+	}
+	for _, t := range cfg.Teams {
+		out[t.Name] = t.Description
+	}
+	for _, n := range cfg.Nodes {
+		out[n.Name()] = n.Description()
+	}
+	return out
+}
+
+// setApprovals hands the agents' tool approval policies to the hooks, or
+// warns that nothing will enforce them.
+func setApprovals(cfg Config, opts Options) {
+	ap, ok := opts.Hooks.(ApprovalPolicies)
+	for _, a := range cfg.Agents {
+		switch {
+		case a.ToolApproval == nil:
+		case ok:
+			ap.SetToolApproval(a.Name, a.ToolApproval)
+		default:
+			opts.Logger.Warn("tool_approval is not enforced: Options.Hooks does not implement pool.ApprovalPolicies", "agent", a.Name)
+		}
+	}
+}
+
+// limitsWithDefaults applies the manifest's defaults to zero limits.
+func limitsWithDefaults(l config.Limits) config.Limits {
+	for _, f := range []struct {
+		v   *int
+		def int
+	}{
+		{&l.MaxDepth, config.DefaultMaxDepth}, {&l.MaxChildren, config.DefaultMaxChildren},
+		{&l.MaxSpawns, config.DefaultMaxSpawns}, {&l.MaxTurns, config.DefaultMaxTurns},
+	} {
+		if *f.v == 0 {
+			*f.v = f.def
+		}
+	}
+	return l
+}

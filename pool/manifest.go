@@ -1,0 +1,95 @@
+package pool
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/agentpool/agentpool/config"
+	"github.com/agentpool/agentpool/team"
+)
+
+// New builds a pool from a validated manifest: FromManifest, then Build.
+// The pool's Manifest is m.
+func New(m *config.Manifest, opts Options) (*Pool, error) {
+	cfg, err := FromManifest(m)
+	if err != nil {
+		return nil, err
+	}
+	return build(cfg, opts, m)
+}
+
+// FromManifest converts a validated manifest to a Config, building every
+// agent's model with the factory registered for its type (RegisterModel).
+// A program may add to the result (tools of one agent, custom nodes) before
+// it calls Build; the workspace is resolved against the manifest's
+// directory.
+func FromManifest(m *config.Manifest) (Config, error) {
+	cfg := Config{Default: m.DefaultAgent, Limits: m.Limits, MCPServers: m.MCPServers}
+	if m.Workspace != "" {
+		cfg.Workspace = m.ResolvePath(m.Workspace)
+	}
+	var errs []error
+	for _, name := range m.AgentOrder {
+		a := m.Agents[name]
+		mdl, err := NewModel(a.Model)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("agent %s: %w", name, err))
+			continue
+		}
+		spec := AgentSpec{
+			Name: name, Description: a.Description, SystemPrompt: a.SystemPrompt, Model: mdl,
+			MaxTurns: a.MaxTurns, ToolApproval: a.ToolApproval, MCPServers: a.MCPServers,
+		}
+		for _, ts := range a.Toolsets {
+			spec.Builtin = append(spec.Builtin, ts.Type)
+		}
+		for _, w := range a.Workers {
+			spec.Workers = append(spec.Workers, WorkerSpec{Name: w.Name, PassMessageHistory: w.PassMessageHistory, KeepHistory: !w.ResetHistoryOnRun})
+		}
+		cfg.Agents = append(cfg.Agents, spec)
+	}
+	for _, name := range m.TeamOrder {
+		t := m.Teams[name]
+		cfg.Teams = append(cfg.Teams, TeamSpec{
+			Name: name, Description: t.Description, Mode: team.Mode(t.Mode), Members: t.Members,
+			SharedPrompt: t.SharedPrompt, ContinueOnFailure: !t.RequireAll,
+		})
+	}
+	if err := errors.Join(errs...); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+// manifest describes cfg as a manifest, for Pool.Manifest: agents with
+// their model's ID (and no type), teams, the default, limits, workspace and
+// MCP servers. Custom nodes are in neither Agents nor Teams.
+func (cfg *Config) manifest() *config.Manifest {
+	m := &config.Manifest{
+		DefaultAgent: cfg.Default, Agents: map[string]*config.Agent{}, Teams: map[string]*config.Team{},
+		Limits: cfg.Limits, Workspace: cfg.Workspace, MCPServers: cfg.MCPServers,
+	}
+	for _, a := range cfg.Agents {
+		ca := &config.Agent{
+			Name: a.Name, Description: a.Description, SystemPrompt: a.SystemPrompt,
+			Model: config.ModelSpec{Model: a.Model.ID()}, MaxTurns: a.MaxTurns,
+			ToolApproval: a.ToolApproval, MCPServers: a.MCPServers,
+		}
+		for _, typ := range a.Builtin {
+			ca.Toolsets = append(ca.Toolsets, config.ToolsetSpec{Type: typ})
+		}
+		for _, w := range a.Workers {
+			ca.Workers = append(ca.Workers, config.WorkerSpec{Name: w.Name, PassMessageHistory: w.PassMessageHistory, ResetHistoryOnRun: !w.KeepHistory})
+		}
+		m.Agents[a.Name] = ca
+		m.AgentOrder = append(m.AgentOrder, a.Name)
+	}
+	for _, t := range cfg.Teams {
+		m.Teams[t.Name] = &config.Team{
+			Name: t.Name, Description: t.Description, Mode: string(t.Mode), Members: t.Members,
+			SharedPrompt: t.SharedPrompt, RequireAll: !t.ContinueOnFailure,
+		}
+		m.TeamOrder = append(m.TeamOrder, t.Name)
+	}
+	return m
+}

@@ -1,0 +1,316 @@
+package processor
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/session"
+)
+
+// Projection is the session tree of the runs it is given (see the package
+// documentation): a Processor's Watcher, or fed by hand through Apply. It
+// reads its store (the records of the sessions it starts projecting, and
+// Session and Plan once a run was released), and never writes it. Use
+// NewProjection.
+type Projection struct {
+	store session.Store
+	log   *slog.Logger
+
+	mu       sync.Mutex
+	sessions map[string]*sess // sessions of root runs still in progress
+	// trees lists, per root (owner), the sessions created under it, so that
+	// a finished run's projection can be released.
+	trees map[string][]string
+	// done holds the ids of children whose run has finished and whose
+	// projection was released: the duplicate guard, for the last
+	// maxDone of them (doneRing keeps their order, doneNext is the
+	// oldest's slot), so that a long-running server does not keep an id
+	// per child forever.
+	done     map[string]struct{}
+	doneRing []string
+	doneNext int
+
+	scratch applier // reused by every event, under mu
+
+	subMu   sync.RWMutex
+	nsubs   atomic.Int32 // len(subs), read without subMu on every event
+	subs    map[int]func(owner string, cs []Change)
+	nextSub int
+}
+
+// NewProjection returns a projection that reads store (nil: none) and logs
+// to log (nil: nowhere).
+func NewProjection(store session.Store, log *slog.Logger) *Projection {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Projection{store: store, log: log, sessions: map[string]*sess{}, trees: map[string][]string{}, done: map[string]struct{}{},
+		subs: map[int]func(string, []Change){}}
+}
+
+// Subscribe calls fn with the Changes of every later event, after the
+// projection has released its lock. fn gets its own copy of the Changes
+// and must not feed the projection. The returned function unsubscribes.
+func (p *Projection) Subscribe(fn func(owner string, cs []Change)) (unsubscribe func()) {
+	p.subMu.Lock()
+	defer p.subMu.Unlock()
+	n := p.nextSub
+	p.nextSub++
+	p.subs[n] = fn
+	p.nsubs.Store(int32(len(p.subs)))
+	return func() {
+		p.subMu.Lock()
+		defer p.subMu.Unlock()
+		delete(p.subs, n)
+		p.nsubs.Store(int32(len(p.subs)))
+	}
+}
+
+// Session returns the record of a session: the live projection while its
+// root run is projected, else the store's record.
+func (p *Projection) Session(id string) (session.Session, bool) {
+	p.mu.Lock()
+	s, ok := p.sessions[id]
+	var rec session.Session
+	if ok {
+		rec = s.info()
+	}
+	p.mu.Unlock()
+	if ok {
+		return rec, true
+	}
+	if p.store == nil {
+		return session.Session{}, false
+	}
+	rec, err := p.store.GetSession(context.Background(), id)
+	return rec, err == nil
+}
+
+// Apply projects one event of the stream owned by the root session owner
+// and returns what changed. Events of one stream must come in stream
+// order.
+func (p *Projection) Apply(ctx context.Context, owner string, e event.Event) []Change {
+	if e == nil {
+		return nil
+	}
+	return p.project(ctx, owner, e, true)
+}
+
+// Observe projects one event of a run a Processor records (Watcher). Its
+// Changes are made only while someone subscribes.
+func (p *Projection) Observe(ctx context.Context, owner string, e event.Event) {
+	if e != nil {
+		p.project(ctx, owner, e, false)
+	}
+}
+
+// project takes one event under p.mu; ret says that the caller wants the
+// Changes back.
+func (p *Projection) project(ctx context.Context, owner string, e event.Event, ret bool) []Change {
+	subscribed := p.nsubs.Load() > 0
+	p.mu.Lock()
+	// One applier is reused under p.mu: no allocation per event.
+	a := &p.scratch
+	*a = applier{p: p, ctx: ctx, owner: owner, want: ret || subscribed, out: a.out[:0]}
+	a.apply(e)
+	var out []Change
+	if len(a.out) > 0 {
+		// Changes are snapshots (they share nothing with the projection);
+		// this copy is the caller's or, without one, the last
+		// subscriber's; the others get deep copies, made before it is
+		// handed over.
+		out = append([]Change(nil), a.out...)
+	}
+	clear(a.out)
+	a.ctx = nil
+	p.mu.Unlock()
+	if subscribed && len(out) > 0 {
+		p.subMu.RLock()
+		i, n := 0, len(p.subs)
+		for _, fn := range p.subs {
+			if i++; i == n && !ret {
+				fn(owner, out)
+				continue
+			}
+			fn(owner, cloneChanges(out))
+		}
+		p.subMu.RUnlock()
+	}
+	return out
+}
+
+// sess is the projection of one session.
+type sess struct {
+	rec     session.Session
+	parent  *sess
+	link    *part            // the tool part in the parent that points here
+	kids    map[string]*sess // children that have not ended
+	tools   map[string]*part // open tool parts by call id
+	msg     *message         // the open assistant message
+	userMsg string           // the last user message
+	ended   bool
+	errored bool              // a session error was reported for the current run
+	plan    []event.PlanEntry // the latest plan_update the projection saw (report.go)
+	planned bool              // plan is known
+}
+
+func (s *sess) info() session.Session {
+	r := s.rec
+	r.Metadata = session.CloneMetadata(r.Metadata)
+	return r
+}
+
+type message struct {
+	info    Message
+	byIndex []*part // by event part index (small, dense); see part
+	last    int     // highest part index seen, -1 before any
+	parts   []*part
+}
+
+// part returns the part with event index i.
+func (m *message) part(i int) (*part, bool) {
+	if i < 0 || i >= len(m.byIndex) || m.byIndex[i] == nil {
+		return nil, false
+	}
+	return m.byIndex[i], true
+}
+
+// setPart records the part with event index i. Indexes come from one
+// model response and are small; a hostile index is bounded.
+func (m *message) setPart(i int, pt *part) {
+	if i < 0 || i > 1<<16 {
+		return
+	}
+	for len(m.byIndex) <= i {
+		m.byIndex = append(m.byIndex, nil)
+	}
+	m.byIndex[i] = pt
+}
+
+// addKid and addTool make the maps on first use: most sessions never
+// spawn, many never call a tool.
+func (s *sess) addKid(id string, c *sess) {
+	if s.kids == nil {
+		s.kids = map[string]*sess{}
+	}
+	s.kids[id] = c
+}
+
+func (s *sess) addTool(callID string, pt *part) {
+	if s.tools == nil {
+		s.tools = map[string]*part{}
+	}
+	s.tools[callID] = pt
+}
+
+type part struct {
+	Part
+	text strings.Builder
+	raw  strings.Builder
+}
+
+func (pt *part) snapshot() Part {
+	c := pt.Part
+	c.Text = pt.text.String()
+	c.State.Raw = pt.raw.String()
+	c.State.Metadata = maps.Clone(pt.State.Metadata)
+	cloneReport(&c.State)
+	return c
+}
+
+func (pt *part) open() bool {
+	return pt.Type == PartTool && (pt.State.Status == ToolPending || pt.State.Status == ToolRunning)
+}
+
+// applier carries one event through the projection.
+type applier struct {
+	p     *Projection
+	ctx   context.Context
+	owner string
+	now   time.Time
+	want  bool // build Changes (someone reads them)
+	out   []Change
+}
+
+func (a *applier) emit(c Change) { a.out = append(a.out, c) }
+
+// clock returns the time of the event being applied, read once and only
+// when something needs it (most deltas do not).
+func (a *applier) clock() time.Time {
+	if a.now.IsZero() {
+		a.now = time.Now()
+	}
+	return a.now
+}
+
+// maxDone bounds the duplicate guard: ids of this many ended children are
+// kept (about 100 bytes each).
+const maxDone = 1 << 16
+
+// markDone adds id to the duplicate guard, forgetting the oldest id when
+// the guard is full. Under p.mu. (An id taken out of done, a child resumed
+// as a root, may stay in the ring; if it ends again, its older slot's
+// eviction forgets it early, which only shortens its guard.)
+func (p *Projection) markDone(id string) {
+	if _, ok := p.done[id]; ok {
+		return
+	}
+	if len(p.doneRing) < maxDone {
+		p.doneRing = append(p.doneRing, id)
+	} else {
+		delete(p.done, p.doneRing[p.doneNext])
+		p.doneRing[p.doneNext] = id
+		p.doneNext = (p.doneNext + 1) % maxDone
+	}
+	p.done[id] = struct{}{}
+}
+
+// release drops the projection of a finished root run and of every
+// session under it; ended children stay known to the duplicate guard. A
+// later run of the same root (a resumed session) starts from the store.
+func (a *applier) release(root *sess) {
+	if root.parent != nil || a.owner != root.rec.ID {
+		return
+	}
+	for _, id := range a.p.trees[a.owner] {
+		if id != a.owner {
+			a.p.markDone(id)
+		}
+		delete(a.p.sessions, id)
+	}
+	delete(a.p.trees, a.owner)
+}
+
+// cloneChanges deep-copies the maps of cs, so that each subscriber has its
+// own.
+func cloneChanges(cs []Change) []Change {
+	out := make([]Change, len(cs))
+	for i, c := range cs {
+		switch v := c.(type) {
+		case SessionCreated:
+			v.Info.Metadata = session.CloneMetadata(v.Info.Metadata)
+			c = v
+		case SessionUpdated:
+			v.Info.Metadata = session.CloneMetadata(v.Info.Metadata)
+			c = v
+		case PartUpdated:
+			v.Part.State.Metadata = session.CloneMetadata(v.Part.State.Metadata)
+			v.Part.State.Input = append(json.RawMessage(nil), v.Part.State.Input...)
+			cloneReport(&v.Part.State)
+			c = v
+		case PlanUpdated:
+			v.Entries = slices.Clone(v.Entries)
+			c = v
+		}
+		out[i] = c
+	}
+	return out
+}

@@ -1,0 +1,368 @@
+package processor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/session"
+)
+
+// Recorder records one root run (Processor.Open): it appends each event of
+// the run's stream to the event log of the session that produced it, then
+// hands it to the run's watchers and to the next sink, under one lock, so
+// that the store, the watchers and the caller see the same order. It is an
+// event.Sink, safe for concurrent use, and a spawn.Recorder (Record).
+//
+// Besides the appends it keeps the store rules of the package
+// documentation, for producers that do not write the store themselves.
+type Recorder struct {
+	p     *Processor
+	ctx   context.Context
+	owner string
+	next  event.Sink
+
+	mu       sync.Mutex
+	started  bool           // the run's first event was recorded
+	watchers []Watcher      // fixed at the run's first event
+	one      [1]event.Event // backs the one-event appends
+	// open lists the children the run started, or created through the
+	// reactive fallback, and that have not ended, each with its parent: a
+	// child still open when its parent ends is ended (aborted) too.
+	open []openKid
+}
+
+type openKid struct{ id, parent string }
+
+// Emit records e and passes it on.
+func (r *Recorder) Emit(e event.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.record(e) {
+		for _, w := range r.watchers {
+			w.Observe(r.ctx, r.owner, e)
+		}
+	}
+	if r.next != nil {
+		r.next.Emit(e)
+	}
+}
+
+// Record appends e, an event of session sessionID, to that session's log in
+// the run's order, and passes it on to nobody: for events outside the
+// run's span (spawn.Invocation.Record).
+func (r *Recorder) Record(sessionID string, e event.Event) {
+	st := r.p.store
+	if st == nil || e == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.append(st, sessionID, e); err != nil {
+		r.p.log.Warn("processor: store event", "session", sessionID, "kind", e.Kind(), "err", err)
+	}
+}
+
+// record does the store work of e and reports whether e is an event of the
+// run (one that names its session). Steady state (the session exists, the
+// event is no spawn start or end): one append, no allocation.
+func (r *Recorder) record(e event.Event) bool {
+	if e == nil {
+		return false
+	}
+	sid, inner := event.Unwrap(r.owner, e)
+	if inner == nil {
+		r.p.log.Warn("processor: subagent event wraps nothing", "owner", r.owner, "child", sid)
+		return false
+	}
+	if sid == "" {
+		r.p.log.Warn("processor: event without a session", "kind", e.Kind())
+		return false
+	}
+	if !r.started {
+		r.start()
+	}
+	st := r.p.store
+	if st == nil {
+		return true
+	}
+	err := r.append(st, sid, inner)
+	if errors.Is(err, session.ErrNotFound) && sid != r.owner {
+		if w, ok := e.(event.Subagent); ok {
+			// A child whose spawn_session_start never came and that
+			// nobody created in the store.
+			r.p.log.Warn("processor: event of a child without spawn_session_start; creating it (reactive fallback)",
+				"owner", r.owner, "child", sid, "kind", inner.Kind())
+			r.fallback(w)
+			err = r.append(st, sid, inner)
+		}
+	}
+	if err != nil {
+		r.p.log.Warn("processor: store event", "session", sid, "kind", inner.Kind(), "err", err)
+	}
+	switch ev := inner.(type) {
+	case event.SpawnSessionStart:
+		r.childStarted(sid, ev)
+	case event.SpawnSessionEnd:
+		r.childEnded(sid, ev)
+	case event.StreamComplete, event.RunError:
+		if sid == r.owner {
+			// The root's run ended: its children still open end too.
+			for len(r.open) > 0 {
+				k := r.open[len(r.open)-1]
+				r.open = r.open[:len(r.open)-1]
+				r.storeEnd(k.id, parentEnded, true)
+			}
+		}
+	}
+	return true
+}
+
+func (r *Recorder) append(st session.Store, sid string, e event.Event) error {
+	r.one[0] = e
+	err := st.AppendEvents(r.ctx, sid, r.one[:]...)
+	r.one[0] = nil
+	return err
+}
+
+// start fixes the run's watchers and creates the root session in the store
+// when it is not there (the pool always creates it first: one read per
+// run).
+func (r *Recorder) start() {
+	r.started = true
+	if ws := r.p.current.Load(); ws != nil {
+		r.watchers = *ws
+	}
+	st := r.p.store
+	if st == nil {
+		return
+	}
+	_, err := st.GetSession(r.ctx, r.owner)
+	if err == nil {
+		return
+	}
+	if !errors.Is(err, session.ErrNotFound) {
+		r.p.log.Warn("processor: load session", "session", r.owner, "err", err)
+	}
+	now := time.Now()
+	r.create(session.Session{ID: r.owner, Status: session.StatusRunning, SourceType: event.SourceAgent, CreatedAt: now, UpdatedAt: now})
+}
+
+func (r *Recorder) create(rec session.Session) {
+	if err := r.p.store.CreateSession(r.ctx, rec); err != nil && !errors.Is(err, session.ErrExists) {
+		r.p.log.Warn("processor: create session", "session", rec.ID, "err", err)
+	}
+}
+
+func (r *Recorder) opened(id, parent string) {
+	for _, k := range r.open {
+		if k.id == id {
+			return
+		}
+	}
+	r.open = append(r.open, openKid{id: id, parent: parent})
+}
+
+func (r *Recorder) closed(id string) {
+	for i, k := range r.open {
+		if k.id == id {
+			r.open = append(r.open[:i], r.open[i+1:]...)
+			return
+		}
+	}
+}
+
+// endKids ends, as aborted, the open children of parent and theirs.
+func (r *Recorder) endKids(parent string) {
+	for i := len(r.open) - 1; i >= 0; i-- {
+		if i >= len(r.open) || r.open[i].parent != parent {
+			continue
+		}
+		k := r.open[i]
+		r.closed(k.id)
+		r.endKids(k.id)
+		r.storeEnd(k.id, parentEnded, true)
+	}
+}
+
+// childStarted makes sure the child of a spawn_session_start is in the
+// store (spawn.Spawn creates it before the start: one read).
+func (r *Recorder) childStarted(parent string, ev event.SpawnSessionStart) {
+	if ev.ChildSessionID == "" {
+		return
+	}
+	if _, err := r.p.store.GetSession(r.ctx, ev.ChildSessionID); err != nil {
+		if !errors.Is(err, session.ErrNotFound) {
+			r.p.log.Warn("processor: load session", "session", ev.ChildSessionID, "err", err)
+		}
+		r.create(childRecord(spawnInfo{child: ev.ChildSessionID, sourceName: ev.SourceName, sourceType: ev.SourceType,
+			description: ev.Description, depth: ev.Depth}, parent, time.Now()))
+	}
+	r.opened(ev.ChildSessionID, parent)
+}
+
+// childEnded completes the store record of the child of a
+// spawn_session_end while the store still shows it running (spawn.Spawn
+// writes the final record before the end: one read, no write), after
+// ending its open children.
+func (r *Recorder) childEnded(parent string, ev event.SpawnSessionEnd) {
+	c := ev.ChildSessionID
+	if c == "" {
+		return
+	}
+	r.endKids(c)
+	r.closed(c)
+	cur, err := r.p.store.GetSession(r.ctx, c)
+	switch {
+	case err == nil:
+		if cur.Status != session.StatusRunning {
+			return
+		}
+	case errors.Is(err, session.ErrNotFound):
+		r.p.log.Warn("processor: spawn_session_end of a child without spawn_session_start; creating it (reactive fallback)",
+			"parent", parent, "child", c)
+		rec := childRecord(spawnInfo{child: c, sourceName: ev.SourceName, sourceType: ev.SourceType, depth: ev.Depth}, parent, time.Now())
+		if err := r.p.store.CreateSession(r.ctx, rec); err != nil && !errors.Is(err, session.ErrExists) {
+			r.p.log.Warn("processor: create session", "session", c, "err", err)
+			return
+		}
+	default:
+		r.p.log.Warn("processor: load session", "session", c, "err", err)
+		return
+	}
+	r.storeEnd(c, endOf(ev), false)
+}
+
+// fallback creates in the store the missing sessions on the path of the
+// child a wrapped event comes from, from what the wrapper carries.
+func (r *Recorder) fallback(w event.Subagent) {
+	st := r.p.store
+	sid := w.ChildSessionID
+	parent, err := st.GetSession(r.ctx, r.owner)
+	if err != nil {
+		parent = session.Session{ID: r.owner}
+	}
+	path := w.Path
+	if len(path) == 0 || path[len(path)-1] != sid {
+		path = []string{sid}
+		if w.ParentSessionID != "" && w.ParentSessionID != r.owner {
+			if rec, err := st.GetSession(r.ctx, w.ParentSessionID); err == nil {
+				parent = rec
+			}
+		}
+	}
+	now := time.Now()
+	for _, cid := range path {
+		if rec, err := st.GetSession(r.ctx, cid); err == nil {
+			r.opened(cid, parent.ID)
+			parent = rec
+			continue
+		}
+		info := spawnInfo{child: cid, depth: parent.Depth + 1}
+		if cid == sid {
+			info.sourceName, info.sourceType, info.depth = w.SourceName, w.SourceType, w.Depth
+		}
+		rec := childRecord(info, parent.ID, now)
+		r.create(rec)
+		r.opened(cid, parent.ID)
+		parent = rec
+	}
+}
+
+// storeEnd writes the final status of child id into the store while the
+// store shows it running; check reads the record first, so that a child
+// already completed costs no write.
+func (r *Recorder) storeEnd(id string, f finishInfo, check bool) {
+	st := r.p.store
+	if check {
+		cur, err := st.GetSession(r.ctx, id)
+		if err != nil || cur.Status != session.StatusRunning {
+			return
+		}
+	}
+	err := st.UpdateSession(r.ctx, id, func(rec *session.Session) {
+		if rec.Status != session.StatusRunning && rec.Status != "" {
+			return
+		}
+		rec.Status, rec.StopReason = session.StatusFromStop(f.stop), f.stop
+		if f.final {
+			if f.usage != nil && rec.TotalUsage.IsZero() {
+				rec.TotalUsage = *f.usage
+			}
+			if rec.TotalCost == 0 {
+				rec.TotalCost = f.cost
+			}
+			if rec.DurationMS == 0 {
+				rec.DurationMS = f.durationMS
+			}
+		}
+		if f.err != "" {
+			if rec.Metadata == nil {
+				rec.Metadata = map[string]any{}
+			}
+			if _, set := rec.Metadata["error"]; !set {
+				rec.Metadata["error"] = f.err
+			}
+		}
+	})
+	if err != nil {
+		r.p.log.Warn("processor: store session end", "session", id, "err", err)
+	}
+}
+
+// finishInfo is how a session ended.
+type finishInfo struct {
+	stop, err, output string
+	usage             *event.Usage
+	cost              float64
+	durationMS        int64
+	final             bool // the values are the session's final totals (spawn_session_end)
+}
+
+// endOf is the end a spawn_session_end reports, its stop reason settled.
+func endOf(ev event.SpawnSessionEnd) finishInfo {
+	f := finishInfo{stop: ev.StopReason, err: ev.Error, output: ev.LastAssistantMessage, usage: ev.Usage,
+		cost: ev.Cost, durationMS: ev.DurationMS, final: true}
+	f.settle()
+	return f
+}
+
+// settle gives an end without a stop reason its own: completed, or error
+// when it carries an error.
+func (f *finishInfo) settle() {
+	if f.stop == "" {
+		f.stop = event.StopCompleted
+		if f.err != "" {
+			f.stop = event.StopError
+		}
+	}
+}
+
+// parentEnded is the end of a child ended because its parent ended first.
+var parentEnded = finishInfo{stop: event.StopAborted, err: errParentEnded}
+
+// errParentEnded is the error of a child ended because its parent ended
+// first.
+const errParentEnded = "parent session ended first"
+
+type spawnInfo struct {
+	child, toolCallID, mechanism, runMode, sourceName, sourceType string
+	description, prompt, modelID, taskID                          string
+	depth                                                         int
+}
+
+// childRecord is the record of a child that is not in the store (the
+// record spawn.Spawn would have written).
+func childRecord(info spawnInfo, parentID string, now time.Time) session.Session {
+	title := info.description
+	if title == "" {
+		title = info.sourceName
+	}
+	return session.Session{
+		ID: info.child, ParentID: parentID, Depth: info.depth, AgentName: info.sourceName, SourceType: info.sourceType,
+		Title: fmt.Sprintf("%s (@%s subagent)", title, info.sourceName), Status: session.StatusRunning, CreatedAt: now, UpdatedAt: now,
+	}
+}

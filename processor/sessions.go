@@ -1,0 +1,248 @@
+package processor
+
+import (
+	"encoding/json"
+	"errors"
+
+	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/id"
+	"github.com/agentpool/agentpool/session"
+)
+
+// How the projection finds the session an event belongs to, and creates
+// sessions: roots when their run's first event comes, children at their
+// spawn_session_start or through the reactive fallback.
+
+// apply projects one event.
+func (a *applier) apply(e event.Event) {
+	sid, inner := event.Unwrap(a.owner, e)
+	var wrap *event.Subagent
+	if w, ok := e.(event.Subagent); ok {
+		wrap = &w
+		if inner == nil {
+			a.p.log.Warn("processor: subagent event wraps nothing", "owner", a.owner, "child", sid)
+			return
+		}
+	}
+	if sid == "" {
+		a.p.log.Warn("processor: event without a session", "kind", e.Kind())
+		return
+	}
+	if _, released := a.p.done[sid]; released {
+		if sid != a.owner {
+			// A late or replayed event of a child whose run already ended
+			// (its log keeps it): it changes nothing in the projection.
+			a.p.log.Debug("processor: event of an ended child", "child", sid, "kind", inner.Kind())
+			return
+		}
+		// A session that ran as a child, now continued as a root run of
+		// its own (a resumed session): a new run, projected afresh.
+		delete(a.p.done, sid)
+	}
+	s := a.session(sid, wrap)
+	switch ev := inner.(type) {
+	case event.RunStarted:
+		a.runStarted(s, ev)
+	case event.PartStart:
+		a.partStart(s, ev)
+	case event.PartDelta:
+		a.partDelta(s, ev)
+	case event.PartEnd:
+		a.partEnd(s, ev)
+	case event.ToolCallStart:
+		a.toolStart(s, ev)
+	case event.ToolCallProgress:
+		a.toolProgress(s, ev)
+	case event.ToolCallComplete:
+		a.toolComplete(s, ev)
+	case event.PlanUpdate:
+		a.planUpdate(s, ev)
+	case event.StreamComplete:
+		a.streamComplete(s, ev)
+	case event.RunError:
+		a.runError(s, ev)
+	case event.SpawnSessionStart:
+		a.spawnStart(s, ev)
+	case event.SpawnSessionEnd:
+		a.spawnEnd(s, ev)
+	}
+}
+
+// session returns the projection of sid, creating it when first seen: a
+// root from the store (or new), a child through the reactive fallback.
+func (a *applier) session(sid string, wrap *event.Subagent) *sess {
+	if s, ok := a.p.sessions[sid]; ok {
+		return s
+	}
+	if sid == a.owner || wrap == nil {
+		return a.root(sid)
+	}
+	a.p.log.Warn("processor: event of a child without spawn_session_start; creating it (reactive fallback)",
+		"owner", a.owner, "child", sid, "kind", wrap.Event.Kind())
+	parent := a.session(a.owner, nil)
+	path := wrap.Path
+	if len(path) == 0 || path[len(path)-1] != sid {
+		path = []string{sid}
+		if pp, ok := a.p.sessions[wrap.ParentSessionID]; ok {
+			parent = pp
+		}
+	}
+	for _, cid := range path {
+		if c, ok := a.p.sessions[cid]; ok {
+			parent = c
+			continue
+		}
+		info := spawnInfo{child: cid, depth: parent.rec.Depth + 1, mechanism: event.MechanismManual, runMode: event.RunModeSync}
+		if cid == sid {
+			info.sourceName, info.sourceType, info.depth, info.toolCallID = wrap.SourceName, wrap.SourceType, wrap.Depth, wrap.ToolCallID
+		}
+		parent = a.createChild(parent, info)
+	}
+	return parent
+}
+
+// root loads a root session from the store, or makes its record when the
+// store does not have it.
+func (a *applier) root(sid string) *sess {
+	s := &sess{}
+	a.p.sessions[sid] = s
+	a.p.trees[sid] = append(a.p.trees[sid], sid)
+	if st := a.p.store; st != nil {
+		rec, err := st.GetSession(a.ctx, sid)
+		if err == nil {
+			s.rec = rec
+			return s
+		}
+		if !errors.Is(err, session.ErrNotFound) {
+			a.p.log.Warn("processor: load session", "session", sid, "err", err)
+		}
+	}
+	s.rec = session.Session{ID: sid, Status: session.StatusRunning, SourceType: event.SourceAgent, CreatedAt: a.clock(), UpdatedAt: a.clock()}
+	if a.want {
+		a.emit(SessionCreated{Info: s.info()})
+	}
+	return s
+}
+
+// createChild adds a child session to the projection, with its record from
+// the store (else the one spawn.Spawn would have written), its prompt, an
+// open assistant message and the part in the parent that points at it.
+func (a *applier) createChild(parent *sess, info spawnInfo) *sess {
+	c := &sess{parent: parent}
+	a.p.sessions[info.child] = c
+	a.p.trees[a.owner] = append(a.p.trees[a.owner], info.child)
+	parent.addKid(info.child, c)
+	var rec session.Session
+	found := false
+	if st := a.p.store; st != nil {
+		r, err := st.GetSession(a.ctx, info.child)
+		switch {
+		case err == nil:
+			rec, found = r, true
+		case !errors.Is(err, session.ErrNotFound):
+			a.p.log.Warn("processor: load session", "session", info.child, "err", err)
+		}
+	}
+	if !found {
+		rec = childRecord(info, parent.rec.ID, a.clock())
+	}
+	c.rec = rec
+	if a.want {
+		a.emit(SessionCreated{Info: c.info()})
+	}
+	if info.prompt != "" {
+		um := Message{ID: id.Ascending(id.Message), SessionID: c.rec.ID, Role: RoleUser, Agent: c.rec.AgentName, Created: a.clock(), Completed: a.clock()}
+		c.userMsg = um.ID
+		if a.want {
+			a.emit(MessageUpdated{Info: um})
+		}
+		pt := &part{Part: Part{ID: id.Ascending(id.Part), SessionID: c.rec.ID, MessageID: um.ID, Type: PartText, Start: a.clock(), End: a.clock()}}
+		pt.text.WriteString(info.prompt)
+		if a.want {
+			a.emit(PartUpdated{Part: pt.snapshot()})
+		}
+	}
+	a.openMessage(c, info.modelID)
+	a.link(parent, c, info)
+	return c
+}
+
+// link points a tool part of the parent at child c: the tool call that
+// spawned it when there is one, else a new task-like part.
+func (a *applier) link(parent, c *sess, info spawnInfo) {
+	var pt *part
+	if info.toolCallID != "" {
+		if t, ok := parent.tools[info.toolCallID]; ok && t.open() && t.Child() == "" {
+			pt = t
+		}
+	}
+	if pt == nil {
+		m := a.ensureMessage(parent)
+		input, _ := json.Marshal(map[string]string{"description": info.description, "prompt": info.prompt, "subagent_type": info.sourceName})
+		title := info.description
+		if title == "" {
+			title = info.sourceName
+		}
+		pt = a.newPart(parent, m, PartTool)
+		pt.CallID, pt.Tool = "spawn:"+c.rec.ID, "task"
+		pt.State = ToolState{Status: ToolRunning, Input: input, Title: title, Start: a.clock()}
+		parent.addTool(pt.CallID, pt)
+	} else if pt.State.Status == ToolPending {
+		pt.State.Status, pt.State.Start = ToolRunning, a.clock()
+	}
+	meta := map[string]any{"sessionId": c.rec.ID, "parentSessionId": parent.rec.ID}
+	if info.mechanism != "" {
+		meta["spawnMechanism"] = info.mechanism
+	}
+	if info.runMode != "" {
+		meta["runMode"] = info.runMode
+	}
+	if info.taskID != "" {
+		meta["taskId"] = info.taskID
+	}
+	for k, v := range pt.State.Metadata {
+		if _, set := meta[k]; !set {
+			meta[k] = v
+		}
+	}
+	pt.State.Metadata = meta
+	c.link = pt
+	if a.want {
+		a.emit(PartUpdated{Part: pt.snapshot()})
+	}
+}
+
+func (a *applier) spawnStart(parent *sess, ev event.SpawnSessionStart) {
+	if ev.ChildSessionID == "" {
+		return
+	}
+	_, seen := a.p.sessions[ev.ChildSessionID]
+	if _, released := a.p.done[ev.ChildSessionID]; seen || released {
+		a.p.log.Debug("processor: duplicate spawn_session_start ignored", "child", ev.ChildSessionID)
+		return
+	}
+	prompt, _ := ev.Metadata["prompt"].(string)
+	a.createChild(parent, spawnInfo{
+		child: ev.ChildSessionID, toolCallID: ev.ToolCallID, mechanism: ev.SpawnMechanism, runMode: ev.RunMode,
+		sourceName: ev.SourceName, sourceType: ev.SourceType, description: ev.Description, prompt: prompt,
+		modelID: ev.ModelID, taskID: ev.TaskID, depth: ev.Depth,
+	})
+}
+
+func (a *applier) spawnEnd(parent *sess, ev event.SpawnSessionEnd) {
+	c, ok := a.p.sessions[ev.ChildSessionID]
+	if !ok {
+		if _, released := a.p.done[ev.ChildSessionID]; released || ev.ChildSessionID == "" {
+			return
+		}
+		a.p.log.Warn("processor: spawn_session_end of a child without spawn_session_start; creating it (reactive fallback)",
+			"owner", a.owner, "child", ev.ChildSessionID)
+		c = a.createChild(parent, spawnInfo{child: ev.ChildSessionID, toolCallID: ev.ToolCallID, sourceName: ev.SourceName,
+			sourceType: ev.SourceType, depth: ev.Depth})
+	}
+	if c.ended {
+		a.p.log.Debug("processor: duplicate spawn_session_end ignored", "child", ev.ChildSessionID)
+		return
+	}
+	a.finish(c, endOf(ev))
+}

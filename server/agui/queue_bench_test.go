@@ -1,0 +1,58 @@
+package agui
+
+import (
+	"context"
+	"testing"
+)
+
+// BenchmarkQueue: a run's events through its queue to a consumer that
+// takes them at once, per event. Lifecycle events: none merges, the
+// producer waits when the queue is full.
+func BenchmarkQueue(b *testing.B) {
+	q := newQueue(0)
+	items := make([]item, 64)
+	for i := range items {
+		items[i] = lifecycle("ses_1", TypeStepStarted)
+	}
+	done := make(chan int)
+	go func() {
+		n := 0
+		for {
+			batch, err := q.Take(context.Background())
+			if err != nil {
+				done <- n
+				return
+			}
+			n += len(batch)
+		}
+	}()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		q.Push(items[i%len(items)])
+	}
+	q.Close()
+	if n := <-done; n != b.N {
+		b.Fatalf("took %d, pushed %d", n, b.N)
+	}
+}
+
+// BenchmarkQueueFull: a client that reads nothing: every delta merges
+// into the full queue.
+func BenchmarkQueueFull(b *testing.B) {
+	q := newQueue(4)
+	for range 4 {
+		q.Push(item{ev: &Event{Type: TypeTextMessageContent, MessageID: "msg_1", Delta: "t"}, owner: "ses_1", class: classDelta})
+	}
+	ev := &Event{Type: TypeTextMessageContent, MessageID: "msg_1", Delta: ""}
+	it := item{ev: ev, owner: "ses_1", class: classDelta}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		q.Push(it) // an empty delta: merging allocates nothing
+	}
+	b.StopTimer()
+	if m, _ := stats(q); m != b.N {
+		b.Fatalf("merged %d of %d", m, b.N)
+	}
+}
