@@ -132,7 +132,8 @@ func New[A any](name, description string, fn func(ctx context.Context, call Call
 	}
 }
 
-// WithKind returns a copy of a typed tool with the given ACP kind.
+// WithKind returns t with the given ACP kind. The result keeps t's
+// optional interfaces (Titler, Locator).
 func WithKind(t Tool, kind string) Tool {
 	return kindTool{Tool: t, kind: kind}
 }
@@ -147,6 +148,18 @@ func (k kindTool) Info() Info {
 	i.Kind = k.kind
 	return i
 }
+
+// Title forwards to the wrapped tool ("" when it has no Titler: the
+// default title applies).
+func (k kindTool) Title(c Call) string {
+	if t, ok := k.Tool.(Titler); ok {
+		return t.Title(c)
+	}
+	return ""
+}
+
+// Locations forwards to the wrapped tool.
+func (k kindTool) Locations(c Call) []Location { return Locations(k.Tool, c) }
 
 func (f *funcTool[A]) Info() Info { return f.info }
 

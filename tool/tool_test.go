@@ -78,3 +78,21 @@ func TestWithKindAndTitle(t *testing.T) {
 		t.Fatalf("title %q", got)
 	}
 }
+
+type titledTool struct{ tool.Tool }
+
+func (titledTool) Title(c tool.Call) string            { return "titled " + c.Name }
+func (titledTool) Locations(tool.Call) []tool.Location { return []tool.Location{{Path: "/x"}} }
+
+func TestWithKindKeepsOptionalInterfaces(t *testing.T) {
+	base := tool.New("t", "d", func(context.Context, tool.Call, struct{}) (tool.Result, error) { return tool.Result{}, nil })
+	k := tool.WithKind(titledTool{base}, tool.KindRead)
+	c := tool.Call{Name: "t"}
+	if k.Info().Kind != tool.KindRead || tool.Title(k, c) != "titled t" || len(tool.Locations(k, c)) != 1 {
+		t.Errorf("kind %q title %q locations %v", k.Info().Kind, tool.Title(k, c), tool.Locations(k, c))
+	}
+	plain := tool.WithKind(base, tool.KindRead)
+	if tool.Title(plain, c) != "t" || tool.Locations(plain, c) != nil {
+		t.Errorf("a tool without them: title %q locations %v", tool.Title(plain, c), tool.Locations(plain, c))
+	}
+}
