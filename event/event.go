@@ -23,8 +23,11 @@ const (
 	KindCustom            Kind = "custom"
 )
 
-// Kinds lists every kind, in the order of the spec table.
-var Kinds = []Kind{
+// Kinds returns every kind, in the order of the spec table (a new slice
+// each call: the list itself cannot be changed).
+func Kinds() []Kind { return append([]Kind(nil), kinds...) }
+
+var kinds = []Kind{
 	KindRunStarted, KindPartStart, KindPartDelta, KindPartEnd, KindToolCallStart,
 	KindToolCallProgress, KindToolCallComplete, KindPlanUpdate, KindStreamComplete,
 	KindRunError, KindSpawnSessionStart, KindSpawnSessionEnd, KindSubagent, KindCustom,

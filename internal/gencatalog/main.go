@@ -68,13 +68,13 @@ func render() ([]byte, error) {
 	for _, e := range events {
 		byKind[e.Kind()] = e
 	}
-	for _, k := range event.Kinds {
+	for _, k := range event.Kinds() {
 		if byKind[k] == nil {
 			return nil, fmt.Errorf("event kind %q has no type in gencatalog's list", k)
 		}
 	}
-	if len(byKind) != len(event.Kinds) {
-		return nil, fmt.Errorf("gencatalog lists %d event types, event.Kinds has %d", len(byKind), len(event.Kinds))
+	if len(byKind) != len(event.Kinds()) {
+		return nil, fmt.Errorf("gencatalog lists %d event types, event.Kinds() has %d", len(byKind), len(event.Kinds()))
 	}
 
 	r := &renderer{types: map[string]reflect.Type{}}
@@ -112,11 +112,11 @@ func render() ([]byte, error) {
 	r.printf("## Event kinds\n\n")
 	r.printf("Every event is one JSON object with an `event_kind` discriminator; optional fields are omitted when empty.\n\n")
 	r.printf("| event_kind | Go type |\n|---|---|\n")
-	for _, k := range event.Kinds {
+	for _, k := range event.Kinds() {
 		r.printf("| [`%s`](#%s) | `%s` |\n", k, anchor(string(k)), typeName(reflect.TypeOf(byKind[k])))
 	}
 	r.printf("\n")
-	for _, k := range event.Kinds {
+	for _, k := range event.Kinds() {
 		t := reflect.TypeOf(byKind[k])
 		r.printf("### %s\n\n", k)
 		r.printf("Go type `%s`:\n\n", typeName(t))
