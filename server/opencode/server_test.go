@@ -321,12 +321,20 @@ agents:
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	// The session went busy and idle twice, never overlapping.
+	// The session went busy and idle twice, never overlapping. The event
+	// stream may still be delivering the last of them: wait for six.
 	var seq []string
-	for _, e := range ev.events() {
-		if get(e, "properties", "sessionID") == sid && (e["type"] == "session.status" || e["type"] == "session.idle") {
-			seq = append(seq, str(e["type"])+":"+str(get(e, "properties", "status", "type")))
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		seq = seq[:0]
+		for _, e := range ev.events() {
+			if get(e, "properties", "sessionID") == sid && (e["type"] == "session.status" || e["type"] == "session.idle") {
+				seq = append(seq, str(e["type"])+":"+str(get(e, "properties", "status", "type")))
+			}
 		}
+		if len(seq) >= 6 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	if got := strings.Join(seq, " "); got != "session.status:busy session.status:idle session.idle: session.status:busy session.status:idle session.idle:" {
 		t.Fatalf("status sequence %s", got)
