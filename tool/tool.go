@@ -161,6 +161,20 @@ func (k kindTool) Title(c Call) string {
 // Locations forwards to the wrapped tool.
 func (k kindTool) Locations(c Call) []Location { return Locations(k.Tool, c) }
 
+// WithTitle returns t with title as its Titler (a title of "" falls back
+// to the tool name). The result keeps t's Locator.
+func WithTitle(t Tool, title func(Call) string) Tool {
+	return titleTool{Tool: t, title: title}
+}
+
+type titleTool struct {
+	Tool
+	title func(Call) string
+}
+
+func (t titleTool) Title(c Call) string         { return t.title(c) }
+func (t titleTool) Locations(c Call) []Location { return Locations(t.Tool, c) }
+
 func (f *funcTool[A]) Info() Info { return f.info }
 
 func (f *funcTool[A]) Call(ctx context.Context, call Call) (Result, error) {

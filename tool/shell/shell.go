@@ -44,21 +44,21 @@ var (
 
 // BashArgs is the input of Bash (Claude Code's fields).
 type BashArgs struct {
-	Command         string  `json:"command" jsonschema_description:"The command to execute"`
-	Timeout         float64 `json:"timeout,omitempty" jsonschema_description:"Optional timeout in milliseconds (max 600000). Default 120000 (2 minutes)."`
-	Description     string  `json:"description,omitempty" jsonschema_description:"Clear, concise description of what this command does in 5-10 words, in active voice"`
+	Command         string  `json:"command" jsonschema_description:"The shell command line to run with /bin/sh -c in the workspace root"`
+	Timeout         float64 `json:"timeout,omitempty" jsonschema_description:"How long the command may run, in milliseconds: 120000 (2 minutes) when left out, 600000 at most"`
+	Description     string  `json:"description,omitempty" jsonschema_description:"A few words saying what the command is for, shown to the user instead of the command line"`
 	RunInBackground bool    `json:"run_in_background,omitempty" jsonschema_description:"Set to true to run this command in the background. Use BashOutput to read the output later and KillShell to stop it."`
 }
 
 // BashOutputArgs is the input of BashOutput.
 type BashOutputArgs struct {
-	BashID string `json:"bash_id" jsonschema_description:"The ID of the background shell to retrieve output from"`
+	BashID string `json:"bash_id" jsonschema_description:"The id Bash returned for the background command (bash_N)"`
 	Filter string `json:"filter,omitempty" jsonschema_description:"Optional regular expression: only output lines matching it are shown. Lines not matching are no longer available to read."`
 }
 
 // KillShellArgs is the input of KillShell.
 type KillShellArgs struct {
-	ShellID string `json:"shell_id" jsonschema_description:"The ID of the background shell to kill"`
+	ShellID string `json:"shell_id" jsonschema_description:"The id of the background command to stop (bash_N)"`
 }
 
 const bashDescription = `Executes a shell command (/bin/sh -c) in the workspace root directory and returns its combined stdout and stderr followed by its exit code ("Exit code: N" on the last line).
@@ -101,9 +101,11 @@ func New(ws *workspace.Workspace) *Toolset {
 // Tools returns Bash, BashOutput and KillShell.
 func (t *Toolset) Tools() []tool.Tool {
 	return []tool.Tool{
-		&bashTool{t: t, inner: tool.New(Bash, bashDescription, t.bash)},
-		&bashOutputTool{inner: tool.New(BashOutput, bashOutputDescription, t.bashOutput)},
-		&killShellTool{inner: tool.New(KillShell, killShellDescription, t.killShell)},
+		tool.WithKind(tool.WithTitle(tool.New(Bash, bashDescription, t.bash), title(bashTitle)), tool.KindExecute),
+		tool.WithKind(tool.WithTitle(tool.New(BashOutput, bashOutputDescription, t.bashOutput),
+			title(func(a BashOutputArgs) string { return shellTitle("Output of ")(a.BashID) })), tool.KindExecute),
+		tool.WithKind(tool.WithTitle(tool.New(KillShell, killShellDescription, t.killShell),
+			title(func(a KillShellArgs) string { return shellTitle("Kill ")(a.ShellID) })), tool.KindExecute),
 	}
 }
 
@@ -142,73 +144,31 @@ func (t *Toolset) enter() bool {
 
 var errClosed = tool.Errorf("the shell tools are closed (the pool is shutting down)")
 
-// bashTool, bashOutputTool and killShellTool give the typed tools their
-// kind and title.
-type bashTool struct {
-	t     *Toolset
-	inner tool.Tool
+// title reads a call's arguments as A and names the call with name (""
+// for the default title).
+func title[A any](name func(A) string) func(tool.Call) string {
+	return func(call tool.Call) string {
+		var a A
+		_ = json.Unmarshal(call.Args, &a)
+		return name(a)
+	}
 }
 
-func (b *bashTool) Info() tool.Info {
-	i := b.inner.Info()
-	i.Kind = tool.KindExecute
-	return i
-}
-
-func (b *bashTool) Call(ctx context.Context, call tool.Call) (tool.Result, error) {
-	return b.inner.Call(ctx, call)
-}
-
-// Title is the description when given, else the command's first line.
-func (b *bashTool) Title(call tool.Call) string {
-	var a BashArgs
-	_ = json.Unmarshal(call.Args, &a)
+// bashTitle is the description when given, else the command's first line.
+func bashTitle(a BashArgs) string {
 	if d := strings.TrimSpace(a.Description); d != "" {
 		return d
 	}
 	return firstLine(a.Command, 80)
 }
 
-type bashOutputTool struct{ inner tool.Tool }
-
-func (b *bashOutputTool) Info() tool.Info {
-	i := b.inner.Info()
-	i.Kind = tool.KindExecute
-	return i
-}
-
-func (b *bashOutputTool) Call(ctx context.Context, call tool.Call) (tool.Result, error) {
-	return b.inner.Call(ctx, call)
-}
-
-func (b *bashOutputTool) Title(call tool.Call) string {
-	var a BashOutputArgs
-	_ = json.Unmarshal(call.Args, &a)
-	if a.BashID == "" {
-		return ""
+func shellTitle(verb string) func(id string) string {
+	return func(id string) string {
+		if id == "" {
+			return ""
+		}
+		return verb + id
 	}
-	return "Output of " + a.BashID
-}
-
-type killShellTool struct{ inner tool.Tool }
-
-func (k *killShellTool) Info() tool.Info {
-	i := k.inner.Info()
-	i.Kind = tool.KindExecute
-	return i
-}
-
-func (k *killShellTool) Call(ctx context.Context, call tool.Call) (tool.Result, error) {
-	return k.inner.Call(ctx, call)
-}
-
-func (k *killShellTool) Title(call tool.Call) string {
-	var a KillShellArgs
-	_ = json.Unmarshal(call.Args, &a)
-	if a.ShellID == "" {
-		return ""
-	}
-	return "Kill " + a.ShellID
 }
 
 // timeoutOf turns the timeout argument (ms) into a duration, with a note
