@@ -13,15 +13,18 @@ build:
 # protocol tests with the real npm clients.
 test: check test-go test-node
 
-# check: formatting, vet, a tidy go.mod, and staticcheck (pinned; built by
-# `go run` into the build cache on first use).
+# check: formatting, vet, a tidy go.mod, staticcheck and deadcode (pinned;
+# built by `go run` into the build cache on first use).
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+DEADCODE    ?= golang.org/x/tools/cmd/deadcode@v0.52.0
 check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './node_modules/*')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 	$(GO) mod tidy -diff
 	$(GO) run $(STATICCHECK) $(PKGS)
+	@out=$$($(GO) run $(DEADCODE) -test $(PKGS)); \
+	if [ -n "$$out" ]; then echo "dead code (unreachable even from the tests):"; echo "$$out"; exit 1; fi
 
 # test-deps installs the npm packages the Go tests drive (the MCP servers
 # of tests/mcp, pinned in its package-lock.json).

@@ -46,21 +46,6 @@ func (c *Counter) Emit(e event.Event) {
 // Reset zeroes the counts.
 func (c *Counter) Reset() { *c = Counter{} }
 
-// AtomicCounter is a Counter safe for concurrent Emit calls (for streams
-// that no recorder serializes).
-type AtomicCounter struct {
-	N       atomic.Int64
-	Wrapped atomic.Int64
-}
-
-// Emit implements event.Sink.
-func (c *AtomicCounter) Emit(e event.Event) {
-	c.N.Add(1)
-	if s, ok := e.(event.Subagent); ok && s.Event != nil {
-		c.Wrapped.Add(1)
-	}
-}
-
 // OpenSQLite opens the SQLite session store at path (set in sqlite.go). The
 // SQLite benchmarks skip while it is nil, so a build without the package
 // only has to drop sqlite.go.

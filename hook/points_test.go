@@ -94,6 +94,31 @@ func TestEmitContainment(t *testing.T) {
 	}
 }
 
+// A standalone emit point calls its listeners in order, each with its own
+// copy of the payload, and skips a failing one.
+func TestStandaloneEmit(t *testing.T) {
+	e := hook.NewEmit[[]string]("test/emit", nil, func(p []string) []string { return append([]string(nil), p...) }, nil)
+	if e.Name() != "test/emit" {
+		t.Errorf("name %q", e.Name())
+	}
+	var got []string
+	e.Register(func(_ context.Context, p []string) error {
+		p[0] = "changed by a listener"
+		return errors.New("listener failed")
+	})
+	remove := e.Register(func(_ context.Context, p []string) error {
+		got = append(got, p[0])
+		return nil
+	})
+	payload := []string{"original"}
+	e.Fire(context.Background(), payload)
+	remove()
+	e.Fire(context.Background(), payload)
+	if len(got) != 1 || got[0] != "original" || payload[0] != "original" || e.Len() != 1 {
+		t.Errorf("got %v, payload %v, %d listeners", got, payload, e.Len())
+	}
+}
+
 // Seams are waterfalls: order, next, changed results, veto, and a panicking
 // listener skipped.
 func TestSeamChain(t *testing.T) {

@@ -171,17 +171,3 @@ func cloneValue(v any) any {
 	return v
 }
 
-// CloneMessage returns a copy of m that shares no memory with it.
-func CloneMessage(m Message) Message {
-	if m.Parts != nil {
-		parts := make([]model.Part, len(m.Parts))
-		for i, p := range m.Parts {
-			if p.Args != nil {
-				p.Args = append([]byte(nil), p.Args...)
-			}
-			parts[i] = p
-		}
-		m.Parts = parts
-	}
-	return m
-}
