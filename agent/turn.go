@@ -1,0 +1,204 @@
+// One model turn: streaming the response and assembling its message.
+
+package agent
+
+import (
+	"bytes"
+	"context"
+	"iter"
+
+	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/id"
+	"github.com/agentpool/agentpool/model"
+)
+
+// streamTurn runs one model request, emitting part events, and returns the
+// assistant message.
+func (r *run) streamTurn(ctx context.Context, req *model.Request) (model.Message, string, error) {
+	r.turn = turnState{sink: r.sink, open: -1}
+	t := &r.turn
+	t.consume(r.a.cfg.Model.Stream(ctx, req))
+	t.closeOpen()
+	r.usage.Add(t.usage)
+	r.cost += model.Cost(r.a.cfg.Model, t.usage)
+	if t.err != nil {
+		return model.Message{}, "", t.err
+	}
+	return t.message()
+}
+
+// turnState accumulates one model response.
+type turnState struct {
+	sink      event.Sink
+	text      textAcc
+	thinking  textAcc
+	open      int    // index of the open part, -1 when none
+	openKind  string // kind of the open part
+	nextIndex int    // next part index
+	calls     []callState
+	usage     event.Usage
+	finish    string
+	err       error // the stream's error
+}
+
+type callState struct {
+	modelIndex int // the provider's index of the call
+	partIndex  int // the event part index
+	part       model.Part
+	args       textAcc
+}
+
+// textAcc accumulates streamed text. Most parts arrive in one chunk, kept
+// as it came; a buffer is made only for the second chunk.
+type textAcc struct {
+	first string
+	buf   []byte
+	n     int
+}
+
+func (a *textAcc) WriteString(s string) {
+	switch {
+	case s == "":
+		return
+	case a.n == 0:
+		a.first = s
+	default:
+		if a.buf == nil {
+			a.buf = make([]byte, 0, 2*(a.n+len(s)))
+			a.buf = append(a.buf, a.first...)
+		}
+		a.buf = append(a.buf, s...)
+	}
+	a.n += len(s)
+}
+
+func (a *textAcc) Len() int { return a.n }
+
+func (a *textAcc) String() string {
+	if a.buf == nil {
+		return a.first
+	}
+	return string(a.buf)
+}
+
+// Bytes returns the text as a new slice the caller may keep.
+func (a *textAcc) Bytes() []byte {
+	if a.buf == nil {
+		return []byte(a.first)
+	}
+	return a.buf
+}
+
+// consume takes the chunks of the model's stream; an error ends it.
+func (t *turnState) consume(stream iter.Seq2[model.Chunk, error]) {
+	defer func() {
+		// A stream that goes on yielding after its error breaks the
+		// iterator contract, and Go stops it with a panic; the turn ends
+		// with the error it had yielded.
+		if t.err != nil {
+			_ = recover()
+		}
+	}()
+	for c, err := range stream {
+		if err != nil {
+			t.err = err
+			return
+		}
+		t.chunk(c)
+	}
+}
+
+func (t *turnState) closeOpen() {
+	if t.open >= 0 {
+		t.sink.Emit(event.PartEnd{Index: t.open})
+		t.open, t.openKind = -1, ""
+	}
+}
+
+func (t *turnState) chunk(c model.Chunk) {
+	switch c.Kind {
+	case model.ChunkText, model.ChunkThinking:
+		if c.Text == "" {
+			return
+		}
+		kind, buf := event.PartText, &t.text
+		if c.Kind == model.ChunkThinking {
+			kind, buf = event.PartThinking, &t.thinking
+		}
+		if t.openKind != kind {
+			t.closeOpen()
+			t.open, t.openKind = t.nextIndex, kind
+			t.nextIndex++
+			t.sink.Emit(event.PartStart{Index: t.open, Part: event.Part{PartKind: kind}})
+		}
+		buf.WriteString(c.Text)
+		t.sink.Emit(event.PartDelta{Index: t.open, Delta: event.Delta{PartDeltaKind: kind, ContentDelta: c.Text}})
+	case model.ChunkToolCall:
+		k := -1
+		for i := range t.calls {
+			if t.calls[i].modelIndex == c.Index {
+				k = i
+				break
+			}
+		}
+		if k < 0 {
+			t.closeOpen()
+			callID := c.ToolCallID
+			if callID == "" {
+				callID = id.Ascending(id.ToolCall)
+			}
+			k = len(t.calls)
+			t.calls = append(t.calls, callState{modelIndex: c.Index, partIndex: t.nextIndex,
+				part: model.Part{Kind: model.PartToolCall, ToolCallID: callID, ToolName: c.ToolName}})
+			t.open, t.openKind = t.nextIndex, event.PartToolCall
+			t.nextIndex++
+			t.sink.Emit(event.PartStart{Index: t.open, Part: event.Part{PartKind: event.PartToolCall, ToolCallID: callID, ToolName: c.ToolName}})
+		} else if c.ToolName != "" && t.calls[k].part.ToolName == "" {
+			t.calls[k].part.ToolName = c.ToolName
+		}
+		if c.ArgsDelta != "" {
+			cs := &t.calls[k]
+			cs.args.WriteString(c.ArgsDelta)
+			t.sink.Emit(event.PartDelta{Index: cs.partIndex, Delta: event.Delta{PartDeltaKind: event.PartToolCall, ArgsDelta: c.ArgsDelta, ToolCallID: cs.part.ToolCallID}})
+		}
+	case model.ChunkUsage:
+		t.usage = c.Usage
+	case model.ChunkFinish:
+		t.finish = c.FinishReason
+	}
+}
+
+// message assembles the assistant message: thinking, text, then tool calls.
+func (t *turnState) message() (model.Message, string, error) {
+	n := len(t.calls)
+	if t.thinking.Len() > 0 {
+		n++
+	}
+	if t.text.Len() > 0 {
+		n++
+	}
+	parts := make([]model.Part, 0, n)
+	if t.thinking.Len() > 0 {
+		parts = append(parts, model.Part{Kind: model.PartThinking, Text: t.thinking.String()})
+	}
+	if t.text.Len() > 0 {
+		parts = append(parts, model.Part{Kind: model.PartText, Text: t.text.String()})
+	}
+	for k := range t.calls {
+		args := t.calls[k].args.Bytes()
+		if len(bytes.TrimSpace(args)) == 0 {
+			args = []byte("{}")
+		}
+		p := t.calls[k].part
+		p.Args = args
+		parts = append(parts, p)
+	}
+	finish := t.finish
+	if finish == "" {
+		finish = model.FinishStop
+		if len(t.calls) > 0 {
+			finish = model.FinishToolCalls
+		}
+	}
+	return model.Message{Role: model.RoleAssistant, Parts: parts}, finish, nil
+}

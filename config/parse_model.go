@@ -1,0 +1,236 @@
+// Parsing of model specs, in their string and map forms, and of scripted turns.
+
+package config
+
+import (
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+func (p *parser) model(e entry, path string) ModelSpec {
+	ms := ModelSpec{Line: e.line()}
+	d := deref(e.val)
+	switch {
+	case isNull(d):
+		p.add(e.line(), path, "must not be empty (for example \"test\" or \"openai:gpt-4o-mini\")")
+	case d.Kind == yaml.ScalarNode:
+		p.modelString(&ms, e.val, path)
+	case d.Kind == yaml.MappingNode:
+		p.modelMap(&ms, e, path)
+	default:
+		p.add(e.val.Line, path, "expected a model name or a mapping, got %s", describe(d))
+	}
+	return ms
+}
+
+func unknownModelType(t string) string {
+	known := ModelTypes()
+	if s := suggest(t, known); s != "" {
+		return "unknown model type " + strconv.Quote(t) + s
+	}
+	return "unknown model type " + strconv.Quote(t) + " (known: " + strings.Join(known, ", ") + ")"
+}
+
+// modelString parses "test", "openai:MODEL", "anthropic:MODEL" and, for a
+// registered type, "TYPE" or "TYPE:MODEL".
+func (p *parser) modelString(ms *ModelSpec, n *yaml.Node, path string) {
+	s := strings.TrimSpace(deref(n).Value)
+	typ, id, hasID := strings.Cut(s, ":")
+	switch typ {
+	case ModelTest:
+		if hasID {
+			p.add(n.Line, path, "the test model takes no model id, got %q", s)
+			return
+		}
+		ms.Type = typ
+	case ModelScripted:
+		p.add(n.Line, path, "a scripted model needs turns: use the mapping form {type: scripted, turns: [...]}")
+	case ModelOpenAI, ModelAnthropic:
+		if strings.TrimSpace(id) == "" {
+			p.add(n.Line, path, "missing model id: write \"%s:MODEL\", e.g. %q", typ, typ+":"+exampleModel(typ))
+			return
+		}
+		ms.Type, ms.Model = typ, strings.TrimSpace(id)
+	default:
+		if isRegisteredModelType(typ) {
+			ms.Type, ms.Model = typ, strings.TrimSpace(id)
+			return
+		}
+		p.add(n.Line, path, "%s", unknownModelType(typ))
+	}
+}
+
+func exampleModel(typ string) string {
+	if typ == ModelAnthropic {
+		return "claude-3-5-haiku-latest"
+	}
+	return "gpt-4o-mini"
+}
+
+func (p *parser) modelMap(ms *ModelSpec, e entry, path string) {
+	f, _ := p.object(e.val, path, modelKeys)
+	te, ok := f["type"]
+	if !ok {
+		p.add(e.line(), path, "missing required field \"type\" (one of %s)", strings.Join(ModelTypes(), ", "))
+	} else if typ, ok := p.word(te.val, path+".type"); ok {
+		if contains(ModelTypes(), typ) {
+			ms.Type = typ
+		} else {
+			p.add(te.val.Line, path+".type", "%s", unknownModelType(typ))
+		}
+	}
+	// keys that do not apply to the type
+	if ms.Type != "" {
+		for _, k := range modelKeys {
+			fe, ok := f[k]
+			if types := modelKeyTypesFor(k); ok && types != nil && !contains(types, ms.Type) {
+				p.add(fe.line(), join(path, k), "field %q does not apply to %s models (only to %s)", k, ms.Type, andList(types))
+			}
+		}
+	}
+	get := func(k string) (*yaml.Node, string, bool) {
+		fe, ok := f[k]
+		return fe.val, join(path, k), ok
+	}
+	if n, fp, ok := get("model"); ok {
+		ms.Model = p.requiredStr(n, fp)
+	} else if ms.Type == ModelOpenAI || ms.Type == ModelAnthropic {
+		p.add(e.line(), path, "missing required field \"model\" (the %s model id, e.g. %q)", ms.Type, exampleModel(ms.Type))
+	}
+	if n, fp, ok := get("base_url"); ok {
+		ms.BaseURL = p.str(n, fp)
+	}
+	if n, fp, ok := get("api_key"); ok {
+		ms.APIKey = p.str(n, fp)
+	}
+	if n, fp, ok := get("api_key_env"); ok {
+		ms.APIKeyEnv = p.str(n, fp)
+		if ms.APIKey != "" && ms.APIKeyEnv != "" {
+			p.add(n.Line, fp, "set either api_key or api_key_env, not both")
+		}
+	}
+	if n, fp, ok := get("temperature"); ok {
+		if v, ok := p.number(n, fp); ok {
+			if v < 0 || v > 2 {
+				p.add(n.Line, fp, "must be between 0 and 2, got %v", v)
+			} else {
+				ms.Temperature = &v
+			}
+		}
+	}
+	if n, fp, ok := get("max_tokens"); ok {
+		ms.MaxTokens = p.count(n, fp)
+	}
+	if n, fp, ok := get("timeout"); ok {
+		ms.Timeout = p.duration(n, fp)
+	}
+	if n, fp, ok := get("input_price"); ok {
+		ms.InputPrice = p.price(n, fp)
+	}
+	if n, fp, ok := get("output_price"); ok {
+		ms.OutputPrice = p.price(n, fp)
+	}
+	if n, fp, ok := get("custom_output_text"); ok {
+		ms.CustomOutputText = p.str(n, fp)
+	}
+	if n, fp, ok := get("call_tools"); ok {
+		for i, c := range p.list(n, fp) {
+			ms.CallTools = append(ms.CallTools, p.toolName(c, index(fp, i)))
+		}
+	}
+	if n, fp, ok := get("tool_args"); ok {
+		if d := deref(n); !isNull(d) && d.Kind != yaml.MappingNode {
+			p.add(n.Line, fp, "expected a mapping of tool names to arguments, got %s", describe(d))
+		} else {
+			ms.ToolArgs = map[string]map[string]any{}
+			for _, ae := range p.entries(n, fp) {
+				ap := join(fp, ae.key)
+				if !contains(ms.CallTools, ae.key) {
+					p.add(ae.line(), ap, "tool %q is not listed in call_tools%s", ae.key, suggest(ae.key, ms.CallTools))
+				}
+				ms.ToolArgs[ae.key] = p.args(ae.val, ap)
+			}
+		}
+	}
+	if n, fp, ok := get("turns"); ok {
+		items := p.list(n, fp)
+		for i, c := range items {
+			ms.Turns = append(ms.Turns, p.turn(c, index(fp, i)))
+		}
+		if len(items) == 0 && ms.Type == ModelScripted && (isNull(n) || deref(n).Kind == yaml.SequenceNode) {
+			p.add(n.Line, fp, "at least one turn is required")
+		}
+	} else if ms.Type == ModelScripted {
+		p.add(e.line(), path, "missing required field \"turns\" (the responses of the scripted model, in order)")
+	}
+	if n, fp, ok := get("delay"); ok {
+		ms.Delay = p.duration(n, fp)
+	}
+}
+
+// toolName reads a non-empty tool name.
+func (p *parser) toolName(n *yaml.Node, path string) string {
+	d := deref(n)
+	if d.Kind != yaml.ScalarNode || isNull(d) || strings.TrimSpace(d.Value) == "" {
+		p.add(n.Line, path, "expected a non-empty tool name, got %s", describe(d))
+		return ""
+	}
+	return d.Value
+}
+
+// turn reads a scripted turn: a mapping, or a string (shorthand for text).
+func (p *parser) turn(n *yaml.Node, path string) ScriptTurn {
+	var t ScriptTurn
+	if d := deref(n); d.Kind == yaml.ScalarNode && !isNull(d) {
+		t.Text = d.Value
+		return t
+	}
+	f, ok := p.object(n, path, turnKeys)
+	if !ok {
+		return t
+	}
+	if isNull(n) {
+		p.add(n.Line, path, "empty turn: set text, thinking, tool_calls or error")
+		return t
+	}
+	if fe, ok := f["text"]; ok {
+		t.Text = p.str(fe.val, path+".text")
+	}
+	if fe, ok := f["thinking"]; ok {
+		t.Thinking = p.str(fe.val, path+".thinking")
+	}
+	if fe, ok := f["tool_calls"]; ok {
+		fp := path + ".tool_calls"
+		for i, c := range p.list(fe.val, fp) {
+			cp := index(fp, i)
+			cf, ok := p.object(c, cp, callKeys)
+			if !ok {
+				continue
+			}
+			var call ScriptToolCall
+			if ne, ok := cf["name"]; ok {
+				call.Name = p.toolName(ne.val, cp+".name")
+			} else {
+				p.add(c.Line, cp, "missing required field \"name\"")
+			}
+			if ae, ok := cf["args"]; ok {
+				call.Args = p.args(ae.val, cp+".args")
+			} else {
+				call.Args = map[string]any{}
+			}
+			t.ToolCalls = append(t.ToolCalls, call)
+		}
+	}
+	if fe, ok := f["error"]; ok {
+		t.Error = p.requiredStr(fe.val, path+".error")
+	}
+	if fe, ok := f["delay"]; ok {
+		t.Delay = p.duration(fe.val, path+".delay")
+	}
+	if fe, ok := f["finish_reason"]; ok {
+		t.FinishReason = p.requiredStr(fe.val, path+".finish_reason")
+	}
+	return t
+}

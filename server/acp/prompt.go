@@ -1,0 +1,180 @@
+// The session/prompt request: running one prompt turn.
+
+package acp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agentpool/agentpool/agent"
+	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/pool"
+	"github.com/agentpool/agentpool/session"
+)
+
+func (c *conn) prompt(reqID json.RawMessage, params json.RawMessage) *Error {
+	var p struct {
+		SessionID string          `json:"sessionId"`
+		Prompt    *[]ContentBlock `json:"prompt"`
+	}
+	if err := decodeParams(params, &p); err != nil {
+		return err
+	}
+	if p.SessionID == "" {
+		return invalidParams("sessionId is required")
+	}
+	if p.Prompt == nil {
+		return invalidParams("prompt is required")
+	}
+	text, rerr := promptText(*p.Prompt)
+	if rerr != nil {
+		return rerr
+	}
+	s, rerr := c.session(p.SessionID)
+	if rerr != nil {
+		return rerr
+	}
+	ctx, cancel := context.WithCancel(c.ctx)
+	run := &promptRun{cancel: cancel}
+	s.mu.Lock()
+	if s.run != nil {
+		s.mu.Unlock()
+		cancel()
+		return errorf(CodeInternalError, "Internal error: session %s already has a prompt in progress", s.id)
+	}
+	s.run = run
+	mode := s.mode
+	s.mu.Unlock()
+	key := string(bytes.TrimSpace(reqID))
+	c.mu.Lock()
+	c.prompts[key] = run
+	subagents := c.subagents
+	c.mu.Unlock()
+
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer cancel()
+		result, rerr := c.runPrompt(ctx, s, run, mode, text, subagents)
+		s.mu.Lock()
+		s.run = nil
+		s.mu.Unlock()
+		c.mu.Lock()
+		delete(c.prompts, key)
+		c.mu.Unlock()
+		c.replyTo(s.id, reqID, result, rerr)
+	}()
+	return nil
+}
+
+type promptResult struct {
+	StopReason string         `json:"stopReason"`
+	Meta       map[string]any `json:"_meta,omitempty"`
+}
+
+func (c *conn) runPrompt(ctx context.Context, s *acpSession, run *promptRun, mode, text string, subagents bool) (any, *Error) {
+	store := c.s.pool.Store()
+	if stored, err := store.GetSession(ctx, s.id); err == nil && stored.Title == "" {
+		t := title(text)
+		if err := store.UpdateSession(ctx, s.id, func(st *session.Session) { st.Title = t }); err == nil {
+			c.updater(s.id)(s.id, SessionInfoUpdate{SessionUpdate: UpdateSessionInfo, Title: t, UpdatedAt: time.Now().UTC().Format(time.RFC3339)})
+		}
+	}
+	var children []string
+	conv := newConverter(s.id, subagents, c.updater(s.id), c.log)
+	conv.interval = c.s.opts.ProgressInterval
+	conv.onSpawn = func(child string) {
+		children = append(children, child) // under conv.mu
+		c.mu.Lock()
+		c.owners[child] = s
+		c.mu.Unlock()
+	}
+	defer func() {
+		c.mu.Lock()
+		for _, ch := range children {
+			delete(c.owners, ch)
+		}
+		c.mu.Unlock()
+	}()
+	c.log.Info("acp: prompt", "session", s.id, "mode", mode)
+	res, err := c.s.pool.RunSink(c.runContext(ctx, s, conv), pool.RunRequest{Node: mode, Prompt: text, SessionID: s.id}, conv)
+	stop := res.Result.StopReason
+	if run.cancelled.Load() || (err != nil && ctx.Err() != nil) {
+		stop = event.StopAborted
+	}
+	conv.Finish(stop)
+	c.terms.releaseWanted(s.id)
+	if err != nil && stop != event.StopAborted {
+		c.log.Error("acp: run did not start", "session", s.id, "err", err)
+		if errors.Is(err, session.ErrNotFound) {
+			return nil, sessionNotFound(s.id)
+		}
+		return nil, errorf(CodeInternalError, "Internal error: %v", err)
+	}
+	meta := map[string]any{"agentpool": map[string]any{
+		"session_id": s.id, "stop_reason": stop, "usage": res.TotalUsage, "cost": res.TotalCost,
+	}}
+	c.log.Info("acp: prompt ended", "session", s.id, "stop_reason", stop)
+	switch {
+	case stop == event.StopAborted:
+		return promptResult{StopReason: StopCancelled, Meta: meta}, nil
+	case stop == event.StopCompleted:
+		return promptResult{StopReason: StopEndTurn, Meta: meta}, nil
+	case stop == event.StopMaxTokens:
+		return promptResult{StopReason: StopMaxTokens, Meta: meta}, nil
+	case stop == event.StopRefusal:
+		return promptResult{StopReason: StopRefusal, Meta: meta}, nil
+	case errors.Is(res.Result.Err, agent.ErrMaxTurns):
+		return promptResult{StopReason: StopMaxTurnRequests, Meta: meta}, nil
+	}
+	msg := stop
+	if res.Result.Err != nil {
+		msg = res.Result.Err.Error()
+	}
+	return nil, &Error{Code: CodeInternalError, Message: "Internal error: run failed: " + msg, Data: map[string]any{"sessionId": s.id, "stop_reason": stop}}
+}
+
+// promptText joins a prompt's content blocks into the text the agent gets.
+func promptText(blocks []ContentBlock) (string, *Error) {
+	var parts []string
+	for i, b := range blocks {
+		switch b.Type {
+		case "text":
+			parts = append(parts, b.Text)
+		case "resource_link":
+			name := b.Name
+			if name == "" {
+				name = b.URI
+			}
+			parts = append(parts, fmt.Sprintf("[%s](%s)", name, b.URI))
+		case "resource":
+			if b.Resource == nil {
+				return "", invalidParams("prompt[%d]: resource block without a resource", i)
+			}
+			if b.Resource.Text == nil {
+				parts = append(parts, fmt.Sprintf("[binary resource %s omitted]", b.Resource.URI))
+				continue
+			}
+			parts = append(parts, fmt.Sprintf("<context uri=%q>\n%s\n</context>", b.Resource.URI, *b.Resource.Text))
+		case "image", "audio":
+			return "", invalidParams("prompt[%d]: %s content is not supported (see promptCapabilities)", i, b.Type)
+		default:
+			return "", invalidParams("prompt[%d]: unknown content block type %q", i, b.Type)
+		}
+	}
+	return strings.Join(parts, "\n\n"), nil
+}
+
+func title(prompt string) string {
+	prompt = strings.Join(strings.Fields(prompt), " ")
+	r := []rune(prompt)
+	if len(r) > 60 {
+		return string(r[:60]) + "..."
+	}
+	return prompt
+}

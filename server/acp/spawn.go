@@ -1,0 +1,261 @@
+// Child sessions in the converter: the spawn tool call that shows each child,
+// its progress transcript and its end.
+
+package acp
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentpool/agentpool/event"
+)
+
+// SpawnToolCallPrefix starts the tool call id of the tool call that shows a
+// child session: "spawn:<child_session_id>".
+const SpawnToolCallPrefix = "spawn:"
+
+// maxTranscript bounds the progress text kept for one child's spawn tool
+// call (a tool_call_update replaces the whole content, so it is resent).
+const maxTranscript = 8 << 10
+
+type spawnState struct {
+	child, parent, toolCallID string
+	name, sourceType, desc    string
+	depth                     int
+	transcript                []byte
+	truncated                 bool
+	dirty                     bool
+	lastFlush                 time.Time
+	closed                    bool
+}
+
+// child handles an event that a descendant produced.
+func (c *converter) child(s event.Subagent) {
+	st := c.spawns[s.ChildSessionID]
+	if st == nil {
+		// Reactive fallback (spec/EVENTS.md §6): content of a child whose
+		// start was not seen. Announce it first so that ordering holds.
+		c.log.Warn("acp: event of an unannounced child session", "child", s.ChildSessionID, "kind", s.Event.Kind())
+		c.spawnStart(event.SpawnSessionStart{
+			ChildSessionID: s.ChildSessionID, ParentSessionID: s.ParentSessionID, ToolCallID: s.ToolCallID,
+			SourceName: s.SourceName, SourceType: s.SourceType, Depth: s.Depth,
+		})
+		st = c.spawns[s.ChildSessionID]
+	}
+	switch v := s.Event.(type) {
+	case event.SpawnSessionStart:
+		c.spawnStart(v)
+		c.note(st, "→ spawned "+v.SourceName)
+		return
+	case event.SpawnSessionEnd:
+		c.spawnEnd(v)
+		return
+	}
+	if st.closed {
+		c.log.Warn("acp: event of a child session after its end", "child", st.child, "kind", s.Event.Kind())
+		return
+	}
+	c.progress(st, s.Event)
+	if c.subagents {
+		c.own(st.child, s.Event)
+	}
+}
+
+func (c *converter) spawnStart(v event.SpawnSessionStart) {
+	if _, dup := c.spawns[v.ChildSessionID]; dup {
+		return // duplicate guard
+	}
+	desc := v.Description
+	if desc == "" {
+		if p, ok := v.Metadata["prompt"].(string); ok {
+			desc = p
+		}
+	}
+	if desc == "" {
+		desc = "Run " + v.SourceName
+	}
+	st := &spawnState{
+		child: v.ChildSessionID, parent: v.ParentSessionID, toolCallID: v.ToolCallID,
+		name: v.SourceName, sourceType: v.SourceType, desc: desc, depth: v.Depth, lastFlush: c.now(),
+	}
+	c.spawns[v.ChildSessionID] = st
+	c.order = append(c.order, v.ChildSessionID)
+	if c.onSpawn != nil {
+		c.onSpawn(v.ChildSessionID)
+	}
+	meta := map[string]any{
+		"type":              "spawn_start",
+		"child_session_id":  v.ChildSessionID,
+		"parent_session_id": v.ParentSessionID,
+		"spawn_mechanism":   v.SpawnMechanism,
+		"run_mode":          v.RunMode,
+		"source_name":       v.SourceName,
+		"source_type":       v.SourceType,
+		"depth":             v.Depth,
+	}
+	if v.ToolCallID != "" {
+		meta["tool_call_id"] = v.ToolCallID
+	}
+	if v.TaskID != "" {
+		meta["task_id"] = v.TaskID
+	}
+	input := map[string]any{"agent_or_team": v.SourceName}
+	if v.Description != "" {
+		input["description"] = v.Description
+	}
+	if p, ok := v.Metadata["prompt"].(string); ok && p != "" {
+		input["prompt"] = p
+	}
+	raw, _ := json.Marshal(input)
+	c.send(c.root, ToolCallUpdate{
+		SessionUpdate: UpdateToolCall, ToolCallID: SpawnToolCallPrefix + v.ChildSessionID,
+		Title: "Spawned: " + v.SourceName, Kind: "other", Status: StatusInProgress,
+		Content: []ToolCallContent{textContent(desc)}, RawInput: raw,
+		Meta: map[string]any{"agentpool": meta},
+	})
+	if c.subagents {
+		c.send(v.ParentSessionID, SubagentUpdate{
+			SessionUpdate: UpdateSubagent, SessionID: v.ChildSessionID, Title: v.SourceName, Description: desc,
+			State: &SubagentState{State: "running"},
+			Meta:  map[string]any{"agentpool": meta},
+		})
+	}
+}
+
+func (c *converter) spawnEnd(v event.SpawnSessionEnd) {
+	st := c.spawns[v.ChildSessionID]
+	if st == nil {
+		c.log.Warn("acp: end of an unannounced child session", "child", v.ChildSessionID)
+		c.spawnStart(event.SpawnSessionStart{
+			ChildSessionID: v.ChildSessionID, ParentSessionID: v.ParentSessionID, ToolCallID: v.ToolCallID,
+			SourceName: v.SourceName, SourceType: v.SourceType, Depth: v.Depth,
+		})
+		st = c.spawns[v.ChildSessionID]
+	}
+	if st.closed {
+		return
+	}
+	st.closed = true
+	c.closeTools(st.child)
+
+	status := StatusFailed
+	switch v.StopReason {
+	case event.StopCompleted, event.StopMaxTokens, event.StopRefusal:
+		status = StatusCompleted
+	}
+	out := v.LastAssistantMessage
+	switch {
+	case v.StopReason == event.StopAborted:
+		out = joinNonEmpty(out, "Cancelled.")
+	case status == StatusFailed && v.Error != "":
+		out = joinNonEmpty(out, "Error: "+v.Error)
+	}
+	content := []ToolCallContent{textContent(st.desc)}
+	if out != "" {
+		content = append(content, textContent(out))
+	}
+	raw := map[string]any{"stop_reason": v.StopReason, "duration_ms": v.DurationMS, "session_id": v.ChildSessionID}
+	if v.LastAssistantMessage != "" {
+		raw["output"] = v.LastAssistantMessage
+	}
+	if v.Error != "" {
+		raw["error"] = v.Error
+	}
+	if v.Usage != nil {
+		raw["usage"] = v.Usage
+	}
+	if v.Cost != 0 {
+		raw["cost"] = v.Cost
+	}
+	meta := map[string]any{
+		"type": "spawn_end", "child_session_id": v.ChildSessionID, "parent_session_id": v.ParentSessionID,
+		"source_name": v.SourceName, "depth": v.Depth, "stop_reason": v.StopReason,
+	}
+	if v.ToolCallID != "" {
+		meta["tool_call_id"] = v.ToolCallID
+	}
+	c.send(c.root, ToolCallUpdate{
+		SessionUpdate: UpdateToolCallUpdate, ToolCallID: SpawnToolCallPrefix + v.ChildSessionID,
+		Status: status, Content: content, RawOutput: raw, Meta: map[string]any{"agentpool": meta},
+	})
+	if c.subagents {
+		state := &SubagentState{State: "idle", StopReason: acpStopReason(v.StopReason)}
+		if state.StopReason == "error" && v.Error != "" {
+			state.Error = &Error{Code: CodeInternalError, Message: v.Error}
+		}
+		c.send(v.ParentSessionID, SubagentUpdate{SessionUpdate: UpdateSubagent, SessionID: v.ChildSessionID, State: state})
+	}
+}
+
+// progress adds a child's own event to the progress shown in its spawn
+// tool call.
+func (c *converter) progress(st *spawnState, e event.Event) {
+	switch v := e.(type) {
+	case event.PartDelta:
+		if v.Delta.PartDeltaKind != event.PartText || v.Delta.ContentDelta == "" {
+			return
+		}
+		c.appendTranscript(st, v.Delta.ContentDelta)
+		if c.interval > 0 && c.now().Sub(st.lastFlush) >= c.interval {
+			c.flush(st)
+		}
+	case event.PartEnd:
+		if st.dirty {
+			c.appendTranscript(st, "\n")
+			c.flush(st)
+		}
+	case event.ToolCallStart:
+		title := v.Title
+		if title == "" {
+			title = v.ToolName
+		}
+		c.note(st, "→ "+title)
+	case event.ToolCallComplete:
+		if v.IsError {
+			msg, _, _ := strings.Cut(v.ToolResult, "\n")
+			c.note(st, "✗ "+v.ToolName+": "+msg)
+		}
+		if term := terminalID(v.Metadata); term != "" && c.terms != nil && !c.subagents {
+			c.terms.shown(term) // never shown on its own (own() does it for subagents clients)
+		}
+	}
+}
+
+func (c *converter) note(st *spawnState, line string) {
+	if st.closed {
+		return
+	}
+	if n := len(st.transcript); n > 0 && st.transcript[n-1] != '\n' {
+		c.appendTranscript(st, "\n")
+	}
+	c.appendTranscript(st, line+"\n")
+	c.flush(st)
+}
+
+func (c *converter) appendTranscript(st *spawnState, s string) {
+	st.transcript = append(st.transcript, s...)
+	st.dirty = true
+	if len(st.transcript) > maxTranscript {
+		cut := len(st.transcript) - maxTranscript
+		for cut < len(st.transcript) && !utf8.RuneStart(st.transcript[cut]) {
+			cut++
+		}
+		st.transcript = append(st.transcript[:0], st.transcript[cut:]...)
+		st.truncated = true
+	}
+}
+
+func (c *converter) flush(st *spawnState) {
+	text := string(st.transcript)
+	if st.truncated {
+		text = "…" + text
+	}
+	st.dirty = false
+	st.lastFlush = c.now()
+	c.send(c.root, ToolCallUpdate{
+		SessionUpdate: UpdateToolCallUpdate, ToolCallID: SpawnToolCallPrefix + st.child,
+		Content: []ToolCallContent{textContent(st.desc), textContent(strings.TrimRight(text, "\n"))},
+	})
+}

@@ -1,0 +1,185 @@
+// How the writer applies one op inside a transaction, and the batched row inserts.
+
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agentpool/agentpool/session"
+)
+
+func (s *Store) apply(ctx context.Context, tx *sql.Tx, st *txStatements, o *op) error {
+	switch o.kind {
+	case opEvents:
+		last, ok := s.seqs[o.pk]
+		if !ok {
+			if err := st.maxSeq.QueryRowContext(ctx, o.pk).Scan(&last); err != nil {
+				return err
+			}
+		}
+		for _, e := range o.evs {
+			last++
+			s.rows = append(s.rows, eventRow{pk: o.pk, seq: last, at: o.at, kind: e.kind, data: e.data})
+		}
+		s.seqs[o.pk] = last
+	case opMessages:
+		for _, m := range o.msgs {
+			res, err := st.insMessage.ExecContext(ctx, m.id, o.pk, m.agent, m.role, m.synthetic, m.created)
+			if err != nil {
+				if isForeignKey(err) {
+					s.log.Warn("session store: messages of a deleted session dropped", "session", o.sid, "messages", len(o.msgs))
+					return nil
+				}
+				return err
+			}
+			seq, err := res.LastInsertId()
+			if err != nil {
+				return err
+			}
+			for i, p := range m.parts {
+				if _, err := st.insPart.ExecContext(ctx, seq, i, p.kind, p.text, p.callID, p.tool, p.args, p.isError); err != nil {
+					return err
+				}
+			}
+		}
+	case opCreate:
+		var one int
+		err := tx.QueryRowContext(ctx, `SELECT 1 FROM sessions WHERE id = ?`, o.sid).Scan(&one)
+		switch {
+		case err == nil:
+			o.res.err = fmt.Errorf("%w: %s", session.ErrExists, o.sid)
+			return nil
+		case !errors.Is(err, sql.ErrNoRows):
+			return err
+		}
+		if o.pid != "" {
+			err := tx.QueryRowContext(ctx, `SELECT 1 FROM sessions WHERE id = ?`, o.pid).Scan(&one)
+			switch {
+			case errors.Is(err, sql.ErrNoRows):
+				o.res.err = notFound(o.pid)
+				return nil
+			case err != nil:
+				return err
+			}
+		}
+		args := append([]any{o.sid, nullable(o.pid)}, o.args...)
+		args = append(args, s.instance)
+		res, err := tx.ExecContext(ctx, `INSERT INTO sessions (`+sessionColumns+`, owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, args...)
+		if err != nil {
+			return err
+		}
+		o.newPK, err = res.LastInsertId()
+		return err
+	case opUpdate:
+		cur, err := scanSession(tx.QueryRowContext(ctx, `SELECT `+sessionColumns+` FROM sessions WHERE id = ?`, o.sid))
+		if errors.Is(err, sql.ErrNoRows) {
+			o.res.err = notFound(o.sid)
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		next := cur
+		next.Metadata = session.CloneMetadata(cur.Metadata)
+		if r := runUpdate(o.fn, &next); r.panicked {
+			o.res = r
+			return nil
+		}
+		next.ID, next.ParentID, next.Depth, next.CreatedAt = cur.ID, cur.ParentID, cur.Depth, cur.CreatedAt
+		next.UpdatedAt = time.Now()
+		if !next.UpdatedAt.After(cur.UpdatedAt) {
+			next.UpdatedAt = cur.UpdatedAt.Add(time.Nanosecond)
+		}
+		args, err := sessionArgs(next)
+		if err != nil {
+			o.res.err = fmt.Errorf("sqlite: session %s: %w", o.sid, err)
+			return nil
+		}
+		args = append(args, s.instance, o.sid)
+		_, err = tx.ExecContext(ctx, `UPDATE sessions SET depth = ?, agent_name = ?, source_type = ?, title = ?, status = ?, stop_reason = ?,
+			created_at = ?, updated_at = ?, usage = ?, cost = ?, total_usage = ?, total_cost = ?, duration_ms = ?, metadata = ?, owner = ?
+			WHERE id = ?`, args...)
+		return err
+	case opDelete:
+		rows, err := tx.QueryContext(ctx, `WITH RECURSIVE sub(id, pk) AS (
+				SELECT id, pk FROM sessions WHERE id = ?
+				UNION ALL SELECT s.id, s.pk FROM sessions s JOIN sub ON s.parent_id = sub.id)
+			SELECT id, pk FROM sub`, o.sid)
+		if err != nil {
+			return err
+		}
+		var (
+			ids []string
+			pks []int64
+		)
+		for rows.Next() {
+			var id string
+			var pk int64
+			if err := rows.Scan(&id, &pk); err != nil {
+				rows.Close()
+				return err
+			}
+			ids = append(ids, id)
+			pks = append(pks, pk)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if len(ids) == 0 {
+			o.res.err = notFound(o.sid)
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, o.sid); err != nil {
+			return err
+		}
+		o.deleted, o.delPKs = ids, pks
+	}
+	return nil
+}
+
+// insertRows writes the buffered event rows in order, with multi-row
+// inserts. A row whose session was deleted after the append was accepted
+// is dropped (with a warning); any other failure fails the transaction.
+func (s *Store) insertRows(ctx context.Context, st *txStatements) error {
+	rows := s.rows
+	s.rows = s.rows[:0]
+	for len(rows) > 0 {
+		n := 1
+		for _, size := range multiRow {
+			if len(rows) >= size {
+				n = size
+				break
+			}
+		}
+		chunk := rows[:n]
+		rows = rows[n:]
+		args := s.args[:0]
+		for _, r := range chunk {
+			args = append(args, r.pk, r.seq, r.at, r.kind, r.data)
+		}
+		s.args = args
+		_, err := st.insEvents[n].ExecContext(ctx, args...)
+		if err == nil {
+			continue
+		}
+		if !isForeignKey(err) {
+			return err
+		}
+		// Find the rows of deleted sessions one by one.
+		for _, r := range chunk {
+			if _, err := st.insEvents[1].ExecContext(ctx, r.pk, r.seq, r.at, r.kind, r.data); err != nil {
+				if !isForeignKey(err) {
+					return err
+				}
+				s.log.Warn("session store: event of a deleted session dropped", "session_pk", r.pk, "seq", r.seq)
+			}
+		}
+	}
+	clear(s.args) // drop references to the event data
+	return nil
+}

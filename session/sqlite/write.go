@@ -1,0 +1,206 @@
+// The write API of the Store: each call becomes an op for the writer goroutine.
+
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/session"
+)
+
+// CreateSession implements session.Store. It returns once the session is
+// committed.
+func (s *Store) CreateSession(ctx context.Context, sess session.Session) error {
+	if sess.ID == "" {
+		return errors.New("sqlite: session id is empty")
+	}
+	now := time.Now()
+	if sess.CreatedAt.IsZero() {
+		sess.CreatedAt = now
+	}
+	if sess.UpdatedAt.IsZero() {
+		sess.UpdatedAt = sess.CreatedAt
+	}
+	args, err := sessionArgs(sess)
+	if err != nil {
+		return fmt.Errorf("sqlite: session %s: %w", sess.ID, err)
+	}
+	return s.call(ctx, &op{kind: opCreate, sid: sess.ID, pid: sess.ParentID, args: args})
+}
+
+// UpdateSession implements session.Store. fn runs on the writer goroutine
+// inside the transaction; a panic in fn is raised again in the caller.
+func (s *Store) UpdateSession(ctx context.Context, id string, fn func(*session.Session)) error {
+	return s.call(ctx, &op{kind: opUpdate, sid: id, fn: fn})
+}
+
+// DeleteSession implements session.Store.
+func (s *Store) DeleteSession(ctx context.Context, id string) error {
+	return s.call(ctx, &op{kind: opDelete, sid: id})
+}
+
+// AppendEvents implements session.Store. The events are encoded at once and
+// committed by the writer; see Flush.
+func (s *Store) AppendEvents(ctx context.Context, sessionID string, evs ...event.Event) error {
+	o := &op{kind: opEvents, sid: sessionID, at: time.Now().UnixNano(), evs: make([]encEvent, len(evs))}
+	for i, e := range evs {
+		b, err := event.Marshal(e)
+		if err != nil {
+			return fmt.Errorf("sqlite: session %s: %w", sessionID, err)
+		}
+		o.evs[i] = encEvent{kind: string(e.Kind()), data: string(b)}
+	}
+	return s.enqueueAsync(ctx, o)
+}
+
+// AppendMessages implements session.Store.
+func (s *Store) AppendMessages(ctx context.Context, sessionID string, msgs ...session.Message) error {
+	o := &op{kind: opMessages, sid: sessionID, msgs: make([]encMessage, len(msgs))}
+	for i, m := range msgs {
+		em := encMessage{id: m.ID, agent: m.AgentName, role: string(m.Role), synthetic: m.Synthetic, created: unixNano(m.CreatedAt), parts: make([]encPart, len(m.Parts))}
+		for k, p := range m.Parts {
+			ep := encPart{kind: string(p.Kind), text: p.Text, callID: p.ToolCallID, tool: p.ToolName, isError: p.IsError}
+			if p.Args != nil {
+				ep.args = string(p.Args)
+			}
+			em.parts[k] = ep
+		}
+		o.msgs[i] = em
+	}
+	return s.enqueueAsync(ctx, o)
+}
+
+// Flush implements session.Store: it returns once every write accepted
+// before the call is committed, with the first write error, if any, that
+// could not be committed since the store was opened.
+func (s *Store) Flush(ctx context.Context) error {
+	if err := s.barrier(ctx); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.werr
+}
+
+// Close implements session.Store: it flushes, stops the writer and closes
+// the database. Closing twice is a no-op.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		o := &op{kind: opStop, done: make(chan result, 1)}
+		s.mu.Lock()
+		s.closed = true
+		s.queue = append(s.queue, o)
+		s.syncOps = true
+		s.space.Broadcast()
+		s.mu.Unlock()
+		signal(s.wake)
+		signal(s.urgent)
+		<-o.done
+		<-s.done
+		_, delErr := s.db.Exec(`DELETE FROM instances WHERE id = ?`, s.instance)
+		s.stmts.close()
+		s.mu.Lock()
+		werr := s.werr
+		s.mu.Unlock()
+		s.closeErr = errors.Join(werr, delErr, s.db.Close())
+	})
+	return s.closeErr
+}
+
+// barrier waits for every op queued before it.
+func (s *Store) barrier(ctx context.Context) error {
+	return s.call(ctx, &op{kind: opBarrier})
+}
+
+// call queues a synchronous op and waits for its commit. A write (create,
+// update, delete) is always waited for, so that the caller learns what
+// happened to it; only a barrier gives up when ctx ends.
+func (s *Store) call(ctx context.Context, o *op) error {
+	o.done = make(chan result, 1)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return session.ErrClosed
+	}
+	s.queue = append(s.queue, o)
+	s.syncOps = true
+	s.mu.Unlock()
+	signal(s.wake)
+	signal(s.urgent)
+	var r result
+	if o.kind == opBarrier {
+		select {
+		case r = <-o.done:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	} else {
+		r = <-o.done
+	}
+	if r.panicked {
+		panic(r.panicV)
+	}
+	return r.err
+}
+
+// enqueueAsync checks that the session exists, waits for room in the
+// queue and queues o.
+func (s *Store) enqueueAsync(ctx context.Context, o *op) error {
+	items := o.items()
+	s.mu.Lock()
+	for {
+		if s.closed {
+			s.mu.Unlock()
+			return session.ErrClosed
+		}
+		pk, ok := s.pks[o.sid]
+		if !ok {
+			gen := s.deleteGen
+			s.mu.Unlock()
+			pk, err := s.lookup(ctx, o.sid)
+			if err != nil {
+				return err
+			}
+			if pk == 0 {
+				return notFound(o.sid)
+			}
+			s.mu.Lock()
+			if s.deleteGen == gen {
+				s.remember(o.sid, pk)
+			}
+			continue
+		}
+		if items > 0 && s.queued >= s.opts.MaxPending {
+			s.space.Wait()
+			continue
+		}
+		o.pk = pk
+		break
+	}
+	if items == 0 {
+		s.mu.Unlock()
+		return nil
+	}
+	s.queue = append(s.queue, o)
+	s.queued += items
+	s.pending++
+	urgent := s.queued >= s.opts.BatchSize
+	s.mu.Unlock()
+	signal(s.wake)
+	if urgent {
+		signal(s.urgent)
+	}
+	return nil
+}
+
+// remember records that a session exists; s.mu is held.
+func (s *Store) remember(id string, pk int64) {
+	if len(s.pks) >= maxKnown {
+		clear(s.pks)
+	}
+	s.pks[id] = pk
+}
