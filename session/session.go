@@ -170,4 +170,3 @@ func cloneValue(v any) any {
 	}
 	return v
 }
-
