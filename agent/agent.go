@@ -80,7 +80,7 @@ func (a *Agent) Name() string { return a.cfg.Name }
 func (a *Agent) Description() string { return a.cfg.Description }
 
 // SourceType implements spawn.Node.
-func (a *Agent) SourceType() string { return event.SourceAgent }
+func (a *Agent) SourceType() event.SourceType { return event.SourceAgent }
 
 // ModelID implements spawn.Node.
 func (a *Agent) ModelID() string { return a.cfg.Model.ID() }
@@ -341,7 +341,7 @@ func (r *run) drainInbox(ctx context.Context) {
 	r.append(ctx, msgs...)
 }
 
-func (r *run) fail(ctx context.Context, err error, stop, code string) spawn.Result {
+func (r *run) fail(ctx context.Context, err error, stop event.StopReason, code string) spawn.Result {
 	// The run's error is the last event of its session: async children
 	// (whose ends belong to this session) must end before it.
 	r.inv.WaitAsync()

@@ -127,7 +127,7 @@ func (e *Emitter) Name() string { return "emitter" }
 func (e *Emitter) Description() string { return "emits part_delta events" }
 
 // SourceType implements spawn.Node.
-func (e *Emitter) SourceType() string { return event.SourceAgent }
+func (e *Emitter) SourceType() event.SourceType { return event.SourceAgent }
 
 // ModelID implements spawn.Node.
 func (e *Emitter) ModelID() string { return "" }
@@ -155,7 +155,7 @@ func (r *Relay) Name() string { return "relay" }
 func (r *Relay) Description() string { return "spawns the next node" }
 
 // SourceType implements spawn.Node.
-func (r *Relay) SourceType() string { return event.SourceAgent }
+func (r *Relay) SourceType() event.SourceType { return event.SourceAgent }
 
 // ModelID implements spawn.Node.
 func (r *Relay) ModelID() string { return "" }
@@ -495,10 +495,10 @@ type pinger struct {
 	k int
 }
 
-func (p *pinger) Name() string        { return "pinger" }
-func (p *pinger) Description() string { return "emits stamped events" }
-func (p *pinger) SourceType() string  { return event.SourceAgent }
-func (p *pinger) ModelID() string     { return "" }
+func (p *pinger) Name() string                 { return "pinger" }
+func (p *pinger) Description() string          { return "emits stamped events" }
+func (p *pinger) SourceType() event.SourceType { return event.SourceAgent }
+func (p *pinger) ModelID() string              { return "" }
 
 func (p *pinger) Run(ctx context.Context, inv *spawn.Invocation) spawn.Result {
 	l := p.l

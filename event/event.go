@@ -46,34 +46,46 @@ const (
 	PartToolCall = "tool_call"
 )
 
+// Mechanism says who spawned a child session.
+type Mechanism string
+
 // Spawn mechanisms (who spawned).
 const (
-	MechanismTask   = "task"
-	MechanismWorker = "worker"
-	MechanismSpawn  = "spawn"
-	MechanismManual = "manual"
+	MechanismTask   Mechanism = "task"
+	MechanismWorker Mechanism = "worker"
+	MechanismSpawn  Mechanism = "spawn"
+	MechanismManual Mechanism = "manual"
 )
+
+// RunMode says how a child session runs relative to its parent.
+type RunMode string
 
 // Run modes (how a child runs).
 const (
-	RunModeSync  = "sync"
-	RunModeAsync = "async"
+	RunModeSync  RunMode = "sync"
+	RunModeAsync RunMode = "async"
 )
+
+// SourceType says what kind of node produced a session.
+type SourceType string
 
 // Source types.
 const (
-	SourceAgent          = "agent"
-	SourceTeamParallel   = "team_parallel"
-	SourceTeamSequential = "team_sequential"
+	SourceAgent          SourceType = "agent"
+	SourceTeamParallel   SourceType = "team_parallel"
+	SourceTeamSequential SourceType = "team_sequential"
 )
+
+// StopReason says why a run or child session ended.
+type StopReason string
 
 // Stop reasons.
 const (
-	StopCompleted = "completed"
-	StopAborted   = "aborted"
-	StopError     = "error"
-	StopMaxTokens = "max_tokens"
-	StopRefusal   = "refusal"
+	StopCompleted StopReason = "completed"
+	StopAborted   StopReason = "aborted"
+	StopError     StopReason = "error"
+	StopMaxTokens StopReason = "max_tokens"
+	StopRefusal   StopReason = "refusal"
 )
 
 // Tool call statuses (tool_call_progress).
@@ -247,10 +259,10 @@ type SpawnSessionStart struct {
 	ChildSessionID  string         `json:"child_session_id"`
 	ParentSessionID string         `json:"parent_session_id"`
 	ToolCallID      string         `json:"tool_call_id,omitempty"`
-	SpawnMechanism  string         `json:"spawn_mechanism"`
-	RunMode         string         `json:"run_mode"`
+	SpawnMechanism  Mechanism      `json:"spawn_mechanism"`
+	RunMode         RunMode        `json:"run_mode"`
 	SourceName      string         `json:"source_name"`
-	SourceType      string         `json:"source_type"`
+	SourceType      SourceType     `json:"source_type"`
 	Depth           int            `json:"depth"`
 	Description     string         `json:"description"`
 	Metadata        map[string]any `json:"metadata"`
@@ -260,31 +272,31 @@ type SpawnSessionStart struct {
 
 // SpawnSessionEnd closes a child session, exactly once, whatever happened.
 type SpawnSessionEnd struct {
-	ChildSessionID       string  `json:"child_session_id"`
-	ParentSessionID      string  `json:"parent_session_id"`
-	ToolCallID           string  `json:"tool_call_id,omitempty"`
-	SourceName           string  `json:"source_name"`
-	SourceType           string  `json:"source_type"`
-	Depth                int     `json:"depth"`
-	StopReason           string  `json:"stop_reason"`
-	LastAssistantMessage string  `json:"last_assistant_message,omitempty"`
-	Error                string  `json:"error,omitempty"`
-	Usage                *Usage  `json:"usage,omitempty"`
-	Cost                 float64 `json:"cost,omitempty"`
-	DurationMS           int64   `json:"duration_ms"`
+	ChildSessionID       string     `json:"child_session_id"`
+	ParentSessionID      string     `json:"parent_session_id"`
+	ToolCallID           string     `json:"tool_call_id,omitempty"`
+	SourceName           string     `json:"source_name"`
+	SourceType           SourceType `json:"source_type"`
+	Depth                int        `json:"depth"`
+	StopReason           StopReason `json:"stop_reason"`
+	LastAssistantMessage string     `json:"last_assistant_message,omitempty"`
+	Error                string     `json:"error,omitempty"`
+	Usage                *Usage     `json:"usage,omitempty"`
+	Cost                 float64    `json:"cost,omitempty"`
+	DurationMS           int64      `json:"duration_ms"`
 }
 
 // Subagent wraps one event that a descendant session produced. It never
 // wraps another Subagent (invariant 5).
 type Subagent struct {
-	SourceName      string   `json:"source_name"`
-	SourceType      string   `json:"source_type"`
-	Depth           int      `json:"depth"`
-	ChildSessionID  string   `json:"child_session_id"`
-	ParentSessionID string   `json:"parent_session_id"`
-	ToolCallID      string   `json:"tool_call_id,omitempty"`
-	Path            []string `json:"path"`
-	Event           Event    `json:"-"`
+	SourceName      string     `json:"source_name"`
+	SourceType      SourceType `json:"source_type"`
+	Depth           int        `json:"depth"`
+	ChildSessionID  string     `json:"child_session_id"`
+	ParentSessionID string     `json:"parent_session_id"`
+	ToolCallID      string     `json:"tool_call_id,omitempty"`
+	Path            []string   `json:"path"`
+	Event           Event      `json:"-"`
 }
 
 // Custom carries an application-defined event (hook runs, for example).

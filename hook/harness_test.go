@@ -242,7 +242,7 @@ func (l *lifecycleLog) register(reg *hook.Registry) {
 		return nil
 	})
 	reg.OnSubagentEnd.Register(func(_ context.Context, e hook.SubagentEnd) error {
-		l.add("end:" + e.ID + ":" + e.StopReason)
+		l.add("end:" + e.ID + ":" + string(e.StopReason))
 		return nil
 	})
 }

@@ -28,9 +28,9 @@ type SessionStart struct {
 // SessionEnd is the payload of session/end: a root run ended (with all of
 // its children).
 type SessionEnd struct {
-	SessionID string `json:"session_id"`
-	Agent     string `json:"agent"`
-	Reason    string `json:"reason"` // the run's stop reason (event.Stop*)
+	SessionID string           `json:"session_id"`
+	Agent     string           `json:"agent"`
+	Reason    event.StopReason `json:"reason"` // the run's stop reason (event.Stop*)
 }
 
 // Prompt is the input of agent/prompt-submit.
@@ -154,25 +154,25 @@ func (d ApprovalDecision) Allowed() bool {
 // (stored and registered: it can be looked up and injected into) and has
 // not made its first model request.
 type SubagentStart struct {
-	Provider    string `json:"provider"`
-	ID          string `json:"id"` // the child session id
-	ParentID    string `json:"parent_id"`
-	Name        string `json:"name"` // the delegated agent or team
-	Depth       int    `json:"depth"`
-	Mechanism   string `json:"mechanism"` // task, worker, spawn or manual
-	RunMode     string `json:"run_mode"`  // sync or async
-	ParentAgent string `json:"parent_agent,omitempty"`
+	Provider    string          `json:"provider"`
+	ID          string          `json:"id"` // the child session id
+	ParentID    string          `json:"parent_id"`
+	Name        string          `json:"name"` // the delegated agent or team
+	Depth       int             `json:"depth"`
+	Mechanism   event.Mechanism `json:"mechanism"` // task, worker, spawn or manual
+	RunMode     event.RunMode   `json:"run_mode"`  // sync or async
+	ParentAgent string          `json:"parent_agent,omitempty"`
 }
 
 // SubagentEnd is the payload of subagent/end, fired exactly once per child
 // whose subagent/start fired.
 type SubagentEnd struct {
-	Provider    string `json:"provider"`
-	ID          string `json:"id"`
-	ParentID    string `json:"parent_id"`
-	Name        string `json:"name"`
-	ParentAgent string `json:"parent_agent,omitempty"`
-	StopReason  string `json:"stop_reason"`
+	Provider    string           `json:"provider"`
+	ID          string           `json:"id"`
+	ParentID    string           `json:"parent_id"`
+	Name        string           `json:"name"`
+	ParentAgent string           `json:"parent_agent,omitempty"`
+	StopReason  event.StopReason `json:"stop_reason"`
 	// LastAssistantMessage is the child's final output (content blocks),
 	// each listener's own deep copy; absent on an infrastructure fault.
 	LastAssistantMessage []model.Part `json:"last_assistant_message,omitempty"`

@@ -426,7 +426,7 @@ func TestSessionPointsThroughPool(t *testing.T) {
 		return hook.Inject(ctx, s.SessionID, "SESSION START CONTEXT")
 	})
 	reg.OnSessionEnd.Register(func(_ context.Context, s hook.SessionEnd) error {
-		add("end:" + s.Reason)
+		add("end:" + string(s.Reason))
 		return nil
 	})
 	reg.OnRequest.Use(func(ctx context.Context, r hook.ModelRequest, next hook.Next[hook.ModelRequest, *model.Request]) *model.Request {

@@ -413,7 +413,7 @@ func (r *Registry) SessionStart(ctx context.Context, s session.Session, source s
 }
 
 // SessionEnd implements pool.SessionHooks (session/end).
-func (r *Registry) SessionEnd(ctx context.Context, s session.Session, reason string) {
+func (r *Registry) SessionEnd(ctx context.Context, s session.Session, reason event.StopReason) {
 	r.OnSessionEnd.Fire(ctx, SessionEnd{SessionID: s.ID, Agent: s.AgentName, Reason: reason})
 }
 

@@ -80,10 +80,10 @@ func TestRule1StartAfterReadyAndInjectReachesFirstRequest(t *testing.T) {
 // panicNode is a node whose run panics: an infrastructure fault (no result).
 type panicNode struct{ name string }
 
-func (p panicNode) Name() string        { return p.name }
-func (p panicNode) Description() string { return "" }
-func (p panicNode) SourceType() string  { return event.SourceAgent }
-func (p panicNode) ModelID() string     { return "" }
+func (p panicNode) Name() string                 { return p.name }
+func (p panicNode) Description() string          { return "" }
+func (p panicNode) SourceType() event.SourceType { return event.SourceAgent }
+func (p panicNode) ModelID() string              { return "" }
 func (p panicNode) Run(context.Context, *spawn.Invocation) spawn.Result {
 	panic("node exploded")
 }
@@ -123,7 +123,7 @@ func TestRule2EndExactlyOnceAfterStart(t *testing.T) {
 	checkStartEnd(t, lc.entries(), 4)
 	mu.Lock()
 	defer mu.Unlock()
-	want := map[string]string{"ok": event.StopCompleted, "bad": event.StopError, "later": event.StopCompleted, "boom": event.StopError}
+	want := map[string]event.StopReason{"ok": event.StopCompleted, "bad": event.StopError, "later": event.StopCompleted, "boom": event.StopError}
 	for name, stop := range want {
 		if got := ends[name].StopReason; got != stop {
 			t.Errorf("%s: stop_reason %q, want %q", name, got, stop)
@@ -157,7 +157,7 @@ func TestRule2EndOnCancellation(t *testing.T) {
 		t.Fatalf("run ended %s, want aborted", res.StopReason)
 	}
 	entries := checkStartEnd(t, lc.entries(), 1)
-	if !strings.HasSuffix(entries[1], ":"+event.StopAborted) {
+	if !strings.HasSuffix(entries[1], ":"+string(event.StopAborted)) {
 		t.Errorf("end = %s, want stop_reason aborted", entries[1])
 	}
 }

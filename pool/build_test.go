@@ -24,10 +24,10 @@ import (
 // shout is a custom node: it answers with its prompt in capitals.
 type shout struct{}
 
-func (shout) Name() string        { return "shout" }
-func (shout) Description() string { return "Repeats the prompt in capitals." }
-func (shout) SourceType() string  { return event.SourceAgent }
-func (shout) ModelID() string     { return "" }
+func (shout) Name() string                 { return "shout" }
+func (shout) Description() string          { return "Repeats the prompt in capitals." }
+func (shout) SourceType() event.SourceType { return event.SourceAgent }
+func (shout) ModelID() string              { return "" }
 
 func (shout) Run(ctx context.Context, inv *spawn.Invocation) spawn.Result {
 	out := strings.ToUpper(inv.Prompt)

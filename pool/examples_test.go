@@ -15,8 +15,11 @@ import (
 
 // spawnInfo is what a root stream says about one spawn.
 type spawnInfo struct {
-	name, parent, mechanism, sourceType, stop string
-	depth                                     int
+	name, parent string
+	mechanism    event.Mechanism
+	sourceType   event.SourceType
+	stop         event.StopReason
+	depth        int
 }
 
 // runExample runs one node of a manifest through the pool, checks the stream

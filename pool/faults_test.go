@@ -104,8 +104,8 @@ limits: {%s}
 // §3 holds.
 func TestFaults(t *testing.T) {
 	type want struct {
-		root  string // stop reason of the root run
-		child string // stop reason of the worker's spawn ("" when it never started)
+		root  event.StopReason // stop reason of the root run
+		child event.StopReason // stop reason of the worker's spawn ("" when it never started)
 		// errText must appear in an event of kind errKind of session
 		// errSession ("root" or "child"), in the stream and in the store.
 		errText    string

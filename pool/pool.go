@@ -55,7 +55,7 @@ type Options struct {
 // and "resume" for a continued one; reason is the run's stop reason.
 type SessionHooks interface {
 	SessionStart(ctx context.Context, s session.Session, source string)
-	SessionEnd(ctx context.Context, s session.Session, reason string)
+	SessionEnd(ctx context.Context, s session.Session, reason event.StopReason)
 }
 
 // Pool is a set of runnable nodes (agents, teams, custom nodes) built from

@@ -32,7 +32,7 @@ func (a *applier) runError(s *sess, ev event.RunError) {
 	}
 	if s.parent == nil {
 		stop := event.StopError
-		if ev.Code == event.StopAborted {
+		if ev.Code == string(event.StopAborted) {
 			stop = event.StopAborted
 		}
 		a.finish(s, finishInfo{stop: stop, err: ev.Message})
@@ -64,7 +64,7 @@ func (a *applier) finish(s *sess, f finishInfo) {
 		if f.stop != event.StopCompleted {
 			errText = f.err
 			if errText == "" {
-				errText = f.stop
+				errText = string(f.stop)
 			}
 		}
 		a.closeMessage(s, errText)
@@ -93,10 +93,10 @@ func (a *applier) finish(s *sess, f finishInfo) {
 		s.errored = true
 		msg := f.err
 		if msg == "" {
-			msg = f.stop
+			msg = string(f.stop)
 		}
 		if a.want {
-			a.emit(SessionError{SessionID: s.rec.ID, Code: f.stop, Message: msg})
+			a.emit(SessionError{SessionID: s.rec.ID, Code: string(f.stop), Message: msg})
 		}
 	}
 	if a.want {
@@ -109,12 +109,12 @@ func (a *applier) finish(s *sess, f finishInfo) {
 		} else {
 			msg := f.err
 			if msg == "" {
-				msg = f.stop
+				msg = string(f.stop)
 			}
 			l.State.Status, l.State.Error = ToolError, msg
 		}
 		l.State.End = a.clock()
-		l.State.Metadata["stopReason"] = f.stop
+		l.State.Metadata["stopReason"] = string(f.stop)
 		if l.CallID == "spawn:"+s.rec.ID && s.parent != nil {
 			delete(s.parent.tools, l.CallID)
 		}

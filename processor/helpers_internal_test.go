@@ -183,7 +183,7 @@ func play(t *testing.T, st session.Store, o streamOpts, emit func(event.Event)) 
 	emit(event.PartDelta{Index: 0, Delta: event.Delta{PartDeltaKind: event.PartText, ContentDelta: "done"}})
 	emit(event.PartEnd{Index: 0})
 	if o.rootErr {
-		emit(event.RunError{Message: "cancelled", Code: event.StopAborted})
+		emit(event.RunError{Message: "cancelled", Code: string(event.StopAborted)})
 	} else {
 		emit(event.StreamComplete{Message: event.Message{Role: "assistant", Content: "done", FinishReason: "stop"}})
 	}

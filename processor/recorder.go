@@ -315,11 +315,12 @@ func (r *Recorder) storeEnd(id string, f finishInfo, check bool) {
 
 // finishInfo is how a session ended.
 type finishInfo struct {
-	stop, err, output string
-	usage             *event.Usage
-	cost              float64
-	durationMS        int64
-	final             bool // the values are the session's final totals (spawn_session_end)
+	stop        event.StopReason
+	err, output string
+	usage       *event.Usage
+	cost        float64
+	durationMS  int64
+	final       bool // the values are the session's final totals (spawn_session_end)
 }
 
 // endOf is the end a spawn_session_end reports, its stop reason settled.
@@ -349,9 +350,12 @@ var parentEnded = finishInfo{stop: event.StopAborted, err: errParentEnded}
 const errParentEnded = "parent session ended first"
 
 type spawnInfo struct {
-	child, toolCallID, mechanism, runMode, sourceName, sourceType string
-	description, prompt, modelID, taskID                          string
-	depth                                                         int
+	child, toolCallID, sourceName        string
+	mechanism                            event.Mechanism
+	runMode                              event.RunMode
+	sourceType                           event.SourceType
+	description, prompt, modelID, taskID string
+	depth                                int
 }
 
 // childRecord is the record of a child that is not in the store (the

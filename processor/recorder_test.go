@@ -314,7 +314,7 @@ func TestWatchedOrNot(t *testing.T) {
 	if s, _ := st.GetSession(ctx, "ses_d1"); s.Status != session.StatusRunning || len(recs["ses_d"].open) != 1 {
 		t.Errorf("a child's own end ended it in the store: %s, %d open", s.Status, len(recs["ses_d"].open))
 	}
-	record("ses_d", event.RunError{Message: "cancelled", Code: event.StopAborted})
+	record("ses_d", event.RunError{Message: "cancelled", Code: string(event.StopAborted)})
 	if s, _ := st.GetSession(ctx, "ses_d1"); s.Status != session.StatusAborted || len(recs["ses_d"].open) != 0 {
 		t.Errorf("the root's end left its child %s, %d open", s.Status, len(recs["ses_d"].open))
 	}

@@ -192,10 +192,10 @@ func (a *applier) link(parent, c *sess, info spawnInfo) {
 	}
 	meta := map[string]any{"sessionId": c.rec.ID, "parentSessionId": parent.rec.ID}
 	if info.mechanism != "" {
-		meta["spawnMechanism"] = info.mechanism
+		meta["spawnMechanism"] = string(info.mechanism)
 	}
 	if info.runMode != "" {
-		meta["runMode"] = info.runMode
+		meta["runMode"] = string(info.runMode)
 	}
 	if info.taskID != "" {
 		meta["taskId"] = info.taskID

@@ -23,7 +23,7 @@ const (
 )
 
 // StatusFromStop maps a spawn stop reason to the final status of a session.
-func StatusFromStop(stopReason string) Status {
+func StatusFromStop(stopReason event.StopReason) Status {
 	switch stopReason {
 	case event.StopCompleted, event.StopMaxTokens, event.StopRefusal:
 		return StatusCompleted
@@ -45,22 +45,22 @@ var (
 
 // Session is the record of one session.
 type Session struct {
-	ID         string         `json:"id"`
-	ParentID   string         `json:"parent_id,omitempty"`
-	Depth      int            `json:"depth"`
-	AgentName  string         `json:"agent_name"`
-	SourceType string         `json:"source_type"`
-	Title      string         `json:"title"`
-	Status     Status         `json:"status"`
-	StopReason string         `json:"stop_reason,omitempty"`
-	CreatedAt  time.Time      `json:"created_at"`
-	UpdatedAt  time.Time      `json:"updated_at"`
-	Usage      event.Usage    `json:"usage"`                 // this session's own model usage
-	Cost       float64        `json:"cost"`                  // this session's own cost (USD)
-	TotalUsage event.Usage    `json:"total_usage"`           // own plus every descendant's
-	TotalCost  float64        `json:"total_cost"`            // own plus every descendant's
-	DurationMS int64          `json:"duration_ms,omitempty"` // of the last run
-	Metadata   map[string]any `json:"metadata,omitempty"`
+	ID         string           `json:"id"`
+	ParentID   string           `json:"parent_id,omitempty"`
+	Depth      int              `json:"depth"`
+	AgentName  string           `json:"agent_name"`
+	SourceType event.SourceType `json:"source_type"`
+	Title      string           `json:"title"`
+	Status     Status           `json:"status"`
+	StopReason event.StopReason `json:"stop_reason,omitempty"`
+	CreatedAt  time.Time        `json:"created_at"`
+	UpdatedAt  time.Time        `json:"updated_at"`
+	Usage      event.Usage      `json:"usage"`                 // this session's own model usage
+	Cost       float64          `json:"cost"`                  // this session's own cost (USD)
+	TotalUsage event.Usage      `json:"total_usage"`           // own plus every descendant's
+	TotalCost  float64          `json:"total_cost"`            // own plus every descendant's
+	DurationMS int64            `json:"duration_ms,omitempty"` // of the last run
+	Metadata   map[string]any   `json:"metadata,omitempty"`
 }
 
 // Message is a stored conversation message.

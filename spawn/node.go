@@ -14,7 +14,7 @@ type Node interface {
 	Name() string
 	Description() string
 	// SourceType is event.SourceAgent, SourceTeamParallel or SourceTeamSequential.
-	SourceType() string
+	SourceType() event.SourceType
 	// ModelID names the node's model ("" for teams).
 	ModelID() string
 	// Run runs the node in inv's session until it ends. It emits its own
@@ -25,11 +25,11 @@ type Node interface {
 
 // Result is how a node run ended.
 type Result struct {
-	Output     string      // final assistant text
-	StopReason string      // event.Stop*
-	Err        error       // set when StopReason is error or aborted
-	Usage      event.Usage // this session's own model usage
-	Cost       float64     // this session's own cost
+	Output     string           // final assistant text
+	StopReason event.StopReason // event.Stop*
+	Err        error            // set when StopReason is error or aborted
+	Usage      event.Usage      // this session's own model usage
+	Cost       float64          // this session's own cost
 	// Messages are the messages this run added to the conversation
 	// (prompt, assistant turns, tool results).
 	Messages []model.Message

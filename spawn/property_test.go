@@ -190,7 +190,7 @@ func (n *gnode) manifest() []byte {
 // expect computes, for a run that is not cancelled, how many sessions the
 // node spawns below itself and whether it fails; stops maps each node that
 // gets a session to its expected stop reason.
-func (n *gnode) expect(depth int, stops map[string]string) (sessions int, failed bool) {
+func (n *gnode) expect(depth int, stops map[string]event.StopReason) (sessions int, failed bool) {
 	spawn := func(c *gnode) (bool, int) { // created, sessions below
 		if depth+1 > propMaxDepth {
 			return false, 0
@@ -411,7 +411,7 @@ func runTree(t *rapid.T, root *gnode, cancelAt int) (hit, rootFailed bool) {
 	}
 	hit = cancelIx >= 0
 	if !hit {
-		stops := map[string]string{}
+		stops := map[string]event.StopReason{}
 		want, failed := root.expect(0, stops)
 		if len(all) != want+1 {
 			fail("%d sessions, want %d", len(all), want+1)

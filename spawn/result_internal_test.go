@@ -22,7 +22,7 @@ func TestChildResultJSON(t *testing.T) {
 		want := map[string]string{"output": r.Output, "session_id": c.SessionID}
 		isError := r.StopReason != event.StopCompleted && r.StopReason != event.StopMaxTokens
 		if isError {
-			want["stop_reason"] = r.StopReason
+			want["stop_reason"] = string(r.StopReason)
 			want["error"] = r.Err.Error()
 		}
 		b, err := json.Marshal(want)

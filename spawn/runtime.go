@@ -66,17 +66,17 @@ type StartInfo struct {
 	ChildSessionID  string
 	ParentSessionID string
 	Name            string
-	SourceType      string
+	SourceType      event.SourceType
 	Depth           int
-	Mechanism       string
-	RunMode         string
+	Mechanism       event.Mechanism
+	RunMode         event.RunMode
 	ParentAgent     string // the agent (or team) whose session spawned the child
 }
 
 // EndInfo describes a child that ended.
 type EndInfo struct {
 	StartInfo
-	StopReason           string
+	StopReason           event.StopReason
 	LastAssistantMessage string
 	// LastAssistant is the child's final output as content blocks: a deep
 	// copy taken when the child settled, before its caller saw the result.
@@ -367,7 +367,7 @@ func (t *Task) Status() string {
 	case <-t.done:
 		t.mu.Lock()
 		defer t.mu.Unlock()
-		return t.result.StopReason
+		return string(t.result.StopReason)
 	default:
 		return TaskRunning
 	}
@@ -387,11 +387,11 @@ func (t *Task) Result() (Result, bool) {
 
 // NodeInfo describes a node for list_available_nodes.
 type NodeInfo struct {
-	Name        string `json:"name"`
-	Type        string `json:"type"` // agent | team
-	SourceType  string `json:"source_type"`
-	Description string `json:"description,omitempty"`
-	Running     int64  `json:"running"`
+	Name        string           `json:"name"`
+	Type        string           `json:"type"` // agent | team
+	SourceType  event.SourceType `json:"source_type"`
+	Description string           `json:"description,omitempty"`
+	Running     int64            `json:"running"`
 }
 
 // Nodes lists the pool's nodes, sorted by name.

@@ -19,10 +19,10 @@ type nodeFunc struct {
 	fn   func(ctx context.Context, inv *spawn.Invocation) spawn.Result
 }
 
-func (n nodeFunc) Name() string        { return n.name }
-func (n nodeFunc) Description() string { return "" }
-func (n nodeFunc) SourceType() string  { return event.SourceAgent }
-func (n nodeFunc) ModelID() string     { return "" }
+func (n nodeFunc) Name() string                 { return n.name }
+func (n nodeFunc) Description() string          { return "" }
+func (n nodeFunc) SourceType() event.SourceType { return event.SourceAgent }
+func (n nodeFunc) ModelID() string              { return "" }
 func (n nodeFunc) Run(ctx context.Context, inv *spawn.Invocation) spawn.Result {
 	return n.fn(ctx, inv)
 }

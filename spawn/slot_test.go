@@ -20,10 +20,10 @@ func (panicOnEnd) SubagentEnd(context.Context, spawn.EndInfo)     { panic("obser
 // quick is a node that ends at once.
 type quick struct{}
 
-func (quick) Name() string        { return "quick" }
-func (quick) Description() string { return "" }
-func (quick) SourceType() string  { return event.SourceAgent }
-func (quick) ModelID() string     { return "" }
+func (quick) Name() string                 { return "quick" }
+func (quick) Description() string          { return "" }
+func (quick) SourceType() event.SourceType { return event.SourceAgent }
+func (quick) ModelID() string              { return "" }
 func (quick) Run(context.Context, *spawn.Invocation) spawn.Result {
 	return spawn.Result{Output: "ok", StopReason: event.StopCompleted}
 }

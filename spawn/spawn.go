@@ -19,9 +19,9 @@ type Request struct {
 	Node        Node
 	Prompt      string
 	Description string
-	Mechanism   string // event.Mechanism*
-	Async       bool   // run in the background; Spawn returns at once
-	ToolCallID  string // the parent's tool call that spawns, if any
+	Mechanism   event.Mechanism // event.Mechanism*
+	Async       bool            // run in the background; Spawn returns at once
+	ToolCallID  string          // the parent's tool call that spawns, if any
 	History     []model.Message
 	Timeout     time.Duration // overrides Limits.Timeout when > 0
 	Metadata    map[string]any
@@ -227,7 +227,7 @@ func asyncResultMessage(t *Task, res Result) string {
 	case event.StopCompleted:
 		return fmt.Sprintf("Background task %s (%s, session %s) completed:\n%s", t.ID, t.Node, t.SessionID, res.Output)
 	default:
-		msg := res.StopReason
+		msg := string(res.StopReason)
 		if res.Err != nil {
 			msg += ": " + res.Err.Error()
 		}

@@ -171,10 +171,10 @@ agents:
 // panicNode panics in the middle of its run.
 type panicNode struct{}
 
-func (panicNode) Name() string        { return "boom" }
-func (panicNode) Description() string { return "panics" }
-func (panicNode) SourceType() string  { return event.SourceAgent }
-func (panicNode) ModelID() string     { return "" }
+func (panicNode) Name() string                 { return "boom" }
+func (panicNode) Description() string          { return "panics" }
+func (panicNode) SourceType() event.SourceType { return event.SourceAgent }
+func (panicNode) ModelID() string              { return "" }
 func (panicNode) Run(_ context.Context, inv *spawn.Invocation) spawn.Result {
 	inv.Sink.Emit(event.RunStarted{SessionID: inv.Session.ID, RunID: inv.RunID, AgentName: "boom", ParentSessionID: inv.Session.ParentID})
 	panic("node exploded")
@@ -292,10 +292,10 @@ func TestAsync(t *testing.T) {
 	if o := decode(t, seen[2][1].Text); o["status"] != spawn.TaskRunning {
 		t.Fatalf("task_output while running = %v", o)
 	}
-	if st := decode(t, seen[4][0].Text); st["status"] != event.StopCompleted {
+	if st := decode(t, seen[4][0].Text); st["status"] != string(event.StopCompleted) {
 		t.Fatalf("task_status after the end = %v", st)
 	}
-	if o := decode(t, seen[4][1].Text); o["status"] != event.StopCompleted || o["output"] != "BG RESULT" {
+	if o := decode(t, seen[4][1].Text); o["status"] != string(event.StopCompleted) || o["output"] != "BG RESULT" {
 		t.Fatalf("task_output after the end = %v", o)
 	}
 	// The request after "waiting" carries the injected result.
@@ -326,7 +326,7 @@ func TestAsync(t *testing.T) {
 	if !found {
 		t.Fatal("injected result not stored in the parent's conversation")
 	}
-	if tk, ok := h.rt.Task(ss[0].TaskID); !ok || tk.Status() != event.StopCompleted {
+	if tk, ok := h.rt.Task(ss[0].TaskID); !ok || tk.Status() != string(event.StopCompleted) {
 		t.Fatalf("task table: %v %v", tk, ok)
 	}
 }
@@ -454,10 +454,10 @@ type countNode struct {
 	ran      *atomic.Int64
 }
 
-func (c countNode) Name() string        { return c.name }
-func (c countNode) Description() string { return "counts" }
-func (c countNode) SourceType() string  { return event.SourceAgent }
-func (c countNode) ModelID() string     { return "" }
+func (c countNode) Name() string                 { return c.name }
+func (c countNode) Description() string          { return "counts" }
+func (c countNode) SourceType() event.SourceType { return event.SourceAgent }
+func (c countNode) ModelID() string              { return "" }
 func (c countNode) Run(ctx context.Context, inv *spawn.Invocation) spawn.Result {
 	inv.Sink.Emit(event.RunStarted{SessionID: inv.Session.ID, RunID: inv.RunID, AgentName: c.name, ParentSessionID: inv.Session.ParentID})
 	n := c.cur.Add(1)

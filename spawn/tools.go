@@ -124,7 +124,7 @@ var taskOutputTool = tool.WithKind(tool.New("task_output",
 		if !done {
 			return jsonResult(map[string]string{"task_id": t.ID, "status": TaskRunning}, false), nil
 		}
-		out := map[string]string{"task_id": t.ID, "session_id": t.SessionID, "status": res.StopReason, "output": res.Output}
+		out := map[string]string{"task_id": t.ID, "session_id": t.SessionID, "status": string(res.StopReason), "output": res.Output}
 		if res.Err != nil {
 			out["error"] = res.Err.Error()
 		}
@@ -217,7 +217,7 @@ func childResult(c Child) tool.Result {
 		b = append(b, '}')
 		return tool.Result{Content: string(b)}
 	}
-	out := map[string]string{"session_id": c.SessionID, "stop_reason": r.StopReason, "output": r.Output}
+	out := map[string]string{"session_id": c.SessionID, "stop_reason": string(r.StopReason), "output": r.Output}
 	if r.Err != nil {
 		out["error"] = r.Err.Error()
 	}

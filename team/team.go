@@ -56,7 +56,7 @@ func (t *Team) Name() string { return t.cfg.Name }
 func (t *Team) Description() string { return t.cfg.Description }
 
 // SourceType implements spawn.Node.
-func (t *Team) SourceType() string {
+func (t *Team) SourceType() event.SourceType {
 	if t.cfg.Mode == Parallel {
 		return event.SourceTeamParallel
 	}
@@ -108,7 +108,7 @@ func (m memberResult) describe() string {
 	case m.err != nil:
 		return fmt.Sprintf("[%s] could not start: %v", m.name, m.err)
 	case m.failed:
-		msg := m.child.Result.StopReason
+		msg := string(m.child.Result.StopReason)
 		if m.child.Result.Err != nil {
 			msg += ": " + m.child.Result.Err.Error()
 		}

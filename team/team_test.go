@@ -103,7 +103,7 @@ func TestParallelMembersAreChildrenOfTheTeam(t *testing.T) {
 	if res.Result.StopReason != event.StopCompleted {
 		t.Fatalf("one failing member of three fails the team: %+v", res.Result)
 	}
-	ends := map[string]string{}
+	ends := map[string]event.StopReason{}
 	for _, e := range evs {
 		if s, ok := e.(event.SpawnSessionEnd); ok {
 			ends[s.SourceName] = s.StopReason

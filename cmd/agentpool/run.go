@@ -124,7 +124,7 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 	case event.StopAborted:
 		return &exitError{code: 130, msg: "run cancelled"}
 	default:
-		msg := res.Result.StopReason
+		msg := string(res.Result.StopReason)
 		if res.Result.Err != nil {
 			msg = res.Result.Err.Error()
 		}

@@ -143,8 +143,8 @@ func newSessionsListCmd(f *sessionsFlags) *cobra.Command {
 }
 
 func status(s session.Session) string {
-	if s.StopReason != "" && string(s.Status) != s.StopReason {
-		return string(s.Status) + "/" + s.StopReason
+	if s.StopReason != "" && string(s.Status) != string(s.StopReason) {
+		return string(s.Status) + "/" + string(s.StopReason)
 	}
 	return string(s.Status)
 }

@@ -51,11 +51,11 @@ func renderLine(e event.Event) string {
 		}
 		desc := e.Description
 		if desc == "" {
-			desc = e.SpawnMechanism
+			desc = string(e.SpawnMechanism)
 		}
 		return fmt.Sprintf("%s **`%s`**: %s", icon, e.SourceName, desc)
 	case event.SpawnSessionEnd:
-		icon := map[string]string{event.StopCompleted: "✓", event.StopAborted: "⊘"}[e.StopReason]
+		icon := map[event.StopReason]string{event.StopCompleted: "✓", event.StopAborted: "⊘"}[e.StopReason]
 		if icon == "" {
 			icon = "✗"
 		}

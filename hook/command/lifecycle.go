@@ -36,8 +36,8 @@ func (b *Bridge) sessionEnd(ctx context.Context, p hook.SessionEnd) error {
 		return nil
 	}
 	payload := b.common(ctx, p.SessionID)
-	payload["reason"] = p.Reason
-	b.fire(ctx, SessionEnd, p.Reason, payload, HookRun{})
+	payload["reason"] = string(p.Reason)
+	b.fire(ctx, SessionEnd, string(p.Reason), payload, HookRun{})
 	return nil
 }
 

@@ -239,7 +239,7 @@ func (c *converter) closeTools(sid string) {
 // Finish closes every spawn tool call and tool call the stream left open
 // (a child that never ended, a tool cut short): afterwards no tool call of
 // this stream is in progress. stopReason is the root's event.Stop* value.
-func (c *converter) Finish(stopReason string) {
+func (c *converter) Finish(stopReason event.StopReason) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	reason := event.StopError
@@ -265,7 +265,7 @@ func (c *converter) Finish(stopReason string) {
 }
 
 // acpStopReason maps an event.Stop* value to an ACP stop reason.
-func acpStopReason(stop string) string {
+func acpStopReason(stop event.StopReason) string {
 	switch stop {
 	case event.StopCompleted:
 		return StopEndTurn

@@ -117,7 +117,7 @@ func (c *conn) runPrompt(ctx context.Context, s *acpSession, run *promptRun, mod
 		return nil, errorf(CodeInternalError, "Internal error: %v", err)
 	}
 	meta := map[string]any{"agentpool": map[string]any{
-		"session_id": s.id, "stop_reason": stop, "usage": res.TotalUsage, "cost": res.TotalCost,
+		"session_id": s.id, "stop_reason": string(stop), "usage": res.TotalUsage, "cost": res.TotalCost,
 	}}
 	c.log.Info("acp: prompt ended", "session", s.id, "stop_reason", stop)
 	switch {
@@ -132,11 +132,11 @@ func (c *conn) runPrompt(ctx context.Context, s *acpSession, run *promptRun, mod
 	case errors.Is(res.Result.Err, agent.ErrMaxTurns):
 		return promptResult{StopReason: StopMaxTurnRequests, Meta: meta}, nil
 	}
-	msg := stop
+	msg := string(stop)
 	if res.Result.Err != nil {
 		msg = res.Result.Err.Error()
 	}
-	return nil, &Error{Code: CodeInternalError, Message: "Internal error: run failed: " + msg, Data: map[string]any{"sessionId": s.id, "stop_reason": stop}}
+	return nil, &Error{Code: CodeInternalError, Message: "Internal error: run failed: " + msg, Data: map[string]any{"sessionId": s.id, "stop_reason": string(stop)}}
 }
 
 // promptText joins a prompt's content blocks into the text the agent gets.

@@ -22,7 +22,8 @@ const maxTranscript = 8 << 10
 
 type spawnState struct {
 	child, parent, toolCallID string
-	name, sourceType, desc    string
+	name, desc                string
+	sourceType                event.SourceType
 	depth                     int
 	transcript                []byte
 	truncated                 bool
@@ -89,10 +90,10 @@ func (c *converter) spawnStart(v event.SpawnSessionStart) {
 		"type":              "spawn_start",
 		"child_session_id":  v.ChildSessionID,
 		"parent_session_id": v.ParentSessionID,
-		"spawn_mechanism":   v.SpawnMechanism,
-		"run_mode":          v.RunMode,
+		"spawn_mechanism":   string(v.SpawnMechanism),
+		"run_mode":          string(v.RunMode),
 		"source_name":       v.SourceName,
-		"source_type":       v.SourceType,
+		"source_type":       string(v.SourceType),
 		"depth":             v.Depth,
 	}
 	if v.ToolCallID != "" {
@@ -156,7 +157,7 @@ func (c *converter) spawnEnd(v event.SpawnSessionEnd) {
 	if out != "" {
 		content = append(content, textContent(out))
 	}
-	raw := map[string]any{"stop_reason": v.StopReason, "duration_ms": v.DurationMS, "session_id": v.ChildSessionID}
+	raw := map[string]any{"stop_reason": string(v.StopReason), "duration_ms": v.DurationMS, "session_id": v.ChildSessionID}
 	if v.LastAssistantMessage != "" {
 		raw["output"] = v.LastAssistantMessage
 	}
@@ -171,7 +172,7 @@ func (c *converter) spawnEnd(v event.SpawnSessionEnd) {
 	}
 	meta := map[string]any{
 		"type": "spawn_end", "child_session_id": v.ChildSessionID, "parent_session_id": v.ParentSessionID,
-		"source_name": v.SourceName, "depth": v.Depth, "stop_reason": v.StopReason,
+		"source_name": v.SourceName, "depth": v.Depth, "stop_reason": string(v.StopReason),
 	}
 	if v.ToolCallID != "" {
 		meta["tool_call_id"] = v.ToolCallID

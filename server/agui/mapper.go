@@ -266,7 +266,7 @@ func (m *mapper) openSubagent(parent *sessState, ev event.SpawnSessionStart) *se
 
 // closeSubagent closes c (and whatever of it is still open) with its
 // outcome.
-func (m *mapper) closeSubagent(c *sessState, stopReason, errText, output string) {
+func (m *mapper) closeSubagent(c *sessState, stopReason event.StopReason, errText, output string) {
 	for len(c.children) > 0 {
 		k := c.children[len(c.children)-1]
 		m.closeSubagent(k, event.StopAborted, "ended with its parent "+c.id, "")
@@ -292,7 +292,7 @@ func (m *mapper) closeSubagent(c *sessState, stopReason, errText, output string)
 		if msg == "" {
 			msg = fmt.Sprintf("subagent %s ended: %s", c.name, stopReason)
 		}
-		m.out(c.parent, classLifecycle, &Event{Type: TypeSubagentError, SubagentRunID: c.id, Message: msg, Code: stopReason})
+		m.out(c.parent, classLifecycle, &Event{Type: TypeSubagentError, SubagentRunID: c.id, Message: msg, Code: string(stopReason)})
 	}
 }
 
@@ -402,7 +402,7 @@ func (m *mapper) Finish(res pool.RunResult) {
 	case event.StopAborted:
 		m.end(&Event{Type: TypeRunFinished, ThreadID: m.cfg.ThreadID, RunID: m.cfg.RunID, Outcome: "cancelled"})
 	default:
-		msg, code := "", stop
+		msg, code := "", string(stop)
 		if m.rootErr != nil {
 			msg = m.rootErr.Message
 			if m.rootErr.Code != "" {
@@ -413,7 +413,7 @@ func (m *mapper) Finish(res pool.RunResult) {
 			msg = res.Result.Err.Error()
 		}
 		if msg == "" {
-			msg = "run ended: " + stop
+			msg = "run ended: " + string(stop)
 		}
 		m.end(&Event{Type: TypeRunError, Message: msg, Code: code})
 	}

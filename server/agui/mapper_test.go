@@ -188,7 +188,7 @@ func TestGoldenRunError(t *testing.T) {
 
 func TestFinishOutcomes(t *testing.T) {
 	for _, tc := range []struct {
-		stop string
+		stop event.StopReason
 		want string
 	}{
 		{event.StopCompleted, TypeRunFinished},

@@ -168,7 +168,7 @@ func (s *Server) handleAgents(w http.ResponseWriter, r *http.Request) {
 		if !ok {
 			continue
 		}
-		out.Agents = append(out.Agents, AgentInfo{Name: name, Description: n.Description(), Type: n.SourceType(), Default: name == def})
+		out.Agents = append(out.Agents, AgentInfo{Name: name, Description: n.Description(), Type: string(n.SourceType()), Default: name == def})
 	}
 	writeJSON(w, http.StatusOK, out)
 }

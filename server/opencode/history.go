@@ -273,7 +273,7 @@ func (s *Server) teamMessages(ctx context.Context, t *transcript, rec session.Se
 		pid := derivedID("prt", mid, i+1)
 		desc, _, _ := strings.Cut(k.Title, " (@")
 		input, _ := json.Marshal(map[string]string{"description": desc, "subagent_type": k.AgentName})
-		meta := map[string]any{"sessionId": k.ID, "parentSessionId": sid, "spawnMechanism": event.MechanismSpawn}
+		meta := map[string]any{"sessionId": k.ID, "parentSessionId": sid, "spawnMechanism": string(event.MechanismSpawn)}
 		start, end := ms(k.CreatedAt), ms(k.UpdatedAt)
 		var st any
 		switch k.Status {
@@ -285,7 +285,7 @@ func (s *Server) teamMessages(ctx context.Context, t *transcript, rec session.Se
 		default:
 			msg, _ := k.Metadata["error"].(string)
 			if msg == "" {
-				msg = k.StopReason
+				msg = string(k.StopReason)
 			}
 			if msg == "" {
 				msg = string(k.Status)

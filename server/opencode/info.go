@@ -64,7 +64,7 @@ func (s *Server) handleAgents(w http.ResponseWriter, r *http.Request) {
 		}
 		ref := s.modelOf(name)
 		a := Agent{Name: name, Description: n.Description(), Mode: s.modeOf(name), Permission: []any{}, Model: &ref,
-			Options: map[string]any{"sourceType": n.SourceType()}}
+			Options: map[string]any{"sourceType": string(n.SourceType())}}
 		if ag, ok := m.Agents[name]; ok {
 			a.Prompt = ag.SystemPrompt
 		}

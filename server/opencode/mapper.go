@@ -105,7 +105,7 @@ func messageError(code, msg string) any {
 	if msg == "" {
 		msg = code
 	}
-	if code == event.StopAborted || isAbortText(msg) {
+	if code == string(event.StopAborted) || isAbortText(msg) {
 		return MessageAbortedError{Name: "MessageAbortedError", Data: ErrorData{Message: msg}}
 	}
 	return UnknownError{Name: "UnknownError", Data: ErrorData{Message: msg}}
@@ -113,7 +113,7 @@ func messageError(code, msg string) any {
 
 // isAbortText recognizes the error texts of cancelled runs.
 func isAbortText(msg string) bool {
-	return msg == event.StopAborted || strings.HasPrefix(msg, "run cancelled") || msg == "team cancelled" ||
+	return msg == string(event.StopAborted) || strings.HasPrefix(msg, "run cancelled") || msg == "team cancelled" ||
 		msg == "parent session ended first" || strings.Contains(msg, "context canceled")
 }
 

@@ -417,7 +417,7 @@ func (s *Server) emptyAnswer(p *prompt, parent, msg string, aborted bool) json.R
 	}
 	code := ""
 	if aborted {
-		code = event.StopAborted
+		code = string(event.StopAborted)
 	}
 	b, _ := json.Marshal(AssistantWithParts{Info: &AssistantMessage{
 		ID: mid, SessionID: p.sid, Role: "assistant", Time: AssistantTime{Created: now, Completed: now}, Error: messageError(code, msg),

@@ -378,7 +378,7 @@ func nodeModels(p *pool.Pool) map[string]ModelRef {
 		}
 		a, isAgent := m.Agents[name]
 		if !isAgent {
-			out[name] = ModelRef{ProviderID: providerAgentPool, ModelID: n.SourceType()}
+			out[name] = ModelRef{ProviderID: providerAgentPool, ModelID: string(n.SourceType())}
 			continue
 		}
 		ref := ModelRef{ProviderID: providerOf(a.Model.Type), ModelID: n.ModelID()}

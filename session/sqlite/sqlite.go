@@ -263,7 +263,7 @@ func scanSession(r scanner) (session.Session, error) {
 	if err != nil {
 		return s, err
 	}
-	s.ParentID, s.AgentName, s.SourceType, s.Status, s.StopReason = parent.String, agent, source, session.Status(status), stop
+	s.ParentID, s.AgentName, s.SourceType, s.Status, s.StopReason = parent.String, agent, event.SourceType(source), session.Status(status), event.StopReason(stop)
 	s.CreatedAt, s.UpdatedAt = fromUnixNano(created), fromUnixNano(updated)
 	if err := json.Unmarshal([]byte(usage), &s.Usage); err != nil {
 		return s, fmt.Errorf("session %s: usage: %w", s.ID, err)
@@ -298,7 +298,7 @@ func sessionArgs(s session.Session) ([]any, error) {
 		}
 		meta = string(b)
 	}
-	return []any{s.Depth, s.AgentName, s.SourceType, s.Title, string(s.Status), s.StopReason,
+	return []any{s.Depth, s.AgentName, string(s.SourceType), s.Title, string(s.Status), string(s.StopReason),
 		unixNano(s.CreatedAt), unixNano(s.UpdatedAt), string(usage), s.Cost, string(total), s.TotalCost, s.DurationMS, meta}, nil
 }
 
