@@ -134,7 +134,7 @@ func TestClientFSAndTerminal(t *testing.T) {
 		t.Errorf("fs/read_text_file %+v", rp)
 	}
 	// Write and Edit: in the editor, the disk untouched.
-	if write.Status != StatusCompleted || edit.Status != StatusCompleted {
+	if write.Status != statusCompleted || edit.Status != statusCompleted {
 		t.Fatalf("write %s %q, edit %s %q", write.Status, write.text(), edit.Status, edit.text())
 	}
 	want := []writeTextFileParams{
@@ -150,7 +150,7 @@ func TestClientFSAndTerminal(t *testing.T) {
 	if b, _ := os.ReadFile(notes); string(b) != "disk text\n" {
 		t.Errorf("notes.md on the disk changed: %q", b)
 	}
-	if d := edit.contentOf(ContentTypeDiff); len(d) != 1 || *d[0].OldText.Text != "unsaved: fix the tpyo\n" {
+	if d := edit.contentOf(contentTypeDiff); len(d) != 1 || *d[0].OldText.Text != "unsaved: fix the tpyo\n" {
 		t.Errorf("Edit diff %+v", d)
 	}
 
@@ -165,18 +165,18 @@ func TestClientFSAndTerminal(t *testing.T) {
 	if !strings.Contains(end.text(), "hi\n") || !strings.Contains(end.text(), "Exit code: 3") {
 		t.Errorf("Bash result %q", end.text())
 	}
-	if tc := end.contentOf(ContentTypeTerminal); len(tc) != 1 || tc[0].TerminalID != "term_1" {
+	if tc := end.contentOf(contentTypeTerminal); len(tc) != 1 || tc[0].TerminalID != "term_1" {
 		t.Errorf("Bash end content %+v", end.Content)
 	}
 	// Embedded while it ran: before the server waited for its exit.
 	attached := ex.index(func(w wire) bool {
 		u, ok := decodeToolUpdate(t, w)
-		return ok && u.ToolCallID == ids[3] && u.Status == "" && len(u.contentOf(ContentTypeTerminal)) == 1
+		return ok && u.ToolCallID == ids[3] && u.Status == "" && len(u.contentOf(contentTypeTerminal)) == 1
 	})
 	waited := ex.index(func(w wire) bool { return w.Method == methodTerminalWait })
 	ended := ex.index(func(w wire) bool {
 		u, ok := decodeToolUpdate(t, w)
-		return ok && u.ToolCallID == ids[3] && u.Status == StatusCompleted
+		return ok && u.ToolCallID == ids[3] && u.Status == statusCompleted
 	})
 	released := ex.index(func(w wire) bool { return w.Method == methodTerminalRelease })
 	if attached < 0 || waited < attached || ended < waited || released < 0 {
@@ -195,13 +195,13 @@ func TestClientFSAndTerminal(t *testing.T) {
 		t.Fatal(w.Error)
 	}
 	again := ex.tools(t)
-	if got := again[ids[0]][0]; got.Kind != "read" || !slices.Equal(got.Locations, []ToolCallLocation{{Path: notes}}) {
+	if got := again[ids[0]][0]; got.Kind != "read" || !slices.Equal(got.Locations, []toolCallLocation{{Path: notes}}) {
 		t.Errorf("replayed Read %+v", got)
 	}
-	if d := last(t, again[ids[2]], "edit").contentOf(ContentTypeDiff); len(d) != 1 || *d[0].NewText != "unsaved: fix the typo\n" {
+	if d := last(t, again[ids[2]], "edit").contentOf(contentTypeDiff); len(d) != 1 || *d[0].NewText != "unsaved: fix the typo\n" {
 		t.Errorf("replayed Edit diff %+v", d)
 	}
-	if end := last(t, again[ids[3]], "bash"); len(end.contentOf(ContentTypeTerminal)) != 0 || !strings.Contains(end.text(), "Exit code: 3") {
+	if end := last(t, again[ids[3]], "bash"); len(end.contentOf(contentTypeTerminal)) != 0 || !strings.Contains(end.text(), "Exit code: 3") {
 		t.Errorf("replayed Bash %+v", end)
 	}
 	if len(again[ids[3]]) != 2 {
@@ -272,7 +272,7 @@ func TestClientFailuresAndCancel(t *testing.T) {
 	tools := ex.tools(t)
 	var failed []string
 	for id, ups := range tools {
-		if u := last(t, ups, id); u.Status == StatusFailed {
+		if u := last(t, ups, id); u.Status == statusFailed {
 			failed = append(failed, u.text())
 		}
 	}

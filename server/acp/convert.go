@@ -117,12 +117,12 @@ func (c *converter) own(sid string, e event.Event) {
 			c.tools[key] = &openTool{session: sid, id: v.ToolCallID, command: inputCommand(v.RawInput), locs: locs}
 			c.toolOrder = append(c.toolOrder, key)
 		}
-		c.send(sid, ToolCallUpdate{
+		c.send(sid, toolCallUpdate{
 			SessionUpdate: UpdateToolCall, ToolCallID: v.ToolCallID, Title: title,
-			Kind: toolKind(v.ToolKind), Status: StatusInProgress, Locations: toLocations(locs), RawInput: rawJSON(v.RawInput),
+			Kind: toolKind(v.ToolKind), Status: statusInProgress, Locations: toLocations(locs), RawInput: rawJSON(v.RawInput),
 		})
 	case event.ToolCallProgress:
-		u := ToolCallUpdate{SessionUpdate: UpdateToolCallUpdate, ToolCallID: v.ToolCallID, Status: toolStatus(v.Status), Title: v.Title}
+		u := toolCallUpdate{SessionUpdate: UpdateToolCallUpdate, ToolCallID: v.ToolCallID, Status: toolStatus(v.Status), Title: v.Title}
 		for _, it := range v.Items {
 			if it.Content != "" {
 				u.Content = append(u.Content, textContent(it.Content))
@@ -132,11 +132,11 @@ func (c *converter) own(sid string, e event.Event) {
 	case event.ToolCallComplete:
 		c.complete(sid, v)
 	case event.PlanUpdate:
-		entries := make([]PlanEntry, 0, len(v.Entries))
+		entries := make([]planEntry, 0, len(v.Entries))
 		for _, en := range v.Entries {
-			entries = append(entries, PlanEntry{Content: en.Content, Priority: planPriority(en.Priority), Status: planStatus(en.Status)})
+			entries = append(entries, planEntry{Content: en.Content, Priority: planPriority(en.Priority), Status: planStatus(en.Status)})
 		}
-		c.send(sid, PlanUpdate{SessionUpdate: UpdatePlan, Entries: entries})
+		c.send(sid, planUpdate{SessionUpdate: UpdatePlan, Entries: entries})
 	}
 }
 
@@ -149,11 +149,11 @@ func (c *converter) complete(sid string, v event.ToolCallComplete) {
 	key := sid + "\x00" + v.ToolCallID
 	open := c.tools[key]
 	delete(c.tools, key)
-	status := StatusCompleted
+	status := statusCompleted
 	if v.IsError {
-		status = StatusFailed
+		status = statusFailed
 	}
-	u := ToolCallUpdate{SessionUpdate: UpdateToolCallUpdate, ToolCallID: v.ToolCallID, Status: status, RawOutput: v.ToolResult}
+	u := toolCallUpdate{SessionUpdate: UpdateToolCallUpdate, ToolCallID: v.ToolCallID, Status: status, RawOutput: v.ToolResult}
 	var sent []event.Location
 	if open != nil {
 		sent = open.locs
@@ -214,7 +214,7 @@ func (c *converter) attachTerminal(sid string, args []string, term string) bool 
 		return false
 	}
 	match.terminal = term
-	c.send(sid, ToolCallUpdate{SessionUpdate: UpdateToolCallUpdate, ToolCallID: match.id, Content: []ToolCallContent{terminalContent(term)}})
+	c.send(sid, toolCallUpdate{SessionUpdate: UpdateToolCallUpdate, ToolCallID: match.id, Content: []toolCallContent{terminalContent(term)}})
 	return true
 }
 
@@ -231,7 +231,7 @@ func (c *converter) closeTools(sid string) {
 			continue
 		}
 		delete(c.tools, key)
-		c.send(t.session, ToolCallUpdate{SessionUpdate: UpdateToolCallUpdate, ToolCallID: t.id, Status: StatusFailed})
+		c.send(t.session, toolCallUpdate{SessionUpdate: UpdateToolCallUpdate, ToolCallID: t.id, Status: statusFailed})
 	}
 	c.toolOrder = kept
 }
@@ -310,13 +310,13 @@ func joinNonEmpty(a, b string) string {
 	return a + "\n\n" + b
 }
 
-func toLocations(locs []event.Location) []ToolCallLocation {
+func toLocations(locs []event.Location) []toolCallLocation {
 	if len(locs) == 0 {
 		return nil
 	}
-	out := make([]ToolCallLocation, len(locs))
+	out := make([]toolCallLocation, len(locs))
 	for i, l := range locs {
-		out[i] = ToolCallLocation{Path: l.Path, Line: max(l.Line, 0)}
+		out[i] = toolCallLocation{Path: l.Path, Line: max(l.Line, 0)}
 	}
 	return out
 }

@@ -197,7 +197,7 @@ type note struct {
 		Status        string            `json:"status"`
 		Content       json.RawMessage   `json:"content"`
 		SessionID     string            `json:"sessionId"` // subagent_update
-		State         *SubagentState    `json:"state"`
+		State         *subagentState    `json:"state"`
 		Meta          map[string]any    `json:"_meta"`
 		Entries       []json.RawMessage `json:"entries"`
 	} `json:"update"`
@@ -250,7 +250,7 @@ func checkUpdates(t *testing.T, root string, notes []note, subagents bool) map[s
 					t.Errorf("update %d: second spawn tool call for %s", i, child)
 				}
 				started[child] = i
-				if u.Title == "" || !strings.HasPrefix(u.Title, "Spawned: ") || u.Kind != "other" || u.Status != StatusInProgress {
+				if u.Title == "" || !strings.HasPrefix(u.Title, "Spawned: ") || u.Kind != "other" || u.Status != statusInProgress {
 					t.Errorf("update %d: spawn tool call %+v", i, u)
 				}
 				meta, _ := u.Meta["agentpool"].(map[string]any)
@@ -258,7 +258,7 @@ func checkUpdates(t *testing.T, root string, notes []note, subagents bool) map[s
 					meta["spawn_mechanism"] == nil || meta["run_mode"] == nil || meta["source_type"] == nil || meta["depth"] == nil {
 					t.Errorf("update %d: spawn _meta %v", i, u.Meta)
 				}
-				var content []ToolCallContent
+				var content []toolCallContent
 				if json.Unmarshal(u.Content, &content) != nil || len(content) == 0 || content[0].Content.Text == "" {
 					t.Errorf("update %d: spawn tool call without a description block: %s", i, u.Content)
 				}
@@ -269,7 +269,7 @@ func checkUpdates(t *testing.T, root string, notes []note, subagents bool) map[s
 				if st, ok := closed[child]; ok {
 					t.Errorf("update %d: update of spawn tool call %s after it closed (%s)", i, child, st)
 				}
-				if u.Status == StatusCompleted || u.Status == StatusFailed {
+				if u.Status == statusCompleted || u.Status == statusFailed {
 					closed[child] = u.Status
 				}
 			default:
@@ -319,7 +319,7 @@ func checkUpdates(t *testing.T, root string, notes []note, subagents bool) map[s
 		}
 	}
 	for key, st := range tools {
-		if st != StatusCompleted && st != StatusFailed {
+		if st != statusCompleted && st != statusFailed {
 			t.Errorf("tool call %q left %q", strings.ReplaceAll(key, "\x00", "/"), st)
 		}
 	}
@@ -329,7 +329,7 @@ func checkUpdates(t *testing.T, root string, notes []note, subagents bool) map[s
 func TestConvertClosesEverything(t *testing.T) {
 	recs := convertGolden(t, false)
 	closed := checkUpdates(t, goldenRoot, toNotes(recs), false)
-	want := map[string]string{"ses_c1": StatusCompleted, "ses_g1": StatusCompleted, "ses_c2": StatusFailed, "ses_c3": StatusFailed}
+	want := map[string]string{"ses_c1": statusCompleted, "ses_g1": statusCompleted, "ses_c2": statusFailed, "ses_c3": statusFailed}
 	for k, v := range want {
 		if closed[k] != v {
 			t.Errorf("spawn %s closed %q, want %q", k, closed[k], v)
@@ -340,7 +340,7 @@ func TestConvertClosesEverything(t *testing.T) {
 func TestConvertTranscriptBounded(t *testing.T) {
 	var last string
 	conv := newConverter("r", false, func(_ string, u any) {
-		if tc, ok := u.(ToolCallUpdate); ok && len(tc.Content) == 2 {
+		if tc, ok := u.(toolCallUpdate); ok && len(tc.Content) == 2 {
 			last = tc.Content[1].Content.Text
 		}
 	}, nil)

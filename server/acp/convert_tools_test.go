@@ -129,7 +129,7 @@ func TestConvertToolsGolden(t *testing.T) {
 // The content variants encode exactly the fields of their type.
 func TestToolCallContentEncoding(t *testing.T) {
 	for _, tc := range []struct {
-		c    ToolCallContent
+		c    toolCallContent
 		want string
 	}{
 		{textContent("hi"), `{"type":"content","content":{"type":"text","text":"hi"}}`},
@@ -141,7 +141,7 @@ func TestToolCallContentEncoding(t *testing.T) {
 		if err != nil || string(b) != tc.want {
 			t.Errorf("%+v: %s %v, want %s", tc.c, b, err, tc.want)
 		}
-		var back ToolCallContent
+		var back toolCallContent
 		if err := json.Unmarshal(b, &back); err != nil {
 			t.Fatal(err)
 		}

@@ -103,7 +103,7 @@ func TestSessionMCPServers(t *testing.T) {
 		t.Fatalf("%d tool calls", len(res))
 	}
 	for _, r := range res {
-		if r.Status != StatusCompleted {
+		if r.Status != statusCompleted {
 			t.Fatalf("tool call failed: %s", r.text())
 		}
 	}
@@ -123,7 +123,7 @@ func TestSessionMCPServers(t *testing.T) {
 
 	// Another session does not have them.
 	other := h.newSessionIn(cwd, nil)
-	if r := mcpResults(t, h, other); r[0].Status != StatusFailed || !strings.Contains(r[0].text(), "unknown tool") {
+	if r := mcpResults(t, h, other); r[0].Status != statusFailed || !strings.Contains(r[0].text(), "unknown tool") {
 		t.Errorf("another session called the helper: %+v", r[0])
 	}
 
@@ -228,7 +228,7 @@ func TestSessionCloseCancelsPrompt(t *testing.T) {
 	pid := 0
 	for pid == 0 { // until the pid tool's result arrives
 		u, ok := decodeToolUpdate(t, h.next())
-		if ok && u.Status == StatusCompleted {
+		if ok && u.Status == statusCompleted {
 			pid, _ = strconv.Atoi(u.text())
 		}
 	}

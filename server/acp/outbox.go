@@ -52,11 +52,11 @@ type outbox struct {
 // outItem is one message waiting to be written. raw is the encoded
 // message, except for chunk and progress items, which are encoded when
 // written (they may still be coalesced): update is then the ChunkUpdate or
-// the (progress) ToolCallUpdate, as the producer passed it (no copy).
+// the (progress) toolCallUpdate, as the producer passed it (no copy).
 type outItem struct {
 	raw    []byte
 	sid    string // the session/update's sessionId; "" for responses and requests (barriers)
-	update any    // ChunkUpdate or ToolCallUpdate; nil when raw is set
+	update any    // ChunkUpdate or toolCallUpdate; nil when raw is set
 }
 
 func newOutbox(w io.Writer, size int, onFail func(error)) *outbox {
@@ -100,7 +100,7 @@ func (o *outbox) update(owner, sid string, update any) error {
 		if u.Content.Type == "text" && u.Content.URI == "" && u.Content.Resource == nil {
 			return o.push(owner, outItem{sid: sid, update: update})
 		}
-	case ToolCallUpdate:
+	case toolCallUpdate:
 		if isProgress(u) {
 			return o.push(owner, outItem{sid: sid, update: update})
 		}
@@ -114,7 +114,7 @@ func (o *outbox) update(owner, sid string, update any) error {
 
 // isProgress reports whether u only replaces a tool call's content (a
 // spawn's progress), so that a later one supersedes it.
-func isProgress(u ToolCallUpdate) bool {
+func isProgress(u toolCallUpdate) bool {
 	return u.SessionUpdate == UpdateToolCallUpdate && u.Status == "" && u.Title == "" && u.Kind == "" &&
 		u.Locations == nil && u.RawInput == nil && u.RawOutput == nil && u.Meta == nil
 }
@@ -126,7 +126,7 @@ type itemEncoder struct {
 	buf      bytes.Buffer
 	enc      *json.Encoder // writes to buf
 	chunk    updateNote[ChunkUpdate]
-	progress updateNote[ToolCallUpdate]
+	progress updateNote[toolCallUpdate]
 }
 
 // updateNote is a session/update notification with an update of type U.
@@ -163,10 +163,10 @@ func (e *itemEncoder) add(it *outItem) {
 		e.chunk.Params.SessionID, e.chunk.Params.Update = it.sid, u
 		_ = e.enc.Encode(&e.chunk) // strings only: cannot fail (on failure nothing is written)
 		e.chunk.Params.SessionID, e.chunk.Params.Update = "", ChunkUpdate{}
-	case ToolCallUpdate:
+	case toolCallUpdate:
 		e.progress.Params.SessionID, e.progress.Params.Update = it.sid, u
 		_ = e.enc.Encode(&e.progress) // strings only, as above
-		e.progress.Params.SessionID, e.progress.Params.Update = "", ToolCallUpdate{}
+		e.progress.Params.SessionID, e.progress.Params.Update = "", toolCallUpdate{}
 	}
 }
 
@@ -208,8 +208,8 @@ func mergeOut(prev *outItem, it outItem) queue.Verdict {
 		p.Content.Text += u.Content.Text
 		prev.update = p
 		return queue.Merged
-	case ToolCallUpdate:
-		p, ok := prev.update.(ToolCallUpdate)
+	case toolCallUpdate:
+		p, ok := prev.update.(toolCallUpdate)
 		if !ok || p.ToolCallID != u.ToolCallID {
 			return queue.Stop
 		}

@@ -19,7 +19,7 @@ func thought(sid, text string) outItem {
 }
 
 func progress(sid, call, text string) outItem {
-	return outItem{sid: sid, update: ToolCallUpdate{SessionUpdate: UpdateToolCallUpdate, ToolCallID: call, Content: []ToolCallContent{textContent(text)}}}
+	return outItem{sid: sid, update: toolCallUpdate{SessionUpdate: UpdateToolCallUpdate, ToolCallID: call, Content: []toolCallContent{textContent(text)}}}
 }
 
 // outQueue is the queued messages of one queue, for the merge rules.
@@ -70,7 +70,7 @@ func TestOutboxMerge(t *testing.T) {
 	if q.merge(progress("r", "spawn:1", "new")) {
 		t.Error("progress merged past the progress of another call")
 	}
-	if !q.merge(progress("r", "spawn:2", "newer")) || q.items[1].update.(ToolCallUpdate).Content[0].Content.Text != "newer" {
+	if !q.merge(progress("r", "spawn:2", "newer")) || q.items[1].update.(toolCallUpdate).Content[0].Content.Text != "newer" {
 		t.Errorf("progress not replaced: %+v", q.items[1].update)
 	}
 }
@@ -95,7 +95,7 @@ func TestOutboxFullThenFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, func() bool { return o.queue("s").Len() == 0 }) // taken by the writer
-	if err := o.update("s", "s", ToolCallUpdate{SessionUpdate: UpdateToolCall, ToolCallID: "c", Title: "t", Status: StatusInProgress}); err != nil {
+	if err := o.update("s", "s", toolCallUpdate{SessionUpdate: UpdateToolCall, ToolCallID: "c", Title: "t", Status: statusInProgress}); err != nil {
 		t.Fatal(err)
 	}
 	for _, text := range []string{"a", "b"} {
@@ -170,8 +170,8 @@ func TestItemEncoderMatchesMarshal(t *testing.T) {
 			thought(sid, s),
 			{sid: sid, update: ChunkUpdate{SessionUpdate: UpdateAgentMessageChunk, Content: ContentBlock{Type: "text", Text: s, Name: s, MimeType: s}}},
 			progress(sid, "spawn:"+s, s),
-			{sid: sid, update: ToolCallUpdate{SessionUpdate: UpdateToolCallUpdate, ToolCallID: s, Content: []ToolCallContent{textContent(s), textContent("")}}},
-			{sid: sid, update: ToolCallUpdate{ToolCallID: s}},
+			{sid: sid, update: toolCallUpdate{SessionUpdate: UpdateToolCallUpdate, ToolCallID: s, Content: []toolCallContent{textContent(s), textContent("")}}},
+			{sid: sid, update: toolCallUpdate{ToolCallID: s}},
 		}
 		var all strings.Builder
 		e.reset()

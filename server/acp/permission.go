@@ -64,7 +64,7 @@ type permissionOption struct {
 
 type permissionRequest struct {
 	SessionID string             `json:"sessionId"`
-	ToolCall  ToolCallUpdate     `json:"toolCall"`
+	ToolCall  toolCallUpdate     `json:"toolCall"`
 	Options   []permissionOption `json:"options"`
 }
 
@@ -113,8 +113,8 @@ func (c *conn) requestApproval(ctx context.Context, req ApprovalRequest) Approva
 	}
 	params := permissionRequest{
 		SessionID: sess.id,
-		ToolCall: ToolCallUpdate{
-			ToolCallID: req.CallID, Title: title, Kind: toolKind(req.Kind), Status: StatusPending,
+		ToolCall: toolCallUpdate{
+			ToolCallID: req.CallID, Title: title, Kind: toolKind(req.Kind), Status: statusPending,
 			RawInput: rawJSON(req.Input),
 			Meta: map[string]any{"agentpool": map[string]any{
 				"session_id": req.SessionID, "agent": req.Agent, "tool_name": req.ToolName, "reason": req.Reason,

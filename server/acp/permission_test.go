@@ -14,7 +14,7 @@ import (
 
 type permissionParams struct {
 	SessionID string             `json:"sessionId"`
-	ToolCall  ToolCallUpdate     `json:"toolCall"`
+	ToolCall  toolCallUpdate     `json:"toolCall"`
 	Options   []permissionOption `json:"options"`
 }
 
@@ -78,7 +78,7 @@ func TestRequestApproval(t *testing.T) {
 	ch := ask(h.srv, ctx, req)
 	id, p := h.expectPermission()
 	if p.SessionID != sid || p.ToolCall.ToolCallID != "cal_1" || p.ToolCall.Title != "Run ls" || p.ToolCall.Kind != "execute" ||
-		p.ToolCall.Status != StatusPending || string(p.ToolCall.RawInput) != `{"cmd":"ls"}` {
+		p.ToolCall.Status != statusPending || string(p.ToolCall.RawInput) != `{"cmd":"ls"}` {
 		t.Errorf("request %+v", p)
 	}
 	kinds := map[string]bool{}

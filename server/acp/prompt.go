@@ -82,7 +82,7 @@ func (c *conn) runPrompt(ctx context.Context, s *acpSession, run *promptRun, mod
 	if stored, err := store.GetSession(ctx, s.id); err == nil && stored.Title == "" {
 		t := title(text)
 		if err := store.UpdateSession(ctx, s.id, func(st *session.Session) { st.Title = t }); err == nil {
-			c.updater(s.id)(s.id, SessionInfoUpdate{SessionUpdate: UpdateSessionInfo, Title: t, UpdatedAt: time.Now().UTC().Format(time.RFC3339)})
+			c.updater(s.id)(s.id, sessionInfoUpdate{SessionUpdate: UpdateSessionInfo, Title: t, UpdatedAt: time.Now().UTC().Format(time.RFC3339)})
 		}
 	}
 	var children []string

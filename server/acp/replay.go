@@ -120,9 +120,9 @@ func replayMessages(sid string, msgs []session.Message, send sendFunc) {
 				case model.PartText:
 					send(sid, ChunkUpdate{SessionUpdate: UpdateAgentMessageChunk, Content: textBlock(p.Text)})
 				case model.PartToolCall:
-					send(sid, ToolCallUpdate{
+					send(sid, toolCallUpdate{
 						SessionUpdate: UpdateToolCall, ToolCallID: p.ToolCallID, Title: p.ToolName,
-						Kind: "other", Status: StatusInProgress, RawInput: rawJSON(p.Args),
+						Kind: "other", Status: statusInProgress, RawInput: rawJSON(p.Args),
 					})
 				}
 			}
@@ -131,13 +131,13 @@ func replayMessages(sid string, msgs []session.Message, send sendFunc) {
 				if p.Kind != model.PartToolResult {
 					continue
 				}
-				status := StatusCompleted
+				status := statusCompleted
 				if p.IsError {
-					status = StatusFailed
+					status = statusFailed
 				}
-				u := ToolCallUpdate{SessionUpdate: UpdateToolCallUpdate, ToolCallID: p.ToolCallID, Status: status, RawOutput: p.Text}
+				u := toolCallUpdate{SessionUpdate: UpdateToolCallUpdate, ToolCallID: p.ToolCallID, Status: status, RawOutput: p.Text}
 				if p.Text != "" {
-					u.Content = []ToolCallContent{textContent(p.Text)}
+					u.Content = []toolCallContent{textContent(p.Text)}
 				}
 				send(sid, u)
 			}

@@ -483,7 +483,7 @@ func TestPromptNested(t *testing.T) {
 				t.Errorf("%d spawn tool calls, want 4: %v", len(closed), closed)
 			}
 			for child, st := range closed {
-				if st != StatusCompleted {
+				if st != statusCompleted {
 					t.Errorf("spawn %s ended %s", child, st)
 				}
 			}
@@ -526,9 +526,9 @@ func TestPromptFailingChildAndModes(t *testing.T) {
 	var completed, failed int
 	for _, st := range closed {
 		switch st {
-		case StatusCompleted:
+		case statusCompleted:
 			completed++
-		case StatusFailed:
+		case statusFailed:
 			failed++
 		}
 	}
@@ -592,7 +592,7 @@ func TestCancel(t *testing.T) {
 		t.Fatalf("stopReason %q", got)
 	}
 	closed := checkUpdates(t, sid, notes, true)
-	if closed[child] != StatusFailed {
+	if closed[child] != statusFailed {
 		t.Errorf("cancelled child's spawn tool call closed %q", closed[child])
 	}
 	tree, err := session.Subtree(context.Background(), p.Store(), sid)

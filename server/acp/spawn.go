@@ -110,16 +110,16 @@ func (c *converter) spawnStart(v event.SpawnSessionStart) {
 		input["prompt"] = p
 	}
 	raw, _ := json.Marshal(input)
-	c.send(c.root, ToolCallUpdate{
+	c.send(c.root, toolCallUpdate{
 		SessionUpdate: UpdateToolCall, ToolCallID: SpawnToolCallPrefix + v.ChildSessionID,
-		Title: "Spawned: " + v.SourceName, Kind: "other", Status: StatusInProgress,
-		Content: []ToolCallContent{textContent(desc)}, RawInput: raw,
+		Title: "Spawned: " + v.SourceName, Kind: "other", Status: statusInProgress,
+		Content: []toolCallContent{textContent(desc)}, RawInput: raw,
 		Meta: map[string]any{"agentpool": meta},
 	})
 	if c.subagents {
-		c.send(v.ParentSessionID, SubagentUpdate{
+		c.send(v.ParentSessionID, subagentUpdate{
 			SessionUpdate: UpdateSubagent, SessionID: v.ChildSessionID, Title: v.SourceName, Description: desc,
-			State: &SubagentState{State: "running"},
+			State: &subagentState{State: "running"},
 			Meta:  map[string]any{"agentpool": meta},
 		})
 	}
@@ -141,19 +141,19 @@ func (c *converter) spawnEnd(v event.SpawnSessionEnd) {
 	st.closed = true
 	c.closeTools(st.child)
 
-	status := StatusFailed
+	status := statusFailed
 	switch v.StopReason {
 	case event.StopCompleted, event.StopMaxTokens, event.StopRefusal:
-		status = StatusCompleted
+		status = statusCompleted
 	}
 	out := v.LastAssistantMessage
 	switch {
 	case v.StopReason == event.StopAborted:
 		out = joinNonEmpty(out, "Cancelled.")
-	case status == StatusFailed && v.Error != "":
+	case status == statusFailed && v.Error != "":
 		out = joinNonEmpty(out, "Error: "+v.Error)
 	}
-	content := []ToolCallContent{textContent(st.desc)}
+	content := []toolCallContent{textContent(st.desc)}
 	if out != "" {
 		content = append(content, textContent(out))
 	}
@@ -177,16 +177,16 @@ func (c *converter) spawnEnd(v event.SpawnSessionEnd) {
 	if v.ToolCallID != "" {
 		meta["tool_call_id"] = v.ToolCallID
 	}
-	c.send(c.root, ToolCallUpdate{
+	c.send(c.root, toolCallUpdate{
 		SessionUpdate: UpdateToolCallUpdate, ToolCallID: SpawnToolCallPrefix + v.ChildSessionID,
 		Status: status, Content: content, RawOutput: raw, Meta: map[string]any{"agentpool": meta},
 	})
 	if c.subagents {
-		state := &SubagentState{State: "idle", StopReason: acpStopReason(v.StopReason)}
+		state := &subagentState{State: "idle", StopReason: acpStopReason(v.StopReason)}
 		if state.StopReason == "error" && v.Error != "" {
 			state.Error = &Error{Code: CodeInternalError, Message: v.Error}
 		}
-		c.send(v.ParentSessionID, SubagentUpdate{SessionUpdate: UpdateSubagent, SessionID: v.ChildSessionID, State: state})
+		c.send(v.ParentSessionID, subagentUpdate{SessionUpdate: UpdateSubagent, SessionID: v.ChildSessionID, State: state})
 	}
 }
 
@@ -255,8 +255,8 @@ func (c *converter) flush(st *spawnState) {
 	}
 	st.dirty = false
 	st.lastFlush = c.now()
-	c.send(c.root, ToolCallUpdate{
+	c.send(c.root, toolCallUpdate{
 		SessionUpdate: UpdateToolCallUpdate, ToolCallID: SpawnToolCallPrefix + st.child,
-		Content: []ToolCallContent{textContent(st.desc), textContent(strings.TrimRight(text, "\n"))},
+		Content: []toolCallContent{textContent(st.desc), textContent(strings.TrimRight(text, "\n"))},
 	})
 }

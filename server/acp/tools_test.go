@@ -69,8 +69,8 @@ type toolUpdate struct {
 	Title         string             `json:"title"`
 	Kind          string             `json:"kind"`
 	Status        string             `json:"status"`
-	Locations     []ToolCallLocation `json:"locations"`
-	Content       []ToolCallContent  `json:"content"`
+	Locations     []toolCallLocation `json:"locations"`
+	Content       []toolCallContent  `json:"content"`
 	RawInput      json.RawMessage    `json:"rawInput"`
 	RawOutput     json.RawMessage    `json:"rawOutput"`
 }
@@ -191,15 +191,15 @@ func (h *harness) initializeWith(caps map[string]any) {
 func (u toolUpdate) text() string {
 	var parts []string
 	for _, c := range u.Content {
-		if c.Type == ContentTypeContent {
+		if c.Type == contentTypeContent {
 			parts = append(parts, c.Content.Text)
 		}
 	}
 	return strings.Join(parts, "\n")
 }
 
-func (u toolUpdate) contentOf(typ string) []ToolCallContent {
-	var out []ToolCallContent
+func (u toolUpdate) contentOf(typ string) []toolCallContent {
+	var out []toolCallContent
 	for _, c := range u.Content {
 		if c.Type == typ {
 			out = append(out, c)
@@ -215,7 +215,7 @@ func last(t *testing.T, ups []toolUpdate, id string) toolUpdate {
 		t.Fatalf("no updates of tool call %s", id)
 	}
 	u := ups[len(ups)-1]
-	if u.Status != StatusCompleted && u.Status != StatusFailed {
+	if u.Status != statusCompleted && u.Status != statusFailed {
 		t.Fatalf("tool call %s did not end: %+v", id, u)
 	}
 	return u
@@ -261,10 +261,10 @@ func TestToolCallsInSessionCwd(t *testing.T) {
 	kinds := []string{"edit", "read", "edit", "search", "execute"}
 	for i, id := range ids {
 		start := tools[id][0]
-		if start.Kind != kinds[i] || start.Status != StatusInProgress || len(start.RawInput) == 0 {
+		if start.Kind != kinds[i] || start.Status != statusInProgress || len(start.RawInput) == 0 {
 			t.Errorf("tool call %d: %+v, want kind %s", i, start, kinds[i])
 		}
-		if end := last(t, tools[id], id); end.Status != StatusCompleted {
+		if end := last(t, tools[id], id); end.Status != statusCompleted {
 			t.Errorf("tool call %d failed: %s", i, end.text())
 		}
 	}
@@ -273,12 +273,12 @@ func TestToolCallsInSessionCwd(t *testing.T) {
 	// Locations: the session's files, with the line where one is known.
 	for _, c := range []struct {
 		name string
-		got  []ToolCallLocation
-		want []ToolCallLocation
+		got  []toolCallLocation
+		want []toolCallLocation
 	}{
-		{"Write start", write[0].Locations, []ToolCallLocation{{Path: notes}}},
-		{"Read start", read[0].Locations, []ToolCallLocation{{Path: notes, Line: 2}}},
-		{"Edit start", edit[0].Locations, []ToolCallLocation{{Path: notes}}},
+		{"Write start", write[0].Locations, []toolCallLocation{{Path: notes}}},
+		{"Read start", read[0].Locations, []toolCallLocation{{Path: notes, Line: 2}}},
+		{"Edit start", edit[0].Locations, []toolCallLocation{{Path: notes}}},
 	} {
 		if !slices.Equal(c.got, c.want) {
 			t.Errorf("%s locations %+v, want %+v", c.name, c.got, c.want)
@@ -293,11 +293,11 @@ func TestToolCallsInSessionCwd(t *testing.T) {
 	}
 
 	// Diffs: a new file (oldText null) and an edit.
-	d := last(t, write, "write").contentOf(ContentTypeDiff)
+	d := last(t, write, "write").contentOf(contentTypeDiff)
 	if len(d) != 1 || d[0].Path != notes || d[0].OldText.Text != nil || !d[0].OldText.Set || *d[0].NewText != "# Notes\n- fix the tpyo\n" {
 		t.Errorf("Write diff %+v", d)
 	}
-	d = last(t, edit, "edit").contentOf(ContentTypeDiff)
+	d = last(t, edit, "edit").contentOf(contentTypeDiff)
 	if len(d) != 1 || d[0].OldText.Text == nil || *d[0].OldText.Text != "# Notes\n- fix the tpyo\n" || *d[0].NewText != "# Notes\n- fix the typo\n" {
 		t.Errorf("Edit diff %+v", d)
 	}
@@ -306,7 +306,7 @@ func TestToolCallsInSessionCwd(t *testing.T) {
 	}
 	// Bash ran in the session's cwd, on this machine (no terminal).
 	end := last(t, bash, "bash")
-	if !strings.Contains(end.text(), cwd+"\n# Notes") || !strings.Contains(end.text(), "Exit code: 0") || len(end.contentOf(ContentTypeTerminal)) != 0 {
+	if !strings.Contains(end.text(), cwd+"\n# Notes") || !strings.Contains(end.text(), "Exit code: 0") || len(end.contentOf(contentTypeTerminal)) != 0 {
 		t.Errorf("Bash result %+v", end)
 	}
 	if len(ex.requests(methodReadTextFile)) != 0 || len(ex.requests(methodTerminalCreate)) != 0 {

@@ -16,11 +16,11 @@ type ContentBlock struct {
 	URI      string            `json:"uri,omitempty"`  // resource_link
 	Name     string            `json:"name,omitempty"` // resource_link
 	MimeType string            `json:"mimeType,omitempty"`
-	Resource *EmbeddedResource `json:"resource,omitempty"` // resource
+	Resource *embeddedResource `json:"resource,omitempty"` // resource
 }
 
-// EmbeddedResource is the resource of a "resource" content block.
-type EmbeddedResource struct {
+// embeddedResource is the resource of a "resource" content block.
+type embeddedResource struct {
 	URI      string  `json:"uri"`
 	Text     *string `json:"text,omitempty"`
 	Blob     *string `json:"blob,omitempty"`
@@ -29,37 +29,37 @@ type EmbeddedResource struct {
 
 func textBlock(s string) ContentBlock { return ContentBlock{Type: "text", Text: s} }
 
-// Tool call content types (ToolCallContent.Type).
+// Tool call content types (toolCallContent.Type).
 const (
-	ContentTypeContent  = "content"
-	ContentTypeDiff     = "diff"
-	ContentTypeTerminal = "terminal"
+	contentTypeContent  = "content"
+	contentTypeDiff     = "diff"
+	contentTypeTerminal = "terminal"
 )
 
-// ToolCallContent is one entry of a tool call's content: a content block
+// toolCallContent is one entry of a tool call's content: a content block
 // ("content": Content), a file diff ("diff": Path, OldText, NewText) or a
 // client terminal ("terminal": TerminalID). Only the fields of its type
 // are encoded (no MarshalJSON: a progress update is encoded without
 // allocating).
-type ToolCallContent struct {
+type toolCallContent struct {
 	Type       string       `json:"type"`
 	Content    ContentBlock `json:"content,omitzero"`
 	Path       string       `json:"path,omitempty"`
-	OldText    DiffOldText  `json:"oldText,omitzero"`
+	OldText    diffOldText  `json:"oldText,omitzero"`
 	NewText    *string      `json:"newText,omitempty"`
 	TerminalID string       `json:"terminalId,omitempty"`
 }
 
-// DiffOldText is a diff's original text: encoded as null for a file the
+// diffOldText is a diff's original text: encoded as null for a file the
 // call created, and not at all outside a diff (its zero value; no IsZero
 // method, whose call through reflection would allocate).
-type DiffOldText struct {
+type diffOldText struct {
 	Set  bool    // a diff: the field is encoded
 	Text *string // nil: a new file (null)
 }
 
 // MarshalJSON encodes the text, or null for a new file.
-func (o DiffOldText) MarshalJSON() ([]byte, error) {
+func (o diffOldText) MarshalJSON() ([]byte, error) {
 	if o.Text == nil {
 		return []byte("null"), nil
 	}
@@ -67,7 +67,7 @@ func (o DiffOldText) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON decodes a string or null.
-func (o *DiffOldText) UnmarshalJSON(b []byte) error {
+func (o *diffOldText) UnmarshalJSON(b []byte) error {
 	o.Set = true
 	o.Text = nil
 	if string(bytes.TrimSpace(b)) == "null" {
@@ -81,23 +81,23 @@ func (o *DiffOldText) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-func textContent(s string) ToolCallContent {
-	return ToolCallContent{Type: ContentTypeContent, Content: textBlock(s)}
+func textContent(s string) toolCallContent {
+	return toolCallContent{Type: contentTypeContent, Content: textBlock(s)}
 }
 
 // diffContent shows a change to a file; old is nil for a new file.
-func diffContent(path string, old *string, newText string) ToolCallContent {
-	return ToolCallContent{Type: ContentTypeDiff, Path: path, OldText: DiffOldText{Set: true, Text: old}, NewText: &newText}
+func diffContent(path string, old *string, newText string) toolCallContent {
+	return toolCallContent{Type: contentTypeDiff, Path: path, OldText: diffOldText{Set: true, Text: old}, NewText: &newText}
 }
 
 // terminalContent embeds a client terminal (created with terminal/create).
-func terminalContent(id string) ToolCallContent {
-	return ToolCallContent{Type: ContentTypeTerminal, TerminalID: id}
+func terminalContent(id string) toolCallContent {
+	return toolCallContent{Type: contentTypeTerminal, TerminalID: id}
 }
 
-// ToolCallLocation is a file a tool call reads or changes; Line is 1-based
+// toolCallLocation is a file a tool call reads or changes; Line is 1-based
 // and left out when the call concerns the whole file.
-type ToolCallLocation struct {
+type toolCallLocation struct {
 	Path string `json:"path"`
 	Line int    `json:"line,omitempty"`
 }
@@ -122,56 +122,56 @@ type ChunkUpdate struct {
 	Content       ContentBlock `json:"content"`
 }
 
-// ToolCallUpdate is a tool_call or a tool_call_update (title is required
+// toolCallUpdate is a tool_call or a tool_call_update (title is required
 // for tool_call and always set there).
-type ToolCallUpdate struct {
+type toolCallUpdate struct {
 	SessionUpdate string             `json:"sessionUpdate,omitempty"`
 	ToolCallID    string             `json:"toolCallId"`
 	Title         string             `json:"title,omitempty"`
 	Kind          string             `json:"kind,omitempty"`
 	Status        string             `json:"status,omitempty"`
-	Content       []ToolCallContent  `json:"content,omitempty"`
-	Locations     []ToolCallLocation `json:"locations,omitempty"`
+	Content       []toolCallContent  `json:"content,omitempty"`
+	Locations     []toolCallLocation `json:"locations,omitempty"`
 	RawInput      json.RawMessage    `json:"rawInput,omitempty"`
 	RawOutput     any                `json:"rawOutput,omitempty"`
 	Meta          map[string]any     `json:"_meta,omitempty"`
 }
 
-// PlanEntry is one entry of a plan update.
-type PlanEntry struct {
+// planEntry is one entry of a plan update.
+type planEntry struct {
 	Content  string `json:"content"`
 	Priority string `json:"priority"`
 	Status   string `json:"status"`
 }
 
-// PlanUpdate is a plan update (it replaces the whole plan).
-type PlanUpdate struct {
+// planUpdate is a plan update (it replaces the whole plan).
+type planUpdate struct {
 	SessionUpdate string      `json:"sessionUpdate"`
-	Entries       []PlanEntry `json:"entries"`
+	Entries       []planEntry `json:"entries"`
 }
 
-// SessionInfoUpdate carries a session's title.
-type SessionInfoUpdate struct {
+// sessionInfoUpdate carries a session's title.
+type sessionInfoUpdate struct {
 	SessionUpdate string `json:"sessionUpdate"`
 	Title         string `json:"title,omitempty"`
 	UpdatedAt     string `json:"updatedAt,omitempty"`
 }
 
-// SubagentState is the state of a subagent_update.
-type SubagentState struct {
+// subagentState is the state of a subagent_update.
+type subagentState struct {
 	State      string `json:"state"` // running | idle
 	StopReason string `json:"stopReason,omitempty"`
 	Error      *Error `json:"error,omitempty"` // with stopReason "error"
 }
 
-// SubagentUpdate is the unstable subagent_update, sent on the parent
+// subagentUpdate is the unstable subagent_update, sent on the parent
 // session for a client that advertised clientCapabilities.subagents.
-type SubagentUpdate struct {
+type subagentUpdate struct {
 	SessionUpdate string         `json:"sessionUpdate"`
 	SessionID     string         `json:"sessionId"`
 	Title         string         `json:"title,omitempty"`
 	Description   string         `json:"description,omitempty"`
-	State         *SubagentState `json:"state,omitempty"`
+	State         *subagentState `json:"state,omitempty"`
 	Meta          map[string]any `json:"_meta,omitempty"`
 }
 
@@ -192,10 +192,10 @@ const (
 
 // Tool call statuses.
 const (
-	StatusPending    = "pending"
-	StatusInProgress = "in_progress"
-	StatusCompleted  = "completed"
-	StatusFailed     = "failed"
+	statusPending    = "pending"
+	statusInProgress = "in_progress"
+	statusCompleted  = "completed"
+	statusFailed     = "failed"
 )
 
 var toolKinds = map[string]bool{
@@ -212,7 +212,7 @@ func toolKind(k string) string {
 
 func toolStatus(s string) string {
 	switch s {
-	case StatusPending, StatusInProgress, StatusCompleted, StatusFailed:
+	case statusPending, statusInProgress, statusCompleted, statusFailed:
 		return s
 	}
 	return ""

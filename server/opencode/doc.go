@@ -8,7 +8,7 @@
 // Every route accepts ?directory= (the SDK sends it as that query
 // parameter on reads and as the URI-encoded x-opencode-directory header on
 // writes). GET /doc is an OpenAPI 3.1 document generated from the route
-// table and the wire types (wire.go, routes.go), so it lists exactly what
+// table and the wire types (internal/wire, routes.go), so it lists exactly what
 // is served.
 //
 //	POST   /session                      create {parentID?, title?, agent?, metadata?} → Session

@@ -11,6 +11,7 @@ import (
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/model"
 	"github.com/agentpool/agentpool/processor"
+	"github.com/agentpool/agentpool/server/opencode/internal/wire"
 	"github.com/agentpool/agentpool/session"
 )
 
@@ -124,13 +125,13 @@ func (s *Server) storeTranscript(ctx context.Context, rec session.Session) *tran
 		}
 		switch m.Role {
 		case model.RoleUser:
-			tm := &tmsg{user: &UserMessage{ID: mid, SessionID: sid, Role: "user", Time: UserMessageTime{Created: created}, Agent: who, Model: s.modelOf(who)}}
+			tm := &tmsg{user: &wire.UserMessage{ID: mid, SessionID: sid, Role: "user", Time: wire.UserMessageTime{Created: created}, Agent: who, Model: s.modelOf(who)}}
 			for k, p := range m.Parts {
 				if p.Kind != model.PartText {
 					continue
 				}
 				pid := derivedID("prt", mid, k)
-				t.putPart(tm, pid, &TextPart{ID: pid, SessionID: sid, MessageID: mid, Type: "text", Text: p.Text, Synthetic: m.Synthetic, Time: &PartTime{Start: created, End: created}})
+				t.putPart(tm, pid, &wire.TextPart{ID: pid, SessionID: sid, MessageID: mid, Type: "text", Text: p.Text, Synthetic: m.Synthetic, Time: &wire.PartTime{Start: created, End: created}})
 			}
 			t.add(tm)
 			lastUser = mid
@@ -140,32 +141,32 @@ func (s *Server) storeTranscript(ctx context.Context, rec session.Session) *tran
 				parent = mid
 			}
 			ref := s.modelOf(who)
-			a := &AssistantMessage{ID: mid, SessionID: sid, Role: "assistant", Time: AssistantTime{Created: created, Completed: created},
-				ParentID: parent, ModelID: ref.ModelID, ProviderID: ref.ProviderID, Mode: who, Agent: who, Path: MessagePath{Cwd: dir, Root: dir}, Finish: "stop"}
+			a := &wire.AssistantMessage{ID: mid, SessionID: sid, Role: "assistant", Time: wire.AssistantTime{Created: created, Completed: created},
+				ParentID: parent, ModelID: ref.ModelID, ProviderID: ref.ProviderID, Mode: who, Agent: who, Path: wire.MessagePath{Cwd: dir, Root: dir}, Finish: "stop"}
 			tm := &tmsg{asst: a, finished: true}
 			n := 0
 			next := func() string { n++; return derivedID("prt", mid, n) }
 			pid := next()
-			t.putPart(tm, pid, &StepStartPart{ID: pid, SessionID: sid, MessageID: mid, Type: "step-start"})
+			t.putPart(tm, pid, &wire.StepStartPart{ID: pid, SessionID: sid, MessageID: mid, Type: "step-start"})
 			for _, p := range m.Parts {
 				pid := next()
 				switch p.Kind {
 				case model.PartText:
-					t.putPart(tm, pid, &TextPart{ID: pid, SessionID: sid, MessageID: mid, Type: "text", Text: p.Text, Time: &PartTime{Start: created, End: created}})
+					t.putPart(tm, pid, &wire.TextPart{ID: pid, SessionID: sid, MessageID: mid, Type: "text", Text: p.Text, Time: &wire.PartTime{Start: created, End: created}})
 				case model.PartThinking:
-					t.putPart(tm, pid, &ReasoningPart{ID: pid, SessionID: sid, MessageID: mid, Type: "reasoning", Text: p.Text, Time: PartTime{Start: created, End: created}})
+					t.putPart(tm, pid, &wire.ReasoningPart{ID: pid, SessionID: sid, MessageID: mid, Type: "reasoning", Text: p.Text, Time: wire.PartTime{Start: created, End: created}})
 				case model.PartToolCall:
 					sc := &storedCall{name: p.ToolName, args: p.Args, report: reports[p.ToolCallID]}
 					v := viewTool(s.root, sc.call(nil), p.Args)
-					t.putPart(tm, pid, &ToolPart{ID: pid, SessionID: sid, MessageID: mid, Type: "tool", CallID: p.ToolCallID, Tool: v.tool,
-						State: &ToolStateRunning{Status: "running", Input: v.input, Title: v.title, Time: ToolTimeStart{Start: created}}})
+					t.putPart(tm, pid, &wire.ToolPart{ID: pid, SessionID: sid, MessageID: mid, Type: "tool", CallID: p.ToolCallID, Tool: v.tool,
+						State: &wire.ToolStateRunning{Status: "running", Input: v.input, Title: v.title, Time: wire.ToolTimeStart{Start: created}}})
 					sc.tp = t.parts[pid]
 					tools[p.ToolCallID] = sc
 					a.Finish = "tool-calls"
 				}
 			}
 			pid = next()
-			t.putPart(tm, pid, &StepFinishPart{ID: pid, SessionID: sid, MessageID: mid, Type: "step-finish", Reason: a.Finish, Tokens: tokens(0, 0, 0, 0, 0)})
+			t.putPart(tm, pid, &wire.StepFinishPart{ID: pid, SessionID: sid, MessageID: mid, Type: "step-finish", Reason: a.Finish, Tokens: tokens(0, 0, 0, 0, 0)})
 			t.add(tm)
 		case model.RoleTool:
 			for _, p := range m.Parts {
@@ -185,10 +186,10 @@ func (s *Server) storeTranscript(ctx context.Context, rec session.Session) *tran
 	if rec.Status != session.StatusRunning {
 		for _, sc := range tools {
 			tp := sc.tp
-			part := tp.v.(*ToolPart)
-			run := part.State.(*ToolStateRunning)
+			part := tp.v.(*wire.ToolPart)
+			run := part.State.(*wire.ToolStateRunning)
 			c := *part
-			c.State = &ToolStateError{Status: "error", Input: run.Input, Error: "the tool call did not complete", Time: ToolTime{Start: run.Time.Start, End: run.Time.Start}}
+			c.State = &wire.ToolStateError{Status: "error", Input: run.Input, Error: "the tool call did not complete", Time: wire.ToolTime{Start: run.Time.Start, End: run.Time.Start}}
 			tp.v = &c
 		}
 	}
@@ -222,8 +223,8 @@ func (sc *storedCall) call(res *model.Part) *toolCall {
 // foldResult completes a tool part with its result.
 func (s *Server) foldResult(sc *storedCall, res model.Part, at int64) {
 	tp := sc.tp
-	part := tp.v.(*ToolPart)
-	run := part.State.(*ToolStateRunning)
+	part := tp.v.(*wire.ToolPart)
+	run := part.State.(*wire.ToolStateRunning)
 	c := *part
 	v := viewTool(s.root, sc.call(&res), sc.args)
 	var linked struct {
@@ -237,7 +238,7 @@ func (s *Server) foldResult(sc *storedCall, res model.Part, at int64) {
 	}
 	meta := withMeta(v.meta, link)
 	if res.IsError {
-		c.State = &ToolStateError{Status: "error", Input: v.input, Error: out, Metadata: meta, Time: ToolTime{Start: run.Time.Start, End: at}}
+		c.State = &wire.ToolStateError{Status: "error", Input: v.input, Error: out, Metadata: meta, Time: wire.ToolTime{Start: run.Time.Start, End: at}}
 	} else {
 		if meta == nil {
 			meta = map[string]any{}
@@ -246,7 +247,7 @@ func (s *Server) foldResult(sc *storedCall, res model.Part, at int64) {
 		if title == "" {
 			title = v.tool
 		}
-		c.State = &ToolStateCompleted{Status: "completed", Input: v.input, Output: out, Title: title, Metadata: meta, Time: ToolTime{Start: run.Time.Start, End: at}}
+		c.State = &wire.ToolStateCompleted{Status: "completed", Input: v.input, Output: out, Title: title, Metadata: meta, Time: wire.ToolTime{Start: run.Time.Start, End: at}}
 	}
 	tp.v = &c
 }
@@ -263,12 +264,12 @@ func (s *Server) teamMessages(ctx context.Context, t *transcript, rec session.Se
 	mid := derivedID("msg", sid, 0)
 	created := ms(rec.CreatedAt)
 	ref := s.modelOf(rec.AgentName)
-	a := &AssistantMessage{ID: mid, SessionID: sid, Role: "assistant", Time: AssistantTime{Created: created, Completed: ms(rec.UpdatedAt)},
+	a := &wire.AssistantMessage{ID: mid, SessionID: sid, Role: "assistant", Time: wire.AssistantTime{Created: created, Completed: ms(rec.UpdatedAt)},
 		ParentID: mid, ModelID: ref.ModelID, ProviderID: ref.ProviderID, Mode: rec.AgentName, Agent: rec.AgentName,
-		Path: MessagePath{Cwd: dir, Root: dir}, Finish: "stop"}
+		Path: wire.MessagePath{Cwd: dir, Root: dir}, Finish: "stop"}
 	tm := &tmsg{asst: a, finished: true}
 	pid := derivedID("prt", mid, 0)
-	t.putPart(tm, pid, &StepStartPart{ID: pid, SessionID: sid, MessageID: mid, Type: "step-start"})
+	t.putPart(tm, pid, &wire.StepStartPart{ID: pid, SessionID: sid, MessageID: mid, Type: "step-start"})
 	for i, k := range kids {
 		pid := derivedID("prt", mid, i+1)
 		desc, _, _ := strings.Cut(k.Title, " (@")
@@ -278,10 +279,10 @@ func (s *Server) teamMessages(ctx context.Context, t *transcript, rec session.Se
 		var st any
 		switch k.Status {
 		case session.StatusRunning:
-			st = &ToolStateRunning{Status: "running", Input: input, Title: desc, Metadata: meta, Time: ToolTimeStart{Start: start}}
+			st = &wire.ToolStateRunning{Status: "running", Input: input, Title: desc, Metadata: meta, Time: wire.ToolTimeStart{Start: start}}
 		case session.StatusCompleted, session.StatusIdle:
 			out := lastAssistantText(ctx, s.store, k.ID)
-			st = &ToolStateCompleted{Status: "completed", Input: input, Output: out, Title: desc, Metadata: meta, Time: ToolTime{Start: start, End: end}}
+			st = &wire.ToolStateCompleted{Status: "completed", Input: input, Output: out, Title: desc, Metadata: meta, Time: wire.ToolTime{Start: start, End: end}}
 		default:
 			msg, _ := k.Metadata["error"].(string)
 			if msg == "" {
@@ -290,12 +291,12 @@ func (s *Server) teamMessages(ctx context.Context, t *transcript, rec session.Se
 			if msg == "" {
 				msg = string(k.Status)
 			}
-			st = &ToolStateError{Status: "error", Input: input, Error: msg, Metadata: meta, Time: ToolTime{Start: start, End: end}}
+			st = &wire.ToolStateError{Status: "error", Input: input, Error: msg, Metadata: meta, Time: wire.ToolTime{Start: start, End: end}}
 		}
-		t.putPart(tm, pid, &ToolPart{ID: pid, SessionID: sid, MessageID: mid, Type: "tool", CallID: "spawn:" + k.ID, Tool: "task", State: st})
+		t.putPart(tm, pid, &wire.ToolPart{ID: pid, SessionID: sid, MessageID: mid, Type: "tool", CallID: "spawn:" + k.ID, Tool: "task", State: st})
 	}
 	pid = derivedID("prt", mid, len(kids)+1)
-	t.putPart(tm, pid, &StepFinishPart{ID: pid, SessionID: sid, MessageID: mid, Type: "step-finish", Reason: "stop", Tokens: tokens(0, 0, 0, 0, 0)})
+	t.putPart(tm, pid, &wire.StepFinishPart{ID: pid, SessionID: sid, MessageID: mid, Type: "step-finish", Reason: "stop", Tokens: tokens(0, 0, 0, 0, 0)})
 	t.add(tm)
 }
 

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/agentpool/agentpool/config"
+	"github.com/agentpool/agentpool/server/opencode/internal/wire"
 )
 
 // dirOrDefault is the request's directory, else the server's.
@@ -30,17 +31,17 @@ func (s *Server) handlePath(w http.ResponseWriter, r *http.Request) {
 	} else if d, err := os.UserConfigDir(); err == nil {
 		cfg = filepath.Join(d, "agentpool")
 	}
-	writeJSON(w, http.StatusOK, Path{Home: home, State: state, Config: cfg, Worktree: dir, Directory: dir})
+	writeJSON(w, http.StatusOK, wire.Path{Home: home, State: state, Config: cfg, Worktree: dir, Directory: dir})
 }
 
 func (s *Server) handleProject(w http.ResponseWriter, r *http.Request) {
 	dir := s.dirOrDefault(r)
 	t := ms(s.started)
-	writeJSON(w, http.StatusOK, Project{ID: projectID(dir), Worktree: dir, Name: filepath.Base(dir), Time: ProjectTime{Created: t, Updated: t}, Sandboxes: []string{}})
+	writeJSON(w, http.StatusOK, wire.Project{ID: projectID(dir), Worktree: dir, Name: filepath.Base(dir), Time: wire.ProjectTime{Created: t, Updated: t}, Sandboxes: []string{}})
 }
 
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, Health{Healthy: true, Version: s.opts.Version})
+	writeJSON(w, http.StatusOK, wire.Health{Healthy: true, Version: s.opts.Version})
 }
 
 // modeOf is a node's OpenCode agent mode: the default node is the
@@ -56,14 +57,14 @@ func (s *Server) modeOf(name string) string {
 // handleAgents answers GET /agent: the pool's agents and teams.
 func (s *Server) handleAgents(w http.ResponseWriter, r *http.Request) {
 	m := s.pool.Manifest()
-	out := []Agent{}
+	out := []wire.Agent{}
 	for _, name := range s.pool.NodeNames() {
 		n, ok := s.pool.Node(name)
 		if !ok {
 			continue
 		}
 		ref := s.modelOf(name)
-		a := Agent{Name: name, Description: n.Description(), Mode: s.modeOf(name), Permission: []any{}, Model: &ref,
+		a := wire.Agent{Name: name, Description: n.Description(), Mode: s.modeOf(name), Permission: []any{}, Model: &ref,
 			Options: map[string]any{"sourceType": string(n.SourceType())}}
 		if ag, ok := m.Agents[name]; ok {
 			a.Prompt = ag.SystemPrompt
@@ -78,7 +79,7 @@ func (s *Server) handleAgents(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handleConfig(w http.ResponseWriter, r *http.Request) {
 	def := s.pool.DefaultNode()
 	ref := s.modelOf(def)
-	cfg := Config{DefaultAgent: def, Model: ref.ProviderID + "/" + ref.ModelID, Agent: map[string]AgentConfig{}}
+	cfg := wire.Config{DefaultAgent: def, Model: ref.ProviderID + "/" + ref.ModelID, Agent: map[string]wire.AgentConfig{}}
 	m := s.pool.Manifest()
 	for _, name := range s.pool.NodeNames() {
 		n, ok := s.pool.Node(name)
@@ -86,7 +87,7 @@ func (s *Server) handleConfig(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		r := s.modelOf(name)
-		ac := AgentConfig{Description: n.Description(), Mode: s.modeOf(name), Model: r.ProviderID + "/" + r.ModelID}
+		ac := wire.AgentConfig{Description: n.Description(), Mode: s.modeOf(name), Model: r.ProviderID + "/" + r.ModelID}
 		if ag, ok := m.Agents[name]; ok {
 			ac.Prompt = ag.SystemPrompt
 		}
@@ -106,8 +107,8 @@ var providerNames = map[string]string{
 // first agent (the default node's first).
 func (s *Server) handleProviders(w http.ResponseWriter, r *http.Request) {
 	m := s.pool.Manifest()
-	out := Providers{Providers: []Provider{}, Default: map[string]string{}}
-	byID := map[string]*Provider{}
+	out := wire.Providers{Providers: []wire.Provider{}, Default: map[string]string{}}
+	byID := map[string]*wire.Provider{}
 	var order []string
 	names := append([]string{s.pool.DefaultNode()}, m.AgentOrder...)
 	for _, name := range names {
@@ -118,8 +119,8 @@ func (s *Server) handleProviders(w http.ResponseWriter, r *http.Request) {
 		ref := s.modelOf(name)
 		p := byID[ref.ProviderID]
 		if p == nil {
-			p = &Provider{ID: ref.ProviderID, Name: providerNames[ref.ProviderID], Source: "config",
-				Env: []string{}, Options: map[string]any{}, Models: map[string]Model{}}
+			p = &wire.Provider{ID: ref.ProviderID, Name: providerNames[ref.ProviderID], Source: "config",
+				Env: []string{}, Options: map[string]any{}, Models: map[string]wire.Model{}}
 			byID[ref.ProviderID] = p
 			order = append(order, ref.ProviderID)
 		}
@@ -135,12 +136,12 @@ func (s *Server) handleProviders(w http.ResponseWriter, r *http.Request) {
 		if _, ok := p.Models[ref.ModelID]; ok {
 			continue
 		}
-		p.Models[ref.ModelID] = Model{
+		p.Models[ref.ModelID] = wire.Model{
 			ID: ref.ModelID, ProviderID: ref.ProviderID, Name: ref.ModelID,
-			API:          ModelAPI{ID: ref.ModelID, URL: a.Model.BaseURL, Npm: ""},
-			Capabilities: ModelCaps{Temperature: ref.ProviderID != providerAgentPool, Reasoning: true, Toolcall: true, Input: ModelModality{Text: true}, Output: ModelModality{Text: true}},
-			Cost:         ModelCost{Input: a.Model.InputPrice, Output: a.Model.OutputPrice},
-			Limit:        ModelLimit{Output: int64(a.Model.MaxTokens)},
+			API:          wire.ModelAPI{ID: ref.ModelID, URL: a.Model.BaseURL, Npm: ""},
+			Capabilities: wire.ModelCaps{Temperature: ref.ProviderID != providerAgentPool, Reasoning: true, Toolcall: true, Input: wire.ModelModality{Text: true}, Output: wire.ModelModality{Text: true}},
+			Cost:         wire.ModelCost{Input: a.Model.InputPrice, Output: a.Model.OutputPrice},
+			Limit:        wire.ModelLimit{Output: int64(a.Model.MaxTokens)},
 			Status:       "active", Options: map[string]any{}, Headers: map[string]string{}, ReleaseDate: "",
 		}
 	}

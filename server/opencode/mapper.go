@@ -9,6 +9,7 @@ import (
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/id"
 	"github.com/agentpool/agentpool/processor"
+	"github.com/agentpool/agentpool/server/opencode/internal/wire"
 	"github.com/agentpool/agentpool/session"
 )
 
@@ -43,13 +44,13 @@ func (s *Server) setBusyLocked(sid string) {
 		return
 	}
 	s.busy[sid] = true
-	s.publishLocked("session.status", sid, sessionStatusProps{SessionID: sid, Status: SessionStatus{Type: "busy"}})
+	s.publishLocked("session.status", sid, sessionStatusProps{SessionID: sid, Status: wire.SessionStatus{Type: "busy"}})
 }
 
 // setIdleLocked ends a session's run: session.status idle, session.idle.
 func (s *Server) setIdleLocked(sid string) {
 	delete(s.busy, sid)
-	s.publishLocked("session.status", sid, sessionStatusProps{SessionID: sid, Status: SessionStatus{Type: "idle"}})
+	s.publishLocked("session.status", sid, sessionStatusProps{SessionID: sid, Status: wire.SessionStatus{Type: "idle"}})
 	s.publishLocked("session.idle", sid, sessionIDProps{SessionID: sid})
 }
 
@@ -106,9 +107,9 @@ func messageError(code, msg string) any {
 		msg = code
 	}
 	if code == string(event.StopAborted) || isAbortText(msg) {
-		return MessageAbortedError{Name: "MessageAbortedError", Data: ErrorData{Message: msg}}
+		return wire.MessageAbortedError{Name: "MessageAbortedError", Data: wire.ErrorData{Message: msg}}
 	}
-	return UnknownError{Name: "UnknownError", Data: ErrorData{Message: msg}}
+	return wire.UnknownError{Name: "UnknownError", Data: wire.ErrorData{Message: msg}}
 }
 
 // isAbortText recognizes the error texts of cancelled runs.
@@ -128,7 +129,7 @@ func (s *Server) messageUpdated(info processor.Message, now time.Time) {
 	m := t.byID[info.ID]
 	if info.Role == processor.RoleUser {
 		if m == nil {
-			m = &tmsg{user: &UserMessage{ID: info.ID, SessionID: sid, Role: "user", Time: UserMessageTime{Created: ms(info.Created)},
+			m = &tmsg{user: &wire.UserMessage{ID: info.ID, SessionID: sid, Role: "user", Time: wire.UserMessageTime{Created: ms(info.Created)},
 				Agent: agent, Model: s.modelOf(agent)}}
 			t.add(m)
 		}
@@ -148,15 +149,15 @@ func (s *Server) messageUpdated(info processor.Message, now time.Time) {
 			parent = info.ID
 		}
 		ref := s.modelOf(agent)
-		m = &tmsg{asst: &AssistantMessage{
+		m = &tmsg{asst: &wire.AssistantMessage{
 			ID: info.ID, SessionID: sid, Role: "assistant", ParentID: parent, ProviderID: ref.ProviderID, ModelID: ref.ModelID,
-			Mode: agent, Agent: agent, Path: MessagePath{Cwd: dir, Root: dir}, Time: AssistantTime{Created: ms(info.Created)},
+			Mode: agent, Agent: agent, Path: wire.MessagePath{Cwd: dir, Root: dir}, Time: wire.AssistantTime{Created: ms(info.Created)},
 		}}
 		t.add(m)
 		updateAssistant(m.asst, info)
 		s.publishLocked("message.updated", sid, messageProps{SessionID: sid, Info: m.asst})
 		pid := newPartID()
-		t.putPart(m, pid, &StepStartPart{ID: pid, SessionID: sid, MessageID: info.ID, Type: "step-start"})
+		t.putPart(m, pid, &wire.StepStartPart{ID: pid, SessionID: sid, MessageID: info.ID, Type: "step-start"})
 		s.publishLocked("message.part.updated", sid, partProps{SessionID: sid, Part: t.parts[pid].v, Time: ms(now)})
 		if info.Completed.IsZero() {
 			return
@@ -170,7 +171,7 @@ func (s *Server) messageUpdated(info processor.Message, now time.Time) {
 		if !m.finished {
 			m.finished = true
 			pid := newPartID()
-			t.putPart(m, pid, &StepFinishPart{ID: pid, SessionID: sid, MessageID: a.ID, Type: "step-finish", Reason: a.Finish, Cost: a.Cost, Tokens: a.Tokens})
+			t.putPart(m, pid, &wire.StepFinishPart{ID: pid, SessionID: sid, MessageID: a.ID, Type: "step-finish", Reason: a.Finish, Cost: a.Cost, Tokens: a.Tokens})
 			s.publishLocked("message.part.updated", sid, partProps{SessionID: sid, Part: t.parts[pid].v, Time: ms(now)})
 		}
 	}
@@ -178,7 +179,7 @@ func (s *Server) messageUpdated(info processor.Message, now time.Time) {
 }
 
 // updateAssistant copies what a change of the projection carries.
-func updateAssistant(a *AssistantMessage, info processor.Message) {
+func updateAssistant(a *wire.AssistantMessage, info processor.Message) {
 	if info.ModelID != "" {
 		a.ModelID = info.ModelID
 	}
@@ -205,7 +206,7 @@ func finishReason(info processor.Message, m *tmsg) string {
 		return "error"
 	}
 	for _, p := range m.parts {
-		if _, ok := p.v.(*ToolPart); ok {
+		if _, ok := p.v.(*wire.ToolPart); ok {
 			return "tool-calls"
 		}
 	}
@@ -219,7 +220,7 @@ func (s *Server) partUpdated(p processor.Part, now time.Time) {
 	m := t.byID[p.MessageID]
 	if m != nil {
 		t.putPart(m, p.ID, v)
-		if tp, ok := v.(*TextPart); ok && m.user != nil && len(t.msgs) > 0 && t.msgs[0] == m && cutLength(tp.Text) {
+		if tp, ok := v.(*wire.TextPart); ok && m.user != nil && len(t.msgs) > 0 && t.msgs[0] == m && cutLength(tp.Text) {
 			t.cutPrompt = tp
 		}
 	}
@@ -236,11 +237,11 @@ func (s *Server) partDelta(d processor.PartDelta) {
 	if t := s.touchLocked(d.SessionID, false); t != nil {
 		if p, ok := t.parts[d.PartID]; ok {
 			switch v := p.v.(type) {
-			case *TextPart:
+			case *wire.TextPart:
 				c := *v
 				c.Text += d.Delta
 				p.v = &c
-			case *ReasoningPart:
+			case *wire.ReasoningPart:
 				c := *v
 				c.Text += d.Delta
 				p.v = &c
@@ -255,18 +256,18 @@ func (s *Server) partDelta(d processor.PartDelta) {
 func (s *Server) wirePart(p processor.Part, now time.Time) any {
 	switch p.Type {
 	case processor.PartReasoning:
-		return &ReasoningPart{ID: p.ID, SessionID: p.SessionID, MessageID: p.MessageID, Type: "reasoning", Text: p.Text, Time: partTime(p, now)}
+		return &wire.ReasoningPart{ID: p.ID, SessionID: p.SessionID, MessageID: p.MessageID, Type: "reasoning", Text: p.Text, Time: partTime(p, now)}
 	case processor.PartTool:
 		v := viewTool(s.root, partCall(p), p.State.Input)
-		return &ToolPart{ID: p.ID, SessionID: p.SessionID, MessageID: p.MessageID, Type: "tool", CallID: p.CallID, Tool: v.tool, State: toolState(p, v, now)}
+		return &wire.ToolPart{ID: p.ID, SessionID: p.SessionID, MessageID: p.MessageID, Type: "tool", CallID: p.CallID, Tool: v.tool, State: toolState(p, v, now)}
 	default:
 		pt := partTime(p, now)
-		return &TextPart{ID: p.ID, SessionID: p.SessionID, MessageID: p.MessageID, Type: "text", Text: p.Text, Time: &pt}
+		return &wire.TextPart{ID: p.ID, SessionID: p.SessionID, MessageID: p.MessageID, Type: "text", Text: p.Text, Time: &pt}
 	}
 }
 
-func partTime(p processor.Part, now time.Time) PartTime {
-	t := PartTime{Start: ms(p.Start), End: ms(p.End)}
+func partTime(p processor.Part, now time.Time) wire.PartTime {
+	t := wire.PartTime{Start: ms(p.Start), End: ms(p.End)}
 	if t.Start == 0 {
 		t.Start = ms(now)
 	}
@@ -291,9 +292,9 @@ func toolState(p processor.Part, v toolView, now time.Time) any {
 	meta := withMeta(v.meta, st.Metadata)
 	switch st.Status {
 	case processor.ToolPending:
-		return &ToolStatePending{Status: "pending", Input: input, Raw: st.Raw}
+		return &wire.ToolStatePending{Status: "pending", Input: input, Raw: st.Raw}
 	case processor.ToolRunning:
-		return &ToolStateRunning{Status: "running", Input: input, Title: v.title, Metadata: meta, Time: ToolTimeStart{Start: start}}
+		return &wire.ToolStateRunning{Status: "running", Input: input, Title: v.title, Metadata: meta, Time: wire.ToolTimeStart{Start: start}}
 	case processor.ToolCompleted:
 		out := st.Output
 		if p.Child() != "" {
@@ -306,13 +307,13 @@ func toolState(p processor.Part, v toolView, now time.Time) any {
 		if meta == nil {
 			meta = map[string]any{}
 		}
-		return &ToolStateCompleted{Status: "completed", Input: input, Output: out, Title: title, Metadata: meta, Time: ToolTime{Start: start, End: end}}
+		return &wire.ToolStateCompleted{Status: "completed", Input: input, Output: out, Title: title, Metadata: meta, Time: wire.ToolTime{Start: start, End: end}}
 	default:
 		msg := st.Error
 		if msg == "" {
 			msg = "tool call failed"
 		}
-		return &ToolStateError{Status: "error", Input: input, Error: msg, Metadata: meta, Time: ToolTime{Start: start, End: end}}
+		return &wire.ToolStateError{Status: "error", Input: input, Error: msg, Metadata: meta, Time: wire.ToolTime{Start: start, End: end}}
 	}
 }
 

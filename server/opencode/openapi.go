@@ -5,15 +5,17 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
+
+	"github.com/agentpool/agentpool/server/opencode/internal/wire"
 )
 
 // unions are the anyOf components: interface-typed fields name them with
 // a `union` tag.
 var unions = map[string][]reflect.Type{
-	"Message":      {typeOf[UserMessage](), typeOf[AssistantMessage]()},
-	"Part":         {typeOf[TextPart](), typeOf[ReasoningPart](), typeOf[ToolPart](), typeOf[StepStartPart](), typeOf[StepFinishPart](), typeOf[AgentPart](), typeOf[SubtaskPart]()},
-	"ToolState":    {typeOf[ToolStatePending](), typeOf[ToolStateRunning](), typeOf[ToolStateCompleted](), typeOf[ToolStateError]()},
-	"MessageError": {typeOf[UnknownError](), typeOf[MessageAbortedError]()},
+	"Message":      {typeOf[wire.UserMessage](), typeOf[wire.AssistantMessage]()},
+	"Part":         {typeOf[wire.TextPart](), typeOf[wire.ReasoningPart](), typeOf[wire.ToolPart](), typeOf[wire.StepStartPart](), typeOf[wire.StepFinishPart](), typeOf[wire.AgentPart](), typeOf[wire.SubtaskPart]()},
+	"ToolState":    {typeOf[wire.ToolStatePending](), typeOf[wire.ToolStateRunning](), typeOf[wire.ToolStateCompleted](), typeOf[wire.ToolStateError]()},
+	"MessageError": {typeOf[wire.UnknownError](), typeOf[wire.MessageAbortedError]()},
 }
 
 // eventKinds are the events this server publishes on /event and
@@ -189,7 +191,7 @@ func (s *Server) openAPI() map[string]any {
 	for _, n := range []string{"Message", "Part", "ToolState", "MessageError"} {
 		g.union(n)
 	}
-	notFound, badReq := g.schema(typeOf[NotFoundError]()), g.schema(typeOf[BadRequestError]())
+	notFound, badReq := g.schema(typeOf[wire.NotFoundError]()), g.schema(typeOf[wire.BadRequestError]())
 	paths := map[string]any{}
 	for _, rt := range s.routes {
 		params := []any{}
@@ -234,7 +236,7 @@ func (s *Server) openAPI() map[string]any {
 			case http.StatusBadRequest:
 				responses["400"] = map[string]any{"description": "Bad request", "content": map[string]any{"application/json": map[string]any{"schema": badReq}}}
 			case http.StatusConflict:
-				responses["409"] = map[string]any{"description": "SessionBusyError", "content": map[string]any{"application/json": map[string]any{"schema": g.schema(typeOf[SessionBusyError]())}}}
+				responses["409"] = map[string]any{"description": "SessionBusyError", "content": map[string]any{"application/json": map[string]any{"schema": g.schema(typeOf[wire.SessionBusyError]())}}}
 			case http.StatusRequestEntityTooLarge:
 				responses["413"] = map[string]any{"description": "Request body too large", "content": map[string]any{"application/json": map[string]any{"schema": badReq}}}
 			}

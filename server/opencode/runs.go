@@ -14,6 +14,7 @@ import (
 	"github.com/agentpool/agentpool/id"
 	"github.com/agentpool/agentpool/model"
 	"github.com/agentpool/agentpool/pool"
+	"github.com/agentpool/agentpool/server/opencode/internal/wire"
 	"github.com/agentpool/agentpool/session"
 )
 
@@ -55,7 +56,7 @@ type prompt struct {
 	sid     string
 	node    string
 	text    string
-	body    PromptBody
+	body    wire.PromptBody
 	created time.Time
 }
 
@@ -79,7 +80,7 @@ func (s *Server) parsePrompt(w http.ResponseWriter, r *http.Request) (*prompt, b
 		storeError(w, sid, err)
 		return nil, false
 	}
-	var body PromptBody
+	var body wire.PromptBody
 	if !readBody(w, r, &body, false) {
 		return nil, false
 	}
@@ -140,7 +141,7 @@ func (s *Server) parsePrompt(w http.ResponseWriter, r *http.Request) (*prompt, b
 	ours = ours && st.running
 	s.mu.Unlock()
 	if !ours && s.pool.Runtime().Running(sid) {
-		writeJSON(w, http.StatusConflict, SessionBusyError{Tag: "SessionBusyError", SessionID: sid,
+		writeJSON(w, http.StatusConflict, wire.SessionBusyError{Tag: "SessionBusyError", SessionID: sid,
 			Message: "Session " + sid + " is busy: it runs as part of another run; prompt it when it is idle"})
 		return nil, false
 	}
@@ -156,7 +157,7 @@ func (s *Server) userMessageLocked(p *prompt) *tmsg {
 	if mid == "" || t.byID[mid] != nil {
 		mid = id.Ascending(id.Message)
 	}
-	m := &tmsg{user: &UserMessage{ID: mid, SessionID: p.sid, Role: "user", Time: UserMessageTime{Created: ms(p.created)},
+	m := &tmsg{user: &wire.UserMessage{ID: mid, SessionID: p.sid, Role: "user", Time: wire.UserMessageTime{Created: ms(p.created)},
 		Agent: p.node, Model: s.modelOf(p.node), System: p.body.System, Tools: p.body.Tools}}
 	t.add(m)
 	s.publishLocked("message.updated", p.sid, messageProps{SessionID: p.sid, Info: m.user})
@@ -169,11 +170,11 @@ func (s *Server) userMessageLocked(p *prompt) *tmsg {
 		var v any
 		switch in.Type {
 		case "text":
-			v = &TextPart{ID: pid, SessionID: p.sid, MessageID: mid, Type: "text", Text: in.Text, Synthetic: in.Synthetic, Time: &PartTime{Start: now, End: now}}
+			v = &wire.TextPart{ID: pid, SessionID: p.sid, MessageID: mid, Type: "text", Text: in.Text, Synthetic: in.Synthetic, Time: &wire.PartTime{Start: now, End: now}}
 		case "agent":
-			v = &AgentPart{ID: pid, SessionID: p.sid, MessageID: mid, Type: "agent", Name: in.Name}
+			v = &wire.AgentPart{ID: pid, SessionID: p.sid, MessageID: mid, Type: "agent", Name: in.Name}
 		case "subtask":
-			v = &SubtaskPart{ID: pid, SessionID: p.sid, MessageID: mid, Type: "subtask", Prompt: in.Prompt, Description: in.Description, Agent: in.Agent}
+			v = &wire.SubtaskPart{ID: pid, SessionID: p.sid, MessageID: mid, Type: "subtask", Prompt: in.Prompt, Description: in.Description, Agent: in.Agent}
 		default:
 			continue
 		}
@@ -419,10 +420,10 @@ func (s *Server) emptyAnswer(p *prompt, parent, msg string, aborted bool) json.R
 	if aborted {
 		code = string(event.StopAborted)
 	}
-	b, _ := json.Marshal(AssistantWithParts{Info: &AssistantMessage{
-		ID: mid, SessionID: p.sid, Role: "assistant", Time: AssistantTime{Created: now, Completed: now}, Error: messageError(code, msg),
+	b, _ := json.Marshal(wire.AssistantWithParts{Info: &wire.AssistantMessage{
+		ID: mid, SessionID: p.sid, Role: "assistant", Time: wire.AssistantTime{Created: now, Completed: now}, Error: messageError(code, msg),
 		ParentID: parent, ModelID: ref.ModelID, ProviderID: ref.ProviderID, Mode: p.node, Agent: p.node,
-		Path: MessagePath{Cwd: dir, Root: dir},
+		Path: wire.MessagePath{Cwd: dir, Root: dir},
 	}, Parts: []any{}})
 	return b
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/agentpool/agentpool/pool"
 	"github.com/agentpool/agentpool/processor"
 	"github.com/agentpool/agentpool/server/httpsec"
+	"github.com/agentpool/agentpool/server/opencode/internal/wire"
 	"github.com/agentpool/agentpool/session"
 )
 
@@ -86,7 +87,7 @@ type Server struct {
 	mux     *http.ServeMux
 	handler http.Handler // mux behind the token and CORS checks (httpsec)
 	hub     *hub
-	models  map[string]ModelRef // node name -> its model
+	models  map[string]wire.ModelRef // node name -> its model
 	// proj is the session tree of the pool's runs, which the server
 	// watches (from New on) and maps to bus events (onChanges).
 	proj    *processor.Projection
@@ -263,7 +264,7 @@ func (s *Server) wrap(h http.HandlerFunc) http.Handler {
 					panic(v)
 				}
 				s.log.Error("opencode: handler panicked", "method", r.Method, "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
-				writeJSON(w, http.StatusInternalServerError, UnknownError{Name: "UnknownError", Data: ErrorData{Message: fmt.Sprintf("internal error: %v", v)}})
+				writeJSON(w, http.StatusInternalServerError, wire.UnknownError{Name: "UnknownError", Data: wire.ErrorData{Message: fmt.Sprintf("internal error: %v", v)}})
 			}
 		}()
 		if r.Body != nil {
@@ -285,11 +286,11 @@ func (s *Server) handleNoRoute(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(allow) > 0 {
 		w.Header().Set("Allow", strings.Join(allow, ", "))
-		writeJSON(w, http.StatusMethodNotAllowed, BadRequestError{Name: "BadRequest", Data: BadRequestData{
+		writeJSON(w, http.StatusMethodNotAllowed, wire.BadRequestError{Name: "BadRequest", Data: wire.BadRequestData{
 			Message: fmt.Sprintf("method %s not allowed on %s; use %s", r.Method, r.URL.Path, strings.Join(allow, ", ")), Kind: "Params"}})
 		return
 	}
-	writeJSON(w, http.StatusNotFound, NotFoundError{Name: "NotFoundError", Data: ErrorData{Message: fmt.Sprintf("No such route: %s %s", r.Method, r.URL.Path)}})
+	writeJSON(w, http.StatusNotFound, wire.NotFoundError{Name: "NotFoundError", Data: wire.ErrorData{Message: fmt.Sprintf("No such route: %s %s", r.Method, r.URL.Path)}})
 }
 
 // pathMatches reports whether path matches a route pattern with {name}
@@ -345,15 +346,15 @@ func writeRaw(w http.ResponseWriter, status int, b []byte) {
 }
 
 func notFound(w http.ResponseWriter, sid string) {
-	writeJSON(w, http.StatusNotFound, NotFoundError{Name: "NotFoundError", Data: ErrorData{Message: "Session not found: " + sid}})
+	writeJSON(w, http.StatusNotFound, wire.NotFoundError{Name: "NotFoundError", Data: wire.ErrorData{Message: "Session not found: " + sid}})
 }
 
 func badRequest(w http.ResponseWriter, kind, format string, args ...any) {
-	writeJSON(w, http.StatusBadRequest, BadRequestError{Name: "BadRequest", Data: BadRequestData{Message: fmt.Sprintf(format, args...), Kind: kind}})
+	writeJSON(w, http.StatusBadRequest, wire.BadRequestError{Name: "BadRequest", Data: wire.BadRequestData{Message: fmt.Sprintf(format, args...), Kind: kind}})
 }
 
 func internalError(w http.ResponseWriter, err error) {
-	writeJSON(w, http.StatusInternalServerError, UnknownError{Name: "UnknownError", Data: ErrorData{Message: err.Error()}})
+	writeJSON(w, http.StatusInternalServerError, wire.UnknownError{Name: "UnknownError", Data: wire.ErrorData{Message: err.Error()}})
 }
 
 // storeError answers a store error: 404 for an unknown session, else 500.
@@ -368,8 +369,8 @@ func storeError(w http.ResponseWriter, sid string, err error) {
 // nodeModels maps every node of the pool to the model it runs on: the
 // provider is the manifest's model type (test and scripted models are the
 // "agentpool" provider); teams run on no model of their own.
-func nodeModels(p *pool.Pool) map[string]ModelRef {
-	out := map[string]ModelRef{}
+func nodeModels(p *pool.Pool) map[string]wire.ModelRef {
+	out := map[string]wire.ModelRef{}
 	m := p.Manifest()
 	for _, name := range p.NodeNames() {
 		n, ok := p.Node(name)
@@ -378,10 +379,10 @@ func nodeModels(p *pool.Pool) map[string]ModelRef {
 		}
 		a, isAgent := m.Agents[name]
 		if !isAgent {
-			out[name] = ModelRef{ProviderID: providerAgentPool, ModelID: string(n.SourceType())}
+			out[name] = wire.ModelRef{ProviderID: providerAgentPool, ModelID: string(n.SourceType())}
 			continue
 		}
-		ref := ModelRef{ProviderID: providerOf(a.Model.Type), ModelID: n.ModelID()}
+		ref := wire.ModelRef{ProviderID: providerOf(a.Model.Type), ModelID: n.ModelID()}
 		if ref.ModelID == "" {
 			ref.ModelID = a.Model.Model
 		}
@@ -407,12 +408,12 @@ func providerOf(modelType string) string {
 
 // modelOf returns the model of a node (the default node's when the name is
 // unknown, as for sessions of other pools).
-func (s *Server) modelOf(node string) ModelRef {
+func (s *Server) modelOf(node string) wire.ModelRef {
 	if m, ok := s.models[node]; ok {
 		return m
 	}
 	if m, ok := s.models[s.pool.DefaultNode()]; ok {
 		return m
 	}
-	return ModelRef{ProviderID: providerAgentPool, ModelID: "unknown"}
+	return wire.ModelRef{ProviderID: providerAgentPool, ModelID: "unknown"}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentpool/agentpool/id"
+	"github.com/agentpool/agentpool/server/opencode/internal/wire"
 	"github.com/agentpool/agentpool/session"
 )
 
@@ -24,7 +25,7 @@ const defaultTitlePrefix = "New session - "
 // wireSession turns a stored (or projected) session into OpenCode's shape.
 // cost and tokens are the session's subtree totals once known, else its
 // own. s.mu is held.
-func (s *Server) wireSession(rec session.Session) Session {
+func (s *Server) wireSession(rec session.Session) wire.Session {
 	dir := s.dirOfLocked(rec)
 	title := rec.Title
 	if t, ok := s.titles[rec.ID]; ok {
@@ -37,15 +38,15 @@ func (s *Server) wireSession(rec session.Session) Session {
 	if cost == 0 {
 		cost = rec.Cost
 	}
-	out := Session{
+	out := wire.Session{
 		ID: rec.ID, Slug: slug(rec.ID), ProjectID: projectID(dir), Directory: dir, ParentID: rec.ParentID,
 		Title: title, Version: s.opts.Version, Agent: rec.AgentName,
-		Time: SessionTime{Created: ms(rec.CreatedAt), Updated: ms(rec.UpdatedAt)},
+		Time: wire.SessionTime{Created: ms(rec.CreatedAt), Updated: ms(rec.UpdatedAt)},
 		Cost: cost, Tokens: tokens(usage.InputTokens, usage.OutputTokens, usage.ReasoningTokens, usage.CacheReadTokens, usage.CacheWriteTokens),
 	}
 	if rec.AgentName != "" {
 		m := s.modelOf(rec.AgentName)
-		out.Model = &SessionModel{ID: m.ModelID, ProviderID: m.ProviderID}
+		out.Model = &wire.SessionModel{ID: m.ModelID, ProviderID: m.ProviderID}
 	}
 	if out.Time.Updated < out.Time.Created {
 		out.Time.Updated = out.Time.Created
@@ -69,8 +70,8 @@ func ms(t time.Time) int64 {
 	return t.UnixMilli()
 }
 
-func tokens(in, out, reasoning, read, write int64) Tokens {
-	return Tokens{Input: in, Output: out, Reasoning: reasoning, Cache: TokensCache{Read: read, Write: write}}
+func tokens(in, out, reasoning, read, write int64) wire.Tokens {
+	return wire.Tokens{Input: in, Output: out, Reasoning: reasoning, Cache: wire.TokensCache{Read: read, Write: write}}
 }
 
 // dirOfLocked returns the directory of a session: its recorded one, else
@@ -95,10 +96,10 @@ func (s *Server) dirOfLocked(rec session.Session) string {
 }
 
 // wireSessions converts sessions under one lock.
-func (s *Server) wireSessions(recs []session.Session) []Session {
+func (s *Server) wireSessions(recs []session.Session) []wire.Session {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]Session, 0, len(recs))
+	out := make([]wire.Session, 0, len(recs))
 	for _, r := range recs {
 		out = append(out, s.wireSession(r))
 	}
@@ -113,7 +114,7 @@ func readBody(w http.ResponseWriter, r *http.Request, v any, emptyOK bool) bool 
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			writeJSON(w, http.StatusRequestEntityTooLarge, BadRequestError{Name: "BadRequest", Data: BadRequestData{
+			writeJSON(w, http.StatusRequestEntityTooLarge, wire.BadRequestError{Name: "BadRequest", Data: wire.BadRequestData{
 				Message: fmt.Sprintf("request body larger than %d bytes", mbe.Limit), Kind: "Body"}})
 			return false
 		}
@@ -144,7 +145,7 @@ func readBody(w http.ResponseWriter, r *http.Request, v any, emptyOK bool) bool 
 }
 
 func (s *Server) handleCreateSession(w http.ResponseWriter, r *http.Request) {
-	var body CreateSessionBody
+	var body wire.CreateSessionBody
 	if !readBody(w, r, &body, true) {
 		return
 	}
@@ -261,7 +262,7 @@ func (s *Server) handleListSessions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	all := s.wireSessions(recs)
-	out := make([]Session, 0, len(all))
+	out := make([]wire.Session, 0, len(all))
 	for _, ss := range all {
 		if dir != "" && ss.Directory != dir {
 			continue
@@ -303,7 +304,7 @@ func (s *Server) handleUpdateSession(w http.ResponseWriter, r *http.Request) {
 		storeError(w, sid, err)
 		return
 	}
-	var body UpdateSessionBody
+	var body wire.UpdateSessionBody
 	if !readBody(w, r, &body, true) {
 		return
 	}
@@ -382,11 +383,11 @@ func (s *Server) handleDeleteSession(w http.ResponseWriter, r *http.Request) {
 // request's directory, when it names one) as {id: {type: busy}}.
 func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
 	dir := requestDir(r)
-	out := map[string]SessionStatus{}
+	out := map[string]wire.SessionStatus{}
 	s.mu.Lock()
 	for sid := range s.busy {
 		if dir == "" || s.dirs[sid] == dir {
-			out[sid] = SessionStatus{Type: "busy"}
+			out[sid] = wire.SessionStatus{Type: "busy"}
 		}
 	}
 	s.mu.Unlock()

@@ -5,6 +5,7 @@ import (
 
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/processor"
+	"github.com/agentpool/agentpool/server/opencode/internal/wire"
 )
 
 // A session's todo list is its latest plan (TodoWrite's plan_update
@@ -15,14 +16,14 @@ import (
 // log, so stored sessions keep theirs across restarts).
 
 // todosOfPlan converts a plan into OpenCode's todo items ([] for none).
-func todosOfPlan(entries []event.PlanEntry) []Todo {
-	out := make([]Todo, 0, len(entries))
+func todosOfPlan(entries []event.PlanEntry) []wire.Todo {
+	out := make([]wire.Todo, 0, len(entries))
 	for _, e := range entries {
 		p := e.Priority
 		if p == "" {
 			p = "medium"
 		}
-		out = append(out, Todo{Content: e.Content, Status: e.Status, Priority: p})
+		out = append(out, wire.Todo{Content: e.Content, Status: e.Status, Priority: p})
 	}
 	return out
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/processor"
+	"github.com/agentpool/agentpool/server/opencode/internal/wire"
 )
 
 // openTools maps the pool's builtin tools (Claude Code's names and input
@@ -387,15 +388,15 @@ func todoMeta(c *toolCall, out map[string]any) {
 }
 
 // todosOf reads a todos input ([{content, status, priority?}]).
-func todosOf(v any) []Todo {
+func todosOf(v any) []wire.Todo {
 	items, _ := v.([]any)
-	out := make([]Todo, 0, len(items))
+	out := make([]wire.Todo, 0, len(items))
 	for _, it := range items {
 		m, ok := it.(map[string]any)
 		if !ok {
 			continue
 		}
-		t := Todo{Content: strOf(m["content"]), Status: strOf(m["status"]), Priority: strOf(m["priority"])}
+		t := wire.Todo{Content: strOf(m["content"]), Status: strOf(m["status"]), Priority: strOf(m["priority"])}
 		if t.Priority == "" {
 			t.Priority = "medium"
 		}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/agentpool/agentpool/id"
+	"github.com/agentpool/agentpool/server/opencode/internal/wire"
 )
 
 // transcript is the message list of one session as OpenCode clients see
@@ -16,10 +17,10 @@ type transcript struct {
 	used  int64             // LRU clock
 	// cutPrompt: the first user message's text is the spawn's prompt,
 	// possibly cut to 200 bytes; GET .../message restores it from the store.
-	cutPrompt *TextPart
+	cutPrompt *wire.TextPart
 	// todos is the session's todo list, once known (nil: ask the
 	// processor); see todo.go.
-	todos []Todo
+	todos []wire.Todo
 }
 
 func newTranscript() *transcript {
@@ -27,8 +28,8 @@ func newTranscript() *transcript {
 }
 
 type tmsg struct {
-	user     *UserMessage
-	asst     *AssistantMessage
+	user     *wire.UserMessage
+	asst     *wire.AssistantMessage
 	parts    []*tpart
 	finished bool // step-finish added
 }
@@ -108,7 +109,7 @@ func (t *transcript) encode(before string, limit int) json.RawMessage {
 	if limit > 0 && len(msgs) > limit {
 		msgs = msgs[len(msgs)-limit:]
 	}
-	out := make([]MessageWithParts, len(msgs))
+	out := make([]wire.MessageWithParts, len(msgs))
 	for i, m := range msgs {
 		out[i] = m.withParts()
 	}
@@ -116,12 +117,12 @@ func (t *transcript) encode(before string, limit int) json.RawMessage {
 	return b
 }
 
-func (m *tmsg) withParts() MessageWithParts {
+func (m *tmsg) withParts() wire.MessageWithParts {
 	parts := make([]any, len(m.parts))
 	for i, p := range m.parts {
 		parts[i] = p.v
 	}
-	return MessageWithParts{Info: m.info(), Parts: parts}
+	return wire.MessageWithParts{Info: m.info(), Parts: parts}
 }
 
 // touchLocked returns the transcript of sid, creating it when create is
