@@ -29,12 +29,16 @@ type suite struct {
 }
 
 func suites(benchtime string) []suite {
-	common := func(extra ...string) []string {
+	benchOf := func(pattern string, extra ...string) []string {
 		// -v prints why a benchmark skipped (a pending dependency).
-		return append([]string{"test", "-v", "-run=^$", "-bench=.", "-benchmem", "-benchtime=" + benchtime}, extra...)
+		return append([]string{"test", "-v", "-run=^$", "-bench=" + pattern, "-benchmem", "-benchtime=" + benchtime}, extra...)
 	}
+	common := func(extra ...string) []string { return benchOf(".", extra...) }
 	return []suite{
 		{name: "bench", dir: ".", args: common("./bench")},
+		// The protocol servers' encoding and whole-run benchmarks live
+		// in-package, beside the unexported wire types they exercise.
+		{name: "protocol", dir: ".", args: benchOf("^BenchmarkProtocol", "./server/acp", "./server/agui")},
 		{name: "micro", dir: ".", args: common("./id", "./event")},
 		// bench/compare builds agentpool through a replace directive, so
 		// every module agentpool requires must be in its go.sum too;

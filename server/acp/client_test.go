@@ -46,14 +46,14 @@ func (e *fakeEditor) answer(w wire) any {
 		mustDecode(e.t, w.Params, &p)
 		text, ok := e.buffers[p.Path]
 		if e.failFS || !ok {
-			return &Error{Code: CodeResourceNotFound, Message: "no buffer for " + p.Path}
+			return &rpcError{Code: codeResourceNotFound, Message: "no buffer for " + p.Path}
 		}
 		return map[string]any{"content": text}
 	case methodWriteTextFile:
 		var p writeTextFileParams
 		mustDecode(e.t, w.Params, &p)
 		if e.failFS {
-			return &Error{Code: CodeInternalError, Message: "read-only buffer"}
+			return &rpcError{Code: codeInternalError, Message: "read-only buffer"}
 		}
 		e.writes = append(e.writes, p)
 		e.buffers[p.Path] = p.Content
@@ -71,7 +71,7 @@ func (e *fakeEditor) answer(w wire) any {
 		return null
 	}
 	e.t.Errorf("unexpected request %s", w.line)
-	return &Error{Code: CodeMethodNotFound, Message: "no " + w.Method}
+	return &rpcError{Code: codeMethodNotFound, Message: "no " + w.Method}
 }
 
 func mustDecode(t *testing.T, raw json.RawMessage, v any) {
@@ -108,13 +108,13 @@ func TestClientFSAndTerminal(t *testing.T) {
 	h.initializeWith(allCaps)
 	sid := h.newSessionIn(cwd, nil)
 	w, ex := h.drive("session/prompt", promptParams(sid, "Edit the notes"), ed.answer)
-	if stopReason(t, w) != StopEndTurn {
+	if stopReason(t, w) != stopEndTurn {
 		t.Fatal("prompt did not end its turn")
 	}
 	tools := ex.tools(t)
 	var ids []string
 	for _, m := range ex.msgs {
-		if u, ok := decodeToolUpdate(t, m); ok && u.SessionUpdate == UpdateToolCall {
+		if u, ok := decodeToolUpdate(t, m); ok && u.SessionUpdate == updateToolCall {
 			ids = append(ids, u.ToolCallID)
 		}
 	}
@@ -263,7 +263,7 @@ func TestClientFailuresAndCancel(t *testing.T) {
 	}
 	start := time.Now()
 	w, ex := h.drive("session/prompt", promptParams(sid, "Try"), ed.answer)
-	if got := stopReason(t, w); got != StopCancelled {
+	if got := stopReason(t, w); got != stopCancelled {
 		t.Fatalf("stop reason %s", got)
 	}
 	if d := time.Since(start); d > 5*time.Second {

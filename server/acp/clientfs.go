@@ -72,7 +72,7 @@ func (f clientFS) WriteTextFile(ctx context.Context, path, content string) error
 
 // clientError names the method of a failed client request.
 func clientError(method string, err error) error {
-	var rerr *Error
+	var rerr *rpcError
 	if errors.As(err, &rerr) {
 		return errors.New(method + ": the editor answered: " + rerr.Message)
 	}

@@ -96,11 +96,11 @@ func (c *converter) own(sid string, e event.Event) {
 		switch v.Delta.PartDeltaKind {
 		case event.PartText:
 			if v.Delta.ContentDelta != "" {
-				c.send(sid, ChunkUpdate{SessionUpdate: UpdateAgentMessageChunk, Content: textBlock(v.Delta.ContentDelta)})
+				c.send(sid, chunkUpdate{SessionUpdate: updateAgentMessageChunk, Content: textBlock(v.Delta.ContentDelta)})
 			}
 		case event.PartThinking:
 			if v.Delta.ContentDelta != "" {
-				c.send(sid, ChunkUpdate{SessionUpdate: UpdateAgentThoughtChunk, Content: textBlock(v.Delta.ContentDelta)})
+				c.send(sid, chunkUpdate{SessionUpdate: updateAgentThoughtChunk, Content: textBlock(v.Delta.ContentDelta)})
 			}
 		}
 	case event.ToolCallStart:
@@ -118,11 +118,11 @@ func (c *converter) own(sid string, e event.Event) {
 			c.toolOrder = append(c.toolOrder, key)
 		}
 		c.send(sid, toolCallUpdate{
-			SessionUpdate: UpdateToolCall, ToolCallID: v.ToolCallID, Title: title,
+			SessionUpdate: updateToolCall, ToolCallID: v.ToolCallID, Title: title,
 			Kind: toolKind(v.ToolKind), Status: statusInProgress, Locations: toLocations(locs), RawInput: rawJSON(v.RawInput),
 		})
 	case event.ToolCallProgress:
-		u := toolCallUpdate{SessionUpdate: UpdateToolCallUpdate, ToolCallID: v.ToolCallID, Status: toolStatus(v.Status), Title: v.Title}
+		u := toolCallUpdate{SessionUpdate: updateToolCallUpdate, ToolCallID: v.ToolCallID, Status: toolStatus(v.Status), Title: v.Title}
 		for _, it := range v.Items {
 			if it.Content != "" {
 				u.Content = append(u.Content, textContent(it.Content))
@@ -136,7 +136,7 @@ func (c *converter) own(sid string, e event.Event) {
 		for _, en := range v.Entries {
 			entries = append(entries, planEntry{Content: en.Content, Priority: planPriority(en.Priority), Status: planStatus(en.Status)})
 		}
-		c.send(sid, planUpdate{SessionUpdate: UpdatePlan, Entries: entries})
+		c.send(sid, planUpdate{SessionUpdate: updatePlan, Entries: entries})
 	}
 }
 
@@ -153,7 +153,7 @@ func (c *converter) complete(sid string, v event.ToolCallComplete) {
 	if v.IsError {
 		status = statusFailed
 	}
-	u := toolCallUpdate{SessionUpdate: UpdateToolCallUpdate, ToolCallID: v.ToolCallID, Status: status, RawOutput: v.ToolResult}
+	u := toolCallUpdate{SessionUpdate: updateToolCallUpdate, ToolCallID: v.ToolCallID, Status: status, RawOutput: v.ToolResult}
 	var sent []event.Location
 	if open != nil {
 		sent = open.locs
@@ -214,7 +214,7 @@ func (c *converter) attachTerminal(sid string, args []string, term string) bool 
 		return false
 	}
 	match.terminal = term
-	c.send(sid, toolCallUpdate{SessionUpdate: UpdateToolCallUpdate, ToolCallID: match.id, Content: []toolCallContent{terminalContent(term)}})
+	c.send(sid, toolCallUpdate{SessionUpdate: updateToolCallUpdate, ToolCallID: match.id, Content: []toolCallContent{terminalContent(term)}})
 	return true
 }
 
@@ -231,7 +231,7 @@ func (c *converter) closeTools(sid string) {
 			continue
 		}
 		delete(c.tools, key)
-		c.send(t.session, toolCallUpdate{SessionUpdate: UpdateToolCallUpdate, ToolCallID: t.id, Status: statusFailed})
+		c.send(t.session, toolCallUpdate{SessionUpdate: updateToolCallUpdate, ToolCallID: t.id, Status: statusFailed})
 	}
 	c.toolOrder = kept
 }
@@ -268,13 +268,13 @@ func (c *converter) Finish(stopReason event.StopReason) {
 func acpStopReason(stop event.StopReason) string {
 	switch stop {
 	case event.StopCompleted:
-		return StopEndTurn
+		return stopEndTurn
 	case event.StopMaxTokens:
-		return StopMaxTokens
+		return stopMaxTokens
 	case event.StopRefusal:
-		return StopRefusal
+		return stopRefusal
 	case event.StopAborted:
-		return StopCancelled
+		return stopCancelled
 	default:
 		return "error"
 	}

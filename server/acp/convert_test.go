@@ -237,15 +237,15 @@ func checkUpdates(t *testing.T, root string, notes []note, subagents bool) map[s
 		if n.SessionID != root && !announced[n.SessionID] {
 			t.Errorf("update %d (%s) on session %s before its subagent_update", i, u.SessionUpdate, n.SessionID)
 		}
-		if idle[n.SessionID] && u.SessionUpdate != UpdateSubagent {
+		if idle[n.SessionID] && u.SessionUpdate != updateSubagent {
 			t.Errorf("update %d (%s) on session %s after it went idle", i, u.SessionUpdate, n.SessionID)
 		}
-		if child, ok := strings.CutPrefix(u.ToolCallID, SpawnToolCallPrefix); ok {
+		if child, ok := strings.CutPrefix(u.ToolCallID, spawnToolCallPrefix); ok {
 			if n.SessionID != root {
 				t.Errorf("update %d: spawn tool call %s on session %s, want the root", i, u.ToolCallID, n.SessionID)
 			}
 			switch u.SessionUpdate {
-			case UpdateToolCall:
+			case updateToolCall:
 				if _, dup := started[child]; dup {
 					t.Errorf("update %d: second spawn tool call for %s", i, child)
 				}
@@ -262,7 +262,7 @@ func checkUpdates(t *testing.T, root string, notes []note, subagents bool) map[s
 				if json.Unmarshal(u.Content, &content) != nil || len(content) == 0 || content[0].Content.Text == "" {
 					t.Errorf("update %d: spawn tool call without a description block: %s", i, u.Content)
 				}
-			case UpdateToolCallUpdate:
+			case updateToolCallUpdate:
 				if _, ok := started[child]; !ok {
 					t.Errorf("update %d: update of spawn tool call %s before it started", i, child)
 				}
@@ -278,9 +278,9 @@ func checkUpdates(t *testing.T, root string, notes []note, subagents bool) map[s
 			continue
 		}
 		switch u.SessionUpdate {
-		case UpdateToolCall:
+		case updateToolCall:
 			tools[n.SessionID+"\x00"+u.ToolCallID] = u.Status
-		case UpdateToolCallUpdate:
+		case updateToolCallUpdate:
 			key := n.SessionID + "\x00" + u.ToolCallID
 			if _, ok := tools[key]; !ok {
 				t.Errorf("update %d: tool_call_update of unknown tool call %s", i, u.ToolCallID)
@@ -288,7 +288,7 @@ func checkUpdates(t *testing.T, root string, notes []note, subagents bool) map[s
 			if u.Status != "" {
 				tools[key] = u.Status
 			}
-		case UpdateSubagent:
+		case updateSubagent:
 			if !subagents {
 				t.Errorf("update %d: subagent_update for a client without subagents", i)
 			}

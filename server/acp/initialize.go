@@ -39,7 +39,7 @@ type agentCapabilities struct {
 	} `json:"sessionCapabilities"`
 }
 
-func (c *conn) initialize(params json.RawMessage) (any, *Error) {
+func (c *conn) initialize(params json.RawMessage) (any, *rpcError) {
 	var p struct {
 		ProtocolVersion    *json.Number `json:"protocolVersion"`
 		ClientCapabilities *struct {
@@ -80,7 +80,7 @@ func (c *conn) initialize(params json.RawMessage) (any, *Error) {
 		ProtocolVersion: ProtocolVersion,
 		AuthMethods:     []any{},
 		AgentInfo:       implementation{Name: c.s.opts.Name, Title: "AgentPool", Version: c.s.opts.Version},
-		Meta:            map[string]any{"agentpool": map[string]any{"subagents": true, "spawn_tool_call_prefix": SpawnToolCallPrefix}},
+		Meta:            map[string]any{"agentpool": map[string]any{"subagents": true, "spawn_tool_call_prefix": spawnToolCallPrefix}},
 	}
 	res.AgentCapabilities.LoadSession = true
 	res.AgentCapabilities.PromptCapabilities.EmbeddedContext = true
@@ -89,7 +89,7 @@ func (c *conn) initialize(params json.RawMessage) (any, *Error) {
 	return res, nil
 }
 
-func (c *conn) authenticate(params json.RawMessage) (any, *Error) {
+func (c *conn) authenticate(params json.RawMessage) (any, *rpcError) {
 	var p struct {
 		MethodID *string `json:"methodId"`
 	}

@@ -14,39 +14,39 @@ import (
 
 // JSON-RPC and ACP error codes (spec/PROTOCOLS.md §1).
 const (
-	CodeParseError       = -32700
-	CodeInvalidRequest   = -32600
-	CodeMethodNotFound   = -32601
-	CodeInvalidParams    = -32602
-	CodeInternalError    = -32603
-	CodeRequestCancelled = -32800
-	CodeAuthRequired     = -32000
-	CodeResourceNotFound = -32002
+	codeParseError       = -32700
+	codeInvalidRequest   = -32600
+	codeMethodNotFound   = -32601
+	codeInvalidParams    = -32602
+	codeInternalError    = -32603
+	codeRequestCancelled = -32800
+	codeAuthRequired     = -32000
+	codeResourceNotFound = -32002
 )
 
 // DefaultMaxLineBytes is the longest line (one JSON-RPC message, without its
 // line ending) the server accepts.
 const DefaultMaxLineBytes = 32 << 20
 
-// Error is a JSON-RPC error object.
-type Error struct {
+// rpcError is a JSON-RPC error object.
+type rpcError struct {
 	Code    int    `json:"code"`
 	Message string `json:"message"`
 	Data    any    `json:"data,omitempty"`
 }
 
-func (e *Error) Error() string { return fmt.Sprintf("jsonrpc error %d: %s", e.Code, e.Message) }
+func (e *rpcError) Error() string { return fmt.Sprintf("jsonrpc error %d: %s", e.Code, e.Message) }
 
-func errorf(code int, format string, args ...any) *Error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+func errorf(code int, format string, args ...any) *rpcError {
+	return &rpcError{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-func invalidParams(format string, args ...any) *Error {
-	return errorf(CodeInvalidParams, "Invalid params: "+format, args...)
+func invalidParams(format string, args ...any) *rpcError {
+	return errorf(codeInvalidParams, "Invalid params: "+format, args...)
 }
 
-func sessionNotFound(id string) *Error {
-	return &Error{Code: CodeResourceNotFound, Message: "Resource not found: session " + id, Data: map[string]any{"sessionId": id}}
+func sessionNotFound(id string) *rpcError {
+	return &rpcError{Code: codeResourceNotFound, Message: "Resource not found: session " + id, Data: map[string]any{"sessionId": id}}
 }
 
 var nullID = json.RawMessage("null")
@@ -57,7 +57,7 @@ type response struct {
 	JSONRPC string          `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id"`
 	Result  any             `json:"result,omitempty"`
-	Error   *Error          `json:"error,omitempty"`
+	Error   *rpcError       `json:"error,omitempty"`
 }
 
 // outRequest is an outgoing request or notification.
@@ -74,7 +74,7 @@ type incoming struct {
 	method   string
 	params   json.RawMessage // nil when absent
 	result   json.RawMessage
-	err      *Error
+	err      *rpcError
 	response bool // a response to one of our requests
 }
 
@@ -144,28 +144,28 @@ func (lr *lineReader) finish(tooLong bool, err error) ([]byte, bool, error) {
 	return line, false, err
 }
 
-// parseMessage decodes one line. A non-nil *Error is the error response to
+// parseMessage decodes one line. A non-nil *rpcError is the error response to
 // send, with id (null when unknown).
-func parseMessage(line []byte) (incoming, json.RawMessage, *Error) {
+func parseMessage(line []byte) (incoming, json.RawMessage, *rpcError) {
 	switch line[0] {
 	case '[':
 		if json.Valid(line) {
-			return incoming{}, nullID, errorf(CodeInvalidRequest, "Invalid request: JSON-RPC batches are not supported")
+			return incoming{}, nullID, errorf(codeInvalidRequest, "Invalid request: JSON-RPC batches are not supported")
 		}
 	case '{':
 	default:
 		if json.Valid(line) {
-			return incoming{}, nullID, errorf(CodeInvalidRequest, "Invalid request: a message must be a JSON object")
+			return incoming{}, nullID, errorf(codeInvalidRequest, "Invalid request: a message must be a JSON object")
 		}
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(line, &fields); err != nil {
-		return incoming{}, nullID, errorf(CodeParseError, "Parse error: %v", err)
+		return incoming{}, nullID, errorf(codeParseError, "Parse error: %v", err)
 	}
 	var m incoming
 	if raw, ok := fields["id"]; ok {
 		if !validID(raw) {
-			return incoming{}, nullID, errorf(CodeInvalidRequest, "Invalid request: id must be a string, a number or null")
+			return incoming{}, nullID, errorf(codeInvalidRequest, "Invalid request: id must be a string, a number or null")
 		}
 		m.id = raw
 	}
@@ -174,11 +174,11 @@ func parseMessage(line []byte) (incoming, json.RawMessage, *Error) {
 		respID = nullID
 	}
 	if v, ok := fields["jsonrpc"]; !ok || string(bytes.TrimSpace(v)) != `"2.0"` {
-		return incoming{}, respID, errorf(CodeInvalidRequest, `Invalid request: "jsonrpc" must be "2.0"`)
+		return incoming{}, respID, errorf(codeInvalidRequest, `Invalid request: "jsonrpc" must be "2.0"`)
 	}
 	if raw, ok := fields["method"]; ok {
 		if err := json.Unmarshal(raw, &m.method); err != nil || m.method == "" {
-			return incoming{}, respID, errorf(CodeInvalidRequest, "Invalid request: method must be a non-empty string")
+			return incoming{}, respID, errorf(codeInvalidRequest, "Invalid request: method must be a non-empty string")
 		}
 		if p, ok := fields["params"]; ok && !bytes.Equal(bytes.TrimSpace(p), []byte("null")) {
 			m.params = p
@@ -191,9 +191,9 @@ func parseMessage(line []byte) (incoming, json.RawMessage, *Error) {
 		m.response = true
 		m.result = fields["result"]
 		if hasError {
-			m.err = &Error{}
+			m.err = &rpcError{}
 			if err := json.Unmarshal(rawErr, m.err); err != nil {
-				m.err = &Error{Code: CodeInternalError, Message: "malformed error object"}
+				m.err = &rpcError{Code: codeInternalError, Message: "malformed error object"}
 			}
 		}
 		return m, respID, nil
@@ -204,7 +204,7 @@ func parseMessage(line []byte) (incoming, json.RawMessage, *Error) {
 		m.response = true
 		return m, nil, nil
 	}
-	return incoming{}, respID, errorf(CodeInvalidRequest, "Invalid request: no method")
+	return incoming{}, respID, errorf(codeInvalidRequest, "Invalid request: no method")
 }
 
 func validID(raw json.RawMessage) bool {
@@ -226,7 +226,7 @@ func validID(raw json.RawMessage) bool {
 
 // decodeParams decodes a request's params into v. Absent params decode as
 // an empty object, so required fields are checked by the caller.
-func decodeParams(raw json.RawMessage, v any) *Error {
+func decodeParams(raw json.RawMessage, v any) *rpcError {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
 		raw = json.RawMessage("{}")

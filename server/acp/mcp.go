@@ -43,11 +43,11 @@ func mcpName(name string) string { return unsafeNameChars.ReplaceAllString(name,
 // parseMCPServers checks mcpServers and turns them into server
 // configurations whose stdio processes run in dir. An invalid entry is an
 // invalid-params error that names it.
-func parseMCPServers(raw []json.RawMessage, dir string) ([]mcp.ServerConfig, *Error) {
+func parseMCPServers(raw []json.RawMessage, dir string) ([]mcp.ServerConfig, *rpcError) {
 	var out []mcp.ServerConfig
 	seen := map[string]int{}
 	for i, r := range raw {
-		bad := func(name, format string, args ...any) *Error {
+		bad := func(name, format string, args ...any) *rpcError {
 			label := fmt.Sprintf("mcpServers[%d]", i)
 			if name != "" {
 				label += fmt.Sprintf(" (%q)", name)
@@ -125,7 +125,7 @@ func pairs(list []envVariable) (map[string]string, string) {
 
 // newSessionMCP builds the manager of a session's MCP servers (nil when
 // there are none). No server starts here.
-func (c *conn) newSessionMCP(raw []json.RawMessage, dir string) (*mcp.Manager, *Error) {
+func (c *conn) newSessionMCP(raw []json.RawMessage, dir string) (*mcp.Manager, *rpcError) {
 	cfgs, rerr := parseMCPServers(raw, dir)
 	if rerr != nil || len(cfgs) == 0 {
 		return nil, rerr

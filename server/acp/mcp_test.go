@@ -71,13 +71,13 @@ func gone(t *testing.T, pid int) {
 func mcpResults(t *testing.T, h *harness, sid string) []toolUpdate {
 	t.Helper()
 	w, ex := h.drive("session/prompt", promptParams(sid, "Use the helper"), nil)
-	if stopReason(t, w) != StopEndTurn {
+	if stopReason(t, w) != stopEndTurn {
 		t.Fatal("prompt did not end its turn")
 	}
 	tools := ex.tools(t)
 	var out []toolUpdate
 	for _, m := range ex.msgs {
-		if u, ok := decodeToolUpdate(t, m); ok && u.SessionUpdate == UpdateToolCall {
+		if u, ok := decodeToolUpdate(t, m); ok && u.SessionUpdate == updateToolCall {
 			out = append(out, last(t, tools[u.ToolCallID], u.ToolCallID))
 		}
 	}
@@ -175,7 +175,7 @@ func TestSessionMCPServersInvalid(t *testing.T) {
 		{map[string]any{"name": "o.k", "command": "true", "args": []string{}, "env": []any{}}, `mcpServers[1] ("o.k"): duplicate name: mcpServers[0] has the same tool prefix mcp__o_k__`},
 	} {
 		w, _ := h.call("session/new", map[string]any{"cwd": cwd, "mcpServers": []any{good, tc.entry}})
-		if w.Error == nil || w.Error.Code != CodeInvalidParams || !strings.Contains(w.Error.Message, tc.want) {
+		if w.Error == nil || w.Error.Code != codeInvalidParams || !strings.Contains(w.Error.Message, tc.want) {
 			t.Errorf("%v: got %+v, want -32602 with %q", tc.entry, w.Error, tc.want)
 		}
 	}
@@ -238,7 +238,7 @@ func TestSessionCloseCancelsPrompt(t *testing.T) {
 		w := h.next()
 		switch string(w.ID) {
 		case promptID:
-			if got := stopReason(t, w); got != StopCancelled {
+			if got := stopReason(t, w); got != stopCancelled {
 				t.Errorf("prompt answered %s", got)
 			}
 			answered = append(answered, "prompt")
@@ -252,7 +252,7 @@ func TestSessionCloseCancelsPrompt(t *testing.T) {
 	gone(t, pid)
 	// Closing a session that is not open here, or unknown.
 	h.mustCall("session/close", map[string]any{"sessionId": sid}, nil)
-	if w, _ := h.call("session/close", map[string]any{"sessionId": "ses_nope"}); w.Error == nil || w.Error.Code != CodeResourceNotFound {
+	if w, _ := h.call("session/close", map[string]any{"sessionId": "ses_nope"}); w.Error == nil || w.Error.Code != codeResourceNotFound {
 		t.Errorf("unknown session: %+v", w.Error)
 	}
 }

@@ -51,12 +51,12 @@ type outbox struct {
 
 // outItem is one message waiting to be written. raw is the encoded
 // message, except for chunk and progress items, which are encoded when
-// written (they may still be coalesced): update is then the ChunkUpdate or
+// written (they may still be coalesced): update is then the chunkUpdate or
 // the (progress) toolCallUpdate, as the producer passed it (no copy).
 type outItem struct {
 	raw    []byte
 	sid    string // the session/update's sessionId; "" for responses and requests (barriers)
-	update any    // ChunkUpdate or toolCallUpdate; nil when raw is set
+	update any    // chunkUpdate or toolCallUpdate; nil when raw is set
 }
 
 func newOutbox(w io.Writer, size int, onFail func(error)) *outbox {
@@ -96,7 +96,7 @@ func (o *outbox) send(owner string, v any) error {
 // queue.
 func (o *outbox) update(owner, sid string, update any) error {
 	switch u := update.(type) {
-	case ChunkUpdate:
+	case chunkUpdate:
 		if u.Content.Type == "text" && u.Content.URI == "" && u.Content.Resource == nil {
 			return o.push(owner, outItem{sid: sid, update: update})
 		}
@@ -105,7 +105,7 @@ func (o *outbox) update(owner, sid string, update any) error {
 			return o.push(owner, outItem{sid: sid, update: update})
 		}
 	}
-	b, err := json.Marshal(outRequest{JSONRPC: "2.0", Method: methodSessionUpdate, Params: SessionNotification{SessionID: sid, Update: update}})
+	b, err := json.Marshal(outRequest{JSONRPC: "2.0", Method: methodSessionUpdate, Params: sessionNotification{SessionID: sid, Update: update}})
 	if err != nil {
 		return err
 	}
@@ -115,7 +115,7 @@ func (o *outbox) update(owner, sid string, update any) error {
 // isProgress reports whether u only replaces a tool call's content (a
 // spawn's progress), so that a later one supersedes it.
 func isProgress(u toolCallUpdate) bool {
-	return u.SessionUpdate == UpdateToolCallUpdate && u.Status == "" && u.Title == "" && u.Kind == "" &&
+	return u.SessionUpdate == updateToolCallUpdate && u.Status == "" && u.Title == "" && u.Kind == "" &&
 		u.Locations == nil && u.RawInput == nil && u.RawOutput == nil && u.Meta == nil
 }
 
@@ -125,13 +125,13 @@ func isProgress(u toolCallUpdate) bool {
 type itemEncoder struct {
 	buf      bytes.Buffer
 	enc      *json.Encoder // writes to buf
-	chunk    updateNote[ChunkUpdate]
+	chunk    updateNote[chunkUpdate]
 	progress updateNote[toolCallUpdate]
 }
 
 // updateNote is a session/update notification with an update of type U.
 // It encodes byte for byte as outRequest{JSONRPC: "2.0", Method:
-// methodSessionUpdate, Params: SessionNotification{SessionID: sid, Update:
+// methodSessionUpdate, Params: sessionNotification{SessionID: sid, Update:
 // u}} (the same fields in the same order; ID nil is omitted there).
 type updateNote[U any] struct {
 	JSONRPC string `json:"jsonrpc"`
@@ -159,10 +159,10 @@ func (e *itemEncoder) add(it *outItem) {
 	// The update is copied into the encoder's own note (no allocation), and
 	// cleared afterwards so that the note keeps no reference.
 	switch u := it.update.(type) {
-	case ChunkUpdate:
+	case chunkUpdate:
 		e.chunk.Params.SessionID, e.chunk.Params.Update = it.sid, u
 		_ = e.enc.Encode(&e.chunk) // strings only: cannot fail (on failure nothing is written)
-		e.chunk.Params.SessionID, e.chunk.Params.Update = "", ChunkUpdate{}
+		e.chunk.Params.SessionID, e.chunk.Params.Update = "", chunkUpdate{}
 	case toolCallUpdate:
 		e.progress.Params.SessionID, e.progress.Params.Update = it.sid, u
 		_ = e.enc.Encode(&e.progress) // strings only, as above
@@ -200,8 +200,8 @@ func mergeOut(prev *outItem, it outItem) queue.Verdict {
 		return queue.Skip
 	}
 	switch u := it.update.(type) {
-	case ChunkUpdate:
-		p, ok := prev.update.(ChunkUpdate)
+	case chunkUpdate:
+		p, ok := prev.update.(chunkUpdate)
 		if !ok || p.SessionUpdate != u.SessionUpdate || len(p.Content.Text)+len(u.Content.Text) > maxMergedChunk {
 			return queue.Stop
 		}

@@ -19,7 +19,7 @@ func BenchmarkOutboxChunks(b *testing.B) {
 			for i := range sids {
 				sids[i] = fmt.Sprintf("ses_%024d", i)
 			}
-			var u any = ChunkUpdate{SessionUpdate: UpdateAgentMessageChunk, Content: textBlock("token ")}
+			var u any = chunkUpdate{SessionUpdate: updateAgentMessageChunk, Content: textBlock("token ")}
 			o := newOutbox(io.Discard, 0, nil)
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -40,7 +40,7 @@ func BenchmarkOutboxChunks(b *testing.B) {
 // BenchmarkOutboxChunksParallel: one producer per session (as prompts
 // run), all through one writer.
 func BenchmarkOutboxChunksParallel(b *testing.B) {
-	var u any = ChunkUpdate{SessionUpdate: UpdateAgentMessageChunk, Content: textBlock("token ")}
+	var u any = chunkUpdate{SessionUpdate: updateAgentMessageChunk, Content: textBlock("token ")}
 	o := newOutbox(io.Discard, 0, nil)
 	var n atomic.Int64
 	b.ReportAllocs()
@@ -84,7 +84,7 @@ func BenchmarkOutboxRoundTrip(b *testing.B) {
 			for i := range sids {
 				sids[i] = fmt.Sprintf("ses_%024d", i)
 			}
-			var u any = ChunkUpdate{SessionUpdate: UpdateAgentMessageChunk, Content: textBlock("token ")}
+			var u any = chunkUpdate{SessionUpdate: updateAgentMessageChunk, Content: textBlock("token ")}
 			w := &lineCounter{wrote: make(chan struct{}, 1)}
 			o := newOutbox(w, 0, nil)
 			b.ReportAllocs()

@@ -11,15 +11,15 @@ import (
 )
 
 func chunk(sid, text string) outItem {
-	return outItem{sid: sid, update: ChunkUpdate{SessionUpdate: UpdateAgentMessageChunk, Content: textBlock(text)}}
+	return outItem{sid: sid, update: chunkUpdate{SessionUpdate: updateAgentMessageChunk, Content: textBlock(text)}}
 }
 
 func thought(sid, text string) outItem {
-	return outItem{sid: sid, update: ChunkUpdate{SessionUpdate: UpdateAgentThoughtChunk, Content: textBlock(text)}}
+	return outItem{sid: sid, update: chunkUpdate{SessionUpdate: updateAgentThoughtChunk, Content: textBlock(text)}}
 }
 
 func progress(sid, call, text string) outItem {
-	return outItem{sid: sid, update: toolCallUpdate{SessionUpdate: UpdateToolCallUpdate, ToolCallID: call, Content: []toolCallContent{textContent(text)}}}
+	return outItem{sid: sid, update: toolCallUpdate{SessionUpdate: updateToolCallUpdate, ToolCallID: call, Content: []toolCallContent{textContent(text)}}}
 }
 
 // outQueue is the queued messages of one queue, for the merge rules.
@@ -58,8 +58,8 @@ func TestOutboxMerge(t *testing.T) {
 			t.Errorf("%s: merged %v, want %v", tc.name, got, tc.merged)
 			continue
 		}
-		if tc.merged && q.items[0].update.(ChunkUpdate).Content.Text != tc.text {
-			t.Errorf("%s: text %q, want %q", tc.name, q.items[0].update.(ChunkUpdate).Content.Text, tc.text)
+		if tc.merged && q.items[0].update.(chunkUpdate).Content.Text != tc.text {
+			t.Errorf("%s: text %q, want %q", tc.name, q.items[0].update.(chunkUpdate).Content.Text, tc.text)
 		}
 		if len(q.items) != len(tc.queued) {
 			t.Errorf("%s: the queue changed length", tc.name)
@@ -95,13 +95,13 @@ func TestOutboxFullThenFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, func() bool { return o.queue("s").Len() == 0 }) // taken by the writer
-	if err := o.update("s", "s", toolCallUpdate{SessionUpdate: UpdateToolCall, ToolCallID: "c", Title: "t", Status: statusInProgress}); err != nil {
+	if err := o.update("s", "s", toolCallUpdate{SessionUpdate: updateToolCall, ToolCallID: "c", Title: "t", Status: statusInProgress}); err != nil {
 		t.Fatal(err)
 	}
 	for _, text := range []string{"a", "b"} {
 		// The second chunk merges into the first in the full queue,
 		// without waiting.
-		if err := o.update("s", "s", ChunkUpdate{SessionUpdate: UpdateAgentMessageChunk, Content: textBlock(text)}); err != nil {
+		if err := o.update("s", "s", chunkUpdate{SessionUpdate: updateAgentMessageChunk, Content: textBlock(text)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -109,7 +109,7 @@ func TestOutboxFullThenFailure(t *testing.T) {
 		t.Errorf("merged %d, longest queue %d; want 1, 2", merged, most)
 	}
 	// Another session's queue does not wait for this one.
-	if err := o.update("other", "other", ChunkUpdate{SessionUpdate: UpdateAgentMessageChunk, Content: textBlock("b")}); err != nil {
+	if err := o.update("other", "other", chunkUpdate{SessionUpdate: updateAgentMessageChunk, Content: textBlock("b")}); err != nil {
 		t.Fatal(err)
 	}
 	// A lifecycle message waits for room.
@@ -156,7 +156,7 @@ func waitFor(t *testing.T, cond func() bool) {
 func TestItemEncoderMatchesMarshal(t *testing.T) {
 	texts := []string{"", "token ", `"q" \b`, "<a>&amp;", "line\nbreak\r\t\x00\x1f\x7f", "\u2028\u2029", "\xff\xfe bad", "日本語 😀"}
 	want := func(sid string, update any) string {
-		b, err := json.Marshal(outRequest{JSONRPC: "2.0", Method: methodSessionUpdate, Params: SessionNotification{SessionID: sid, Update: update}})
+		b, err := json.Marshal(outRequest{JSONRPC: "2.0", Method: methodSessionUpdate, Params: sessionNotification{SessionID: sid, Update: update}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -168,9 +168,9 @@ func TestItemEncoderMatchesMarshal(t *testing.T) {
 		items := []outItem{
 			chunk(sid, s),
 			thought(sid, s),
-			{sid: sid, update: ChunkUpdate{SessionUpdate: UpdateAgentMessageChunk, Content: ContentBlock{Type: "text", Text: s, Name: s, MimeType: s}}},
+			{sid: sid, update: chunkUpdate{SessionUpdate: updateAgentMessageChunk, Content: contentBlock{Type: "text", Text: s, Name: s, MimeType: s}}},
 			progress(sid, "spawn:"+s, s),
-			{sid: sid, update: toolCallUpdate{SessionUpdate: UpdateToolCallUpdate, ToolCallID: s, Content: []toolCallContent{textContent(s), textContent("")}}},
+			{sid: sid, update: toolCallUpdate{SessionUpdate: updateToolCallUpdate, ToolCallID: s, Content: []toolCallContent{textContent(s), textContent("")}}},
 			{sid: sid, update: toolCallUpdate{ToolCallID: s}},
 		}
 		var all strings.Builder

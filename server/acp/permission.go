@@ -50,10 +50,10 @@ var _ Approver = (*Server)(nil)
 
 // Permission option ids (they equal their kinds).
 const (
-	OptionAllowOnce    = "allow_once"
-	OptionAllowAlways  = "allow_always"
-	OptionRejectOnce   = "reject_once"
-	OptionRejectAlways = "reject_always"
+	optionAllowOnce    = "allow_once"
+	optionAllowAlways  = "allow_always"
+	optionRejectOnce   = "reject_once"
+	optionRejectAlways = "reject_always"
 )
 
 type permissionOption struct {
@@ -121,10 +121,10 @@ func (c *conn) requestApproval(ctx context.Context, req ApprovalRequest) Approva
 			}},
 		},
 		Options: []permissionOption{
-			{OptionAllowOnce, "Allow once", "allow_once"},
-			{OptionAllowAlways, "Always allow " + req.ToolName, "allow_always"},
-			{OptionRejectOnce, "Reject", "reject_once"},
-			{OptionRejectAlways, "Always reject " + req.ToolName, "reject_always"},
+			{optionAllowOnce, "Allow once", "allow_once"},
+			{optionAllowAlways, "Always allow " + req.ToolName, "allow_always"},
+			{optionRejectOnce, "Reject", "reject_once"},
+			{optionRejectAlways, "Always reject " + req.ToolName, "reject_always"},
 		},
 	}
 	var resp permissionResponse
@@ -132,7 +132,7 @@ func (c *conn) requestApproval(ctx context.Context, req ApprovalRequest) Approva
 		if ctx.Err() != nil {
 			return ApprovalCancelled
 		}
-		var rerr *Error
+		var rerr *rpcError
 		if errors.As(err, &rerr) {
 			c.log.Warn("acp: request_permission failed", "code", rerr.Code, "err", rerr.Message)
 		} else {
@@ -154,13 +154,13 @@ func (c *conn) requestApproval(ctx context.Context, req ApprovalRequest) Approva
 		return ApprovalCancelled
 	case "selected":
 		switch resp.Outcome.OptionID {
-		case OptionAllowOnce:
+		case optionAllowOnce:
 			return ApprovalAllowedOnce
-		case OptionAllowAlways:
+		case optionAllowAlways:
 			return remember(ApprovalAllowedAlways)
-		case OptionRejectOnce:
+		case optionRejectOnce:
 			return ApprovalRejected
-		case OptionRejectAlways:
+		case optionRejectAlways:
 			return remember(ApprovalRejected)
 		}
 	}

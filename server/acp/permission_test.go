@@ -90,7 +90,7 @@ func TestRequestApproval(t *testing.T) {
 			t.Errorf("option %s missing in %+v", k, p.Options)
 		}
 	}
-	h.answer(id, selected(OptionAllowAlways))
+	h.answer(id, selected(optionAllowAlways))
 	if d := decision(t, ch); d != ApprovalAllowedAlways || !d.Allowed() {
 		t.Fatalf("decision %q", d)
 	}
@@ -104,7 +104,7 @@ func TestRequestApproval(t *testing.T) {
 	write.ToolName, write.CallID = "write", "cal_2"
 	ch = ask(h.srv, ctx, write)
 	id, _ = h.expectPermission()
-	h.answer(id, selected(OptionRejectOnce))
+	h.answer(id, selected(optionRejectOnce))
 	if d := decision(t, ch); d != ApprovalRejected || d.Allowed() {
 		t.Fatalf("reject once: %q", d)
 	}
@@ -116,7 +116,7 @@ func TestRequestApproval(t *testing.T) {
 	}
 	ch = ask(h.srv, ctx, write)
 	id, _ = h.expectPermission()
-	h.answer(id, selected(OptionAllowOnce))
+	h.answer(id, selected(optionAllowOnce))
 	if d := decision(t, ch); d != ApprovalAllowedOnce {
 		t.Fatalf("allow once: %q", d)
 	}
@@ -125,7 +125,7 @@ func TestRequestApproval(t *testing.T) {
 	rm.ToolName = "rm"
 	ch = ask(h.srv, ctx, rm)
 	id, _ = h.expectPermission()
-	h.answer(id, selected(OptionRejectAlways))
+	h.answer(id, selected(optionRejectAlways))
 	if d := decision(t, ch); d != ApprovalRejected {
 		t.Fatalf("reject always: %q", d)
 	}
@@ -152,7 +152,7 @@ func TestRequestApproval(t *testing.T) {
 	if d := decision(t, ch); d != ApprovalCancelled {
 		t.Fatalf("cancelled ctx: %q", d)
 	}
-	h.answer(id, selected(OptionAllowOnce)) // late answer: ignored
+	h.answer(id, selected(optionAllowOnce)) // late answer: ignored
 	h.noMessage()
 
 	// A session that is not on this connection.
@@ -240,11 +240,11 @@ func TestUseApprovals(t *testing.T) {
 		}
 		asked[p.ToolCall.Title]++
 		if p.ToolCall.Title == "ask_summarizer" {
-			return selected(OptionRejectOnce)
+			return selected(optionRejectOnce)
 		}
-		return selected(OptionAllowAlways)
+		return selected(optionAllowAlways)
 	})
-	if got := stopReason(t, w); got != StopEndTurn {
+	if got := stopReason(t, w); got != stopEndTurn {
 		t.Fatalf("stopReason %q", got)
 	}
 	closed := checkUpdates(t, sid, notes, false)
@@ -260,7 +260,7 @@ func TestUseApprovals(t *testing.T) {
 	}
 	var denied bool
 	for _, n := range notes {
-		if n.Update.SessionUpdate == UpdateToolCallUpdate && strings.Contains(string(n.Update.Content), "rejected in the editor") {
+		if n.Update.SessionUpdate == updateToolCallUpdate && strings.Contains(string(n.Update.Content), "rejected in the editor") {
 			denied = true
 		}
 	}

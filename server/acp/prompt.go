@@ -17,10 +17,10 @@ import (
 	"github.com/agentpool/agentpool/session"
 )
 
-func (c *conn) prompt(reqID json.RawMessage, params json.RawMessage) *Error {
+func (c *conn) prompt(reqID json.RawMessage, params json.RawMessage) *rpcError {
 	var p struct {
 		SessionID string          `json:"sessionId"`
-		Prompt    *[]ContentBlock `json:"prompt"`
+		Prompt    *[]contentBlock `json:"prompt"`
 	}
 	if err := decodeParams(params, &p); err != nil {
 		return err
@@ -45,7 +45,7 @@ func (c *conn) prompt(reqID json.RawMessage, params json.RawMessage) *Error {
 	if s.run != nil {
 		s.mu.Unlock()
 		cancel()
-		return errorf(CodeInternalError, "Internal error: session %s already has a prompt in progress", s.id)
+		return errorf(codeInternalError, "Internal error: session %s already has a prompt in progress", s.id)
 	}
 	s.run = run
 	mode := s.mode
@@ -77,12 +77,12 @@ type promptResult struct {
 	Meta       map[string]any `json:"_meta,omitempty"`
 }
 
-func (c *conn) runPrompt(ctx context.Context, s *acpSession, run *promptRun, mode, text string, subagents bool) (any, *Error) {
+func (c *conn) runPrompt(ctx context.Context, s *acpSession, run *promptRun, mode, text string, subagents bool) (any, *rpcError) {
 	store := c.s.pool.Store()
 	if stored, err := store.GetSession(ctx, s.id); err == nil && stored.Title == "" {
 		t := title(text)
 		if err := store.UpdateSession(ctx, s.id, func(st *session.Session) { st.Title = t }); err == nil {
-			c.updater(s.id)(s.id, sessionInfoUpdate{SessionUpdate: UpdateSessionInfo, Title: t, UpdatedAt: time.Now().UTC().Format(time.RFC3339)})
+			c.updater(s.id)(s.id, sessionInfoUpdate{SessionUpdate: updateSessionInfo, Title: t, UpdatedAt: time.Now().UTC().Format(time.RFC3339)})
 		}
 	}
 	var children []string
@@ -114,7 +114,7 @@ func (c *conn) runPrompt(ctx context.Context, s *acpSession, run *promptRun, mod
 		if errors.Is(err, session.ErrNotFound) {
 			return nil, sessionNotFound(s.id)
 		}
-		return nil, errorf(CodeInternalError, "Internal error: %v", err)
+		return nil, errorf(codeInternalError, "Internal error: %v", err)
 	}
 	meta := map[string]any{"agentpool": map[string]any{
 		"session_id": s.id, "stop_reason": string(stop), "usage": res.TotalUsage, "cost": res.TotalCost,
@@ -122,25 +122,25 @@ func (c *conn) runPrompt(ctx context.Context, s *acpSession, run *promptRun, mod
 	c.log.Info("acp: prompt ended", "session", s.id, "stop_reason", stop)
 	switch {
 	case stop == event.StopAborted:
-		return promptResult{StopReason: StopCancelled, Meta: meta}, nil
+		return promptResult{StopReason: stopCancelled, Meta: meta}, nil
 	case stop == event.StopCompleted:
-		return promptResult{StopReason: StopEndTurn, Meta: meta}, nil
+		return promptResult{StopReason: stopEndTurn, Meta: meta}, nil
 	case stop == event.StopMaxTokens:
-		return promptResult{StopReason: StopMaxTokens, Meta: meta}, nil
+		return promptResult{StopReason: stopMaxTokens, Meta: meta}, nil
 	case stop == event.StopRefusal:
-		return promptResult{StopReason: StopRefusal, Meta: meta}, nil
+		return promptResult{StopReason: stopRefusal, Meta: meta}, nil
 	case errors.Is(res.Result.Err, agent.ErrMaxTurns):
-		return promptResult{StopReason: StopMaxTurnRequests, Meta: meta}, nil
+		return promptResult{StopReason: stopMaxTurnRequests, Meta: meta}, nil
 	}
 	msg := string(stop)
 	if res.Result.Err != nil {
 		msg = res.Result.Err.Error()
 	}
-	return nil, &Error{Code: CodeInternalError, Message: "Internal error: run failed: " + msg, Data: map[string]any{"sessionId": s.id, "stop_reason": string(stop)}}
+	return nil, &rpcError{Code: codeInternalError, Message: "Internal error: run failed: " + msg, Data: map[string]any{"sessionId": s.id, "stop_reason": string(stop)}}
 }
 
 // promptText joins a prompt's content blocks into the text the agent gets.
-func promptText(blocks []ContentBlock) (string, *Error) {
+func promptText(blocks []contentBlock) (string, *rpcError) {
 	var parts []string
 	for i, b := range blocks {
 		switch b.Type {

@@ -70,7 +70,7 @@ func replayEvents(conv *converter, recs []session.Replayed, msgs []session.Messa
 				}
 				run++
 				if next < len(prompts) && (end.IsZero() || prompts[next].CreatedAt.Before(end)) {
-					send(root, ChunkUpdate{SessionUpdate: UpdateUserMessageChunk, Content: textBlock(prompts[next].Text())})
+					send(root, chunkUpdate{SessionUpdate: updateUserMessageChunk, Content: textBlock(prompts[next].Text())})
 					next++
 				}
 			}
@@ -110,18 +110,18 @@ func replayMessages(sid string, msgs []session.Message, send sendFunc) {
 				continue
 			}
 			if t := m.Text(); t != "" {
-				send(sid, ChunkUpdate{SessionUpdate: UpdateUserMessageChunk, Content: textBlock(t)})
+				send(sid, chunkUpdate{SessionUpdate: updateUserMessageChunk, Content: textBlock(t)})
 			}
 		case model.RoleAssistant:
 			for _, p := range m.Parts {
 				switch p.Kind {
 				case model.PartThinking:
-					send(sid, ChunkUpdate{SessionUpdate: UpdateAgentThoughtChunk, Content: textBlock(p.Text)})
+					send(sid, chunkUpdate{SessionUpdate: updateAgentThoughtChunk, Content: textBlock(p.Text)})
 				case model.PartText:
-					send(sid, ChunkUpdate{SessionUpdate: UpdateAgentMessageChunk, Content: textBlock(p.Text)})
+					send(sid, chunkUpdate{SessionUpdate: updateAgentMessageChunk, Content: textBlock(p.Text)})
 				case model.PartToolCall:
 					send(sid, toolCallUpdate{
-						SessionUpdate: UpdateToolCall, ToolCallID: p.ToolCallID, Title: p.ToolName,
+						SessionUpdate: updateToolCall, ToolCallID: p.ToolCallID, Title: p.ToolName,
 						Kind: "other", Status: statusInProgress, RawInput: rawJSON(p.Args),
 					})
 				}
@@ -135,7 +135,7 @@ func replayMessages(sid string, msgs []session.Message, send sendFunc) {
 				if p.IsError {
 					status = statusFailed
 				}
-				u := toolCallUpdate{SessionUpdate: UpdateToolCallUpdate, ToolCallID: p.ToolCallID, Status: status, RawOutput: p.Text}
+				u := toolCallUpdate{SessionUpdate: updateToolCallUpdate, ToolCallID: p.ToolCallID, Status: status, RawOutput: p.Text}
 				if p.Text != "" {
 					u.Content = []toolCallContent{textContent(p.Text)}
 				}

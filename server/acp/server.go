@@ -159,7 +159,7 @@ loop:
 			switch {
 			case rd.tooLong:
 				c.log.Warn("acp: message too long", "max_bytes", s.opts.MaxLineBytes)
-				c.reply(nullID, nil, errorf(CodeInvalidRequest, "Invalid request: message exceeds %d bytes", s.opts.MaxLineBytes))
+				c.reply(nullID, nil, errorf(codeInvalidRequest, "Invalid request: message exceeds %d bytes", s.opts.MaxLineBytes))
 			case len(bytes.TrimSpace(rd.line)) > 0:
 				c.handleLine(bytes.TrimSpace(rd.line))
 			}
@@ -242,11 +242,11 @@ type promptRun struct {
 }
 
 // reply answers a request that belongs to no session.
-func (c *conn) reply(id json.RawMessage, result any, rerr *Error) { c.replyTo("", id, result, rerr) }
+func (c *conn) reply(id json.RawMessage, result any, rerr *rpcError) { c.replyTo("", id, result, rerr) }
 
 // replyTo answers a request in owner's queue: after the updates queued
 // there (a prompt's answer follows its updates).
-func (c *conn) replyTo(owner string, id json.RawMessage, result any, rerr *Error) {
+func (c *conn) replyTo(owner string, id json.RawMessage, result any, rerr *rpcError) {
 	resp := response{JSONRPC: "2.0", ID: id}
 	if rerr != nil {
 		resp.Error = rerr
@@ -296,7 +296,7 @@ func (c *conn) handleLine(line []byte) {
 	}
 	var (
 		result any
-		err    *Error
+		err    *rpcError
 		owner  string // the queue of the reply: the session's, for a load
 	)
 	switch m.method {
@@ -321,7 +321,7 @@ func (c *conn) handleLine(line []byte) {
 	case methodSessionClose:
 		result, err = c.closeSession(m.params)
 	default:
-		err = &Error{Code: CodeMethodNotFound, Message: "Method not found: " + m.method, Data: map[string]any{"method": m.method}}
+		err = &rpcError{Code: codeMethodNotFound, Message: "Method not found: " + m.method, Data: map[string]any{"method": m.method}}
 	}
 	c.replyTo(owner, m.id, result, err)
 }

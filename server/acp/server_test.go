@@ -128,7 +128,7 @@ type wire struct {
 	Method string          `json:"method"`
 	Params json.RawMessage `json:"params"`
 	Result json.RawMessage `json:"result"`
-	Error  *Error          `json:"error"`
+	Error  *rpcError       `json:"error"`
 	line   string
 }
 
@@ -384,46 +384,46 @@ func TestMalformedInput(t *testing.T) {
 	h.writeLine("")
 	h.writeLine("   ")
 	h.writeLine(`{"jsonrpc":"2.0","id":1,"method":`)
-	expectErr("null", CodeParseError)
+	expectErr("null", codeParseError)
 	h.writeLine(`not json at all`)
-	expectErr("null", CodeParseError)
+	expectErr("null", codeParseError)
 	h.writeLine(`[{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}]`)
-	expectErr("null", CodeInvalidRequest)
+	expectErr("null", codeInvalidRequest)
 	h.writeLine(`[]`)
-	expectErr("null", CodeInvalidRequest)
+	expectErr("null", codeInvalidRequest)
 	h.writeLine(`42`)
-	expectErr("null", CodeInvalidRequest)
+	expectErr("null", codeInvalidRequest)
 	h.writeLine(`{"jsonrpc":"2.0","id":{"x":1},"method":"initialize"}`)
-	expectErr("null", CodeInvalidRequest)
+	expectErr("null", codeInvalidRequest)
 	h.writeLine(`{"jsonrpc":"1.0","id":7,"method":"initialize"}`)
-	expectErr("7", CodeInvalidRequest)
+	expectErr("7", codeInvalidRequest)
 	h.writeLine(`{"jsonrpc":"2.0","id":8}`)
-	expectErr("8", CodeInvalidRequest)
+	expectErr("8", codeInvalidRequest)
 	h.writeLine(`{"jsonrpc":"2.0","id":"s9","method":"no/such"}`)
-	expectErr(`"s9"`, CodeMethodNotFound)
+	expectErr(`"s9"`, codeMethodNotFound)
 	h.writeLine(`{"jsonrpc":"2.0","id":null,"method":"no/such"}`)
-	expectErr("null", CodeMethodNotFound)
+	expectErr("null", codeMethodNotFound)
 	h.writeLine(`{"jsonrpc":"2.0","method":"no/such/notification"}`) // ignored
 	h.writeLine(`{"jsonrpc":"2.0","id":999,"result":{}}`)            // response to nothing: ignored
 	h.writeLine(`{"jsonrpc":"2.0","id":10,"method":"session/prompt"}`)
-	expectErr("10", CodeInvalidParams)
+	expectErr("10", codeInvalidParams)
 	h.writeLine(`{"jsonrpc":"2.0","id":11,"method":"session/prompt","params":{"sessionId":"x","prompt":"hi"}}`)
-	expectErr("11", CodeInvalidParams)
+	expectErr("11", codeInvalidParams)
 	h.writeLine(`{"jsonrpc":"2.0","id":12,"method":"initialize","params":{}}`)
-	expectErr("12", CodeInvalidParams)
+	expectErr("12", codeInvalidParams)
 	h.writeLine(`{"jsonrpc":"2.0","id":13,"method":"session/new","params":[1]}`)
-	expectErr("13", CodeInvalidParams)
+	expectErr("13", codeInvalidParams)
 	h.writeLine(`{"jsonrpc":"2.0","id":14,"method":"session/new","params":{"mcpServers":[]}}`)
-	expectErr("14", CodeInvalidParams)
+	expectErr("14", codeInvalidParams)
 	h.writeLine(`{"jsonrpc":"2.0","id":15,"method":"session/prompt","params":{"sessionId":"ses_nope","prompt":[]}}`)
-	expectErr("15", CodeResourceNotFound)
+	expectErr("15", codeResourceNotFound)
 	h.writeLine(`{"jsonrpc":"2.0","id":16,"method":"session/load","params":{"sessionId":"ses_nope","cwd":"/","mcpServers":[]}}`)
-	expectErr("16", CodeResourceNotFound)
+	expectErr("16", codeResourceNotFound)
 	h.writeLine(`{"jsonrpc":"2.0","id":17,"method":"session/prompt","params":{"sessionId":"x","prompt":[{"type":"image","data":"","mimeType":"image/png"}]}}`)
-	expectErr("17", CodeInvalidParams)
+	expectErr("17", codeInvalidParams)
 	// Too long: rejected, then the server keeps serving.
 	h.writeLine(`{"jsonrpc":"2.0","id":18,"method":"initialize","params":{"protocolVersion":1,"_meta":{"pad":"` + strings.Repeat("x", 5000) + `"}}}`)
-	expectErr("null", CodeInvalidRequest)
+	expectErr("null", codeInvalidRequest)
 	h.writeLine(`{"jsonrpc":"2.0","id":19,"method":"initialize","params":{"protocolVersion":1,"_meta":{"pad":"` + strings.Repeat("x", 3000) + `"}}}`)
 	if w := h.next(); string(w.ID) != "19" || w.Error != nil {
 		t.Fatalf("after a too long line: %s", w.line)
@@ -454,13 +454,13 @@ func TestLineLimit32MiB(t *testing.T) {
 	if _, err := h.in.Write(line(DefaultMaxLineBytes)); err != nil { // exactly 32 MiB
 		t.Fatal(err)
 	}
-	if w := h.next(); string(w.ID) != "1" || w.Error == nil || w.Error.Code != CodeMethodNotFound {
+	if w := h.next(); string(w.ID) != "1" || w.Error == nil || w.Error.Code != codeMethodNotFound {
 		t.Fatalf("32 MiB line: %.200s", w.line)
 	}
 	if _, err := h.in.Write(line(DefaultMaxLineBytes + 1)); err != nil {
 		t.Fatal(err)
 	}
-	if w := h.next(); w.Error == nil || w.Error.Code != CodeInvalidRequest || string(w.ID) != "null" {
+	if w := h.next(); w.Error == nil || w.Error.Code != codeInvalidRequest || string(w.ID) != "null" {
 		t.Fatalf("32 MiB + 1 line: %.200s", w.line)
 	}
 	h.mustCall("initialize", map[string]any{"protocolVersion": 1}, nil)
@@ -474,7 +474,7 @@ func TestPromptNested(t *testing.T) {
 			h.initialize(subagents)
 			sid := h.newSession()
 			w, notes := h.call("session/prompt", promptParams(sid, "Plan the research"))
-			if got := stopReason(t, w); got != StopEndTurn {
+			if got := stopReason(t, w); got != stopEndTurn {
 				t.Fatalf("stopReason %q", got)
 			}
 			closed := checkUpdates(t, sid, notes, subagents)
@@ -489,8 +489,8 @@ func TestPromptNested(t *testing.T) {
 			}
 			var text strings.Builder
 			for _, n := range notes {
-				if n.SessionID == sid && n.Update.SessionUpdate == UpdateAgentMessageChunk {
-					var c ContentBlock
+				if n.SessionID == sid && n.Update.SessionUpdate == updateAgentMessageChunk {
+					var c contentBlock
 					_ = json.Unmarshal(n.Update.Content, &c)
 					text.WriteString(c.Text)
 				}
@@ -519,7 +519,7 @@ func TestPromptFailingChildAndModes(t *testing.T) {
 	h.initialize(false)
 	sid := h.newSession()
 	w, notes := h.call("session/prompt", promptParams(sid, "go"))
-	if got := stopReason(t, w); got != StopEndTurn {
+	if got := stopReason(t, w); got != stopEndTurn {
 		t.Fatalf("stopReason %q", got)
 	}
 	closed := checkUpdates(t, sid, notes, false)
@@ -539,13 +539,13 @@ func TestPromptFailingChildAndModes(t *testing.T) {
 	// Switch the mode: the next prompt runs the other agent.
 	h.mustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "helper"}, nil)
 	w, notes = h.call("session/prompt", promptParams(sid, "again"))
-	if got := stopReason(t, w); got != StopEndTurn {
+	if got := stopReason(t, w); got != stopEndTurn {
 		t.Fatalf("stopReason %q", got)
 	}
 	if len(notes) == 0 || !strings.Contains(string(notes[len(notes)-1].Update.Content), "Helped.") {
 		t.Errorf("helper did not answer: %+v", notes)
 	}
-	if w, _ := h.call("session/set_mode", map[string]any{"sessionId": sid, "modeId": "nobody"}); w.Error == nil || w.Error.Code != CodeInvalidParams {
+	if w, _ := h.call("session/set_mode", map[string]any{"sessionId": sid, "modeId": "nobody"}); w.Error == nil || w.Error.Code != codeInvalidParams {
 		t.Errorf("unknown mode: %s", w.line)
 	}
 	if s, err := p.Store().GetSession(context.Background(), sid); err != nil || s.AgentName != "helper" {
@@ -558,7 +558,7 @@ func TestPromptMaxTurns(t *testing.T) {
 	h.initialize(false)
 	sid := h.newSession()
 	w, notes := h.call("session/prompt", promptParams(sid, "loop"))
-	if got := stopReason(t, w); got != StopMaxTurnRequests {
+	if got := stopReason(t, w); got != stopMaxTurnRequests {
 		t.Fatalf("stopReason %q", got)
 	}
 	checkUpdates(t, sid, notes, false)
@@ -581,14 +581,14 @@ func TestCancel(t *testing.T) {
 		_ = json.Unmarshal(w.Params, &n)
 		notes = append(notes, n)
 		// Wait for the child's first own content, then cancel.
-		if n.SessionID != sid && n.Update.SessionUpdate == UpdateAgentMessageChunk {
+		if n.SessionID != sid && n.Update.SessionUpdate == updateAgentMessageChunk {
 			child = n.SessionID
 		}
 	}
 	h.send(map[string]any{"jsonrpc": "2.0", "method": "session/cancel", "params": map[string]any{"sessionId": sid}})
 	w, rest := h.wait(id, nil)
 	notes = append(notes, rest...)
-	if got := stopReason(t, w); got != StopCancelled {
+	if got := stopReason(t, w); got != stopCancelled {
 		t.Fatalf("stopReason %q", got)
 	}
 	closed := checkUpdates(t, sid, notes, true)
@@ -610,7 +610,7 @@ func TestCancel(t *testing.T) {
 	// The session is usable again.
 	h.mustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "helper"}, nil)
 	w, _ = h.call("session/prompt", promptParams(sid, "quick"))
-	if got := stopReason(t, w); got != StopEndTurn {
+	if got := stopReason(t, w); got != stopEndTurn {
 		t.Fatalf("after cancel: stopReason %q", got)
 	}
 }
@@ -625,7 +625,7 @@ func TestEOFCancelsRunningPrompts(t *testing.T) {
 		w := h.next()
 		var n note
 		_ = json.Unmarshal(w.Params, &n)
-		if strings.HasPrefix(n.Update.ToolCallID, SpawnToolCallPrefix) {
+		if strings.HasPrefix(n.Update.ToolCallID, spawnToolCallPrefix) {
 			break
 		}
 	}
@@ -667,7 +667,7 @@ func TestContextCancelEndsServe(t *testing.T) {
 		}
 	}
 	io.WriteString(inW, `{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"`+sid+`","prompt":[{"type":"text","text":"x"}]}}`+"\n")
-	for !strings.Contains(out.String(), SpawnToolCallPrefix) {
+	for !strings.Contains(out.String(), spawnToolCallPrefix) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	cancel()
@@ -712,7 +712,7 @@ func TestLoadReplaysHistory(t *testing.T) {
 			var live []note
 			for _, prompt := range []string{"first prompt", "second prompt"} {
 				w, notes := h.call("session/prompt", promptParams(sid, prompt))
-				if stopReason(t, w) != StopEndTurn {
+				if stopReason(t, w) != stopEndTurn {
 					t.Fatal("prompt did not end")
 				}
 				live = append(live, notes...)
@@ -736,8 +736,8 @@ func TestLoadReplaysHistory(t *testing.T) {
 			var prompts []string
 			var rest []note
 			for _, n := range replayed {
-				if n.Update.SessionUpdate == UpdateUserMessageChunk {
-					var c ContentBlock
+				if n.Update.SessionUpdate == updateUserMessageChunk {
+					var c contentBlock
 					_ = json.Unmarshal(n.Update.Content, &c)
 					prompts = append(prompts, c.Text)
 					continue
@@ -749,7 +749,7 @@ func TestLoadReplaysHistory(t *testing.T) {
 			}
 			var liveRest []note
 			for _, n := range live {
-				if n.Update.SessionUpdate != UpdateSessionInfo {
+				if n.Update.SessionUpdate != updateSessionInfo {
 					liveRest = append(liveRest, n)
 				}
 			}
@@ -758,7 +758,7 @@ func TestLoadReplaysHistory(t *testing.T) {
 			}
 			// The loaded session continues with its history.
 			w, _ = h2.call("session/prompt", promptParams(sid, "third"))
-			if stopReason(t, w) != StopEndTurn {
+			if stopReason(t, w) != stopEndTurn {
 				t.Error("prompt after load")
 			}
 		})

@@ -42,7 +42,7 @@ func (c *conn) addSession(s *acpSession) {
 
 // session returns the session with that id: one opened on this connection,
 // else a stored one, which is opened (without replay).
-func (c *conn) session(sid string) (*acpSession, *Error) {
+func (c *conn) session(sid string) (*acpSession, *rpcError) {
 	c.mu.Lock()
 	s := c.sessions[sid]
 	c.mu.Unlock()
@@ -54,7 +54,7 @@ func (c *conn) session(sid string) (*acpSession, *Error) {
 		if errors.Is(err, session.ErrNotFound) {
 			return nil, sessionNotFound(sid)
 		}
-		return nil, errorf(CodeInternalError, "Internal error: %v", err)
+		return nil, errorf(codeInternalError, "Internal error: %v", err)
 	}
 	return c.open(stored), nil
 }
@@ -103,7 +103,7 @@ type newSessionParams struct {
 	MCPServers []json.RawMessage `json:"mcpServers"`
 }
 
-func (c *conn) newSession(params json.RawMessage) (any, *Error) {
+func (c *conn) newSession(params json.RawMessage) (any, *rpcError) {
 	var p newSessionParams
 	if err := decodeParams(params, &p); err != nil {
 		return nil, err
@@ -127,7 +127,7 @@ func (c *conn) newSession(params json.RawMessage) (any, *Error) {
 	}
 	if err := c.s.pool.Store().CreateSession(c.ctx, stored); err != nil {
 		c.closeMCP(mgr)
-		return nil, errorf(CodeInternalError, "Internal error: create session: %v", err)
+		return nil, errorf(codeInternalError, "Internal error: create session: %v", err)
 	}
 	s := &acpSession{id: stored.ID, ws: ws, mcp: mgr, mode: mode}
 	c.addSession(s)
@@ -140,7 +140,7 @@ func (c *conn) newSession(params json.RawMessage) (any, *Error) {
 
 // loadSession answers session/load; the reply goes to the returned owner's
 // queue, after the replayed history.
-func (c *conn) loadSession(params json.RawMessage) (any, string, *Error) {
+func (c *conn) loadSession(params json.RawMessage) (any, string, *rpcError) {
 	var p newSessionParams
 	if err := decodeParams(params, &p); err != nil {
 		return nil, "", err
@@ -156,7 +156,7 @@ func (c *conn) loadSession(params json.RawMessage) (any, string, *Error) {
 		if errors.Is(err, session.ErrNotFound) {
 			return nil, "", sessionNotFound(p.SessionID)
 		}
-		return nil, "", errorf(CodeInternalError, "Internal error: %v", err)
+		return nil, "", errorf(codeInternalError, "Internal error: %v", err)
 	}
 	ws := c.sessionWorkspace(stored.ID, *p.Cwd)
 	mgr, rerr := c.newSessionMCP(p.MCPServers, c.workspaceRoot(ws))
@@ -170,11 +170,11 @@ func (c *conn) loadSession(params json.RawMessage) (any, string, *Error) {
 	s.mu.Unlock()
 	if busy {
 		c.closeMCP(mgr)
-		return nil, "", errorf(CodeInternalError, "Internal error: session %s has a prompt in progress", s.id)
+		return nil, "", errorf(codeInternalError, "Internal error: session %s has a prompt in progress", s.id)
 	}
 	c.setTools(s, ws, mgr)
 	if err := c.replay(s.id); err != nil {
-		return nil, s.id, errorf(CodeInternalError, "Internal error: replay: %v", err)
+		return nil, s.id, errorf(codeInternalError, "Internal error: replay: %v", err)
 	}
 	c.log.Info("acp: session loaded", "session", s.id, "mode", mode)
 	return struct {
@@ -192,7 +192,7 @@ type sessionInfo struct {
 
 const listPageSize = 100
 
-func (c *conn) listSessions(params json.RawMessage) (any, *Error) {
+func (c *conn) listSessions(params json.RawMessage) (any, *rpcError) {
 	var p struct {
 		Cwd    *string `json:"cwd"`
 		Cursor *string `json:"cursor"`
@@ -202,7 +202,7 @@ func (c *conn) listSessions(params json.RawMessage) (any, *Error) {
 	}
 	all, err := c.s.pool.Store().ListSessions(c.ctx, session.ListOptions{RootsOnly: true})
 	if err != nil {
-		return nil, errorf(CodeInternalError, "Internal error: %v", err)
+		return nil, errorf(codeInternalError, "Internal error: %v", err)
 	}
 	var list []session.Session
 	for _, s := range all {
@@ -243,7 +243,7 @@ func (c *conn) listSessions(params json.RawMessage) (any, *Error) {
 	return out, nil
 }
 
-func (c *conn) setMode(params json.RawMessage) (any, *Error) {
+func (c *conn) setMode(params json.RawMessage) (any, *rpcError) {
 	var p struct {
 		SessionID string `json:"sessionId"`
 		ModeID    string `json:"modeId"`
@@ -298,7 +298,7 @@ func (c *conn) cancelSession(params json.RawMessage) {
 // cancelled, the session's MCP servers are stopped and it is forgotten by
 // the connection (it stays in the store; a later session/load or prompt
 // opens it again).
-func (c *conn) closeSession(params json.RawMessage) (any, *Error) {
+func (c *conn) closeSession(params json.RawMessage) (any, *rpcError) {
 	var p struct {
 		SessionID string `json:"sessionId"`
 	}

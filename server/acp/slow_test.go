@@ -203,8 +203,8 @@ func TestSlowClientBlocksNoOtherSession(t *testing.T) {
 			if o.answers > 0 {
 				t.Errorf("%s: update %s after the prompt's answer", n.SessionID, n.Update.SessionUpdate)
 			}
-			if n.Update.SessionUpdate == UpdateAgentMessageChunk {
-				var c ContentBlock
+			if n.Update.SessionUpdate == updateAgentMessageChunk {
+				var c contentBlock
 				if err := json.Unmarshal(n.Update.Content, &c); err != nil {
 					t.Fatal(err)
 				}
@@ -242,7 +242,7 @@ func TestSlowClientBlocksNoOtherSession(t *testing.T) {
 	if got := strings.Join(talker.kinds, " "); got != "session_info_update: tool_call:in_progress tool_call_update:completed" {
 		t.Errorf("talker's lifecycle updates: %s", got)
 	}
-	if talker.stop != StopEndTurn || quick.stop != StopEndTurn {
+	if talker.stop != stopEndTurn || quick.stop != stopEndTurn {
 		t.Errorf("stop reasons %q, %q", talker.stop, quick.stop)
 	}
 	if quick.text.String() != "quick answer" {

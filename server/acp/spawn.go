@@ -12,9 +12,9 @@ import (
 	"github.com/agentpool/agentpool/event"
 )
 
-// SpawnToolCallPrefix starts the tool call id of the tool call that shows a
+// spawnToolCallPrefix starts the tool call id of the tool call that shows a
 // child session: "spawn:<child_session_id>".
-const SpawnToolCallPrefix = "spawn:"
+const spawnToolCallPrefix = "spawn:"
 
 // maxTranscript bounds the progress text kept for one child's spawn tool
 // call (a tool_call_update replaces the whole content, so it is resent).
@@ -111,14 +111,14 @@ func (c *converter) spawnStart(v event.SpawnSessionStart) {
 	}
 	raw, _ := json.Marshal(input)
 	c.send(c.root, toolCallUpdate{
-		SessionUpdate: UpdateToolCall, ToolCallID: SpawnToolCallPrefix + v.ChildSessionID,
+		SessionUpdate: updateToolCall, ToolCallID: spawnToolCallPrefix + v.ChildSessionID,
 		Title: "Spawned: " + v.SourceName, Kind: "other", Status: statusInProgress,
 		Content: []toolCallContent{textContent(desc)}, RawInput: raw,
 		Meta: map[string]any{"agentpool": meta},
 	})
 	if c.subagents {
 		c.send(v.ParentSessionID, subagentUpdate{
-			SessionUpdate: UpdateSubagent, SessionID: v.ChildSessionID, Title: v.SourceName, Description: desc,
+			SessionUpdate: updateSubagent, SessionID: v.ChildSessionID, Title: v.SourceName, Description: desc,
 			State: &subagentState{State: "running"},
 			Meta:  map[string]any{"agentpool": meta},
 		})
@@ -178,15 +178,15 @@ func (c *converter) spawnEnd(v event.SpawnSessionEnd) {
 		meta["tool_call_id"] = v.ToolCallID
 	}
 	c.send(c.root, toolCallUpdate{
-		SessionUpdate: UpdateToolCallUpdate, ToolCallID: SpawnToolCallPrefix + v.ChildSessionID,
+		SessionUpdate: updateToolCallUpdate, ToolCallID: spawnToolCallPrefix + v.ChildSessionID,
 		Status: status, Content: content, RawOutput: raw, Meta: map[string]any{"agentpool": meta},
 	})
 	if c.subagents {
 		state := &subagentState{State: "idle", StopReason: acpStopReason(v.StopReason)}
 		if state.StopReason == "error" && v.Error != "" {
-			state.Error = &Error{Code: CodeInternalError, Message: v.Error}
+			state.Error = &rpcError{Code: codeInternalError, Message: v.Error}
 		}
-		c.send(v.ParentSessionID, subagentUpdate{SessionUpdate: UpdateSubagent, SessionID: v.ChildSessionID, State: state})
+		c.send(v.ParentSessionID, subagentUpdate{SessionUpdate: updateSubagent, SessionID: v.ChildSessionID, State: state})
 	}
 }
 
@@ -256,7 +256,7 @@ func (c *converter) flush(st *spawnState) {
 	st.dirty = false
 	st.lastFlush = c.now()
 	c.send(c.root, toolCallUpdate{
-		SessionUpdate: UpdateToolCallUpdate, ToolCallID: SpawnToolCallPrefix + st.child,
+		SessionUpdate: updateToolCallUpdate, ToolCallID: spawnToolCallPrefix + st.child,
 		Content: []toolCallContent{textContent(st.desc), textContent(strings.TrimRight(text, "\n"))},
 	})
 }

@@ -82,7 +82,7 @@ type exchange struct {
 }
 
 // drive sends a request and reads until its response, answering the
-// server's requests with answer (a *Error answers with that error; nil
+// server's requests with answer (a *rpcError answers with that error; nil
 // leaves the request unanswered). It returns the response and the
 // exchange.
 func (h *harness) drive(method string, params any, answer func(w wire) any) (wire, exchange) {
@@ -102,7 +102,7 @@ func (h *harness) drive(method string, params any, answer func(w wire) any) (wir
 			}
 			switch a := answer(w).(type) {
 			case nil:
-			case *Error:
+			case *rpcError:
 				h.send(map[string]any{"jsonrpc": "2.0", "id": w.ID, "error": a})
 			default:
 				h.send(map[string]any{"jsonrpc": "2.0", "id": w.ID, "result": a})
@@ -143,7 +143,7 @@ func decodeToolUpdate(t *testing.T, w wire) (toolUpdate, bool) {
 	if w.Method != methodSessionUpdate || json.Unmarshal(w.Params, &kind) != nil {
 		return toolUpdate{}, false
 	}
-	if k := kind.Update.SessionUpdate; k != UpdateToolCall && k != UpdateToolCallUpdate {
+	if k := kind.Update.SessionUpdate; k != updateToolCall && k != updateToolCallUpdate {
 		return toolUpdate{}, false
 	}
 	var n struct {
@@ -237,7 +237,7 @@ func TestToolCallsInSessionCwd(t *testing.T) {
 	h.initialize(false)
 	sid := h.newSessionIn(cwd, nil)
 	w, ex := h.drive("session/prompt", promptParams(sid, "Tidy the notes"), nil)
-	if stopReason(t, w) != StopEndTurn {
+	if stopReason(t, w) != stopEndTurn {
 		t.Fatalf("stop reason %s", w.Result)
 	}
 	notes := filepath.Join(cwd, "notes.md")
@@ -251,7 +251,7 @@ func TestToolCallsInSessionCwd(t *testing.T) {
 	var ids []string
 	tools := ex.tools(t)
 	for _, m := range ex.msgs {
-		if u, ok := decodeToolUpdate(t, m); ok && u.SessionUpdate == UpdateToolCall {
+		if u, ok := decodeToolUpdate(t, m); ok && u.SessionUpdate == updateToolCall {
 			ids = append(ids, u.ToolCallID)
 		}
 	}

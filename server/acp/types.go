@@ -8,9 +8,9 @@ import (
 // ProtocolVersion is the ACP version this server speaks.
 const ProtocolVersion = 1
 
-// ContentBlock is an ACP content block. Only the fields of the variants the
+// contentBlock is an ACP content block. Only the fields of the variants the
 // server reads or writes are declared.
-type ContentBlock struct {
+type contentBlock struct {
 	Type     string            `json:"type"`
 	Text     string            `json:"text,omitempty"`
 	URI      string            `json:"uri,omitempty"`  // resource_link
@@ -27,7 +27,7 @@ type embeddedResource struct {
 	MimeType string  `json:"mimeType,omitempty"`
 }
 
-func textBlock(s string) ContentBlock { return ContentBlock{Type: "text", Text: s} }
+func textBlock(s string) contentBlock { return contentBlock{Type: "text", Text: s} }
 
 // Tool call content types (toolCallContent.Type).
 const (
@@ -43,7 +43,7 @@ const (
 // allocating).
 type toolCallContent struct {
 	Type       string       `json:"type"`
-	Content    ContentBlock `json:"content,omitzero"`
+	Content    contentBlock `json:"content,omitzero"`
 	Path       string       `json:"path,omitempty"`
 	OldText    diffOldText  `json:"oldText,omitzero"`
 	NewText    *string      `json:"newText,omitempty"`
@@ -104,22 +104,22 @@ type toolCallLocation struct {
 
 // Session update kinds (update.sessionUpdate).
 const (
-	UpdateUserMessageChunk  = "user_message_chunk"
-	UpdateAgentMessageChunk = "agent_message_chunk"
-	UpdateAgentThoughtChunk = "agent_thought_chunk"
-	UpdateToolCall          = "tool_call"
-	UpdateToolCallUpdate    = "tool_call_update"
-	UpdatePlan              = "plan"
-	UpdateCurrentMode       = "current_mode_update"
-	UpdateSessionInfo       = "session_info_update"
-	UpdateSubagent          = "subagent_update"
+	updateUserMessageChunk  = "user_message_chunk"
+	updateAgentMessageChunk = "agent_message_chunk"
+	updateAgentThoughtChunk = "agent_thought_chunk"
+	updateToolCall          = "tool_call"
+	updateToolCallUpdate    = "tool_call_update"
+	updatePlan              = "plan"
+	updateCurrentMode       = "current_mode_update"
+	updateSessionInfo       = "session_info_update"
+	updateSubagent          = "subagent_update"
 )
 
-// ChunkUpdate is a user_message_chunk, agent_message_chunk or
+// chunkUpdate is a user_message_chunk, agent_message_chunk or
 // agent_thought_chunk.
-type ChunkUpdate struct {
+type chunkUpdate struct {
 	SessionUpdate string       `json:"sessionUpdate"`
-	Content       ContentBlock `json:"content"`
+	Content       contentBlock `json:"content"`
 }
 
 // toolCallUpdate is a tool_call or a tool_call_update (title is required
@@ -159,9 +159,9 @@ type sessionInfoUpdate struct {
 
 // subagentState is the state of a subagent_update.
 type subagentState struct {
-	State      string `json:"state"` // running | idle
-	StopReason string `json:"stopReason,omitempty"`
-	Error      *Error `json:"error,omitempty"` // with stopReason "error"
+	State      string    `json:"state"` // running | idle
+	StopReason string    `json:"stopReason,omitempty"`
+	Error      *rpcError `json:"error,omitempty"` // with stopReason "error"
 }
 
 // subagentUpdate is the unstable subagent_update, sent on the parent
@@ -175,19 +175,19 @@ type subagentUpdate struct {
 	Meta          map[string]any `json:"_meta,omitempty"`
 }
 
-// SessionNotification is the params of session/update.
-type SessionNotification struct {
+// sessionNotification is the params of session/update.
+type sessionNotification struct {
 	SessionID string `json:"sessionId"`
 	Update    any    `json:"update"`
 }
 
 // Stop reasons of session/prompt.
 const (
-	StopEndTurn         = "end_turn"
-	StopMaxTokens       = "max_tokens"
-	StopMaxTurnRequests = "max_turn_requests"
-	StopRefusal         = "refusal"
-	StopCancelled       = "cancelled"
+	stopEndTurn         = "end_turn"
+	stopMaxTokens       = "max_tokens"
+	stopMaxTurnRequests = "max_turn_requests"
+	stopRefusal         = "refusal"
+	stopCancelled       = "cancelled"
 )
 
 // Tool call statuses.

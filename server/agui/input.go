@@ -5,33 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentpool/agentpool/server/agui/internal/wire"
 	"strings"
 )
-
-// RunAgentInput is the body of a run request. threadId, runId and messages
-// are required; the rest is optional. tools, context, forwardedProps and
-// resume are accepted and ignored (the pool has no client-side tools and
-// never interrupts).
-type RunAgentInput struct {
-	ThreadID        string          `json:"threadId"`
-	RunID           string          `json:"runId"`
-	ParentRunID     string          `json:"parentRunId,omitempty"`
-	ProtocolVersion string          `json:"protocolVersion,omitempty"`
-	State           json.RawMessage `json:"state,omitempty"`
-	Messages        []InputMessage  `json:"messages"`
-	Tools           json.RawMessage `json:"tools,omitempty"`
-	Context         json.RawMessage `json:"context,omitempty"`
-	ForwardedProps  json.RawMessage `json:"forwardedProps,omitempty"`
-	Resume          json.RawMessage `json:"resume,omitempty"`
-}
-
-// InputMessage is one message of RunAgentInput.messages; only what the
-// server reads is decoded.
-type InputMessage struct {
-	ID      string          `json:"id"`
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content,omitempty"`
-}
 
 // inputError is a client error in the body (400).
 type inputError struct{ msg string }
@@ -43,13 +19,13 @@ func badInput(format string, args ...any) error {
 }
 
 // parseInput decodes and checks a RunAgentInput.
-func parseInput(body []byte) (*RunAgentInput, error) {
+func parseInput(body []byte) (*wire.RunAgentInput, error) {
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 {
-		return nil, badInput("empty body: expected a RunAgentInput JSON object")
+		return nil, badInput("empty body: expected a wire.RunAgentInput JSON object")
 	}
 	if body[0] != '{' {
-		return nil, badInput("malformed body: expected a RunAgentInput JSON object")
+		return nil, badInput("malformed body: expected a wire.RunAgentInput JSON object")
 	}
 	// Presence of the required keys: a struct cannot tell absent from empty.
 	var keys map[string]json.RawMessage
@@ -62,7 +38,7 @@ func parseInput(body []byte) (*RunAgentInput, error) {
 			return nil, badInput("missing required field %q", k)
 		}
 	}
-	var in RunAgentInput
+	var in wire.RunAgentInput
 	if err := json.Unmarshal(body, &in); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) && te.Field != "" {
@@ -87,10 +63,10 @@ func parseInput(body []byte) (*RunAgentInput, error) {
 	return &in, nil
 }
 
-// prompt returns the text of the last user message: its content string, or
+// promptOf returns the text of the last user message: its content string, or
 // the text parts of its content array joined by newlines (other parts are
 // left out: the pool's models take text).
-func (in *RunAgentInput) prompt() (string, error) {
+func promptOf(in *wire.RunAgentInput) (string, error) {
 	for i := len(in.Messages) - 1; i >= 0; i-- {
 		m := in.Messages[i]
 		if m.Role != "user" {

@@ -3,6 +3,7 @@ package agui
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/agentpool/agentpool/server/agui/internal/wire"
 	"sort"
 
 	"github.com/agentpool/agentpool/event"
@@ -13,7 +14,7 @@ import (
 // item is one mapped event on its way to the client, with what the queue
 // needs to know about it.
 type item struct {
-	ev *Event
+	ev *wire.Event
 	// owner is the session whose pool event produced this AG-UI event (the
 	// parent for SUBAGENT_STARTED/FINISHED/ERROR). The queue only merges a
 	// delta into an earlier one when nothing of the same owner sits between
@@ -42,7 +43,7 @@ type mapperConfig struct {
 	State       json.RawMessage // the input state (RunAgentInput.state)
 	// Todos is the todo list of the thread's root session from earlier
 	// runs, when HasTodos; it goes into the state the run starts with.
-	Todos    []TodoItem
+	Todos    []wire.TodoItem
 	HasTodos bool
 	// Now returns the timestamp of an event (Unix ms); time.Now when nil.
 	Now func() int64
@@ -114,7 +115,7 @@ func (m *mapper) now() int64 {
 }
 
 // out emits one event attributed to s (none for the root).
-func (m *mapper) out(s *sessState, class itemClass, e *Event) {
+func (m *mapper) out(s *sessState, class itemClass, e *wire.Event) {
 	e.Timestamp = m.now()
 	if s != nil && s.sub && e.SubagentRunID == "" && !runScoped(e.Type) {
 		e.SubagentRunID = s.id
@@ -127,7 +128,7 @@ func (m *mapper) out(s *sessState, class itemClass, e *Event) {
 }
 
 func runScoped(t string) bool {
-	return t == TypeRunStarted || t == TypeRunFinished || t == TypeRunError
+	return t == wire.TypeRunStarted || t == wire.TypeRunFinished || t == wire.TypeRunError
 }
 
 // start emits RUN_STARTED and, when there is state, its snapshot, once.
@@ -136,10 +137,10 @@ func (m *mapper) start() {
 		return
 	}
 	m.started = true
-	m.out(nil, classLifecycle, &Event{Type: TypeRunStarted, ThreadID: m.cfg.ThreadID, RunID: m.cfg.RunID,
-		ParentRunID: m.cfg.ParentRunID, ProtocolVersion: ProtocolVersion})
+	m.out(nil, classLifecycle, &wire.Event{Type: wire.TypeRunStarted, ThreadID: m.cfg.ThreadID, RunID: m.cfg.RunID,
+		ParentRunID: m.cfg.ParentRunID, ProtocolVersion: wire.ProtocolVersion})
 	if snap := m.state.start(m.cfg.Todos, m.cfg.HasTodos); snap != nil {
-		m.out(nil, classLifecycle, &Event{Type: TypeStateSnapshot, Snapshot: snap})
+		m.out(nil, classLifecycle, &wire.Event{Type: wire.TypeStateSnapshot, Snapshot: snap})
 	}
 }
 
@@ -192,7 +193,7 @@ func (m *mapper) Map(e event.Event) {
 	case event.ToolCallStart:
 		// The call itself was announced by its part (TOOL_CALL_START).
 	case event.ToolCallProgress:
-		m.out(s, classDroppable, &Event{Type: TypeCustom, Name: "tool_call_progress", Value: mustJSON(ev)})
+		m.out(s, classDroppable, &wire.Event{Type: wire.TypeCustom, Name: "tool_call_progress", Value: mustJSON(ev)})
 	case event.ToolCallComplete:
 		for idx, p := range s.parts {
 			if p.kind == event.PartToolCall && p.id == ev.ToolCallID {
@@ -200,12 +201,12 @@ func (m *mapper) Map(e event.Event) {
 			}
 		}
 		delete(m.toolMsg, ev.ToolCallID)
-		m.out(s, classLifecycle, &Event{Type: TypeToolCallResult, MessageID: m.cfg.NewID(id.Message),
+		m.out(s, classLifecycle, &wire.Event{Type: wire.TypeToolCallResult, MessageID: m.cfg.NewID(id.Message),
 			ToolCallID: ev.ToolCallID, Content: ev.ToolResult, Role: "tool", Metadata: toolResultMetadata(ev)})
 	case event.PlanUpdate:
 		if s != m.root {
 			// A subagent's list is no thread state (its id never recurs).
-			m.out(s, classLifecycle, &Event{Type: TypeCustom, Name: "plan_update", Value: mustJSON(ev)})
+			m.out(s, classLifecycle, &wire.Event{Type: wire.TypeCustom, Name: "plan_update", Value: mustJSON(ev)})
 			break
 		}
 		// Never dropped nor merged: the client applies every patch.
@@ -214,7 +215,7 @@ func (m *mapper) Map(e event.Event) {
 		}
 	case event.Custom:
 		v := mustJSON(ev.EventData)
-		m.out(s, classLifecycle, &Event{Type: TypeCustom, Name: ev.EventType, Value: v})
+		m.out(s, classLifecycle, &wire.Event{Type: wire.TypeCustom, Name: ev.EventType, Value: v})
 	case event.StreamComplete:
 		m.closeContent(s)
 	case event.RunError:
@@ -255,7 +256,7 @@ func (m *mapper) openSubagent(parent *sessState, ev event.SpawnSessionStart) *se
 	c := &sessState{id: ev.ChildSessionID, parent: parent, name: ev.SourceName, sub: true, parts: map[int]*openPart{}}
 	m.sessions[c.id] = c
 	parent.children = append(parent.children, c)
-	e := &Event{Type: TypeSubagentStarted, SubagentRunID: c.id, Name: ev.SourceName, Description: ev.Description,
+	e := &wire.Event{Type: wire.TypeSubagentStarted, SubagentRunID: c.id, Name: ev.SourceName, Description: ev.Description,
 		ParentToolCallID: ev.ToolCallID, ParentMessageID: m.toolMsg[ev.ToolCallID]}
 	if parent.sub {
 		e.ParentSubagentRunID = parent.id
@@ -283,7 +284,7 @@ func (m *mapper) closeSubagent(c *sessState, stopReason event.StopReason, errTex
 	}
 	switch stopReason {
 	case event.StopCompleted, event.StopMaxTokens, event.StopRefusal:
-		m.out(c.parent, classLifecycle, &Event{Type: TypeSubagentFinished, SubagentRunID: c.id, Result: output})
+		m.out(c.parent, classLifecycle, &wire.Event{Type: wire.TypeSubagentFinished, SubagentRunID: c.id, Result: output})
 	default:
 		msg := errText
 		if msg == "" {
@@ -292,7 +293,7 @@ func (m *mapper) closeSubagent(c *sessState, stopReason event.StopReason, errTex
 		if msg == "" {
 			msg = fmt.Sprintf("subagent %s ended: %s", c.name, stopReason)
 		}
-		m.out(c.parent, classLifecycle, &Event{Type: TypeSubagentError, SubagentRunID: c.id, Message: msg, Code: string(stopReason)})
+		m.out(c.parent, classLifecycle, &wire.Event{Type: wire.TypeSubagentError, SubagentRunID: c.id, Message: msg, Code: string(stopReason)})
 	}
 }
 
@@ -303,7 +304,7 @@ func (m *mapper) newTurn(s *sessState) {
 	s.stepOpen = true
 	s.stepName = fmt.Sprintf("turn %d", s.turn)
 	s.msgID = ""
-	m.out(s, classLifecycle, &Event{Type: TypeStepStarted, StepName: s.stepName})
+	m.out(s, classLifecycle, &wire.Event{Type: wire.TypeStepStarted, StepName: s.stepName})
 }
 
 func (m *mapper) openPart(s *sessState, idx int, kind, toolCallID, toolName string) {
@@ -317,11 +318,11 @@ func (m *mapper) openPart(s *sessState, idx int, kind, toolCallID, toolName stri
 			s.msgID = m.cfg.NewID(id.Message)
 		}
 		p.id = s.msgID
-		m.out(s, classLifecycle, &Event{Type: TypeTextMessageStart, MessageID: p.id, Role: "assistant"})
+		m.out(s, classLifecycle, &wire.Event{Type: wire.TypeTextMessageStart, MessageID: p.id, Role: "assistant"})
 	case event.PartThinking:
 		p.id = m.cfg.NewID(id.Message)
-		m.out(s, classLifecycle, &Event{Type: TypeReasoningStart, MessageID: p.id})
-		m.out(s, classLifecycle, &Event{Type: TypeReasoningMessageStart, MessageID: p.id, Role: "reasoning"})
+		m.out(s, classLifecycle, &wire.Event{Type: wire.TypeReasoningStart, MessageID: p.id})
+		m.out(s, classLifecycle, &wire.Event{Type: wire.TypeReasoningMessageStart, MessageID: p.id, Role: "reasoning"})
 	case event.PartToolCall:
 		if toolCallID == "" {
 			toolCallID = m.cfg.NewID(id.ToolCall)
@@ -333,7 +334,7 @@ func (m *mapper) openPart(s *sessState, idx int, kind, toolCallID, toolName stri
 		if s.msgID != "" {
 			m.toolMsg[toolCallID] = s.msgID
 		}
-		m.out(s, classLifecycle, &Event{Type: TypeToolCallStart, ToolCallID: toolCallID, ToolCallName: toolName, ParentMessageID: s.msgID})
+		m.out(s, classLifecycle, &wire.Event{Type: wire.TypeToolCallStart, ToolCallID: toolCallID, ToolCallName: toolName, ParentMessageID: s.msgID})
 	default:
 		return // an unknown part kind has no AG-UI form
 	}
@@ -347,11 +348,11 @@ func (m *mapper) delta(s *sessState, idx int, d string) {
 	}
 	switch p.kind {
 	case event.PartText:
-		m.out(s, classDelta, &Event{Type: TypeTextMessageContent, MessageID: p.id, Delta: d})
+		m.out(s, classDelta, &wire.Event{Type: wire.TypeTextMessageContent, MessageID: p.id, Delta: d})
 	case event.PartThinking:
-		m.out(s, classDelta, &Event{Type: TypeReasoningMessageContent, MessageID: p.id, Delta: d})
+		m.out(s, classDelta, &wire.Event{Type: wire.TypeReasoningMessageContent, MessageID: p.id, Delta: d})
 	case event.PartToolCall:
-		m.out(s, classDelta, &Event{Type: TypeToolCallArgs, ToolCallID: p.id, Delta: d})
+		m.out(s, classDelta, &wire.Event{Type: wire.TypeToolCallArgs, ToolCallID: p.id, Delta: d})
 	}
 }
 
@@ -363,12 +364,12 @@ func (m *mapper) closePart(s *sessState, idx int) {
 	delete(s.parts, idx)
 	switch p.kind {
 	case event.PartText:
-		m.out(s, classLifecycle, &Event{Type: TypeTextMessageEnd, MessageID: p.id})
+		m.out(s, classLifecycle, &wire.Event{Type: wire.TypeTextMessageEnd, MessageID: p.id})
 	case event.PartThinking:
-		m.out(s, classLifecycle, &Event{Type: TypeReasoningMessageEnd, MessageID: p.id})
-		m.out(s, classLifecycle, &Event{Type: TypeReasoningEnd, MessageID: p.id})
+		m.out(s, classLifecycle, &wire.Event{Type: wire.TypeReasoningMessageEnd, MessageID: p.id})
+		m.out(s, classLifecycle, &wire.Event{Type: wire.TypeReasoningEnd, MessageID: p.id})
 	case event.PartToolCall:
-		m.out(s, classLifecycle, &Event{Type: TypeToolCallEnd, ToolCallID: p.id})
+		m.out(s, classLifecycle, &wire.Event{Type: wire.TypeToolCallEnd, ToolCallID: p.id})
 	}
 }
 
@@ -387,7 +388,7 @@ func (m *mapper) closeContent(s *sessState) {
 	}
 	if s.stepOpen {
 		s.stepOpen = false
-		m.out(s, classLifecycle, &Event{Type: TypeStepFinished, StepName: s.stepName})
+		m.out(s, classLifecycle, &wire.Event{Type: wire.TypeStepFinished, StepName: s.stepName})
 	}
 }
 
@@ -398,9 +399,9 @@ func (m *mapper) Finish(res pool.RunResult) {
 	stop := res.Result.StopReason
 	switch stop {
 	case event.StopCompleted, event.StopMaxTokens, event.StopRefusal:
-		m.end(&Event{Type: TypeRunFinished, ThreadID: m.cfg.ThreadID, RunID: m.cfg.RunID, Result: res.Result.Output})
+		m.end(&wire.Event{Type: wire.TypeRunFinished, ThreadID: m.cfg.ThreadID, RunID: m.cfg.RunID, Result: res.Result.Output})
 	case event.StopAborted:
-		m.end(&Event{Type: TypeRunFinished, ThreadID: m.cfg.ThreadID, RunID: m.cfg.RunID, Outcome: "cancelled"})
+		m.end(&wire.Event{Type: wire.TypeRunFinished, ThreadID: m.cfg.ThreadID, RunID: m.cfg.RunID, Outcome: "cancelled"})
 	default:
 		msg, code := "", string(stop)
 		if m.rootErr != nil {
@@ -415,16 +416,16 @@ func (m *mapper) Finish(res pool.RunResult) {
 		if msg == "" {
 			msg = "run ended: " + string(stop)
 		}
-		m.end(&Event{Type: TypeRunError, Message: msg, Code: code})
+		m.end(&wire.Event{Type: wire.TypeRunError, Message: msg, Code: code})
 	}
 }
 
 // Fail ends a run that failed outside the event stream.
 func (m *mapper) Fail(err error) {
-	m.end(&Event{Type: TypeRunError, Message: err.Error(), Code: "internal"})
+	m.end(&wire.Event{Type: wire.TypeRunError, Message: err.Error(), Code: "internal"})
 }
 
-func (m *mapper) end(last *Event) {
+func (m *mapper) end(last *wire.Event) {
 	if m.finished {
 		return
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/agentpool/agentpool/server/agui/internal/wire"
 	"os"
 	"path/filepath"
 	"strings"
@@ -181,7 +182,7 @@ func TestGoldenRunError(t *testing.T) {
 	evs := parseSSE(t, got)
 	verifyStream(t, evs, root)
 	last := evs[len(evs)-1]
-	if last["type"] != TypeRunError || last["message"] != "model planner: boom" || last["code"] != "model_error" {
+	if last["type"] != wire.TypeRunError || last["message"] != "model planner: boom" || last["code"] != "model_error" {
 		t.Fatalf("last event = %v, want RUN_ERROR model_error", last)
 	}
 }
@@ -191,15 +192,15 @@ func TestFinishOutcomes(t *testing.T) {
 		stop event.StopReason
 		want string
 	}{
-		{event.StopCompleted, TypeRunFinished},
-		{event.StopMaxTokens, TypeRunFinished},
-		{event.StopAborted, TypeRunFinished},
-		{event.StopError, TypeRunError},
+		{event.StopCompleted, wire.TypeRunFinished},
+		{event.StopMaxTokens, wire.TypeRunFinished},
+		{event.StopAborted, wire.TypeRunFinished},
+		{event.StopError, wire.TypeRunError},
 	} {
 		m, items := fixedMapper("")
 		m.Finish(pool.RunResult{Result: spawn.Result{StopReason: tc.stop}})
 		evs := *items
-		if len(evs) != 2 || evs[0].ev.Type != TypeRunStarted {
+		if len(evs) != 2 || evs[0].ev.Type != wire.TypeRunStarted {
 			t.Errorf("%s: a run without events or state is RUN_STARTED and its end, got %d events", tc.stop, len(evs))
 		}
 		last := evs[len(evs)-1].ev
@@ -231,9 +232,9 @@ func TestFallbackSubagentWithoutStart(t *testing.T) {
 	var sawStart, sawErr bool
 	for _, e := range evs {
 		switch e["type"] {
-		case TypeSubagentStarted:
+		case wire.TypeSubagentStarted:
 			sawStart = e["name"] == "stray" && e["subagentRunId"] == child
-		case TypeSubagentError:
+		case wire.TypeSubagentError:
 			sawErr = e["subagentRunId"] == child
 		}
 	}
@@ -244,21 +245,21 @@ func TestFallbackSubagentWithoutStart(t *testing.T) {
 
 func TestEncodingRequiredAndOptional(t *testing.T) {
 	for _, tc := range []struct {
-		ev   Event
+		ev   wire.Event
 		want string
 	}{
-		{Event{Type: TypeToolCallResult, MessageID: "m", ToolCallID: "c"}, `{"type":"TOOL_CALL_RESULT","messageId":"m","toolCallId":"c","content":""}`},
-		{Event{Type: TypeStateSnapshot, SubagentRunID: "s"}, `{"type":"STATE_SNAPSHOT","subagentRunId":"s","snapshot":{}}`},
-		{Event{Type: TypeStateDelta}, `{"type":"STATE_DELTA","delta":[]}`},
-		{Event{Type: TypeStateDelta, Patch: json.RawMessage(`{"op":"x"}`)}, `{"type":"STATE_DELTA","delta":[]}`},
-		{Event{Type: TypeStateDelta, Patch: json.RawMessage("[\n {\"op\": \"remove\", \"path\": \"/todos/1\"}\n]")}, `{"type":"STATE_DELTA","delta":[{"op":"remove","path":"/todos/1"}]}`},
-		{Event{Type: TypeToolCallResult, MessageID: "m", ToolCallID: "c", Content: "ok", Role: "tool", Metadata: json.RawMessage(`{"agentpool":{"is_error":true}}`)},
+		{wire.Event{Type: wire.TypeToolCallResult, MessageID: "m", ToolCallID: "c"}, `{"type":"TOOL_CALL_RESULT","messageId":"m","toolCallId":"c","content":""}`},
+		{wire.Event{Type: wire.TypeStateSnapshot, SubagentRunID: "s"}, `{"type":"STATE_SNAPSHOT","subagentRunId":"s","snapshot":{}}`},
+		{wire.Event{Type: wire.TypeStateDelta}, `{"type":"STATE_DELTA","delta":[]}`},
+		{wire.Event{Type: wire.TypeStateDelta, Patch: json.RawMessage(`{"op":"x"}`)}, `{"type":"STATE_DELTA","delta":[]}`},
+		{wire.Event{Type: wire.TypeStateDelta, Patch: json.RawMessage("[\n {\"op\": \"remove\", \"path\": \"/todos/1\"}\n]")}, `{"type":"STATE_DELTA","delta":[{"op":"remove","path":"/todos/1"}]}`},
+		{wire.Event{Type: wire.TypeToolCallResult, MessageID: "m", ToolCallID: "c", Content: "ok", Role: "tool", Metadata: json.RawMessage(`{"agentpool":{"is_error":true}}`)},
 			`{"type":"TOOL_CALL_RESULT","messageId":"m","toolCallId":"c","content":"ok","role":"tool","metadata":{"agentpool":{"is_error":true}}}`},
-		{Event{Type: TypeCustom, Name: "n", Value: json.RawMessage("null")}, `{"type":"CUSTOM","name":"n","value":{}}`},
-		{Event{Type: TypeRunError, SubagentRunID: "s", Message: "m"}, `{"type":"RUN_ERROR","message":"m"}`},
-		{Event{Type: TypeRunFinished, ThreadID: "t", RunID: "r", Outcome: "cancelled"}, `{"type":"RUN_FINISHED","threadId":"t","runId":"r","outcome":{"type":"cancelled"}}`},
-		{Event{Type: TypeTextMessageContent, MessageID: "m", Delta: "a\u2028b\n</script>", Timestamp: 5}, `{"type":"TEXT_MESSAGE_CONTENT","timestamp":5,"messageId":"m","delta":"a\u2028b\n\u003c/script\u003e"}`},
-		{Event{Type: TypeSubagentFinished, SubagentRunID: "s"}, `{"type":"SUBAGENT_FINISHED","subagentRunId":"s"}`},
+		{wire.Event{Type: wire.TypeCustom, Name: "n", Value: json.RawMessage("null")}, `{"type":"CUSTOM","name":"n","value":{}}`},
+		{wire.Event{Type: wire.TypeRunError, SubagentRunID: "s", Message: "m"}, `{"type":"RUN_ERROR","message":"m"}`},
+		{wire.Event{Type: wire.TypeRunFinished, ThreadID: "t", RunID: "r", Outcome: "cancelled"}, `{"type":"RUN_FINISHED","threadId":"t","runId":"r","outcome":{"type":"cancelled"}}`},
+		{wire.Event{Type: wire.TypeTextMessageContent, MessageID: "m", Delta: "a\u2028b\n</script>", Timestamp: 5}, `{"type":"TEXT_MESSAGE_CONTENT","timestamp":5,"messageId":"m","delta":"a\u2028b\n\u003c/script\u003e"}`},
+		{wire.Event{Type: wire.TypeSubagentFinished, SubagentRunID: "s"}, `{"type":"SUBAGENT_FINISHED","subagentRunId":"s"}`},
 	} {
 		got := string(tc.ev.AppendJSON(nil))
 		if got != tc.want {

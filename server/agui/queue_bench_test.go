@@ -2,6 +2,7 @@ package agui
 
 import (
 	"context"
+	"github.com/agentpool/agentpool/server/agui/internal/wire"
 	"testing"
 )
 
@@ -12,7 +13,7 @@ func BenchmarkQueue(b *testing.B) {
 	q := newQueue(0)
 	items := make([]item, 64)
 	for i := range items {
-		items[i] = lifecycle("ses_1", TypeStepStarted)
+		items[i] = lifecycle("ses_1", wire.TypeStepStarted)
 	}
 	done := make(chan int)
 	go func() {
@@ -42,9 +43,9 @@ func BenchmarkQueue(b *testing.B) {
 func BenchmarkQueueFull(b *testing.B) {
 	q := newQueue(4)
 	for range 4 {
-		q.Push(item{ev: &Event{Type: TypeTextMessageContent, MessageID: "msg_1", Delta: "t"}, owner: "ses_1", class: classDelta})
+		q.Push(item{ev: &wire.Event{Type: wire.TypeTextMessageContent, MessageID: "msg_1", Delta: "t"}, owner: "ses_1", class: classDelta})
 	}
-	ev := &Event{Type: TypeTextMessageContent, MessageID: "msg_1", Delta: ""}
+	ev := &wire.Event{Type: wire.TypeTextMessageContent, MessageID: "msg_1", Delta: ""}
 	it := item{ev: ev, owner: "ses_1", class: classDelta}
 	b.ReportAllocs()
 	b.ResetTimer()

@@ -2,6 +2,7 @@ package agui
 
 import (
 	"context"
+	"github.com/agentpool/agentpool/server/agui/internal/wire"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,11 +14,11 @@ import (
 )
 
 func delta(owner, msg, d string) item {
-	return item{ev: &Event{Type: TypeTextMessageContent, SubagentRunID: owner, MessageID: msg, Delta: d}, owner: owner, class: classDelta}
+	return item{ev: &wire.Event{Type: wire.TypeTextMessageContent, SubagentRunID: owner, MessageID: msg, Delta: d}, owner: owner, class: classDelta}
 }
 
 func lifecycle(owner, typ string) item {
-	return item{ev: &Event{Type: typ, SubagentRunID: owner}, owner: owner, class: classLifecycle}
+	return item{ev: &wire.Event{Type: typ, SubagentRunID: owner}, owner: owner, class: classLifecycle}
 }
 
 // pushAsync pushes in a goroutine and reports when the push returned.
@@ -67,7 +68,7 @@ func types(items []item) string {
 
 func TestQueueMergesDeltasWhenFull(t *testing.T) {
 	q := newQueue(2)
-	q.Push(lifecycle("root", TypeStepStarted))
+	q.Push(lifecycle("root", wire.TypeStepStarted))
 	q.Push(delta("child", "m1", "a"))
 	// Full: deltas of the same message merge, without waiting.
 	for _, d := range []string{"b", "c"} {
@@ -90,7 +91,7 @@ func TestQueueMergesDeltasWhenFull(t *testing.T) {
 func TestQueueNeverMergesAcrossOwnEvents(t *testing.T) {
 	q := newQueue(2)
 	q.Push(delta("c", "m1", "a"))
-	q.Push(lifecycle("c", TypeTextMessageEnd))
+	q.Push(lifecycle("c", wire.TypeTextMessageEnd))
 	// Same message, but an event of the same session lies between.
 	done := pushAsync(q, delta("c", "m1", "b"))
 	blocked(t, done)
@@ -108,9 +109,9 @@ func TestQueueNeverMergesAcrossOwnEvents(t *testing.T) {
 
 func TestQueueLifecycleWaitsDroppableDrops(t *testing.T) {
 	q := newQueue(1)
-	q.Push(lifecycle("r", TypeStepStarted))
-	returned(t, pushAsync(q, item{ev: &Event{Type: TypeCustom, Name: "tool_call_progress"}, owner: "r", class: classDroppable}))
-	done := pushAsync(q, lifecycle("r", TypeStepFinished))
+	q.Push(lifecycle("r", wire.TypeStepStarted))
+	returned(t, pushAsync(q, item{ev: &wire.Event{Type: wire.TypeCustom, Name: "tool_call_progress"}, owner: "r", class: classDroppable}))
+	done := pushAsync(q, lifecycle("r", wire.TypeStepFinished))
 	blocked(t, done)
 	if got, _ := take(q, context.Background()); types(got) != "STEP_STARTED:" {
 		t.Fatalf("take = %q", types(got))
@@ -126,15 +127,15 @@ func TestQueueLifecycleWaitsDroppableDrops(t *testing.T) {
 
 func TestQueueAbandonAndClose(t *testing.T) {
 	q := newQueue(1)
-	q.Push(lifecycle("r", TypeStepStarted))
-	done := pushAsync(q, lifecycle("r", TypeStepFinished))
+	q.Push(lifecycle("r", wire.TypeStepStarted))
+	done := pushAsync(q, lifecycle("r", wire.TypeStepFinished))
 	blocked(t, done)
 	q.Abort(nil)
 	returned(t, done)
-	returned(t, pushAsync(q, lifecycle("r", TypeRunFinished))) // discarded at once
+	returned(t, pushAsync(q, lifecycle("r", wire.TypeRunFinished))) // discarded at once
 
 	q = newQueue(4)
-	q.Push(lifecycle("r", TypeRunStarted))
+	q.Push(lifecycle("r", wire.TypeRunStarted))
 	q.Close()
 	if got, ok := take(q, context.Background()); !ok || len(got) != 1 {
 		t.Fatalf("take after close: %d %v", len(got), ok)
@@ -176,7 +177,7 @@ func TestSlowClient(t *testing.T) {
 	p := newPool(t, nestedYAML)
 	count := func(evs []ev) (n int) {
 		for _, e := range evs {
-			if e["type"] == TypeTextMessageContent {
+			if e["type"] == wire.TypeTextMessageContent {
 				n++
 			}
 		}
@@ -208,9 +209,9 @@ func TestSlowClient(t *testing.T) {
 		for _, e := range evs {
 			sub, _ := e["subagentRunId"].(string)
 			switch e["type"] {
-			case TypeSubagentStarted:
+			case wire.TypeSubagentStarted:
 				names[sub] = e["name"].(string)
-			case TypeTextMessageContent:
+			case wire.TypeTextMessageContent:
 				out[names[sub]] += e["delta"].(string)
 			}
 		}

@@ -3,6 +3,7 @@ package agui
 import (
 	"context"
 	"errors"
+	"github.com/agentpool/agentpool/server/agui/internal/wire"
 	"net"
 	"net/http"
 	"strings"
@@ -81,7 +82,7 @@ func TestServerSecurity(t *testing.T) {
 		}
 	}
 	auth := map[string]string{"Content-Type": "application/json", "Authorization": "Bearer " + token}
-	if res, body := request(t, "POST", url+"/", runBody("t-sec", "Hi."), auth); res.StatusCode != 200 || !strings.Contains(body, TypeRunFinished) {
+	if res, body := request(t, "POST", url+"/", runBody("t-sec", "Hi."), auth); res.StatusCode != 200 || !strings.Contains(body, wire.TypeRunFinished) {
 		t.Errorf("run with the token: %d %s", res.StatusCode, tail(body))
 	}
 	// Any Host is fine once a token guards the server.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentpool/agentpool/server/agui/internal/wire"
 	"io"
 	"log/slog"
 	"mime"
@@ -149,26 +150,17 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return err
 }
 
-// AgentInfo is one entry of GET /agents.
-type AgentInfo struct {
-	Name        string `json:"name"`
-	Description string `json:"description,omitempty"`
-	// Type is "agent", "team_parallel" or "team_sequential".
-	Type    string `json:"type"`
-	Default bool   `json:"default,omitempty"`
-}
-
 func (s *Server) handleAgents(w http.ResponseWriter, r *http.Request) {
 	def := s.pool.DefaultNode()
 	out := struct {
-		Agents []AgentInfo `json:"agents"`
-	}{Agents: []AgentInfo{}}
+		Agents []wire.AgentInfo `json:"agents"`
+	}{Agents: []wire.AgentInfo{}}
 	for _, name := range s.pool.NodeNames() {
 		n, ok := s.pool.Node(name)
 		if !ok {
 			continue
 		}
-		out.Agents = append(out.Agents, AgentInfo{Name: name, Description: n.Description(), Type: string(n.SourceType()), Default: name == def})
+		out.Agents = append(out.Agents, wire.AgentInfo{Name: name, Description: n.Description(), Type: string(n.SourceType()), Default: name == def})
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -211,7 +203,7 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request, name string) 
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	prompt, err := in.prompt()
+	prompt, err := promptOf(in)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
@@ -248,13 +240,13 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request, name string) 
 
 // priorState is what a thread's earlier runs left in its AG-UI state.
 type priorState struct {
-	todos []TodoItem
+	todos []wire.TodoItem
 	has   bool
 }
 
 // stream runs req and writes its events to w as they come, through a
 // bounded queue.
-func (s *Server) stream(w http.ResponseWriter, r *http.Request, in *RunAgentInput, req pool.RunRequest, prior priorState, recordThread bool) {
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, in *wire.RunAgentInput, req pool.RunRequest, prior priorState, recordThread bool) {
 	// The run ends with its client (request context) or with the server.
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()

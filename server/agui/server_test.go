@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/agentpool/agentpool/server/agui/internal/wire"
 	"io"
 	"net"
 	"net/http"
@@ -181,10 +182,10 @@ func TestNestedRunMapping(t *testing.T) {
 	rootSess := rootOf(t, p.Store(), "thread-nested")
 	started := verifyStream(t, evs, rootSess.ID)
 
-	if got := evs[len(evs)-1]; got["type"] != TypeRunFinished || got["result"] != "Plan complete." || got["threadId"] != "thread-nested" {
+	if got := evs[len(evs)-1]; got["type"] != wire.TypeRunFinished || got["result"] != "Plan complete." || got["threadId"] != "thread-nested" {
 		t.Fatalf("last event %v", got)
 	}
-	if evs[1]["type"] != TypeStateSnapshot || fmt.Sprint(evs[1]["snapshot"]) != "map[k:v]" {
+	if evs[1]["type"] != wire.TypeStateSnapshot || fmt.Sprint(evs[1]["snapshot"]) != "map[k:v]" {
 		t.Fatalf("second event %v, want the input state snapshot", evs[1])
 	}
 	// Subagents are the stored child sessions, with their tree.
@@ -222,9 +223,9 @@ func TestNestedRunMapping(t *testing.T) {
 	var sawReasoning, sawWorkerCall bool
 	for _, e := range evs {
 		switch e["type"] {
-		case TypeReasoningMessageContent:
+		case wire.TypeReasoningMessageContent:
 			sawReasoning = e["subagentRunId"] != nil
-		case TypeSubagentStarted:
+		case wire.TypeSubagentStarted:
 			if e["name"] == "summarizer" && e["parentToolCallId"] != nil {
 				sawWorkerCall = true
 			}
@@ -243,7 +244,7 @@ func TestErrorsMapping(t *testing.T) {
 	evs := runOK(t, ts.URL+"/agents/broken", runBody("thread-broken", "go"))
 	verifyStream(t, evs, "")
 	last := evs[len(evs)-1]
-	if last["type"] != TypeRunError || !strings.Contains(fmt.Sprint(last["message"]), "upstream exploded") || last["code"] != "model_error" {
+	if last["type"] != wire.TypeRunError || !strings.Contains(fmt.Sprint(last["message"]), "upstream exploded") || last["code"] != "model_error" {
 		t.Fatalf("last event %v, want RUN_ERROR", last)
 	}
 	if s := rootOf(t, p.Store(), "thread-broken"); s.Status != session.StatusError {
@@ -255,14 +256,14 @@ func TestErrorsMapping(t *testing.T) {
 	verifyStream(t, evs, "")
 	var subErr ev
 	for _, e := range evs {
-		if e["type"] == TypeSubagentError {
+		if e["type"] == wire.TypeSubagentError {
 			subErr = e
 		}
 	}
 	if subErr == nil || !strings.Contains(fmt.Sprint(subErr["message"]), "upstream exploded") {
 		t.Fatalf("no SUBAGENT_ERROR with the child's error: %v", subErr)
 	}
-	if last := evs[len(evs)-1]; last["type"] != TypeRunFinished || last["result"] != "recovered" {
+	if last := evs[len(evs)-1]; last["type"] != wire.TypeRunFinished || last["result"] != "recovered" {
 		t.Fatalf("last event %v", last)
 	}
 }
@@ -288,12 +289,12 @@ func TestDisconnectCancelsRun(t *testing.T) {
 	var childID string
 	for sc.Scan() {
 		line := sc.Text()
-		if strings.Contains(line, TypeSubagentStarted) {
+		if strings.Contains(line, wire.TypeSubagentStarted) {
 			var e struct{ SubagentRunID string }
 			json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &e)
 			childID = e.SubagentRunID
 		}
-		if childID != "" && strings.Contains(line, TypeTextMessageContent) {
+		if childID != "" && strings.Contains(line, wire.TypeTextMessageContent) {
 			break
 		}
 	}
@@ -371,7 +372,7 @@ func TestThreads(t *testing.T) {
 	evs = runOK(t, ts.URL+"/agents/delegator", runBody("thread-parent", "go"))
 	var childID string
 	for _, e := range evs {
-		if e["type"] == TypeSubagentStarted {
+		if e["type"] == wire.TypeSubagentStarted {
 			childID = e["subagentRunId"].(string)
 		}
 	}
@@ -394,7 +395,7 @@ func TestBusyThread(t *testing.T) {
 	}
 	defer resp.Body.Close()
 	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() && !strings.Contains(sc.Text(), TypeSubagentStarted) {
+	for sc.Scan() && !strings.Contains(sc.Text(), wire.TypeSubagentStarted) {
 	}
 	r2, b := post(t, ts.URL+"/", runBody("thread-busy", "again"))
 	if r2.StatusCode != http.StatusConflict || !strings.Contains(string(b), `"error"`) {
@@ -467,7 +468,7 @@ func TestAgentsAndHealth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var list struct{ Agents []AgentInfo }
+	var list struct{ Agents []wire.AgentInfo }
 	json.NewDecoder(resp.Body).Decode(&list)
 	resp.Body.Close()
 	got := fmt.Sprint(list.Agents)
@@ -508,7 +509,7 @@ func TestShutdownEndsStreams(t *testing.T) {
 	defer resp.Body.Close()
 	br := bufio.NewReader(resp.Body)
 	var got []byte
-	for !strings.Contains(string(got), TypeTextMessageContent) {
+	for !strings.Contains(string(got), wire.TypeTextMessageContent) {
 		line, err := br.ReadBytes('\n')
 		if err != nil {
 			t.Fatal(err)
@@ -523,7 +524,7 @@ func TestShutdownEndsStreams(t *testing.T) {
 	evs := parseSSE(t, append(got, rest...))
 	verifyStream(t, evs, "")
 	last := evs[len(evs)-1]
-	if last["type"] != TypeRunFinished || fmt.Sprint(last["outcome"]) != "map[type:cancelled]" {
+	if last["type"] != wire.TypeRunFinished || fmt.Sprint(last["outcome"]) != "map[type:cancelled]" {
 		t.Fatalf("last event %v, want RUN_FINISHED cancelled", last)
 	}
 	if err := <-served; err != nil {

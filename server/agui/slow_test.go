@@ -3,6 +3,7 @@ package agui
 import (
 	"context"
 	"fmt"
+	"github.com/agentpool/agentpool/server/agui/internal/wire"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -102,7 +103,7 @@ agents:
 	text := func(evs []ev) string {
 		var b strings.Builder
 		for _, e := range evs {
-			if e["type"] == TypeTextMessageContent {
+			if e["type"] == wire.TypeTextMessageContent {
 				b.WriteString(e["delta"].(string))
 			}
 		}
@@ -146,7 +147,7 @@ agents:
 	}
 	deltas := 0
 	for _, e := range evs {
-		if e["type"] == TypeTextMessageContent {
+		if e["type"] == wire.TypeTextMessageContent {
 			deltas++
 		}
 	}

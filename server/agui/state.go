@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/agentpool/agentpool/server/agui/internal/wire"
 	"strconv"
 	"sync"
 
@@ -15,21 +16,11 @@ import (
 // session's todo list (TodoWrite's plan_update).
 const StateTodosKey = "todos"
 
-// TodoItem is one entry of the todo list in the AG-UI state.
-type TodoItem struct {
-	Content  string `json:"content"`
-	Status   string `json:"status"` // pending, in_progress, completed
-	Priority string `json:"priority"`
-	// ActiveForm is the entry in the present continuous, shown while it is
-	// in progress; omitted when the agent gave none.
-	ActiveForm string `json:"activeForm,omitempty"`
-}
-
 // todosOf returns the todo list of a plan_update (never nil).
-func todosOf(pu event.PlanUpdate) []TodoItem {
-	out := make([]TodoItem, len(pu.Entries))
+func todosOf(pu event.PlanUpdate) []wire.TodoItem {
+	out := make([]wire.TodoItem, len(pu.Entries))
 	for i, e := range pu.Entries {
-		out[i] = TodoItem{Content: e.Content, Status: e.Status, Priority: e.Priority, ActiveForm: e.ActiveForm}
+		out[i] = wire.TodoItem{Content: e.Content, Status: e.Status, Priority: e.Priority, ActiveForm: e.ActiveForm}
 	}
 	return out
 }
@@ -47,12 +38,12 @@ type runState struct {
 	object   bool            // the client's state is a JSON object
 	hasTodos bool            // ... with a "todos" member
 	diffable bool            // ... whose value is todos (sent by the server)
-	todos    []TodoItem
+	todos    []wire.TodoItem
 }
 
 // start returns the snapshot that opens the run, nil when there is no state
 // to send: no stored todo list and an absent or empty client state.
-func (st *runState) start(stored []TodoItem, has bool) json.RawMessage {
+func (st *runState) start(stored []wire.TodoItem, has bool) json.RawMessage {
 	if has {
 		return st.snapshot(stored)
 	}
@@ -71,9 +62,9 @@ func (st *runState) start(stored []TodoItem, has bool) json.RawMessage {
 // client's state up to date: a STATE_SNAPSHOT the first time in a run (or
 // when the client's state is no object), else a STATE_DELTA; nil when the
 // list did not change.
-func (st *runState) update(todos []TodoItem) *Event {
+func (st *runState) update(todos []wire.TodoItem) *wire.Event {
 	if !st.sent || !st.object {
-		return &Event{Type: TypeStateSnapshot, Snapshot: st.snapshot(todos)}
+		return &wire.Event{Type: wire.TypeStateSnapshot, Snapshot: st.snapshot(todos)}
 	}
 	var ops []patchOp
 	switch {
@@ -88,12 +79,12 @@ func (st *runState) update(todos []TodoItem) *Event {
 	if len(ops) == 0 {
 		return nil
 	}
-	return &Event{Type: TypeStateDelta, Patch: mustJSON(ops)}
+	return &wire.Event{Type: wire.TypeStateDelta, Patch: mustJSON(ops)}
 }
 
 // snapshot returns the whole state with todos in it, and records that the
 // client holds it.
-func (st *runState) snapshot(todos []TodoItem) json.RawMessage {
+func (st *runState) snapshot(todos []wire.TodoItem) json.RawMessage {
 	members, ok := objectMembers(st.input)
 	if !ok || members == nil {
 		// No state, or one that is no object (it cannot hold todos).
@@ -141,7 +132,7 @@ type patchOp struct {
 // into new: per-field replacements of the entries at the same index, adds
 // at the end, removes from the end, or one replacement of the whole list
 // when that is shorter (entries inserted or removed at the front).
-func diffTodos(old, new []TodoItem) []patchOp {
+func diffTodos(old, new []wire.TodoItem) []patchOp {
 	var ops []patchOp
 	base := "/" + StateTodosKey + "/"
 	field := func(i int, name, o, n string) {
@@ -197,7 +188,7 @@ type threadStates struct {
 type storedTodos struct {
 	seq   int64 // the last event read
 	has   bool
-	todos []TodoItem
+	todos []wire.TodoItem
 }
 
 func newThreadStates(st session.Store) *threadStates {
@@ -206,7 +197,7 @@ func newThreadStates(st session.Store) *threadStates {
 
 // load returns the current todo list of the root session sid; has is false
 // when the session never had one.
-func (t *threadStates) load(ctx context.Context, sid string) (todos []TodoItem, has bool, err error) {
+func (t *threadStates) load(ctx context.Context, sid string) (todos []wire.TodoItem, has bool, err error) {
 	t.mu.Lock()
 	cur := t.bySes[sid]
 	t.mu.Unlock()

@@ -3,6 +3,7 @@ package agui
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/agentpool/agentpool/server/agui/internal/wire"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -160,10 +161,10 @@ func clientState(t *testing.T, start any, evs []map[string]any) (any, []map[stri
 	var seen []map[string]any
 	for _, e := range evs {
 		switch e["type"] {
-		case TypeStateSnapshot:
+		case wire.TypeStateSnapshot:
 			b, _ := json.Marshal(e["snapshot"]) // a copy: patches change it in place
 			state = decode(t, b)
-		case TypeStateDelta:
+		case wire.TypeStateDelta:
 			ops, ok := e["delta"].([]any)
 			if !ok {
 				t.Fatalf("STATE_DELTA without a patch array: %v", e)
@@ -180,7 +181,7 @@ func clientState(t *testing.T, start any, evs []map[string]any) (any, []map[stri
 	return state, seen
 }
 
-func todosJSON(t *testing.T, items []TodoItem) any {
+func todosJSON(t *testing.T, items []wire.TodoItem) any {
 	t.Helper()
 	b, err := json.Marshal(items)
 	if err != nil {
@@ -265,7 +266,7 @@ func TestGoldenState(t *testing.T) {
 	evs := plainEvents(t, raw)
 
 	final, states := clientState(t, map[string]any{}, evs)
-	if len(states) != 2 || states[0]["type"] != TypeStateSnapshot || states[1]["type"] != TypeStateDelta {
+	if len(states) != 2 || states[0]["type"] != wire.TypeStateSnapshot || states[1]["type"] != wire.TypeStateDelta {
 		t.Fatalf("state events %v, want a STATE_SNAPSHOT then one STATE_DELTA", states)
 	}
 	if want := map[string]any{"todos": todosJSON(t, todosOf(plan1))}; !reflect.DeepEqual(states[0]["snapshot"], want) {
@@ -280,15 +281,15 @@ func TestGoldenState(t *testing.T) {
 	}
 	for _, e := range evs {
 		switch {
-		case e["type"] == TypeStateSnapshot || e["type"] == TypeStateDelta:
+		case e["type"] == wire.TypeStateSnapshot || e["type"] == wire.TypeStateDelta:
 			if e["subagentRunId"] != nil {
 				t.Errorf("state event attributed to a subagent: %v", e)
 			}
-		case e["type"] == TypeCustom && e["name"] == "plan_update":
+		case e["type"] == wire.TypeCustom && e["name"] == "plan_update":
 			if e["subagentRunId"] != child {
 				t.Errorf("root plan_update as CUSTOM, or a child's without its subagent: %v", e)
 			}
-		case e["type"] == TypeToolCallResult:
+		case e["type"] == wire.TypeToolCallResult:
 			md, _ := e["metadata"].(map[string]any)
 			switch e["toolCallId"] {
 			case "cal_2":
@@ -345,7 +346,7 @@ func TestStateWithClientState(t *testing.T) {
 			evs := plainEvents(t, raw)
 			first := evs[1]
 			if tc.start == "" {
-				if want := map[string]any{"todos": todosJSON(t, todosOf(plan2))}; first["type"] != TypeStateSnapshot || !reflect.DeepEqual(first["snapshot"], want) {
+				if want := map[string]any{"todos": todosJSON(t, todosOf(plan2))}; first["type"] != wire.TypeStateSnapshot || !reflect.DeepEqual(first["snapshot"], want) {
 					t.Fatalf("no state at the start: the first list is a snapshot, got %v", first)
 				}
 			} else {
@@ -353,7 +354,7 @@ func TestStateWithClientState(t *testing.T) {
 				if tc.stored {
 					want.(map[string]any)["todos"] = todosJSON(t, stored)
 				}
-				if first["type"] != TypeStateSnapshot || !reflect.DeepEqual(first["snapshot"], want) {
+				if first["type"] != wire.TypeStateSnapshot || !reflect.DeepEqual(first["snapshot"], want) {
 					t.Fatalf("opening snapshot %v, want %v", first, want)
 				}
 			}
@@ -377,10 +378,10 @@ func TestStateWithClientState(t *testing.T) {
 func TestDiffTodos(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	pick := func(xs ...string) string { return xs[r.IntN(len(xs))] }
-	list := func() []TodoItem {
-		out := make([]TodoItem, r.IntN(6))
+	list := func() []wire.TodoItem {
+		out := make([]wire.TodoItem, r.IntN(6))
 		for i := range out {
-			out[i] = TodoItem{Content: pick("a", "b", "c/d", "e~f"), Status: pick("pending", "in_progress", "completed"),
+			out[i] = wire.TodoItem{Content: pick("a", "b", "c/d", "e~f"), Status: pick("pending", "in_progress", "completed"),
 				Priority: pick("medium", "high"), ActiveForm: pick("", "doing a", "doing b")}
 		}
 		return out
@@ -397,7 +398,7 @@ func TestDiffTodos(t *testing.T) {
 			}
 			continue
 		}
-		if e.Type != TypeStateDelta {
+		if e.Type != wire.TypeStateDelta {
 			t.Fatalf("case %d: %s, want STATE_DELTA", i, e.Type)
 		}
 		got, err := applyPatch(doc, decode(t, e.Patch).([]any))
@@ -411,14 +412,14 @@ func TestDiffTodos(t *testing.T) {
 	}
 	// A one-field change is one op; a list shifted at the front is one
 	// replacement of the whole list.
-	a := []TodoItem{{Content: "a", Status: "pending", Priority: "medium"}, {Content: "b", Status: "pending", Priority: "medium"}}
-	b := []TodoItem{a[0], {Content: "b", Status: "completed", Priority: "medium"}}
+	a := []wire.TodoItem{{Content: "a", Status: "pending", Priority: "medium"}, {Content: "b", Status: "pending", Priority: "medium"}}
+	b := []wire.TodoItem{a[0], {Content: "b", Status: "completed", Priority: "medium"}}
 	if ops := diffTodos(a, b); len(ops) != 1 || !reflect.DeepEqual(ops[0], patchOp{Op: "replace", Path: "/todos/1/status", Value: json.RawMessage(`"completed"`)}) {
 		t.Errorf("one status: %+v", ops)
 	}
-	a = []TodoItem{{Content: "a", Status: "pending", Priority: "medium", ActiveForm: "doing a"},
+	a = []wire.TodoItem{{Content: "a", Status: "pending", Priority: "medium", ActiveForm: "doing a"},
 		{Content: "b", Status: "completed", Priority: "high"}}
-	c := []TodoItem{{Content: "new first", Status: "in_progress", Priority: "low"}, a[0], a[1]}
+	c := []wire.TodoItem{{Content: "new first", Status: "in_progress", Priority: "low"}, a[0], a[1]}
 	if ops := diffTodos(a, c); len(ops) != 1 || ops[0].Op != "replace" || ops[0].Path != "/todos" {
 		t.Errorf("shifted list: %+v", ops)
 	}
@@ -458,12 +459,12 @@ agents:
 `
 
 func wantTodos(statuses ...string) []any {
-	items := []TodoItem{
+	items := []wire.TodoItem{
 		{Content: "Write the notes", Status: statuses[0], Priority: "medium", ActiveForm: "Writing the notes"},
 		{Content: "Read them back", Status: statuses[1], Priority: "medium", ActiveForm: "Reading them back"},
 	}
 	if len(statuses) > 2 {
-		items = append(items, TodoItem{Content: "Report", Status: statuses[2], Priority: "medium"})
+		items = append(items, wire.TodoItem{Content: "Report", Status: statuses[2], Priority: "medium"})
 	}
 	b, _ := json.Marshal(items)
 	var v []any
@@ -497,7 +498,7 @@ func TestToolsRunState(t *testing.T) {
 	verifyStream(t, raw, rootOf(t, p.Store(), "thread-tools").ID)
 	evs := plainEvents(t, raw)
 	final, states := clientState(t, map[string]any{}, evs)
-	if len(states) != 2 || states[0]["type"] != TypeStateSnapshot || states[1]["type"] != TypeStateDelta {
+	if len(states) != 2 || states[0]["type"] != wire.TypeStateSnapshot || states[1]["type"] != wire.TypeStateDelta {
 		t.Fatalf("state events %v, want STATE_SNAPSHOT, STATE_DELTA", states)
 	}
 	if want := map[string]any{"todos": wantTodos("in_progress", "pending")}; !reflect.DeepEqual(states[0]["snapshot"], want) {
@@ -513,9 +514,9 @@ func TestToolsRunState(t *testing.T) {
 	results := map[string]map[string]any{}
 	for _, e := range evs {
 		switch e["type"] {
-		case TypeToolCallStart:
+		case wire.TypeToolCallStart:
 			names[e["toolCallId"].(string)] = e["toolCallName"].(string)
-		case TypeToolCallResult:
+		case wire.TypeToolCallResult:
 			results[names[e["toolCallId"].(string)]] = e
 		}
 	}
@@ -550,11 +551,11 @@ func TestToolsRunState(t *testing.T) {
 	verifyStream(t, raw, "")
 	evs = plainEvents(t, raw)
 	want := map[string]any{"theme": "dark", "todos": wantTodos("completed", "completed", "in_progress")}
-	if evs[1]["type"] != TypeStateSnapshot || !reflect.DeepEqual(evs[1]["snapshot"], want) {
+	if evs[1]["type"] != wire.TypeStateSnapshot || !reflect.DeepEqual(evs[1]["snapshot"], want) {
 		t.Fatalf("second run opens with %v\nwant the snapshot %v", evs[1], want)
 	}
 	final, states = clientState(t, client, evs)
-	if len(states) != 3 || states[1]["type"] != TypeStateDelta || states[2]["type"] != TypeStateDelta {
+	if len(states) != 3 || states[1]["type"] != wire.TypeStateDelta || states[2]["type"] != wire.TypeStateDelta {
 		t.Fatalf("second run: state events %v, want a snapshot and two deltas", states)
 	}
 	if want["todos"] = last["todos"]; !reflect.DeepEqual(final, want) {
@@ -566,7 +567,7 @@ func TestToolsRunState(t *testing.T) {
 	_, ts2 := newServer(t, p, Options{})
 	raw = runOK(t, ts2.URL+"/", body("run-3", nil))
 	evs = plainEvents(t, raw)
-	if want := last; evs[1]["type"] != TypeStateSnapshot || !reflect.DeepEqual(evs[1]["snapshot"], want) {
+	if want := last; evs[1]["type"] != wire.TypeStateSnapshot || !reflect.DeepEqual(evs[1]["snapshot"], want) {
 		t.Fatalf("after a restart the run opens with %v, want the snapshot %v", evs[1], want)
 	}
 
@@ -574,7 +575,7 @@ func TestToolsRunState(t *testing.T) {
 	// snapshot, and deltas.
 	raw = runOK(t, ts.URL+"/", strings.Replace(body("run-4", map[string]any{}), "thread-tools", "thread-other", 1))
 	_, states = clientState(t, map[string]any{}, plainEvents(t, raw))
-	if len(states) != 2 || states[0]["type"] != TypeStateSnapshot || raw[1]["type"] == TypeStateSnapshot {
+	if len(states) != 2 || states[0]["type"] != wire.TypeStateSnapshot || raw[1]["type"] == wire.TypeStateSnapshot {
 		t.Fatalf("a new thread: state events %v", states)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/agentpool/agentpool/server/agui/internal/wire"
 	"regexp"
 	"strings"
 	"testing"
@@ -52,29 +53,29 @@ var openClose = regexp.MustCompile(`^(TEXT_MESSAGE|TOOL_CALL|REASONING_MESSAGE|R
 
 // required and optional keys per type, as @ag-ui/core 1.0.0 declares them.
 var eventKeys = map[string]string{
-	TypeRunStarted:              "threadId runId parentRunId protocolVersion",
-	TypeRunFinished:             "threadId runId result outcome",
-	TypeRunError:                "message code",
-	TypeStepStarted:             "subagentRunId stepName",
-	TypeStepFinished:            "subagentRunId stepName",
-	TypeTextMessageStart:        "subagentRunId messageId role",
-	TypeTextMessageContent:      "subagentRunId messageId delta",
-	TypeTextMessageEnd:          "subagentRunId messageId",
-	TypeToolCallStart:           "subagentRunId toolCallId toolCallName parentMessageId",
-	TypeToolCallArgs:            "subagentRunId toolCallId delta",
-	TypeToolCallEnd:             "subagentRunId toolCallId",
-	TypeToolCallResult:          "subagentRunId messageId toolCallId content role metadata",
-	TypeReasoningStart:          "subagentRunId messageId",
-	TypeReasoningMessageStart:   "subagentRunId messageId role",
-	TypeReasoningMessageContent: "subagentRunId messageId delta",
-	TypeReasoningMessageEnd:     "subagentRunId messageId",
-	TypeReasoningEnd:            "subagentRunId messageId",
-	TypeStateSnapshot:           "subagentRunId snapshot",
-	TypeStateDelta:              "subagentRunId delta",
-	TypeCustom:                  "subagentRunId name value",
-	TypeSubagentStarted:         "subagentRunId name description parentSubagentRunId parentToolCallId parentMessageId",
-	TypeSubagentFinished:        "subagentRunId result",
-	TypeSubagentError:           "subagentRunId message code",
+	wire.TypeRunStarted:              "threadId runId parentRunId protocolVersion",
+	wire.TypeRunFinished:             "threadId runId result outcome",
+	wire.TypeRunError:                "message code",
+	wire.TypeStepStarted:             "subagentRunId stepName",
+	wire.TypeStepFinished:            "subagentRunId stepName",
+	wire.TypeTextMessageStart:        "subagentRunId messageId role",
+	wire.TypeTextMessageContent:      "subagentRunId messageId delta",
+	wire.TypeTextMessageEnd:          "subagentRunId messageId",
+	wire.TypeToolCallStart:           "subagentRunId toolCallId toolCallName parentMessageId",
+	wire.TypeToolCallArgs:            "subagentRunId toolCallId delta",
+	wire.TypeToolCallEnd:             "subagentRunId toolCallId",
+	wire.TypeToolCallResult:          "subagentRunId messageId toolCallId content role metadata",
+	wire.TypeReasoningStart:          "subagentRunId messageId",
+	wire.TypeReasoningMessageStart:   "subagentRunId messageId role",
+	wire.TypeReasoningMessageContent: "subagentRunId messageId delta",
+	wire.TypeReasoningMessageEnd:     "subagentRunId messageId",
+	wire.TypeReasoningEnd:            "subagentRunId messageId",
+	wire.TypeStateSnapshot:           "subagentRunId snapshot",
+	wire.TypeStateDelta:              "subagentRunId delta",
+	wire.TypeCustom:                  "subagentRunId name value",
+	wire.TypeSubagentStarted:         "subagentRunId name description parentSubagentRunId parentToolCallId parentMessageId",
+	wire.TypeSubagentFinished:        "subagentRunId result",
+	wire.TypeSubagentError:           "subagentRunId message code",
 }
 
 // verifyStream checks what the AG-UI client enforces, and a little more:
@@ -87,7 +88,7 @@ func verifyStream(t *testing.T, evs []ev, rootID string) map[string]ev {
 	if len(evs) == 0 {
 		t.Fatal("empty stream")
 	}
-	if evs[0]["type"] != TypeRunStarted {
+	if evs[0]["type"] != wire.TypeRunStarted {
 		t.Fatalf("first event %v, want RUN_STARTED", evs[0]["type"])
 	}
 	open := map[string]bool{}
@@ -112,7 +113,7 @@ func verifyStream(t *testing.T, evs []ev, rootID string) map[string]ev {
 				t.Errorf("%s: timestamp %v is not an integer", where, ts)
 			}
 		}
-		if (typ == TypeRunFinished || typ == TypeRunError) != (i == len(evs)-1) {
+		if (typ == wire.TypeRunFinished || typ == wire.TypeRunError) != (i == len(evs)-1) {
 			t.Fatalf("%s: RUN_FINISHED/RUN_ERROR must be the last event and only there", where)
 		}
 		sub, _ := e["subagentRunId"].(string)
@@ -135,7 +136,7 @@ func verifyStream(t *testing.T, evs []ev, rootID string) map[string]ev {
 			}
 		}
 		switch typ {
-		case TypeSubagentStarted:
+		case wire.TypeSubagentStarted:
 			if _, dup := started[sub]; dup {
 				t.Errorf("%s: subagentRunId %s reused", where, sub)
 			}
@@ -147,7 +148,7 @@ func verifyStream(t *testing.T, evs []ev, rootID string) map[string]ev {
 			}
 			started[sub] = e
 			active[sub] = true
-		case TypeSubagentFinished, TypeSubagentError:
+		case wire.TypeSubagentFinished, wire.TypeSubagentError:
 			if !active[sub] {
 				t.Errorf("%s: subagent %s not open", where, sub)
 			}
@@ -155,7 +156,7 @@ func verifyStream(t *testing.T, evs []ev, rootID string) map[string]ev {
 		}
 	}
 	last, _ := evs[len(evs)-1]["type"].(string)
-	if last != TypeRunFinished && last != TypeRunError {
+	if last != wire.TypeRunFinished && last != wire.TypeRunError {
 		t.Fatalf("last event %s, want RUN_FINISHED or RUN_ERROR", last)
 	}
 	if len(open) > 0 || len(active) > 0 {

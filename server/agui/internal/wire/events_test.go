@@ -1,4 +1,4 @@
-package agui
+package wire
 
 import (
 	"bytes"

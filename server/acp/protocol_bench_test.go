@@ -1,4 +1,4 @@
-package bench
+package acp
 
 import (
 	"bufio"
@@ -9,57 +9,38 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/agentpool/agentpool/bench"
 	"github.com/agentpool/agentpool/pool"
-	"github.com/agentpool/agentpool/server/acp"
-	"github.com/agentpool/agentpool/server/agui"
 	"github.com/agentpool/agentpool/spawn"
 )
 
-// Protocol encoding, through the exported API of the protocol servers.
+// pipelineEvents is how many part_delta events the child of
+// BenchmarkProtocolStream emits per op (as in package bench).
+const pipelineEvents = 1000
 
-// BenchmarkProtocolEncode encodes one wrapped text delta per op, as each
-// server writes it to its client:
-//
-//   - agui-sse: an AG-UI TEXT_MESSAGE_CONTENT event attributed to a
-//     subagent, as one server-sent event (agui.Event.AppendSSE);
-//   - acp-update: an ACP session/update notification carrying an
-//     agent_message_chunk, as one JSON-RPC line. The server's writer
-//     (server/acp outbox.go, unexported) encodes it with one json.Encoder
-//     into the batch buffer it reuses, from a notification struct of its
-//     own that holds the update by value (no boxing, no copy of the
-//     result); this mirrors that through the exported types.
+// BenchmarkProtocolEncode encodes one wrapped text delta per op as the
+// writer does: a session/update notification carrying an
+// agent_message_chunk, as one JSON-RPC line, encoded with one json.Encoder
+// into a reused buffer from a struct that holds the update by value (no
+// boxing, no copy of the result). The AG-UI counterpart is in server/agui.
 func BenchmarkProtocolEncode(b *testing.B) {
-	b.Run("agui-sse", func(b *testing.B) {
-		e := &agui.Event{
-			Type: agui.TypeTextMessageContent, Timestamp: 1764460800000, SubagentRunID: "ses_7f3a9c0e21ffe6QmZ0bW1NKD3f9a",
-			MessageID: "msg_0c5f63d8e001Hq7cW8l2aTQp0D", Delta: "token ",
-		}
-		var buf []byte
-		b.ReportAllocs()
-		for b.Loop() {
-			buf = e.AppendSSE(buf[:0])
-		}
-		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
-	})
 	b.Run("acp-update", func(b *testing.B) {
 		type notification struct {
 			JSONRPC string `json:"jsonrpc"`
 			Method  string `json:"method"`
 			Params  struct {
-				SessionID string          `json:"sessionId"`
-				Update    acp.ChunkUpdate `json:"update"`
+				SessionID string      `json:"sessionId"`
+				Update    chunkUpdate `json:"update"`
 			} `json:"params"`
 		}
 		n := &notification{JSONRPC: "2.0", Method: "session/update"}
 		n.Params.SessionID = "ses_7f3a9c0e21ffe6QmZ0bW1NKD3f9a"
-		n.Params.Update = acp.ChunkUpdate{SessionUpdate: "agent_message_chunk", Content: acp.ContentBlock{Type: "text", Text: "token "}}
+		n.Params.Update = chunkUpdate{SessionUpdate: "agent_message_chunk", Content: contentBlock{Type: "text", Text: "token "}}
 		var buf bytes.Buffer
 		enc := json.NewEncoder(&buf) // appends the newline
 		// The same line as json.Marshal of the generic envelope.
@@ -67,7 +48,7 @@ func BenchmarkProtocolEncode(b *testing.B) {
 			JSONRPC string `json:"jsonrpc"`
 			Method  string `json:"method"`
 			Params  any    `json:"params,omitempty"`
-		}{"2.0", "session/update", acp.SessionNotification{SessionID: n.Params.SessionID, Update: n.Params.Update}})
+		}{"2.0", "session/update", sessionNotification{SessionID: n.Params.SessionID, Update: n.Params.Update}})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -85,49 +66,14 @@ func BenchmarkProtocolEncode(b *testing.B) {
 	})
 }
 
-// BenchmarkProtocolStream is a whole run through each protocol server, in
-// process: the root agent spawns a child that emits 1000 part_delta events.
-//
-//   - agui: over HTTP (httptest, no socket): POST a RunAgentInput; the
-//     server maps every event to AG-UI and streams it as SSE. events/s
-//     counts the SSE events the client receives.
-//   - acp: an ACP connection over two io.Pipes (see acpClient): initialize
-//     once, then per op a session/new and one session/prompt, read until
-//     its response (a new session per op, as agui uses a new thread per
-//     run, so that no history grows from op to op). events/s counts the
-//     session/update notifications received.
+// BenchmarkProtocolStream is a whole run through the ACP server, in
+// process: the root agent spawns a child that emits 1000 part_delta
+// events, over two io.Pipes (see acpClient): initialize once, then per op a
+// session/new and one session/prompt, read until its response (a new
+// session per op, as the AG-UI benchmark uses a new thread per run, so that
+// no history grows from op to op). events/s counts the session/update
+// notifications received.
 func BenchmarkProtocolStream(b *testing.B) {
-	b.Run("agui", func(b *testing.B) {
-		p, err := NewSpawnerPool(nil, []spawn.Node{&Emitter{N: pipelineEvents, Text: "token "}})
-		if err != nil {
-			b.Fatal(err)
-		}
-		srv := agui.New(p, agui.Options{})
-		run := func(i int) int {
-			body := fmt.Sprintf(`{"threadId":"thread-%d","runId":"run-%d","messages":[{"id":"m1","role":"user","content":"emit"}]}`, i, i)
-			req := httptest.NewRequestWithContext(context.Background(), http.MethodPost, "/", bytes.NewReader([]byte(body)))
-			req.Header.Set("Content-Type", "application/json")
-			rec := httptest.NewRecorder()
-			srv.ServeHTTP(rec, req)
-			if rec.Code != http.StatusOK {
-				b.Fatalf("status %d: %s", rec.Code, rec.Body.String())
-			}
-			out := rec.Body.Bytes()
-			if !bytes.Contains(out, []byte(`"RUN_FINISHED"`)) {
-				b.Fatalf("no RUN_FINISHED in %.300s", out)
-			}
-			return bytes.Count(out, []byte("data: "))
-		}
-		run(-1)
-		events, i := 0, 0
-		b.ReportAllocs()
-		for b.Loop() {
-			events += run(i)
-			i++
-		}
-		b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
-		b.ReportMetric(float64(events)/float64(b.N), "sse-events/op")
-	})
 	b.Run("acp", func(b *testing.B) {
 		c, err := startACP(pipelineEvents)
 		if err != nil {
@@ -191,8 +137,8 @@ func TestProtocolStreamACP(t *testing.T) {
 			}
 			u := m.Params.Update
 			kinds[u.SessionUpdate]++
-			if u.SessionUpdate == acp.UpdateAgentMessageChunk && m.Params.SessionID != c.sid {
-				var b acp.ContentBlock
+			if u.SessionUpdate == updateAgentMessageChunk && m.Params.SessionID != c.sid {
+				var b contentBlock
 				if err := json.Unmarshal(u.Content, &b); err != nil {
 					return err
 				}
@@ -208,13 +154,13 @@ func TestProtocolStreamACP(t *testing.T) {
 		// running and idle; the root's answer "ok"; on the first prompt,
 		// the session's title.
 		want := map[string]int{
-			acp.UpdateAgentMessageChunk: n + 1,
-			acp.UpdateToolCall:          2,
-			acp.UpdateToolCallUpdate:    2,
-			acp.UpdateSubagent:          2,
+			updateAgentMessageChunk: n + 1,
+			updateToolCall:          2,
+			updateToolCallUpdate:    2,
+			updateSubagent:          2,
 		}
 		if run == 0 {
-			want[acp.UpdateSessionInfo] = 1
+			want[updateSessionInfo] = 1
 		}
 		total := 0
 		for _, k := range want {
@@ -229,7 +175,7 @@ func TestProtocolStreamACP(t *testing.T) {
 	}
 }
 
-// acpClient plays an ACP client in process: an acp.Server serves a
+// acpClient plays an ACP client in process: a Server serves a
 // spawner pool (the root spawns an Emitter) over two io.Pipes, no
 // subprocess, no socket. The client advertises clientCapabilities.subagents,
 // so every delta of the child reaches it as an agent_message_chunk of the
@@ -250,11 +196,11 @@ type acpClient struct {
 
 // startACP starts the server, initializes and opens one session.
 func startACP(events int) (*acpClient, error) {
-	p, err := NewSpawnerPool(nil, []spawn.Node{&Emitter{N: events, Text: "token "}})
+	p, err := bench.NewSpawnerPool(nil, []spawn.Node{&bench.Emitter{N: events, Text: "token "}})
 	if err != nil {
 		return nil, err
 	}
-	srv, err := acp.New(acp.Options{Pool: p, ProgressInterval: -1})
+	srv, err := New(Options{Pool: p, ProgressInterval: -1})
 	if err != nil {
 		p.Close()
 		return nil, err
@@ -336,7 +282,7 @@ func (c *acpClient) wait(method string, resp []byte, onUpdate func(line []byte) 
 		case bytes.HasPrefix(line, resp) && len(line) > len(resp) && (line[len(resp)] == ',' || line[len(resp)] == '}'):
 			var r struct {
 				Result json.RawMessage `json:"result"`
-				Error  *acp.Error      `json:"error"`
+				Error  *rpcError       `json:"error"`
 			}
 			if err := json.Unmarshal(line, &r); err != nil {
 				return nil, updates, fmt.Errorf("%s: bad response: %w: %.300s", method, err, line)
@@ -378,8 +324,8 @@ func (c *acpClient) prompt(onUpdate func(line []byte) error) (int, error) {
 	var r struct {
 		StopReason string `json:"stopReason"`
 	}
-	if err := json.Unmarshal(res, &r); err != nil || r.StopReason != acp.StopEndTurn {
-		return n, fmt.Errorf("session/prompt: stopReason %q, want %q (%v): %.300s", r.StopReason, acp.StopEndTurn, err, res)
+	if err := json.Unmarshal(res, &r); err != nil || r.StopReason != stopEndTurn {
+		return n, fmt.Errorf("session/prompt: stopReason %q, want %q (%v): %.300s", r.StopReason, stopEndTurn, err, res)
 	}
 	return n, nil
 }
