@@ -106,6 +106,11 @@ var providerNames = map[string]string{
 // the pool's agents use; default maps each provider to the model of its
 // first agent (the default node's first).
 func (s *Server) handleProviders(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, s.providers())
+}
+
+// providers lists the providers and models the pool's agents use.
+func (s *Server) providers() wire.Providers {
 	m := s.pool.Manifest()
 	out := wire.Providers{Providers: []wire.Provider{}, Default: map[string]string{}}
 	byID := map[string]*wire.Provider{}
@@ -148,5 +153,5 @@ func (s *Server) handleProviders(w http.ResponseWriter, r *http.Request) {
 	for _, pid := range order {
 		out.Providers = append(out.Providers, *byID[pid])
 	}
-	writeJSON(w, http.StatusOK, out)
+	return out
 }

@@ -141,6 +141,18 @@ func TestBuiltinToolsAsOpenCodeTools(t *testing.T) {
 	evs := ev.events()
 	checkEvents(t, evs)
 
+	// GET /session/{id}/diff: the file the session wrote and then edited,
+	// as one patch from nothing to its final text.
+	diffs := arr(mustCall(t, 200, "GET", base+"/session/"+rid+"/diff", ""))
+	if len(diffs) != 1 {
+		t.Fatalf("session diff: %v, want one file", diffs)
+	}
+	d := obj(diffs[0])
+	if !strings.HasSuffix(str(d["file"]), "notes/today.md") || d["status"] != "added" || d["additions"] != float64(5) || d["deletions"] != float64(0) ||
+		!strings.Contains(str(d["patch"]), "+- fix the typo\n") || strings.Contains(str(d["patch"]), "tpyo") {
+		t.Fatalf("session diff: %v", d)
+	}
+
 	// The live tool parts, by call id, in the order they started.
 	live := map[string]any{}
 	var order []string

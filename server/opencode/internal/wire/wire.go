@@ -411,6 +411,63 @@ type (
 		Context int64 `json:"context"`
 		Output  int64 `json:"output"`
 	}
+	// ProviderList is GET /provider: every provider the pool's agents use
+	// (all of them connected: the pool holds their keys, the client needs
+	// none) and the default model of each.
+	ProviderList struct {
+		All       []Provider        `json:"all"`
+		Default   map[string]string `json:"default"`
+		Connected []string          `json:"connected"`
+	}
+	// ProjectDirectory is one entry of GET /project/{id}/directories.
+	ProjectDirectory struct {
+		Directory string `json:"directory"`
+		Strategy  string `json:"strategy,omitempty"`
+	}
+	// ExperimentalCapabilities is GET /experimental/capabilities.
+	ExperimentalCapabilities struct {
+		BackgroundSubagents bool `json:"backgroundSubagents"`
+	}
+	// ConsoleState is GET /experimental/console: no OpenCode console
+	// account manages the pool's providers.
+	ConsoleState struct {
+		ConsoleManagedProviders []string `json:"consoleManagedProviders"`
+		SwitchableOrgCount      int      `json:"switchableOrgCount"`
+	}
+	// VcsInfo is GET /vcs: the git branch of the served directory, when it
+	// is in a git work tree.
+	VcsInfo struct {
+		Branch        string `json:"branch,omitempty"`
+		DefaultBranch string `json:"default_branch,omitempty"`
+	}
+	// MCPStatus is one value of GET /mcp: an MCP server of the manifest.
+	MCPStatus struct {
+		Status string `json:"status" enum:"connected,disabled,failed"`
+		Error  string `json:"error,omitempty"`
+	}
+	// SnapshotFileDiff is one file of GET /session/{id}/diff.
+	SnapshotFileDiff struct {
+		File      string `json:"file"`
+		Patch     string `json:"patch"`
+		Additions int    `json:"additions"`
+		Deletions int    `json:"deletions"`
+		Status    string `json:"status" enum:"added,deleted,modified"`
+	}
+	// LocationInfo is where a v2 API request acts (GET /api/location).
+	LocationInfo struct {
+		Directory string          `json:"directory"`
+		Project   LocationProject `json:"project"`
+	}
+	// LocationProject is the project of a LocationInfo.
+	LocationProject struct {
+		ID        string `json:"id"`
+		Directory string `json:"directory"`
+	}
+	// V2List is the envelope of the v2 API's list routes.
+	V2List struct {
+		Location LocationInfo `json:"location"`
+		Data     []any        `json:"data"`
+	}
 	// Config is GET /config: the part of OpenCode's config that the pool
 	// defines.
 	Config struct {
