@@ -71,7 +71,7 @@ func (s *Server) routeTable() []*route {
 			resp: typeOf[[]wire.MessageWithParts](), errs: []int{400, 404}, handler: s.handleMessages},
 		{method: "GET", path: sessionPath + "/diff", op: "session.diff", summary: "Files the session's tools changed", tag: "session",
 			query: []param{{"messageID", strParam, "accepted and ignored: the whole session's changes are answered"}},
-			resp: typeOf[[]wire.SnapshotFileDiff](), errs: []int{404}, handler: s.handleSessionDiff},
+			resp:  typeOf[[]wire.SnapshotFileDiff](), errs: []int{404}, handler: s.handleSessionDiff},
 		{method: "GET", path: sessionPath + "/todo", op: "session.todo", summary: "Get session todos", tag: "session",
 			resp: typeOf[[]wire.Todo](), errs: []int{404}, handler: s.handleTodo},
 		{method: "POST", path: sessionPath + "/message", op: "session.prompt", summary: "Send message (waits for the turn to end)", tag: "session",
