@@ -31,11 +31,19 @@ type busEvent struct {
 	session string // "" for server events
 	props   []byte // encoded properties (nil for a delta)
 	delta   *deltaProps
+
+	// reached, when not nil, makes the event a barrier: nothing is
+	// written for it; the stream closes reached once everything queued
+	// before it has been written and flushed to the client.
+	reached chan struct{}
 }
 
 // appendFrame appends the SSE frame of e: `data: {...}\n\n`; global frames
 // are {directory, payload}.
 func (e *busEvent) appendFrame(b []byte, global bool) []byte {
+	if e.reached != nil {
+		return b // a barrier: nothing to write
+	}
 	b = append(b, "data: "...)
 	if global {
 		b = append(b, `{"directory":`...)
@@ -138,6 +146,25 @@ func (h *hub) publish(e *busEvent) {
 			_ = s.Push(e) // fails only for a subscriber that is gone or cut off
 		}
 	}
+}
+
+// barrier queues a barrier (busEvent.reached) for every subscriber that
+// gets the events of directory dir, and returns their channels: each is
+// closed when that subscriber's client has been sent every event
+// published before the call. A subscriber that goes away before then
+// never closes its channel (wait with a bound). Callers hold the lock that
+// serializes publish.
+func (h *hub) barrier(dir string) []chan struct{} {
+	var out []chan struct{}
+	for _, s := range *h.subs.Load() {
+		if s.dir == "" || s.global || s.dir == dir {
+			e := &busEvent{typ: "barrier", dir: dir, reached: make(chan struct{})}
+			if s.Push(e) == nil {
+				out = append(out, e.reached)
+			}
+		}
+	}
+	return out
 }
 
 // close ends every subscriber's stream (server shutdown).

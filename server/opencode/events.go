@@ -62,6 +62,11 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, dir string, glob
 			s.log.Info("opencode: event client gone", "err", err)
 			break
 		}
+		for _, e := range batch {
+			if e.reached != nil {
+				close(e.reached)
+			}
+		}
 		ticker.Reset(s.opts.Heartbeat)
 	}
 	_ = rc.SetWriteDeadline(time.Time{})

@@ -131,7 +131,7 @@ func (s *Server) storeTranscript(ctx context.Context, rec session.Session) *tran
 					continue
 				}
 				pid := derivedID("prt", mid, k)
-				t.putPart(tm, pid, &wire.TextPart{ID: pid, SessionID: sid, MessageID: mid, Type: "text", Text: p.Text, Synthetic: m.Synthetic, Time: &wire.PartTime{Start: created, End: created}})
+				t.putPart(tm, pid, &wire.TextPart{ID: pid, SessionID: sid, MessageID: mid, Type: "text", Text: p.Text, Synthetic: m.Synthetic}) // no time: see runs.go
 			}
 			t.add(tm)
 			lastUser = mid

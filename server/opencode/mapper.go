@@ -3,6 +3,7 @@ package opencode
 import (
 	"encoding/json"
 	"maps"
+	"reflect"
 	"strings"
 	"time"
 
@@ -218,13 +219,65 @@ func (s *Server) partUpdated(p processor.Part, now time.Time) {
 	t := s.touchLocked(sid, true)
 	v := s.wirePart(p, now)
 	m := t.byID[p.MessageID]
+	if tp, ok := v.(*wire.TextPart); ok && m != nil && m.user != nil {
+		tp.Time = nil // user parts carry no time (see runs.go)
+	}
 	if m != nil {
-		t.putPart(m, p.ID, v)
+		publish, keep := true, true
+		if prev, ok := t.parts[p.ID]; ok {
+			publish, keep = toolTransition(prev.v, v)
+		}
+		if keep {
+			t.putPart(m, p.ID, v)
+		}
+		if !publish {
+			return
+		}
 		if tp, ok := v.(*wire.TextPart); ok && m.user != nil && len(t.msgs) > 0 && t.msgs[0] == m && cutLength(tp.Text) {
 			t.cutPrompt = tp
 		}
 	}
 	s.publishLocked("message.part.updated", sid, partProps{SessionID: sid, Part: v, Time: ms(now)})
+}
+
+// toolTransition decides whether a new state of a tool part is published
+// and kept, so that clients see what OpenCode's own server sends: pending
+// once (the arguments stream into the stored part only), running when
+// its title or metadata change (a spawning call gains its child's
+// session id), completed or error once, and never a step back from an
+// end. A part that is no tool part is always published and kept.
+func toolTransition(prev, next any) (publish, keep bool) {
+	a, ok1 := prev.(*wire.ToolPart)
+	b, ok2 := next.(*wire.ToolPart)
+	if !ok1 || !ok2 {
+		return true, true
+	}
+	from, to := toolStatus(a.State), toolStatus(b.State)
+	switch {
+	case from == "completed" || from == "error":
+		return false, false
+	case from != to:
+		return true, true
+	case to == "running":
+		changed := !reflect.DeepEqual(a.State, b.State)
+		return changed, true
+	default: // a second pending
+		return false, true
+	}
+}
+
+// toolStatus is the status of a tool part's state.
+func toolStatus(st any) string {
+	switch st.(type) {
+	case *wire.ToolStatePending:
+		return "pending"
+	case *wire.ToolStateRunning:
+		return "running"
+	case *wire.ToolStateCompleted:
+		return "completed"
+	default:
+		return "error"
+	}
 }
 
 // cutLength reports whether a prompt may have been cut by spawn (200

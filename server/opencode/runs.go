@@ -170,7 +170,9 @@ func (s *Server) userMessageLocked(p *prompt) *tmsg {
 		var v any
 		switch in.Type {
 		case "text":
-			v = &wire.TextPart{ID: pid, SessionID: p.sid, MessageID: mid, Type: "text", Text: in.Text, Synthetic: in.Synthetic, Time: &wire.PartTime{Start: now, End: now}}
+			// User parts carry no time, as OpenCode's own: a client
+			// (opencode run) prints a text part with time.end as output.
+			v = &wire.TextPart{ID: pid, SessionID: p.sid, MessageID: mid, Type: "text", Text: in.Text, Synthetic: in.Synthetic}
 		case "agent":
 			v = &wire.AgentPart{ID: pid, SessionID: p.sid, MessageID: mid, Type: "agent", Name: in.Name}
 		case "subtask":
@@ -257,8 +259,40 @@ func (s *Server) handlePrompt(w http.ResponseWriter, r *http.Request) {
 	done := s.enqueue(p)
 	select {
 	case res := <-done:
+		s.awaitDelivery(r.Context(), p.sid)
 		writeRaw(w, http.StatusOK, res)
 	case <-r.Context().Done():
+	}
+}
+
+// maxDeliveryWait bounds how long a prompt's reply waits for slow event
+// clients (awaitDelivery).
+const maxDeliveryWait = 5 * time.Second
+
+// awaitDelivery returns once every event stream that gets session sid's
+// events has sent its client everything published so far, or after
+// maxDeliveryWait, or when ctx ends. A client such as `opencode run` quits
+// when its prompt request returns: without this it could quit before its
+// event stream delivered the answer.
+func (s *Server) awaitDelivery(ctx context.Context, sid string) {
+	s.mu.Lock()
+	dir, ok := s.dirs[sid]
+	if !ok {
+		dir = s.dir
+	}
+	barriers := s.hub.barrier(dir)
+	s.mu.Unlock()
+	timeout := time.NewTimer(maxDeliveryWait)
+	defer timeout.Stop()
+	for _, b := range barriers {
+		select {
+		case <-b:
+		case <-timeout.C:
+			s.log.Warn("opencode: an event client is slow; answering the prompt before it received every event", "session", sid)
+			return
+		case <-ctx.Done():
+			return
+		}
 	}
 }
 
