@@ -235,6 +235,10 @@ func (s *Server) foldResult(sc *storedCall, res model.Part, at int64) {
 	if json.Unmarshal([]byte(res.Text), &linked) == nil && linked.SessionID != "" {
 		link = map[string]any{"sessionId": linked.SessionID, "parentSessionId": part.SessionID}
 		out = childOutput(res.Text)
+		if v.tool != "task" {
+			v = asTask(v, sc.name, sc.args)
+			c.Tool = "task"
+		}
 	}
 	meta := withMeta(v.meta, link)
 	if res.IsError {

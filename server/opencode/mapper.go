@@ -312,6 +312,9 @@ func (s *Server) wirePart(p processor.Part, now time.Time) any {
 		return &wire.ReasoningPart{ID: p.ID, SessionID: p.SessionID, MessageID: p.MessageID, Type: "reasoning", Text: p.Text, Time: partTime(p, now)}
 	case processor.PartTool:
 		v := viewTool(s.root, partCall(p), p.State.Input)
+		if p.Child() != "" && v.tool != "task" {
+			v = asTask(v, p.Tool, p.State.Input)
+		}
 		return &wire.ToolPart{ID: p.ID, SessionID: p.SessionID, MessageID: p.MessageID, Type: "tool", CallID: p.CallID, Tool: v.tool, State: toolState(p, v, now)}
 	default:
 		pt := partTime(p, now)

@@ -427,3 +427,39 @@ func strOf(v any) string {
 	s, _ := v.(string)
 	return s
 }
+
+// asTask presents a delegation made by a tool other than task (a worker's
+// ask_<worker>, a team member's spawn) as OpenCode's task tool, the one
+// tool whose part the TUI links to its child session (metadata.sessionId):
+// input {description, prompt, subagent_type}, the title kept.
+func asTask(v toolView, name string, raw json.RawMessage) toolView {
+	in := decodeObject(raw)
+	str := func(keys ...string) string {
+		for _, k := range keys {
+			if s, ok := in[k].(string); ok && s != "" {
+				return s
+			}
+		}
+		return ""
+	}
+	agent := str("subagent_type", "agent_or_team", "agent_or_team_name", "agent_name")
+	if agent == "" {
+		agent = strings.TrimPrefix(name, "ask_")
+	}
+	desc := str("description")
+	if desc == "" {
+		desc = v.title
+	}
+	if desc == "" {
+		desc = "Ask " + agent
+	}
+	b, err := json.Marshal(map[string]string{"description": desc, "prompt": str("prompt", "message"), "subagent_type": agent})
+	if err != nil {
+		return v
+	}
+	v.tool, v.input = "task", b
+	if v.title == "" {
+		v.title = desc
+	}
+	return v
+}

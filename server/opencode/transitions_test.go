@@ -34,8 +34,15 @@ func TestToolPartsTransitionOnce(t *testing.T) {
 		part := obj(get(e, "properties", "part"))
 		switch part["type"] {
 		case "tool":
-			id := str(part["callID"]) + " " + str(part["tool"])
-			seen[id] = append(seen[id], str(get(part, "state", "status")))
+			id := str(part["callID"])
+			st := str(get(part, "state", "status"))
+			seen[id] = append(seen[id], st)
+			// Every delegation can be opened in the TUI: a part that
+			// ran a child session ends as a task part linking it.
+			if child := get(part, "state", "metadata", "sessionId"); child != nil && st == "completed" &&
+				(part["tool"] != "task" || get(part, "state", "input", "subagent_type") == nil) {
+				t.Errorf("delegating part %s is no task part: %v", id, part)
+			}
 		case "text":
 			if part["time"] == nil {
 				userParts++ // assistant text parts always carry time.start
