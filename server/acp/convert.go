@@ -2,6 +2,7 @@ package acp
 
 import (
 	"encoding/json"
+	"github.com/agentpool/agentpool/spawn"
 	"log/slog"
 	"slices"
 	"sync"
@@ -153,7 +154,18 @@ func (c *converter) complete(sid string, v event.ToolCallComplete) {
 	if v.IsError {
 		status = statusFailed
 	}
-	u := toolCallUpdate{SessionUpdate: updateToolCallUpdate, ToolCallID: v.ToolCallID, Status: status, RawOutput: v.ToolResult}
+	u := toolCallUpdate{SessionUpdate: updateToolCallUpdate, ToolCallID: v.ToolCallID, Status: status}
+	result := v.ToolResult
+	if text, child, stop, ok := spawn.ReadableResult(result); ok {
+		// A delegation: the child's answer in words; its session and
+		// stop reason are machine fields (_meta), not a JSON string.
+		result = text
+		meta := map[string]any{"child_session_id": child}
+		if stop != "" {
+			meta["stop_reason"] = stop
+		}
+		u.Meta = map[string]any{"agentpool": meta}
+	}
 	var sent []event.Location
 	if open != nil {
 		sent = open.locs
@@ -168,8 +180,12 @@ func (c *converter) complete(sid string, v event.ToolCallComplete) {
 	if term != "" && c.embeddable(term) {
 		u.Content = append(u.Content, terminalContent(term))
 	}
-	if v.ToolResult != "" && !repeatsDiff(v.ToolResult, v.Diffs) {
-		u.Content = append(u.Content, textContent(v.ToolResult))
+	// The result is the content's text; rawOutput would only repeat it
+	// (clients such as acpx show both).
+	if result != "" && !repeatsDiff(result, v.Diffs) {
+		u.Content = append(u.Content, textContent(result))
+	} else if result != "" {
+		u.RawOutput = result // kept for clients, not shown twice
 	}
 	c.send(sid, u)
 	if term != "" && c.terms != nil {

@@ -43,8 +43,9 @@
 // a tool_call (toolCallId, title, kind, status in_progress, rawInput, and
 // the files the tool names from its input as locations [{path, line?}]),
 // tool_call_progress a tool_call_update, tool_call_complete a
-// tool_call_update with status completed or failed, rawOutput the result,
-// locations when the result's differ from the tool_call's, and as content:
+// tool_call_update with status completed or failed, locations when the
+// result's differ from the tool_call's, and as content (rawOutput is left
+// out: it would only repeat the text, and clients such as acpx show both):
 // a {type: diff, path, oldText (null for a new file), newText} per file the
 // call changed (Write, Edit), a {type: terminal, terminalId} when the
 // command ran in the client's terminal (Metadata["terminal_id"]), and the
@@ -85,8 +86,11 @@
 // at part ends, and a line per tool call), bounded to the last 8 KiB.
 // spawn_session_end becomes a tool_call_update with status completed
 // (stop reasons completed, max_tokens, refusal) or failed (error, aborted),
-// the final output as content and {stop_reason, output, error, usage,
-// duration_ms} as rawOutput.
+// the child's answer as content, or why it did not finish in words
+// ("Cancelled by the user.", "Failed: ..."), and the machine fields
+// {child_session_id, stop_reason, error, usage, duration_ms, ...} in
+// _meta.agentpool. A delegating tool's own result (task, ask_<worker>) is
+// shown the same way: the answer as text, the child session in _meta.
 //
 // A client that advertises clientCapabilities.subagents (the SDK's unstable
 // entry) additionally gets, on the child's immediate parent session, a

@@ -45,7 +45,9 @@ func (c *conn) prompt(reqID json.RawMessage, params json.RawMessage) *rpcError {
 	if s.run != nil {
 		s.mu.Unlock()
 		cancel()
-		return errorf(codeInternalError, "Internal error: session %s already has a prompt in progress", s.id)
+		// The client's mistake, not the server's: Invalid Request, with
+		// what to do instead.
+		return errorf(codeInvalidRequest, "session %s already has a prompt in progress: wait for its answer or send session/cancel first", s.id)
 	}
 	s.run = run
 	mode := s.mode

@@ -2,6 +2,7 @@ package acp
 
 import (
 	"context"
+	"github.com/agentpool/agentpool/spawn"
 	"time"
 
 	"github.com/agentpool/agentpool/event"
@@ -135,9 +136,14 @@ func replayMessages(sid string, msgs []session.Message, send sendFunc) {
 				if p.IsError {
 					status = statusFailed
 				}
-				u := toolCallUpdate{SessionUpdate: updateToolCallUpdate, ToolCallID: p.ToolCallID, Status: status, RawOutput: p.Text}
-				if p.Text != "" {
-					u.Content = []toolCallContent{textContent(p.Text)}
+				u := toolCallUpdate{SessionUpdate: updateToolCallUpdate, ToolCallID: p.ToolCallID, Status: status}
+				text := p.Text
+				if readable, child, stop, ok := spawn.ReadableResult(text); ok {
+					text = readable // as live: the answer in words, the rest in _meta
+					u.Meta = map[string]any{"agentpool": map[string]any{"child_session_id": child, "stop_reason": stop}}
+				}
+				if text != "" {
+					u.Content = []toolCallContent{textContent(text)}
 				}
 				send(sid, u)
 			}

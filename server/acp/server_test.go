@@ -585,6 +585,21 @@ func TestCancel(t *testing.T) {
 			child = n.SessionID
 		}
 	}
+	// A second prompt while the first runs is the client's mistake:
+	// Invalid Request (-32600), not an internal error.
+	busyID := h.request("session/prompt", promptParams(sid, "again"))
+	for {
+		w := h.next()
+		if string(w.ID) == busyID {
+			if w.Error == nil || w.Error.Code != codeInvalidRequest || !strings.Contains(w.Error.Message, "session/cancel") {
+				t.Fatalf("second prompt on a busy session: %s", w.line)
+			}
+			break
+		}
+		var n note
+		_ = json.Unmarshal(w.Params, &n)
+		notes = append(notes, n)
+	}
 	h.send(map[string]any{"jsonrpc": "2.0", "method": "session/cancel", "params": map[string]any{"sessionId": sid}})
 	w, rest := h.wait(id, nil)
 	notes = append(notes, rest...)

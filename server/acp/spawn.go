@@ -5,6 +5,7 @@ package acp
 
 import (
 	"encoding/json"
+	"github.com/agentpool/agentpool/spawn"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -146,40 +147,45 @@ func (c *converter) spawnEnd(v event.SpawnSessionEnd) {
 	case event.StopCompleted, event.StopMaxTokens, event.StopRefusal:
 		status = statusCompleted
 	}
+	// The content is what a person reads: the child's answer, or why it
+	// did not finish, in words. The description is the call's title
+	// already, and the machine fields (session, stop reason, duration,
+	// usage) are in _meta.agentpool, not in rawOutput, so that no client
+	// shows the answer twice.
 	out := v.LastAssistantMessage
 	switch {
 	case v.StopReason == event.StopAborted:
-		out = joinNonEmpty(out, "Cancelled.")
-	case status == statusFailed && v.Error != "":
-		out = joinNonEmpty(out, "Error: "+v.Error)
+		out = joinNonEmpty(out, "Cancelled by the user.")
+	case status == statusFailed:
+		why := spawn.ReadableError(v.Error)
+		if why == "" {
+			why = "the child session ended with " + string(v.StopReason)
+		}
+		out = joinNonEmpty(out, "Failed: "+why)
 	}
-	content := []toolCallContent{textContent(st.desc)}
+	var content []toolCallContent
 	if out != "" {
 		content = append(content, textContent(out))
 	}
-	raw := map[string]any{"stop_reason": string(v.StopReason), "duration_ms": v.DurationMS, "session_id": v.ChildSessionID}
-	if v.LastAssistantMessage != "" {
-		raw["output"] = v.LastAssistantMessage
-	}
-	if v.Error != "" {
-		raw["error"] = v.Error
-	}
-	if v.Usage != nil {
-		raw["usage"] = v.Usage
-	}
-	if v.Cost != 0 {
-		raw["cost"] = v.Cost
-	}
 	meta := map[string]any{
 		"type": "spawn_end", "child_session_id": v.ChildSessionID, "parent_session_id": v.ParentSessionID,
-		"source_name": v.SourceName, "depth": v.Depth, "stop_reason": string(v.StopReason),
+		"source_name": v.SourceName, "depth": v.Depth, "stop_reason": string(v.StopReason), "duration_ms": v.DurationMS,
+	}
+	if v.Error != "" {
+		meta["error"] = v.Error
+	}
+	if v.Usage != nil {
+		meta["usage"] = v.Usage
+	}
+	if v.Cost != 0 {
+		meta["cost"] = v.Cost
 	}
 	if v.ToolCallID != "" {
 		meta["tool_call_id"] = v.ToolCallID
 	}
 	c.send(c.root, toolCallUpdate{
 		SessionUpdate: updateToolCallUpdate, ToolCallID: spawnToolCallPrefix + v.ChildSessionID,
-		Status: status, Content: content, RawOutput: raw, Meta: map[string]any{"agentpool": meta},
+		Status: status, Content: content, Meta: map[string]any{"agentpool": meta},
 	})
 	if c.subagents {
 		state := &subagentState{State: "idle", StopReason: acpStopReason(v.StopReason)}

@@ -45,7 +45,9 @@
 //	thinking part             REASONING_START, REASONING_MESSAGE_START{role: reasoning},
 //	                          REASONING_MESSAGE_CONTENT, REASONING_MESSAGE_END, REASONING_END
 //	tool_call part            TOOL_CALL_START{toolCallId, toolCallName, parentMessageId?} / _ARGS / _END
-//	tool_call_complete        TOOL_CALL_RESULT{messageId, toolCallId, content: the tool's result text,
+//	tool_call_complete        TOOL_CALL_RESULT{messageId, toolCallId, content: the tool's result text
+//	                          (a delegation's: the child's answer in words, with child_session_id
+//	                          and stop_reason in metadata.agentpool),
 //	                          role: tool, metadata?: {agentpool: {is_error?, locations?, diffs?,
 //	                          diffs_omitted?, metadata?}}} (the event's front-end fields)
 //	spawn_session_start       SUBAGENT_STARTED{subagentRunId: child session id, name: agent or team,

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/agentpool/agentpool/server/agui/internal/wire"
+	"github.com/agentpool/agentpool/spawn"
 	"sort"
 
 	"github.com/agentpool/agentpool/event"
@@ -201,8 +202,11 @@ func (m *mapper) Map(e event.Event) {
 			}
 		}
 		delete(m.toolMsg, ev.ToolCallID)
+		// A delegation's result reads as the child's answer in words;
+		// its session and stop reason go to the metadata.
+		content, child, stop, _ := spawn.ReadableResult(ev.ToolResult)
 		m.out(s, classLifecycle, &wire.Event{Type: wire.TypeToolCallResult, MessageID: m.cfg.NewID(id.Message),
-			ToolCallID: ev.ToolCallID, Content: ev.ToolResult, Role: "tool", Metadata: toolResultMetadata(ev)})
+			ToolCallID: ev.ToolCallID, Content: content, Role: "tool", Metadata: toolResultMetadata(ev, child, stop)})
 	case event.PlanUpdate:
 		if s != m.root {
 			// A subagent's list is no thread state (its id never recurs).

@@ -234,6 +234,26 @@ func TestNestedRunMapping(t *testing.T) {
 	if !sawReasoning || !sawWorkerCall {
 		t.Errorf("reasoning in a child: %v; worker spawn names its tool call: %v", sawReasoning, sawWorkerCall)
 	}
+	// A delegating tool's result reads as the child's answer, not as the
+	// JSON the model gets; the child session is in the metadata.
+	delegations := 0
+	for _, e := range evs {
+		if e["type"] != wire.TypeToolCallResult {
+			continue
+		}
+		md, _ := e["metadata"].(map[string]any)
+		ap, _ := md[MetadataKey].(map[string]any)
+		if ap["child_session_id"] == nil {
+			continue
+		}
+		delegations++
+		if c, _ := e["content"].(string); strings.HasPrefix(strings.TrimSpace(c), "{") || c == "" {
+			t.Errorf("delegation result content %q, want the child's answer", c)
+		}
+	}
+	if delegations < 2 {
+		t.Errorf("%d delegation results with a child session in their metadata, want the task and the worker's", delegations)
+	}
 }
 
 func TestErrorsMapping(t *testing.T) {

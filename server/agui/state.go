@@ -242,12 +242,17 @@ type resultMetadata struct {
 	// DiffsOmitted counts the diffs left out for their size.
 	DiffsOmitted int            `json:"diffs_omitted,omitempty"`
 	Metadata     map[string]any `json:"metadata,omitempty"`
+	// ChildSessionID and StopReason are set on the result of a tool that
+	// ran a child session (task, ask_<worker>), whose content is the
+	// child's answer in words (spawn.ReadableResult).
+	ChildSessionID string `json:"child_session_id,omitempty"`
+	StopReason     string `json:"stop_reason,omitempty"`
 }
 
 // toolResultMetadata returns the metadata of the TOOL_CALL_RESULT of ev,
 // nil when there is nothing to say.
-func toolResultMetadata(ev event.ToolCallComplete) json.RawMessage {
-	md := resultMetadata{IsError: ev.IsError, Locations: ev.Locations, Metadata: ev.Metadata}
+func toolResultMetadata(ev event.ToolCallComplete, child, stop string) json.RawMessage {
+	md := resultMetadata{IsError: ev.IsError, Locations: ev.Locations, Metadata: ev.Metadata, ChildSessionID: child, StopReason: stop}
 	budget := maxResultDiffBytes
 	for _, d := range ev.Diffs {
 		size := len(d.NewText) + len(d.Path)
@@ -261,7 +266,7 @@ func toolResultMetadata(ev event.ToolCallComplete) json.RawMessage {
 		budget -= size
 		md.Diffs = append(md.Diffs, d)
 	}
-	if !md.IsError && len(md.Locations) == 0 && len(md.Diffs) == 0 && md.DiffsOmitted == 0 && len(md.Metadata) == 0 {
+	if !md.IsError && len(md.Locations) == 0 && len(md.Diffs) == 0 && md.DiffsOmitted == 0 && len(md.Metadata) == 0 && child == "" {
 		return nil
 	}
 	b, err := json.Marshal(map[string]resultMetadata{MetadataKey: md})

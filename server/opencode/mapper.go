@@ -2,6 +2,7 @@ package opencode
 
 import (
 	"encoding/json"
+	"github.com/agentpool/agentpool/spawn"
 	"maps"
 	"reflect"
 	"strings"
@@ -366,6 +367,9 @@ func toolState(p processor.Part, v toolView, now time.Time) any {
 		return &wire.ToolStateCompleted{Status: "completed", Input: input, Output: out, Title: title, Metadata: meta, Time: wire.ToolTime{Start: start, End: end}}
 	default:
 		msg := st.Error
+		if p.Child() != "" {
+			msg = childOutput(msg)
+		}
 		if msg == "" {
 			msg = "tool call failed"
 		}
@@ -418,17 +422,10 @@ func withSubagentType(input json.RawMessage) json.RawMessage {
 	return b
 }
 
-// childOutput extracts the child's output from a spawning tool's result
-// ({"output": ..., "session_id": ...}); other text is returned as is.
+// childOutput is the text a person reads for a spawning tool's result
+// (the child's answer, or why it did not finish: spawn.ReadableResult);
+// other text is returned as is.
 func childOutput(result string) string {
-	if !strings.HasPrefix(strings.TrimSpace(result), "{") {
-		return result
-	}
-	var r struct {
-		Output *string `json:"output"`
-	}
-	if json.Unmarshal([]byte(result), &r) != nil || r.Output == nil {
-		return result
-	}
-	return *r.Output
+	text, _, _, _ := spawn.ReadableResult(result)
+	return text
 }
