@@ -84,13 +84,14 @@ type hub struct {
 
 	mu     sync.Mutex // serializes subscribe, unsubscribe and close
 	closed bool
+	joined chan struct{} // closed (and replaced) by each subscribe
 }
 
 func newHub(size int) *hub {
 	if size <= 0 {
 		size = DefaultQueueSize
 	}
-	h := &hub{size: size}
+	h := &hub{size: size, joined: make(chan struct{})}
 	h.subs.Store(&[]*subscriber{})
 	return h
 }
@@ -125,7 +126,23 @@ func (h *hub) subscribe(dir string, global bool, first *busEvent) *subscriber {
 	}
 	subs := append(slices.Clone(*h.subs.Load()), s)
 	h.subs.Store(&subs)
+	close(h.joined)
+	h.joined = make(chan struct{})
 	return s
+}
+
+// streamFor reports whether an /event stream (not /global/event) gets the
+// events of directory dir, and returns a channel closed at the next
+// subscribe.
+func (h *hub) streamFor(dir string) (bool, <-chan struct{}) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, s := range *h.subs.Load() {
+		if !s.global && (s.dir == "" || s.dir == dir) {
+			return true, h.joined
+		}
+	}
+	return false, h.joined
 }
 
 func (h *hub) unsubscribe(s *subscriber) {
