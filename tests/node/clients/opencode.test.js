@@ -53,7 +53,8 @@ test('opencode run --attach: the answer every time, each delegation once, no ech
   }
 });
 
-test('OpenCode TUI: a delegating run live, every child session opened and left', { skip: !hasTmux() && 'tmux is not installed' }, async () => {
+test('OpenCode TUI: a delegating run live, every child session opened and left', async () => {
+  assert.ok(hasTmux(), 'tmux is needed to drive the TUI (make test-deps installs it)');
   const env = clientEnv();
   const tui = new Tmux(`${opencodeBin} attach ${url}`, env, workdir);
   try {
