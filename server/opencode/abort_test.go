@@ -55,6 +55,11 @@ func TestAbort(t *testing.T) {
 		case sid == root && e["type"] == "message.part.updated" && get(e, "properties", "part", "state", "metadata", "sessionId") == child:
 			if get(e, "properties", "part", "state", "status") == "error" {
 				partErr = i
+				// Words a person reads, not the tool's JSON result nor
+				// Go's "context canceled".
+				if msg := str(get(e, "properties", "part", "state", "error")); msg == "" || strings.HasPrefix(msg, "{") || strings.Contains(msg, "context canceled") {
+					t.Errorf("aborted task part error %q", msg)
+				}
 			}
 		case sid == root && e["type"] == "session.error":
 			if get(e, "properties", "error", "name") != "MessageAbortedError" {
