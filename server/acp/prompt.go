@@ -114,6 +114,11 @@ func (c *conn) runPrompt(ctx context.Context, s *acpSession, run *promptRun, mod
 		if errors.Is(err, session.ErrNotFound) {
 			return nil, sessionNotFound(s.id)
 		}
+		if errors.Is(err, session.ErrRunning) {
+			// Another run holds it (another client, `agentpool run
+			// --session`): the client's request, not this agent, is at odds.
+			return nil, errorf(CodeInvalidRequest, "%v", err)
+		}
 		return nil, errorf(CodeInternalError, "Internal error: %v", err)
 	}
 	meta := map[string]any{"agentpool": map[string]any{
