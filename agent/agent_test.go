@@ -50,7 +50,10 @@ func runAgent(t *testing.T, ctx context.Context, a *agent.Agent, prompt string) 
 		t.Fatal(err)
 	}
 	rec := &recorder{}
-	inv := rt.NewRoot(s, "run_1", prompt, nil, rec)
+	inv, err := rt.NewRoot(s, "run_1", prompt, nil, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
 	res := a.Run(ctx, inv)
 	rt.Release(inv)
 	return res, rec, st

@@ -228,7 +228,11 @@ func NewBarePipeline(n, depth int, sink event.Sink, mode ProcessorMode, changes 
 		}
 		sink = proc.Open(context.Background(), sess.ID, sink)
 	}
-	return &BarePipeline{root: rt.NewRoot(sess, id.Ascending(id.Run), "", nil, sink), node: node, store: st}, nil
+	root, err := rt.NewRoot(sess, id.Ascending(id.Run), "", nil, sink)
+	if err != nil {
+		return nil, err
+	}
+	return &BarePipeline{root: root, node: node, store: st}, nil
 }
 
 // Run spawns the chain once, then deletes the child tree from the store.

@@ -86,6 +86,10 @@ const (
 	StopError     StopReason = "error"
 	StopMaxTokens StopReason = "max_tokens"
 	StopRefusal   StopReason = "refusal"
+	// StopInterrupted is never emitted live: it is written into the log
+	// when a store recovers a run whose process died (docs/spec/EVENTS.md
+	// §3 invariant 2), for the children that run left open.
+	StopInterrupted StopReason = "interrupted"
 )
 
 // Tool call statuses (tool_call_progress).

@@ -154,7 +154,11 @@ func (h *harness) root(name, prompt string, out event.Sink) *spawn.Invocation {
 		h.t.Fatal(err)
 	}
 	rec := processor.New(h.store, nil).Open(context.Background(), s.ID, out)
-	return h.rt.NewRoot(s, id.Ascending(id.Run), prompt, nil, rec)
+	inv, err := h.rt.NewRoot(s, id.Ascending(id.Run), prompt, nil, rec)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return inv
 }
 
 // run runs a node as a root run and returns its result, session id and

@@ -367,7 +367,7 @@ func TestRule5InputsSnapshotted(t *testing.T) {
 		}
 		history[0].Parts[0].Text = "CHANGED BY CALLER"
 		close(g.gate)
-		task, _ := h.rt.Task(child.TaskID)
+		task, _ := inv.Task(child.TaskID)
 		<-task.Done()
 		h.rt.Release(inv)
 		reqs := m.requests()

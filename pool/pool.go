@@ -127,11 +127,16 @@ type RunResult struct {
 // RunSink runs a node as a root run, emitting every event to sink, and
 // returns when the run and all of its children have ended. The error is
 // non-nil only when the run could not start (unknown node or session,
-// store failure); how the run ended is in RunResult.Result.
+// store failure, or the session runs already: an error that
+// errors.Is session.ErrRunning, a *session.RunningError that says where);
+// how the run ended is in RunResult.Result.
 //
-// The run's stream goes through a processor.Recorder (the pool's
-// processor), which stores each event before sink gets it; the run itself
-// is spawn's (Runtime.RunRoot), as a child's is.
+// The session is claimed in the store for the whole run (from before it
+// is read to after the session/end hook), so that no other run, in this
+// process or another one on the same store, runs it meanwhile. The run's
+// stream goes through a processor.Recorder (the pool's processor), which
+// stores each event before sink gets it; the run itself is spawn's
+// (Runtime.RunRoot), as a child's is.
 func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (RunResult, error) {
 	name := req.Node
 	if name == "" {
@@ -142,12 +147,34 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 		return RunResult{}, fmt.Errorf("%w %q; available: %v", ErrUnknownNode, name, p.order)
 	}
 	now := time.Now()
-	sess, history, err := p.openSession(ctx, req, name, node, now)
+	sid := req.SessionID
+	if sid == "" {
+		sid = req.NewSessionID
+		if sid == "" {
+			sid = id.DescendingAt(id.Session, now)
+		}
+	}
+	if err := p.store.Claim(ctx, sid); err != nil {
+		return RunResult{}, err
+	}
+	defer func() {
+		if err := p.store.Release(detach.Context(ctx), sid); err != nil {
+			p.log.Warn("release the session's claim", "session", sid, "err", err)
+		}
+	}()
+	sess, history, err := p.loadSession(ctx, req, sid, name, node, now)
 	if err != nil {
 		return RunResult{}, err
 	}
 	rec := p.proc.Open(ctx, sess.ID, sink)
-	inv := p.rt.NewRoot(sess, id.AscendingAt(id.Run, now), req.Prompt, history, rec)
+	inv, err := p.rt.NewRoot(sess, id.AscendingAt(id.Run, now), req.Prompt, history, rec)
+	if err != nil {
+		return RunResult{}, err
+	}
+	if err := p.markRunning(ctx, sess, req.SessionID != ""); err != nil {
+		p.rt.Release(inv)
+		return RunResult{}, err
+	}
 	if p.sessions != nil {
 		source := "startup"
 		if req.SessionID != "" {
@@ -162,37 +189,44 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 	return RunResult{SessionID: sess.ID, Result: end.Result, TotalUsage: end.TotalUsage, TotalCost: end.TotalCost}, nil
 }
 
-// openSession readies the root session of a run: the session of
-// req.SessionID with its history, set running again, or a new one.
-func (p *Pool) openSession(ctx context.Context, req RunRequest, name string, node spawn.Node, now time.Time) (session.Session, []model.Message, error) {
+// loadSession returns the root session of a run whose claim is held: the
+// record of a new one, or the stored session of req.SessionID with its
+// history. A stored session still marked running (or interrupted) was
+// left by a run that stopped without ending, since its claim was free:
+// what that run left open is closed first (session.CloseInterrupted), so
+// that the conversation is one a provider takes and the log ends every
+// delegation.
+func (p *Pool) loadSession(ctx context.Context, req RunRequest, sid, name string, node spawn.Node, now time.Time) (session.Session, []model.Message, error) {
 	if req.SessionID == "" {
-		sid := req.NewSessionID
-		if sid == "" {
-			sid = id.DescendingAt(id.Session, now)
-		}
-		sess := session.Session{
+		return session.Session{
 			ID: sid, AgentName: name, SourceType: node.SourceType(), Title: title(req.Prompt),
 			Status: session.StatusRunning, CreatedAt: now, UpdatedAt: now,
+		}, nil, nil
+	}
+	sess, err := p.store.GetSession(ctx, sid)
+	if err != nil {
+		return sess, nil, err
+	}
+	if sess.Status == session.StatusRunning || sess.Status == session.StatusInterrupted {
+		p.log.Warn("resuming a session whose last run was interrupted", "session", sid)
+		if err := session.CloseInterrupted(ctx, p.store, sid); err != nil {
+			return sess, nil, fmt.Errorf("close the interrupted run of %s: %w", sid, err)
 		}
-		return sess, nil, p.store.CreateSession(ctx, sess)
 	}
-	sess, err := p.store.GetSession(ctx, req.SessionID)
+	stored, err := p.store.Messages(ctx, sid)
 	if err != nil {
 		return sess, nil, err
 	}
-	if p.rt.Running(sess.ID) {
-		return sess, nil, fmt.Errorf("session %s is already running", sess.ID)
+	return sess, session.History(stored), nil
+}
+
+// markRunning stores the run's root session: a new one is created, a
+// resumed one set running again.
+func (p *Pool) markRunning(ctx context.Context, sess session.Session, resume bool) error {
+	if !resume {
+		return p.store.CreateSession(ctx, sess)
 	}
-	stored, err := p.store.Messages(ctx, sess.ID)
-	if err != nil {
-		return sess, nil, err
-	}
-	var history []model.Message
-	for _, m := range stored {
-		history = append(history, m.Message)
-	}
-	err = p.store.UpdateSession(ctx, sess.ID, func(s *session.Session) { s.Status = session.StatusRunning; s.StopReason = "" })
-	return sess, history, err
+	return p.store.UpdateSession(ctx, sess.ID, func(s *session.Session) { s.Status = session.StatusRunning; s.StopReason = "" })
 }
 
 // Run runs a node as a root run and yields its events. Stopping the

@@ -8,4 +8,12 @@
 // that produced them, each with a per-session sequence number (1, 2, ...)
 // and a store-wide sequence that orders events across sessions, so that a
 // subtree can be merged back into the one stream its consumer saw live.
+//
+// One run at a time in a session: a run claims its session in the store
+// (Store.Claim, refused with a *RunningError while a live run holds the
+// session or a session of its line) and releases it when it has ended.
+// A run whose process died ends nothing; CloseInterrupted writes what it
+// would have written (docs/spec/EVENTS.md §8), and History gives every
+// tool call of a stored conversation a result, so that a resumed session
+// is a conversation providers accept.
 package session

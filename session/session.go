@@ -29,6 +29,8 @@ func StatusFromStop(stopReason event.StopReason) Status {
 		return StatusCompleted
 	case event.StopAborted:
 		return StatusAborted
+	case event.StopInterrupted:
+		return StatusInterrupted
 	default:
 		return StatusError
 	}
@@ -112,6 +114,21 @@ type Store interface {
 	AppendEvents(ctx context.Context, sessionID string, evs ...event.Event) error
 	// Events returns a session's log with Seq > afterSeq, in order.
 	Events(ctx context.Context, sessionID string, afterSeq int64) ([]Record, error)
+	// Claim makes the calling process the one that runs sessionID, until
+	// Release. It fails with a *RunningError (errors.Is ErrRunning) while
+	// a live owner (this store, another store on the same database, another
+	// process) holds a claim on sessionID, on one of its ancestors or on
+	// one of its descendants: one run at a time in a line of sessions. The
+	// check and the claim are one atomic step. A claim whose owner is gone
+	// (its process died) does not count: it is taken over. The session need
+	// not exist yet (a run claims the id of the session it is about to
+	// create).
+	Claim(ctx context.Context, sessionID string) error
+	// Release ends this store's claim on sessionID once every write
+	// accepted before the call is durable, so that the next owner sees what
+	// the run wrote. Releasing a session this store does not hold is a
+	// no-op.
+	Release(ctx context.Context, sessionID string) error
 	// Flush makes every write accepted so far durable.
 	Flush(ctx context.Context) error
 	// Close flushes and releases the store.

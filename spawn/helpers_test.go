@@ -203,7 +203,7 @@ func (h *harness) run(ctx context.Context, name, prompt string) runOut {
 		h.t.Fatal(err)
 	}
 	sink, events := eventtest.Collect()
-	inv := h.rt.NewRoot(sess, id.Ascending(id.Run), prompt, nil, sink)
+	inv := mustRoot(h.t)(h.rt.NewRoot(sess, id.Ascending(id.Run), prompt, nil, sink))
 	res := node.Run(spawn.WithInvocation(ctx, inv), inv)
 	h.rt.Release(inv)
 	out := runOut{root: sess.ID, res: res, evs: events()}
@@ -324,4 +324,16 @@ func contains(s string, subs ...string) bool {
 		}
 	}
 	return true
+}
+
+// mustRoot returns a function that returns the invocation of a NewRoot
+// that must succeed: mustRoot(t)(rt.NewRoot(...)).
+func mustRoot(t testing.TB) func(*spawn.Invocation, error) *spawn.Invocation {
+	return func(inv *spawn.Invocation, err error) *spawn.Invocation {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return inv
+	}
 }

@@ -98,8 +98,9 @@ type Config struct {
 	Names  func() []string
 }
 
-// Runtime holds what every spawn in a pool shares: the store, limits, the
-// registry of running sessions and the async task table.
+// Runtime holds what every spawn in a pool shares: the store, limits and
+// the registry of running sessions. (Async tasks belong to their root run:
+// see Invocation.Task.)
 type Runtime struct {
 	cfg    Config
 	limits Limits
@@ -111,7 +112,6 @@ type Runtime struct {
 	// (Inject, Running) are rarer than those writes.
 	sessMu   sync.Mutex
 	sessions map[string]*handle
-	tasks    sync.Map // task id -> *Task
 	busy     sync.Map // node name -> *atomic.Int64 running sessions
 }
 
@@ -129,15 +129,26 @@ func NewRuntime(cfg Config) *Runtime {
 	return &Runtime{cfg: cfg, limits: cfg.Limits.withDefaults(), log: cfg.Logger, sessions: map[string]*handle{}}
 }
 
-func (rt *Runtime) register(sessionID string, h *handle) {
+// register registers h as the running session sessionID, unless a
+// session of that id is registered: the check and the registration are
+// one step, so that two runs of one session cannot both register.
+func (rt *Runtime) register(sessionID string, h *handle) bool {
 	rt.sessMu.Lock()
+	defer rt.sessMu.Unlock()
+	if _, taken := rt.sessions[sessionID]; taken {
+		return false
+	}
 	rt.sessions[sessionID] = h
-	rt.sessMu.Unlock()
+	return true
 }
 
-func (rt *Runtime) unregister(sessionID string) {
+// unregister removes the registration of sessionID if it is h's: a run
+// that was refused, or ends late, never unregisters another run.
+func (rt *Runtime) unregister(sessionID string, h *handle) {
 	rt.sessMu.Lock()
-	delete(rt.sessions, sessionID)
+	if rt.sessions[sessionID] == h {
+		delete(rt.sessions, sessionID)
+	}
 	rt.sessMu.Unlock()
 }
 
@@ -198,15 +209,6 @@ func (rt *Runtime) Running(sessionID string) bool {
 	return ok
 }
 
-// Task returns an async task by id.
-func (rt *Runtime) Task(taskID string) (*Task, bool) {
-	v, ok := rt.tasks.Load(taskID)
-	if !ok {
-		return nil, false
-	}
-	return v.(*Task), true
-}
-
 // handle is the registry entry of a running session. It lives inside the
 // session's Invocation (one allocation for both).
 type handle struct {
@@ -233,20 +235,26 @@ func (h *handle) slots(n int) chan struct{} {
 // runState is shared by every session of one root run.
 type runState struct {
 	spawns atomic.Int64
-	rec    Recorder // the root's sink when it is a Recorder, else nil
+	rec    Recorder  // the root's sink when it is a Recorder, else nil
+	tasks  taskTable // the run's async tasks, gone with the run
 }
 
 // NewRoot registers a root session and returns its invocation; sink gets
 // the run's stream (a Recorder to store it). Run it with RunRoot, or run
-// its node by hand and call Release. The session must exist in the store.
-func (rt *Runtime) NewRoot(s session.Session, runID, prompt string, history []model.Message, sink event.Sink) *Invocation {
+// its node by hand and call Release. It fails with a *session.RunningError
+// when the session is registered already (a run of it is going on in this
+// runtime). The store's claim (session.Store.Claim) is the caller's: the
+// pool takes it before.
+func (rt *Runtime) NewRoot(s session.Session, runID, prompt string, history []model.Message, sink event.Sink) (*Invocation, error) {
 	inv := &Invocation{
 		Session: s, RunID: runID, Prompt: prompt, History: history, Sink: sink, Runtime: rt,
 	}
 	inv.run = &inv.rootRun
 	inv.rootRun.rec, _ = sink.(Recorder)
-	rt.register(s.ID, &inv.h)
-	return inv
+	if !rt.register(s.ID, &inv.h) {
+		return nil, &session.RunningError{SessionID: s.ID, Claimed: s.ID, Owner: session.ThisProcess()}
+	}
+	return inv, nil
 }
 
 // Release waits for the session's async children, unregisters it and
@@ -254,7 +262,7 @@ func (rt *Runtime) NewRoot(s session.Session, runID, prompt string, history []mo
 // that the caller can store it (nothing injected is lost at teardown).
 func (rt *Runtime) Release(inv *Invocation) []string {
 	inv.async.Wait()
-	rt.unregister(inv.Session.ID)
+	rt.unregister(inv.Session.ID, &inv.h)
 	return inv.h.inbox.close()
 }
 
@@ -341,48 +349,6 @@ func (b *Inbox) Wait() <-chan struct{} {
 		b.notify <- struct{}{}
 	}
 	return b.notify
-}
-
-// TaskStatus values.
-const (
-	TaskRunning = "running"
-)
-
-// Task is an async (background) child.
-type Task struct {
-	ID        string
-	SessionID string
-	Node      string
-	done      chan struct{}
-	mu        sync.Mutex
-	result    Result
-}
-
-// Done is closed when the task has ended.
-func (t *Task) Done() <-chan struct{} { return t.done }
-
-// Status returns "running" or the stop reason.
-func (t *Task) Status() string {
-	select {
-	case <-t.done:
-		t.mu.Lock()
-		defer t.mu.Unlock()
-		return string(t.result.StopReason)
-	default:
-		return TaskRunning
-	}
-}
-
-// Result returns the task's result once done.
-func (t *Task) Result() (Result, bool) {
-	select {
-	case <-t.done:
-		t.mu.Lock()
-		defer t.mu.Unlock()
-		return t.result, true
-	default:
-		return Result{}, false
-	}
 }
 
 // NodeInfo describes a node for list_available_nodes.

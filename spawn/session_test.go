@@ -34,7 +34,7 @@ func newRoot(t *testing.T, st session.Store, rt *spawn.Runtime, sink event.Sink)
 	if err := st.CreateSession(context.Background(), s); err != nil {
 		t.Fatal(err)
 	}
-	return rt.NewRoot(s, "run_1", "go", nil, sink)
+	return mustRoot(t)(rt.NewRoot(s, "run_1", "go", nil, sink))
 }
 
 // RunRoot ends a root run as Spawn ends a child's: its own and its

@@ -39,7 +39,7 @@ func TestPanickingSpawnReleasesItsSlot(t *testing.T) {
 	if err := st.CreateSession(ctx, root); err != nil {
 		t.Fatal(err)
 	}
-	inv := rt.NewRoot(root, "run_1", "", nil, event.SinkFunc(func(event.Event) {}))
+	inv := mustRoot(t)(rt.NewRoot(root, "run_1", "", nil, event.SinkFunc(func(event.Event) {})))
 	defer rt.Release(inv)
 	for i := range 2 {
 		done := make(chan any, 1)

@@ -98,14 +98,14 @@ func Spawn(ctx context.Context, parent *Invocation, req Request) (Child, error) 
 	// node does changes inv.Session (the store keeps the live record).
 	inv.wrap = wrapSink{parent: parent.Sink, child: inv, path: []string{child.ID}}
 	inv.Sink = &inv.wrap
-	rt.register(child.ID, &inv.h)
+	rt.register(child.ID, &inv.h) // a new id: never taken
 
 	runMode := event.RunModeSync
 	var task *Task
 	if req.Async {
 		runMode = event.RunModeAsync
 		task = &Task{ID: id.Ascending(id.Task), SessionID: child.ID, Node: child.AgentName, done: make(chan struct{})}
-		rt.tasks.Store(task.ID, task)
+		parent.run.tasks.add(task)
 	}
 	meta := make(map[string]any, len(req.Metadata)+2)
 	for k, v := range req.Metadata {

@@ -111,7 +111,7 @@ func TestDepthLimitManual(t *testing.T) {
 		t.Fatal(err)
 	}
 	sink, events := eventtest.Collect()
-	inv := h.rt.NewRoot(sess, id.Ascending(id.Run), "", nil, sink)
+	inv := mustRoot(t)(h.rt.NewRoot(sess, id.Ascending(id.Run), "", nil, sink))
 	_, err := spawn.Spawn(ctx, inv, spawn.Request{Node: leaf, Prompt: "x"})
 	h.rt.Release(inv)
 	if !errors.Is(err, spawn.ErrDepthLimit) {
@@ -326,9 +326,8 @@ func TestAsync(t *testing.T) {
 	if !found {
 		t.Fatal("injected result not stored in the parent's conversation")
 	}
-	if tk, ok := h.rt.Task(ss[0].TaskID); !ok || tk.Status() != string(event.StopCompleted) {
-		t.Fatalf("task table: %v %v", tk, ok)
-	}
+	// The task table went with the run (TestTaskTableScopedToRun,
+	// TestTaskTableReleasedWithRun): task_status above read it.
 }
 
 // An async result that arrives while the parent runs other tools is seen
@@ -585,7 +584,7 @@ limits: {spawn_timeout: 30ms}
 	sess := session.Session{ID: id.Descending(id.Session), AgentName: "me", CreatedAt: time.Now()}
 	_ = h.store.CreateSession(ctx, sess)
 	sink, events := eventtest.Collect()
-	inv := h.rt.NewRoot(sess, id.Ascending(id.Run), "", nil, sink)
+	inv := mustRoot(t)(h.rt.NewRoot(sess, id.Ascending(id.Run), "", nil, sink))
 	child, err := spawn.Spawn(ctx, inv, spawn.Request{Node: slow, Prompt: "x", Timeout: 20 * time.Millisecond})
 	h.rt.Release(inv)
 	if err != nil || child.Result.StopReason != event.StopError || !errors.Is(child.Result.Err, spawn.ErrTimeout) {
@@ -869,7 +868,7 @@ func TestManualSpawn(t *testing.T) {
 	sink, events := eventtest.Collect()
 	runID := id.Ascending(id.Run)
 	sink.Emit(event.RunStarted{SessionID: sess.ID, RunID: runID, AgentName: "my code"})
-	inv := p.Runtime().NewRoot(sess, runID, "", nil, sink)
+	inv := mustRoot(t)(p.Runtime().NewRoot(sess, runID, "", nil, sink))
 	critic, _ := p.Node("critic")
 	child, err := spawn.Spawn(ctx, inv, spawn.Request{Node: critic, Prompt: "review", Description: "manual review"})
 	if err != nil {
@@ -957,7 +956,7 @@ func TestReadyBeforeStart(t *testing.T) {
 		checked.Add(1)
 	})
 	root := h.nodes["root"]
-	inv := h.rt.NewRoot(sess, id.Ascending(id.Run), "go", nil, sink)
+	inv := mustRoot(t)(h.rt.NewRoot(sess, id.Ascending(id.Run), "go", nil, sink))
 	res := root.Run(spawn.WithInvocation(ctx, inv), inv)
 	h.rt.Release(inv)
 	if res.Output != "root done" || checked.Load() != 2 {

@@ -15,7 +15,7 @@ import (
 
 // The subagent toolset (toolset `type: subagent`): task,
 // list_available_nodes, task_status and task_output. Each is a thin caller
-// of Spawn or a reader of the runtime's task table.
+// of Spawn or a reader of the run's task table.
 
 type taskArgs struct {
 	AgentOrTeam string `json:"agent_or_team" jsonschema:"description=Name of the agent or team to delegate to (see list_available_nodes)"`
@@ -102,7 +102,7 @@ var taskStatusTool = tool.WithKind(tool.New("task_status",
 		if inv == nil {
 			return tool.Errorf("task_status: no session in context"), nil
 		}
-		t, ok := inv.Runtime.Task(a.TaskID)
+		t, ok := inv.Task(a.TaskID)
 		if !ok {
 			return tool.Errorf("task_status: unknown task %q", a.TaskID), nil
 		}
@@ -116,7 +116,7 @@ var taskOutputTool = tool.WithKind(tool.New("task_output",
 		if inv == nil {
 			return tool.Errorf("task_output: no session in context"), nil
 		}
-		t, ok := inv.Runtime.Task(a.TaskID)
+		t, ok := inv.Task(a.TaskID)
 		if !ok {
 			return tool.Errorf("task_output: unknown task %q", a.TaskID), nil
 		}

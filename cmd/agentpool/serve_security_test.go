@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -212,7 +213,9 @@ agents:
 	}
 	for _, db := range []string{"serve.db", "run.db"} {
 		files, _ := filepath.Glob(filepath.Join(dir, db+"*"))
-		for _, f := range files {
+		// The stores' lock files are in a directory next to the database.
+		locks, _ := filepath.Glob(filepath.Join(dir, db+".instances", "*"))
+		for _, f := range append(slices.DeleteFunc(files, isDir), locks...) {
 			b, err := os.ReadFile(f)
 			if err != nil {
 				t.Fatal(err)
@@ -286,4 +289,9 @@ func (l *lockedBuf) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
 }

@@ -116,6 +116,11 @@ func (c *conn) runPrompt(ctx context.Context, s *acpSession, run *promptRun, mod
 		if errors.Is(err, session.ErrNotFound) {
 			return nil, sessionNotFound(s.id)
 		}
+		if errors.Is(err, session.ErrRunning) {
+			// Another run holds it (another client, `agentpool run
+			// --session`): the client's request, not this agent, is at odds.
+			return nil, errorf(codeInvalidRequest, "%v", err)
+		}
 		return nil, errorf(codeInternalError, "Internal error: %v", err)
 	}
 	meta := map[string]any{"agentpool": map[string]any{

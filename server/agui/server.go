@@ -327,7 +327,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, in *wire.RunAgen
 		switch {
 		case errors.Is(runErr, pool.ErrUnknownNode):
 			status = http.StatusNotFound
-		case errors.Is(runErr, session.ErrExists), strings.Contains(runErr.Error(), "already running"):
+		case errors.Is(runErr, session.ErrExists), errors.Is(runErr, session.ErrRunning):
 			status = http.StatusConflict
 		}
 		s.log.Warn("agui: run did not start", "thread", in.ThreadID, "session", sid, "err", runErr)

@@ -21,6 +21,9 @@
 // hold more roots than the limit while more than that many run. A root set
 // back to running (a resumed session) is kept again until it finishes. What
 // was dropped is gone: every call on it returns session.ErrNotFound.
+//
+// Claims (session.Store.Claim) are kept with the store, which is private
+// to its process: every claim is this process's and none outlives it.
 package memory
 
 import (
@@ -62,6 +65,7 @@ type Store struct {
 	sessions  map[string]*entry
 	globalSeq int64
 	closed    bool
+	claims    map[string]time.Time // claimed session -> since when (claims.go)
 
 	// Retention (maxRoots > 0 only). Every root is in exactly one of three
 	// places: queued (in queue, in creation order, not yet looked at by
@@ -485,7 +489,7 @@ func (st *Store) Close() error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.closed = true
-	st.sessions = map[string]*entry{}
+	st.sessions, st.claims = map[string]*entry{}, nil
 	st.queue, st.ready, st.roots = rootQueue{}, nil, 0
 	return nil
 }

@@ -21,6 +21,8 @@ import (
 
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/event/eventtest"
+	"github.com/agentpool/agentpool/internal/strictapi"
 	"github.com/agentpool/agentpool/pool"
 	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/session/sqlite"
@@ -127,12 +129,62 @@ func TestKillDuringRun(t *testing.T) {
 	t.Logf("killed after %d acknowledged events; %d readable; %d sessions, %d interrupted", k.acked, total, len(tree), len(st.Recovered()))
 	// The store works on.
 	ctx := context.Background()
-	if err := st.AppendEvents(ctx, k.root, event.PartEnd{Index: 0}); err != nil {
-		t.Fatal(err)
-	}
 	if err := st.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
+	resumeOnOpenAI(t, st, k.root)
+}
+
+// resumeOnOpenAI resumes root, whose run was killed in the middle of a
+// delegation, with the boss agent on the OpenAI wire format: a Chat
+// Completions server that rejects, as the real API does, an assistant
+// tool_call without a tool message after it. The resume must be accepted
+// and every delegation of the tree must still end in the log.
+func resumeOnOpenAI(t *testing.T, st *sqlite.Store, root string) {
+	t.Helper()
+	srv := strictapi.OpenAI(t, "resumed after the crash")
+	m, err := config.Parse("resume.yaml", fmt.Appendf(nil, `
+default_agent: boss
+agents:
+  boss:
+    model: {type: openai, model: gpt-strict, base_url: %q, api_key: sk-test}
+    tools: [subagent]
+  writer:
+    model: {type: test}
+  checker:
+    model: {type: test}
+teams:
+  crew:
+    mode: parallel
+    members: [writer, checker]
+`, srv.URL+"/v1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := pool.New(m, pool.Options{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	res, err := p.RunSink(context.Background(), pool.RunRequest{SessionID: root, Prompt: "go on"}, event.SinkFunc(func(event.Event) {}))
+	if err != nil {
+		t.Fatalf("resume after the kill: %v", err)
+	}
+	if rej := srv.Rejected(); len(rej) > 0 {
+		t.Fatalf("the provider rejected the resumed conversation: %s", rej[0])
+	}
+	if res.Result.StopReason != event.StopCompleted || res.Result.Output != "resumed after the crash" {
+		t.Fatalf("resumed run: %s %q (%v)", res.Result.StopReason, res.Result.Output, res.Result.Err)
+	}
+	bodies := srv.Bodies()
+	if len(bodies) != 1 {
+		t.Fatalf("%d requests to the provider, want 1", len(bodies))
+	}
+	sent := fmt.Sprint(bodies[0]["messages"])
+	if !strings.Contains(sent, "interrupted") {
+		t.Errorf("the provider got no interrupted result for the cut delegation: %s", sent)
+	}
+	checkStartsEnd(t, st, root)
 }
 
 // TestKillRepeatedly kills the helper at random moments, again and again,
@@ -344,6 +396,19 @@ func checkAfterKill(t *testing.T, path string, k killed) (*sqlite.Store, []sessi
 	}
 	if total < k.acked {
 		t.Errorf("%d events readable, %d were acknowledged before the kill", total, k.acked)
+	}
+	// Replays show every delegation of the killed run ending.
+	checkStartsEnd(t, st, k.root)
+	if rs, err := session.ReplayTree(ctx, st, k.root); err != nil {
+		t.Fatal(err)
+	} else {
+		evs := make([]event.Event, len(rs))
+		for i, r := range rs {
+			evs[i] = r.Event
+		}
+		if err := eventtest.CheckInvariants(k.root, evs); err != nil {
+			t.Errorf("replay of the killed run: %v", err)
+		}
 	}
 	return st, tree, total
 }

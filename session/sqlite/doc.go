@@ -39,10 +39,47 @@
 //   - A commit survives the process being killed (SIGKILL) at any moment:
 //     the database stays intact and every event committed before the kill
 //     is readable.
-//   - Crash recovery: each open store registers itself (pid, host) and
-//     marks the sessions it writes. Open turns the running sessions of a
-//     process that is gone into interrupted (see Store.Recovered); those of
-//     a live process on the same host are left alone.
 //
-// ":memory:" opens a private in-memory database (one connection).
+// # Owners, claims and crash recovery
+//
+// Each open store is an instance: a row of the instances table (id, pid
+// and host, for messages; boot id; heartbeat) and an exclusive flock on
+// a lock file of its own, DB.instances/<id>.lock, taken before the row is
+// written and held until Close. A session records the instance that last
+// created or updated it (its owner).
+//
+// Whether an instance is alive is decided without trusting process ids,
+// which a container's pid 1 or a reused pid would fool:
+//
+//  1. its lock file is held: alive; it can be locked and the store ran on
+//     this machine (same boot id or host name): dead, since the kernel
+//     releases the lock of a process that dies, however it dies;
+//  2. otherwise (no lock file to look at: flock missing on the platform,
+//     the file removed; or a free lock of another machine, which a
+//     network file system may not show): dead if it is on this host and
+//     ran before the machine last booted (boot ids differ), else alive
+//     while its heartbeat, renewed every Options.Lease/3, is younger than
+//     Options.Lease.
+//
+// Claims (session.Store.Claim) are rows of the claims table naming the
+// instance that holds them, so every process on the database sees them.
+// Claim checks the claims on the session, its ancestors and its
+// descendants and adds its own in one immediate transaction; a claim whose
+// instance is dead (or gone) does not count. Release first waits for the
+// writes queued before it to commit, so that the next owner reads them.
+// Close drops the store's claims and its row.
+//
+// Recovery: Open, and a Claim that finds a dead instance in its way, take
+// over the running sessions of dead or unknown instances in the same
+// transaction (they become this store's, still running), drop the dead
+// instances' rows, claims and lock files, then close what their runs
+// left open with session.CloseInterrupted (docs/spec/EVENTS.md §8: ends
+// with stop reason interrupted, error results for unfinished tool calls,
+// a final run_error) and mark them interrupted. Should this process die
+// in the middle, they are running sessions of a dead instance again, and
+// the next store finishes the job (it only adds what is missing).
+// Store.Recovered lists what Open recovered.
+//
+// ":memory:" opens a private in-memory database (one connection), with
+// no lock file and no heartbeat: no other process can see it.
 package sqlite

@@ -37,16 +37,26 @@ type Options struct {
 	// BusyTimeout is how long a connection waits for a lock held by
 	// another process. Default 10s.
 	BusyTimeout time.Duration
+	// Lease is how long another process takes this store for alive after
+	// its last heartbeat (renewed every Lease/3) when it cannot look at
+	// the store's lock file. Default DefaultLease.
+	Lease time.Duration
 }
 
 // Store is the SQLite session.Store. Use Open.
 type Store struct {
 	db        *sql.DB
 	path      string
+	memory    bool // ":memory:": private to this store
 	log       *slog.Logger
 	opts      Options
-	instance  string
+	instance  string   // this store's id in the instances table
+	host      string   // the host name
+	boot      string   // the boot id of this machine, "" when unknown
+	lock      *os.File // held while the store is open (owner.go); nil without one
 	recovered []string
+
+	beatStop, beatDone chan struct{} // the heartbeat goroutine; nil for ":memory:"
 
 	mu        sync.Mutex
 	space     *sync.Cond // signalled when the queue shrinks or the store closes
@@ -104,6 +114,9 @@ func Open(path string, opts Options) (*Store, error) {
 	if opts.BusyTimeout <= 0 {
 		opts.BusyTimeout = 10 * time.Second
 	}
+	if opts.Lease <= 0 {
+		opts.Lease = DefaultLease
+	}
 	memory := path == ":memory:"
 	dsn := fmt.Sprintf("%s?_pragma=busy_timeout(%d)&_pragma=foreign_keys(1)&_txlock=immediate", path, opts.BusyTimeout.Milliseconds())
 	if !memory {
@@ -135,98 +148,59 @@ func Open(path string, opts Options) (*Store, error) {
 	if err := migrate(ctx, db, migrations()); err != nil {
 		return fail(err)
 	}
+	host, _ := os.Hostname()
 	s := &Store{
-		db: db, path: path, log: opts.Logger, opts: opts,
-		instance: id.Ascending("ins"),
-		pks:      map[string]int64{},
-		wake:     make(chan struct{}, 1),
-		urgent:   make(chan struct{}, 1),
-		done:     make(chan struct{}),
-		seqs:     map[int64]int64{},
+		db: db, path: path, memory: memory, log: opts.Logger, opts: opts,
+		instance: id.Ascending("ins"), host: host, boot: bootID(),
+		pks:    map[string]int64{},
+		wake:   make(chan struct{}, 1),
+		urgent: make(chan struct{}, 1),
+		done:   make(chan struct{}),
+		seqs:   map[int64]int64{},
 	}
 	s.space = sync.NewCond(&s.mu)
-	if s.recovered, err = s.recover(ctx); err != nil {
-		return fail(err)
+	fail = func(err error) (*Store, error) {
+		s.unlock()
+		db.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
-	if len(s.recovered) > 0 {
-		s.log.Warn("sessions of a process that is gone marked interrupted", "db", path, "sessions", len(s.recovered))
+	taken, err := s.register(ctx)
+	if err != nil {
+		return fail(err)
 	}
 	if s.stmts, err = prepare(ctx, db); err != nil {
 		return fail(err)
 	}
 	go s.run()
+	if !memory {
+		s.beatStop, s.beatDone = make(chan struct{}), make(chan struct{})
+		go s.heartbeat(s.beatStop, s.beatDone)
+	}
+	if len(taken) > 0 {
+		for _, a := range taken {
+			s.recovered = append(s.recovered, a.id)
+		}
+		s.log.Warn("sessions of a process that is gone marked interrupted", "db", path, "sessions", len(taken))
+		s.closeAdopted(ctx, taken)
+	}
 	return s, nil
+}
+
+// unlock lets go of this store's lock file.
+func (s *Store) unlock() {
+	if s.lock != nil {
+		os.Remove(s.lock.Name())
+		s.lock.Close()
+		s.lock = nil
+	}
 }
 
 // Path returns the path the store was opened with.
 func (s *Store) Path() string { return s.path }
 
 // Recovered lists the sessions that Open found running for a process that
-// is gone and marked interrupted.
+// is gone, closed (session.CloseInterrupted) and marked interrupted.
 func (s *Store) Recovered() []string { return append([]string(nil), s.recovered...) }
-
-// recover registers this store and marks the running sessions of dead
-// processes interrupted.
-func (s *Store) recover(ctx context.Context) ([]string, error) {
-	host, _ := os.Hostname()
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
-	rows, err := tx.QueryContext(ctx, `SELECT id, pid, host FROM instances`)
-	if err != nil {
-		return nil, err
-	}
-	var dead []string
-	for rows.Next() {
-		var iid, h string
-		var pid int
-		if err := rows.Scan(&iid, &pid, &h); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		// A process on another host cannot be checked: its sessions stay.
-		if h == host && !processAlive(pid) {
-			dead = append(dead, iid)
-		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	deadJSON, _ := json.Marshal(append([]string{}, dead...))
-	rows, err = tx.QueryContext(ctx, `SELECT id FROM sessions WHERE status = 'running' AND (
-		owner IS NULL OR owner NOT IN (SELECT id FROM instances) OR owner IN (SELECT value FROM json_each(?)))`, string(deadJSON))
-	if err != nil {
-		return nil, err
-	}
-	var ids []string
-	for rows.Next() {
-		var sid string
-		if err := rows.Scan(&sid); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		ids = append(ids, sid)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	now := time.Now().UnixNano()
-	idsJSON, _ := json.Marshal(append([]string{}, ids...))
-	if _, err := tx.ExecContext(ctx, `UPDATE sessions SET status = 'interrupted', updated_at = ? WHERE id IN (SELECT value FROM json_each(?))`, now, string(idsJSON)); err != nil {
-		return nil, err
-	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM instances WHERE id IN (SELECT value FROM json_each(?))`, string(deadJSON)); err != nil {
-		return nil, err
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO instances (id, pid, host, started_at) VALUES (?, ?, ?, ?)`, s.instance, os.Getpid(), host, now); err != nil {
-		return nil, err
-	}
-	return ids, tx.Commit()
-}
 
 // ---- encoding ----
 

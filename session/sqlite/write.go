@@ -101,7 +101,15 @@ func (s *Store) Close() error {
 		signal(s.urgent)
 		<-o.done
 		<-s.done
-		_, delErr := s.db.Exec(`DELETE FROM instances WHERE id = ?`, s.instance)
+		if s.beatStop != nil {
+			close(s.beatStop)
+			<-s.beatDone
+		}
+		_, delErr := s.db.Exec(`DELETE FROM claims WHERE instance = ?`, s.instance)
+		if delErr == nil {
+			_, delErr = s.db.Exec(`DELETE FROM instances WHERE id = ?`, s.instance)
+		}
+		s.unlock()
 		s.stmts.close()
 		s.mu.Lock()
 		werr := s.werr

@@ -13,6 +13,8 @@
 // metadata and messages, listing order and filters, deletion of a whole
 // subtree with its messages and events, per-session event order with
 // contiguous sequence numbers and one store-wide order, read-your-writes
-// without Flush, many concurrent writers and readers, and ErrClosed after
-// Close. Each subtest opens its own store and closes it when done.
+// without Flush, many concurrent writers and readers, claims (one holder
+// per line of sessions, released and claimed again, a new session's id
+// claimed before it exists, exactly one winner among concurrent claims,
+// a *RunningError that names this process), and ErrClosed after Close. Each subtest opens its own store and closes it when done.
 package storetest

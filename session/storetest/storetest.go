@@ -35,6 +35,10 @@ func Run(t *testing.T, open func(t *testing.T) session.Store) {
 		{"ReadYourWrites", testReadYourWrites},
 		{"ConcurrentWriters", testConcurrentWriters},
 		{"Subtree", testSubtree},
+		{"ClaimRelease", testClaimRelease},
+		{"ClaimLineage", testClaimLineage},
+		{"ClaimNewSession", testClaimNewSession},
+		{"ClaimConcurrent", testClaimConcurrent},
 		{"Closed", testClosed},
 	}
 	for _, tc := range tests {
@@ -119,6 +123,8 @@ func testClosed(t *testing.T, st session.Store) {
 	checks["AppendEvents"] = st.AppendEvents(ctx, "ses_1", event.PartEnd{})
 	_, checks["Events"] = st.Events(ctx, "ses_1", 0)
 	checks["Flush"] = st.Flush(ctx)
+	checks["Claim"] = st.Claim(ctx, "ses_1")
+	checks["Release"] = st.Release(ctx, "ses_1")
 	for name, err := range checks {
 		if !errors.Is(err, session.ErrClosed) {
 			t.Errorf("%s after Close = %v, want ErrClosed", name, err)
