@@ -27,7 +27,7 @@ func TestPromptRefusedWhileAnotherRunHoldsTheSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	w, _ = h.call("session/prompt", promptParams(sid, "hello"))
-	if got := stopReason(t, w); got != StopEndTurn {
+	if got := stopReason(t, w); got != stopEndTurn {
 		t.Fatalf("prompt after the release: %s", got)
 	}
 }
