@@ -180,8 +180,13 @@ type Team struct {
 	Members      []string // agents or other teams, in order
 	SharedPrompt string
 	Description  string
-	RequireAll   bool // default true
-	Line         int  // line of the team's key
+	// RequireAll is `require_all`: every member must succeed. A sequential
+	// team stops at the first failed member and fails; a parallel team runs
+	// every member and fails when any failed. Default: true for sequential
+	// teams, false for parallel ones (which then fail only when every
+	// member failed).
+	RequireAll bool
+	Line       int // line of the team's key
 }
 
 // Storage is `storage:`.

@@ -113,7 +113,7 @@ func TestLoadSpecExample(t *testing.T) {
 		},
 		TeamOrder: []string{"research_team", "review_chain"},
 		Teams: map[string]*Team{
-			"research_team": {Name: "research_team", Mode: "parallel", Members: []string{"searcher", "critic"}, SharedPrompt: "Be brief.", RequireAll: true, Line: 30},
+			"research_team": {Name: "research_team", Mode: "parallel", Members: []string{"searcher", "critic"}, SharedPrompt: "Be brief.", Line: 30},
 			"review_chain":  {Name: "review_chain", Mode: "sequential", Members: []string{"searcher", "critic"}, RequireAll: true, Line: 34},
 		},
 		Limits: defaultLimits(),
@@ -241,7 +241,7 @@ func TestLoadFull(t *testing.T) {
 		},
 		TeamOrder: []string{"panel", "pipeline"},
 		Teams: map[string]*Team{
-			"panel":    {Name: "panel", Description: "Two views at once.", Mode: "parallel", Members: []string{"helper", "checker"}, SharedPrompt: "Be brief.", RequireAll: true, Line: 66},
+			"panel":    {Name: "panel", Description: "Two views at once.", Mode: "parallel", Members: []string{"helper", "checker"}, SharedPrompt: "Be brief.", Line: 66},
 			"pipeline": {Name: "pipeline", Mode: "sequential", Members: []string{"panel", "lead"}, RequireAll: false, Line: 71},
 		},
 		Storage: Storage{Path: "data/sessions.db"},
@@ -842,7 +842,7 @@ teams:
     require_all: false
 `)
 	want := map[string]*Team{
-		"inner": {Name: "inner", Mode: "parallel", Members: []string{"a", "b"}, SharedPrompt: "Be brief.\n\nCite sources.", RequireAll: true, Line: 5},
+		"inner": {Name: "inner", Mode: "parallel", Members: []string{"a", "b"}, SharedPrompt: "Be brief.\n\nCite sources.", Line: 5},
 		"outer": {Name: "outer", Mode: "sequential", Members: []string{"inner", "a", "a"}, Description: "Runs inner, then a again.", RequireAll: false, Line: 9},
 	}
 	if !reflect.DeepEqual(m.Teams, want) {

@@ -20,7 +20,8 @@
 //     that is: the file name as given to Load or Parse, the 1-based line of
 //     the offending YAML node, the dotted field path (list elements as
 //     "workers[0]") and the message. YAML syntax errors carry the file and
-//     line too.
+//     the line of the problem too (not the line where the YAML parser's
+//     enclosing context began, which is what it reports).
 //
 //   - Unknown keys are errors at every level, never silently ignored; when a
 //     known key is close, the message suggests it ("did you mean ...?"). Keys
@@ -32,12 +33,21 @@
 //   - Cross references are checked: default_agent, worker names and team
 //     members must name defined agents or teams; agents and teams share one
 //     namespace; a team may not contain itself, directly or through other
-//     teams; names match ^[A-Za-z][A-Za-z0-9_-]*$.
+//     teams; names match ^[A-Za-z][A-Za-z0-9_-]*$. A team whose run needs
+//     more spawns than limits.max_spawns (one for itself, one per member,
+//     members of member teams included; TeamSpawns) is an error at its
+//     line: it could only ever run part of its members.
 //
 //   - Defaults are applied: zero limits take DefaultMaxDepth,
-//     DefaultMaxChildren, DefaultMaxSpawns and DefaultMaxTurns; workers get
-//     ResetHistoryOnRun=true and teams RequireAll=true unless set otherwise.
-//     Negative limits, token counts, prices and durations are errors.
+//     DefaultMaxChildren, DefaultMaxSpawns and DefaultMaxTurns (0 is the
+//     default, never "unlimited" nor "none"); workers get
+//     ResetHistoryOnRun=true; teams get RequireAll=true when sequential and
+//     false when parallel, unless set otherwise. Negative limits, token
+//     counts, prices and durations are errors, and so is a base_url that is
+//     no http(s) URL with a host.
+//
+//   - Hook settings files are not read by Load (MCP config files are);
+//     CheckFiles reports the ones that are missing, at their lines.
 //
 // An agent's tool_approval maps tool names, path.Match patterns ("ask_*")
 // or "*" to allow, ask or deny (ToolApprovalFor says which entry applies);

@@ -93,33 +93,16 @@ func (p *parser) decode(data []byte) *yaml.Node {
 	return root
 }
 
-// syntax reports a YAML syntax error with its line.
+// syntax reports a YAML syntax error at the line it is on (see
+// problemLine).
 func (p *parser) syntax(err error, data []byte) {
-	msg := err.Error()
-	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
-		line, _ := strconv.Atoi(m[1])
-		p.add(line, "", "invalid YAML: %s", m[2])
-		return
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	reported := 0
+	if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
+		reported, _ = strconv.Atoi(m[1])
+		msg = m[2]
 	}
-	msg = strings.TrimPrefix(msg, "yaml: ")
-	line := 1 // the parser leaves out the line number for line 1
-	for _, pre := range []string{"unknown anchor '", "anchor '"} {
-		if strings.HasPrefix(msg, pre) {
-			name, _, _ := strings.Cut(msg[len(pre):], "'")
-			mark := "*" + name
-			if pre == "anchor '" {
-				mark = "&" + name
-			}
-			line = 0
-			for i, l := range strings.Split(string(data), "\n") {
-				if strings.Contains(l, mark) {
-					line = i + 1
-					break
-				}
-			}
-		}
-	}
-	p.add(line, "", "invalid YAML: %s", msg)
+	p.add(problemLine(err, data, reported), "", "invalid YAML: %s", msg)
 }
 
 func (p *parser) manifest(m *Manifest, root *yaml.Node) {

@@ -259,8 +259,13 @@ func (p *parser) team(e entry) *Team {
 	if fe, ok := f["description"]; ok {
 		t.Description = p.str(fe.val, path+".description")
 	}
+	// require_all's default follows the mode: each link of a chain feeds
+	// the next, so a sequential team needs them all; the members of a
+	// parallel team are independent, so by default it reports the ones that
+	// failed and fails only when all did.
+	t.RequireAll = t.Mode != ModeParallel
 	if fe, ok := f["require_all"]; ok {
-		t.RequireAll = p.boolean(fe.val, path+".require_all", true)
+		t.RequireAll = p.boolean(fe.val, path+".require_all", t.RequireAll)
 	}
 	return t
 }

@@ -3,6 +3,7 @@
 package config
 
 import (
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -101,6 +102,10 @@ func (p *parser) modelMap(ms *ModelSpec, e entry, path string) {
 	}
 	if n, fp, ok := get("base_url"); ok {
 		ms.BaseURL = p.str(n, fp)
+		// Checked only where the key applies (else that is the error).
+		if ms.BaseURL != "" && contains(modelKeyTypesFor("base_url"), ms.Type) && !isHTTPURL(ms.BaseURL) {
+			p.add(n.Line, fp, "expected an http:// or https:// URL with a host, such as %q, got %q", "http://127.0.0.1:11434/v1", ms.BaseURL)
+		}
 	}
 	if n, fp, ok := get("api_key"); ok {
 		ms.APIKey = p.str(n, fp)
@@ -233,4 +238,12 @@ func (p *parser) turn(n *yaml.Node, path string) ScriptTurn {
 		t.FinishReason = p.requiredStr(fe.val, path+".finish_reason")
 	}
 	return t
+}
+
+// isHTTPURL reports whether s is an absolute http or https URL with a host:
+// what a provider's base URL must be ("localhost:11434/v1" parses as a URL
+// of scheme "localhost", and would only fail at the first request).
+func isHTTPURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.Opaque == ""
 }

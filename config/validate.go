@@ -58,8 +58,56 @@ func (p *parser) validate(m *Manifest) {
 		}
 	}
 	p.teamCycles(m)
+	p.teamBudgets(m)
 	p.checkMCPNames(m)
 }
+
+// teamBudgets reports every team that cannot run within limits.max_spawns:
+// a run of a team takes one spawn for the team (when it is delegated to)
+// and one per member, and a member team takes its own members' too. A team
+// that does not fit would run only part of its members, so it is refused
+// here rather than cut short at run time.
+func (p *parser) teamBudgets(m *Manifest) {
+	need := TeamSpawns(m.Teams)
+	for _, tn := range m.TeamOrder {
+		if n := need(tn); n > m.Limits.MaxSpawns {
+			p.add(m.Teams[tn].Line, "teams."+tn,
+				"team %q needs %d spawns per run (itself and %d members, counting members of member teams), more than limits.max_spawns (%d): split the team or raise limits.max_spawns",
+				tn, n, n-1, m.Limits.MaxSpawns)
+		}
+	}
+}
+
+// TeamSpawns returns a function giving the spawns one run of a team takes
+// from the run's budget (max_spawns): one for the team itself and one per
+// member, members of member teams included. Members that are not teams
+// count one each (what an agent spawns depends on its model). Cycles
+// (reported on their own) are counted once around. Counts stop growing at
+// maxTeamSpawns, far above any budget (teams of teams multiply).
+func TeamSpawns(teams map[string]*Team) func(name string) int {
+	memo := map[string]int{}
+	var need func(name string) int
+	need = func(name string) int {
+		if n, ok := memo[name]; ok {
+			return n
+		}
+		memo[name] = 1 // a cycle back to this team counts it once
+		n := 1
+		for _, mem := range teams[name].Members {
+			if _, isTeam := teams[mem]; isTeam && mem != name {
+				n = min(n+need(mem), maxTeamSpawns)
+			} else {
+				n = min(n+1, maxTeamSpawns)
+			}
+		}
+		memo[name] = n
+		return n
+	}
+	return need
+}
+
+// maxTeamSpawns bounds what TeamSpawns counts.
+const maxTeamSpawns = 1 << 40
 
 // teamCycles reports every cycle of team membership (through other teams)
 // once, at the member entry that closes it.

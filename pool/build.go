@@ -90,8 +90,23 @@ type TeamSpec struct {
 	SharedPrompt string    // prepended to every member's prompt
 	// ContinueOnFailure makes a sequential team run its remaining members
 	// after one failed (the manifest's require_all: false); by default the
-	// chain stops.
+	// chain stops. Sequential teams only.
 	ContinueOnFailure bool
+	// RequireAll makes a parallel team fail when any member failed (the
+	// manifest's require_all: true); by default it fails only when every
+	// member failed, and its output names the members that did. Every
+	// member runs to its end either way. Parallel teams only.
+	RequireAll bool
+}
+
+// requireAll says whether every member of the team must succeed (the
+// manifest's require_all): a sequential team unless ContinueOnFailure, a
+// parallel one when RequireAll.
+func (t *TeamSpec) requireAll() bool {
+	if t.Mode == team.Parallel {
+		return t.RequireAll
+	}
+	return !t.ContinueOnFailure
 }
 
 // ApprovalPolicies is implemented by an Options.Hooks value that enforces
@@ -210,7 +225,7 @@ func (p *Pool) makeNodes(cfg Config, opts Options) error {
 	for _, t := range cfg.Teams {
 		tm, err := team.New(team.Config{
 			Name: t.Name, Description: t.Description, Mode: t.Mode, Members: t.Members,
-			SharedPrompt: t.SharedPrompt, RequireAll: !t.ContinueOnFailure,
+			SharedPrompt: t.SharedPrompt, RequireAll: t.requireAll(),
 		})
 		if err != nil {
 			errs = append(errs, err)

@@ -50,10 +50,16 @@ func FromManifest(m *config.Manifest) (Config, error) {
 	}
 	for _, name := range m.TeamOrder {
 		t := m.Teams[name]
-		cfg.Teams = append(cfg.Teams, TeamSpec{
+		spec := TeamSpec{
 			Name: name, Description: t.Description, Mode: team.Mode(t.Mode), Members: t.Members,
-			SharedPrompt: t.SharedPrompt, ContinueOnFailure: !t.RequireAll,
-		})
+			SharedPrompt: t.SharedPrompt,
+		}
+		if spec.Mode == team.Parallel {
+			spec.RequireAll = t.RequireAll
+		} else {
+			spec.ContinueOnFailure = !t.RequireAll
+		}
+		cfg.Teams = append(cfg.Teams, spec)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return Config{}, err
@@ -87,7 +93,7 @@ func (cfg *Config) manifest() *config.Manifest {
 	for _, t := range cfg.Teams {
 		m.Teams[t.Name] = &config.Team{
 			Name: t.Name, Description: t.Description, Mode: string(t.Mode), Members: t.Members,
-			SharedPrompt: t.SharedPrompt, RequireAll: !t.ContinueOnFailure,
+			SharedPrompt: t.SharedPrompt, RequireAll: t.requireAll(),
 		}
 		m.TeamOrder = append(m.TeamOrder, t.Name)
 	}

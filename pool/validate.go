@@ -136,8 +136,15 @@ func (cfg *Config) validate() error {
 				bad(teamErr(t.Name, field, "%s", unknown(mem)))
 			}
 		}
+		switch {
+		case t.Mode == team.Parallel && t.ContinueOnFailure:
+			bad(teamErr(t.Name, "ContinueOnFailure", "applies to sequential teams only (a parallel team runs every member; set RequireAll to fail it when any member fails)"))
+		case t.Mode == team.Sequential && t.RequireAll:
+			bad(teamErr(t.Name, "RequireAll", "applies to parallel teams only (a sequential team stops at its first failed member unless ContinueOnFailure is set)"))
+		}
 	}
 	errs = append(errs, cfg.teamCycles()...)
+	errs = append(errs, cfg.teamBudgets()...)
 
 	if cfg.Default != "" && kinds[cfg.Default] == "" {
 		bad(fmt.Errorf("Config.Default: %s", unknown(cfg.Default)))
@@ -204,6 +211,27 @@ func (cfg *Config) teamCycles() []error {
 	for _, t := range cfg.Teams {
 		if state[t.Name] == unvisited {
 			visit(t.Name)
+		}
+	}
+	return errs
+}
+
+// teamBudgets reports every team whose run cannot fit Limits.MaxSpawns (as
+// config does for a manifest): it would run only part of its members.
+func (cfg *Config) teamBudgets() []error {
+	teams := map[string]*config.Team{}
+	for _, t := range cfg.Teams {
+		if teams[t.Name] == nil {
+			teams[t.Name] = &config.Team{Name: t.Name, Members: t.Members}
+		}
+	}
+	need := config.TeamSpawns(teams)
+	var errs []error
+	for _, t := range cfg.Teams {
+		if n := need(t.Name); n > cfg.Limits.MaxSpawns {
+			errs = append(errs, teamErr(t.Name, "Members",
+				"team %q needs %d spawns per run (itself and %d members, counting members of member teams), more than Limits.MaxSpawns (%d)",
+				t.Name, n, n-1, cfg.Limits.MaxSpawns))
 		}
 	}
 	return errs

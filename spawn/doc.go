@@ -11,6 +11,15 @@
 // emits spawn_session_end exactly once, whatever happened (success, error,
 // panic, cancellation, timeout); and unregisters the child.
 //
+// A spawn refused by a limit returns a *LimitError (errors.Is ErrDepthLimit
+// or ErrSpawnBudget) and emits nothing; the mechanisms that ask for spawns
+// (the task and worker tools, teams) tell the stream with a spawn_refused
+// event (ReportRefused), and the runtime logs the first refusal by each
+// limit in a run. Depth counts from the root of the session tree, also when
+// a run continues a child session; the refusal then says so. Reserve takes
+// spawns of the run's budget ahead, all or none, for spawns that must all
+// happen (a team's members).
+//
 // Ordering: everything a child emits reaches the parent sink after its
 // spawn_session_start and before its spawn_session_end, because the node's
 // Run does not return until its own work (tools, async children) is done.

@@ -234,9 +234,16 @@ func (h *handle) slots(n int) chan struct{} {
 
 // runState is shared by every session of one root run.
 type runState struct {
-	spawns atomic.Int64
-	rec    Recorder  // the root's sink when it is a Recorder, else nil
-	tasks  taskTable // the run's async tasks, gone with the run
+	spawns atomic.Int64 // spawns taken from the budget (max_spawns)
+	rec    Recorder     // the root's sink when it is a Recorder, else nil
+	tasks  taskTable    // the run's async tasks, gone with the run
+	// rootDepth is the root session's depth: more than 0 when the run
+	// continues a child session (max_depth still counts from its tree's
+	// root, and a refusal says so).
+	rootDepth int
+	// The first refusal by each limit is logged; the rest are not (they
+	// are all in the stream).
+	depthWarned, budgetWarned atomic.Bool
 }
 
 // NewRoot registers a root session and returns its invocation; sink gets
@@ -251,6 +258,7 @@ func (rt *Runtime) NewRoot(s session.Session, runID, prompt string, history []mo
 	}
 	inv.run = &inv.rootRun
 	inv.rootRun.rec, _ = sink.(Recorder)
+	inv.rootRun.rootDepth = s.Depth
 	if !rt.register(s.ID, &inv.h) {
 		return nil, &session.RunningError{SessionID: s.ID, Claimed: s.ID, Owner: session.ThisProcess()}
 	}

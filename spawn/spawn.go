@@ -25,6 +25,9 @@ type Request struct {
 	History     []model.Message
 	Timeout     time.Duration // overrides Limits.Timeout when > 0
 	Metadata    map[string]any
+	// Reservation, when set, is where the spawn's share of the run's
+	// budget comes from (see Reserve); else from what is left of it.
+	Reservation *Reservation
 }
 
 // Child is a spawned child. For a sync spawn Result is its outcome; for an
@@ -50,14 +53,11 @@ func Spawn(ctx context.Context, parent *Invocation, req Request) (Child, error) 
 		req.Mechanism = event.MechanismManual
 	}
 	depth := parent.Session.Depth + 1
-	if depth > rt.limits.MaxDepth {
-		return Child{}, fmt.Errorf("cannot spawn %s: %w (max_depth %d)", req.Node.Name(), ErrDepthLimit, rt.limits.MaxDepth)
+	if err := rt.checkDepth(parent, req.Node, depth); err != nil {
+		return Child{}, err
 	}
-	if n := parent.run.spawns.Add(1); n > int64(rt.limits.MaxSpawns) {
-		if n == int64(rt.limits.MaxSpawns)+1 {
-			rt.log.Warn("spawn budget of the run exhausted; further spawns are refused", "max_spawns", rt.limits.MaxSpawns, "session", parent.Session.ID)
-		}
-		return Child{}, fmt.Errorf("cannot spawn %s: %w (max_spawns %d)", req.Node.Name(), ErrSpawnBudget, rt.limits.MaxSpawns)
+	if err := rt.takeSpawn(parent, req.Node, req.Reservation); err != nil {
+		return Child{}, err
 	}
 	// Concurrency: wait for a slot among the parent's running children.
 	sem := parent.h.slots(rt.limits.MaxChildren)

@@ -52,11 +52,13 @@ var taskTool = titled{tool.New("task",
 		if !ok {
 			return tool.Errorf("task: unknown agent or team %q; available: %s", a.AgentOrTeam, strings.Join(inv.Runtime.NodeNames(), ", ")), nil
 		}
-		child, err := Spawn(ctx, inv, Request{
+		req := Request{
 			Node: node, Prompt: a.Prompt, Description: a.Description, Mechanism: event.MechanismTask,
 			Async: a.AsyncMode, ToolCallID: call.ID,
-		})
+		}
+		child, err := Spawn(ctx, inv, req)
 		if err != nil {
+			ReportRefused(inv, req, err)
 			return tool.Errorf("task: %v%s", err, limitHint(err)), nil
 		}
 		if a.AsyncMode {
@@ -173,11 +175,13 @@ func WorkerTool(name, description string, opts WorkerOptions) tool.Tool {
 			history = append(history, inv.workerHistory[name]...)
 			inv.h.mu.Unlock()
 		}
-		child, err := Spawn(ctx, inv, Request{
+		req := Request{
 			Node: node, Prompt: a.Prompt, Description: description, Mechanism: event.MechanismWorker,
 			ToolCallID: call.ID, History: history,
-		})
+		}
+		child, err := Spawn(ctx, inv, req)
 		if err != nil {
+			ReportRefused(inv, req, err)
 			return tool.Errorf("ask_%s: %v%s", name, err, limitHint(err)), nil
 		}
 		if !opts.ResetHistoryOnRun {

@@ -27,7 +27,12 @@ type Config struct {
 	Mode         Mode
 	Members      []string // node names, resolved at run time through the runtime
 	SharedPrompt string   // prepended to every member's prompt
-	RequireAll   bool     // sequential: stop the chain on the first failure
+	// RequireAll makes every member's success required: a sequential team
+	// stops at the first failed member, a parallel one (whose members all
+	// run to their end) fails when any member failed. Without it a team
+	// fails only when every member failed, and its output names the
+	// members that did.
+	RequireAll bool
 }
 
 // Team is an immutable team definition.
@@ -80,11 +85,18 @@ func (t *Team) memberPrompt(p string) string {
 func (t *Team) Run(ctx context.Context, inv *spawn.Invocation) spawn.Result {
 	inv.Sink.Emit(event.RunStarted{SessionID: inv.Session.ID, RunID: inv.RunID, AgentName: t.cfg.Name, ParentSessionID: inv.Session.ParentID})
 	var res spawn.Result
-	if t.cfg.Mode == Parallel {
-		res = t.runParallel(ctx, inv)
-	} else {
-		res = t.runSequential(ctx, inv)
+	// The members' spawns are taken from the run's budget together, so that
+	// a team runs all of its members or none, never whichever came first.
+	budget, err := spawn.Reserve(inv, t.cfg.Name, len(t.cfg.Members))
+	switch {
+	case err != nil:
+		res = t.refuseAll(inv, err)
+	case t.cfg.Mode == Parallel:
+		res = t.runParallel(ctx, inv, budget)
+	default:
+		res = t.runSequential(ctx, inv, budget)
 	}
+	budget.Release() // what a stopped chain did not use
 	switch {
 	case res.StopReason == event.StopAborted:
 		inv.Sink.Emit(event.RunError{Message: "team cancelled", Code: "aborted", RunID: inv.RunID, AgentName: t.cfg.Name})
@@ -118,24 +130,43 @@ func (m memberResult) describe() string {
 	}
 }
 
-func (t *Team) spawnMember(ctx context.Context, inv *spawn.Invocation, name, prompt string) memberResult {
+// refuseAll ends a team whose members could not be given the run's
+// budget: none is started, each is a spawn_refused event, and the team
+// fails.
+func (t *Team) refuseAll(inv *spawn.Invocation, err error) spawn.Result {
+	parts := make([]string, len(t.cfg.Members))
+	for i, name := range t.cfg.Members {
+		req := spawn.Request{Mechanism: event.MechanismSpawn}
+		req.Node, _ = inv.Runtime.Lookup(name)
+		spawn.ReportRefused(inv, req, err)
+		parts[i] = memberResult{name: name, err: err}.describe()
+	}
+	return spawn.Result{Output: strings.Join(parts, "\n\n"), StopReason: event.StopError,
+		Err: fmt.Errorf("no member started: %w", err)}
+}
+
+func (t *Team) spawnMember(ctx context.Context, inv *spawn.Invocation, budget *spawn.Reservation, name, prompt string) memberResult {
 	node, ok := inv.Runtime.Lookup(name)
 	if !ok {
 		return memberResult{name: name, err: fmt.Errorf("%w: %s", spawn.ErrUnknownNode, name)}
 	}
-	child, err := spawn.Spawn(ctx, inv, spawn.Request{
+	req := spawn.Request{
 		Node: node, Prompt: t.memberPrompt(prompt), Description: fmt.Sprintf("%s member %s", t.cfg.Name, name),
-		Mechanism: event.MechanismSpawn,
-	})
+		Mechanism: event.MechanismSpawn, Reservation: budget,
+	}
+	child, err := spawn.Spawn(ctx, inv, req)
+	if err != nil {
+		spawn.ReportRefused(inv, req, err)
+	}
 	r := child.Result
 	return memberResult{name: name, child: child, err: err, failed: err == nil && r.StopReason != event.StopCompleted && r.StopReason != event.StopMaxTokens}
 }
 
-func (t *Team) runParallel(ctx context.Context, inv *spawn.Invocation) spawn.Result {
+func (t *Team) runParallel(ctx context.Context, inv *spawn.Invocation, budget *spawn.Reservation) spawn.Result {
 	results := make([]memberResult, len(t.cfg.Members))
 	var wg sync.WaitGroup
 	for i, name := range t.cfg.Members {
-		wg.Go(func() { results[i] = t.spawnMember(ctx, inv, name, inv.Prompt) })
+		wg.Go(func() { results[i] = t.spawnMember(ctx, inv, budget, name, inv.Prompt) })
 	}
 	wg.Wait()
 	var parts []string
@@ -147,16 +178,19 @@ func (t *Team) runParallel(ctx context.Context, inv *spawn.Invocation) spawn.Res
 		}
 	}
 	out := strings.Join(parts, "\n\n")
-	if ctx.Err() != nil {
+	switch {
+	case ctx.Err() != nil:
 		return spawn.Result{Output: out, StopReason: event.StopAborted, Err: context.Cause(ctx)}
-	}
-	if len(failures) == len(results) {
+	case len(failures) == len(results):
 		return spawn.Result{Output: out, StopReason: event.StopError, Err: fmt.Errorf("every member failed: %s", strings.Join(failures, ", "))}
+	case len(failures) > 0 && t.cfg.RequireAll:
+		return spawn.Result{Output: out, StopReason: event.StopError,
+			Err: fmt.Errorf("%d of %d members failed: %s (require_all)", len(failures), len(results), strings.Join(failures, ", "))}
 	}
 	return spawn.Result{Output: out, StopReason: event.StopCompleted}
 }
 
-func (t *Team) runSequential(ctx context.Context, inv *spawn.Invocation) spawn.Result {
+func (t *Team) runSequential(ctx context.Context, inv *spawn.Invocation, budget *spawn.Reservation) spawn.Result {
 	input := inv.Prompt
 	var last memberResult
 	var failures []string
@@ -164,7 +198,7 @@ func (t *Team) runSequential(ctx context.Context, inv *spawn.Invocation) spawn.R
 		if ctx.Err() != nil {
 			return spawn.Result{Output: input, StopReason: event.StopAborted, Err: context.Cause(ctx)}
 		}
-		last = t.spawnMember(ctx, inv, name, input)
+		last = t.spawnMember(ctx, inv, budget, name, input)
 		if last.err != nil || last.failed {
 			failures = append(failures, name)
 			if ctx.Err() != nil {

@@ -3,6 +3,11 @@
 //	agentpool run [-c FILE] [--agent NAME] [--output text|jsonl] [--db PATH] PROMPT
 //	agentpool validate FILE
 //	agentpool version
+//
+// Exit codes of run: 0 when the run and every child session completed; 3
+// when the run completed but a child session failed or a limit refused a
+// spawn; 1 when the run failed or could not start (any command's error);
+// 130 when cancelled.
 package main
 
 import (

@@ -24,3 +24,14 @@ func loadManifest(path string) (*config.Manifest, error) {
 	}
 	return config.Default(), nil
 }
+
+// manifestName names the manifest loadManifest(path) loads, for messages.
+func manifestName(path string) string {
+	if path != "" {
+		return path
+	}
+	if _, err := os.Stat(defaultManifestFile); err == nil {
+		return defaultManifestFile
+	}
+	return "the built-in manifest"
+}

@@ -65,7 +65,10 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 	} else {
 		reg.OnApproval.Use(noTerminalApproval)
 	}
-	p, err := openPool(f.poolFlags, pool.Options{Hooks: reg})
+	// Warnings of the runtime (a limit that refused a spawn, a store that
+	// failed) go to stderr; stdout is the answer or the event stream.
+	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	p, err := openPool(f.poolFlags, pool.Options{Hooks: reg, Logger: log})
 	if err != nil {
 		return err
 	}
@@ -108,7 +111,14 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 		}
 		sink = view
 	}
-	res, err := p.RunSink(ctx, pool.RunRequest{Node: f.agent, Prompt: prompt, SessionID: f.session}, sink)
+	node := f.agent
+	if f.session != "" {
+		if node, err = resumeNode(ctx, p, f.session, f.agent, manifestName(f.config), cmd.ErrOrStderr()); err != nil {
+			return err
+		}
+	}
+	out := newOutcome(sink)
+	res, err := p.RunSink(ctx, pool.RunRequest{Node: node, Prompt: prompt, SessionID: f.session}, out)
 	if err != nil {
 		return err
 	}
@@ -120,6 +130,9 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 	}
 	switch res.Result.StopReason {
 	case event.StopCompleted, event.StopMaxTokens:
+		if msg := out.summary(); msg != "" {
+			return &exitError{code: exitIncomplete, msg: msg}
+		}
 		return nil
 	case event.StopAborted:
 		return &exitError{code: 130, msg: "run cancelled"}

@@ -92,6 +92,9 @@ func openPool(f poolFlags, opts pool.Options) (*pool.Pool, error) {
 	if opts.Workspace == "" {
 		opts.Workspace = f.workspace
 	}
+	if err := config.CheckFiles(manifestName(f.config), m); err != nil {
+		return nil, err
+	}
 	reg, _ := opts.Hooks.(*hook.Registry)
 	if opts.Hooks == nil {
 		reg = hook.New(hook.Options{Logger: slog.Default()})

@@ -2,10 +2,13 @@ package main
 
 import (
 	"fmt"
+	"log/slog"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentpool/agentpool/config"
+	"github.com/agentpool/agentpool/hook"
+	"github.com/agentpool/agentpool/hook/command"
 	"github.com/agentpool/agentpool/pool"
 )
 
@@ -16,14 +19,24 @@ func newValidateCmd() *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			m, err := config.Load(args[0])
+			if err == nil {
+				err = config.CheckFiles(args[0], m)
+			}
+			// The hook settings files are read as run reads them.
+			reg := hook.New(hook.Options{Logger: slog.Default()})
+			if err == nil {
+				err = command.Install(reg, m, command.Options{})
+			}
 			if err != nil {
 				fmt.Fprintln(cmd.ErrOrStderr(), err)
 				return &exitError{code: 1, msg: ""}
 			}
 			// Building the pool checks what the schema cannot (models, tools).
-			if _, err := pool.New(m, pool.Options{}); err != nil {
+			p, err := pool.New(m, pool.Options{Hooks: reg})
+			if err != nil {
 				return &exitError{code: 1, msg: fmt.Sprintf("%s: %v", args[0], err)}
 			}
+			p.Close()
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: ok (%d agents, %d teams)\n", args[0], len(m.Agents), len(m.Teams))
 			return nil
 		},

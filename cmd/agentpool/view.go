@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/pool"
+	"github.com/agentpool/agentpool/spawn"
 )
 
 // liveView renders the tree of running sessions as it changes, one line
@@ -72,6 +73,10 @@ func renderLine(e event.Event) string {
 		return fmt.Sprintf("· %s", e.Title)
 	case event.RunError:
 		return fmt.Sprintf("✗ %s: %s", e.AgentName, e.Message)
+	case event.Custom:
+		if e.EventType == spawn.EventSpawnRefused {
+			return fmt.Sprintf("⊘ **`%v`** refused by %v %v", e.EventData["node"], e.EventData["limit"], e.EventData["max"])
+		}
 	}
 	return ""
 }

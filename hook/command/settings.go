@@ -132,6 +132,10 @@ func ParseSettings(name string, data []byte) (Settings, error) {
 			out.Ignored = append(out.Ignored, fmt.Sprintf("%s: hooks.%s: event not supported, ignored", name, ev))
 			continue
 		}
+		if bad := execForm(name, data, ev, events[ev]); len(bad) > 0 {
+			errs = append(errs, bad...)
+			continue
+		}
 		var groups []MatcherGroup
 		if err := json.Unmarshal(events[ev], &groups); err != nil {
 			errs = append(errs, jsonErr(name, data, offsetIn(data, events[ev]), "hooks."+ev, err))

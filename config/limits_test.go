@@ -1,0 +1,131 @@
+package config
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// members returns a flow list of n copies of name.
+func members(name string, n int) string {
+	return "[" + strings.TrimSuffix(strings.Repeat(name+", ", n), ", ") + "]"
+}
+
+// A declared team takes one spawn for itself and one per member (members
+// of member teams included); a team that cannot fit max_spawns is refused
+// at its line, naming the limit.
+func TestTeamSpawnBudget(t *testing.T) {
+	got := parseErr(t, "agents:\n  w: {model: test}\nteams:\n  big:\n    mode: parallel\n    members: "+members("w", 2000)+"\n")
+	diffLines(t, got, []string{
+		`agentpool.yaml:4: teams.big: team "big" needs 2001 spawns per run (itself and 2000 members, counting members of member teams), more than limits.max_spawns (1000): split the team or raise limits.max_spawns`,
+	})
+
+	// Exactly the budget fits: the team and 999 members.
+	mustParse(t, "agents:\n  w: {model: test}\nteams:\n  big: {mode: parallel, members: "+members("w", 999)+"}\n")
+
+	// Nested teams count their members too: outer = itself + inner (itself
+	// + 2) + w = 5.
+	const nested = "agents:\n  w: {model: test}\nteams:\n  outer: {mode: sequential, members: [inner, w]}\n  inner: {mode: parallel, members: [w, w]}\n"
+	mustParse(t, nested+"limits: {max_spawns: 5}\n")
+	got = parseErr(t, nested+"limits: {max_spawns: 4}\n")
+	diffLines(t, got, []string{
+		`agentpool.yaml:4: teams.outer: team "outer" needs 5 spawns per run (itself and 4 members, counting members of member teams), more than limits.max_spawns (4): split the team or raise limits.max_spawns`,
+	})
+
+	// Teams of teams multiply: 80 levels of pairs overflow no counter.
+	var b strings.Builder
+	b.WriteString("agents:\n  w: {model: test}\nteams:\n")
+	for i := range 80 {
+		fmt.Fprintf(&b, "  t%d: {mode: parallel, members: [t%d, t%d]}\n", i, i+1, i+1)
+	}
+	b.WriteString("  t80: {mode: parallel, members: [w]}\n")
+	if got := parseErr(t, b.String()); !strings.Contains(got[0], `teams.t0: team "t0" needs 1099511627776 spawns`) {
+		t.Errorf("first error: %s", got[0])
+	}
+}
+
+// require_all applies to both modes; its default follows the mode: a
+// sequential team stops at the first failure, a parallel one reports its
+// failed members unless require_all is set.
+func TestRequireAllDefaultsByMode(t *testing.T) {
+	m := mustParse(t, `agents:
+  a: {model: test}
+teams:
+  par: {mode: parallel, members: [a]}
+  seq: {mode: sequential, members: [a]}
+  strict: {mode: parallel, members: [a], require_all: true}
+  loose: {mode: sequential, members: [a], require_all: false}
+`)
+	for name, want := range map[string]bool{"par": false, "seq": true, "strict": true, "loose": false} {
+		if got := m.Teams[name].RequireAll; got != want {
+			t.Errorf("team %s: RequireAll = %v, want %v", name, got, want)
+		}
+	}
+}
+
+// base_url must be an http(s) URL with a host: a typo would otherwise only
+// show up as a connection error at run time.
+func TestBaseURL(t *testing.T) {
+	for _, good := range []string{"http://127.0.0.1:11434/v1", "https://api.example.com", "https://gateway.example.com/anthropic/"} {
+		mustParse(t, "agents:\n  a:\n    model: {type: openai, model: m, base_url: \""+good+"\"}\n")
+	}
+	for _, bad := range []string{"localhost:11434/v1", "127.0.0.1:8080", "ftp://example.com", "http://", "http//example.com", "not a url", "https://exa mple.com"} {
+		got := parseErr(t, "agents:\n  a:\n    model:\n      type: anthropic\n      model: m\n      base_url: \""+bad+"\"\n")
+		diffLines(t, got, []string{
+			`agentpool.yaml:6: agents.a.model.base_url: expected an http:// or https:// URL with a host, such as "http://127.0.0.1:11434/v1", got "` + bad + `"`,
+		})
+	}
+}
+
+// A syntax error is reported at the line it is on, not at the line where
+// the YAML parser's enclosing context began.
+func TestSyntaxErrorLine(t *testing.T) {
+	for _, tc := range []struct{ name, src, want string }{
+		{"list item in a mapping", "agents:\n  a:\n    model: test\n  - x\n",
+			`agentpool.yaml:4: invalid YAML: did not find expected key`},
+		{"text after a quoted scalar", "agents:\n  a: {model: test}\n  b: {model: test}\n  c: \"x\" y\n",
+			`agentpool.yaml:4: invalid YAML: did not find expected key`},
+		{"deeper context", "agents:\n  a:\n    model: test\n    description: fine\n\n    tools: [subagent]\n   oops: 1\n",
+			`agentpool.yaml:7: invalid YAML: did not find expected key`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			diffLines(t, parseErr(t, tc.src), []string{tc.want})
+		})
+	}
+}
+
+// CheckFiles finds the hook settings files a manifest names that do not
+// exist, at their lines; Load alone does not look at them.
+func TestCheckFiles(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "present.json"), []byte(`{}`), 0o644)
+	write := func(name, src string) *Manifest {
+		path := filepath.Join(dir, name)
+		os.WriteFile(path, []byte(src), 0o644)
+		m, err := Load(path)
+		if err != nil {
+			t.Fatalf("Load: %v", err)
+		}
+		return m
+	}
+	m := write("list.yaml", "agents:\n  a: {model: test}\nhooks:\n  settings:\n    - present.json\n    - missing.json\n")
+	err := CheckFiles("list.yaml", m)
+	want := `list.yaml:6: hooks.settings[1]: settings file "missing.json" does not exist (` + filepath.Join(dir, "missing.json") + `)`
+	if err == nil || err.Error() != want {
+		t.Errorf("CheckFiles = %v\nwant %s", err, want)
+	}
+	m = write("one.yaml", "agents:\n  a: {model: test}\nhooks: {settings: gone/settings.json}\n")
+	err = CheckFiles("one.yaml", m)
+	want = `one.yaml:3: hooks.settings: settings file "gone/settings.json" does not exist (` + filepath.Join(dir, "gone", "settings.json") + `)`
+	if err == nil || err.Error() != want {
+		t.Errorf("CheckFiles = %v\nwant %s", err, want)
+	}
+	if err := CheckFiles("ok.yaml", write("ok.yaml", "agents:\n  a: {model: test}\nhooks: {settings: present.json}\n")); err != nil {
+		t.Errorf("CheckFiles with every file present: %v", err)
+	}
+	if err := CheckFiles("default", Default()); err != nil {
+		t.Errorf("CheckFiles of the default manifest: %v", err)
+	}
+}
