@@ -18,19 +18,37 @@ const (
 	SourceResume  = "resume"
 )
 
-// SessionStart is the payload of session/start: a root run begins.
+// SessionStart is the payload of session/start: a root session begins (a
+// root run, or the first run of a session its caller keeps open across
+// runs: KeepSession).
 type SessionStart struct {
 	SessionID string `json:"session_id"`
 	Agent     string `json:"agent"`  // the agent or team the run starts
-	Source    string `json:"source"` // startup or resume
+	Source    string `json:"source"` // startup (no history yet) or resume
+	// Model is the model id of the agent the run starts ("" for a team).
+	Model string `json:"model,omitempty"`
 }
 
-// SessionEnd is the payload of session/end: a root run ended (with all of
-// its children).
+// Why a root session ended (SessionEnd.Cause).
+const (
+	// CauseRunEnded: the root run ended, and with it the session (every
+	// session but those kept open with KeepSession).
+	CauseRunEnded = "run_ended"
+	// CauseClosed: the front end closed a session it kept open.
+	CauseClosed = "closed"
+	// CauseDisconnected: the front end that kept the session open went
+	// away (its connection or input ended).
+	CauseDisconnected = "disconnected"
+)
+
+// SessionEnd is the payload of session/end: a root session ended, with
+// all of its children (the end of its run, or, for a session kept open
+// across runs, when its front end closed it).
 type SessionEnd struct {
 	SessionID string           `json:"session_id"`
 	Agent     string           `json:"agent"`
-	Reason    event.StopReason `json:"reason"` // the run's stop reason (event.Stop*)
+	Reason    event.StopReason `json:"reason"` // the stop reason of the session's last run (event.Stop*)
+	Cause     string           `json:"cause"`  // CauseRunEnded, CauseClosed or CauseDisconnected
 }
 
 // Prompt is the input of agent/prompt-submit.
@@ -87,6 +105,11 @@ type ToolOutcome struct {
 	ToolCall
 	Result  string `json:"result"`
 	IsError bool   `json:"is_error,omitempty"`
+	// DurationMS is how long the tool ran: from the end of
+	// tools/pre-execute (approval done) to its result.
+	DurationMS int64 `json:"duration_ms"`
+	// Interrupted reports that the run was cancelled while the tool ran.
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 // PostDecision answers tools/post-execute. The zero value accepts.
@@ -143,6 +166,9 @@ const (
 type ApprovalDecision struct {
 	Outcome string `json:"outcome"`
 	Reason  string `json:"reason,omitempty"`
+	// UpdatedInput, when set with an allowing outcome, replaces the tool's
+	// arguments.
+	UpdatedInput json.RawMessage `json:"updated_input,omitempty"`
 }
 
 // Allowed reports whether the outcome lets the tool run.
@@ -214,6 +240,11 @@ func cloneToolCall(c ToolCall) ToolCall {
 func cloneOutcome(o ToolOutcome) ToolOutcome {
 	o.ToolCall = cloneToolCall(o.ToolCall)
 	return o
+}
+
+func cloneApprovalDecision(d ApprovalDecision) ApprovalDecision {
+	d.UpdatedInput = cloneRaw(d.UpdatedInput)
+	return d
 }
 
 func cloneApproval(a ApprovalRequest) ApprovalRequest {

@@ -44,6 +44,7 @@ type regOpts struct {
 	agent   string
 	timeout time.Duration
 	name    string
+	early   bool
 }
 
 // ForAgent scopes a listener to one agent: it fires only for that agent's
@@ -58,6 +59,13 @@ func WithTimeout(d time.Duration) Option { return func(o *regOpts) { o.timeout =
 
 // WithName names the listener in logs.
 func WithName(name string) Option { return func(o *regOpts) { o.name = name } }
+
+// Early puts a listener ahead of the listeners added without it (after the
+// early ones added before it). A seam's chain runs in order and a listener
+// that answers ends it, so a policy that must get its say before a human
+// is asked (the command bridge's PermissionRequest hooks on
+// approval/request) is added Early, whenever it is added.
+func Early() Option { return func(o *regOpts) { o.early = true } }
 
 // core is what the points of one registry share.
 type core struct {
@@ -128,9 +136,17 @@ func (c *chain[F]) add(fn F, opts []Option) func() {
 	c.mu.Lock()
 	c.nextID++
 	id := c.nextID
-	ls := make([]listener[F], len(c.ls), len(c.ls)+1)
-	copy(ls, c.ls)
-	c.ls = append(ls, listener[F]{id: id, fn: fn, opt: o})
+	at := len(c.ls)
+	if o.early {
+		at = 0
+		for at < len(c.ls) && c.ls[at].opt.early {
+			at++
+		}
+	}
+	ls := make([]listener[F], 0, len(c.ls)+1)
+	ls = append(ls, c.ls[:at]...)
+	ls = append(ls, listener[F]{id: id, fn: fn, opt: o})
+	c.ls = append(ls, c.ls[at:]...)
 	c.mu.Unlock()
 	var once sync.Once
 	return func() {

@@ -2,6 +2,7 @@ package hook
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"reflect"
@@ -13,7 +14,6 @@ import (
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/model"
-	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/spawn"
 	"github.com/agentpool/agentpool/tool"
 )
@@ -66,9 +66,14 @@ type Registry struct {
 	mu       sync.Mutex
 	policies map[string]map[string]string // agent -> tool_approval
 	always   map[alwaysKey]bool           // allowed_always answers
+	started  map[callKey]time.Time        // when an allowed tool call started
+	kept     map[string]*keptSession      // sessions kept open across runs (KeepSession)
+	closers  []func(context.Context) error
 }
 
 type alwaysKey struct{ session, tool string }
+
+type callKey struct{ session, call string }
 
 var (
 	_ agent.Hooks     = (*Registry)(nil)
@@ -101,7 +106,8 @@ func New(opts Options) *Registry {
 		opts.EmitTimeout = DefaultEmitTimeout
 	}
 	c := &core{log: opts.Logger, timeout: opts.EmitTimeout}
-	r := &Registry{core: c, policies: map[string]map[string]string{}, always: map[alwaysKey]bool{}}
+	r := &Registry{core: c, policies: map[string]map[string]string{}, always: map[alwaysKey]bool{},
+		started: map[callKey]time.Time{}, kept: map[string]*keptSession{}}
 	c.fault = recordFault
 	r.OnSessionStart = &Emit[SessionStart]{name: PointSessionStart, core: c,
 		agents: func(p SessionStart) []string { return one(p.Agent) }}
@@ -158,9 +164,32 @@ func recordFault(ctx context.Context, f Fault) {
 // Logger returns the registry's logger.
 func (r *Registry) Logger() *slog.Logger { return r.core.logger() }
 
-// Close waits until every emit listener that was abandoned after its
-// timeout has returned, or ctx is done.
+// AddCloser adds fn to what Close does (in reverse order of adding, before
+// waiting for abandoned listeners): what a listener started that must end
+// with the registry, such as the command bridge's background hooks and
+// temporary transcripts.
+func (r *Registry) AddCloser(fn func(context.Context) error) {
+	r.mu.Lock()
+	r.closers = append(r.closers, fn)
+	r.mu.Unlock()
+}
+
+// Close runs the closers (AddCloser), then waits until every emit listener
+// that was abandoned after its timeout has returned, or ctx is done.
 func (r *Registry) Close(ctx context.Context) error {
+	r.mu.Lock()
+	closers := r.closers
+	r.closers = nil
+	r.mu.Unlock()
+	var errs []error
+	for i := len(closers) - 1; i >= 0; i-- {
+		if err := closers[i](ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
 	done := make(chan struct{})
 	go func() {
 		r.core.wg.Wait()
@@ -216,6 +245,22 @@ func (r *Registry) ApplyManifest(m *config.Manifest) {
 			r.SetToolApproval(name, a.ToolApproval)
 		}
 	}
+}
+
+// ToolApproval returns a copy of an agent's tool approval policy (nil when
+// it has none).
+func (r *Registry) ToolApproval(agentName string) map[string]string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := r.policies[agentName]
+	if p == nil {
+		return nil
+	}
+	cp := make(map[string]string, len(p))
+	for k, v := range p {
+		cp[k] = v
+	}
+	return cp
 }
 
 // Policy returns the decision of an agent's tool approval policy for a
@@ -281,6 +326,7 @@ func (r *Registry) ModelRequest(ctx context.Context, agentName, sessionID string
 func (r *Registry) PreTool(ctx context.Context, t agent.ToolInfo) agent.ToolDecision {
 	in := ToolCall{Agent: t.Agent, SessionID: t.SessionID, ToolName: t.ToolName, CallID: t.CallID, Input: cloneRaw(t.Input)}
 	d := r.OnPreExecute.Run(ctx, in, r.policyDecision)
+	input := cloneRaw(d.UpdatedInput)
 	switch d.Action {
 	case Deny:
 		reason := d.Reason
@@ -294,17 +340,20 @@ func (r *Registry) PreTool(ctx context.Context, t agent.ToolInfo) agent.ToolDeci
 		always := r.always[key]
 		r.mu.Unlock()
 		if !always {
-			input := t.Input
+			asked := t.Input
 			if len(d.UpdatedInput) > 0 {
-				input = d.UpdatedInput
+				asked = d.UpdatedInput
 			}
-			a := r.RequestApproval(ctx, ApprovalRequest{Agent: t.Agent, SessionID: t.SessionID, ToolName: t.ToolName, CallID: t.CallID, Input: input, Reason: d.Reason})
+			a := r.RequestApproval(ctx, ApprovalRequest{Agent: t.Agent, SessionID: t.SessionID, ToolName: t.ToolName, CallID: t.CallID, Input: asked, Reason: d.Reason})
 			if !a.Allowed() {
 				msg := "approval " + a.Outcome
 				if a.Reason != "" {
 					msg += ": " + a.Reason
 				}
 				return agent.ToolDecision{Reason: msg}
+			}
+			if len(a.UpdatedInput) > 0 {
+				input = cloneRaw(a.UpdatedInput)
 			}
 			if a.Outcome == AllowedAlways {
 				r.mu.Lock()
@@ -313,7 +362,11 @@ func (r *Registry) PreTool(ctx context.Context, t agent.ToolInfo) agent.ToolDeci
 			}
 		}
 	}
-	return agent.ToolDecision{Allow: true, Input: cloneRaw(d.UpdatedInput)}
+	// The tool runs now: PostTool reports how long it took.
+	r.mu.Lock()
+	r.started[callKey{t.SessionID, t.CallID}] = time.Now()
+	r.mu.Unlock()
+	return agent.ToolDecision{Allow: true, Input: input}
 }
 
 // RequestApproval runs approval/request. req is snapshotted on entry. Fail
@@ -333,7 +386,10 @@ func (r *Registry) RequestApproval(ctx context.Context, req ApprovalRequest) App
 		}
 		d.Outcome = Unavailable
 	}
-	return d
+	if !d.Allowed() {
+		d.UpdatedInput = nil
+	}
+	return cloneApprovalDecision(d)
 }
 
 // PostTool implements agent.Hooks: tools/post-execute, then the tools/result
@@ -341,8 +397,15 @@ func (r *Registry) RequestApproval(ctx context.Context, req ApprovalRequest) App
 func (r *Registry) PostTool(ctx context.Context, t agent.ToolInfo, res tool.Result) tool.Result {
 	in := ToolOutcome{
 		ToolCall: ToolCall{Agent: t.Agent, SessionID: t.SessionID, ToolName: t.ToolName, CallID: t.CallID, Input: cloneRaw(t.Input)},
-		Result:   res.Content, IsError: res.IsError,
+		Result:   res.Content, IsError: res.IsError, Interrupted: ctx.Err() != nil,
 	}
+	key := callKey{t.SessionID, t.CallID}
+	r.mu.Lock()
+	if at, ok := r.started[key]; ok {
+		in.DurationMS = time.Since(at).Milliseconds()
+		delete(r.started, key)
+	}
+	r.mu.Unlock()
 	d := r.OnPostExecute.Run(ctx, in, func(context.Context, ToolOutcome) PostDecision { return PostDecision{} })
 	if d.Block {
 		fb := d.Feedback
@@ -405,23 +468,11 @@ func (r *Registry) SubagentEnd(ctx context.Context, info spawn.EndInfo) {
 	r.OnSubagentEnd.Fire(ctx, e)
 }
 
-// --- pool.SessionHooks ---
-
-// SessionStart implements pool.SessionHooks (session/start).
-func (r *Registry) SessionStart(ctx context.Context, s session.Session, source string) {
-	r.OnSessionStart.Fire(ctx, SessionStart{SessionID: s.ID, Agent: s.AgentName, Source: source})
-}
-
-// SessionEnd implements pool.SessionHooks (session/end).
-func (r *Registry) SessionEnd(ctx context.Context, s session.Session, reason event.StopReason) {
-	r.OnSessionEnd.Fire(ctx, SessionEnd{SessionID: s.ID, Agent: s.AgentName, Reason: reason})
-}
-
 // Points describes every hook point, in the order of docs/spec/HOOKS.md §2.
 func Points() []PointInfo {
 	return []PointInfo{
-		{PointSessionStart, KindEmit, "A root run begins.", reflect.TypeFor[SessionStart](), nil},
-		{PointSessionEnd, KindEmit, "A root run and all of its children have ended.", reflect.TypeFor[SessionEnd](), nil},
+		{PointSessionStart, KindEmit, "A root session begins: a root run, or the first run of a session kept open across runs (KeepSession).", reflect.TypeFor[SessionStart](), nil},
+		{PointSessionEnd, KindEmit, "A root session and all of its children have ended: at the end of its run, or when a session kept open is closed (EndSession).", reflect.TypeFor[SessionEnd](), nil},
 		{PointPromptSubmit, KindSeam, "A prompt is about to be added to the conversation: allow (optionally with extra context) or block with a reason.", reflect.TypeFor[Prompt](), reflect.TypeFor[PromptDecision]()},
 		{PointRequest, KindSeam, "A model request is about to be sent: return it, changed or not.", reflect.TypeFor[ModelRequest](), reflect.TypeFor[*model.Request]()},
 		{PointPreExecute, KindSeam, "A tool call is about to run: allow, deny with a reason, or ask (approval/request). The default is the agent's tool_approval policy.", reflect.TypeFor[ToolCall](), reflect.TypeFor[ToolDecision]()},

@@ -174,6 +174,7 @@ func (p *Pool) makeNodes(cfg Config, opts Options) error {
 	p.sessions, _ = opts.Hooks.(SessionHooks)
 	lifecycle, _ := opts.Hooks.(spawn.Lifecycle)
 	agentHooks, _ := opts.Hooks.(agent.Hooks)
+	p.rootHooks = agentHooks
 	p.rt = spawn.NewRuntime(spawn.Config{
 		Store: opts.Store,
 		Limits: spawn.Limits{

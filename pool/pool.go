@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/agentpool/agentpool/agent"
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/id"
@@ -48,11 +49,17 @@ type Options struct {
 // SessionHooks is implemented by an Options.Hooks value that observes
 // root sessions: the session/start and session/end points of
 // docs/spec/HOOKS.md. Both are called synchronously with a context that
-// carries the root Invocation (spawn.InvocationFrom): SessionStart
-// after the session is registered and before the node runs (so what it
-// injects reaches the first model request), SessionEnd once after the run
-// and all its children have ended. source is "startup" for a new session
-// and "resume" for a continued one; reason is the run's stop reason.
+// carries the root Invocation (spawn.InvocationFrom) and the caller's
+// values (hook.KeepSession): SessionStart after the session is registered
+// and before the node runs (so what it injects reaches the first model
+// request), SessionEnd once after the run and all its children have
+// ended. source is "startup" for a new session and "resume" for a
+// continued one; reason is the run's stop reason.
+//
+// A root run of a node that is not an agent (a team) also goes through the
+// agent.Hooks of Options.Hooks: PromptSubmit with the user's prompt before
+// it runs and TurnStop with its output when it completed, as an agent run
+// as the root calls them itself.
 type SessionHooks interface {
 	SessionStart(ctx context.Context, s session.Session, source string)
 	SessionEnd(ctx context.Context, s session.Session, reason event.StopReason)
@@ -71,6 +78,7 @@ type Pool struct {
 	defaultNode string
 	log         *slog.Logger
 	sessions    SessionHooks // nil: none
+	rootHooks   agent.Hooks  // the user's prompt of a root run that is not an agent's (rootNode); nil: none
 	builtins    *builtins
 }
 
@@ -182,7 +190,7 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 		}
 		p.sessions.SessionStart(spawn.WithInvocation(ctx, inv), sess, source)
 	}
-	end := p.rt.RunRoot(ctx, node, inv, now)
+	end := p.rt.RunRoot(ctx, p.rootNode(node), inv, now)
 	if p.sessions != nil {
 		p.sessions.SessionEnd(spawn.WithInvocation(detach.Context(ctx), inv), sess, end.Result.StopReason)
 	}

@@ -40,7 +40,7 @@ func customEvents(t *testing.T, stdout, typ string) []map[string]any {
 }
 
 // validate and run check the hook settings files a manifest names: a
-// missing file at the manifest's line, an exec-form hook at the settings
+// missing file at the manifest's line, a command given as a list at the settings
 // file's line.
 func TestValidateChecksHookSettings(t *testing.T) {
 	dir := t.TempDir()
@@ -65,7 +65,7 @@ func TestValidateChecksHookSettings(t *testing.T) {
 	}
 	for _, args := range [][]string{{"validate", "exec.yaml"}, {"run", "-c", "exec.yaml", "--db", ":memory:", "hi"}} {
 		r := runCLI(t, dir, args...)
-		want := `exec.json:4: hooks.PreToolUse[0].hooks[0].command: exec form (a list) is not supported`
+		want := `exec.json:4: hooks.PreToolUse[0].hooks[0].command: expected a string, got JSON array` // the argument list goes in "args"
 		if r.code != 1 || !strings.Contains(r.stderr, want) || r.stdout != "" {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 1 and %q", args, r.code, r.stdout, r.stderr, want)
 		}

@@ -73,6 +73,7 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 		return err
 	}
 	defer p.Close()
+	defer closeHooks(reg) // first: background hooks still record into the store
 
 	parent := cmd.Context()
 	if parent == nil {

@@ -80,7 +80,11 @@ func applyAllow(m *config.Manifest, patterns []string) error {
 // Hooks: the manifest's tool_approval policies and the command hooks of
 // hooks.settings are installed on opts.Hooks when it is a *hook.Registry
 // (a server may pass one holding its approval listener), else on a new
-// registry.
+// registry; this is the one place they are installed (twice would run
+// every hook twice). The caller closes a registry it passed (closeHooks).
+// Transcripts of the sessions (the hooks' transcript_path) are written
+// next to the session database, or in a temporary directory that goes
+// with an in-memory store.
 func openPool(f poolFlags, opts pool.Options) (*pool.Pool, error) {
 	m, err := loadManifest(f.config)
 	if err != nil {
@@ -100,14 +104,15 @@ func openPool(f poolFlags, opts pool.Options) (*pool.Pool, error) {
 		reg = hook.New(hook.Options{Logger: slog.Default()})
 		opts.Hooks = reg
 	}
-	if reg != nil {
-		if err := command.Install(reg, m, command.Options{}); err != nil {
-			return nil, err
-		}
-	}
-	st, err := openStore(f.db, m)
+	st, transcripts, err := openPoolStore(f.db, m)
 	if err != nil {
 		return nil, err
+	}
+	if reg != nil {
+		if err := command.Install(reg, m, command.Options{Logger: opts.Logger, TranscriptDir: transcripts}); err != nil {
+			st.Close()
+			return nil, err
+		}
 	}
 	opts.Store = st
 	p, err := pool.New(m, opts)
@@ -160,11 +165,13 @@ func serveHTTP(cmd *cobra.Command, f poolFlags, h httpFlags, name string,
 	if err := httpsec.CheckBind(h.addr, h.tokenValue()); err != nil {
 		return err
 	}
-	p, err := openPool(f, pool.Options{Logger: logger})
+	reg := hook.New(hook.Options{Logger: logger})
+	p, err := openPool(f, pool.Options{Logger: logger, Hooks: reg})
 	if err != nil {
 		return err
 	}
 	defer p.Close()
+	defer closeHooks(reg) // first: background hooks still record into the store
 
 	ctx := cmd.Context()
 	if ctx == nil {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentpool/agentpool/hook/command"
+	"github.com/agentpool/agentpool/hook"
 	"github.com/agentpool/agentpool/pool"
 	"github.com/agentpool/agentpool/server/acp"
 )
@@ -43,20 +43,11 @@ func newServeACPCmd() *cobra.Command {
 
 func serveACP(cmd *cobra.Command, f poolFlags, agent string) error {
 	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelInfo}))
-	// The hooks of the manifest (tool_approval policies, command hooks);
-	// approvals that the policy asks for go to the editor.
-	m, err := loadManifest(f.config)
-	if err != nil {
-		return err
-	}
-	if err := applyAllow(m, f.allow); err != nil {
-		return err
-	}
-	reg, err := command.LoadWith(m, command.Options{Logger: log})
-	if err != nil {
-		return err
-	}
-	defer reg.Close(context.Background())
+	// The hooks of the manifest (tool_approval policies, command hooks:
+	// openPool installs them, once); approvals that the policy asks for go
+	// to the editor, and a session's SessionStart and SessionEnd hooks run
+	// once per ACP session.
+	reg := hook.New(hook.Options{Logger: log})
 	p, err := openPool(f, pool.Options{Logger: log, Hooks: reg})
 	if err != nil {
 		return err
@@ -66,7 +57,7 @@ func serveACP(cmd *cobra.Command, f poolFlags, agent string) error {
 		p.Close()
 		return err
 	}
-	srv.UseApprovals(reg)
+	srv.UseHooks(reg)
 	ctx := cmd.Context()
 	if ctx == nil {
 		ctx = context.Background()
@@ -80,5 +71,7 @@ func serveACP(cmd *cobra.Command, f poolFlags, agent string) error {
 		serveErr = nil
 	}
 	log.Info("acp: shutting down")
+	// Background hooks still record into the store: they end first.
+	closeHooks(reg)
 	return errors.Join(serveErr, p.Close())
 }

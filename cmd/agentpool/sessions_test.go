@@ -407,8 +407,11 @@ func TestStorePath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := st.(*sqlite.Store); !ok {
-		t.Errorf("storage.path opened %T", st)
+	// SQLite, wrapped so that deleting a session deletes its transcripts.
+	if u, ok := st.(interface{ Unwrap() session.Store }); !ok {
+		t.Errorf("storage.path opened %T, want the SQLite store wrapped by command.CleanTranscripts", st)
+	} else if _, ok := u.Unwrap().(*sqlite.Store); !ok {
+		t.Errorf("storage.path opened %T", u.Unwrap())
 	}
 	st.Close()
 	if _, err := os.Stat(filepath.Join(dir, "proj", "data", "s.db")); err != nil {

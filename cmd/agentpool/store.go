@@ -1,13 +1,17 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/agentpool/agentpool/config"
+	"github.com/agentpool/agentpool/hook"
+	"github.com/agentpool/agentpool/hook/command"
 	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/session/memory"
 	"github.com/agentpool/agentpool/session/sqlite"
@@ -31,7 +35,50 @@ func openStore(dbFlag string, m *config.Manifest) (session.Store, error) {
 		return nil, fmt.Errorf("session database: %w", err)
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	return sqlite.Open(path, sqlite.Options{Logger: log})
+	st, err := sqlite.Open(path, sqlite.Options{Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	// Deleting a session deletes its transcripts.
+	return command.CleanTranscripts(st, transcriptsDir(path), false), nil
+}
+
+// transcriptsDir is where the transcripts of the sessions of the database
+// at db are written: the directory transcripts next to it (in the user's
+// data directory by default).
+func transcriptsDir(db string) string { return filepath.Join(filepath.Dir(db), "transcripts") }
+
+// openPoolStore opens the store of a pool and says where its sessions'
+// transcripts go: next to the database, or, for an in-memory store, in a
+// temporary directory that closing the store removes.
+func openPoolStore(dbFlag string, m *config.Manifest) (session.Store, string, error) {
+	path, err := storePath(dbFlag, m)
+	if err != nil {
+		return nil, "", err
+	}
+	st, err := openStore(dbFlag, m)
+	if err != nil {
+		return nil, "", err
+	}
+	if path != memoryDB {
+		return st, transcriptsDir(path), nil
+	}
+	dir, err := os.MkdirTemp("", "agentpool-transcripts-")
+	if err != nil {
+		st.Close()
+		return nil, "", fmt.Errorf("transcripts: %w", err)
+	}
+	return command.CleanTranscripts(st, dir, true), dir, nil
+}
+
+// closeHooks closes a hook registry when the command ends: background
+// (async) hooks get a few seconds to finish, then are killed.
+func closeHooks(reg *hook.Registry) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := reg.Close(ctx); err != nil {
+		slog.Warn("closing hooks", "err", err)
+	}
 }
 
 // storePath is the database openStore opens.

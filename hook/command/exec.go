@@ -45,16 +45,31 @@ func (c *capped) Write(p []byte) (int, error) {
 func (c *capped) String() string { return c.buf.String() }
 
 // run runs one hook command with stdin (the payload and a newline) as its
-// standard input. stdin is shared by concurrent runs: read only.
-func (b *Bridge) run(ctx context.Context, h handler, stdin []byte) result {
+// standard input and env added to its environment. stdin is shared by
+// concurrent runs: read only.
+func (b *Bridge) run(ctx context.Context, h handler, stdin []byte, env []string) result {
 	tctx, cancel := context.WithTimeout(ctx, h.timeout)
 	defer cancel()
-	command := strings.ReplaceAll(h.command, "${CLAUDE_PROJECT_DIR}", b.opts.ProjectDir)
-	cmd := exec.CommandContext(tctx, b.opts.Shell, "-c", command)
+	var cmd *exec.Cmd
+	if h.args != nil {
+		// The exec form: the executable with its arguments, no shell. A
+		// relative path is the project directory's (cmd.Dir).
+		args := make([]string, len(h.args))
+		for i, a := range h.args {
+			args[i] = b.expand(a, h)
+		}
+		cmd = exec.CommandContext(tctx, b.expand(h.command, h), args...)
+	} else {
+		cmd = exec.CommandContext(tctx, b.opts.Shell, "-c", b.expand(h.command, h))
+	}
 	inOwnGroup(cmd)
 	cmd.WaitDelay = waitDelay
 	cmd.Dir = b.opts.ProjectDir
 	cmd.Env = append(os.Environ(), "CLAUDE_PROJECT_DIR="+b.opts.ProjectDir)
+	if h.pluginRoot != "" {
+		cmd.Env = append(cmd.Env, "CLAUDE_PLUGIN_ROOT="+h.pluginRoot)
+	}
+	cmd.Env = append(cmd.Env, env...)
 	cmd.Env = append(cmd.Env, b.opts.Env...)
 	cmd.Stdin = bytes.NewReader(stdin)
 	var stdout, stderr capped
@@ -82,6 +97,17 @@ func (b *Bridge) run(ctx context.Context, h handler, stdin []byte) result {
 	return r
 }
 
+// expand substitutes ${CLAUDE_PROJECT_DIR} and, for a plugin's hook,
+// ${CLAUDE_PLUGIN_ROOT} in a command or argument (the shell form also gets
+// both in its environment).
+func (b *Bridge) expand(s string, h handler) string {
+	s = strings.ReplaceAll(s, "${CLAUDE_PROJECT_DIR}", b.opts.ProjectDir)
+	if h.pluginRoot != "" {
+		s = strings.ReplaceAll(s, "${CLAUDE_PLUGIN_ROOT}", h.pluginRoot)
+	}
+	return s
+}
+
 // output is the JSON a hook may print on stdout (exit code 0).
 type output struct {
 	Continue           *bool           `json:"continue"`
@@ -99,6 +125,17 @@ type specificOutput struct {
 	PermissionDecisionReason string          `json:"permissionDecisionReason"`
 	UpdatedInput             json.RawMessage `json:"updatedInput"`
 	AdditionalContext        string          `json:"additionalContext"`
+	// Decision is PermissionRequest's answer.
+	Decision *permissionAnswer `json:"decision"`
+}
+
+// permissionAnswer is the decision of a PermissionRequest hook.
+type permissionAnswer struct {
+	Behavior           string          `json:"behavior"` // allow or deny
+	UpdatedInput       json.RawMessage `json:"updatedInput"`
+	UpdatedPermissions json.RawMessage `json:"updatedPermissions"`
+	Message            string          `json:"message"`
+	Interrupt          bool            `json:"interrupt"`
 }
 
 // Verdicts of one hook run (and of the record's "decision").
@@ -137,7 +174,7 @@ func interpret(event string, r result) verdict {
 		if reason == "" {
 			reason = fmt.Sprintf("blocked by a %s hook", event)
 		}
-		if event == PreToolUse {
+		if event == PreToolUse || event == PermissionRequest {
 			return verdict{decision: vDeny, reason: reason}
 		}
 		return verdict{decision: vBlock, reason: reason}
@@ -193,13 +230,10 @@ func parseOutput(event string, data []byte) verdict {
 				default:
 					notes = append(notes, fmt.Sprintf("unknown permissionDecision %q ignored", s.PermissionDecision))
 				}
-				if len(s.UpdatedInput) > 0 && !bytes.Equal(bytes.TrimSpace(s.UpdatedInput), []byte("null")) {
-					if bytes.HasPrefix(bytes.TrimSpace(s.UpdatedInput), []byte("{")) {
-						v.updatedInput = s.UpdatedInput
-					} else {
-						notes = append(notes, "updatedInput is not an object; ignored")
-					}
-				}
+				v.updatedInput, notes = objectInput(s.UpdatedInput, notes)
+			}
+			if event == PermissionRequest && s.Decision != nil {
+				notes = v.permission(s.Decision, notes)
 			}
 		}
 	}
@@ -212,6 +246,39 @@ func parseOutput(event string, data []byte) verdict {
 	v.note = strings.Join(notes, "; ")
 	return v
 }
+
+// permission applies a PermissionRequest hook's decision.
+func (v *verdict) permission(d *permissionAnswer, notes []string) []string {
+	switch d.Behavior {
+	case vAllow:
+		v.decision = vAllow
+		v.updatedInput, notes = objectInput(d.UpdatedInput, notes)
+	case vDeny:
+		v.decision, v.reason = vDeny, d.Message
+	default:
+		notes = append(notes, fmt.Sprintf("unknown decision.behavior %q ignored", d.Behavior))
+	}
+	if len(d.UpdatedPermissions) > 0 && !isNull(d.UpdatedPermissions) {
+		notes = append(notes, "updatedPermissions is not applied (agentpool's rules are the manifest's tool_approval)")
+	}
+	if d.Interrupt {
+		notes = append(notes, "interrupt is not applied: the call is denied and the agent goes on")
+	}
+	return notes
+}
+
+// objectInput keeps an updatedInput that is a JSON object.
+func objectInput(raw json.RawMessage, notes []string) (json.RawMessage, []string) {
+	if len(raw) == 0 || isNull(raw) {
+		return nil, notes
+	}
+	if !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) {
+		return nil, append(notes, "updatedInput is not an object; ignored")
+	}
+	return raw, notes
+}
+
+func isNull(raw json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(raw), []byte("null")) }
 
 func truncate(s string, n int) string {
 	if len(s) <= n {

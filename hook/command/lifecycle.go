@@ -1,19 +1,34 @@
-// Session, subagent and Stop events: SessionStart, SessionEnd, Stop /
-// SubagentStop and SubagentStart.
+// Session and subagent events: SessionStart, SessionEnd, SubagentStart and
+// the SubagentStop of a child that ends without stopping through its own
+// turn (a team, a child that failed).
 
 package command
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 
 	"github.com/agentpool/agentpool/hook"
+	"github.com/agentpool/agentpool/model"
 	"github.com/agentpool/agentpool/spawn"
 )
 
 func (b *Bridge) sessionStart(ctx context.Context, p hook.SessionStart) error {
-	payload := b.common(ctx, p.SessionID)
+	b.noteRun(spawn.InvocationFrom(ctx))
+	if !b.Has(SessionStart) {
+		return nil
+	}
+	payload := b.common(ctx, p.SessionID, p.Agent)
 	payload["source"] = p.Source
-	runs := b.fire(ctx, SessionStart, p.Source, payload, HookRun{})
+	payload["model"] = p.Model
+	var env []string
+	if f := b.tr.envFile(p.SessionID); f != "" {
+		env = append(env, "CLAUDE_ENV_FILE="+f)
+	}
+	// SessionStart runs before the run's first event: its records go to
+	// the log only.
+	runs := b.fire(ctx, firing{event: SessionStart, targets: []string{p.Source}, payload: payload, storeOnly: true, env: env})
 	var ctxs []string
 	for _, r := range runs {
 		ctxs = append(ctxs, r.v.context)
@@ -24,21 +39,46 @@ func (b *Bridge) sessionStart(ctx context.Context, p hook.SessionStart) error {
 	return nil
 }
 
+// Claude Code's SessionEnd reasons.
+const (
+	endOther           = "other"
+	endPromptInputExit = "prompt_input_exit"
+)
+
 func (b *Bridge) sessionEnd(ctx context.Context, p hook.SessionEnd) error {
-	b.resetBlocks(p.SessionID)
+	defer b.forgetRoot(p.SessionID)
+	if inv := spawn.InvocationFrom(ctx); inv != nil && inv.Session.ID == p.SessionID {
+		b.transcript(ctx, inv, p.SessionID, p.SessionID) // complete it, whatever runs
+	}
+	if !b.Has(SessionEnd) {
+		return nil
+	}
+	payload := b.common(ctx, p.SessionID, p.Agent)
+	reason := endOther
+	if p.Cause == hook.CauseDisconnected {
+		// The editor (the prompt's front end) went away, as a user leaves
+		// Claude Code at its prompt.
+		reason = endPromptInputExit
+	}
+	payload["reason"] = reason
+	payload["stop_reason"] = string(p.Reason) // agentpool's: how the last run ended
+	b.fire(ctx, firing{event: SessionEnd, targets: []string{reason}, payload: payload, storeOnly: true})
+	return nil
+}
+
+// forgetRoot drops the state of a root session that ended.
+func (b *Bridge) forgetRoot(id string) {
+	b.resetBlocks(id)
+	b.mu.Lock()
+	delete(b.teamRuns, id)
+	b.mu.Unlock()
 	b.roots.Range(func(k, v any) bool {
-		if v.(string) == p.SessionID {
+		if v.(string) == id {
 			b.roots.Delete(k)
 		}
 		return true
 	})
-	if !b.Has(SessionEnd) {
-		return nil
-	}
-	payload := b.common(ctx, p.SessionID)
-	payload["reason"] = string(p.Reason)
-	b.fire(ctx, SessionEnd, string(p.Reason), payload, HookRun{})
-	return nil
+	b.tr.forget(id)
 }
 
 func (b *Bridge) resetBlocks(sessionID string) {
@@ -47,74 +87,26 @@ func (b *Bridge) resetBlocks(sessionID string) {
 	b.mu.Unlock()
 }
 
-func (b *Bridge) turnStop(ctx context.Context, in hook.TurnStop, next hook.Next[hook.TurnStop, hook.StopDecision]) hook.StopDecision {
-	ev := Stop
-	if in.IsSubagent() {
-		ev = SubagentStop
-	}
-	if !b.Has(ev) {
-		return next(ctx, in)
-	}
-	b.mu.Lock()
-	active := b.blocks[in.SessionID] > 0
-	b.mu.Unlock()
-	payload := b.common(ctx, in.SessionID)
-	payload["stop_hook_active"] = active
-	payload["last_assistant_message"] = in.FinalMessage
-	target := ""
-	tmpl := HookRun{StopHookActive: &active}
-	if ev == SubagentStop {
-		payload["agent_id"] = in.SessionID
-		payload["agent_type"] = in.Agent
-		payload["agent_transcript_path"] = ""
-		target = in.Agent
-		tmpl.AgentID, tmpl.AgentType = in.SessionID, in.Agent
-	}
-	runs := b.fire(ctx, ev, target, payload, tmpl)
-	var reasons []string
-	stop := false
-	for _, r := range runs {
-		switch r.v.decision {
-		case vBlock:
-			reasons = append(reasons, r.v.reason)
-		case vStop:
-			stop = true
-		}
-	}
-	if stop || len(reasons) == 0 {
-		// continue: false wins over any block.
-		b.resetBlocks(in.SessionID)
-		if stop {
-			return hook.StopDecision{}
-		}
-		return next(ctx, in)
-	}
-	b.mu.Lock()
-	b.blocks[in.SessionID]++
-	n := b.blocks[in.SessionID]
-	b.mu.Unlock()
-	if n > b.opts.MaxStopBlocks {
-		b.resetBlocks(in.SessionID)
-		b.log.Warn("hook loop guard: agent stops despite a blocking hook", "event", ev, "session", in.SessionID, "blocks", n-1)
-		b.record(ctx, EventHookLoopGuard, HookLoopGuard{HookEvent: ev, ConsecutiveBlocks: n - 1, Reason: joinNonEmpty(reasons)}, false)
-		return next(ctx, in)
-	}
-	return hook.StopDecision{Continue: true, Reason: joinNonEmpty(reasons)}
-}
-
 func (b *Bridge) subagentStart(ctx context.Context, p hook.SubagentStart) error {
-	payload := map[string]any{
-		"session_id":      p.ParentID,
-		"transcript_path": "",
-		"cwd":             b.opts.ProjectDir,
-		"permission_mode": b.opts.PermissionMode,
-		"agent_id":        p.ID,
-		"agent_type":      p.Name,
+	parent := spawn.InvocationFrom(ctx)
+	b.noteRun(parent) // a team's members start in the team's run
+	if parent == nil || parent.Session.ID != p.ParentID {
+		parent = nil
 	}
-	if inv := spawn.InvocationFrom(ctx); inv != nil && inv.Session.ID == p.ParentID {
-		payload["session_id"] = b.root(ctx, inv)
+	root := p.ParentID
+	if parent != nil {
+		root = b.root(ctx, parent)
 	}
-	runs := b.fire(ctx, SubagentStart, p.Name, payload, HookRun{AgentID: p.ID, AgentType: p.Name})
+	b.roots.Store(p.ID, root)
+	if !b.Has(SubagentStart) {
+		return nil
+	}
+	payload := b.common(ctx, p.ParentID, p.ParentAgent)
+	payload["session_id"] = root
+	payload["agent_id"] = p.ID
+	payload["agent_type"] = p.Name
+	payload["agent_transcript_path"] = transcriptRef{parent, root, p.ID}
+	runs := b.fire(ctx, firing{event: SubagentStart, targets: []string{p.Name}, payload: payload, tmpl: HookRun{AgentID: p.ID, AgentType: p.Name}})
 	var ctxs []string
 	for _, r := range runs {
 		ctxs = append(ctxs, r.v.context)
@@ -123,4 +115,74 @@ func (b *Bridge) subagentStart(ctx context.Context, p hook.SubagentStart) error 
 		return hook.Inject(ctx, p.ID, c)
 	}
 	return nil
+}
+
+// subagentEnd completes a child's transcript and gives it its SubagentStop
+// when it did not stop through its own turn: a team (it has none), a child
+// that failed, was cancelled or ran out of turns. So every SubagentStart
+// has a SubagentStop. Such a SubagentStop runs after the child ended: a
+// block cannot make it continue (the run is recorded, and logged).
+func (b *Bridge) subagentEnd(ctx context.Context, e hook.SubagentEnd) error {
+	parent := spawn.InvocationFrom(ctx)
+	if parent == nil || parent.Session.ID != e.ParentID {
+		parent = nil
+	}
+	root := e.ParentID
+	if v, ok := b.roots.Load(e.ID); ok {
+		root = v.(string)
+	}
+	text := partsText(e.LastAssistantMessage)
+	b.teamOutput(e.ID, text)
+	b.mu.Lock()
+	stopped := b.stopped[e.ID]
+	active := b.blocks[e.ID] > 0
+	delete(b.stopped, e.ID)
+	delete(b.blocks, e.ID)
+	b.mu.Unlock()
+	defer func() {
+		b.mu.Lock()
+		delete(b.teamRuns, e.ID)
+		b.mu.Unlock()
+		b.roots.Delete(e.ID)
+		b.tr.forget(e.ID)
+	}()
+	b.transcript(ctx, parent, root, e.ID) // complete it, whatever runs
+	if stopped || !b.Has(SubagentStop) {
+		return nil
+	}
+	payload := b.common(ctx, e.ParentID, e.ParentAgent)
+	payload["session_id"] = root
+	payload["agent_id"] = e.ID
+	payload["agent_type"] = e.Name
+	payload["agent_transcript_path"] = transcriptRef{parent, root, e.ID}
+	payload["stop_hook_active"] = active
+	payload["last_assistant_message"] = text
+	runs := b.fire(ctx, firing{event: SubagentStop, targets: []string{e.Name}, payload: payload,
+		tmpl: HookRun{AgentID: e.ID, AgentType: e.Name, StopHookActive: &active}})
+	for _, r := range runs {
+		if r.v.decision == vBlock || r.v.context != "" {
+			b.log.Warn("a SubagentStop hook asked a subagent that has ended to continue; it cannot", "agent_type", e.Name, "agent_id", e.ID, "stop_reason", e.StopReason)
+			break
+		}
+	}
+	return nil
+}
+
+func partsText(parts []model.Part) string {
+	return model.Message{Parts: parts}.Text()
+}
+
+// envFile is CLAUDE_ENV_FILE of a root session's SessionStart hooks: a file
+// next to its transcript where they may write export lines ("" when there
+// is no transcript directory).
+func (t *transcripts) envFile(root string) string {
+	f := t.file(root, root)
+	if f == nil {
+		return ""
+	}
+	dir := filepath.Join(filepath.Dir(f.path), root)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "session-env.sh")
 }

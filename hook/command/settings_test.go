@@ -1,6 +1,8 @@
 package command
 
 import (
+	"bytes"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -17,7 +19,7 @@ func TestParseSettings(t *testing.T) {
       {"matcher": "Bash|write_.*", "hooks": [{"type": "command", "command": "./check.sh", "timeout": 30}]},
       {"hooks": [{"type": "command", "command": "echo all"}, {"type": "prompt", "prompt": "judge"}]}
     ],
-    "Notification": [{"hooks": [{"type": "command", "command": "notify"}]}]
+    "TeammateIdle": [{"hooks": [{"type": "command", "command": "notify"}]}]
   }
 }`))
 	if err != nil {
@@ -30,8 +32,10 @@ func TestParseSettings(t *testing.T) {
 	if !reflect.DeepEqual(s.Hooks, want) {
 		t.Errorf("Hooks = %+v\nwant %+v", s.Hooks, want)
 	}
-	if len(s.Ignored) != 2 || !strings.Contains(s.Ignored[0], "hooks.Notification: event not supported") ||
-		!strings.Contains(s.Ignored[1], `hooks.PreToolUse[1].hooks[1]: hook type "prompt" not supported`) {
+	// Settings other than hooks are not applied: said once, with the keys.
+	if len(s.Ignored) != 3 || !strings.Contains(s.Ignored[0], "settings.json: permissions: agentpool reads only the hooks") ||
+		!strings.Contains(s.Ignored[1], "hooks.TeammateIdle: event not supported") ||
+		!strings.Contains(s.Ignored[2], `hooks.PreToolUse[1].hooks[1]: hook type "prompt" not supported`) {
 		t.Errorf("Ignored = %q", s.Ignored)
 	}
 
@@ -99,12 +103,19 @@ func TestMatcher(t *testing.T) {
 		{"Bash", "BashOutput", false}, // a plain name matches exactly
 		{"Bash|write_.*", "write_file", true},
 		{"ask_.*", "task", false},
+		{"Edit|Write", "Write", true}, // a list of exact names
+		{"Edit|Write", "MultiEdit", false},
+		{"mcp__memory__.*", "mcp__memory__create_entities", true}, // a regular expression
+		{"Notebook.*", "NotebookEdit", true},
+		{"^Read$", "Read", true},
+		{"^Read$", "ReadMany", false},
+		{"startup|resume", "resume", true},
 	} {
-		re, err := compileMatcher(tc.matcher)
+		m, err := compileMatcher(tc.matcher)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := re == nil || re.MatchString(tc.target); got != tc.want {
+		if got := m.match(tc.target); got != tc.want {
 			t.Errorf("matcher %q on %q = %v, want %v", tc.matcher, tc.target, got, tc.want)
 		}
 	}
@@ -141,5 +152,90 @@ func TestInterpret(t *testing.T) {
 				t.Errorf("got  %+v\nwant %+v", got, tc.want)
 			}
 		})
+	}
+}
+
+// The settings forms in use: the exec form ("args"), async, timeout, a
+// plugin's hooks.json; fields Claude Code knows but agentpool does not
+// apply, and unknown ones, are warned about once per file and field.
+func TestParseSettingsForms(t *testing.T) {
+	s, err := ParseSettings("s.json", []byte(`{"hooks": {
+  "PreToolUse": [{"matcher": "Bash", "hooks": [
+    {"type": "command", "command": "./guard", "args": ["--strict", "${CLAUDE_PROJECT_DIR}"], "timeout": 5, "statusMessage": "checking"},
+    {"type": "command", "command": "log", "async": true, "statusMessage": "logging", "colour": "red"}
+  ]}],
+  "PostToolUse": [{"matcher": "Edit", "hooks": [{"type": "command", "command": "fmt", "args": []}], "comment": "x"}],
+  "PreCompact": [{"hooks": [{"type": "command", "command": "save"}]}]
+}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pre := s.Hooks["PreToolUse"][0].Hooks
+	if !reflect.DeepEqual(pre[0], Handler{Type: "command", Command: "./guard", Args: []string{"--strict", "${CLAUDE_PROJECT_DIR}"}, Timeout: 5}) ||
+		!pre[1].Async || pre[1].Args != nil {
+		t.Errorf("PreToolUse hooks %+v", pre)
+	}
+	if post := s.Hooks["PostToolUse"][0].Hooks[0]; post.Args == nil || len(post.Args) != 0 {
+		t.Errorf(`"args": [] is the exec form without arguments: %+v`, post)
+	}
+	want := []string{
+		"s.json: hooks.PreCompact: agentpool does not compact conversations: these hooks never run",
+		"s.json: hooks.PreToolUse[0].hooks[1].colour: unknown field, ignored",
+		"s.json: hooks.PostToolUse[0].comment: unknown field, ignored",
+		"s.json: hooks.PreToolUse[0].hooks[0].statusMessage (and 1 more): not applied: agentpool shows no status line",
+	}
+	if !reflect.DeepEqual(s.Ignored, want) {
+		t.Errorf("Ignored:\n%s\nwant:\n%s", strings.Join(s.Ignored, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// A plugin: a directory in hooks.settings reads its hooks/hooks.json; a
+// hooks.json inside a plugin's hooks directory belongs to the plugin too.
+// disableAllHooks in any file turns every hook off.
+func TestLoadSettingsPluginsAndDisable(t *testing.T) {
+	dir := t.TempDir()
+	plugin := filepath.Join(dir, "plug")
+	os.MkdirAll(filepath.Join(plugin, ".claude-plugin"), 0o755)
+	os.MkdirAll(filepath.Join(plugin, "hooks"), 0o755)
+	os.WriteFile(filepath.Join(plugin, ".claude-plugin", "plugin.json"), []byte(`{"name": "plug"}`), 0o644)
+	os.WriteFile(filepath.Join(plugin, "hooks", "hooks.json"), []byte(`{"description": "d", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "${CLAUDE_PLUGIN_ROOT}/x"}]}]}}`), 0o644)
+	plain := filepath.Join(dir, "settings.json")
+	os.WriteFile(plain, []byte(`{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "y"}]}]}}`), 0o644)
+	for _, p := range []string{plugin, filepath.Join(plugin, "hooks", "hooks.json")} {
+		s, err := LoadSettings(p, plain)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stop := s.Hooks["Stop"]
+		if len(stop) != 2 || stop[0].PluginRoot != plugin || stop[1].PluginRoot != "" || len(s.Ignored) != 0 {
+			t.Errorf("%s: %+v, ignored %q", p, stop, s.Ignored)
+		}
+	}
+	off := filepath.Join(dir, "off.json")
+	os.WriteFile(off, []byte(`{"disableAllHooks": true}`), 0o644)
+	s, err := LoadSettings(plain, off)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Hooks) != 0 || len(s.Ignored) != 1 || !strings.Contains(s.Ignored[0], "disableAllHooks") {
+		t.Errorf("disableAllHooks: %+v %q", s.Hooks, s.Ignored)
+	}
+}
+
+// New logs what is not applied once, whatever the number of hooks that
+// carry it.
+func TestNewWarnsOnce(t *testing.T) {
+	var buf bytes.Buffer
+	s, err := ParseSettings("s.json", []byte(`{"permissions": {}, "hooks": {"Stop": [
+	  {"hooks": [{"type": "command", "command": "a", "once": true}, {"type": "command", "command": "b", "once": true}]},
+	  {"hooks": [{"type": "command", "command": "c", "once": true}]}]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(s, Options{ProjectDir: t.TempDir(), Logger: slog.New(slog.NewTextHandler(&buf, nil))}); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(buf.String(), "once"); n != 1 || strings.Count(buf.String(), "permissions") != 1 {
+		t.Errorf("warnings:\n%s", buf.String())
 	}
 }

@@ -1,11 +1,10 @@
-// Tool events: PreToolUse and PostToolUse.
+// Tool events: PreToolUse, PostToolUse and PostToolUseFailure.
 
 package command
 
 import (
 	"context"
 	"encoding/json"
-	"strings"
 
 	"github.com/agentpool/agentpool/hook"
 )
@@ -22,19 +21,21 @@ func rank(action string) int {
 	return 0
 }
 
-func toolInput(raw json.RawMessage) any {
-	if len(raw) == 0 {
-		return map[string]any{}
-	}
-	return raw
+// toolPayload is the common payload of a tool event, with the tool in
+// Claude Code's vocabulary.
+func (b *Bridge) toolPayload(ctx context.Context, c hook.ToolCall) (map[string]any, toolView) {
+	v := presentTool(c.ToolName, c.Input)
+	payload := b.common(ctx, c.SessionID, c.Agent)
+	payload["tool_name"] = v.name
+	payload["tool_input"] = v.input
+	payload["tool_use_id"] = c.CallID
+	return payload, v
 }
 
 func (b *Bridge) preToolUse(ctx context.Context, in hook.ToolCall, next hook.Next[hook.ToolCall, hook.ToolDecision]) hook.ToolDecision {
-	payload := b.common(ctx, in.SessionID)
-	payload["tool_name"] = in.ToolName
-	payload["tool_input"] = toolInput(in.Input)
-	payload["tool_use_id"] = in.CallID
-	runs := b.fire(ctx, PreToolUse, in.ToolName, payload, HookRun{ToolName: in.ToolName, ToolUseID: in.CallID})
+	payload, v := b.toolPayload(ctx, in)
+	runs := b.fire(ctx, firing{event: PreToolUse, targets: append([]string{v.name}, v.aliases...), payload: payload,
+		tmpl: HookRun{ToolName: v.name, ToolUseID: in.CallID}})
 	// Strictest wins: deny > ask > allow.
 	best, reasons := "", []string(nil)
 	var updated json.RawMessage
@@ -53,7 +54,7 @@ func (b *Bridge) preToolUse(ctx context.Context, in hook.ToolCall, next hook.Nex
 			reasons = append(reasons, reason)
 		}
 		if updated == nil && r.v.updatedInput != nil && d != vDeny {
-			updated = r.v.updatedInput
+			updated = fromClaude(in.ToolName, r.v.updatedInput)
 		}
 	}
 	if best == vDeny {
@@ -83,22 +84,28 @@ func orAllow(a string) string {
 	return a
 }
 
-// toolResponse is the result as the hooks see it: its JSON when the
-// content is JSON, else the text.
-func toolResponse(content string) any {
-	if t := strings.TrimSpace(content); t != "" && (t[0] == '{' || t[0] == '[') && json.Valid([]byte(t)) {
-		return json.RawMessage(t)
-	}
-	return content
-}
-
+// postToolUse runs PostToolUse after a tool that succeeded and
+// PostToolUseFailure after one that failed, as Claude Code does. A block
+// (or exit 2) adds the reason to the result the model sees;
+// additionalContext goes to the model's next request.
 func (b *Bridge) postToolUse(ctx context.Context, in hook.ToolOutcome, next hook.Next[hook.ToolOutcome, hook.PostDecision]) hook.PostDecision {
-	payload := b.common(ctx, in.SessionID)
-	payload["tool_name"] = in.ToolName
-	payload["tool_input"] = toolInput(in.Input)
-	payload["tool_response"] = toolResponse(in.Result)
-	payload["tool_use_id"] = in.CallID
-	runs := b.fire(ctx, PostToolUse, in.ToolName, payload, HookRun{ToolName: in.ToolName, ToolUseID: in.CallID})
+	ev := PostToolUse
+	if in.IsError {
+		ev = PostToolUseFailure
+	}
+	if !b.Has(ev) {
+		return next(ctx, in)
+	}
+	payload, v := b.toolPayload(ctx, in.ToolCall)
+	if ev == PostToolUse {
+		payload["tool_response"] = toolResponse(in.ToolName, in.Result)
+	} else {
+		payload["error"] = in.Result
+		payload["is_interrupt"] = in.Interrupted
+	}
+	payload["duration_ms"] = in.DurationMS
+	runs := b.fire(ctx, firing{event: ev, targets: append([]string{v.name}, v.aliases...), payload: payload,
+		tmpl: HookRun{ToolName: v.name, ToolUseID: in.CallID}})
 	var feedback, ctxs []string
 	for _, r := range runs {
 		switch r.v.decision {

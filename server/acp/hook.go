@@ -6,6 +6,47 @@ import (
 	"github.com/agentpool/agentpool/hook"
 )
 
+// UseHooks makes s the approver of reg (UseApprovals) and keeps the root
+// sessions of reg's hooks in step with ACP sessions: the runs of a
+// session's prompts are one session for them (hook.KeepSession), so that
+// session/start fires at its first prompt and session/end when the session
+// is closed (session/close) or the connection ends (hook.CauseClosed,
+// hook.CauseDisconnected), not around every prompt. The returned function
+// removes the approval listener.
+func (s *Server) UseHooks(reg *hook.Registry) (remove func()) {
+	s.hooks.Store(reg)
+	return s.UseApprovals(reg)
+}
+
+// keepSession marks the context of a prompt's run as one run of the ACP
+// session (UseHooks).
+func (s *Server) keepSession(ctx context.Context) context.Context {
+	if s.hooks.Load() == nil {
+		return ctx
+	}
+	return hook.KeepSession(ctx)
+}
+
+// endSession tells the hooks (UseHooks) that an ACP session ended.
+func (s *Server) endSession(sessionID, cause string) {
+	if reg := s.hooks.Load(); reg != nil {
+		reg.EndSession(context.Background(), sessionID, cause)
+	}
+}
+
+// endSessions ends every session still open on the connection (its end).
+func (c *conn) endSessions(cause string) {
+	c.mu.Lock()
+	ids := make([]string, 0, len(c.sessions))
+	for id := range c.sessions {
+		ids = append(ids, id)
+	}
+	c.mu.Unlock()
+	for _, id := range ids {
+		c.s.endSession(id, cause)
+	}
+}
+
 // UseApprovals makes s the approver of reg: a listener on its
 // approval/request seam asks the editor (RequestApproval). When no editor
 // can answer (no client connected, or the session was not opened over this

@@ -77,7 +77,7 @@ func (c *conn) runContext(ctx context.Context, s *acpSession, conv *converter) c
 		ctx = workspace.WithTerminal(ctx, clientTerminal{c: c, session: s.id, conv: conv})
 	}
 	conv.terms = c.terms
-	return ctx
+	return c.s.keepSession(ctx)
 }
 
 // relocator fixes the locations of a tool_call for a session whose

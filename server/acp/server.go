@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentpool/agentpool/hook"
 	"github.com/agentpool/agentpool/pool"
 	"github.com/agentpool/agentpool/tool/mcp"
 	"github.com/agentpool/agentpool/tool/workspace"
@@ -50,6 +51,8 @@ type Server struct {
 
 	mu   sync.Mutex
 	conn *conn
+	// hooks, set by UseHooks, is told when an ACP session ends.
+	hooks atomic.Pointer[hook.Registry]
 }
 
 // ErrBusy is returned by Serve while another connection is being served.
@@ -178,6 +181,8 @@ loop:
 	c.calls.close()
 	c.cancel()
 	c.wg.Wait()
+	// The prompts have ended: so have the sessions, for their hooks.
+	c.endSessions(hook.CauseDisconnected)
 	// No MCP server process of a session outlives the connection.
 	c.closeAllMCP()
 	c.bg.Wait()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/agentpool/agentpool/hook"
 	"github.com/agentpool/agentpool/id"
 	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/tool/workspace"
@@ -330,6 +331,8 @@ func (c *conn) closeSession(params json.RawMessage) (any, *rpcError) {
 		run.cancel()
 	}
 	c.closeMCP(mgr)
+	// Its hooks' SessionEnd (after the cancelled prompt's run, if any).
+	c.s.endSession(s.id, hook.CauseClosed)
 	c.log.Info("acp: session closed", "session", s.id)
 	return struct{}{}, nil
 }

@@ -1,0 +1,138 @@
+// Root sessions and their session/start and session/end points, including
+// sessions that a front end keeps open across runs.
+
+package hook
+
+import (
+	"context"
+
+	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/session"
+	"github.com/agentpool/agentpool/spawn"
+)
+
+// A protocol server such as ACP keeps a session open across prompts: each
+// prompt is one root run of the pool, but for the session's hooks (and for
+// Claude Code hooks, whose SessionStart and SessionEnd fire once per
+// session) the session starts once and ends once. The server marks the
+// context of every prompt's run with KeepSession and tells the registry
+// when the session closes with EndSession.
+
+type keepKey struct{}
+
+// KeepSession marks ctx as the context of one run of a root session that
+// its caller keeps open across runs and ends with EndSession: session/start
+// fires for the first run of the session only (source startup when the
+// session has no history yet, resume when it has), and session/end only
+// when the session ends, not after each run.
+func KeepSession(ctx context.Context) context.Context {
+	return context.WithValue(ctx, keepKey{}, true)
+}
+
+func keptRun(ctx context.Context) bool {
+	v, _ := ctx.Value(keepKey{}).(bool)
+	return v
+}
+
+// keptSession is a session kept open, from its first run's start to its
+// end.
+type keptSession struct {
+	sess session.Session
+	// inv is the invocation of the session's latest run: session/end fires
+	// with it in its context (so that what its listeners record goes to the
+	// session's log), also after that run ended.
+	inv     *spawn.Invocation
+	reason  event.StopReason // the latest run's stop reason
+	running bool
+	closing string // the cause EndSession gave while a run was in progress
+}
+
+// SessionStart implements pool.SessionHooks (session/start).
+func (r *Registry) SessionStart(ctx context.Context, s session.Session, source string) {
+	inv := spawn.InvocationFrom(ctx)
+	if keptRun(ctx) {
+		r.mu.Lock()
+		k := r.kept[s.ID]
+		first := k == nil
+		if first {
+			k = &keptSession{}
+			r.kept[s.ID] = k
+		}
+		k.sess, k.inv, k.running = s, inv, true
+		r.mu.Unlock()
+		if !first {
+			return
+		}
+		source = SourceStartup
+		if inv != nil && len(inv.History) > 0 {
+			source = SourceResume
+		}
+	}
+	r.OnSessionStart.Fire(ctx, SessionStart{SessionID: s.ID, Agent: s.AgentName, Source: source, Model: modelOf(inv, s.AgentName)})
+}
+
+// SessionEnd implements pool.SessionHooks (session/end). For a run of a
+// kept session (KeepSession) it only notes how the run ended, unless the
+// session was closed while the run was in progress: then the session ends
+// now.
+func (r *Registry) SessionEnd(ctx context.Context, s session.Session, reason event.StopReason) {
+	if !keptRun(ctx) {
+		r.OnSessionEnd.Fire(ctx, SessionEnd{SessionID: s.ID, Agent: s.AgentName, Reason: reason, Cause: CauseRunEnded})
+		return
+	}
+	r.mu.Lock()
+	k := r.kept[s.ID]
+	if k == nil {
+		r.mu.Unlock()
+		return
+	}
+	k.sess, k.reason, k.running = s, reason, false
+	if inv := spawn.InvocationFrom(ctx); inv != nil {
+		k.inv = inv
+	}
+	cause := k.closing
+	if cause != "" {
+		delete(r.kept, s.ID)
+	}
+	r.mu.Unlock()
+	if cause != "" {
+		r.OnSessionEnd.Fire(ctx, SessionEnd{SessionID: s.ID, Agent: s.AgentName, Reason: reason, Cause: cause})
+	}
+}
+
+// EndSession ends a session kept open with KeepSession: session/end fires
+// now, with cause (CauseClosed, CauseDisconnected) and the stop reason of
+// its latest run, or, when a run of it is in progress, as soon as that run
+// ends. A session that had no run since it was last ended has not started:
+// nothing fires.
+func (r *Registry) EndSession(ctx context.Context, sessionID, cause string) {
+	r.mu.Lock()
+	k := r.kept[sessionID]
+	if k == nil {
+		r.mu.Unlock()
+		return
+	}
+	if k.running {
+		k.closing = cause
+		r.mu.Unlock()
+		return
+	}
+	delete(r.kept, sessionID)
+	r.mu.Unlock()
+	if k.inv != nil {
+		ctx = spawn.WithInvocation(ctx, k.inv)
+	}
+	r.OnSessionEnd.Fire(ctx, SessionEnd{SessionID: sessionID, Agent: k.sess.AgentName, Reason: k.reason, Cause: cause})
+}
+
+// modelOf is the model id of the node a root session runs ("" for a team
+// or when it cannot be found).
+func modelOf(inv *spawn.Invocation, name string) string {
+	if inv == nil || inv.Runtime == nil {
+		return ""
+	}
+	if n, ok := inv.Runtime.Lookup(name); ok {
+		return n.ModelID()
+	}
+	return ""
+}
