@@ -23,6 +23,14 @@ const DefaultMaxTurns = 25
 // ErrMaxTurns ends a run that used all its turns.
 var ErrMaxTurns = errors.New("max_turns reached")
 
+// DefaultMaxResponseBytes bounds one model response when no bound is
+// set: 16 MiB of text, thinking and tool call arguments.
+const DefaultMaxResponseBytes = 16 << 20
+
+// ErrResponseTooLarge ends a run whose model sent a response larger than
+// its MaxResponseBytes.
+var ErrResponseTooLarge = errors.New("model response too large")
+
 // ErrStore ends a run whose conversation could not be stored.
 var ErrStore = errors.New("store messages")
 
@@ -38,7 +46,14 @@ type Config struct {
 	// is reported as a toolset_error custom event.
 	Toolsets []tool.Toolset
 	MaxTurns int
-	Hooks    Hooks // optional interception points; nil means none
+	// MaxResponseBytes bounds one model response: its text, thinking and
+	// tool call arguments together (DefaultMaxResponseBytes when <= 0). A
+	// response that passes it ends the run with ErrResponseTooLarge at
+	// once, without reading the rest: what a response costs in memory
+	// (kept text, events, stored messages) is a multiple of its size, so a
+	// model that never stops must not be followed to the end.
+	MaxResponseBytes int
+	Hooks            Hooks // optional interception points; nil means none
 }
 
 // Agent is an immutable agent definition.
@@ -60,6 +75,9 @@ func New(cfg Config) (*Agent, error) {
 	}
 	if cfg.MaxTurns <= 0 {
 		cfg.MaxTurns = DefaultMaxTurns
+	}
+	if cfg.MaxResponseBytes <= 0 {
+		cfg.MaxResponseBytes = DefaultMaxResponseBytes
 	}
 	a := &Agent{cfg: cfg, tools: map[string]tool.Tool{}}
 	for _, t := range cfg.Tools {
@@ -264,6 +282,9 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 		if err != nil {
 			if ctx.Err() != nil {
 				return r.abort(ctx, context.Cause(ctx))
+			}
+			if errors.Is(err, ErrResponseTooLarge) {
+				return r.fail(ctx, fmt.Errorf("model %s: %w", a.cfg.Model.ID(), err), event.StopError, "max_response_bytes")
 			}
 			return r.fail(ctx, fmt.Errorf("model %s: %w", a.cfg.Model.ID(), err), event.StopError, "model_error")
 		}

@@ -5,6 +5,7 @@ package agent
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"iter"
 
 	"github.com/agentpool/agentpool/event"
@@ -15,7 +16,7 @@ import (
 // streamTurn runs one model request, emitting part events, and returns the
 // assistant message.
 func (r *run) streamTurn(ctx context.Context, req *model.Request) (model.Message, string, error) {
-	r.turn = turnState{sink: r.sink, open: -1}
+	r.turn = turnState{sink: r.sink, open: -1, limit: r.a.cfg.MaxResponseBytes}
 	t := &r.turn
 	t.consume(r.a.cfg.Model.Stream(ctx, req))
 	t.closeOpen()
@@ -38,7 +39,9 @@ type turnState struct {
 	calls     []callState
 	usage     event.Usage
 	finish    string
-	err       error // the stream's error
+	err       error // the stream's error, or ErrResponseTooLarge
+	size      int   // bytes of text, thinking and tool arguments so far
+	limit     int   // the most size may reach (MaxResponseBytes)
 }
 
 type callState struct {
@@ -103,6 +106,14 @@ func (t *turnState) consume(stream iter.Seq2[model.Chunk, error]) {
 		if err != nil {
 			t.err = err
 			return
+		}
+		if n := len(c.Text) + len(c.ArgsDelta); n > 0 {
+			if t.size += n; t.size > t.limit {
+				// Stop reading: the provider's stream is closed, and what
+				// came so far was emitted (the parts are closed as usual).
+				t.err = fmt.Errorf("%w: larger than %d bytes (text, thinking and tool call arguments; max_response_bytes)", ErrResponseTooLarge, t.limit)
+				return
+			}
 		}
 		t.chunk(c)
 	}

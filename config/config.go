@@ -128,6 +128,11 @@ type ModelSpec struct {
 	InputPrice  float64 // USD per million input tokens
 	OutputPrice float64 // USD per million output tokens
 
+	// MaxResponseBytes bounds one response of the model, any type (its
+	// text, thinking and tool call arguments together); 0:
+	// agent.DefaultMaxResponseBytes.
+	MaxResponseBytes int
+
 	// Test model (AgentPool format): the first response calls CallTools
 	// with ToolArgs[tool] as arguments; the next returns CustomOutputText.
 	CustomOutputText string

@@ -739,6 +739,8 @@ func TestModelForms(t *testing.T) {
 			ModelSpec{Type: "anthropic", Model: "claude-3-5-haiku-latest", APIKeyEnv: "ANTHROPIC_API_KEY", Temperature: ptr(1.0), Line: 3}},
 		{"scripted map", "{type: scripted, turns: [Hi.], delay: 0}",
 			ModelSpec{Type: "scripted", Turns: []ScriptTurn{{Text: "Hi."}}, Line: 3}},
+		{"response cap", "{type: scripted, turns: [Hi.], max_response_bytes: 1048576}",
+			ModelSpec{Type: "scripted", Turns: []ScriptTurn{{Text: "Hi."}}, MaxResponseBytes: 1 << 20, Line: 3}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

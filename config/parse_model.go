@@ -128,6 +128,9 @@ func (p *parser) modelMap(ms *ModelSpec, e entry, path string) {
 	if n, fp, ok := get("max_tokens"); ok {
 		ms.MaxTokens = p.count(n, fp)
 	}
+	if n, fp, ok := get("max_response_bytes"); ok {
+		ms.MaxResponseBytes = p.count(n, fp)
+	}
 	if n, fp, ok := get("timeout"); ok {
 		ms.Timeout = p.duration(n, fp)
 	}

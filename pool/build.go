@@ -61,6 +61,9 @@ type AgentSpec struct {
 	MCPServers []config.MCPServer
 	// MaxTurns bounds the model requests of a run; 0: Limits.MaxTurns.
 	MaxTurns int
+	// MaxResponseBytes bounds one model response (text, thinking and tool
+	// call arguments); 0: agent.DefaultMaxResponseBytes.
+	MaxResponseBytes int
 	// ToolApproval is the manifest's `tool_approval` (tool name, path.Match
 	// pattern or "*" -> config.ApprovalAllow, ApprovalAsk or ApprovalDeny).
 	// Options.Hooks enforces it when it implements ApprovalPolicies (as
@@ -215,7 +218,7 @@ func (p *Pool) makeNodes(cfg Config, opts Options) error {
 		toolsets := append(append([]tool.Toolset(nil), a.Toolsets...), p.builtins.mcpToolsets(cfg.MCPServers, a.MCPServers)...)
 		ag, err := agent.New(agent.Config{
 			Name: a.Name, Description: a.Description, SystemPrompt: a.SystemPrompt, Model: a.Model,
-			Tools: tools, Toolsets: toolsets, MaxTurns: maxTurns, Hooks: agentHooks,
+			Tools: tools, Toolsets: toolsets, MaxTurns: maxTurns, MaxResponseBytes: a.MaxResponseBytes, Hooks: agentHooks,
 		})
 		if err != nil {
 			errs = append(errs, err)

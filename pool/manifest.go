@@ -39,6 +39,7 @@ func FromManifest(m *config.Manifest) (Config, error) {
 		spec := AgentSpec{
 			Name: name, Description: a.Description, SystemPrompt: a.SystemPrompt, Model: mdl,
 			MaxTurns: a.MaxTurns, ToolApproval: a.ToolApproval, MCPServers: a.MCPServers,
+			MaxResponseBytes: a.Model.MaxResponseBytes,
 		}
 		for _, ts := range a.Toolsets {
 			spec.Builtin = append(spec.Builtin, ts.Type)
@@ -78,7 +79,7 @@ func (cfg *Config) manifest() *config.Manifest {
 	for _, a := range cfg.Agents {
 		ca := &config.Agent{
 			Name: a.Name, Description: a.Description, SystemPrompt: a.SystemPrompt,
-			Model: config.ModelSpec{Model: a.Model.ID()}, MaxTurns: a.MaxTurns,
+			Model: config.ModelSpec{Model: a.Model.ID(), MaxResponseBytes: a.MaxResponseBytes}, MaxTurns: a.MaxTurns,
 			ToolApproval: a.ToolApproval, MCPServers: a.MCPServers,
 		}
 		for _, typ := range a.Builtin {

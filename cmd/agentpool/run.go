@@ -9,7 +9,6 @@ import (
 	"os/signal"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -79,7 +78,7 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 	if parent == nil {
 		parent = context.Background()
 	}
-	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(parent, stopSignals...)
 	defer stop()
 
 	stdout := bufio.NewWriterSize(cmd.OutOrStdout(), 64<<10)

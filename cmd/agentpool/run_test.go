@@ -217,3 +217,17 @@ func TestValidateAndVersion(t *testing.T) {
 		t.Fatalf("version: %d %q", r.code, r.stdout)
 	}
 }
+
+// TestRunResponseCap: a model's max_response_bytes bounds one response;
+// the run ends with an error that says so.
+func TestRunResponseCap(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "agentpool.yaml"), []byte(`agents:
+  a:
+    model: {type: scripted, max_response_bytes: 1000, turns: ["`+strings.Repeat("chatter ", 250)+`"]}
+`), 0o644)
+	r := runCLI(t, dir, "run", "--db", ":memory:", "go")
+	if r.code != 1 || !strings.Contains(r.stderr, "larger than 1000 bytes") {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+}

@@ -19,6 +19,13 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// stopSignals end a command that runs the pool (run, serve): its runs are
+// cancelled and the pool closed, which also stops the background shells
+// and MCP servers the tools started. SIGHUP is among them because a closed
+// terminal would otherwise kill the process outright, leaving those
+// processes running.
+var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+
 // serveCommands are the protocol servers; each server file appends its
 // subcommand in an init func.
 var serveCommands []func() *cobra.Command
@@ -126,9 +133,10 @@ func openPool(f poolFlags, opts pool.Options) (*pool.Pool, error) {
 // httpFlags are the flags the HTTP servers (agui, opencode) share: where
 // to listen, the bearer token, the CORS origins. See package httpsec.
 type httpFlags struct {
-	addr  string
-	token string
-	cors  []string
+	addr     string
+	token    string
+	cors     []string
+	maxConns int
 }
 
 func (f *httpFlags) register(cmd *cobra.Command, defaultAddr string) {
@@ -136,6 +144,7 @@ func (f *httpFlags) register(cmd *cobra.Command, defaultAddr string) {
 	cmd.Flags().StringVar(&f.token, "token", "", "bearer token every request must carry (Authorization: Bearer TOKEN); default $"+httpsec.EnvToken+
 		" (prefer it: a flag shows in the process list); required to listen on a non-loopback address")
 	cmd.Flags().StringSliceVar(&f.cors, "cors-origin", nil, "browser origin (scheme://host:port) allowed to call the server; repeatable, \"*\" for any; default none")
+	cmd.Flags().IntVar(&f.maxConns, "max-conns", httpsec.DefaultMaxConns, "connections held at once; more wait until one closes")
 }
 
 // tokenValue is the token of --token, else of the environment.
@@ -165,6 +174,9 @@ func serveHTTP(cmd *cobra.Command, f poolFlags, h httpFlags, name string,
 	if err := httpsec.CheckBind(h.addr, h.tokenValue()); err != nil {
 		return err
 	}
+	if h.maxConns < 1 {
+		return fmt.Errorf("--max-conns must be at least 1, got %d", h.maxConns)
+	}
 	reg := hook.New(hook.Options{Logger: logger})
 	p, err := openPool(f, pool.Options{Logger: logger, Hooks: reg})
 	if err != nil {
@@ -177,7 +189,7 @@ func serveHTTP(cmd *cobra.Command, f poolFlags, h httpFlags, name string,
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(ctx, stopSignals...)
 	defer stop()
 
 	ln, err := h.listen()

@@ -62,10 +62,19 @@ func serveACP(cmd *cobra.Command, f poolFlags, agent string) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(ctx, stopSignals...)
 	defer stop()
-	// On SIGINT/SIGTERM Serve cancels the running prompts, waits for them
-	// and returns.
+	// An editor that crashes closes our stdin and stdout at once. A write
+	// to the closed stdout must fail (the server then cancels the prompts)
+	// rather than kill the process with SIGPIPE, so that the runs end
+	// aborted and the store is flushed. Notify, not Ignore: an ignored
+	// SIGPIPE would be inherited by the commands and MCP servers the tools
+	// start.
+	pipes := make(chan os.Signal, 1)
+	signal.Notify(pipes, syscall.SIGPIPE)
+	defer signal.Stop(pipes)
+	// On SIGINT/SIGTERM/SIGHUP Serve cancels the running prompts, waits for
+	// them and returns.
 	serveErr := srv.Serve(ctx, cmd.InOrStdin(), cmd.OutOrStdout())
 	if errors.Is(serveErr, context.Canceled) {
 		serveErr = nil

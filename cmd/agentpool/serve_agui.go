@@ -43,6 +43,6 @@ func newServeAGUICmd() *cobra.Command {
 
 func serveAGUI(cmd *cobra.Command, f poolFlags, h httpFlags) error {
 	return serveHTTP(cmd, f, h, "agui", func(ctx context.Context, p *pool.Pool, ln net.Listener, logger *slog.Logger) error {
-		return agui.New(p, agui.Options{Logger: logger, Token: h.tokenValue(), CORSOrigins: h.cors}).Serve(ctx, ln)
+		return agui.New(p, agui.Options{Logger: logger, Token: h.tokenValue(), CORSOrigins: h.cors, MaxConns: h.maxConns}).Serve(ctx, ln)
 	})
 }

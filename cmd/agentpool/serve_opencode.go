@@ -45,7 +45,7 @@ func newServeOpenCodeCmd() *cobra.Command {
 
 func serveOpenCode(cmd *cobra.Command, f poolFlags, h httpFlags) error {
 	return serveHTTP(cmd, f, h, "opencode", func(ctx context.Context, p *pool.Pool, ln net.Listener, logger *slog.Logger) error {
-		srv := opencode.New(p, opencode.Options{Logger: logger, Version: version, Token: h.tokenValue(), CORSOrigins: h.cors})
+		srv := opencode.New(p, opencode.Options{Logger: logger, Version: version, Token: h.tokenValue(), CORSOrigins: h.cors, MaxConns: h.maxConns})
 		return srv.Serve(ctx, ln)
 	})
 }

@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -211,11 +213,15 @@ func markedProcesses(t *testing.T, marker string) []string {
 	return out
 }
 
+// mcpManifest runs server-everything behind a shell that leaves a
+// process of its own in the server's process group (a child the server
+// started), which carries the marker too: a test that finds no marked
+// process left proves that the whole group ended.
 func mcpManifest(server, marker, lastTurn string) string {
 	return `mcp_servers:
   - name: everything
-    command: node
-    args: ["` + server + `", stdio]
+    command: sh
+    args: ["-c", "sleep 1000 & exec node '` + server + `' stdio"]
     env: {AGENTPOOL_TEST_MARKER: "` + marker + `"}
 agents:
   a:
@@ -230,7 +236,7 @@ agents:
 func TestRunMCPServerNoOrphan(t *testing.T) {
 	server := mcpEverything(t)
 	dir := t.TempDir()
-	marker := "mcp-" + filepath.Base(dir)
+	marker := "mcp-" + dir // unique: a temp dir's base name is not
 	os.WriteFile(filepath.Join(dir, "agentpool.yaml"), []byte(mcpManifest(server, marker, "text: done")), 0o644)
 	r := runCLI(t, dir, "run", "--db", ":memory:", "--output", "jsonl", "--allow", "mcp__*", "go")
 	if r.code != 0 {
@@ -246,10 +252,10 @@ func TestRunMCPServerNoOrphan(t *testing.T) {
 
 func TestRunMCPServerGoneAfterSignal(t *testing.T) {
 	server := mcpEverything(t)
-	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
 		t.Run(sig.String(), func(t *testing.T) {
 			dir := t.TempDir()
-			marker := "mcp-" + filepath.Base(dir)
+			marker := "mcp-" + dir // unique: a temp dir's base name is not
 			os.WriteFile(filepath.Join(dir, "agentpool.yaml"), []byte(mcpManifest(server, marker, `{text: "never shown", delay: 1m}`)), 0o644)
 			cmd := exec.Command(cliBinary(t), "run", "--db", ":memory:", "--allow", "mcp__*", "go")
 			cmd.Dir = dir
@@ -278,4 +284,79 @@ func TestRunMCPServerGoneAfterSignal(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRunBackgroundShellGoneAfterSignal: a Bash background shell, and the
+// process it started, end with `agentpool run` when it is stopped by a
+// signal, SIGHUP (a closed terminal) included: no process outlives the
+// pool.
+func TestRunBackgroundShellGoneAfterSignal(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("needs /proc")
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			os.WriteFile(filepath.Join(dir, "agentpool.yaml"), []byte(`agents:
+  a:
+    tools: [execution]
+    tool_approval: {Bash: allow}
+    model:
+      type: scripted
+      turns:
+        - tool_calls: [{name: Bash, args: {command: "sleep 1000 & echo $! > child.pid; wait", run_in_background: true}}]
+        - {text: "never shown", delay: 1m}
+`), 0o644)
+			cmd := exec.Command(cliBinary(t), "run", "--db", ":memory:", "go")
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "HOME="+t.TempDir())
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			var child, group int
+			for deadline := time.Now().Add(30 * time.Second); child == 0 || group == 0; time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					cmd.Process.Kill()
+					cmd.Wait()
+					t.Fatalf("the background shell never started: %s", stderr.String())
+				}
+				b, _ := os.ReadFile(filepath.Join(dir, "child.pid"))
+				child, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+				if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", child)); err == nil && child > 0 {
+					// pid (comm) state ppid pgrp ...
+					if f := strings.Fields(string(st[bytes.LastIndexByte(st, ')')+1:])); len(f) > 2 {
+						group, _ = strconv.Atoi(f[2])
+					}
+				}
+			}
+			t.Cleanup(func() { syscall.Kill(-group, syscall.SIGKILL) })
+			cmd.Process.Signal(sig)
+			err := cmd.Wait()
+			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+				t.Errorf("exit after %s: %v (%s)", sig, err, stderr.String())
+			}
+			if err := syscall.Kill(-group, 0); err != syscall.ESRCH && groupAlive(group) {
+				t.Errorf("the background shell's process group %d outlived agentpool after %s", group, sig)
+			}
+		})
+	}
+}
+
+// groupAlive reports whether a process of group pgid runs (zombies do not
+// count).
+func groupAlive(pgid int) bool {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		st, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil || e.Name()[0] < '0' || e.Name()[0] > '9' {
+			continue
+		}
+		f := strings.Fields(string(st[bytes.LastIndexByte(st, ')')+1:]))
+		if len(f) > 2 && f[0] != "Z" && f[2] == strconv.Itoa(pgid) {
+			return true
+		}
+	}
+	return false
 }

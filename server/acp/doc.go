@@ -14,7 +14,11 @@
 // session -32002. After any of these the server goes on reading. Every
 // message written is one line, flushed at once, and writes are serialized.
 // Nothing but protocol messages goes to the writer: logs go to the logger
-// (stderr in the CLI).
+// (stderr in the CLI). Message text is sent in chunks of at most 64 KiB,
+// cut between characters, so that no line is long whatever the message
+// (a replayed prompt or answer may be over 10 MiB). A failed write (the
+// client closed its end) cancels the running prompts; Serve then returns
+// when the input ends.
 //
 // # Methods
 //

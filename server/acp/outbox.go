@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/agentpool/agentpool/internal/queue"
 )
@@ -15,7 +16,8 @@ const (
 	// DefaultQueueSize is how many messages of one session (or of the
 	// connection's own replies) may wait for a slow client.
 	DefaultQueueSize = 1024
-	// maxMergedChunk bounds the text one coalesced chunk may carry.
+	// maxMergedChunk bounds the text one chunk may carry: longer text is
+	// sent in several chunks, and coalescing stops there.
 	maxMergedChunk = 64 << 10
 )
 
@@ -98,7 +100,7 @@ func (o *outbox) update(owner, sid string, update any) error {
 	switch u := update.(type) {
 	case chunkUpdate:
 		if u.Content.Type == "text" && u.Content.URI == "" && u.Content.Resource == nil {
-			return o.push(owner, outItem{sid: sid, update: update})
+			return o.pushChunk(owner, sid, u)
 		}
 	case toolCallUpdate:
 		if isProgress(u) {
@@ -110,6 +112,30 @@ func (o *outbox) update(owner, sid string, update any) error {
 		return err
 	}
 	return o.push(owner, outItem{raw: append(b, '\n'), sid: sid})
+}
+
+// pushChunk queues a text chunk in pieces of at most maxMergedChunk bytes,
+// cut between characters. A message is sent as it came (a delta, a
+// replayed prompt or answer) and may be long: as one line, a message over
+// 10 MiB is more than common clients read (they read lines with a bounded
+// buffer). A piece's line stays under 400 KiB even with every character
+// escaped.
+func (o *outbox) pushChunk(owner, sid string, u chunkUpdate) error {
+	text := u.Content.Text
+	for len(text) > maxMergedChunk {
+		cut := maxMergedChunk
+		for cut > maxMergedChunk-utf8.UTFMax && !utf8.RuneStart(text[cut]) {
+			cut--
+		}
+		piece := u
+		piece.Content.Text = text[:cut]
+		if err := o.push(owner, outItem{sid: sid, update: piece}); err != nil {
+			return err
+		}
+		text = text[cut:]
+	}
+	u.Content.Text = text
+	return o.push(owner, outItem{sid: sid, update: u})
 }
 
 // isProgress reports whether u only replaces a tool call's content (a

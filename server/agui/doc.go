@@ -12,10 +12,14 @@
 // A run answers 200 text/event-stream with one "data: <json>\n\n" per
 // event (LF only, one line of compact JSON each). Requests that cannot run
 // answer a JSON body {"error": "..."}: 400 malformed JSON or a missing or
-// mistyped required field (threadId, runId, messages), no user message;
-// 404 unknown agent or path; 405 wrong method; 409 the thread has a run in
-// progress; 413 body over Options.MaxBodyBytes (8 MiB); 415 Content-Type
-// other than application/json. The prompt is the text of the last user
+// mistyped required field (threadId, runId, messages), no user message, a
+// threadId over MaxThreadIDBytes (256); 404 unknown agent or path; 405
+// wrong method; 408 the body did not arrive within Options.BodyTimeout
+// (60 s); 409 the thread has a run in progress; 413 body over
+// Options.MaxBodyBytes (8 MiB); 415 Content-Type other than
+// application/json. Serve holds at most Options.MaxConns (256) connections
+// and answers a refused request (token, Host, origin; package httpsec)
+// without reading its body. The prompt is the text of the last user
 // message (a string, or the text parts of a content array joined by
 // newlines). state is the client's state (see State below); tools,
 // context, forwardedProps and resume are accepted and ignored.
@@ -27,10 +31,13 @@
 // UUIDs) gets a fresh session id, recorded in an in-memory table and in the
 // root session's metadata ("agui_thread_id"); after a restart the table is
 // rebuilt from the stored root sessions on first use, so threads survive
-// with a persistent store. A run on a thread whose session exists continues
-// it with its stored history (pool.RunRequest.SessionID); the messages the
-// client sends besides the last user message are not replayed, the store is
-// the conversation's memory.
+// with a persistent store. The table keeps Options.MaxThreads (10,000)
+// threads; the least recently used idle ones are forgotten beyond that and
+// looked up in the store again when they come back. A run on a thread
+// whose session exists continues it with its stored history
+// (pool.RunRequest.SessionID); the messages the client sends besides the
+// last user message are not replayed, the store is the conversation's
+// memory.
 //
 // # Mapping
 //

@@ -49,6 +49,9 @@ func parseInput(body []byte) (*wire.RunAgentInput, error) {
 	if strings.TrimSpace(in.ThreadID) == "" {
 		return nil, badInput("threadId must not be empty")
 	}
+	if len(in.ThreadID) > MaxThreadIDBytes {
+		return nil, badInput("threadId is longer than %d bytes (%d): use a shorter id, such as a UUID", MaxThreadIDBytes, len(in.ThreadID))
+	}
 	if strings.TrimSpace(in.RunID) == "" {
 		return nil, badInput("runId must not be empty")
 	}

@@ -26,6 +26,9 @@ import (
 const (
 	DefaultMaxBodyBytes = 8 << 20
 	DefaultWriteTimeout = time.Minute
+	DefaultBodyTimeout  = httpsec.DefaultBodyTimeout
+	DefaultMaxConns     = httpsec.DefaultMaxConns
+	DefaultMaxThreads   = 10000
 )
 
 // Options configure a Server.
@@ -46,6 +49,17 @@ type Options struct {
 	// CORSOrigins are the browser origins allowed to call the server ("*":
 	// any). None by default: no CORS headers, cross-origin requests get 403.
 	CORSOrigins []string
+	// BodyTimeout bounds reading a request, body included
+	// (DefaultBodyTimeout); a client that takes longer gets 408 and is
+	// disconnected. Event streams are not bounded by it.
+	BodyTimeout time.Duration
+	// MaxConns bounds the connections Serve holds at once
+	// (DefaultMaxConns); more wait until one closes.
+	MaxConns int
+	// MaxThreads bounds the thread ids whose session the server keeps in
+	// memory (DefaultMaxThreads); the least recently used idle ones are
+	// forgotten and found again in the store when they come back.
+	MaxThreads int
 
 	// now and newID make tests deterministic; onQueue lets a test watch a
 	// run's queue.
@@ -83,7 +97,13 @@ func New(p *pool.Pool, opts Options) *Server {
 	if opts.WriteTimeout <= 0 {
 		opts.WriteTimeout = DefaultWriteTimeout
 	}
-	s := &Server{pool: p, opts: opts, log: opts.Logger, threads: newThreads(p.Store()),
+	if opts.BodyTimeout <= 0 {
+		opts.BodyTimeout = DefaultBodyTimeout
+	}
+	if opts.MaxThreads <= 0 {
+		opts.MaxThreads = DefaultMaxThreads
+	}
+	s := &Server{pool: p, opts: opts, log: opts.Logger, threads: newThreads(p.Store(), opts.MaxThreads),
 		states: newThreadStates(p.Store()), mux: http.NewServeMux()}
 	s.runs, s.stopRuns = context.WithCancel(context.Background())
 	s.mux.HandleFunc("POST /{$}", func(w http.ResponseWriter, r *http.Request) { s.handleRun(w, r, "") })
@@ -122,17 +142,15 @@ func (s *Server) CancelRuns() { s.stopRuns() }
 //
 // It refuses a listener on a non-loopback address when no Token is set;
 // on loopback without a token it answers only requests for a loopback
-// Host (DNS rebinding).
+// Host (DNS rebinding). It holds at most MaxConns connections, and a
+// request must arrive within BodyTimeout (see httpsec.NewServer).
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if err := httpsec.CheckListener(ln, s.opts.Token); err != nil {
 		return err
 	}
-	hs := &http.Server{
-		Handler:           httpsec.Handler(s.mux, httpsec.WithListener(s.security(), ln)),
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
-	}
+	h := httpsec.Handler(s.mux, httpsec.WithListener(s.security(), ln))
+	hs := httpsec.NewServer(h, s.opts.BodyTimeout, slog.NewLogLogger(s.log.Handler(), slog.LevelWarn))
+	ln = httpsec.LimitListener(ln, s.opts.MaxConns)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
@@ -195,6 +213,10 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request, name string) 
 			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes", mbe.Limit))
 			return
 		}
+		if httpsec.BodyTimedOut(err) {
+			writeError(w, http.StatusRequestTimeout, fmt.Sprintf("request body not received within %s", s.opts.BodyTimeout))
+			return
+		}
 		writeError(w, http.StatusBadRequest, "read body: "+err.Error())
 		return
 	}
@@ -208,7 +230,8 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request, name string) 
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	sid, exists, mapped, err := s.threads.resolve(r.Context(), in.ThreadID)
+	sid, exists, mapped, release, err := s.threads.resolve(r.Context(), in.ThreadID)
+	defer release()
 	switch {
 	case errors.Is(err, errChildThread):
 		writeError(w, http.StatusBadRequest, err.Error())

@@ -1,6 +1,7 @@
 package agui
 
 import (
+	"container/list"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +16,11 @@ import (
 // session id.
 const MetadataThreadKey = "agui_thread_id"
 
+// MaxThreadIDBytes bounds the length of a threadId (400 past it): a
+// thread id is kept in memory, in the session's metadata and in every
+// event of the run, so it must stay small.
+const MaxThreadIDBytes = 256
+
 // threads maps AG-UI thread ids to root session ids.
 //
 // A threadId that is a session id (ses_ + 26 characters, as the store's
@@ -23,69 +29,174 @@ const MetadataThreadKey = "agui_thread_id"
 // session's metadata under MetadataThreadKey, so it survives a restart
 // with a persistent store: the first lookup of such a thread after start
 // indexes the stored root sessions once.
+//
+// The table in memory is bounded: it keeps the max most recently used
+// threads, and forgets the least recently used one that no request is
+// using when it grows past that. A thread that is no longer in memory is
+// looked up in the store again (its session's metadata), so that a client
+// coming back to an old thread continues its session.
 type threads struct {
-	store  session.Store
+	store session.Store
+	max   int
+
 	mu     sync.Mutex
 	loaded bool
-	byID   map[string]string // threadId -> root session id
+	// complete: byID holds every thread the store knows, so a thread not in
+	// it is new (nothing was forgotten).
+	complete bool
+	byID     map[string]*threadEntry
+	recent   list.List // of *threadEntry, the most recently used first
 }
 
-func newThreads(st session.Store) *threads {
-	return &threads{store: st, byID: map[string]string{}}
+// threadEntry is one thread in memory.
+type threadEntry struct {
+	thread, sid string
+	users       int // requests using it now; it is never forgotten while > 0
+	elem        *list.Element
+}
+
+func newThreads(st session.Store, limit int) *threads {
+	return &threads{store: st, max: limit, byID: map[string]*threadEntry{}}
 }
 
 // errChildThread is returned for a threadId that names a child session.
 var errChildThread = errors.New("threadId names a child session; threads are root sessions")
 
 // resolve returns the root session of a thread and whether it exists yet.
-// mapped reports that the session id is not the threadId itself.
-func (t *threads) resolve(ctx context.Context, threadID string) (sid string, exists, mapped bool, err error) {
+// mapped reports that the session id is not the threadId itself. The
+// caller calls release when its request is done (the mapping is kept in
+// memory at least until then).
+func (t *threads) resolve(ctx context.Context, threadID string) (sid string, exists, mapped bool, release func(), err error) {
+	release = func() {}
 	if validSessionID(threadID) {
 		sid = threadID
 	} else {
 		mapped = true
-		sid, err = t.lookup(ctx, threadID)
+		var e *threadEntry
+		e, err = t.acquire(ctx, threadID)
 		if err != nil {
-			return "", false, mapped, err
+			return "", false, mapped, release, err
 		}
+		sid, release = e.sid, func() { t.release(e) }
 	}
 	s, err := t.store.GetSession(ctx, sid)
 	switch {
 	case errors.Is(err, session.ErrNotFound):
-		return sid, false, mapped, nil
+		return sid, false, mapped, release, nil
 	case err != nil:
-		return "", false, mapped, fmt.Errorf("look up thread %s: %w", threadID, err)
+		release()
+		return "", false, mapped, func() {}, fmt.Errorf("look up thread %s: %w", threadID, err)
 	case s.ParentID != "":
-		return "", false, mapped, errChildThread
+		release()
+		return "", false, mapped, func() {}, errChildThread
 	}
-	return sid, true, mapped, nil
+	return sid, true, mapped, release, nil
 }
 
-// lookup finds or allocates the session id of a thread whose id is not a
-// session id. The allocation is reserved at once, so concurrent first runs
-// of one thread agree on the id (and the second one finds it busy).
-func (t *threads) lookup(ctx context.Context, threadID string) (string, error) {
+// acquire finds or allocates the session of a thread whose id is not a
+// session id, and holds its entry for a request. An allocation is
+// reserved at once, so concurrent first runs of one thread agree on the
+// id (and the second one finds it busy).
+func (t *threads) acquire(ctx context.Context, threadID string) (*threadEntry, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if !t.loaded {
-		roots, err := t.store.ListSessions(ctx, session.ListOptions{RootsOnly: true})
-		if err != nil {
-			return "", fmt.Errorf("index threads: %w", err)
+		if err := t.loadLocked(ctx); err != nil {
+			return nil, err
 		}
-		// Newest first: keep the newest session of a thread id if several.
-		for i := len(roots) - 1; i >= 0; i-- {
-			if th, ok := roots[i].Metadata[MetadataThreadKey].(string); ok && th != "" {
-				t.byID[th] = roots[i].ID
+	}
+	e := t.byID[threadID]
+	if e == nil {
+		sid := ""
+		if !t.complete {
+			var err error
+			if sid, err = t.findLocked(ctx, threadID); err != nil {
+				return nil, err
 			}
 		}
-		t.loaded = true
+		if sid == "" {
+			sid = id.Descending(id.Session)
+		}
+		e = t.addLocked(threadID, sid)
 	}
-	if sid, ok := t.byID[threadID]; ok {
-		return sid, nil
+	e.users++
+	t.recent.MoveToFront(e.elem)
+	t.pruneLocked()
+	return e, nil
+}
+
+// release ends a request's use of e.
+func (t *threads) release(e *threadEntry) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e.users--
+	t.pruneLocked()
+}
+
+// loadLocked indexes the threads of the stored root sessions, the newest
+// ones first, up to max.
+func (t *threads) loadLocked(ctx context.Context) error {
+	roots, err := t.store.ListSessions(ctx, session.ListOptions{RootsOnly: true})
+	if err != nil {
+		return fmt.Errorf("index threads: %w", err)
 	}
-	sid := id.Descending(id.Session)
-	t.byID[threadID] = sid
-	return sid, nil
+	t.complete = true
+	for _, r := range roots { // newest first: a thread's newest session wins
+		th, ok := r.Metadata[MetadataThreadKey].(string)
+		if !ok || th == "" || t.byID[th] != nil {
+			continue
+		}
+		if len(t.byID) >= t.max {
+			t.complete = false
+			break
+		}
+		t.recent.MoveToBack(t.addLocked(th, r.ID).elem)
+	}
+	t.loaded = true
+	return nil
+}
+
+// findLocked looks a thread up in the store: the newest root session
+// whose metadata names it, "" when none does.
+func (t *threads) findLocked(ctx context.Context, threadID string) (string, error) {
+	roots, err := t.store.ListSessions(ctx, session.ListOptions{RootsOnly: true})
+	if err != nil {
+		return "", fmt.Errorf("look up thread %s: %w", threadID, err)
+	}
+	for _, r := range roots {
+		if th, _ := r.Metadata[MetadataThreadKey].(string); th == threadID {
+			return r.ID, nil
+		}
+	}
+	return "", nil
+}
+
+func (t *threads) addLocked(threadID, sid string) *threadEntry {
+	e := &threadEntry{thread: threadID, sid: sid}
+	e.elem = t.recent.PushFront(e)
+	t.byID[threadID] = e
+	return e
+}
+
+// pruneLocked forgets the least recently used idle threads beyond max.
+func (t *threads) pruneLocked() {
+	for el := t.recent.Back(); el != nil && len(t.byID) > t.max; {
+		e := el.Value.(*threadEntry)
+		el = el.Prev()
+		if e.users > 0 {
+			continue
+		}
+		t.recent.Remove(e.elem)
+		delete(t.byID, e.thread)
+		t.complete = false
+	}
+}
+
+// size is the number of threads in memory.
+func (t *threads) size() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.byID)
 }
 
 // validSessionID reports whether s has the shape of a session id:

@@ -16,6 +16,12 @@
 //   - Host check: a server bound to loopback without a token also refuses
 //     requests whose Host is not a loopback name or address (DNS
 //     rebinding).
+//   - Refusals come before the body: a refused request's body is never
+//     read or waited for; the connection is closed after the answer.
+//   - Connections: NewServer bounds the time a client may take to send a
+//     request (headers, then body) and LimitListener the connections held
+//     at once, so that no client, with the token or without, holds a
+//     connection or a file descriptor for long.
 //
 // The token never appears in a response, a log line or an error.
 package httpsec
@@ -135,14 +141,14 @@ func Handler(next http.Handler, opts Options) http.Handler {
 				host = h
 			}
 			if !IsLoopbackHost(host) {
-				refuse(w, http.StatusForbidden, "forbidden: this server only answers requests for a loopback host")
+				refuse(w, r, http.StatusForbidden, "forbidden: this server only answers requests for a loopback host")
 				return
 			}
 		}
 		if origin := r.Header.Get("Origin"); origin != "" {
 			allowed := anyOrigin || slices.Contains(origins, origin)
 			if !allowed && !sameOrigin(origin, r.Host) {
-				refuse(w, http.StatusForbidden, "forbidden: cross-origin requests from "+strconv.Quote(origin)+" are not allowed (see --cors-origin)")
+				refuse(w, r, http.StatusForbidden, "forbidden: cross-origin requests from "+strconv.Quote(origin)+" are not allowed (see --cors-origin)")
 				return
 			}
 			if allowed {
@@ -164,7 +170,7 @@ func Handler(next http.Handler, opts Options) http.Handler {
 		}
 		if opts.Token != "" && !authorized(r, sum) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="agentpool"`)
-			refuse(w, http.StatusUnauthorized, "unauthorized: this server requires a bearer token (Authorization: Bearer <token>)")
+			refuse(w, r, http.StatusUnauthorized, "unauthorized: this server requires a bearer token (Authorization: Bearer <token>)")
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -188,8 +194,15 @@ func sameOrigin(origin, host string) bool {
 	return origin == "http://"+host || origin == "https://"+host
 }
 
-func refuse(w http.ResponseWriter, status int, msg string) {
+// refuse answers a refused request. Its body, if any, stays unread, and
+// "Connection: close" keeps net/http from reading it before the answer
+// (it would otherwise drain a small body first, waiting for a client that
+// may never send it).
+func refuse(w http.ResponseWriter, r *http.Request, status int, msg string) {
 	b, _ := json.Marshal(map[string]string{"error": msg})
+	if r.ContentLength != 0 {
+		w.Header().Set("Connection", "close")
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)

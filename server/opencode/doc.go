@@ -148,9 +148,15 @@
 // Malformed or mistyped bodies and query parameters: 400
 // {"name":"BadRequest","data":{"message", "kind": "Body" | "Query"}}
 // (opencode's BadRequestError); a body over Options.MaxBodyBytes (8 MiB):
-// 413 with the same body; another method on a served path: 405; an
-// unknown path: 404 NotFoundError; a handler panic: 500 UnknownError.
-// The server keeps serving after each.
+// 413 with the same body, one that did not arrive within
+// Options.BodyTimeout (60 s): 408 with the same body; a prompt that would
+// wait in a full queue (Options.MaxQueuedPrompts per session,
+// Options.MaxQueuedBytes of prompt text in all): 429
+// {"name":"QueueFullError","data":{"message"}}; another method on a served
+// path: 405; an unknown path: 404 NotFoundError; a handler panic: 500
+// UnknownError. The server keeps serving after each. Serve holds at most
+// Options.MaxConns (256) connections and answers a refused request (token,
+// Host, origin; package httpsec) without reading its body.
 //
 // Server.Close (and Serve when its context ends) cancels the runs in
 // flight, answers their blocking prompts, ends every event stream and

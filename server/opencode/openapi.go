@@ -239,6 +239,10 @@ func (s *Server) openAPI() map[string]any {
 				responses["409"] = map[string]any{"description": "SessionBusyError", "content": map[string]any{"application/json": map[string]any{"schema": g.schema(typeOf[wire.SessionBusyError]())}}}
 			case http.StatusRequestEntityTooLarge:
 				responses["413"] = map[string]any{"description": "Request body too large", "content": map[string]any{"application/json": map[string]any{"schema": badReq}}}
+			case http.StatusRequestTimeout:
+				responses["408"] = map[string]any{"description": "Request body not received in time", "content": map[string]any{"application/json": map[string]any{"schema": badReq}}}
+			case http.StatusTooManyRequests:
+				responses["429"] = map[string]any{"description": "QueueFullError", "content": map[string]any{"application/json": map[string]any{"schema": g.schema(typeOf[wire.QueueFullError]())}}}
 			}
 		}
 		op["responses"] = responses

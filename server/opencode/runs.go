@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
@@ -20,28 +19,6 @@ import (
 
 // errAborted is the cause of a run the client aborted.
 var errAborted = errors.New("aborted by the client")
-
-// sessionRuns serializes the prompts of one session: one run at a time,
-// the others wait in the order they came (as OpenCode queues them). gen
-// is the context of the current and queued prompts; abort cancels it and
-// starts a new one. Guarded by s.mu.
-type sessionRuns struct {
-	running bool
-	waiting []chan struct{}
-	gen     context.Context
-	cancel  context.CancelCauseFunc
-}
-
-// releaseLocked passes the session's turn to the next waiting prompt.
-func (st *sessionRuns) releaseLocked() {
-	if len(st.waiting) == 0 {
-		st.running = false
-		return
-	}
-	next := st.waiting[0]
-	st.waiting = st.waiting[1:]
-	close(next)
-}
 
 // activeRun is a run in progress, by root session.
 type activeRun struct {
@@ -81,7 +58,7 @@ func (s *Server) parsePrompt(w http.ResponseWriter, r *http.Request) (*prompt, b
 		return nil, false
 	}
 	var body wire.PromptBody
-	if !readBody(w, r, &body, false) {
+	if !s.readBody(w, r, &body, false) {
 		return nil, false
 	}
 	if body.Parts == nil {
@@ -257,7 +234,11 @@ func (s *Server) handlePrompt(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.awaitStream(r.Context(), p.sid)
-	done := s.enqueue(p)
+	done, err := s.enqueue(p)
+	if err != nil {
+		writeQueueFull(w, err)
+		return
+	}
 	select {
 	case res := <-done:
 		s.awaitDelivery(r.Context(), p.sid)
@@ -356,8 +337,9 @@ func (s *Server) handlePromptAsync(w http.ResponseWriter, r *http.Request) {
 	}
 	if p.body.NoReply {
 		s.noReply(r.Context(), p)
-	} else {
-		s.enqueue(p)
+	} else if _, err := s.enqueue(p); err != nil {
+		writeQueueFull(w, err)
+		return
 	}
 	w.WriteHeader(http.StatusNoContent)
 }
@@ -380,49 +362,52 @@ func (s *Server) noReply(ctx context.Context, p *prompt) json.RawMessage {
 
 // enqueue runs a prompt after the session's earlier ones and delivers
 // the answer on the returned channel (buffered: nobody needs to read it).
-func (s *Server) enqueue(p *prompt) <-chan json.RawMessage {
+// It fails when the prompt would have to wait in a full queue.
+func (s *Server) enqueue(p *prompt) (<-chan json.RawMessage, *queueFull) {
 	done := make(chan json.RawMessage, 1)
-	turn := make(chan struct{})
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()
 		done <- s.emptyAnswer(p, "", "server shutting down", true)
-		return done
+		return done, nil
 	}
 	st := s.runsOfLocked(p.sid)
 	gen := st.gen
+	var w *waiter
 	if st.running {
-		st.waiting = append(st.waiting, turn)
+		if err := s.admitLocked(st, p.sid, len(p.text)); err != nil {
+			s.mu.Unlock()
+			return nil, err
+		}
+		w = s.waitLocked(st, len(p.text))
 	} else {
 		st.running = true
-		close(turn)
 	}
 	s.mu.Unlock()
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		done <- s.run(gen, st, turn, p)
+		done <- s.run(gen, st, w, p)
 	}()
-	return done
+	return done, nil
 }
 
-// run waits for the prompt's turn and runs it.
-func (s *Server) run(gen context.Context, st *sessionRuns, turn chan struct{}, p *prompt) json.RawMessage {
-	select {
-	case <-turn:
-	case <-gen.Done():
-		s.mu.Lock()
-		if i := slices.Index(st.waiting, turn); i >= 0 {
-			st.waiting = slices.Delete(st.waiting, i, i+1)
-		} else {
-			st.releaseLocked() // the turn came at the same time
+// run waits for the prompt's turn (w is nil when it has it already) and
+// runs it.
+func (s *Server) run(gen context.Context, st *sessionRuns, w *waiter, p *prompt) json.RawMessage {
+	if w != nil {
+		select {
+		case <-w.turn:
+		case <-gen.Done():
+			s.mu.Lock()
+			s.leaveLocked(st, w)
+			s.mu.Unlock()
+			return s.abortedAnswer(p)
 		}
-		s.mu.Unlock()
-		return s.abortedAnswer(p)
 	}
 	defer func() {
 		s.mu.Lock()
-		st.releaseLocked()
+		s.releaseLocked(st)
 		s.mu.Unlock()
 	}()
 	if gen.Err() != nil {
@@ -552,6 +537,7 @@ func (s *Server) abort(ctx context.Context, sid string) {
 	if st, ok := s.state[sid]; ok {
 		st.cancel(errAborted)
 		st.gen, st.cancel = context.WithCancelCause(s.runs)
+		s.dropWaitingLocked(st)
 	}
 	s.mu.Unlock()
 	if ar == nil {

@@ -34,7 +34,15 @@ const (
 	DefaultHeartbeat    = 10 * time.Second
 	// DefaultAbortWait bounds how long POST /session/{id}/abort waits for
 	// the run to wind down before it answers.
-	DefaultAbortWait = 10 * time.Second
+	DefaultAbortWait   = 10 * time.Second
+	DefaultBodyTimeout = httpsec.DefaultBodyTimeout
+	DefaultMaxConns    = httpsec.DefaultMaxConns
+	// DefaultMaxQueuedPrompts bounds the prompts waiting in one session's
+	// queue (the running one not counted).
+	DefaultMaxQueuedPrompts = 16
+	// DefaultMaxQueuedBytes bounds the prompt text waiting in all the
+	// server's queues.
+	DefaultMaxQueuedBytes = 64 << 20
 )
 
 // MetadataDirectory is the session metadata key that records the
@@ -71,6 +79,19 @@ type Options struct {
 	// CORSOrigins are the browser origins allowed to call the server ("*":
 	// any). None by default: no CORS headers, cross-origin requests get 403.
 	CORSOrigins []string
+	// BodyTimeout bounds reading a request, body included
+	// (DefaultBodyTimeout); a client that takes longer gets 408 and is
+	// disconnected. Event streams are not bounded by it.
+	BodyTimeout time.Duration
+	// MaxConns bounds the connections Serve holds at once
+	// (DefaultMaxConns); more wait until one closes.
+	MaxConns int
+	// MaxQueuedPrompts bounds the prompts waiting behind a session's
+	// running one (DefaultMaxQueuedPrompts); MaxQueuedBytes the prompt text
+	// waiting in all sessions (DefaultMaxQueuedBytes). A prompt past either
+	// is refused with 429.
+	MaxQueuedPrompts int
+	MaxQueuedBytes   int
 }
 
 // Server serves a pool over the OpenCode server API. It implements
@@ -102,6 +123,7 @@ type Server struct {
 
 	mu      sync.Mutex
 	closing bool                    // Close began: no new runs
+	queued  int                     // bytes of prompt text waiting in every session's queue
 	trans   map[string]*transcript  // session id -> its messages
 	tick    int64                   // LRU clock of trans
 	dirs    map[string]string       // session id -> directory
@@ -138,6 +160,15 @@ func New(p *pool.Pool, opts Options) *Server {
 	}
 	if opts.MaxSessions <= 0 {
 		opts.MaxSessions = DefaultMaxSessions
+	}
+	if opts.BodyTimeout <= 0 {
+		opts.BodyTimeout = DefaultBodyTimeout
+	}
+	if opts.MaxQueuedPrompts <= 0 {
+		opts.MaxQueuedPrompts = DefaultMaxQueuedPrompts
+	}
+	if opts.MaxQueuedBytes <= 0 {
+		opts.MaxQueuedBytes = DefaultMaxQueuedBytes
 	}
 	s := &Server{
 		pool: p, store: p.Store(), opts: opts, log: opts.Logger, dir: opts.Directory, started: time.Now(),
@@ -191,7 +222,8 @@ func (s *Server) Close() {
 //
 // It refuses a listener on a non-loopback address when no Token is set;
 // on loopback without a token it answers only requests for a loopback
-// Host (DNS rebinding).
+// Host (DNS rebinding). It holds at most MaxConns connections, and a
+// request must arrive within BodyTimeout (see httpsec.NewServer).
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if err := httpsec.CheckListener(ln, s.opts.Token); err != nil {
 		s.Close()
@@ -201,21 +233,18 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		connMu sync.Mutex
 		active = map[net.Conn]bool{}
 	)
-	hs := &http.Server{
-		Handler:           httpsec.Handler(s.mux, httpsec.WithListener(s.security(), ln)),
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
-		ConnState: func(c net.Conn, st http.ConnState) {
-			connMu.Lock()
-			defer connMu.Unlock()
-			if st == http.StateActive {
-				active[c] = true
-			} else {
-				delete(active, c)
-			}
-		},
+	h := httpsec.Handler(s.mux, httpsec.WithListener(s.security(), ln))
+	hs := httpsec.NewServer(h, s.opts.BodyTimeout, slog.NewLogLogger(s.log.Handler(), slog.LevelWarn))
+	hs.ConnState = func(c net.Conn, st http.ConnState) {
+		connMu.Lock()
+		defer connMu.Unlock()
+		if st == http.StateActive {
+			active[c] = true
+		} else {
+			delete(active, c)
+		}
 	}
+	ln = httpsec.LimitListener(ln, s.opts.MaxConns)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentpool/agentpool/id"
+	"github.com/agentpool/agentpool/server/httpsec"
 	"github.com/agentpool/agentpool/server/opencode/internal/wire"
 	"github.com/agentpool/agentpool/session"
 )
@@ -107,15 +108,20 @@ func (s *Server) wireSessions(recs []session.Session) []wire.Session {
 }
 
 // readBody decodes a JSON body into v. An empty body is {} when
-// emptyOK. It answers 400 (or 413) and returns false when the body is not
-// acceptable.
-func readBody(w http.ResponseWriter, r *http.Request, v any, emptyOK bool) bool {
+// emptyOK. It answers 400 (413 for a body too large, 408 for one that did
+// not arrive in time) and returns false when the body is not acceptable.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request, v any, emptyOK bool) bool {
 	b, err := io.ReadAll(r.Body)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			writeJSON(w, http.StatusRequestEntityTooLarge, wire.BadRequestError{Name: "BadRequest", Data: wire.BadRequestData{
 				Message: fmt.Sprintf("request body larger than %d bytes", mbe.Limit), Kind: "Body"}})
+			return false
+		}
+		if httpsec.BodyTimedOut(err) {
+			writeJSON(w, http.StatusRequestTimeout, wire.BadRequestError{Name: "BadRequest", Data: wire.BadRequestData{
+				Message: fmt.Sprintf("request body not received within %s", s.opts.BodyTimeout), Kind: "Body"}})
 			return false
 		}
 		badRequest(w, "Body", "read body: %v", err)
@@ -146,7 +152,7 @@ func readBody(w http.ResponseWriter, r *http.Request, v any, emptyOK bool) bool 
 
 func (s *Server) handleCreateSession(w http.ResponseWriter, r *http.Request) {
 	var body wire.CreateSessionBody
-	if !readBody(w, r, &body, true) {
+	if !s.readBody(w, r, &body, true) {
 		return
 	}
 	ctx := r.Context()
@@ -305,7 +311,7 @@ func (s *Server) handleUpdateSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var body wire.UpdateSessionBody
-	if !readBody(w, r, &body, true) {
+	if !s.readBody(w, r, &body, true) {
 		return
 	}
 	err := s.store.UpdateSession(ctx, sid, func(rec *session.Session) {

@@ -297,6 +297,13 @@ type (
 		SessionID string `json:"sessionID"`
 		Message   string `json:"message"`
 	}
+	// QueueFullError answers a prompt that would have to wait in a full
+	// queue (429): too many prompts wait in its session, or too much prompt
+	// text in all of them.
+	QueueFullError struct {
+		Name string    `json:"name" enum:"QueueFullError"`
+		Data ErrorData `json:"data"`
+	}
 	// BadRequestData says what was wrong and where (Params, Query, Body).
 	BadRequestData struct {
 		Message string `json:"message"`

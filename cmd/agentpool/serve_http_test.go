@@ -1,0 +1,87 @@
+package main
+
+import (
+	"bufio"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"testing"
+	"time"
+)
+
+// TestServeMaxConns: --max-conns bounds the connections an HTTP server
+// holds; a client past it is answered once another connection closes.
+func TestServeMaxConns(t *testing.T) {
+	for _, server := range []string{"agui", "opencode"} {
+		t.Run(server, func(t *testing.T) {
+			base := startHTTPServer(t, server, "--max-conns", "1")
+			held, err := net.Dial("tcp", base)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer held.Close()
+			if _, err := held.Write([]byte("GET /")); err != nil { // half a request: the server holds it
+				t.Fatal(err)
+			}
+			answered := make(chan int, 1)
+			go func() {
+				c := http.Client{Timeout: 30 * time.Second}
+				res, err := c.Get("http://" + base + "/nowhere")
+				if err != nil {
+					answered <- 0
+					return
+				}
+				res.Body.Close()
+				answered <- res.StatusCode
+			}()
+			select {
+			case code := <-answered:
+				t.Fatalf("a second connection was answered (%d) while the only one allowed was held", code)
+			case <-time.After(500 * time.Millisecond):
+			}
+			held.Close()
+			if code := <-answered; code != http.StatusNotFound {
+				t.Fatalf("after the held connection closed: %d, want 404", code)
+			}
+		})
+	}
+}
+
+// startHTTPServer runs `agentpool serve SERVER` on a free loopback port
+// with args and returns its host:port; the cleanup stops it.
+func startHTTPServer(t *testing.T, server string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(cliBinary(t), append([]string{"serve", server, "--db", ":memory:", "--addr", "127.0.0.1:0"}, args...)...)
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "HOME="+t.TempDir(), "AGENTPOOL_SERVER_TOKEN=")
+	errPipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(errPipe)
+		re := regexp.MustCompile(server + ` listening on http://(\S+)`)
+		for sc.Scan() {
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				addr <- m[1]
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	select {
+	case a := <-addr:
+		return a
+	case <-time.After(60 * time.Second):
+		t.Fatalf("serve %s did not start", server)
+	}
+	return ""
+}

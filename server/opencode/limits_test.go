@@ -1,0 +1,196 @@
+package opencode
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/agentpool/agentpool/server/httpsec/httpsectest"
+)
+
+// serveBubble serves a new Server (of a slowYAML pool) on a pipe listener inside the
+// calling synctest bubble; the cleanup shuts it down.
+func serveBubble(t *testing.T, opts Options) *httpsectest.Listener {
+	t.Helper()
+	if opts.Directory == "" {
+		opts.Directory = "/work/project"
+	}
+	s := New(newPool(t, slowYAML), opts)
+	ln := httpsectest.NewListener()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return ln
+}
+
+// TestSlowBodyIsCut: a client that sends half a body and stalls is
+// answered 408 and disconnected after DefaultBodyTimeout.
+func TestSlowBodyIsCut(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ln := serveBubble(t, Options{})
+		c := ln.Dial()
+		defer c.Close()
+		start := time.Now()
+		httpsectest.Send(c, "POST /session HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"title\":")
+		c.SetReadDeadline(start.Add(time.Hour))
+		res, body, err := httpsectest.Response(c)
+		if err != nil {
+			t.Fatalf("no answer to a stalled body within an hour: %v", err)
+		}
+		if res.StatusCode != http.StatusRequestTimeout || !strings.Contains(body, "request body not received") {
+			t.Errorf("stalled body: %d %s", res.StatusCode, body)
+		}
+		if waited := time.Since(start); waited != DefaultBodyTimeout {
+			t.Errorf("answered after %s, want %s", waited, DefaultBodyTimeout)
+		}
+		if _, err := c.Read(make([]byte, 1)); err == nil {
+			t.Error("the connection stays open after the timeout")
+		}
+	})
+}
+
+// TestUnauthorizedBeforeBody: with a token, a request without it is
+// answered 401 at once, without waiting for its body, and the connection
+// is closed.
+func TestUnauthorizedBeforeBody(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ln := serveBubble(t, Options{Token: "oc-token"})
+		c := ln.Dial()
+		defer c.Close()
+		start := time.Now()
+		httpsectest.Send(c, "POST /session HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n")
+		c.SetReadDeadline(start.Add(time.Hour))
+		res, _, err := httpsectest.Response(c)
+		if err != nil {
+			t.Fatalf("no 401 without the body: %v", err)
+		}
+		if res.StatusCode != http.StatusUnauthorized || time.Since(start) != 0 {
+			t.Errorf("without the token: %d after %s, want 401 at once", res.StatusCode, time.Since(start))
+		}
+		if _, err := c.Read(make([]byte, 1)); err == nil {
+			t.Error("the connection stays open after the 401")
+		}
+	})
+}
+
+// TestConnectionCap: the server holds at most DefaultMaxConns connections;
+// one more is accepted only when another closes.
+func TestConnectionCap(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ln := serveBubble(t, Options{})
+		held := make([]net.Conn, 0, DefaultMaxConns)
+		for range DefaultMaxConns {
+			held = append(held, ln.Dial())
+		}
+		defer func() {
+			for _, c := range held {
+				c.Close()
+			}
+		}()
+		extra := make(chan net.Conn, 1)
+		go func() { extra <- ln.Dial() }()
+		synctest.Wait()
+		select {
+		case c := <-extra:
+			c.Close()
+			t.Fatalf("connection %d accepted while %d are open", DefaultMaxConns+1, DefaultMaxConns)
+		default:
+		}
+		held[0].Close()
+		synctest.Wait()
+		var c net.Conn
+		select {
+		case c = <-extra:
+		default:
+			t.Fatal("the waiting connection was not accepted after one closed")
+		}
+		defer c.Close()
+		httpsectest.Send(c, "GET /global/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+		if res, _, err := httpsectest.Response(c); err != nil || res.StatusCode != http.StatusOK {
+			t.Fatalf("health on the late connection: %v %v", res, err)
+		}
+	})
+}
+
+// TestEventStreamOutlivesBodyTimeout: the request deadline does not end
+// an event stream: its heartbeats go on long after it.
+func TestEventStreamOutlivesBodyTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ln := serveBubble(t, Options{})
+		c := ln.Dial()
+		defer c.Close()
+		start := time.Now()
+		httpsectest.Send(c, "GET /event HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+		res, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil || res.StatusCode != http.StatusOK {
+			t.Fatalf("GET /event: %v %v", res, err)
+		}
+		// Not res.Body.Close: it would drain the endless stream; closing c
+		// (deferred above) ends it.
+		sc := bufio.NewScanner(res.Body)
+		beats := 0
+		for time.Since(start) < 3*DefaultBodyTimeout && sc.Scan() {
+			if strings.HasPrefix(sc.Text(), ":") {
+				beats++
+			}
+		}
+		if time.Since(start) < 3*DefaultBodyTimeout {
+			t.Fatalf("the event stream ended after %s (%d heartbeats): %v", time.Since(start), beats, sc.Err())
+		}
+	})
+}
+
+// TestPromptQueueBounded: at most DefaultMaxQueuedPrompts prompts wait
+// per session, and at most MaxQueuedBytes of prompt text in all the
+// server's queues together; past either, a prompt is refused with 429 and
+// a message that says why. An abort empties the session's queue at once.
+func TestPromptQueueBounded(t *testing.T) {
+	noLeaks(t)
+	p := newPool(t, `
+agents:
+  sloth:
+    model: {type: scripted, delay: 1h, turns: [{text: "not soon"}]}
+`)
+	_, base := newServer(t, p, Options{})
+	async := func(base, sid string) string { return base + "/session/" + sid + "/prompt_async" }
+
+	sid := str(createSession(t, base, "")["id"])
+	for i := range DefaultMaxQueuedPrompts + 1 { // one runs, the others wait
+		mustCall(t, http.StatusNoContent, "POST", async(base, sid), promptBody(fmt.Sprint("prompt ", i)))
+	}
+	for _, route := range []string{"/prompt_async", "/message"} {
+		code, v := call(t, "POST", base+"/session/"+sid+route, promptBody("one too many"))
+		msg := str(get(v, "data", "message"))
+		if code != http.StatusTooManyRequests || get(v, "name") != "QueueFullError" || !strings.Contains(msg, fmt.Sprintf("%d prompts", DefaultMaxQueuedPrompts)) {
+			t.Fatalf("%s past the queue: %d %v", route, code, v) // (a queued /message would block)
+		}
+	}
+	mustCall(t, http.StatusOK, "POST", base+"/session/"+sid+"/abort", "")
+	mustCall(t, http.StatusNoContent, "POST", async(base, sid), promptBody("after the abort"))
+	mustCall(t, http.StatusOK, "POST", base+"/session/"+sid+"/abort", "")
+
+	// Bytes, over every session (a bound of 1 MiB here, 300 KiB prompts):
+	// each session's first prompt runs, the others wait.
+	_, small := newServer(t, p, Options{MaxQueuedBytes: 1 << 20})
+	big := promptBody(strings.Repeat("x", 300<<10))
+	a, b := str(createSession(t, small, "")["id"]), str(createSession(t, small, "")["id"])
+	for _, s := range []string{a, a, a, b, b} { // 3 × 300 KiB wait
+		mustCall(t, http.StatusNoContent, "POST", async(small, s), big)
+	}
+	code, v := call(t, "POST", async(small, b), big)
+	if code != http.StatusTooManyRequests || !strings.Contains(str(get(v, "data", "message")), "bound of 1048576 bytes") {
+		t.Errorf("past the byte bound: %d %v", code, v)
+	}
+}
