@@ -59,6 +59,7 @@ func (p *parser) validate(m *Manifest) {
 	}
 	p.teamCycles(m)
 	p.checkMCPNames(m)
+	p.checkConnections(m, defined, unknown)
 }
 
 // teamCycles reports every cycle of team membership (through other teams)

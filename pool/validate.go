@@ -138,6 +138,7 @@ func (cfg *Config) validate() error {
 		}
 	}
 	errs = append(errs, cfg.teamCycles()...)
+	errs = append(errs, cfg.validateCompat(kinds, unknown)...)
 
 	if cfg.Default != "" && kinds[cfg.Default] == "" {
 		bad(fmt.Errorf("Config.Default: %s", unknown(cfg.Default)))
