@@ -54,13 +54,17 @@ type Config struct {
 	// model that never stops must not be followed to the end.
 	MaxResponseBytes int
 	Hooks            Hooks // optional interception points; nil means none
+	// Output, when set, makes the final answer a structured one (see
+	// Output).
+	Output *Output
 }
 
 // Agent is an immutable agent definition.
 type Agent struct {
-	cfg   Config
-	tools map[string]tool.Tool
-	specs []model.ToolSpec
+	cfg    Config
+	tools  map[string]tool.Tool
+	specs  []model.ToolSpec
+	output *outputCheck // nil: a plain text answer
 }
 
 var _ spawn.Node = (*Agent)(nil)
@@ -80,6 +84,10 @@ func New(cfg Config) (*Agent, error) {
 		cfg.MaxResponseBytes = DefaultMaxResponseBytes
 	}
 	a := &Agent{cfg: cfg, tools: map[string]tool.Tool{}}
+	var err error
+	if a.output, err = newOutputCheck(cfg.Output); err != nil {
+		return nil, fmt.Errorf("agent %s: output schema: %w", cfg.Name, err)
+	}
 	for _, t := range cfg.Tools {
 		info := t.Info()
 		if _, dup := a.tools[info.Name]; dup {
@@ -261,6 +269,7 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 	}
 	finalText := ""
 	var lastFinish string
+	outputRetries := 0
 	for turn := 1; ; turn++ {
 		if err := context.Cause(ctx); err != nil {
 			return r.abort(ctx, err)
@@ -275,6 +284,9 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 		}
 		r.drainInbox(ctx)
 		req := &model.Request{System: a.cfg.SystemPrompt, Messages: r.snapshot(), Tools: r.specs}
+		if a.output != nil {
+			req.Output = a.output.req
+		}
 		if h := a.cfg.Hooks; h != nil {
 			req = h.ModelRequest(ctx, a.cfg.Name, inv.Session.ID, req)
 		}
@@ -306,6 +318,21 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 					r.append(ctx, model.Message{Role: model.RoleUser, Parts: []model.Part{{Kind: model.PartText, Text: d.Reason}}, Synthetic: true})
 					continue
 				}
+			}
+			if oc := a.output; oc != nil {
+				v, raw, err := oc.parse(finalText)
+				if err != nil && outputRetries < oc.spec.Retries {
+					outputRetries++
+					r.append(ctx, oc.retryMessage(err))
+					continue
+				}
+				if err != nil {
+					return r.fail(ctx, fmt.Errorf("%w %s: %v", ErrOutput, oc.req.Name, err), event.StopError, "output_invalid")
+				}
+				finalText = raw
+				r.sink.Emit(event.Custom{EventType: EventStructuredOutput, Source: "agent", EventData: map[string]any{
+					"agent": a.cfg.Name, "name": oc.req.Name, "output": v,
+				}})
 			}
 			break
 		}

@@ -23,6 +23,9 @@ const (
 	ModelScripted  = "scripted"
 	ModelOpenAI    = "openai"
 	ModelAnthropic = "anthropic"
+	// ModelFallback is AgentPool's `type: fallback`: ModelSpec.Fallback
+	// tried in order, the next one when a model fails before it answered.
+	ModelFallback = "fallback"
 )
 
 // Tool approval decisions (agent field `tool_approval`).
@@ -60,6 +63,21 @@ type Manifest struct {
 	// MCPServers are the manifest-level `mcp_servers:`, offered to every
 	// agent.
 	MCPServers []MCPServer
+
+	// Name is AgentPool's manifest `name:` (informational).
+	Name string
+	// DefaultModel is `default_model:`, the model of every agent that
+	// names none; the test model when unset (see DefaultModelSpec).
+	DefaultModel ModelSpec
+	// Skills is `skills:`, where Claude-style skill folders are found.
+	Skills Skills
+	// Observability is AgentPool's `observability:` block, kept for the
+	// tracing integration; nothing reads it yet (Parse warns).
+	Observability Observability
+	// Warnings are keys that were accepted but change nothing (AgentPool
+	// features agentpool does not need or cannot honour harmlessly), one
+	// Issue each, sorted by line. They never make a manifest invalid.
+	Warnings []Issue
 }
 
 // Agent is one entry of `agents:`.
@@ -77,7 +95,15 @@ type Agent struct {
 	ToolApproval map[string]string
 	// MCPServers are the agent's own `mcp_servers:`, besides the manifest's.
 	MCPServers []MCPServer
-	Line       int // line of the agent's key
+	// DisplayName is AgentPool's `display_name:` (or `name:`), for front
+	// ends; the key of the agent stays its name.
+	DisplayName string
+	// Output is the structured output the final answer must satisfy
+	// (`output_type:`), nil for plain text.
+	Output *OutputSpec
+	// Connections forward the agent's final output to other nodes.
+	Connections []Connection
+	Line        int // line of the agent's key
 }
 
 // ApprovalFor returns the approval policy of the agent for a tool: see
@@ -117,8 +143,12 @@ func ToolApprovalFor(policy map[string]string, tool string) string {
 
 // ModelSpec is an agent's `model:`.
 type ModelSpec struct {
-	Type        string // ModelTest, ModelScripted, ModelOpenAI, ModelAnthropic or a registered type (RegisterModelType)
-	Model       string // provider model id, e.g. "gpt-4o-mini" ("" for test/scripted)
+	Type  string // ModelTest, ModelScripted, ModelOpenAI, ModelAnthropic, ModelFallback or a registered type (RegisterModelType)
+	Model string // provider model id, e.g. "gpt-4o-mini" ("" for test/scripted)
+	// Provider names the OpenAI-compatible service of a `provider:model`
+	// id ("openrouter", "groq", ...; see Providers); "" for the type's own
+	// API. BaseURL and APIKeyEnv are then the provider's unless written.
+	Provider    string
 	BaseURL     string
 	APIKey      string
 	APIKeyEnv   string
@@ -127,17 +157,28 @@ type ModelSpec struct {
 	Timeout     time.Duration
 	InputPrice  float64 // USD per million input tokens
 	OutputPrice float64 // USD per million output tokens
+	// Settings are the other model settings (top_p, seed, penalties,
+	// stop sequences, ...), sent where the provider has them.
+	Settings ModelSettings
 
 	// MaxResponseBytes bounds one response of the model, any type (its
 	// text, thinking and tool call arguments together); 0:
 	// agent.DefaultMaxResponseBytes.
 	MaxResponseBytes int
 
-	// Test model (AgentPool format): the first response calls CallTools
-	// with ToolArgs[tool] as arguments; the next returns CustomOutputText.
+	// Test model (AgentPool format, pydantic-ai's TestModel): the first
+	// response calls the tools (every tool offered when CallAllTools, the
+	// default, else CallTools) with ToolArgs[tool] as arguments, or
+	// arguments made from the tool's schema; the next returns
+	// CustomOutputText, or a summary of the tool results.
 	CustomOutputText string
 	CallTools        []string
+	CallAllTools     bool
 	ToolArgs         map[string]map[string]any
+	Seed             int // test model: seed of the generated arguments
+
+	// Fallback lists the models of a `type: fallback` model, in order.
+	Fallback []ModelSpec
 
 	// Scripted model: one turn per model call.
 	Turns []ScriptTurn
@@ -167,7 +208,10 @@ type ScriptToolCall struct {
 // mapping {type: subagent} or the plain string "subagent".
 type ToolsetSpec struct {
 	Type string
-	Line int
+	// Disabled lists the toolset's tools turned off by its `tools:` map
+	// (AgentPool's {name: false}); the pool checks that they exist.
+	Disabled []string
+	Line     int
 }
 
 // WorkerSpec is one entry of `workers:`; it becomes the tool ask_<Name>.
@@ -190,8 +234,11 @@ type Team struct {
 	// every member and fails when any failed. Default: true for sequential
 	// teams, false for parallel ones (which then fail only when every
 	// member failed).
-	RequireAll bool
-	Line       int // line of the team's key
+	RequireAll  bool
+	DisplayName string
+	// Connections forward the team's final output to other nodes.
+	Connections []Connection
+	Line        int // line of the team's key
 }
 
 // Storage is `storage:`.

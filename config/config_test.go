@@ -102,12 +102,12 @@ func TestLoadSpecExample(t *testing.T) {
 			},
 			"summarizer": {
 				Name:  "summarizer",
-				Model: ModelSpec{Type: "test", CustomOutputText: "Summary: goroutines are multiplexed onto threads.", Line: 26},
+				Model: ModelSpec{Type: "test", CustomOutputText: "Summary: goroutines are multiplexed onto threads.", CallAllTools: true, Line: 26},
 				Line:  25,
 			},
 			"critic": {
 				Name:  "critic",
-				Model: ModelSpec{Type: "test", Line: 28},
+				Model: ModelSpec{Type: "test", CallAllTools: true, Line: 28},
 				Line:  27,
 			},
 		},
@@ -144,6 +144,13 @@ func TestSpecExampleInSync(t *testing.T) {
 
 func compareManifest(t *testing.T, got, want *Manifest) {
 	t.Helper()
+	// Defaults of the keys a manifest leaves out.
+	if want.DefaultModel.Type == "" {
+		want.DefaultModel = DefaultModelSpec()
+	}
+	if want.Skills.MaxSkills == 0 {
+		want.Skills = DefaultSkills()
+	}
 	for _, name := range want.AgentOrder {
 		if !reflect.DeepEqual(got.Agents[name], want.Agents[name]) {
 			t.Errorf("agent %s:\ngot  %+v\nwant %+v", name, got.Agents[name], want.Agents[name])
@@ -273,7 +280,6 @@ func TestLoadErrorsFile(t *testing.T) {
 	}
 	diffLines(t, strings.Split(err.Error(), "\n"), []string{
 		`testdata/errors.yaml:1: default_agent: unknown agent or team "nobody"`,
-		`testdata/errors.yaml:3: agents.writer: missing required field "model" (for example "model: test" or "model: openai:gpt-4o-mini")`,
 		`testdata/errors.yaml:4: agents.writer.modle: unknown field "modle" (did you mean "model"?)`,
 		`testdata/errors.yaml:6: agents.critic.model: unknown model type "tset" (did you mean "test"?)`,
 		`testdata/errors.yaml:7: agents.critic.workers[0]: agent "critic" cannot be its own worker`,
@@ -286,8 +292,8 @@ func TestLoadErrorsFile(t *testing.T) {
 	if first != (Issue{File: "testdata/errors.yaml", Line: 1, Field: "default_agent", Msg: `unknown agent or team "nobody"`}) {
 		t.Errorf("Issues[0] = %+v", first)
 	}
-	if len(ce.Issues) != 8 {
-		t.Errorf("got %d issues, want 8", len(ce.Issues))
+	if len(ce.Issues) != 7 {
+		t.Errorf("got %d issues, want 7", len(ce.Issues))
 	}
 }
 
@@ -369,8 +375,6 @@ func TestErrors(t *testing.T) {
 			[]string{`agentpool.yaml:1: agents: at least one agent is required`}},
 		{"agents is a list", "agents: [a, b]\n",
 			[]string{`agentpool.yaml:1: agents: expected a mapping of agent names to agents, got a list`}},
-		{"agent without model", "agents:\n  a:\n    description: x\n",
-			[]string{`agentpool.yaml:2: agents.a: missing required field "model" (for example "model: test" or "model: openai:gpt-4o-mini")`}},
 		{"agent is a scalar", "agents:\n  a: 3\n",
 			[]string{`agentpool.yaml:2: agents.a: expected a mapping, got 3`}},
 		{"invalid agent name", "agents:\n  1st: {model: test}\n  my.agent: {model: test}\n",
@@ -385,15 +389,20 @@ func TestErrors(t *testing.T) {
 		{"description not a string", "agents:\n  a:\n    model: test\n    description: [x]\n",
 			[]string{`agentpool.yaml:4: agents.a.description: expected a string, got a list`}},
 		{"system_prompt list with a mapping", "agents:\n  a:\n    model: test\n    system_prompt:\n      - one\n      - {two: 2}\n",
-			[]string{`agentpool.yaml:6: agents.a.system_prompt[1]: expected a string, got a mapping`}},
+			[]string{
+				`agentpool.yaml:6: agents.a.system_prompt[1].two: unknown field "two"`,
+				`agentpool.yaml:6: agents.a.system_prompt[1]: missing required field "content" (a static prompt)`,
+			}},
+		{"system_prompt list with a number list", "agents:\n  a:\n    model: test\n    system_prompt:\n      - one\n      - [2]\n",
+			[]string{`agentpool.yaml:6: agents.a.system_prompt[1]: expected a string or a prompt entry ({type: library, reference: NAME}, ...), got a list`}},
 
 		// models
 		{"unknown model type (string)", "agents:\n  writer:\n    model: tset\n",
 			[]string{`agentpool.yaml:3: agents.writer.model: unknown model type "tset" (did you mean "test"?)`}},
-		{"unknown model type far from any", "agents:\n  writer:\n    model: gpt-4o\n",
-			[]string{`agentpool.yaml:3: agents.writer.model: unknown model type "gpt-4o" (known: test, scripted, openai, anthropic)`}},
+		{"unknown model type far from any", "agents:\n  writer:\n    model: zzmodel-4\n",
+			[]string{`agentpool.yaml:3: agents.writer.model: unknown model type "zzmodel-4" (types: test, scripted, openai, anthropic, fallback; providers: openrouter, groq, ollama, deepseek, mistral, together, fireworks, cerebras, xai, gemini, github, moonshotai, cohere, perplexity, requesty, zai, vercel-gateway, lmstudio, as PROVIDER:MODEL)`}},
 		{"unknown provider prefix", "agents:\n  writer:\n    model: google:gemini\n",
-			[]string{`agentpool.yaml:3: agents.writer.model: unknown model type "google" (known: test, scripted, openai, anthropic)`}},
+			[]string{`agentpool.yaml:3: agents.writer.model: unknown model type "google" (types: test, scripted, openai, anthropic, fallback; providers: openrouter, groq, ollama, deepseek, mistral, together, fireworks, cerebras, xai, gemini, github, moonshotai, cohere, perplexity, requesty, zai, vercel-gateway, lmstudio, as PROVIDER:MODEL)`}},
 		{"unknown model type (map)", "agents:\n  writer:\n    model:\n      type: opneai\n",
 			[]string{`agentpool.yaml:4: agents.writer.model.type: unknown model type "opneai" (did you mean "openai"?)`}},
 		{"provider without model id", "agents:\n  a:\n    model: \"openai:\"\n  b:\n    model: anthropic\n",
@@ -410,7 +419,7 @@ func TestErrors(t *testing.T) {
 		{"model is a list", "agents:\n  a:\n    model: [test]\n",
 			[]string{`agentpool.yaml:3: agents.a.model: expected a model name or a mapping, got a list`}},
 		{"model map without type", "agents:\n  a:\n    model: {custom_output_text: hi}\n",
-			[]string{`agentpool.yaml:3: agents.a.model: missing required field "type" (one of test, scripted, openai, anthropic)`}},
+			[]string{`agentpool.yaml:3: agents.a.model: missing required field "type" (one of test, scripted, openai, anthropic, fallback, or an identifier such as "openai:gpt-4o-mini")`}},
 		{"openai map without model", "agents:\n  a:\n    model:\n      type: openai\n      api_key: sk-x\n",
 			[]string{`agentpool.yaml:3: agents.a.model: missing required field "model" (the openai model id, e.g. "gpt-4o-mini")`}},
 		{"openai map with empty model", "agents:\n  a:\n    model: {type: openai, model: \"\"}\n",
@@ -437,7 +446,7 @@ func TestErrors(t *testing.T) {
 				`agentpool.yaml:5: agents.a.model.call_tools[3]: expected a non-empty tool name, got a list`,
 			}},
 		{"call_tools not a list", "agents:\n  a:\n    model: {type: test, call_tools: task}\n",
-			[]string{`agentpool.yaml:3: agents.a.model.call_tools: expected a list, got "task"`}},
+			[]string{`agentpool.yaml:3: agents.a.model.call_tools: expected "all" or a list of tool names, got "task"`}},
 		{"tool_args for a tool not called", "agents:\n  a:\n    model:\n      type: test\n      call_tools: [task]\n      tool_args:\n        tsak: {prompt: x}\n        task: [1]\n",
 			[]string{
 				`agentpool.yaml:7: agents.a.model.tool_args.tsak: tool "tsak" is not listed in call_tools (did you mean "task"?)`,
@@ -460,24 +469,24 @@ func TestErrors(t *testing.T) {
 			}},
 
 		// durations
-		{"bad durations", "agents:\n  a:\n    model: {type: openai, model: m, timeout: 30}\n  b:\n    model: {type: test, delay: -1s}\nlimits:\n  spawn_timeout: [1s]\n",
+		{"bad durations", "agents:\n  a:\n    model: {type: openai, model: m, timeout: 30s3}\n  b:\n    model: {type: test, delay: -1s}\nlimits:\n  spawn_timeout: [1s]\n",
 			[]string{
-				`agentpool.yaml:3: agents.a.model.timeout: invalid duration "30" (use a Go duration such as "30s", "500ms" or "2m")`,
+				`agentpool.yaml:3: agents.a.model.timeout: invalid duration "30s3" (use a Go duration such as "30s", "500ms" or "2m")`,
 				`agentpool.yaml:5: agents.b.model.delay: duration must not be negative, got "-1s"`,
 				`agentpool.yaml:7: limits.spawn_timeout: expected a duration such as "30s", got a list`,
 			}},
 
 		// toolsets
-		{"tools and toolsets together", "agents:\n  a:\n    model: test\n    tools: [subagent]\n    toolsets: [subagent]\n",
-			[]string{`agentpool.yaml:5: agents.a.toolsets: use either "tools" or "toolsets", not both`}},
+		{"the same toolset in tools and toolsets", "agents:\n  a:\n    model: test\n    tools: [subagent]\n    toolsets: [subagent]\n",
+			[]string{`agentpool.yaml:5: agents.a.toolsets[0]: duplicate toolset "subagent" (first listed at line 4)`}},
 		{"unknown toolset type", "agents:\n  a:\n    model: test\n    toolsets:\n      - type: subagents\n      - mcp\n",
 			[]string{
 				`agentpool.yaml:5: agents.a.toolsets[0].type: unknown toolset type "subagents" (did you mean "subagent"?)`,
-				`agentpool.yaml:6: agents.a.toolsets[1]: unknown toolset type "mcp" (known: subagent, file_access, execution, plan, fetch)`,
+				`agentpool.yaml:6: agents.a.toolsets[1]: unknown toolset type "mcp" (known: subagent, file_access, execution, plan, fetch, skills, workers)`,
 			}},
 		{"toolset without type and duplicate", "agents:\n  a:\n    model: test\n    tools:\n      - {}\n      - subagent\n      - type: subagent\n",
 			[]string{
-				`agentpool.yaml:5: agents.a.tools[0]: missing required field "type" (known: subagent, file_access, execution, plan, fetch)`,
+				`agentpool.yaml:5: agents.a.tools[0]: missing required field "type" (known: subagent, file_access, execution, plan, fetch, skills, workers)`,
 				`agentpool.yaml:7: agents.a.tools[2].type: duplicate toolset "subagent" (first listed at line 6)`,
 			}},
 
@@ -509,7 +518,7 @@ func TestErrors(t *testing.T) {
 		{"empty worker and toolset strings", "agents:\n  a:\n    model: test\n    tools: [\"\", ~]\n    workers: [\"\", ~]\n",
 			[]string{
 				`agentpool.yaml:4: agents.a.tools[0]: must not be empty`,
-				`agentpool.yaml:4: agents.a.tools[1]: missing required field "type" (known: subagent, file_access, execution, plan, fetch)`,
+				`agentpool.yaml:4: agents.a.tools[1]: missing required field "type" (known: subagent, file_access, execution, plan, fetch, skills, workers)`,
 				`agentpool.yaml:5: agents.a.workers[0]: must not be empty`,
 				`agentpool.yaml:5: agents.a.workers[1]: expected an agent name or a mapping with "name", got null`,
 			}},
@@ -720,11 +729,11 @@ func TestModelForms(t *testing.T) {
 		model string
 		want  ModelSpec
 	}{
-		{"test string", "test", ModelSpec{Type: "test", Line: 3}},
+		{"test string", "test", ModelSpec{Type: "test", CallAllTools: true, Line: 3}},
 		{"openai string", "openai:gpt-4o-mini", ModelSpec{Type: "openai", Model: "gpt-4o-mini", Line: 3}},
 		{"anthropic string", "anthropic:claude-3-5-sonnet-latest", ModelSpec{Type: "anthropic", Model: "claude-3-5-sonnet-latest", Line: 3}},
 		{"model id with colons", `"openai:ft:gpt-4o:org:x"`, ModelSpec{Type: "openai", Model: "ft:gpt-4o:org:x", Line: 3}},
-		{"test map", "{type: test}", ModelSpec{Type: "test", Line: 3}},
+		{"test map", "{type: test}", ModelSpec{Type: "test", CallAllTools: true, Line: 3}},
 		{"test map with keys", "\n      type: test\n      custom_output_text: Done.\n      call_tools: [task]\n      tool_args:\n        task: {agent_or_team: b, prompt: go}\n      input_price: 1\n      output_price: 2.5\n      max_tokens: 100",
 			ModelSpec{
 				Type: "test", CustomOutputText: "Done.", CallTools: []string{"task"},

@@ -27,8 +27,17 @@
 //     known key is close, the message suggests it ("did you mean ...?"). Keys
 //     that exist but do not apply to the chosen model type (for example
 //     "turns" on an openai model) are errors as well. The only exception is
-//     top-level keys starting with "x-", which are ignored so that they can
-//     hold YAML anchors for reuse.
+//     keys starting with "x-", ignored at every level so that they can hold
+//     YAML anchors for reuse.
+//
+//   - Manifests written for AgentPool (the Python project) load unchanged:
+//     its keys are accepted, mapped onto agentpool's features, or refused
+//     with a one-line error that says why (those that need Python say "not
+//     supported in a Go runtime"); keys accepted without effect are listed
+//     in Manifest.Warnings. docs/agentpool-compat.md is the table of every
+//     key. INHERIT (other manifest files merged under this one) and
+//     inherits (an agent built on another) are resolved before validation;
+//     an issue in an inherited file names that file.
 //
 //   - Cross references are checked: default_agent, worker names and team
 //     members must name defined agents or teams; agents and teams share one
@@ -37,6 +46,9 @@
 //     more spawns than limits.max_spawns (one for itself, one per member,
 //     members of member teams included; TeamSpawns) is an error at its
 //     line: it could only ever run part of its members.
+//
+//   - An agent without a model gets the manifest's default_model, else the
+//     test model (with a warning).
 //
 //   - Defaults are applied: zero limits take DefaultMaxDepth,
 //     DefaultMaxChildren, DefaultMaxSpawns and DefaultMaxTurns (0 is the

@@ -66,3 +66,14 @@ func (p *parser) err() error {
 	}
 	return &Error{Issues: out}
 }
+
+// sortedWarnings returns the warnings sorted by line, duplicates removed.
+func (p *parser) sortedWarnings() []Issue {
+	if len(p.warnings) == 0 {
+		return nil
+	}
+	saved := p.issues
+	p.issues = p.warnings
+	defer func() { p.issues = saved }()
+	return p.err().(*Error).Issues
+}

@@ -12,8 +12,20 @@ import (
 
 // parser walks a yaml.Node tree by hand, collecting issues with lines.
 type parser struct {
-	file   string
-	issues []Issue
+	file     string
+	issues   []Issue
+	warnings []Issue
+	// inherited are the files merged in by INHERIT; the lines of their
+	// nodes carry the file (see fileLineBase).
+	inherited []string
+	// prompts is the prompt library (`prompts.system_prompts`), for
+	// system_prompt entries of type library.
+	prompts map[string]string
+	// responses are the structured outputs of `responses:`, for
+	// output_type references.
+	responses map[string]*OutputSpec
+	// defaultModel is `default_model:` when the manifest sets it.
+	defaultModel *ModelSpec
 
 	// side data for the cross-reference pass
 	defaultLine int
@@ -28,7 +40,11 @@ type workerRef struct {
 }
 
 func (p *parser) add(line int, field, format string, args ...any) {
-	p.issues = append(p.issues, Issue{File: p.file, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)})
+	file := p.file
+	if k := line / fileLineBase; k > 0 && k <= len(p.inherited) {
+		file, line = p.inherited[k-1], line%fileLineBase
+	}
+	p.issues = append(p.issues, Issue{File: file, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)})
 }
 
 // entry is one key/value pair of a mapping.
@@ -108,7 +124,7 @@ func (p *parser) entries(n *yaml.Node, path string) []entry {
 			continue
 		}
 		if first, dup := seen[kd.Value]; dup {
-			p.add(k.Line, join(path, kd.Value), "duplicate key %q (first defined at line %d)", kd.Value, first)
+			p.add(k.Line, join(path, kd.Value), "duplicate key %q (first defined at line %s)", kd.Value, p.lineRef(first))
 			continue
 		}
 		seen[kd.Value] = k.Line
@@ -160,8 +176,8 @@ func (p *parser) object(n *yaml.Node, path string, known []string) (fields map[s
 	}
 	for _, e := range p.entries(n, path) {
 		if !contains(known, e.key) {
-			if path == "" && strings.HasPrefix(e.key, "x-") {
-				continue // extension keys at the top level hold anchors
+			if isExtension(e.key) {
+				continue // extension keys hold anchors (at every level)
 			}
 			p.add(e.line(), join(path, e.key), "unknown field %q%s", e.key, suggest(e.key, known))
 			continue

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -17,16 +19,15 @@ var (
 	modelKeys   = []string{"type", "model", "base_url", "api_key", "api_key_env", "temperature", "max_tokens", "timeout", "input_price", "output_price", "custom_output_text", "call_tools", "tool_args", "turns", "delay", "max_response_bytes"}
 	turnKeys    = []string{"text", "thinking", "tool_calls", "error", "delay", "finish_reason"}
 	callKeys    = []string{"name", "args"}
-	toolsetKeys = []string{"type"}
 	workerKeys  = []string{"name", "type", "pass_message_history", "reset_history_on_run"}
 	teamKeys    = []string{"mode", "members", "shared_prompt", "description", "require_all"}
 	storageKeys = []string{"path"}
 	hooksKeys   = []string{"settings"}
 	limitsKeys  = []string{"max_depth", "max_children", "max_spawns", "spawn_timeout", "max_turns"}
 
-	modelTypes     = []string{ModelTest, ModelScripted, ModelOpenAI, ModelAnthropic}
+	modelTypes     = []string{ModelTest, ModelScripted, ModelOpenAI, ModelAnthropic, ModelFallback}
 	approvalValues = []string{ApprovalAllow, ApprovalAsk, ApprovalDeny}
-	toolsetTypes   = []string{ToolsetSubagent, ToolsetFileAccess, ToolsetExecution, ToolsetPlan, ToolsetFetch}
+	toolsetTypes   = []string{ToolsetSubagent, ToolsetFileAccess, ToolsetExecution, ToolsetPlan, ToolsetFetch, ToolsetSkills, toolsetWorkers}
 	teamModes      = []string{ModeParallel, ModeSequential}
 	workerKinds    = []string{"agent", "team"}
 
@@ -58,8 +59,15 @@ func (p *parser) parse(data []byte) *Manifest {
 	if root == nil {
 		return m
 	}
+	self, err := filepath.Abs(p.file)
+	if err != nil {
+		self = p.file
+	}
+	root = p.inherit(root, filepath.Dir(p.file), []string{self})
 	p.manifest(m, root)
 	p.validate(m)
+	plainLines(m)
+	m.Warnings = p.sortedWarnings()
 	return m
 }
 
@@ -110,27 +118,20 @@ func (p *parser) manifest(m *Manifest, root *yaml.Node) {
 		p.add(root.Line, "", "a manifest must be a mapping with keys such as \"agents\" and \"teams\", got %s", describe(d))
 		return
 	}
-	f, _ := p.object(root, "", topKeys)
+	f, _ := p.object(root, "", append(slices.Clip(topKeys), agentPoolTopKeys...))
 
 	if e, ok := f["default_agent"]; ok {
 		m.DefaultAgent = p.str(e.val, "default_agent")
 		p.defaultLine = e.val.Line
 	}
 
+	p.compatTop(m, f)
 	if e, ok := f["agents"]; !ok || isNull(e.val) {
 		p.add(root.Line, "agents", "at least one agent is required")
 	} else if d := deref(e.val); d.Kind != yaml.MappingNode {
 		p.add(e.val.Line, "agents", "expected a mapping of agent names to agents, got %s", describe(d))
 	} else {
-		es := p.entries(d, "agents")
-		if len(es) == 0 {
-			p.add(e.val.Line, "agents", "at least one agent is required")
-		}
-		for _, ae := range es {
-			a := p.agent(ae)
-			m.Agents[a.Name] = a
-			m.AgentOrder = append(m.AgentOrder, a.Name)
-		}
+		p.agents(m, e, d)
 	}
 
 	if e, ok := f["teams"]; ok && !isNull(e.val) {
@@ -140,7 +141,7 @@ func (p *parser) manifest(m *Manifest, root *yaml.Node) {
 			for _, te := range p.entries(d, "teams") {
 				t := p.team(te)
 				if a, clash := m.Agents[t.Name]; clash {
-					p.add(te.line(), "teams."+t.Name, "name %q is already used by the agent at line %d (agents and teams share one namespace)", t.Name, a.Line)
+					p.add(te.line(), "teams."+t.Name, "name %q is already used by the agent at line %s (agents and teams share one namespace)", t.Name, p.lineRef(a.Line))
 					continue
 				}
 				m.Teams[t.Name] = t
@@ -150,10 +151,11 @@ func (p *parser) manifest(m *Manifest, root *yaml.Node) {
 	}
 
 	if e, ok := f["storage"]; ok {
-		sf, _ := p.object(e.val, "storage", storageKeys)
+		sf, _ := p.object(e.val, "storage", append(slices.Clip(storageKeys), agentPoolStorageKeys...))
 		if se, ok := sf["path"]; ok {
 			m.Storage.Path = p.str(se.val, "storage.path")
 		}
+		p.agentPoolStorage(&m.Storage, sf)
 	}
 
 	if e, ok := f["hooks"]; ok {

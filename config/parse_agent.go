@@ -11,41 +11,70 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-func (p *parser) agent(e entry) *Agent {
-	path := "agents." + e.key
-	a := &Agent{Name: e.key, Line: e.line()}
-	p.checkName(e.line(), path, e.key)
-	f, ok := p.object(e.val, path, agentKeys)
-	if !ok {
-		return a
+// agents reads `agents:` in two passes: every agent's fields, then each
+// agent with the fields it inherits (`inherits:`) under its own.
+func (p *parser) agents(m *Manifest, e entry, d *yaml.Node) {
+	es := p.entries(d, "agents")
+	if len(es) == 0 {
+		p.add(e.val.Line, "agents", "at least one agent is required")
 	}
+	srcs := make(map[string]*agentSource, len(es))
+	names := make([]string, 0, len(es))
+	known := append(slices.Clip(agentKeys), agentPoolAgentKeys...)
+	for _, ae := range es {
+		path := "agents." + ae.key
+		p.checkName(ae.line(), path, ae.key)
+		src := &agentSource{e: ae}
+		if !p.agentKind(ae, path) {
+			src.f = map[string]entry{}
+		} else {
+			src.f, src.ok = p.object(ae.val, path, known)
+		}
+		srcs[ae.key] = src
+		names = append(names, ae.key)
+	}
+	for _, name := range names {
+		src := srcs[name]
+		a := &Agent{Name: name, Line: src.e.line()}
+		if src.ok {
+			p.agent(a, p.inheritFields(name, srcs, names, nil))
+		}
+		m.Agents[name] = a
+		m.AgentOrder = append(m.AgentOrder, name)
+	}
+}
+
+// agent reads the fields of one agent.
+func (p *parser) agent(a *Agent, f map[string]entry) {
+	path := "agents." + a.Name
 	if fe, ok := f["description"]; ok {
 		a.Description = p.str(fe.val, path+".description")
 	}
 	if fe, ok := f["model"]; ok {
 		a.Model = p.model(fe, path+".model")
 	} else {
-		p.add(e.line(), path, "missing required field \"model\" (for example \"model: test\" or \"model: openai:gpt-4o-mini\")")
+		a.Model = p.agentDefaultModel(a, path)
 	}
 	if fe, ok := f["system_prompt"]; ok {
-		a.SystemPrompt = p.prompt(fe.val, path+".system_prompt")
+		a.SystemPrompt = p.systemPrompt(fe.val, path+".system_prompt")
 	}
-	tools, hasTools := f["tools"]
-	toolsets, hasToolsets := f["toolsets"]
-	switch {
-	case hasTools && hasToolsets:
-		later := toolsets
-		if tools.line() > toolsets.line() {
-			later = tools
-		}
-		p.add(later.line(), join(path, later.key), "use either \"tools\" or \"toolsets\", not both")
-	case hasTools:
-		a.Toolsets = p.toolsets(tools.val, path+".tools")
-	case hasToolsets:
-		a.Toolsets = p.toolsets(toolsets.val, path+".toolsets")
+	// AgentPool keeps `tools:` (functions) and `toolsets:` (groups) apart;
+	// here both name toolsets, merged in file order.
+	var l toolsetList
+	for _, k := range byLine(f, "tools", "toolsets") {
+		p.toolsets(f[k].val, join(path, k), &l)
 	}
+	a.Toolsets = l.out
 	if fe, ok := f["workers"]; ok {
 		a.Workers, p.workerRefs[a.Name] = p.workers(fe.val, path+".workers")
+	}
+	for _, n := range l.workers {
+		ws, refs := p.workers(n, path+".toolsets.workers")
+		for i := range refs {
+			refs[i].index += len(a.Workers)
+		}
+		a.Workers = append(a.Workers, ws...)
+		p.workerRefs[a.Name] = append(p.workerRefs[a.Name], refs...)
 	}
 	if fe, ok := f["max_turns"]; ok {
 		a.MaxTurns = p.count(fe.val, path+".max_turns")
@@ -56,7 +85,19 @@ func (p *parser) agent(e entry) *Agent {
 	if fe, ok := f["mcp_servers"]; ok {
 		a.MCPServers = p.mcpServers(fe.val, path+".mcp_servers")
 	}
-	return a
+	p.agentCompat(a, f, path)
+}
+
+// byLine returns those of keys present in f, in the order of their lines.
+func byLine(f map[string]entry, keys ...string) []string {
+	var out []string
+	for _, k := range keys {
+		if _, ok := f[k]; ok {
+			out = append(out, k)
+		}
+	}
+	slices.SortFunc(out, func(a, b string) int { return f[a].line() - f[b].line() })
+	return out
 }
 
 // toolApproval reads `tool_approval`: a mapping of tool names or patterns
@@ -111,56 +152,6 @@ func (p *parser) prompt(n *yaml.Node, path string) string {
 	return strings.Join(parts, "\n\n")
 }
 
-// toolsets reads toolset entries: {type: subagent} or "subagent".
-func (p *parser) toolsets(n *yaml.Node, path string) []ToolsetSpec {
-	var out []ToolsetSpec
-	first := map[string]int{}
-	for i, c := range p.list(n, path) {
-		ip := index(path, i)
-		var (
-			typ string
-			tn  *yaml.Node
-			ok  bool
-		)
-		if d := deref(c); d.Kind == yaml.ScalarNode && !isNull(d) {
-			tn = c
-			if typ, ok = p.word(c, ip); !ok {
-				continue
-			}
-		} else {
-			var f map[string]entry
-			if f, ok = p.object(c, ip, toolsetKeys); !ok {
-				continue
-			}
-			te, found := f["type"]
-			if !found {
-				p.add(c.Line, ip, "missing required field \"type\" (known: %s)", strings.Join(toolsetTypes, ", "))
-				continue
-			}
-			tn, ip = te.val, ip+".type"
-			if typ, ok = p.word(tn, ip); !ok {
-				continue
-			}
-		}
-		written := typ
-		typ = canonicalToolset(typ)
-		if !contains(toolsetTypes, typ) {
-			p.add(tn.Line, ip, "unknown toolset type %q%s", typ, orKnown(typ, toolsetTypes))
-			continue
-		}
-		if w, dup := first[written]; dup {
-			p.add(tn.Line, ip, "duplicate toolset %q (first listed at line %d)", written, w)
-			continue
-		}
-		first[written] = c.Line
-		if slices.ContainsFunc(out, func(t ToolsetSpec) bool { return t.Type == typ }) {
-			continue // another name of a toolset already listed
-		}
-		out = append(out, ToolsetSpec{Type: typ, Line: c.Line})
-	}
-	return out
-}
-
 // orKnown returns a suggestion, or the list of known values.
 func orKnown(s string, known []string) string {
 	if sg := suggest(s, known); sg != "" {
@@ -212,7 +203,7 @@ func (p *parser) workers(n *yaml.Node, path string) (out []WorkerSpec, refs []wo
 			continue
 		}
 		if line, dup := first[w.Name]; dup {
-			p.add(c.Line, ip, "duplicate worker %q (first listed at line %d)", w.Name, line)
+			p.add(c.Line, ip, "duplicate worker %q (first listed at line %s)", w.Name, p.lineRef(line))
 			continue
 		}
 		first[w.Name] = c.Line
@@ -226,15 +217,24 @@ func (p *parser) team(e entry) *Team {
 	path := "teams." + e.key
 	t := &Team{Name: e.key, RequireAll: true, Line: e.line()}
 	p.checkName(e.line(), path, e.key)
-	f, ok := p.object(e.val, path, teamKeys)
+	f, ok := p.object(e.val, path, append(slices.Clip(teamKeys), agentPoolTeamKeys...))
 	if !ok {
 		return t
 	}
-	if fe, ok := f["mode"]; ok {
-		if mode, ok := p.word(fe.val, path+".mode"); ok {
-			t.Mode = mode
-			if !contains(teamModes, mode) {
-				p.add(fe.val.Line, path+".mode", "unknown team mode %q%s", mode, orKnown(mode, teamModes))
+	mode, hasMode := f["mode"]
+	if tm, ok := f["team_mode"]; ok {
+		// team_mode is accepted as another spelling of mode.
+		if hasMode {
+			p.add(tm.line(), path+".team_mode", "use either \"mode\" or \"team_mode\", not both")
+		}
+		mode, hasMode = tm, true
+	}
+	if hasMode {
+		mp := join(path, mode.key)
+		if m, ok := p.word(mode.val, mp); ok {
+			t.Mode = m
+			if !contains(teamModes, m) {
+				p.add(mode.val.Line, mp, "unknown team mode %q%s", m, orKnown(m, teamModes))
 			}
 		}
 	} else {
@@ -267,5 +267,6 @@ func (p *parser) team(e entry) *Team {
 	if fe, ok := f["require_all"]; ok {
 		t.RequireAll = p.boolean(fe.val, path+".require_all", t.RequireAll)
 	}
+	p.teamCompat(t, f, path)
 	return t
 }

@@ -4,6 +4,7 @@ package config
 
 import (
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -34,8 +35,9 @@ func unknownModelType(t string) string {
 	return "unknown model type " + strconv.Quote(t) + " (known: " + strings.Join(known, ", ") + ")"
 }
 
-// modelString parses "test", "openai:MODEL", "anthropic:MODEL" and, for a
-// registered type, "TYPE" or "TYPE:MODEL".
+// modelString parses "test", "openai:MODEL", "anthropic:MODEL", for a
+// registered type "TYPE" or "TYPE:MODEL", and AgentPool's ids:
+// "PROVIDER:MODEL" and bare ids such as "gpt-4o-mini" (see modelID).
 func (p *parser) modelString(ms *ModelSpec, n *yaml.Node, path string) {
 	s := strings.TrimSpace(deref(n).Value)
 	typ, id, hasID := strings.Cut(s, ":")
@@ -45,9 +47,11 @@ func (p *parser) modelString(ms *ModelSpec, n *yaml.Node, path string) {
 			p.add(n.Line, path, "the test model takes no model id, got %q", s)
 			return
 		}
-		ms.Type = typ
+		ms.Type, ms.CallAllTools = typ, true
 	case ModelScripted:
 		p.add(n.Line, path, "a scripted model needs turns: use the mapping form {type: scripted, turns: [...]}")
+	case ModelFallback:
+		p.add(n.Line, path, "a fallback model needs models: use the mapping form {type: fallback, models: [...]}")
 	case ModelOpenAI, ModelAnthropic:
 		if strings.TrimSpace(id) == "" {
 			p.add(n.Line, path, "missing model id: write \"%s:MODEL\", e.g. %q", typ, typ+":"+exampleModel(typ))
@@ -59,7 +63,10 @@ func (p *parser) modelString(ms *ModelSpec, n *yaml.Node, path string) {
 			ms.Type, ms.Model = typ, strings.TrimSpace(id)
 			return
 		}
-		p.add(n.Line, path, "%s", unknownModelType(typ))
+		if p.modelID(ms, s, n, path) {
+			return
+		}
+		p.add(n.Line, path, "%s", unknownModel(s))
 	}
 }
 
@@ -71,20 +78,15 @@ func exampleModel(typ string) string {
 }
 
 func (p *parser) modelMap(ms *ModelSpec, e entry, path string) {
-	f, _ := p.object(e.val, path, modelKeys)
-	te, ok := f["type"]
-	if !ok {
-		p.add(e.line(), path, "missing required field \"type\" (one of %s)", strings.Join(ModelTypes(), ", "))
-	} else if typ, ok := p.word(te.val, path+".type"); ok {
-		if contains(ModelTypes(), typ) {
-			ms.Type = typ
-		} else {
-			p.add(te.val.Line, path+".type", "%s", unknownModelType(typ))
-		}
+	if p.foreignModelType(e.val, path) {
+		return
 	}
+	keys := append(slices.Clip(modelKeys), agentPoolModelKeys...)
+	f, _ := p.object(e.val, path, keys)
+	p.modelMapType(ms, e, f, path)
 	// keys that do not apply to the type
 	if ms.Type != "" {
-		for _, k := range modelKeys {
+		for _, k := range keys {
 			fe, ok := f[k]
 			if types := modelKeyTypesFor(k); ok && types != nil && !contains(types, ms.Type) {
 				p.add(fe.line(), join(path, k), "field %q does not apply to %s models (only to %s)", k, ms.Type, andList(types))
@@ -97,7 +99,7 @@ func (p *parser) modelMap(ms *ModelSpec, e entry, path string) {
 	}
 	if n, fp, ok := get("model"); ok {
 		ms.Model = p.requiredStr(n, fp)
-	} else if ms.Type == ModelOpenAI || ms.Type == ModelAnthropic {
+	} else if (ms.Type == ModelOpenAI || ms.Type == ModelAnthropic) && ms.Model == "" && f["identifier"].val == nil {
 		p.add(e.line(), path, "missing required field \"model\" (the %s model id, e.g. %q)", ms.Type, exampleModel(ms.Type))
 	}
 	if n, fp, ok := get("base_url"); ok {
@@ -132,7 +134,7 @@ func (p *parser) modelMap(ms *ModelSpec, e entry, path string) {
 		ms.MaxResponseBytes = p.count(n, fp)
 	}
 	if n, fp, ok := get("timeout"); ok {
-		ms.Timeout = p.duration(n, fp)
+		ms.Timeout = p.seconds(n, fp)
 	}
 	if n, fp, ok := get("input_price"); ok {
 		ms.InputPrice = p.price(n, fp)
@@ -144,9 +146,7 @@ func (p *parser) modelMap(ms *ModelSpec, e entry, path string) {
 		ms.CustomOutputText = p.str(n, fp)
 	}
 	if n, fp, ok := get("call_tools"); ok {
-		for i, c := range p.list(n, fp) {
-			ms.CallTools = append(ms.CallTools, p.toolName(c, index(fp, i)))
-		}
+		p.callTools(ms, n, fp)
 	}
 	if n, fp, ok := get("tool_args"); ok {
 		if d := deref(n); !isNull(d) && d.Kind != yaml.MappingNode {
@@ -155,7 +155,7 @@ func (p *parser) modelMap(ms *ModelSpec, e entry, path string) {
 			ms.ToolArgs = map[string]map[string]any{}
 			for _, ae := range p.entries(n, fp) {
 				ap := join(fp, ae.key)
-				if !contains(ms.CallTools, ae.key) {
+				if !ms.CallAllTools && !contains(ms.CallTools, ae.key) {
 					p.add(ae.line(), ap, "tool %q is not listed in call_tools%s", ae.key, suggest(ae.key, ms.CallTools))
 				}
 				ms.ToolArgs[ae.key] = p.args(ae.val, ap)
@@ -176,6 +176,7 @@ func (p *parser) modelMap(ms *ModelSpec, e entry, path string) {
 	if n, fp, ok := get("delay"); ok {
 		ms.Delay = p.duration(n, fp)
 	}
+	p.modelSettings(ms, e, f, path)
 }
 
 // toolName reads a non-empty tool name.

@@ -27,6 +27,7 @@ const (
 // toolsetAliases maps other names for a toolset (AgentPool's, where they
 // mean the same thing) to the canonical type.
 var toolsetAliases = map[string]string{
+	"agent_management":   ToolsetSubagent, // AgentPool: list agents, delegate_to, ask_agent (lifecycle tools not offered)
 	"bash":               ToolsetExecution,
 	"shell":              ToolsetExecution,
 	"process_management": ToolsetExecution, // AgentPool: background processes with output and kill

@@ -60,6 +60,7 @@ func (p *parser) validate(m *Manifest) {
 	p.teamCycles(m)
 	p.teamBudgets(m)
 	p.checkMCPNames(m)
+	p.checkConnections(m, defined, unknown)
 }
 
 // teamBudgets reports every team that cannot run within limits.max_spawns:

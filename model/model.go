@@ -114,6 +114,17 @@ type Request struct {
 	System   string
 	Messages []Message
 	Tools    []ToolSpec
+	// Output, when set, asks for a structured final answer: a JSON value
+	// that satisfies its schema, in the provider's structured-output mode
+	// where it has one.
+	Output *OutputSchema
+}
+
+// OutputSchema describes the structured answer a Request asks for.
+type OutputSchema struct {
+	Name        string          // a name for the schema (letters, digits, "_", "-")
+	Description string          // what the answer is
+	Schema      json.RawMessage // a JSON schema
 }
 
 // ChunkKind says what a Chunk carries.

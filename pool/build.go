@@ -38,6 +38,9 @@ type Config struct {
 	// MCPServers are offered to every agent (the builtin MCP manager
 	// starts each on first use). Only servers with Enabled set are used.
 	MCPServers []config.MCPServer
+	// Skills says where the skills toolset finds skills (relative paths:
+	// to the current directory); the zero value is config.DefaultSkills.
+	Skills config.Skills
 }
 
 // AgentSpec is one agent of a Config.
@@ -69,6 +72,13 @@ type AgentSpec struct {
 	// Options.Hooks enforces it when it implements ApprovalPolicies (as
 	// *hook.Registry does).
 	ToolApproval map[string]string
+	// Disabled names tools of the Builtin toolsets that the agent does not
+	// get (a toolset's `tools: {NAME: false}`); each must exist.
+	Disabled []string
+	// Output makes the agent's final answer a structured one.
+	Output *agent.Output
+	// Connections forward the agent's final output to other nodes.
+	Connections []config.Connection
 }
 
 // WorkerSpec is one worker of an agent. Its zero value has the manifest's
@@ -100,6 +110,8 @@ type TeamSpec struct {
 	// member failed, and its output names the members that did. Every
 	// member runs to its end either way. Parallel teams only.
 	RequireAll bool
+	// Connections forward the team's final output to other nodes.
+	Connections []config.Connection
 }
 
 // requireAll says whether every member of the team must succeed (the
@@ -158,6 +170,10 @@ func build(cfg Config, opts Options, m *config.Manifest) (*Pool, error) {
 	if err != nil {
 		return nil, err
 	}
+	b.skillsCfg, b.log = cfg.Skills, opts.Logger
+	for _, w := range m.Warnings {
+		opts.Logger.Warn("manifest: " + w.String())
+	}
 	p := &Pool{manifest: m, store: opts.Store, proc: opts.Processor, nodes: map[string]spawn.Node{}, log: opts.Logger, builtins: b}
 	if err := p.makeNodes(cfg, opts); err != nil {
 		b.close()
@@ -197,14 +213,12 @@ func (p *Pool) makeNodes(cfg Config, opts Options) error {
 	}
 	for _, a := range cfg.Agents {
 		tools := append([]tool.Tool(nil), a.Tools...)
-		for _, typ := range a.Builtin {
-			got, err := p.builtins.tools(typ)
-			if err != nil {
-				errs = append(errs, agentErr(a.Name, "Builtin", "%v", err))
-				continue
-			}
-			tools = append(tools, got...)
+		builtin, err := p.builtinTools(a)
+		if err != nil {
+			errs = append(errs, err)
+			continue
 		}
+		tools = append(tools, builtin...)
 		for _, w := range a.Workers {
 			tools = append(tools, spawn.WorkerTool(w.Name, descriptions[w.Name], spawn.WorkerOptions{
 				PassMessageHistory: w.PassMessageHistory, ResetHistoryOnRun: !w.KeepHistory, History: agent.HistoryFrom,
@@ -217,14 +231,14 @@ func (p *Pool) makeNodes(cfg Config, opts Options) error {
 		}
 		toolsets := append(append([]tool.Toolset(nil), a.Toolsets...), p.builtins.mcpToolsets(cfg.MCPServers, a.MCPServers)...)
 		ag, err := agent.New(agent.Config{
-			Name: a.Name, Description: a.Description, SystemPrompt: a.SystemPrompt, Model: a.Model,
-			Tools: tools, Toolsets: toolsets, MaxTurns: maxTurns, MaxResponseBytes: a.MaxResponseBytes, Hooks: agentHooks,
+			Name: a.Name, Description: a.Description, SystemPrompt: p.systemPrompt(a), Model: a.Model,
+			Tools: tools, Toolsets: toolsets, MaxTurns: maxTurns, MaxResponseBytes: a.MaxResponseBytes, Hooks: agentHooks, Output: a.Output,
 		})
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		add(ag)
+		add(newConnected(ag, a.Connections))
 	}
 	for _, t := range cfg.Teams {
 		tm, err := team.New(team.Config{
@@ -235,7 +249,7 @@ func (p *Pool) makeNodes(cfg Config, opts Options) error {
 			errs = append(errs, err)
 			continue
 		}
-		add(tm)
+		add(newConnected(tm, t.Connections))
 	}
 	for _, n := range cfg.Nodes {
 		add(n)

@@ -104,7 +104,7 @@ func TestBuildRejects(t *testing.T) {
 			pool.Options{}, []string{`agent "lead": Model: a model is required`}},
 		{"unknown builtin toolset", pool.Config{Agents: []pool.AgentSpec{lead(func(a *pool.AgentSpec) { a.Builtin = []string{"plan", "files", "plan"} })}},
 			pool.Options{}, []string{
-				`agent "lead": Builtin[1]: unknown toolset type "files" (known: subagent, file_access, execution, plan, fetch)`,
+				`agent "lead": Builtin[1]: unknown toolset type "files" (known: subagent, file_access, execution, plan, fetch, skills)`,
 				`agent "lead": Builtin[2]: duplicate toolset "plan"`,
 			}},
 		{"undefined default", pool.Config{Agents: []pool.AgentSpec{lead(nil)}, Default: "boss"},
@@ -361,7 +361,7 @@ agents:
 
 	_, err = pool.NewModel(config.ModelSpec{Type: "nope"})
 	if err == nil || !strings.Contains(err.Error(), `model type "nope" is not supported by this build (registered: `) ||
-		!strings.Contains(err.Error(), "anthropic, echo-test, openai, scripted, test") {
+		!strings.Contains(err.Error(), "anthropic, echo-test, fallback, openai, scripted, test") {
 		t.Errorf("unknown type: %v", err)
 	}
 }

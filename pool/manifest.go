@@ -3,7 +3,12 @@ package pool
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 
+	"github.com/agentpool/agentpool/agent"
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/team"
 )
@@ -24,9 +29,13 @@ func New(m *config.Manifest, opts Options) (*Pool, error) {
 // it calls Build; the workspace is resolved against the manifest's
 // directory.
 func FromManifest(m *config.Manifest) (Config, error) {
-	cfg := Config{Default: m.DefaultAgent, Limits: m.Limits, MCPServers: m.MCPServers}
+	cfg := Config{Default: m.DefaultAgent, Limits: m.Limits, MCPServers: m.MCPServers, Skills: m.Skills}
 	if m.Workspace != "" {
 		cfg.Workspace = m.ResolvePath(m.Workspace)
+	}
+	cfg.Skills.Paths = nil
+	for _, p := range m.Skills.Paths {
+		cfg.Skills.Paths = append(cfg.Skills.Paths, m.ResolvePath(expandHome(p)))
 	}
 	var errs []error
 	for _, name := range m.AgentOrder {
@@ -40,9 +49,18 @@ func FromManifest(m *config.Manifest) (Config, error) {
 			Name: name, Description: a.Description, SystemPrompt: a.SystemPrompt, Model: mdl,
 			MaxTurns: a.MaxTurns, ToolApproval: a.ToolApproval, MCPServers: a.MCPServers,
 			MaxResponseBytes: a.Model.MaxResponseBytes,
+			Connections: a.Connections,
 		}
 		for _, ts := range a.Toolsets {
 			spec.Builtin = append(spec.Builtin, ts.Type)
+			spec.Disabled = append(spec.Disabled, ts.Disabled...)
+		}
+		if m.Skills.Set && !slices.Contains(spec.Builtin, config.ToolsetSkills) {
+			// A manifest with `skills:` gives every agent the skills tools.
+			spec.Builtin = append(spec.Builtin, config.ToolsetSkills)
+		}
+		if o := a.Output; o != nil {
+			spec.Output = &agent.Output{Name: o.Name, Description: o.Description, Schema: o.Schema, Retries: o.Retries}
 		}
 		for _, w := range a.Workers {
 			spec.Workers = append(spec.Workers, WorkerSpec{Name: w.Name, PassMessageHistory: w.PassMessageHistory, KeepHistory: !w.ResetHistoryOnRun})
@@ -53,7 +71,7 @@ func FromManifest(m *config.Manifest) (Config, error) {
 		t := m.Teams[name]
 		spec := TeamSpec{
 			Name: name, Description: t.Description, Mode: team.Mode(t.Mode), Members: t.Members,
-			SharedPrompt: t.SharedPrompt,
+			SharedPrompt: t.SharedPrompt, Connections: t.Connections,
 		}
 		if spec.Mode == team.Parallel {
 			spec.RequireAll = t.RequireAll
@@ -80,7 +98,10 @@ func (cfg *Config) manifest() *config.Manifest {
 		ca := &config.Agent{
 			Name: a.Name, Description: a.Description, SystemPrompt: a.SystemPrompt,
 			Model: config.ModelSpec{Model: a.Model.ID(), MaxResponseBytes: a.MaxResponseBytes}, MaxTurns: a.MaxTurns,
-			ToolApproval: a.ToolApproval, MCPServers: a.MCPServers,
+			ToolApproval: a.ToolApproval, MCPServers: a.MCPServers, Connections: a.Connections,
+		}
+		if o := a.Output; o != nil {
+			ca.Output = &config.OutputSpec{Name: o.Name, Description: o.Description, Schema: o.Schema, Retries: o.Retries}
 		}
 		for _, typ := range a.Builtin {
 			ca.Toolsets = append(ca.Toolsets, config.ToolsetSpec{Type: typ})
@@ -94,9 +115,19 @@ func (cfg *Config) manifest() *config.Manifest {
 	for _, t := range cfg.Teams {
 		m.Teams[t.Name] = &config.Team{
 			Name: t.Name, Description: t.Description, Mode: string(t.Mode), Members: t.Members,
-			SharedPrompt: t.SharedPrompt, RequireAll: t.requireAll(),
+			SharedPrompt: t.SharedPrompt, RequireAll: t.requireAll(), Connections: t.Connections,
 		}
 		m.TeamOrder = append(m.TeamOrder, t.Name)
 	}
 	return m
+}
+
+// expandHome replaces a leading "~/" with the home directory.
+func expandHome(p string) string {
+	if rest, ok := strings.CutPrefix(p, "~/"); ok {
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, rest)
+		}
+	}
+	return p
 }

@@ -3,6 +3,7 @@ package pool
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"runtime/debug"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"github.com/agentpool/agentpool/tool/files"
 	"github.com/agentpool/agentpool/tool/mcp"
 	"github.com/agentpool/agentpool/tool/shell"
+	"github.com/agentpool/agentpool/tool/skills"
 	"github.com/agentpool/agentpool/tool/todo"
 	"github.com/agentpool/agentpool/tool/webfetch"
 	"github.com/agentpool/agentpool/tool/workspace"
@@ -28,6 +30,12 @@ type builtins struct {
 	todo  *todo.Toolset
 	fetch tool.Tool
 	mcp   *mcp.Manager
+	// skillsCfg says where skills are; skills is its toolset, made on
+	// first use.
+	skillsCfg  config.Skills
+	skillsOnce sync.Once
+	skills     *skills.Toolset
+	log        *slog.Logger
 
 	closeOnce sync.Once
 	closeErr  error
@@ -70,7 +78,7 @@ func newBuiltins(dir string, lists ...[]config.MCPServer) (*builtins, error) {
 }
 
 // builtinToolsets are the toolset types tools knows.
-var builtinToolsets = []string{config.ToolsetSubagent, config.ToolsetFileAccess, config.ToolsetExecution, config.ToolsetPlan, config.ToolsetFetch}
+var builtinToolsets = []string{config.ToolsetSubagent, config.ToolsetFileAccess, config.ToolsetExecution, config.ToolsetPlan, config.ToolsetFetch, config.ToolsetSkills}
 
 // tools returns the builtin tools of one toolset type.
 func (b *builtins) tools(typ string) ([]tool.Tool, error) {
@@ -97,6 +105,8 @@ func (b *builtins) tools(typ string) ([]tool.Tool, error) {
 			b.fetch = webfetch.New(webfetch.Options{})
 		}
 		return []tool.Tool{b.fetch}, nil
+	case config.ToolsetSkills:
+		return b.skillsToolset().Tools(), nil
 	}
 	return nil, fmt.Errorf("unknown toolset type %q", typ)
 }

@@ -145,6 +145,7 @@ func (cfg *Config) validate() error {
 	}
 	errs = append(errs, cfg.teamCycles()...)
 	errs = append(errs, cfg.teamBudgets()...)
+	errs = append(errs, cfg.validateCompat(kinds, unknown)...)
 
 	if cfg.Default != "" && kinds[cfg.Default] == "" {
 		bad(fmt.Errorf("Config.Default: %s", unknown(cfg.Default)))

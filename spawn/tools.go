@@ -14,8 +14,9 @@ import (
 )
 
 // The subagent toolset (toolset `type: subagent`): task,
-// list_available_nodes, task_status and task_output. Each is a thin caller
-// of Spawn or a reader of the run's task table.
+// list_available_nodes, task_status and task_output, and AgentPool's
+// delegate_to and ask_agent (tools_agentpool.go). Each is a thin caller of
+// Spawn or a reader of the run's task table.
 
 type taskArgs struct {
 	AgentOrTeam string `json:"agent_or_team" jsonschema:"description=Name of the agent or team to delegate to (see list_available_nodes)"`
@@ -33,9 +34,11 @@ type taskIDArgs struct {
 	TaskID string `json:"task_id" jsonschema:"description=The task id returned by an async task call"`
 }
 
-// SubagentTools returns the tools of the subagent toolset.
+// SubagentTools returns the tools of the subagent toolset: task,
+// list_available_nodes, task_status, task_output, delegate_to and
+// ask_agent.
 func SubagentTools() []tool.Tool {
-	return []tool.Tool{taskTool, listNodesTool, taskStatusTool, taskOutputTool}
+	return []tool.Tool{taskTool, listNodesTool, taskStatusTool, taskOutputTool, delegateTool, askAgentTool}
 }
 
 var taskTool = titled{tool.New("task",
@@ -78,7 +81,7 @@ var taskTool = titled{tool.New("task",
 }}
 
 var listNodesTool = tool.WithKind(tool.New("list_available_nodes",
-	"List the agents and teams you can delegate to with the task tool.",
+	"List the agents and teams you can delegate to (with task, delegate_to or ask_agent).",
 	func(ctx context.Context, _ tool.Call, a listArgs) (tool.Result, error) {
 		inv := InvocationFrom(ctx)
 		if inv == nil {

@@ -31,6 +31,11 @@ func newValidateCmd() *cobra.Command {
 				fmt.Fprintln(cmd.ErrOrStderr(), err)
 				return &exitError{code: 1, msg: ""}
 			}
+			// Warnings name accepted keys that change nothing (AgentPool
+			// features agentpool does not use); the manifest is valid.
+			for _, w := range m.Warnings {
+				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
+			}
 			// Building the pool checks what the schema cannot (models, tools).
 			p, err := pool.New(m, pool.Options{Hooks: reg})
 			if err != nil {

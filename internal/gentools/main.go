@@ -16,6 +16,7 @@ import (
 	"github.com/agentpool/agentpool/tool"
 	"github.com/agentpool/agentpool/tool/files"
 	"github.com/agentpool/agentpool/tool/shell"
+	"github.com/agentpool/agentpool/tool/skills"
 	"github.com/agentpool/agentpool/tool/todo"
 	"github.com/agentpool/agentpool/tool/webfetch"
 	"github.com/agentpool/agentpool/tool/workspace"
@@ -51,7 +52,8 @@ func toolsets() ([]toolset, error) {
 		{config.ToolsetExecution, "`bash`, `shell`, `process_management`", sh.Tools()},
 		{config.ToolsetPlan, "`todo`", todo.New().Tools()},
 		{config.ToolsetFetch, "`web_fetch`", []tool.Tool{webfetch.New(webfetch.Options{})}},
-		{config.ToolsetSubagent, "", spawn.SubagentTools()},
+		{config.ToolsetSubagent, "`agent_management`", spawn.SubagentTools()},
+		{config.ToolsetSkills, "", skills.New(nil, 0).Tools()},
 	}, nil
 }
 

@@ -59,6 +59,8 @@ type Config struct {
 	Timeout time.Duration
 	// Prices in US dollars per million tokens (see model.Pricing).
 	InputPrice, OutputPrice float64
+	// Stop are stop sequences, sent when set.
+	Stop []string
 	// MaxRetries: 0 means DefaultMaxRetries, a negative value means none.
 	MaxRetries int
 	// HTTPClient sends the requests; nil means a client of its own on

@@ -30,6 +30,17 @@ func (m *Model) params(req *model.Request) (sdk.MessageNewParams, error) {
 	if req.System != "" {
 		p.System = []sdk.TextBlockParam{{Text: req.System}}
 	}
+	if len(m.cfg.Stop) > 0 {
+		p.StopSequences = m.cfg.Stop
+	}
+	if o := req.Output; o != nil {
+		// Structured outputs: the answer follows the JSON schema.
+		var schema map[string]any
+		if err := json.Unmarshal(o.Schema, &schema); err != nil {
+			return p, fmt.Errorf("anthropic: output schema: %w", err)
+		}
+		p.OutputConfig = sdk.OutputConfigParam{Format: sdk.JSONOutputFormatParam{Schema: schema}}
+	}
 	msgs, err := messages(req.Messages)
 	if err != nil {
 		return p, err

@@ -35,6 +35,18 @@ func (m *Model) params(req *model.Request) (sdk.ChatCompletionNewParams, error) 
 			p.MaxTokens = sdk.Int(int64(m.cfg.MaxTokens))
 		}
 	}
+	m.settings(&p)
+	if o := req.Output; o != nil {
+		var schema any
+		if err := json.Unmarshal(o.Schema, &schema); err != nil {
+			return p, fmt.Errorf("output schema: %w", err)
+		}
+		js := shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: o.Name, Schema: schema}
+		if o.Description != "" {
+			js.Description = sdk.String(o.Description)
+		}
+		p.ResponseFormat = sdk.ChatCompletionNewParamsResponseFormatUnion{OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{JSONSchema: js}}
+	}
 	msgs, err := messages(req)
 	if err != nil {
 		return p, err
@@ -121,4 +133,30 @@ func schema(t model.ToolSpec) (shared.FunctionParameters, error) {
 		return nil, fmt.Errorf("openai: tool %s: parameters are not a JSON schema object", t.Name)
 	}
 	return p, nil
+}
+
+// settings copies the optional sampling settings into p.
+func (m *Model) settings(p *sdk.ChatCompletionNewParams) {
+	c := &m.cfg
+	if c.TopP != nil {
+		p.TopP = sdk.Float(*c.TopP)
+	}
+	if c.PresencePenalty != nil {
+		p.PresencePenalty = sdk.Float(*c.PresencePenalty)
+	}
+	if c.FrequencyPenalty != nil {
+		p.FrequencyPenalty = sdk.Float(*c.FrequencyPenalty)
+	}
+	if c.Seed != nil {
+		p.Seed = sdk.Int(*c.Seed)
+	}
+	if len(c.Stop) > 0 {
+		p.Stop = sdk.ChatCompletionNewParamsStopUnion{OfStringArray: c.Stop}
+	}
+	if c.ParallelToolCalls != nil {
+		p.ParallelToolCalls = sdk.Bool(*c.ParallelToolCalls)
+	}
+	if c.ReasoningEffort != "" {
+		p.ReasoningEffort = shared.ReasoningEffort(c.ReasoningEffort)
+	}
 }

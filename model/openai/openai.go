@@ -57,6 +57,14 @@ type Config struct {
 	Timeout time.Duration
 	// Prices in US dollars per million tokens (see model.Pricing).
 	InputPrice, OutputPrice float64
+	// Sampling settings, sent when set (AgentPool's model settings).
+	TopP, PresencePenalty, FrequencyPenalty *float64
+	Seed                                    *int64
+	Stop                                    []string
+	ParallelToolCalls                       *bool
+	ReasoningEffort                         string // low, medium, high, ...
+	// Headers are added to every request.
+	Headers map[string]string
 	// MaxRetries: 0 means DefaultMaxRetries, a negative value means none.
 	MaxRetries int
 	// HTTPClient sends the requests; nil means a client of its own on
@@ -104,6 +112,9 @@ func New(cfg Config) (*Model, error) {
 	}
 	if cfg.Timeout > 0 {
 		opts = append(opts, option.WithRequestTimeout(cfg.Timeout))
+	}
+	for k, v := range cfg.Headers {
+		opts = append(opts, option.WithHeader(k, v))
 	}
 	return &Model{cfg: cfg, client: sdk.NewClient(opts...), ep: ep}, nil
 }

@@ -33,8 +33,14 @@ type Turn struct {
 type Config struct {
 	// AgentPool test-model keys.
 	Text      string                    // custom_output_text
-	CallTools []string                  // call_tools
+	CallTools []string                  // call_tools as a list
 	ToolArgs  map[string]map[string]any // tool_args
+	// CallAll calls every tool of the request (call_tools: all, the
+	// manifest's default); CallTools is then not used. The zero Config
+	// calls no tool, as Go programs that build one expect.
+	CallAll bool
+	// Seed varies the arguments made for tools without ToolArgs (seed).
+	Seed int
 	// Turns makes a scripted model; when set the keys above are ignored.
 	Turns []Turn
 	// Delay is slept before each chunk.
@@ -47,6 +53,8 @@ type Config struct {
 type Model struct {
 	cfg   Config
 	turns []compiledTurn
+	// args are the encoded ToolArgs of the AgentPool form, by tool.
+	args map[string]string
 }
 
 type compiledTurn struct {
@@ -59,15 +67,25 @@ type compiledTurn struct {
 func New(cfg Config) (*Model, error) {
 	m := &Model{cfg: cfg}
 	if len(cfg.Turns) == 0 {
-		// The AgentPool form is a two-turn script: tools, then text.
-		var first Turn
+		// The AgentPool form: its tool calls depend on the request (see
+		// agentPoolTurn); only the fixed arguments are encoded here.
 		for _, name := range cfg.CallTools {
-			first.ToolCalls = append(first.ToolCalls, ToolCall{Name: name, Args: cfg.ToolArgs[name]})
+			if name == "" {
+				return nil, errors.New("testmodel: tool call without a name")
+			}
 		}
-		if len(first.ToolCalls) > 0 {
-			cfg.Turns = append(cfg.Turns, first)
+		m.args = make(map[string]string, len(cfg.ToolArgs))
+		for name, a := range cfg.ToolArgs {
+			if a == nil {
+				a = map[string]any{}
+			}
+			b, err := json.Marshal(a)
+			if err != nil {
+				return nil, err
+			}
+			m.args[name] = string(b)
 		}
-		cfg.Turns = append(cfg.Turns, Turn{Text: cfg.Text})
+		return m, nil
 	}
 	for _, t := range cfg.Turns {
 		ct := compiledTurn{Turn: t}
@@ -117,9 +135,12 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 	return func(yield func(model.Chunk, error) bool) {
 		i := turnIndex(req.Messages)
 		var t compiledTurn
-		if i < len(m.turns) {
+		switch {
+		case m.turns == nil:
+			t = m.agentPoolTurn(req, i)
+		case i < len(m.turns):
 			t = m.turns[i]
-		} else {
+		default:
 			last := m.turns[len(m.turns)-1]
 			t = compiledTurn{Turn: Turn{Text: last.Text, Delay: last.Delay}}
 		}

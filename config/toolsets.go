@@ -1,0 +1,252 @@
+// Parsing of `tools:` and `toolsets:` entries: agentpool's toolset names
+// and AgentPool's toolset and tool configurations.
+
+package config
+
+import (
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// ToolsetSkills is AgentPool's skills toolset: load_skill and list_skills
+// over the manifest's skill folders (see Skills).
+const ToolsetSkills = "skills"
+
+// toolsetWorkers is AgentPool's `{type: workers, workers: [...]}`: the
+// workers join the agent's `workers:`.
+const toolsetWorkers = "workers"
+
+// toolsetOptions lists, per toolset type, the keys of its AgentPool
+// configuration that agentpool accepts without using them (file system
+// URLs, size limits, edit modes, ...): warned, since tools behave as
+// agentpool's do whatever they say. "type", "namespace" and "tools"
+// apply to every toolset.
+var toolsetOptions = map[string][]string{
+	ToolsetSubagent:   {"batch_stream_deltas"},
+	ToolsetFileAccess: {"fs", "url", "model", "storage_options", "conversion", "max_file_size_kb", "max_grep_output_kb", "use_subprocess_grep", "enable_diagnostics", "large_file_tokens", "map_max_tokens", "edit_tool", "max_image_size"},
+	ToolsetExecution:  {"environment"},
+	ToolsetPlan:       {"mode"},
+	ToolsetFetch:      {},
+	ToolsetSkills:     {},
+	toolsetWorkers:    {"workers"},
+}
+
+// unsupportedToolsets are AgentPool toolset types with no agentpool
+// equivalent, and why.
+var unsupportedToolsets = map[string]string{
+	"code":             "its tools (format_code, ast_grep) have no agentpool equivalent",
+	"search":           "web and news search need a search provider (Tavily, Brave, ...) that agentpool does not have; use the fetch toolset or an MCP server",
+	"user_interaction": "ask_user has no agentpool equivalent; the user is asked through tool_approval",
+	"openapi":          "OpenAPI tools are not built in; expose the API through an MCP server",
+	"composio":         "Composio tools are not built in; use Composio's MCP server",
+	"config_creation":  "agentpool does not let a model write manifests",
+	"mcp_discovery":    "list MCP servers under mcp_servers instead",
+	"notifications":    "notifications have no agentpool equivalent",
+	"semantic_memory":  "semantic memory has no agentpool equivalent",
+	"vfs":              "resource filesystems are not used by agentpool; use file_access",
+	"debug":            "the debug tools inspect AgentPool's Python runtime",
+	"resource_access":  "resource filesystems are not used by agentpool; use file_access",
+	"tool_management":  "tools are fixed when the pool is built",
+	"history":          "history search has no agentpool equivalent; see agentpool sessions",
+	"integrations":     "adding MCP servers at run time is not supported; list them under mcp_servers",
+}
+
+// pythonToolsets are AgentPool toolset types that load or run Python.
+var pythonToolsets = map[string]string{
+	"import_tools":     "toolset \"import_tools\" imports Python functions",
+	"custom":           "toolset \"custom\" is a Python class",
+	"entry_points":     "toolset \"entry_points\" loads Python entry points",
+	"code_mode":        "toolset \"code_mode\" runs tools from generated Python code",
+	"remote_code_mode": "toolset \"remote_code_mode\" runs tools from generated Python code",
+	"code_execution":   "toolset \"code_execution\" runs Python code",
+}
+
+// toolsetList collects the toolsets of one agent across `tools:` and
+// `toolsets:` (AgentPool keeps them apart; agentpool merges them).
+type toolsetList struct {
+	out     []ToolsetSpec
+	first   map[string]int // written name -> line first listed
+	workers []*yaml.Node   // `workers:` lists of workers toolsets
+}
+
+// toolsets reads toolset entries into l.
+func (p *parser) toolsets(n *yaml.Node, path string, l *toolsetList) {
+	if l.first == nil {
+		l.first = map[string]int{}
+	}
+	for i, c := range p.list(n, path) {
+		ip := index(path, i)
+		typ, tn, disabled, ok := p.toolsetEntry(c, ip, l)
+		if !ok {
+			continue
+		}
+		written := typ
+		typ = canonicalToolset(typ)
+		if w, dup := l.first[written]; dup {
+			at := ip
+			if tn != c {
+				at += ".type"
+			}
+			p.add(tn.Line, at, "duplicate toolset %q (first listed at line %s)", written, p.lineRef(w))
+			continue
+		}
+		l.first[written] = c.Line
+		if typ == toolsetWorkers {
+			continue // its workers join the agent's
+		}
+		if j := slices.IndexFunc(l.out, func(t ToolsetSpec) bool { return t.Type == typ }); j >= 0 {
+			l.out[j].Disabled = append(l.out[j].Disabled, disabled...)
+			continue // another name of a toolset already listed
+		}
+		l.out = append(l.out, ToolsetSpec{Type: typ, Disabled: disabled, Line: c.Line})
+	}
+}
+
+// toolsetEntry reads one entry: a name, or a mapping with "type". It
+// returns the type as written, the node to report it at and the tools its
+// `tools:` map turns off.
+func (p *parser) toolsetEntry(c *yaml.Node, ip string, l *toolsetList) (typ string, tn *yaml.Node, disabled []string, ok bool) {
+	if d := deref(c); d.Kind == yaml.ScalarNode && !isNull(d) {
+		if typ, ok = p.word(c, ip); !ok {
+			return "", nil, nil, false
+		}
+		return typ, c, nil, p.knownToolset(typ, c, ip, true)
+	}
+	d := deref(c)
+	if d.Kind != yaml.MappingNode && !isNull(d) {
+		p.object(c, ip, nil) // reports the shape
+		return "", nil, nil, false
+	}
+	te := findKey(d, "type")
+	if te == nil {
+		if ip2 := findKey(d, "import_path"); ip2 != nil {
+			p.python(ip2.Line, ip+".import_path", "%s is a Python import path", describe(ip2))
+			return "", nil, nil, false
+		}
+		p.add(c.Line, ip, "missing required field \"type\" (known: %s)", strings.Join(toolsetTypes, ", "))
+		return "", nil, nil, false
+	}
+	if typ, ok = p.word(te, ip+".type"); !ok {
+		return "", nil, nil, false
+	}
+	switch typ {
+	case "import":
+		at := te
+		if n := findKey(d, "import_path"); n != nil {
+			at = n
+		}
+		p.python(at.Line, ip, "tool %s is a Python import path", describe(at))
+		return "", nil, nil, false
+	case "builtin":
+		return p.builtinTool(c, ip)
+	}
+	if !p.knownToolset(typ, te, ip+".type", false) {
+		return "", nil, nil, false
+	}
+	canon := canonicalToolset(typ)
+	known := append([]string{"type", "namespace", "tools"}, toolsetOptions[canon]...)
+	f, _ := p.object(c, ip, known)
+	var ignored []string
+	for _, k := range known[3:] {
+		if e, ok := f[k]; ok && !isNull(e.val) && k != "workers" {
+			ignored = append(ignored, k)
+		}
+	}
+	if e, ok := f["namespace"]; ok && !isNull(e.val) {
+		ignored = append(ignored, "namespace")
+	}
+	if len(ignored) > 0 {
+		p.warn(c.Line, ip, "ignored: %s (agentpool's %s tools keep their names and limits)", strings.Join(ignored, ", "), canon)
+	}
+	if e, ok := f["tools"]; ok {
+		disabled = p.toolSwitches(e.val, ip+".tools")
+	}
+	if e, ok := f["workers"]; ok {
+		l.workers = append(l.workers, e.val)
+	}
+	return typ, te, disabled, true
+}
+
+// knownToolset reports, for a toolset type that is not agentpool's, why it
+// cannot be used. scalar: the type was written as a plain string, which
+// AgentPool reads as a Python import path.
+func (p *parser) knownToolset(typ string, n *yaml.Node, path string, scalar bool) bool {
+	canon := canonicalToolset(typ)
+	if _, ok := toolsetOptions[canon]; ok {
+		return true
+	}
+	if why, ok := pythonToolsets[typ]; ok {
+		p.python(n.Line, path, "%s", why)
+		return false
+	}
+	if why, ok := unsupportedToolsets[typ]; ok {
+		p.add(n.Line, path, "toolset %q is not supported: %s", typ, why)
+		return false
+	}
+	if scalar && pythonRef(typ) {
+		p.python(n.Line, path, "tool %q is a Python import path", typ)
+		return false
+	}
+	p.add(n.Line, path, "unknown toolset type %q%s", typ, orKnown(typ, toolsetTypes))
+	return false
+}
+
+// builtinTool reads AgentPool's `{type: builtin, builtin_type: ...}`:
+// web_fetch is the fetch toolset; the others are provider-side tools that
+// agentpool does not offer.
+func (p *parser) builtinTool(c *yaml.Node, ip string) (string, *yaml.Node, []string, bool) {
+	f, _ := p.object(c, ip, []string{"type", "builtin_type", "name", "description", "enabled", "requires_confirmation", "metadata", "hints"})
+	be, ok := f["builtin_type"]
+	if !ok {
+		p.add(c.Line, ip, "missing required field \"builtin_type\" (agentpool has web_fetch)")
+		return "", nil, nil, false
+	}
+	bt, ok := p.word(be.val, ip+".builtin_type")
+	if !ok {
+		return "", nil, nil, false
+	}
+	if bt != "web_fetch" {
+		p.add(be.val.Line, ip+".builtin_type", "builtin tool %q is not supported: agentpool offers web_fetch (the fetch toolset); provider-side tools such as web_search and code_execution are not", bt)
+		return "", nil, nil, false
+	}
+	if e, ok := f["enabled"]; ok && !p.boolean(e.val, ip+".enabled", true) {
+		return "", nil, nil, false
+	}
+	return ToolsetFetch, be.val, nil, true
+}
+
+// toolSwitches reads a toolset's `tools:` map of tool names to true/false
+// and returns the names turned off.
+func (p *parser) toolSwitches(n *yaml.Node, path string) []string {
+	d := deref(n)
+	if isNull(d) {
+		return nil
+	}
+	if d.Kind != yaml.MappingNode {
+		p.add(n.Line, path, "expected a mapping of tool names to true or false, got %s", describe(d))
+		return nil
+	}
+	var off []string
+	for _, e := range p.entries(d, path) {
+		if !p.boolean(e.val, join(path, e.key), true) {
+			off = append(off, e.key)
+		}
+	}
+	return off
+}
+
+// findKey returns the value of key in mapping d, or nil.
+func findKey(d *yaml.Node, key string) *yaml.Node {
+	d = deref(d)
+	if d == nil || d.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(d.Content); i += 2 {
+		if k := deref(d.Content[i]); k != nil && k.Value == key {
+			return d.Content[i+1]
+		}
+	}
+	return nil
+}
