@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/hook"
+	"github.com/agentpool/agentpool/internal/treeview"
 	"github.com/agentpool/agentpool/pool"
 )
 
@@ -82,6 +83,7 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 	defer stdout.Flush()
 	var sink event.Sink
 	var view *liveView
+	var tree *treeview.Live
 	switch f.output {
 	case "jsonl":
 		var mu sync.Mutex
@@ -102,18 +104,33 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 			}
 		})
 	default:
-		view = newLiveView(cmd.ErrOrStderr(), isTerminal(cmd.ErrOrStderr()))
-		if approver != nil {
-			approver.lock = &view.mu // a question is not cut by the live view
+		errw := cmd.ErrOrStderr()
+		if useTree(isTerminal(errw), os.Getenv) {
+			tree = treeview.Start(errw, nil)
+			sink = tree
+			if approver != nil {
+				approver.lock = tree.Locker() // a question is not drawn over
+			}
+		} else {
+			view = newLiveView(errw)
+			if approver != nil {
+				approver.lock = &view.mu // a question is not cut by the live view
+			}
+			sink = view
 		}
-		sink = view
 	}
 	res, err := p.RunSink(ctx, pool.RunRequest{Node: f.agent, Prompt: prompt, SessionID: f.session}, sink)
 	if err != nil {
+		if tree != nil {
+			tree.Stop()
+		}
 		return err
 	}
-	if view != nil {
-		view.finish(res)
+	if tree != nil || view != nil {
+		if tree != nil {
+			tree.Finish(treeSummary(res))
+		}
+		printSummary(cmd.ErrOrStderr(), res)
 		if out := res.Result.Output; out != "" {
 			fmt.Fprintln(stdout, out)
 		}

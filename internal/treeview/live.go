@@ -1,0 +1,137 @@
+package treeview
+
+import (
+	"io"
+	"sync"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/agentpool/agentpool/event"
+)
+
+// Live draws a Model on a terminal while a run goes on, redrawing it in
+// place. It is an event.Sink: each event is sent into the bubbletea
+// program, whose loop is the only goroutine touching the model.
+type Live struct {
+	p    *tea.Program
+	now  func() time.Time
+	done chan struct{}
+	err  error
+}
+
+// Tick is how often the spinner and elapsed times move.
+const Tick = 100 * time.Millisecond
+
+// The messages of the program.
+type (
+	eventMsg struct {
+		e  event.Event
+		at time.Time
+	}
+	tickMsg   time.Time
+	finishMsg struct {
+		s  Summary
+		at time.Time
+	}
+	stopMsg struct{}
+)
+
+// teaModel adapts Model to bubbletea: Update applies messages, View
+// renders. It holds no state a test of Model would miss.
+type teaModel struct {
+	m     *Model
+	now   func() time.Time
+	at    time.Time
+	frame int
+	width int
+	gone  bool // stopped without a final frame: draw nothing
+}
+
+func (t *teaModel) Init() tea.Cmd { return t.tick() }
+
+func (t *teaModel) tick() tea.Cmd {
+	return tea.Tick(Tick, func(at time.Time) tea.Msg { return tickMsg(at) })
+}
+
+func (t *teaModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case eventMsg:
+		t.m.Apply(msg.e, msg.at)
+		t.at = msg.at
+	case tickMsg:
+		if t.m.Summary != nil {
+			return t, nil
+		}
+		t.frame++
+		t.at = t.now()
+		return t, t.tick()
+	case tea.WindowSizeMsg:
+		t.width = msg.Width
+	case finishMsg:
+		t.m.Finish(msg.s, msg.at)
+		t.at = msg.at
+		return t, tea.Quit
+	case stopMsg:
+		t.gone = true
+		return t, tea.Quit
+	}
+	return t, nil
+}
+
+func (t *teaModel) View() tea.View {
+	if t.gone {
+		return tea.NewView("")
+	}
+	return tea.NewView(t.m.Render(Options{
+		Now: t.at, Frame: t.frame, Width: t.width, Color: true, AnswerLines: 6,
+	}) + "\n")
+}
+
+// Start starts drawing on out (a terminal) a run that begins now. The
+// program reads no input, so the terminal stays in its normal mode and
+// Ctrl-C reaches the process as SIGINT, which cancels the run; the
+// program installs no signal handler of its own.
+func Start(out io.Writer, now func() time.Time) *Live {
+	if now == nil {
+		now = time.Now
+	}
+	tm := &teaModel{m: New(now()), now: now, at: now()}
+	l := &Live{now: now, done: make(chan struct{})}
+	l.p = tea.NewProgram(tm, tea.WithOutput(out), tea.WithInput(nil), tea.WithoutSignalHandler())
+	go func() {
+		defer close(l.done)
+		_, l.err = l.p.Run()
+	}()
+	return l
+}
+
+// Emit implements event.Sink.
+func (l *Live) Emit(e event.Event) {
+	l.p.Send(eventMsg{e: e, at: l.now()})
+}
+
+// Finish draws the final frame for s and waits for the program to
+// restore the terminal.
+func (l *Live) Finish(s Summary) error {
+	l.p.Send(finishMsg{s: s, at: l.now()})
+	<-l.done
+	return l.err
+}
+
+// Stop erases the tree and restores the terminal, for a run that did
+// not start (its error is printed instead).
+func (l *Live) Stop() error {
+	l.p.Send(stopMsg{})
+	<-l.done
+	return l.err
+}
+
+// Locker returns a lock that, while held, gives the terminal back (for a
+// question to the user): the tree is not drawn over it.
+func (l *Live) Locker() sync.Locker { return (*releaser)(l) }
+
+type releaser Live
+
+func (r *releaser) Lock()   { _ = r.p.ReleaseTerminal() }
+func (r *releaser) Unlock() { _ = r.p.RestoreTerminal() }
