@@ -91,14 +91,16 @@ func (t *teaModel) View() tea.View {
 // Start starts drawing on out (a terminal) a run that begins now. The
 // program reads no input, so the terminal stays in its normal mode and
 // Ctrl-C reaches the process as SIGINT, which cancels the run; the
-// program installs no signal handler of its own.
-func Start(out io.Writer, now func() time.Time) *Live {
+// program installs no signal handler of its own. opts are added to the
+// program's (tests give a window size to a buffer that is no terminal).
+func Start(out io.Writer, now func() time.Time, opts ...tea.ProgramOption) *Live {
 	if now == nil {
 		now = time.Now
 	}
 	tm := &teaModel{m: New(now()), now: now, at: now()}
 	l := &Live{now: now, done: make(chan struct{})}
-	l.p = tea.NewProgram(tm, tea.WithOutput(out), tea.WithInput(nil), tea.WithoutSignalHandler())
+	opts = append([]tea.ProgramOption{tea.WithOutput(out), tea.WithInput(nil), tea.WithoutSignalHandler()}, opts...)
+	l.p = tea.NewProgram(tm, opts...)
 	go func() {
 		defer close(l.done)
 		_, l.err = l.p.Run()
