@@ -258,3 +258,41 @@ func stripCSI(s string) string {
 	s = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[=>M]|\r`).ReplaceAllString(s, "")
 	return s
 }
+
+// TestSessionsTreeDrawsLikeRun: `sessions tree ID` draws a stored run with
+// the live view's renderer, in its final state: every session expanded,
+// with how it was spawned, how it ended, and its id.
+func TestSessionsTreeDrawsLikeRun(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "s.db")
+	ex, _ := filepath.Abs("../../examples/nested.yaml")
+	r := runCLI(t, dir, "run", "-c", ex, "--db", db, "hi")
+	if r.code != 0 {
+		t.Fatalf("run: exit %d: %s", r.code, r.stderr)
+	}
+	id := regexp.MustCompile(`session (ses_\w+)`).FindStringSubmatch(r.stderr)
+	if id == nil {
+		t.Fatalf("no session id on stderr: %q", r.stderr)
+	}
+	tr := runCLI(t, dir, "sessions", "tree", "--db", db, id[1])
+	if tr.code != 0 {
+		t.Fatalf("sessions tree: exit %d: %s", tr.code, tr.stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(tr.stdout), "\n")
+	want := []*regexp.Regexp{
+		regexp.MustCompile(`^✓ lead · completed · 1 tool use · 460 tok · \S+ · ` + id[1] + `$`),
+		regexp.MustCompile(`^└─ ✓ squad \[team\] · completed · 282 tok · \S+ · ses_\w+$`),
+		regexp.MustCompile(`^   [├└]─ ✓ (pipeline \[team\]|scout \[member\]) · completed`),
+	}
+	if len(lines) != 8 {
+		t.Fatalf("want 8 sessions, one line each:\n%s", tr.stdout)
+	}
+	for i, re := range want {
+		if !re.MatchString(lines[i]) {
+			t.Errorf("line %d = %q, want %s", i, lines[i], re)
+		}
+	}
+	if n := strings.Count(tr.stdout, "✓ checker [worker] · completed"); n != 2 {
+		t.Errorf("want both checkers, as workers:\n%s", tr.stdout)
+	}
+}

@@ -53,6 +53,8 @@ type Summary struct {
 	Usage     event.Usage // over the whole tree
 	Cost      float64     // over the whole tree
 	Err       string
+	// Duration is the root's run time; 0: from its start to Finish.
+	Duration time.Duration
 }
 
 // New returns the model of a run that starts at now.
@@ -71,6 +73,10 @@ func (m *Model) node(id string) *Node {
 	}
 	return m.nodes[id]
 }
+
+// Node returns the node of session id, or nil when the stream has not
+// shown it.
+func (m *Model) Node(id string) *Node { return m.node(id) }
 
 // Apply updates the tree with one event of the stream, seen at now.
 func (m *Model) Apply(e event.Event, now time.Time) {
@@ -190,6 +196,9 @@ func (m *Model) Finish(s Summary, now time.Time) {
 		r.ID = s.SessionID
 	}
 	r.Done, r.Stop, r.activity, r.Duration = true, s.Stop, "", now.Sub(r.Start)
+	if s.Duration > 0 {
+		r.Duration = s.Duration
+	}
 	if s.Err != "" {
 		r.Err = s.Err
 	}

@@ -208,7 +208,7 @@ func TestThousandsAndDuration(t *testing.T) {
 			t.Errorf("thousands(%d) = %q, want %q", n, got, want)
 		}
 	}
-	for d, want := range map[time.Duration]string{400 * time.Millisecond: "0.4s", 75 * time.Second: "1m15s", 62 * time.Minute: "1h02m"} {
+	for d, want := range map[time.Duration]string{400 * time.Millisecond: "400ms", 1500 * time.Millisecond: "1.5s", 75 * time.Second: "1m15s", 62 * time.Minute: "1h02m"} {
 		if got := duration(d); got != want {
 			t.Errorf("duration(%v) = %q, want %q", d, got, want)
 		}

@@ -229,7 +229,7 @@ func (r *renderer) icon(s event.StopReason) string {
 	return r.st.bad.Render("✗")
 }
 
-// duration is a short elapsed time: 0.4s, 12.3s, 2m05s, 1h02m.
+// duration is a short elapsed time: 40ms, 12.3s, 2m05s, 1h02m.
 func duration(d time.Duration) string {
 	switch {
 	case d < 0:
@@ -238,6 +238,8 @@ func duration(d time.Duration) string {
 		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
 	case d >= time.Minute:
 		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	case d < time.Second:
+		return fmt.Sprintf("%dms", d.Milliseconds())
 	}
 	return fmt.Sprintf("%.1fs", d.Seconds())
 }
