@@ -296,3 +296,39 @@ func TestSessionsTreeDrawsLikeRun(t *testing.T) {
 		t.Errorf("want both checkers, as workers:\n%s", tr.stdout)
 	}
 }
+
+// TestRunTreeApprovalQuestion: a tool that asks for approval gets its
+// question on the terminal while the tree is drawn; the answer typed there
+// runs the tool and the tree goes on to its final frame.
+func TestRunTreeApprovalQuestion(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ask.yaml")
+	os.WriteFile(path, []byte(`agents:
+  dev:
+    tools: [execution]
+    model:
+      type: scripted
+      delay: 20ms
+      turns:
+        - tool_calls: [{name: Bash, args: {command: echo approved-run}}]
+        - text: ran it
+`), 0o644)
+	r := startPTY(t, nil, "run", "-c", path, "--db", ":memory:", "--workspace", t.TempDir(), "go")
+	r.waitFor("allow [y]es once")
+	if _, err := r.ptmx.Write([]byte("y\n")); err != nil {
+		t.Fatal(err)
+	}
+	code, screen := r.wait(t)
+	plain := stripCSI(screen)
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, plain)
+	}
+	if !strings.Contains(plain, "? dev wants to run Bash: echo approved-run") {
+		t.Errorf("no question on the terminal:\n%s", plain)
+	}
+	if !strings.Contains(plain, "✓ dev · completed · 1 tool use") || !sessionLine.MatchString(plain) {
+		t.Errorf("no final frame after the answer:\n%s", plain)
+	}
+	if r.stdout.String() != "ran it\n" {
+		t.Errorf("stdout = %q", r.stdout.String())
+	}
+}
