@@ -40,12 +40,14 @@ type (
 // teaModel adapts Model to bubbletea: Update applies messages, View
 // renders. It holds no state a test of Model would miss.
 type teaModel struct {
-	m     *Model
-	now   func() time.Time
-	at    time.Time
-	frame int
-	width int
-	gone  bool // stopped without a final frame: draw nothing
+	m      *Model
+	now    func() time.Time
+	at     time.Time
+	frame  int
+	width  int
+	height int
+	gone   bool   // stopped without a final frame: draw nothing
+	drawn  string // the last frame: View is called after every message, drawing is per tick
 }
 
 func (t *teaModel) Init() tea.Cmd { return t.tick() }
@@ -57,20 +59,24 @@ func (t *teaModel) tick() tea.Cmd {
 func (t *teaModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case eventMsg:
+		// Only applied: a run of thousands of sessions sends events far
+		// faster than a terminal shows frames, so drawing waits for a tick.
 		t.m.Apply(msg.e, msg.at)
-		t.at = msg.at
 	case tickMsg:
 		if t.m.Summary != nil {
 			return t, nil
 		}
 		t.frame++
 		t.at = t.now()
+		t.draw()
 		return t, t.tick()
 	case tea.WindowSizeMsg:
-		t.width = msg.Width
+		t.width, t.height = msg.Width, msg.Height
+		t.draw()
 	case finishMsg:
 		t.m.Finish(msg.s, msg.at)
 		t.at = msg.at
+		t.draw()
 		return t, tea.Quit
 	case stopMsg:
 		t.gone = true
@@ -83,9 +89,14 @@ func (t *teaModel) View() tea.View {
 	if t.gone {
 		return tea.NewView("")
 	}
-	return tea.NewView(t.m.Render(Options{
-		Now: t.at, Frame: t.frame, Width: t.width, Color: true, AnswerLines: 6,
-	}) + "\n")
+	return tea.NewView(t.drawn)
+}
+
+// draw renders the frame View shows, at most a screenful high.
+func (t *teaModel) draw() {
+	t.drawn = t.m.Render(Options{
+		Now: t.at, Frame: t.frame, Width: t.width, Height: t.height - 1, Color: true, AnswerLines: 6,
+	}) + "\n"
 }
 
 // Start starts drawing on out (a terminal) a run that begins now. The
@@ -98,6 +109,7 @@ func Start(out io.Writer, now func() time.Time, opts ...tea.ProgramOption) *Live
 		now = time.Now
 	}
 	tm := &teaModel{m: New(now()), now: now, at: now()}
+	tm.draw()
 	l := &Live{now: now, done: make(chan struct{})}
 	opts = append([]tea.ProgramOption{tea.WithOutput(out), tea.WithInput(nil), tea.WithoutSignalHandler()}, opts...)
 	l.p = tea.NewProgram(tm, opts...)

@@ -240,3 +240,41 @@ func stripANSI(s string) string {
 	}
 	return b.String()
 }
+
+// TestHeightCapsFrame: a frame never grows past the terminal's height
+// (an inline frame taller than the screen cannot be redrawn); the tree
+// keeps its top and says how much is left out, the answer its end.
+func TestHeightCapsFrame(t *testing.T) {
+	m := New(t0)
+	s := nested(m)
+	m.Apply(s.text("root", "one\ntwo\nthree\nfour"), at(1000))
+	full := m.Render(Options{Now: at(2000), AnswerLines: 6})
+	if n := strings.Count(full, "\n") + 1; n != 5+1+4 {
+		t.Fatalf("uncapped frame has %d lines:\n%s", n, full)
+	}
+	got := m.Render(Options{Now: at(2000), AnswerLines: 6, Height: 6})
+	want := "⠋ lead · 2.0s · writing\n" +
+		"└─ ⠋ squad [team] · 1.7s · waiting on 2 members\n" +
+		"   ├─ ⠋ scout [member] · 1.6s · calling ask_checker\n" +
+		"… 2 more lines\n" +
+		"\n" +
+		"four"
+	if got != want {
+		t.Errorf("capped frame:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestAnswerWrapped: a long answer line is wrapped to the width, and only
+// its last lines are shown.
+func TestAnswerWrapped(t *testing.T) {
+	m := New(t0)
+	m.Apply(event.RunStarted{SessionID: "root", AgentName: "solo"}, t0)
+	m.Apply(event.PartDelta{Delta: event.Delta{PartDeltaKind: event.PartText, ContentDelta: "aaaa bbbb cccc dddd eeee"}}, t0)
+	got := m.Render(Options{Now: at(100), Width: 10, AnswerLines: 2})
+	if !strings.HasSuffix(got, "\n\ncccc dddd\neeee") {
+		t.Errorf("answer not wrapped to its last lines:\n%q", got)
+	}
+	if strings.Contains(got, "aaaa") {
+		t.Errorf("earlier wrapped lines shown:\n%s", got)
+	}
+}

@@ -16,7 +16,10 @@ type Options struct {
 	Now   time.Time // the instant of the frame, for elapsed times
 	Frame int       // spinner frame
 	Width int       // cut lines to this many cells; 0: no limit
-	Color bool      // style with colours (false for golden files and logs)
+	// Height is the most lines drawn (a terminal's height: an inline frame
+	// taller than the screen cannot be redrawn); 0: no limit.
+	Height int
+	Color  bool // style with colours (false for golden files and logs)
 	// Expand shows the children of finished sessions too (a stored tree),
 	// and IDs shows each session's id, so a user can open it.
 	Expand, IDs bool
@@ -62,19 +65,41 @@ func newStyles(color bool) styles {
 func (m *Model) Render(o Options) string {
 	r := renderer{o: o, st: newStyles(o.Color)}
 	r.node(m.Root, "", "", true)
+	tree := strings.Split(strings.TrimSuffix(r.b.String(), "\n"), "\n")
+	var answer []string
 	if m.Summary == nil && o.AnswerLines > 0 {
-		if ans := strings.TrimRight(m.answer.String(), "\n"); ans != "" {
-			lines := strings.Split(ans, "\n")
-			if len(lines) > o.AnswerLines {
-				lines = lines[len(lines)-o.AnswerLines:]
-			}
-			r.line("")
-			for _, l := range lines {
-				r.line(l)
-			}
+		if last := m.lastLines(o.AnswerLines, o.Width); len(last) > 0 {
+			answer = append([]string{""}, last...)
 		}
 	}
-	return strings.TrimSuffix(r.b.String(), "\n")
+	if o.Height > 0 {
+		// The tree comes first: the answer gets at most a third.
+		if keep := o.Height / 3; len(answer) > keep {
+			answer = nil
+			if keep >= 2 {
+				answer = append([]string{""}, m.lastLines(keep-1, o.Width)...)
+			}
+		}
+		if room := o.Height - len(answer); len(tree) > room {
+			cut := len(tree) - room + 1
+			tree = append(tree[:room-1], r.st.dim.Render("… "+strings.Replace(plural(cut, "line"), " ", " more ", 1)))
+		}
+	}
+	return strings.Join(append(tree, answer...), "\n")
+}
+
+// lastLines is the end of the root's answer: its last n lines, wrapped
+// to width cells (0: not wrapped).
+func (m *Model) lastLines(n, width int) []string {
+	ans := strings.TrimRight(m.answer.String(), "\n")
+	if ans == "" || n <= 0 {
+		return nil
+	}
+	if width > 0 {
+		ans = lipgloss.Wrap(ans, width, "")
+	}
+	lines := strings.Split(ans, "\n")
+	return lines[max(0, len(lines)-n):]
 }
 
 type renderer struct {
