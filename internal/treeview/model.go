@@ -74,10 +74,6 @@ func (m *Model) node(id string) *Node {
 	return m.nodes[id]
 }
 
-// Node returns the node of session id, or nil when the stream has not
-// shown it.
-func (m *Model) Node(id string) *Node { return m.node(id) }
-
 // Apply updates the tree with one event of the stream, seen at now.
 func (m *Model) Apply(e event.Event, now time.Time) {
 	owner := ""
