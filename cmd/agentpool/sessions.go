@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/internal/treeview"
 	"github.com/agentpool/agentpool/model"
 	"github.com/agentpool/agentpool/session"
 )
@@ -191,14 +192,15 @@ func buildTree(ctx context.Context, st session.Store, rootID string) (*treeNode,
 }
 
 func newSessionsTreeCmd(f *sessionsFlags) *cobra.Command {
-	var asJSON bool
+	var asJSON, watch bool
 	cmd := &cobra.Command{
 		Use:   "tree ID",
 		Short: "Show a session's delegation tree: agent, status, stop reason, tool uses, tokens, cost, duration",
 		Long: "Show a session's delegation tree, drawn as `agentpool run` draws it live: one line per session with " +
 			"its agent, how it was spawned, how it ended, its tool uses, tokens (its subtree's), cost, duration " +
 			"and id. Large fan-outs are counted, with the running and failed sessions listed. --json prints every " +
-			"session record, nested.",
+			"session record, nested. --watch follows a session that another process runs, redrawing the tree " +
+			"until the session ends (on a terminal; else it prints the tree once the session has ended).",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return f.withStore(cmd, func(ctx context.Context, st session.Store, w io.Writer) error {
@@ -215,7 +217,10 @@ func newSessionsTreeCmd(f *sessionsFlags) *cobra.Command {
 					enc.SetIndent("", "  ")
 					return enc.Encode(root)
 				}
-				text, err := renderStoredTree(ctx, st, s, time.Now())
+				if watch {
+					return watchStoredTree(ctx, st, s.ID, cmd.OutOrStdout(), w)
+				}
+				text, _, err := renderStoredTree(ctx, st, s, time.Now(), treeview.Options{})
 				if err != nil {
 					return err
 				}
@@ -225,6 +230,7 @@ func newSessionsTreeCmd(f *sessionsFlags) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the tree as nested JSON")
+	cmd.Flags().BoolVar(&watch, "watch", false, "follow a running session until it ends")
 	return cmd
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -106,6 +107,13 @@ type ptyRun struct {
 
 func startPTY(t *testing.T, env []string, args ...string) *ptyRun {
 	t.Helper()
+	return startPTYWith(t, env, false, args...)
+}
+
+// startPTYWith starts a run on a pseudo terminal; with stdoutTTY its
+// stdout is the terminal too (the output of `sessions tree --watch`).
+func startPTYWith(t *testing.T, env []string, stdoutTTY bool, args ...string) *ptyRun {
+	t.Helper()
 	ptmx, tty, err := pty.Open()
 	if err != nil {
 		t.Skipf("no pseudo terminal: %v", err)
@@ -119,6 +127,9 @@ func startPTY(t *testing.T, env []string, args ...string) *ptyRun {
 	r.cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "HOME="+t.TempDir(), "NO_COLOR=", "TERM=xterm-256color")
 	r.cmd.Env = append(r.cmd.Env, env...)
 	r.cmd.Stdin, r.cmd.Stderr, r.cmd.Stdout = tty, tty, &r.stdout
+	if stdoutTTY {
+		r.cmd.Stdout = tty
+	}
 	// Its own session with the terminal as controlling terminal, so that
 	// ^C typed on it is SIGINT to the run.
 	r.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
@@ -330,5 +341,49 @@ func TestRunTreeApprovalQuestion(t *testing.T) {
 	}
 	if r.stdout.String() != "ran it\n" {
 		t.Errorf("stdout = %q", r.stdout.String())
+	}
+}
+
+// TestSessionsTreeWatch: `sessions tree --watch` follows a run of another
+// process: on a terminal redrawn in place until the run ends, through a
+// pipe printed once, in its final state.
+func TestSessionsTreeWatch(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "w.db")
+	run := exec.Command(cliBinary(t), "run", "-c", slowNested(t, "40ms"), "--db", db, "hi")
+	run.Dir = dir
+	run.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "HOME="+t.TempDir())
+	var runErr bytes.Buffer
+	run.Stderr = &runErr
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { run.Process.Kill() })
+	var id string
+	for id == "" {
+		l := runCLI(t, dir, "sessions", "list", "--db", db, "--roots", "--json")
+		var roots []struct{ ID string }
+		if json.Unmarshal([]byte(l.stdout), &roots) == nil && len(roots) > 0 {
+			id = roots[0].ID
+		}
+	}
+	w := startPTYWith(t, nil, true, "sessions", "tree", "--watch", "--db", db, id)
+	piped := make(chan cliResult, 1)
+	go func() { piped <- runCLI(t, dir, "sessions", "tree", "--watch", "--db", db, id) }()
+	if err := run.Wait(); err != nil {
+		t.Fatalf("run: %v\n%s", err, runErr.String())
+	}
+	code, screen := w.wait(t)
+	if code != 0 {
+		t.Fatalf("watch on a terminal: exit %d:\n%q", code, screen)
+	}
+	plain := stripCSI(screen)
+	if !strings.Contains(plain, "✓ lead · completed · 1 tool use") || !strings.Contains(plain, id) {
+		t.Errorf("the watch did not end on the final tree:\n%s", plain)
+	}
+	p := <-piped
+	if p.code != 0 || strings.Contains(p.stdout, "\x1b[") || !strings.HasPrefix(p.stdout, "✓ lead · completed") ||
+		strings.Count(p.stdout, "\n") != 8 {
+		t.Errorf("watch through a pipe (exit %d) is not the final tree once:\n%s", p.code, p.stdout)
 	}
 }
