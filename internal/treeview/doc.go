@@ -9,5 +9,6 @@
 // compared with golden files in tests. [Live] is the thin bubbletea program
 // around it: it only feeds events in (tea.Program.Send from the event sink)
 // and ticks for the spinner and elapsed times; `agentpool sessions tree`
-// draws a stored session's replayed stream with the same renderer.
+// draws a stored session's replayed stream with the same renderer, and
+// [Watch] redraws it while another process runs it (`--watch`).
 package treeview
