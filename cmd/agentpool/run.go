@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/hook"
+	"github.com/agentpool/agentpool/internal/treeview"
 	"github.com/agentpool/agentpool/pool"
 )
 
@@ -85,6 +86,7 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 	defer stdout.Flush()
 	var sink event.Sink
 	var view *liveView
+	var tree *treeview.Live
 	switch f.output {
 	case "jsonl":
 		var mu sync.Mutex
@@ -105,11 +107,20 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 			}
 		})
 	default:
-		view = newLiveView(cmd.ErrOrStderr(), isTerminal(cmd.ErrOrStderr()))
-		if approver != nil {
-			approver.lock = &view.mu // a question is not cut by the live view
+		errw := cmd.ErrOrStderr()
+		if useTree(isTerminal(errw), os.Getenv) {
+			tree = treeview.Start(errw, nil)
+			sink = tree
+			if approver != nil {
+				approver.lock = tree.Locker() // a question is not drawn over
+			}
+		} else {
+			view = newLiveView(errw)
+			if approver != nil {
+				approver.lock = &view.mu // a question is not cut by the live view
+			}
+			sink = view
 		}
-		sink = view
 	}
 	node := f.agent
 	if f.session != "" {
@@ -120,10 +131,16 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 	out := newOutcome(sink)
 	res, err := p.RunSink(ctx, pool.RunRequest{Node: node, Prompt: prompt, SessionID: f.session}, out)
 	if err != nil {
+		if tree != nil {
+			tree.Stop()
+		}
 		return err
 	}
-	if view != nil {
-		view.finish(res)
+	if tree != nil || view != nil {
+		if tree != nil {
+			tree.Finish(treeSummary(res))
+		}
+		printSummary(cmd.ErrOrStderr(), res)
 		if out := res.Result.Output; out != "" {
 			fmt.Fprintln(stdout, out)
 		}

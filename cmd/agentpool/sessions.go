@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/internal/treeview"
 	"github.com/agentpool/agentpool/model"
 	"github.com/agentpool/agentpool/session"
 )
@@ -191,11 +192,16 @@ func buildTree(ctx context.Context, st session.Store, rootID string) (*treeNode,
 }
 
 func newSessionsTreeCmd(f *sessionsFlags) *cobra.Command {
-	var asJSON bool
+	var asJSON, watch bool
 	cmd := &cobra.Command{
 		Use:   "tree ID",
-		Short: "Show a session's delegation tree: agent, status, stop reason, tokens, cost, duration",
-		Args:  cobra.ExactArgs(1),
+		Short: "Show a session's delegation tree: agent, status, stop reason, tool uses, tokens, cost, duration",
+		Long: "Show a session's delegation tree, drawn as `agentpool run` draws it live: one line per session with " +
+			"its agent, how it was spawned, how it ended, its tool uses, tokens (its subtree's), cost, duration " +
+			"and id. Large fan-outs are counted, with the running and failed sessions listed. --json prints every " +
+			"session record, nested. --watch follows a session that another process runs, redrawing the tree " +
+			"until the session ends (on a terminal; else it prints the tree once the session has ended).",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return f.withStore(cmd, func(ctx context.Context, st session.Store, w io.Writer) error {
 				s, err := resolveSession(ctx, st, args[0])
@@ -211,69 +217,21 @@ func newSessionsTreeCmd(f *sessionsFlags) *cobra.Command {
 					enc.SetIndent("", "  ")
 					return enc.Encode(root)
 				}
-				printTree(w, root, "", "")
-				return nil
+				if watch {
+					return watchStoredTree(ctx, st, s.ID, cmd.OutOrStdout(), w)
+				}
+				text, _, err := renderStoredTree(ctx, st, s, time.Now(), treeview.Options{})
+				if err != nil {
+					return err
+				}
+				_, err = fmt.Fprintln(w, text)
+				return err
 			})
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the tree as nested JSON")
+	cmd.Flags().BoolVar(&watch, "watch", false, "follow a running session until it ends")
 	return cmd
-}
-
-func printTree(w io.Writer, n *treeNode, first, rest string) {
-	fmt.Fprintf(w, "%s%s\n", first, treeLine(n))
-	for i, c := range n.Children {
-		if i == len(n.Children)-1 {
-			printTree(w, c, rest+"└─ ", rest+"   ")
-		} else {
-			printTree(w, c, rest+"├─ ", rest+"│  ")
-		}
-	}
-}
-
-func treeLine(n *treeNode) string {
-	s := n.Session
-	var b strings.Builder
-	b.WriteString(s.AgentName)
-	if s.SourceType != "" && s.SourceType != event.SourceAgent {
-		fmt.Fprintf(&b, " [%s]", s.SourceType)
-	}
-	fmt.Fprintf(&b, "  %s", statusIcon(s)+" "+status(s))
-	fmt.Fprintf(&b, "  %d/%d tok", s.Usage.InputTokens, s.Usage.OutputTokens)
-	if s.Cost > 0 {
-		fmt.Fprintf(&b, " %s", money(s.Cost))
-	}
-	if len(n.Children) > 0 && (s.TotalUsage != s.Usage || s.TotalCost != s.Cost) {
-		fmt.Fprintf(&b, " (tree %d/%d tok", s.TotalUsage.InputTokens, s.TotalUsage.OutputTokens)
-		if s.TotalCost > 0 {
-			fmt.Fprintf(&b, " %s", money(s.TotalCost))
-		}
-		b.WriteString(")")
-	}
-	if s.DurationMS > 0 {
-		fmt.Fprintf(&b, "  %s", (time.Duration(s.DurationMS) * time.Millisecond).String())
-	}
-	fmt.Fprintf(&b, "  depth %d  %s", s.Depth, s.ID)
-	if e, ok := s.Metadata["error"].(string); ok && e != "" {
-		fmt.Fprintf(&b, "  error: %s", oneLine(e, 80))
-	}
-	return b.String()
-}
-
-func statusIcon(s session.Session) string {
-	switch s.Status {
-	case session.StatusCompleted:
-		return "✓"
-	case session.StatusAborted:
-		return "⊘"
-	case session.StatusError:
-		return "✗"
-	case session.StatusRunning:
-		return "…"
-	case session.StatusInterrupted:
-		return "⚠"
-	}
-	return "·"
 }
 
 // ---- show ----

@@ -8,29 +8,26 @@ import (
 	"time"
 
 	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/internal/treeview"
 	"github.com/agentpool/agentpool/pool"
 	"github.com/agentpool/agentpool/spawn"
 )
 
-// liveView renders the tree of running sessions as it changes, one line
-// per spawn, tool call and end, indented by depth (docs/spec/EVENTS.md §7).
-// When the output is not a terminal it stays silent until the summary.
+// liveView renders the tree of running sessions as appended lines, one
+// per spawn, tool call and end, indented by depth (docs/spec/EVENTS.md §7):
+// the form of the live view when stderr is not a terminal, or NO_COLOR or
+// TERM=dumb is set.
 type liveView struct {
-	mu     sync.Mutex
-	w      io.Writer
-	live   bool
-	starts map[string]time.Time
+	mu sync.Mutex
+	w  io.Writer
 }
 
-func newLiveView(w io.Writer, live bool) *liveView {
-	return &liveView{w: w, live: live, starts: map[string]time.Time{}}
+func newLiveView(w io.Writer) *liveView {
+	return &liveView{w: w}
 }
 
 // Emit implements event.Sink.
 func (v *liveView) Emit(e event.Event) {
-	if !v.live {
-		return
-	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	depth := 0
@@ -81,16 +78,30 @@ func renderLine(e event.Event) string {
 	return ""
 }
 
-func (v *liveView) finish(res pool.RunResult) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if !v.live {
-		return
-	}
+// printSummary writes the run's last line on stderr in every mode (tree,
+// plain lines, jsonl), so the user always has the session id to continue
+// (`run --session ID`) or inspect it (`sessions tree ID`).
+func printSummary(w io.Writer, res pool.RunResult) {
 	u := res.TotalUsage
 	line := fmt.Sprintf("session %s · %s · %d in / %d out tokens", res.SessionID, res.Result.StopReason, u.InputTokens, u.OutputTokens)
 	if res.TotalCost > 0 {
 		line += fmt.Sprintf(" · $%.4f", res.TotalCost)
 	}
-	fmt.Fprintln(v.w, line)
+	fmt.Fprintln(w, line)
+}
+
+// useTree says whether the live status tree is drawn: only on a terminal
+// that takes colours and cursor movement. NO_COLOR (https://no-color.org)
+// or TERM=dumb fall back to plain appended lines.
+func useTree(terminal bool, getenv func(string) string) bool {
+	return terminal && getenv("NO_COLOR") == "" && getenv("TERM") != "dumb"
+}
+
+// treeSummary is how the run ended, for the tree's final frame.
+func treeSummary(res pool.RunResult) treeview.Summary {
+	s := treeview.Summary{SessionID: res.SessionID, Stop: res.Result.StopReason, Usage: res.TotalUsage, Cost: res.TotalCost}
+	if res.Result.Err != nil && res.Result.StopReason != event.StopAborted {
+		s.Err = res.Result.Err.Error()
+	}
+	return s
 }
