@@ -3,7 +3,6 @@ package agui
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -99,38 +98,7 @@ func TestUnauthorizedBeforeBody(t *testing.T) {
 // one more is accepted only when another closes.
 func TestConnectionCap(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ln := serveBubble(t, New(newPool(t, nestedYAML), Options{}))
-		held := make([]net.Conn, 0, DefaultMaxConns)
-		for range DefaultMaxConns {
-			held = append(held, ln.Dial())
-		}
-		defer func() {
-			for _, c := range held {
-				c.Close()
-			}
-		}()
-		extra := make(chan net.Conn, 1)
-		go func() { extra <- ln.Dial() }()
-		synctest.Wait()
-		select {
-		case c := <-extra:
-			c.Close()
-			t.Fatalf("connection %d accepted while %d are open", DefaultMaxConns+1, DefaultMaxConns)
-		default:
-		}
-		held[0].Close()
-		synctest.Wait()
-		var c net.Conn
-		select {
-		case c = <-extra:
-		default:
-			t.Fatal("the waiting connection was not accepted after one closed")
-		}
-		defer c.Close()
-		httpsectest.Send(c, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-		if res, _, err := httpsectest.Response(c); err != nil || res.StatusCode != http.StatusOK {
-			t.Fatalf("healthz on the late connection: %v %v", res, err)
-		}
+		httpsectest.CheckConnectionCap(t, serveBubble(t, New(newPool(t, nestedYAML), Options{})), DefaultMaxConns, "/healthz")
 	})
 }
 

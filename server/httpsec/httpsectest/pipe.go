@@ -11,6 +11,8 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"testing"
+	"testing/synctest"
 )
 
 // Listener is a net.Listener on loopback whose connections are net.Pipe
@@ -81,4 +83,42 @@ func Response(c net.Conn) (*http.Response, string, error) {
 	defer res.Body.Close()
 	b, err := io.ReadAll(res.Body)
 	return res, string(b), err
+}
+
+// CheckConnectionCap checks, inside a synctest bubble, that the server
+// behind ln holds at most max connections: one more waits until another
+// closes, and is then served (a GET of healthPath answers 200).
+func CheckConnectionCap(t *testing.T, ln *Listener, max int, healthPath string) {
+	t.Helper()
+	held := make([]net.Conn, 0, max)
+	for range max {
+		held = append(held, ln.Dial())
+	}
+	defer func() {
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	extra := make(chan net.Conn, 1)
+	go func() { extra <- ln.Dial() }()
+	synctest.Wait()
+	select {
+	case c := <-extra:
+		c.Close()
+		t.Fatalf("connection %d accepted while %d are open", max+1, max)
+	default:
+	}
+	held[0].Close()
+	synctest.Wait()
+	var c net.Conn
+	select {
+	case c = <-extra:
+	default:
+		t.Fatal("the waiting connection was not accepted after one closed")
+	}
+	defer c.Close()
+	Send(c, "GET "+healthPath+" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+	if res, _, err := Response(c); err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s on the late connection: %v %v", healthPath, res, err)
+	}
 }
