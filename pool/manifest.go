@@ -49,7 +49,7 @@ func FromManifest(m *config.Manifest) (Config, error) {
 			Name: name, Description: a.Description, SystemPrompt: a.SystemPrompt, Model: mdl,
 			MaxTurns: a.MaxTurns, ToolApproval: a.ToolApproval, MCPServers: a.MCPServers,
 			MaxResponseBytes: a.Model.MaxResponseBytes,
-			Connections: a.Connections,
+			Connections:      a.Connections,
 		}
 		for _, ts := range a.Toolsets {
 			spec.Builtin = append(spec.Builtin, ts.Type)
