@@ -38,13 +38,22 @@ test-deps:
 test-go: test-deps
 	AGENTPOOL_MCP_NODE_MODULES="$(CURDIR)/tests/mcp/node_modules" $(GO) test -race -count=1 $(PKGS)
 
+# npm_install installs a test directory's packages from its lock file:
+# npm ci, except where the directory has a file .npm-install-platform: its
+# packages have optional per-platform builds (the opencode binary) whose
+# other-platform entries the registry here does not serve, so the lock
+# lacks them and npm ci refuses it; npm install --no-save installs the
+# same locked versions and leaves the lock file as it is.
+npm_install = if [ -f .npm-install-platform ]; then npm install --no-save --no-audit --no-fund --loglevel=error; \
+	else npm ci --no-audit --no-fund --loglevel=error; fi
+
 # Node protocol tests: each directory under tests/node has its own pinned
 # package-lock.json; they drive the freshly built binary (AGENTPOOL_BIN).
 test-node: build test-deps
 	@set -e; for d in tests/node/*/; do \
 		[ -f "$$d/package.json" ] || continue; \
 		echo "== node tests in $$d"; \
-		(cd "$$d" && npm ci --no-audit --no-fund --loglevel=error && AGENTPOOL_BIN="$(CURDIR)/bin/agentpool" \
+		(cd "$$d" && $(call npm_install,$$d) && AGENTPOOL_BIN="$(CURDIR)/bin/agentpool" \
 			AGENTPOOL_MCP_NODE_MODULES="$(CURDIR)/tests/mcp/node_modules" npm test); \
 	done
 
