@@ -1,6 +1,6 @@
 module github.com/agentpool/agentpool/bench/compare
 
-go 1.26.0
+go 1.26.7
 
 require (
 	github.com/agentpool/agentpool v0.0.0
