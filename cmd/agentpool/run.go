@@ -67,7 +67,9 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 	}
 	// Warnings of the runtime (a limit that refused a spawn, a store that
 	// failed) go to stderr; stdout is the answer or the event stream.
-	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	warnings := &warningWriter{w: cmd.ErrOrStderr()}
+	defer warnings.release()
+	log := slog.New(slog.NewTextHandler(warnings, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	p, err := openPool(f.poolFlags, pool.Options{Hooks: reg, Logger: log})
 	if err != nil {
 		return err
@@ -111,6 +113,7 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 		if useTree(isTerminal(errw), os.Getenv) {
 			tree = treeview.Start(errw, nil)
 			sink = tree
+			warnings.hold() // written after the tree's last frame
 			if approver != nil {
 				approver.lock = tree.Locker() // a question is not drawn over
 			}
@@ -133,12 +136,14 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 	if err != nil {
 		if tree != nil {
 			tree.Stop()
+			warnings.release()
 		}
 		return err
 	}
 	if tree != nil || view != nil {
 		if tree != nil {
 			tree.Finish(treeSummary(res))
+			warnings.release()
 		}
 		printSummary(cmd.ErrOrStderr(), res)
 		if out := res.Result.Output; out != "" {
