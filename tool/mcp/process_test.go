@@ -219,14 +219,20 @@ func TestStdioStartFailure(t *testing.T) {
 }
 
 func TestStdioBadStart(t *testing.T) {
-	for _, tc := range []struct{ mode, want string }{
-		{"fail", "exit status 2"},
-		{"hang-start", "start: timed out after 300ms"},
-		{"garbage-start", "invalid character"},
+	// Only the hanging server needs a short start timeout; the others fail
+	// by themselves, and a short bound would race their (slow, under load)
+	// start-up.
+	for _, tc := range []struct {
+		mode, want string
+		timeout    time.Duration
+	}{
+		{"fail", "exit status 2", 30 * time.Second},
+		{"hang-start", "start: timed out after 300ms", 300 * time.Millisecond},
+		{"garbage-start", "invalid character", 30 * time.Second},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			cfg, pids := helperServer(t, "helper", tc.mode)
-			m, err := NewManager([]ServerConfig{cfg}, Options{StartTimeout: 300 * time.Millisecond})
+			m, err := NewManager([]ServerConfig{cfg}, Options{StartTimeout: tc.timeout})
 			if err != nil {
 				t.Fatal(err)
 			}
