@@ -10,9 +10,11 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 )
 
 // Listener is a net.Listener on loopback whose connections are net.Pipe
@@ -120,5 +122,53 @@ func CheckConnectionCap(t *testing.T, ln *Listener, max int, healthPath string) 
 	Send(c, "GET "+healthPath+" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
 	if res, _, err := Response(c); err != nil || res.StatusCode != http.StatusOK {
 		t.Fatalf("GET %s on the late connection: %v %v", healthPath, res, err)
+	}
+}
+
+// CheckStalledBody checks, inside a synctest bubble, that a POST to path
+// whose body stops after its first bytes (start) is answered 408 after
+// exactly timeout, saying so in its body, and that its connection is
+// closed.
+func CheckStalledBody(t *testing.T, ln *Listener, path, start string, timeout time.Duration) {
+	t.Helper()
+	c := ln.Dial()
+	defer c.Close()
+	begin := time.Now()
+	Send(c, "POST "+path+" HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n"+start)
+	c.SetReadDeadline(begin.Add(time.Hour))
+	res, body, err := Response(c)
+	if err != nil {
+		t.Fatalf("no answer to a stalled body within an hour: %v", err)
+	}
+	if res.StatusCode != http.StatusRequestTimeout || !strings.Contains(body, "request body") {
+		t.Errorf("stalled body: %d %s", res.StatusCode, body)
+	}
+	if waited := time.Since(begin); waited != timeout {
+		t.Errorf("answered after %s, want %s", waited, timeout)
+	}
+	if _, err := c.Read(make([]byte, 1)); err == nil {
+		t.Error("the connection stays open after the timeout")
+	}
+}
+
+// CheckUnauthorizedBeforeBody checks, inside a synctest bubble, that a
+// POST to path without the server's token is answered 401 at once,
+// without its body ever being sent, and that its connection is closed.
+func CheckUnauthorizedBeforeBody(t *testing.T, ln *Listener, path string) {
+	t.Helper()
+	c := ln.Dial()
+	defer c.Close()
+	begin := time.Now()
+	Send(c, "POST "+path+" HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n")
+	c.SetReadDeadline(begin.Add(time.Hour))
+	res, _, err := Response(c)
+	if err != nil {
+		t.Fatalf("no 401 without the body: %v", err)
+	}
+	if res.StatusCode != http.StatusUnauthorized || time.Since(begin) != 0 {
+		t.Errorf("without the token: %d after %s, want 401 at once", res.StatusCode, time.Since(begin))
+	}
+	if _, err := c.Read(make([]byte, 1)); err == nil {
+		t.Error("the connection stays open after the 401")
 	}
 }
