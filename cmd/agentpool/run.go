@@ -3,12 +3,14 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -83,8 +85,16 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 	}
 	ctx, stop := signal.NotifyContext(parent, stopSignals...)
 	defer stop()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	// A closed stdout fails the write (pipeWriter then cancels the run)
+	// rather than kill the process with SIGPIPE. Notify, not Ignore: an
+	// ignored SIGPIPE would be inherited by the commands the tools start.
+	pipes := make(chan os.Signal, 1)
+	signal.Notify(pipes, syscall.SIGPIPE)
+	defer signal.Stop(pipes)
 
-	stdout := bufio.NewWriterSize(cmd.OutOrStdout(), 64<<10)
+	stdout := bufio.NewWriterSize(&pipeWriter{w: cmd.OutOrStdout(), cancel: cancel}, 64<<10)
 	defer stdout.Flush()
 	var sink event.Sink
 	var view *liveView
@@ -149,6 +159,9 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 		if out := res.Result.Output; out != "" {
 			fmt.Fprintln(stdout, out)
 		}
+	}
+	if err := stdout.Flush(); errors.Is(context.Cause(ctx), errStdoutClosed) || errors.Is(err, syscall.EPIPE) {
+		return &exitError{code: exitStdoutClosed, msg: fmt.Sprintf("run stopped: %v (session %s: %s)", errStdoutClosed, res.SessionID, res.Result.StopReason)}
 	}
 	switch res.Result.StopReason {
 	case event.StopCompleted, event.StopMaxTokens:
