@@ -10,6 +10,7 @@ import { renderTranscript, link } from './transcript.js';
 
 const $ = (id) => document.getElementById(id);
 let selected = null;
+const RECENT_RUNS = 5;
 
 // --- token ------------------------------------------------------------
 
@@ -86,6 +87,12 @@ window.addEventListener('hashchange', selectFromHash);
 // (runs that ended before the page opened) and the children's outcomes.
 async function loadRun(id) {
   const root = store.rootOf(store.sessions.get(id));
+  if (root.loading) return root.loading;
+  root.loading = loadTree(root, id).finally(() => { root.loading = null; });
+  return root.loading;
+}
+
+async function loadTree(root, id) {
   const todo = [];
   (function walk(s) {
     if (!s.loaded) todo.push(s.id);
@@ -139,6 +146,10 @@ api.stream({
     try {
       await Promise.all([loadSessions(), $('agent').options.length ? null : loadAgents()]);
       if (selected) await loadRun(selected);
+      // The recent runs' messages tell how their children were spawned
+      // and ended (the list alone does not); older runs load when opened.
+      for (const r of store.roots().slice(0, RECENT_RUNS)) await loadRun(r.id);
+      redraw();
     } catch (e) {
       showError(e);
     }

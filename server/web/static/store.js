@@ -54,7 +54,9 @@ export function rootOf(s) {
 export function status(s) {
   if (s.busy) return 'running';
   if (s.outcome) return s.outcome;
-  if (!s.info?.parentID && s.messages.size === 0 && !s.ended) return 'idle';
+  // A root that never ran: no messages, tokens or children known.
+  const t = s.info?.tokens;
+  if (!s.info?.parentID && s.messages.size === 0 && s.children.size === 0 && !(t && t.input + t.output)) return 'idle';
   return 'done';
 }
 
@@ -172,6 +174,9 @@ export function apply(ev) {
   const id = p.sessionID || p.info?.sessionID;
   switch (ev.type) {
     case 'session.created':
+      // Created while the page follows: its messages all come as events.
+      setInfo(p.info).loaded = true;
+      break;
     case 'session.updated':
       setInfo(p.info);
       break;

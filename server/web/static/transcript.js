@@ -66,7 +66,7 @@ function renderCrumbs(el, s) {
   const { tokens, cost } = store.totals(s);
   const [a, b] = store.span(s);
   const parent = store.parentOf(s);
-  el.replaceChildren(
+  el.replaceChildren(...[
     parent ? h('a.back', { href: link(parent.id), title: 'Back to the parent session' }, '↑ Back to parent') : null,
     h('nav.path', { 'aria-label': 'Session path' }, chain.map((x, i) => [
       i ? h('span.sep', {}, '›') : null,
@@ -74,7 +74,7 @@ function renderCrumbs(el, s) {
     ])),
     h('span.stat', {}, statusIcon(st), ` ${STATUS_LABEL[st]}`,
       st !== 'idle' ? ` · ${fmtDuration(b - a)}` : '', tokens ? ` · ${fmtTokens(tokens)}` : '', cost ? ` · ${fmtCost(cost)}` : ''),
-  );
+  ].filter(Boolean));
 }
 
 function messageEl(m, s) {
