@@ -10,7 +10,7 @@ import { h, fmtDuration, shortTitle, STATUS_LABEL } from './format.js';
 export function renderTimeline(el, summaryEl, selected, select) {
   const sel = selected && store.sessions.get(selected);
   if (!sel?.info) {
-    el.replaceChildren(h('p.empty', {}, 'The timeline of the selected run shows here.'));
+    el.replaceChildren(h('p.empty', {}, 'Select a session to see the timeline of its run.'));
     summaryEl.textContent = '';
     return;
   }
@@ -31,27 +31,38 @@ export function renderTimeline(el, summaryEl, selected, select) {
   summaryEl.textContent = `${rows.length} session${rows.length === 1 ? '' : 's'} · ${fmtDuration(t1 - t0)}` +
     (running ? ` · ${running} running` : '');
 
-  const axis = h('div.tl-axis', {}, h('div.tl-label'), ticks(total));
-  const body = rows.map(({ s, depth }) => {
+  const axis = el.querySelector(':scope > .tl-axis') || h('div.tl-axis', {}, h('div.tl-label'), h('div.tl-track.tl-ticks'));
+  axis.lastElementChild.replaceWith(ticks(total));
+  if (el.firstElementChild !== axis) el.replaceChildren(axis);
+  // Rows are keyed by session id and changed in place, as in the tree.
+  const keep = new Set(rows.map(({ s }) => s.id));
+  for (const r of [...el.querySelectorAll(':scope > .tl-row')]) if (!keep.has(r.dataset.id)) r.remove();
+  let at = axis.nextElementSibling;
+  for (const { s, depth } of rows) {
+    let r = el.querySelector(`:scope > .tl-row[data-id="${CSS.escape(s.id)}"]`);
+    if (!r) {
+      r = h('div.tl-row', { dataset: { id: s.id } },
+        h('div.tl-label', {}, h('span.agent'), ' ', h('span.muted')),
+        h('div.tl-track', {}, h('div.tl-bar'), h('span.tl-dur')));
+    }
     const [a, b] = spans.get(s.id);
     const st = store.status(s);
-    const bar = h(`div.tl-bar.${st}`, {
-      title: `${s.info.agent} · ${STATUS_LABEL[st]} · ${fmtDuration(b - a)} (starts at +${fmtDuration(a - t0)})`,
-    });
-    if (critical.has(s.id)) bar.classList.add('crit');
+    const label = r.firstElementChild;
+    const [bar, dur] = r.lastElementChild.children;
+    label.title = s.info.title;
+    label.firstElementChild.textContent = s.info.agent || '?';
+    label.lastElementChild.textContent = s.info.parentID ? shortTitle(s.info) : '';
+    label.style.setProperty('--depth', depth);
+    bar.className = `tl-bar ${st}${critical.has(s.id) ? ' crit' : ''}`;
+    bar.title = `${s.info.agent} · ${STATUS_LABEL[st]} · ${fmtDuration(b - a)} (starts at +${fmtDuration(a - t0)})`;
     bar.style.left = `${((a - t0) / total) * 100}%`;
     bar.style.width = `${Math.max(((b - a) / total) * 100, 0.4)}%`;
-    const dur = h('span.tl-dur', {}, fmtDuration(b - a));
+    dur.textContent = fmtDuration(b - a);
     dur.style.left = `calc(${((b - t0) / total) * 100}% + 6px)`;
-    if ((b - t0) / total > 0.85) dur.classList.add('inside');
-    const label = h('div.tl-label', { title: s.info.title },
-      h('span.agent', {}, s.info.agent || '?'), ' ', h('span.muted', {}, s.info.parentID ? shortTitle(s.info) : ''));
-    label.style.setProperty('--depth', depth);
-    const r = h('div.tl-row', { dataset: { id: s.id } }, label, h('div.tl-track', {}, bar, dur));
-    if (s.id === selected) r.classList.add('selected');
-    return r;
-  });
-  el.replaceChildren(axis, ...body);
+    dur.classList.toggle('inside', (b - t0) / total > 0.85);
+    r.classList.toggle('selected', s.id === selected);
+    if (r !== at) el.insertBefore(r, at); else at = at.nextElementSibling;
+  }
   el.onclick = (e) => {
     const r = e.target.closest('.tl-row');
     if (r) select(r.dataset.id);
