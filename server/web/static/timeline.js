@@ -36,10 +36,11 @@ export function renderTimeline(el, summaryEl, selected, select) {
   if (el.firstElementChild !== axis) el.replaceChildren(axis);
   // Rows are keyed by session id and changed in place, as in the tree.
   const keep = new Set(rows.map(({ s }) => s.id));
-  for (const r of [...el.querySelectorAll(':scope > .tl-row')]) if (!keep.has(r.dataset.id)) r.remove();
+  for (const r of el.querySelectorAll(':scope > .tl-row')) if (!keep.has(r.dataset.id)) r.remove();
+  const existing = new Map([...el.querySelectorAll(':scope > .tl-row')].map((r) => [r.dataset.id, r]));
   let at = axis.nextElementSibling;
   for (const { s, depth } of rows) {
-    let r = el.querySelector(`:scope > .tl-row[data-id="${CSS.escape(s.id)}"]`);
+    let r = existing.get(s.id);
     if (!r) {
       r = h('div.tl-row', { dataset: { id: s.id } },
         h('div.tl-label', {}, h('span.agent'), ' ', h('span.muted')),
