@@ -5,6 +5,7 @@
 // streaming text does not rebuild the page or close what the user opened.
 
 import * as store from './store.js';
+import { markdown } from './markdown.js';
 import { h, fmtTokens, fmtCost, fmtDuration, statusIcon, shortTitle, STATUS_LABEL, MECH_LABEL } from './format.js';
 
 let cur = { id: null, msgs: new Map(), parts: new Map() };
@@ -140,7 +141,7 @@ function partEl(p) {
 function updatePart(el, p) {
   switch (p.type) {
     case 'text':
-      el.textContent = p.text || '';
+      el.replaceChildren(markdown(p.text || ''));
       el.classList.toggle('streaming', !p.time?.end && p.time?.start != null);
       break;
     case 'reasoning':

@@ -145,9 +145,20 @@ test('a delegating run shows live in the tree, the timeline and the transcript',
   await page.locator('.crumbs .path .here:text-is("researcher")').waitFor();
   await page.locator('.part.text:has-text("Finding (checked)")').waitFor();
   await page.locator('.delegation:has-text("@checker") .tool > summary').click();
-  await page.locator('.delegation:has-text("@checker") .tool-body pre:has-text("Checked: correct.")').waitFor();
+  await page.locator('.delegation:has-text("@checker") .tool-body pre:has-text("Checked: **correct**.")').waitFor();
   assert.ok(await row(page, 'researcher').evaluate((r) => r.classList.contains('selected')), 'the tree follows the selection');
   await shot(page, 'child');
+
+  // The checker's answer: its Markdown formatted, its markup only text.
+  await page.click('.row:has(.agent:text-is("checker"))');
+  await page.locator('.part.text strong:text-is("correct")').waitFor();
+  assert.equal(await page.locator('.part.text code').textContent(), 'sequential');
+  assert.match(await page.locator('.part.text').last().textContent(), /<img src=x onerror=/);
+  assert.equal(await page.locator('#transcript img').count(), 0, 'a model\'s markup is never parsed');
+  assert.equal(await page.evaluate(() => window.pwned), undefined);
+  await shot(page, 'markdown');
+  await page.goBack();
+  await page.locator('.crumbs .path .here:text-is("researcher")').waitFor();
   await page.click('.crumbs .back');
   await page.locator('.crumbs .path .here:text-is("squad")').waitFor();
   await page.click('.crumbs .back');
