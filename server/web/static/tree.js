@@ -8,6 +8,13 @@ import * as store from './store.js';
 import { h, fmtTokens, fmtCost, fmtDuration, STATUS_LABEL, MECH_LABEL } from './format.js';
 
 const collapsed = new Set(); // session ids whose children are hidden
+const expanded = new Set(); // large fan-outs the user opened
+// A session with more children than this starts folded: its row counts
+// them instead ("1,940 of 2,000 done · 3 failed"), so a big team does not
+// push the rest of the tree out of sight.
+const FOLD_OVER = 40;
+
+const isFolded = (s) => collapsed.has(s.id) || (s.children.size > FOLD_OVER && !expanded.has(s.id));
 const rows = new Map(); // session id -> its row element
 
 export function renderTree(el, selected, select) {
@@ -32,7 +39,8 @@ export function renderTree(el, selected, select) {
     if (!row) return;
     if (e.target.closest('.twisty')) {
       const id = row.dataset.id;
-      if (collapsed.has(id)) collapsed.delete(id); else collapsed.add(id);
+      const s = store.sessions.get(id);
+      if (s && isFolded(s)) { collapsed.delete(id); expanded.add(id); } else { collapsed.add(id); expanded.delete(id); }
       renderTree(el, selected, select);
       return;
     }
@@ -53,7 +61,7 @@ export function renderTree(el, selected, select) {
 function walk(s, depth, out) {
   const children = store.kids(s);
   out.push({ s, depth, nkids: children.length });
-  if (collapsed.has(s.id)) return;
+  if (isFolded(s)) return;
   for (const c of children) walk(c, depth + 1, out);
 }
 
@@ -81,13 +89,13 @@ function update(row, s, depth, nkids, selected) {
   const [tok, cst, dur] = metrics.children;
   attr(row, 'aria-level', String(depth + 1));
   attr(row, 'aria-selected', s.id === selected ? 'true' : 'false');
-  attr(row, 'aria-expanded', nkids ? String(!collapsed.has(s.id)) : null);
+  attr(row, 'aria-expanded', nkids ? String(!isFolded(s)) : null);
   attr(row, 'title', s.info.title);
   row.dataset.status = st;
   row.dataset.depth = String(depth);
   row.style.setProperty('--depth', depth);
   row.classList.toggle('selected', s.id === selected);
-  set(twisty, nkids ? (collapsed.has(s.id) ? '▸' : '▾') : '');
+  set(twisty, nkids ? (isFolded(s) ? '▸' : '▾') : '');
   mark.className = `st st-${st}`;
   attr(mark, 'title', STATUS_LABEL[st]);
   attr(mark, 'aria-label', STATUS_LABEL[st]);
@@ -97,8 +105,24 @@ function update(row, s, depth, nkids, selected) {
   badge.className = mech ? `badge mech-${mech}` : 'badge';
   badge.hidden = !mech;
   set(badge, mech ? (MECH_LABEL[mech] || mech) : '');
-  set(title, s.info.parentID ? s.info.title.replace(/\s*\(@[^)]*subagent\)$/, '') : s.info.title);
+  const text = s.info.parentID ? s.info.title.replace(/\s*\(@[^)]*subagent\)$/, '') : s.info.title;
+  set(title, nkids && isFolded(s) ? `${foldSummary(s)} · ${text}` : text);
   set(tok, tokens ? fmtTokens(tokens) : '');
   set(cst, fmtCost(cost));
   set(dur, st === 'idle' ? '' : fmtDuration(b - a));
+}
+
+// foldSummary counts a folded session's children by status.
+function foldSummary(s) {
+  const n = { done: 0, error: 0, aborted: 0, running: 0 };
+  for (const id of s.children) {
+    const c = store.sessions.get(id);
+    if (c) n[store.status(c)] = (n[store.status(c)] || 0) + 1;
+  }
+  const fmt = (x) => x.toLocaleString('en');
+  const parts = [`${fmt(n.done)} of ${fmt(s.children.size)} done`];
+  if (n.running) parts.push(`${fmt(n.running)} running`);
+  if (n.error) parts.push(`${fmt(n.error)} failed`);
+  if (n.aborted) parts.push(`${fmt(n.aborted)} aborted`);
+  return parts.join(', ');
 }
