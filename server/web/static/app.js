@@ -171,7 +171,9 @@ $('prompt').addEventListener('submit', async (e) => {
     const s = await api.call('POST', '/session', {});
     store.setInfo(s).loaded = true; // new: its messages all come as events
     location.hash = link(s.id);
-    await api.call('POST', `/session/${encodeURIComponent(s.id)}/prompt_async`, { agent, parts: [{ type: 'text', text }] });
+    const body = { parts: [{ type: 'text', text }] };
+    if (agent) body.agent = agent; // none listed yet: the pool's default
+    await api.call('POST', `/session/${encodeURIComponent(s.id)}/prompt_async`, body);
     $('text').value = '';
   } catch (err) {
     showError(err);
