@@ -28,7 +28,7 @@ func newServeWebCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "web",
 		Short: "Serve a web view of the session tree (and the OpenCode API it runs on)",
-		Long: "Serve the web view at / : the live tree of every session and its child sessions, the transcript " +
+		Long: "Serve the web view at /: the live tree of every session and its child sessions, the transcript " +
 			"of any session, a timeline of a run's sessions, a prompt box to start a run on any agent or team, " +
 			"and a stop button. The page is embedded in the binary and loads nothing from the network. " +
 			"It runs on the OpenCode server API, served on the same address with the same rules as " +
