@@ -27,13 +27,17 @@ check:
 	if [ -n "$$out" ]; then echo "dead code (unreachable even from the tests):"; echo "$$out"; exit 1; fi
 
 # test-deps installs the npm packages the Go tests drive (the MCP servers
-# of tests/mcp, pinned in its package-lock.json) and tmux (Debian package),
-# in which tests/node/clients drives the OpenCode TUI.
+# of tests/mcp, pinned in its package-lock.json), tmux (Debian package),
+# in which tests/node/clients drives the OpenCode TUI, and chromium
+# (Debian package), in which tests/node/web drives the web view.
 test-deps:
 	cd tests/mcp && npm ci --no-audit --no-fund --loglevel=error
 	@command -v tmux >/dev/null 2>&1 || { echo "installing tmux (the OpenCode TUI test drives the TUI in it)"; \
 		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq tmux; \
 		else sudo apt-get update -qq && sudo apt-get install -y -qq tmux; fi; }
+	@[ -x /usr/bin/chromium ] || { echo "installing chromium (the web view test drives it headless)"; \
+		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium; \
+		else sudo apt-get update -qq && sudo apt-get install -y -qq chromium; fi; }
 
 test-go: test-deps
 	AGENTPOOL_MCP_NODE_MODULES="$(CURDIR)/tests/mcp/node_modules" $(GO) test -race -count=1 $(PKGS)

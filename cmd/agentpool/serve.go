@@ -37,7 +37,7 @@ func init() {
 func newServeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve the pool over a protocol (acp, agui, opencode)",
+		Short: "Serve the pool over a protocol (acp, agui, opencode) or as a web view (web)",
 	}
 	for _, add := range serveCommands {
 		cmd.AddCommand(add())

@@ -14,7 +14,7 @@ import (
 // TestServeMaxConns: --max-conns bounds the connections an HTTP server
 // holds; a client past it is answered once another connection closes.
 func TestServeMaxConns(t *testing.T) {
-	for _, server := range []string{"agui", "opencode"} {
+	for _, server := range []string{"agui", "opencode", "web"} {
 		t.Run(server, func(t *testing.T) {
 			base := startHTTPServer(t, server, "--max-conns", "1")
 			held, err := net.Dial("tcp", base)
@@ -84,4 +84,23 @@ func startHTTPServer(t *testing.T, server string, args ...string) string {
 		t.Fatalf("serve %s did not start", server)
 	}
 	return ""
+}
+
+// TestServeWeb: `serve web` serves the page at / beside the OpenCode API.
+func TestServeWeb(t *testing.T) {
+	base := "http://" + startHTTPServer(t, "web")
+	for _, c := range []struct{ path, ctype string }{
+		{"/", "text/html; charset=utf-8"},
+		{"/ui/app.js", "text/javascript; charset=utf-8"},
+		{"/global/health", "application/json"},
+	} {
+		res, err := http.Get(base + c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK || res.Header.Get("Content-Type") != c.ctype {
+			t.Errorf("GET %s: %d %q", c.path, res.StatusCode, res.Header.Get("Content-Type"))
+		}
+	}
 }

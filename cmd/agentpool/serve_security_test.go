@@ -25,12 +25,12 @@ import (
 	"github.com/agentpool/agentpool/session/sqlite"
 )
 
-// TestServeRefusesOpenBindWithoutToken: for both HTTP servers, a
+// TestServeRefusesOpenBindWithoutToken: for every HTTP server, a
 // non-loopback address without a token is refused before anything
 // listens.
 func TestServeRefusesOpenBindWithoutToken(t *testing.T) {
 	dir := t.TempDir()
-	for _, server := range []string{"agui", "opencode"} {
+	for _, server := range []string{"agui", "opencode", "web"} {
 		for _, addr := range []string{"0.0.0.0:0", ":0", "[::]:0"} {
 			r := runCLIEnv(t, dir, []string{httpsec.EnvToken + "="}, "serve", server, "--db", ":memory:", "--addr", addr)
 			if r.code == 0 || !strings.Contains(r.stderr, httpsec.EnvToken) || !strings.Contains(r.stderr, "--token") {

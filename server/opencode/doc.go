@@ -158,6 +158,15 @@
 // Options.MaxConns (256) connections and answers a refused request (token,
 // Host, origin; package httpsec) without reading its body.
 //
+// # Web front end
+//
+// Options.UI mounts a web front end (package server/web, `agentpool
+// serve web`) beside the API: the GET and HEAD requests it says it Serves
+// (its page at / and its files under /ui/) are answered by it after the
+// Host and origin checks but without the token check (they hold no
+// data); every other request is the API's, unchanged, 404 included.
+// Without Options.UI nothing differs.
+//
 // Server.Close (and Serve when its context ends) cancels the runs in
 // flight, answers their blocking prompts, ends every event stream and
 // stops watching the processor; no goroutine outlives it.

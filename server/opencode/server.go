@@ -92,6 +92,21 @@ type Options struct {
 	// is refused with 429.
 	MaxQueuedPrompts int
 	MaxQueuedBytes   int
+	// UI, when set, is a web front end served beside the API (package
+	// server/web): the requests it Serves go to it, every other request
+	// is the API's as without it. Its requests pass the Host and origin
+	// checks but not the token check: the page and its assets hold no
+	// data, and the page sends the token on each API call it makes.
+	UI UI
+}
+
+// UI is a web front end that Options.UI mounts beside the API.
+type UI interface {
+	http.Handler
+	// Serves reports whether the UI answers r (its page and assets, for
+	// GET and HEAD): the paths it answers are taken from the API, which
+	// keeps every other path and its 404.
+	Serves(r *http.Request) bool
 }
 
 // Server serves a pool over the OpenCode server API. It implements
@@ -185,7 +200,7 @@ func New(p *pool.Pool, opts Options) *Server {
 		s.mux.Handle(rt.method+" "+rt.path, s.wrap(rt.handler))
 	}
 	s.mux.Handle("/", s.wrap(s.handleNoRoute))
-	s.handler = httpsec.Handler(s.mux, s.security())
+	s.handler = s.secured(s.security())
 	s.proj = processor.NewProjection(p.Processor().Store(), opts.Logger)
 	s.unsub = s.proj.Subscribe(s.onChanges)
 	s.unwatch = p.Processor().Watch(s.proj)
@@ -194,6 +209,25 @@ func New(p *pool.Pool, opts Options) *Server {
 
 func (s *Server) security() httpsec.Options {
 	return httpsec.Options{Token: s.opts.Token, CORSOrigins: s.opts.CORSOrigins}
+}
+
+// secured is the API behind the checks of opts and, with Options.UI, the
+// UI's requests behind the same checks except the token.
+func (s *Server) secured(opts httpsec.Options) http.Handler {
+	api := httpsec.Handler(s.mux, opts)
+	if s.opts.UI == nil {
+		return api
+	}
+	uiOpts := opts
+	uiOpts.Token = ""
+	ui := httpsec.Handler(s.opts.UI, uiOpts)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.opts.UI.Serves(r) {
+			ui.ServeHTTP(w, r)
+			return
+		}
+		api.ServeHTTP(w, r)
+	})
 }
 
 // ServeHTTP implements http.Handler: every route behind the token and CORS
@@ -233,7 +267,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		connMu sync.Mutex
 		active = map[net.Conn]bool{}
 	)
-	h := httpsec.Handler(s.mux, httpsec.WithListener(s.security(), ln))
+	h := s.secured(httpsec.WithListener(s.security(), ln))
 	hs := httpsec.NewServer(h, s.opts.BodyTimeout, slog.NewLogLogger(s.log.Handler(), slog.LevelWarn))
 	hs.ConnState = func(c net.Conn, st http.ConnState) {
 		connMu.Lock()

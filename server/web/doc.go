@@ -1,0 +1,25 @@
+// Package web is agentpool's web view: a page that shows the session tree
+// of a pool live, the transcript of any session, a timeline of a run's
+// sessions, and a prompt box and stop button. It is served by the OpenCode
+// server (server/opencode, Options.UI) beside the OpenCode API, which is
+// the page's only data source (`agentpool serve web`).
+//
+// The page is plain HTML, CSS and JavaScript modules written by hand and
+// embedded in the binary (go:embed): it loads nothing from the network
+// and the Go build needs no front-end toolchain.
+//
+// Guarantees of the handler (UI):
+//
+//   - It answers GET and HEAD of "/" (the page) and of its own asset
+//     paths under /ui/ only (Serves); every other request, unknown /ui/
+//     paths included, stays the API's, with its 404.
+//   - Every answer carries a Content-Security-Policy that allows only the
+//     server's own scripts, styles, images and connections (no inline
+//     script, no framing), X-Content-Type-Options: nosniff, no referrer,
+//     and the exact content type of the file.
+//   - The page and assets hold no data, so the OpenCode server answers
+//     them without the bearer token; the page asks for the token when the
+//     API answers 401 and sends it (Authorization: Bearer) on every call,
+//     the event stream included (read with fetch, as EventSource cannot
+//     send headers). It keeps the token in the tab's sessionStorage only.
+package web

@@ -1,0 +1,205 @@
+// The page: loads the pool's agents and sessions, follows the event
+// stream, and redraws the tree, the timeline and the transcript of the
+// selected session (the URL's #/s/<id>) once per frame at most.
+
+import * as api from './api.js';
+import * as store from './store.js';
+import { renderTree } from './tree.js';
+import { renderTimeline } from './timeline.js';
+import { renderTranscript, link } from './transcript.js';
+
+const $ = (id) => document.getElementById(id);
+let selected = null;
+const RECENT_RUNS = 5;
+
+// --- token ------------------------------------------------------------
+
+let tokenWaiters = null;
+api.onTokenNeeded((why) => {
+  if (!tokenWaiters) {
+    tokenWaiters = [];
+    $('token-error').textContent = why;
+    $('token').value = '';
+    $('token-dialog').showModal();
+  }
+  return new Promise((resolve) => tokenWaiters.push(resolve));
+});
+$('token-form').addEventListener('submit', () => {
+  api.setToken($('token').value.trim());
+  const ws = tokenWaiters || [];
+  tokenWaiters = null;
+  for (const w of ws) w();
+});
+$('token-dialog').addEventListener('cancel', (e) => e.preventDefault());
+
+// --- drawing ----------------------------------------------------------
+
+let frame = 0;
+function redraw() {
+  if (frame) return;
+  frame = requestAnimationFrame(() => {
+    frame = 0;
+    const select = (id) => { location.hash = link(id); };
+    const n = renderTree($('tree'), selected, select);
+    $('count').textContent = n ? `${n} run${n === 1 ? '' : 's'}` : '';
+    renderTimeline($('timeline'), $('tl-summary'), selected, select);
+    renderTranscript($('transcript'), $('crumbs'), selected);
+    const sel = selected && store.sessions.get(selected);
+    const root = sel?.info ? store.rootOf(sel) : null;
+    $('stop').disabled = !root || !runBusy(root);
+  });
+}
+store.onChange(redraw);
+
+function runBusy(s) {
+  if (s.busy) return true;
+  for (const c of s.children) {
+    const k = store.sessions.get(c);
+    if (k && runBusy(k)) return true;
+  }
+  return false;
+}
+
+// Running bars and durations grow with time.
+setInterval(() => {
+  if ([...store.sessions.values()].some((s) => s.busy)) redraw();
+}, 250);
+
+// --- selection ----------------------------------------------------------
+
+async function selectFromHash() {
+  const m = location.hash.match(/^#\/s\/(.+)$/);
+  selected = m ? decodeURIComponent(m[1]) : null;
+  redraw();
+  if (!selected) return;
+  try {
+    if (!store.sessions.get(selected)?.info) store.setInfo(await api.call('GET', `/session/${encodeURIComponent(selected)}`));
+    await loadRun(selected);
+  } catch (e) {
+    showError(e);
+  }
+  redraw();
+}
+window.addEventListener('hashchange', selectFromHash);
+
+// loadRun reads the messages of every session of the selected session's
+// run that the page has not read yet: what the events do not carry
+// (runs that ended before the page opened) and the children's outcomes.
+async function loadRun(id) {
+  const root = store.rootOf(store.sessions.get(id));
+  if (root.loading) return root.loading;
+  root.loading = loadTree(root, id).finally(() => { root.loading = null; });
+  return root.loading;
+}
+
+async function loadTree(root, id) {
+  const todo = [];
+  (function walk(s) {
+    if (!s.loaded) todo.push(s.id);
+    for (const c of s.children) { const k = store.sessions.get(c); if (k) walk(k); }
+  })(root);
+  todo.sort((a, b) => (a === id ? -1 : b === id ? 1 : 0)); // the selected one first
+  const next = async () => {
+    for (let sid = todo.shift(); sid; sid = todo.shift()) {
+      store.loadMessages(sid, await api.call('GET', `/session/${encodeURIComponent(sid)}/message`));
+    }
+  };
+  await Promise.all([next(), next(), next(), next()]);
+}
+
+// --- loading and the event stream ------------------------------------------
+
+async function loadSessions() {
+  const [list, status] = await Promise.all([api.call('GET', '/session'), api.call('GET', '/session/status')]);
+  for (const info of list) store.setInfo(info);
+  for (const s of store.sessions.values()) s.busy = Boolean(status[s.id]);
+  redraw();
+}
+
+async function loadAgents() {
+  const agents = await api.call('GET', '/agent');
+  const groups = { agent: [], team: [] };
+  for (const a of agents) (String(a.options?.sourceType || '').startsWith('team') ? groups.team : groups.agent).push(a);
+  const sel = $('agent');
+  sel.replaceChildren();
+  for (const [label, list] of [['Agents', groups.agent], ['Teams', groups.team]]) {
+    if (!list.length) continue;
+    const g = document.createElement('optgroup');
+    g.label = label;
+    for (const a of list) {
+      const o = new Option(a.name, a.name, false, a.mode === 'primary');
+      o.title = a.description || '';
+      g.append(o);
+    }
+    sel.append(g);
+  }
+}
+
+function setConn(state) {
+  const c = $('conn');
+  c.dataset.state = state;
+  c.querySelector('.label').textContent = state;
+}
+
+api.stream({
+  onOpen: async () => {
+    try {
+      await Promise.all([loadSessions(), $('agent').options.length ? null : loadAgents()]);
+      if (selected) await loadRun(selected);
+      // The recent runs' messages tell how their children were spawned
+      // and ended (the list alone does not); older runs load when opened.
+      for (const r of store.roots().slice(0, RECENT_RUNS)) await loadRun(r.id);
+      redraw();
+    } catch (e) {
+      showError(e);
+    }
+  },
+  onEvent: (ev) => store.apply(ev),
+  onState: setConn,
+});
+selectFromHash();
+
+// --- prompt and stop ----------------------------------------------------
+
+$('prompt').addEventListener('submit', async (e) => {
+  e.preventDefault();
+  const text = $('text').value.trim();
+  const agent = $('agent').value;
+  if (!text) return;
+  $('run').disabled = true;
+  try {
+    const s = await api.call('POST', '/session', {});
+    store.setInfo(s).loaded = true; // new: its messages all come as events
+    location.hash = link(s.id);
+    const body = { parts: [{ type: 'text', text }] };
+    if (agent) body.agent = agent; // none listed yet: the pool's default
+    await api.call('POST', `/session/${encodeURIComponent(s.id)}/prompt_async`, body);
+    $('text').value = '';
+  } catch (err) {
+    showError(err);
+  } finally {
+    $('run').disabled = false;
+  }
+});
+
+$('stop').addEventListener('click', async () => {
+  const sel = selected && store.sessions.get(selected);
+  if (!sel?.info) return;
+  $('stop').disabled = true;
+  try {
+    await api.call('POST', `/session/${encodeURIComponent(store.rootOf(sel).id)}/abort`);
+  } catch (err) {
+    showError(err);
+  }
+  redraw();
+});
+
+function showError(e) {
+  console.error(e);
+  const box = document.createElement('div');
+  box.className = 'toast';
+  box.setAttribute('role', 'alert');
+  box.textContent = e.message || String(e);
+  document.body.append(box);
+  setTimeout(() => box.remove(), 6000);
+}

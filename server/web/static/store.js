@@ -1,0 +1,231 @@
+// The page's model of the server's sessions: every session seen (from the
+// lists and the event stream), their parent/child links, run state and
+// messages. Views read it; changed() tells them to redraw.
+
+export const sessions = new Map(); // id -> Session (below)
+let skew = 0; // server clock minus ours (ms), from the events' times
+const listeners = new Set();
+
+export function onChange(fn) { listeners.add(fn); }
+function changed(id) { for (const fn of listeners) fn(id); }
+
+export const now = () => Date.now() + skew;
+
+// get returns the session record of id, made empty when it is new.
+function get(id) {
+  let s = sessions.get(id);
+  if (!s) {
+    s = {
+      id, info: null, busy: false, outcome: null, mechanism: null, ended: null, start: null,
+      children: new Set(), messages: new Map(), loaded: false, live: { input: 0, output: 0, reasoning: 0, cost: 0 },
+    };
+    sessions.set(id, s);
+  }
+  return s;
+}
+
+// setInfo records a session's info and its place in the tree.
+export function setInfo(info) {
+  const s = get(info.id);
+  if (s.info && s.info.time.updated > info.time.updated) return s;
+  s.info = info;
+  if (info.parentID) {
+    get(info.parentID).children.add(info.id);
+    if (s.start == null) s.start = info.time.created;
+  }
+  if (!s.busy && info.time.updated) s.ended = Math.max(s.ended || 0, info.time.updated);
+  return s;
+}
+
+export function setBusy(ids) {
+  for (const id of ids) get(id).busy = true;
+}
+
+export const parentOf = (s) => (s.info?.parentID ? sessions.get(s.info.parentID) : null);
+
+export function rootOf(s) {
+  let r = s;
+  for (let p = parentOf(r); p; p = parentOf(r)) r = p;
+  return r;
+}
+
+// status is what a session's row shows: running, done, error, aborted,
+// or idle (a session that never ran).
+export function status(s) {
+  if (s.busy) return 'running';
+  if (s.outcome) return s.outcome;
+  // A root that never ran: no messages, tokens or children known.
+  const t = s.info?.tokens;
+  if (!s.info?.parentID && s.messages.size === 0 && s.children.size === 0 && !(t && t.input + t.output)) return 'idle';
+  return 'done';
+}
+
+// tokens and cost of a session's subtree: the store's totals once it has
+// ended, else what its messages have counted so far plus its children.
+export function totals(s) {
+  const t = s.info?.tokens;
+  const stored = t ? t.input + t.output + t.reasoning : 0;
+  if (!s.busy && stored > 0) return { tokens: stored, cost: s.info.cost || 0 };
+  let tokens = s.live.input + s.live.output + s.live.reasoning;
+  let cost = s.live.cost;
+  for (const c of s.children) {
+    const ct = totals(sessions.get(c));
+    tokens += ct.tokens;
+    cost += ct.cost;
+  }
+  return { tokens: Math.max(tokens, stored), cost: Math.max(cost, s.info?.cost || 0) };
+}
+
+// span is [start, end] of a session in server milliseconds (end: now
+// while it runs).
+export function span(s) {
+  const start = s.start ?? s.info?.time.created ?? now();
+  const end = s.busy ? now() : (s.ended ?? s.info?.time.updated ?? start);
+  return [start, Math.max(start, end)];
+}
+
+// kids are a session's children, oldest first.
+export function kids(s) {
+  return [...s.children].map((id) => sessions.get(id)).filter((c) => c?.info)
+    .sort((a, b) => a.info.time.created - b.info.time.created || (a.id < b.id ? 1 : -1));
+}
+
+// roots are the root sessions, newest first.
+export function roots() {
+  return [...sessions.values()].filter((s) => s.info && !s.info.parentID)
+    .sort((a, b) => (b.info.time.created - a.info.time.created) || (a.id < b.id ? -1 : 1));
+}
+
+// --- messages ---------------------------------------------------------
+
+function message(s, info) {
+  let m = s.messages.get(info.id);
+  if (!m) {
+    m = { info, parts: new Map() };
+    s.messages.set(info.id, m);
+  }
+  return m;
+}
+
+function setMessage(s, info) {
+  const m = message(s, info);
+  m.info = info;
+  // A root's run starts with its first prompt, not when it was created.
+  if (info.role === 'user' && !s.info?.parentID && s.start == null) s.start = info.time.created;
+  if (info.role === 'assistant') {
+    countLive(s);
+    if (info.error) s.outcome = info.error.name === 'MessageAbortedError' ? 'aborted' : 'error';
+  }
+}
+
+// countLive sums the session's own assistant messages.
+function countLive(s) {
+  const l = { input: 0, output: 0, reasoning: 0, cost: 0 };
+  for (const { info } of s.messages.values()) {
+    if (info.role !== 'assistant' || !info.tokens) continue;
+    l.input += info.tokens.input; l.output += info.tokens.output; l.reasoning += info.tokens.reasoning;
+    l.cost += info.cost || 0;
+  }
+  s.live = l;
+}
+
+function setPart(s, part) {
+  const m = s.messages.get(part.messageID) || message(s, { id: part.messageID, role: 'assistant', time: {} });
+  m.parts.set(part.id, part);
+  if (part.type === 'tool' && part.state?.metadata?.sessionId) linkChild(s, part);
+}
+
+// linkChild records what a spawning tool part says of its child: how it
+// was spawned and how it ended.
+function linkChild(parent, part) {
+  const meta = part.state.metadata;
+  const c = get(meta.sessionId);
+  c.mechanism = meta.spawnMechanism || c.mechanism;
+  c.spawnPart = part.id;
+  if (part.state.status === 'error' || meta.stopReason === 'aborted' || meta.stopReason === 'error') {
+    const aborted = meta.stopReason === 'aborted' || /cancel/i.test(part.state.error || '');
+    c.outcome = aborted ? 'aborted' : 'error';
+  } else if (part.state.status === 'completed' && !c.outcome) {
+    c.outcome = 'done';
+  }
+  if (part.state.time?.end && !c.busy) c.ended = c.ended ?? part.state.time.end;
+}
+
+// loadMessages replaces a session's messages with the server's.
+export function loadMessages(id, list) {
+  const s = get(id);
+  s.messages.clear();
+  for (const { info, parts } of list) {
+    message(s, info).info = info;
+    for (const p of parts) setPart(s, p);
+    setMessage(s, info);
+  }
+  const first = list.find((m) => m.info.role === 'user');
+  if (first && !s.info?.parentID) s.start = first.info.time.created;
+  s.loaded = true;
+  changed(id);
+}
+
+// --- events -----------------------------------------------------------
+
+export function apply(ev) {
+  const p = ev.properties || {};
+  if (typeof p.time === 'number') skew = p.time - Date.now();
+  const id = p.sessionID || p.info?.sessionID;
+  switch (ev.type) {
+    case 'session.created':
+      // Created while the page follows: its messages all come as events.
+      setInfo(p.info).loaded = true;
+      break;
+    case 'session.updated':
+      setInfo(p.info);
+      break;
+    case 'session.deleted':
+      if (p.info) {
+        sessions.delete(p.info.id);
+        const par = p.info.parentID && sessions.get(p.info.parentID);
+        if (par) par.children.delete(p.info.id);
+      }
+      break;
+    case 'session.status': {
+      const s = get(id);
+      const busy = p.status?.type === 'busy';
+      if (busy && !s.busy) {
+        s.outcome = null;
+        s.ended = null;
+        if (!s.info?.parentID && s.start == null) s.start = s.info?.time.updated ?? now();
+      }
+      if (!busy && s.busy) s.ended = s.info?.time.updated && s.info.time.updated > (s.start || 0) ? s.info.time.updated : now();
+      s.busy = busy;
+      if (!busy && !s.outcome) s.outcome = 'done';
+      break;
+    }
+    case 'session.idle': {
+      const s = get(id);
+      if (s.busy) s.ended = now();
+      s.busy = false;
+      if (!s.outcome) s.outcome = 'done';
+      break;
+    }
+    case 'session.error': {
+      const s = get(id);
+      s.outcome = p.error?.name === 'MessageAbortedError' ? 'aborted' : 'error';
+      s.error = p.error?.data?.message || p.error?.name;
+      break;
+    }
+    case 'message.updated':
+      setMessage(get(id), p.info);
+      break;
+    case 'message.part.updated':
+      setPart(get(id), p.part);
+      break;
+    case 'message.part.delta': {
+      const part = get(id).messages.get(p.messageID)?.parts.get(p.partID);
+      if (part && p.field) part[p.field] = (part[p.field] || '') + p.delta;
+      break;
+    }
+    default:
+      return;
+  }
+  changed(id, ev);
+}

@@ -1,0 +1,186 @@
+// The selected session's transcript: prompts, streamed text, collapsible
+// reasoning, tool calls with their inputs and results, and delegations as
+// links into the child session (and, at the top, back to the parent).
+// Elements are keyed by message and part id and updated in place, so
+// streaming text does not rebuild the page or close what the user opened.
+
+import * as store from './store.js';
+import { markdown } from './markdown.js';
+import { h, fmtTokens, fmtCost, fmtDuration, statusIcon, shortTitle, STATUS_LABEL, MECH_LABEL } from './format.js';
+
+let cur = { id: null, msgs: new Map(), parts: new Map() };
+
+export const link = (id) => `#/s/${encodeURIComponent(id)}`;
+
+export function renderTranscript(el, crumbsEl, id) {
+  const s = id && store.sessions.get(id);
+  renderCrumbs(crumbsEl, s);
+  if (!s?.info) {
+    cur = { id: null, msgs: new Map(), parts: new Map() };
+    el.replaceChildren(h('p.empty', {}, id ? 'Loading…' : 'Select a session, or start a run above.'));
+    return;
+  }
+  const atBottom = el.scrollTop + el.clientHeight >= el.scrollHeight - 48;
+  if (cur.id !== id) {
+    cur = { id, msgs: new Map(), parts: new Map() };
+    el.replaceChildren();
+  }
+  el.querySelector(':scope > p.empty')?.remove();
+  const msgs = [...s.messages.values()].sort((a, b) => (a.info.id < b.info.id ? -1 : 1));
+  let prev = null;
+  for (const m of msgs) {
+    let me = cur.msgs.get(m.info.id);
+    if (!me) {
+      me = messageEl(m, s);
+      cur.msgs.set(m.info.id, me);
+      if (prev) prev.after(me); else el.prepend(me);
+    }
+    updateMessage(me, m);
+    const body = me.querySelector('.msg-body');
+    let prevPart = null;
+    const parts = [...m.parts.values()].filter((p) => p.type !== 'step-start' && p.type !== 'step-finish')
+      .sort((a, b) => (a.id < b.id ? -1 : 1));
+    for (const p of parts) {
+      let pe = cur.parts.get(p.id);
+      const sig = signature(p);
+      if (!pe) {
+        pe = partEl(p);
+        cur.parts.set(p.id, pe);
+        if (prevPart) prevPart.after(pe); else body.prepend(pe);
+      } else if (pe.dataset.sig !== sig) {
+        updatePart(pe, p);
+      }
+      pe.dataset.sig = sig;
+      prevPart = pe;
+    }
+    prev = me;
+  }
+  if (!msgs.length) el.replaceChildren(h('p.empty', {}, s.loaded ? 'No messages.' : 'Loading…'));
+  if (atBottom) el.scrollTop = el.scrollHeight;
+}
+
+function renderCrumbs(el, s) {
+  if (!s?.info) { el.replaceChildren(h('h2', {}, 'Transcript')); return; }
+  const chain = [];
+  for (let x = s; x; x = store.parentOf(x)) chain.unshift(x);
+  const st = store.status(s);
+  const { tokens, cost } = store.totals(s);
+  const [a, b] = store.span(s);
+  const parent = store.parentOf(s);
+  el.replaceChildren(...[
+    parent ? h('a.back', { href: link(parent.id), title: 'Back to the parent session' }, '↑ Back to parent') : null,
+    h('nav.path', { 'aria-label': 'Session path' }, chain.map((x, i) => [
+      i ? h('span.sep', {}, '›') : null,
+      x === s ? h('span.here', {}, x.info.agent || '?') : h('a', { href: link(x.id) }, x.info.agent || '?'),
+    ])),
+    h('span.stat', {}, statusIcon(st), ` ${STATUS_LABEL[st]}`,
+      st !== 'idle' ? ` · ${fmtDuration(b - a)}` : '', tokens ? ` · ${fmtTokens(tokens)}` : '', cost ? ` · ${fmtCost(cost)}` : ''),
+  ].filter(Boolean));
+}
+
+function messageEl(m, s) {
+  const user = m.info.role === 'user';
+  return h(`div.msg.${user ? 'user' : 'assistant'}`, { dataset: { id: m.info.id } },
+    h('div.msg-head', {},
+      h('span.who', {}, user ? (s.info.parentID ? 'Task' : 'Prompt') : (m.info.agent || s.info.agent || 'assistant')),
+      h('span.meta')),
+    h('div.msg-body'));
+}
+
+function updateMessage(me, m) {
+  const meta = me.querySelector('.meta');
+  const i = m.info;
+  const bits = [];
+  if (i.role === 'assistant') {
+    const t = i.tokens ? i.tokens.input + i.tokens.output + i.tokens.reasoning : 0;
+    if (t) bits.push(fmtTokens(t));
+    if (i.time?.completed && i.time.created) bits.push(fmtDuration(i.time.completed - i.time.created));
+  }
+  if (i.time?.created) bits.push(new Date(i.time.created).toLocaleTimeString());
+  meta.textContent = bits.join(' · ');
+  let err = me.querySelector(':scope > .msg-error');
+  if (i.error && !err) {
+    err = h('div.msg-error', {}, i.error.name === 'MessageAbortedError' ? 'Aborted' : `Error: ${i.error.data?.message || i.error.name}`);
+    me.append(err);
+  }
+}
+
+function signature(p) {
+  switch (p.type) {
+    case 'text':
+    case 'reasoning':
+      return `${(p.text || '').length}:${p.time?.end ? 1 : 0}`;
+    case 'tool': {
+      const st = p.state || {};
+      return `${st.status}:${st.title || ''}:${(st.output || '').length}:${st.error || ''}:${st.metadata?.sessionId || ''}`;
+    }
+    default:
+      return p.type;
+  }
+}
+
+function partEl(p) {
+  let el;
+  switch (p.type) {
+    case 'text':
+      el = h('div.part.text');
+      break;
+    case 'reasoning':
+      el = h('details.part.reasoning', {}, h('summary', {}, 'Thinking'), h('div.reasoning-text'));
+      break;
+    case 'tool':
+      el = h('div.part.tool-wrap');
+      break;
+    default:
+      el = h('div.part.other');
+  }
+  updatePart(el, p);
+  return el;
+}
+
+function updatePart(el, p) {
+  switch (p.type) {
+    case 'text':
+      el.replaceChildren(markdown(p.text || ''));
+      el.classList.toggle('streaming', !p.time?.end && p.time?.start != null);
+      break;
+    case 'reasoning':
+      el.querySelector('.reasoning-text').textContent = p.text || '';
+      el.querySelector('summary').textContent = p.time?.end ? `Thought for ${fmtDuration(p.time.end - p.time.start)}` : 'Thinking…';
+      break;
+    case 'tool':
+      renderTool(el, p);
+      break;
+    default:
+      el.textContent = `[${p.type}]`;
+  }
+}
+
+function renderTool(el, p) {
+  const st = p.state || {};
+  const open = el.querySelector('details')?.open || false;
+  const child = st.metadata?.sessionId;
+  const status = { pending: 'running', running: 'running', completed: 'done', error: 'error' }[st.status] || 'running';
+  const shown = child && st.status === 'error' && /cancel/i.test(st.error || '') ? 'aborted' : status;
+  const details = h('details.tool', { open },
+    h('summary', {}, statusIcon(shown), h('span.tool-name', {}, p.tool),
+      h('span.tool-title', {}, st.title || ''), h('span.tool-status', {}, st.status || '')),
+    h('div.tool-body', {},
+      h('div.kv', {}, 'Input'), h('pre', {}, JSON.stringify(st.input ?? {}, null, 2)),
+      st.output != null ? [h('div.kv', {}, 'Result'), h('pre', {}, st.output)] : null,
+      st.error ? [h('div.kv', {}, 'Error'), h('pre.error-text', {}, st.error)] : null));
+  if (!child) {
+    el.replaceChildren(details);
+    return;
+  }
+  const c = store.sessions.get(child);
+  const agent = c?.info?.agent || st.input?.subagent_type || '?';
+  const mech = st.metadata?.spawnMechanism;
+  el.replaceChildren(h('div.delegation', {},
+    h('div.deleg-head', {}, statusIcon(shown),
+      h('span', {}, 'Delegated to ', h('b', {}, `@${agent}`)),
+      mech ? h(`span.badge.mech-${mech}`, {}, MECH_LABEL[mech] || mech) : null,
+      h('span.tool-title', {}, c?.info ? shortTitle(c.info) : (st.title || '')),
+      h('a.child-link', { href: link(child) }, 'Open session →')),
+    details));
+}

@@ -1,0 +1,128 @@
+// The session tree: every root (newest first) and its children, nested
+// to any depth, with status, agent, mechanism, tokens, cost and duration.
+// Rows are keyed by session id and updated in place (the page redraws
+// several times a second while a run streams): a row under the pointer
+// or holding the focus stays the same element, so clicks and keys land.
+
+import * as store from './store.js';
+import { h, fmtTokens, fmtCost, fmtDuration, STATUS_LABEL, MECH_LABEL } from './format.js';
+
+const collapsed = new Set(); // session ids whose children are hidden
+const expanded = new Set(); // large fan-outs the user opened
+// A session with more children than this starts folded: its row counts
+// them instead ("1,940 of 2,000 done · 3 failed"), so a big team does not
+// push the rest of the tree out of sight.
+const FOLD_OVER = 40;
+
+const isFolded = (s) => collapsed.has(s.id) || (s.children.size > FOLD_OVER && !expanded.has(s.id));
+const rows = new Map(); // session id -> its row element
+
+export function renderTree(el, selected, select) {
+  const rootsList = store.roots();
+  const want = [];
+  for (const r of rootsList) walk(r, 0, want);
+  const keep = new Set(want.map(({ s }) => s.id));
+  for (const [id, row] of rows) {
+    if (!keep.has(id)) { row.remove(); rows.delete(id); }
+  }
+  el.querySelector(':scope > p.empty')?.remove();
+  let at = el.firstElementChild;
+  for (const { s, depth, nkids } of want) {
+    let row = rows.get(s.id);
+    if (!row) { row = newRow(s.id); rows.set(s.id, row); }
+    update(row, s, depth, nkids, selected);
+    if (row !== at) el.insertBefore(row, at); else at = at.nextElementSibling;
+  }
+  if (!want.length) el.append(h('p.empty', {}, 'No sessions yet. Start a run above.'));
+  el.onclick = (e) => {
+    const row = e.target.closest('.row');
+    if (!row) return;
+    if (e.target.closest('.twisty')) {
+      const id = row.dataset.id;
+      const s = store.sessions.get(id);
+      if (s && isFolded(s)) { collapsed.delete(id); expanded.add(id); } else { collapsed.add(id); expanded.delete(id); }
+      renderTree(el, selected, select);
+      return;
+    }
+    select(row.dataset.id);
+  };
+  el.onkeydown = (e) => {
+    const row = e.target.closest('.row');
+    if (!row) return;
+    if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); select(row.dataset.id); }
+    if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+      e.preventDefault();
+      (e.key === 'ArrowDown' ? row.nextElementSibling : row.previousElementSibling)?.focus();
+    }
+  };
+  return rootsList.length;
+}
+
+function walk(s, depth, out) {
+  const children = store.kids(s);
+  out.push({ s, depth, nkids: children.length });
+  if (isFolded(s)) return;
+  for (const c of children) walk(c, depth + 1, out);
+}
+
+function newRow(id) {
+  return h('div.row', { role: 'treeitem', tabindex: '0', dataset: { id } },
+    h('span.twisty', { 'aria-hidden': 'true' }),
+    h('span.st'),
+    h('span.name', {}, h('span.agent'), h('span.badge'), h('span.title')),
+    h('span.metrics', {}, h('span.tok'), h('span.cost'), h('span.dur')));
+}
+
+// set changes what differs only, so an unchanged row is left alone.
+function set(el, text) { if (el.textContent !== text) el.textContent = text; }
+function attr(el, k, v) {
+  if (v == null) { if (el.hasAttribute(k)) el.removeAttribute(k); return; }
+  if (el.getAttribute(k) !== v) el.setAttribute(k, v);
+}
+
+function update(row, s, depth, nkids, selected) {
+  const st = store.status(s);
+  const { tokens, cost } = store.totals(s);
+  const [a, b] = store.span(s);
+  const [twisty, mark, name, metrics] = row.children;
+  const [agent, badge, title] = name.children;
+  const [tok, cst, dur] = metrics.children;
+  attr(row, 'aria-level', String(depth + 1));
+  attr(row, 'aria-selected', s.id === selected ? 'true' : 'false');
+  attr(row, 'aria-expanded', nkids ? String(!isFolded(s)) : null);
+  attr(row, 'title', s.info.title);
+  row.dataset.status = st;
+  row.dataset.depth = String(depth);
+  row.style.setProperty('--depth', depth);
+  row.classList.toggle('selected', s.id === selected);
+  set(twisty, nkids ? (isFolded(s) ? '▸' : '▾') : '');
+  mark.className = `st st-${st}`;
+  attr(mark, 'title', STATUS_LABEL[st]);
+  attr(mark, 'aria-label', STATUS_LABEL[st]);
+  set(mark, { done: '✓', error: '✗', aborted: '⊘', idle: '○' }[st] || '');
+  set(agent, s.info.agent || '?');
+  const mech = s.info.parentID ? s.mechanism : null;
+  badge.className = mech ? `badge mech-${mech}` : 'badge';
+  badge.hidden = !mech;
+  set(badge, mech ? (MECH_LABEL[mech] || mech) : '');
+  const text = s.info.parentID ? s.info.title.replace(/\s*\(@[^)]*subagent\)$/, '') : s.info.title;
+  set(title, nkids && isFolded(s) ? `${foldSummary(s)} · ${text}` : text);
+  set(tok, tokens ? fmtTokens(tokens) : '');
+  set(cst, fmtCost(cost));
+  set(dur, st === 'idle' ? '' : fmtDuration(b - a));
+}
+
+// foldSummary counts a folded session's children by status.
+function foldSummary(s) {
+  const n = { done: 0, error: 0, aborted: 0, running: 0 };
+  for (const id of s.children) {
+    const c = store.sessions.get(id);
+    if (c) n[store.status(c)] = (n[store.status(c)] || 0) + 1;
+  }
+  const fmt = (x) => x.toLocaleString('en');
+  const parts = [`${fmt(n.done)} of ${fmt(s.children.size)} done`];
+  if (n.running) parts.push(`${fmt(n.running)} running`);
+  if (n.error) parts.push(`${fmt(n.error)} failed`);
+  if (n.aborted) parts.push(`${fmt(n.aborted)} aborted`);
+  return parts.join(', ');
+}
