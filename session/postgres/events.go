@@ -1,0 +1,316 @@
+// Event logs and conversations: appends and reads.
+
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/model"
+	"github.com/agentpool/agentpool/session"
+)
+
+// appendReq is one AppendEvents call waiting for its commit.
+type appendReq struct {
+	sid   string
+	at    int64
+	kinds []string
+	datas []string
+	done  chan error
+}
+
+// appender commits the appends of this store's goroutines. Appends
+// serialize on the event_counter row (see commit), so a commit per call
+// would make concurrent appenders queue for one another's commits; instead
+// the first caller to find no commit under way commits everything queued
+// meanwhile in one transaction (group commit), and every caller gets its
+// own result.
+type appender struct {
+	mu      sync.Mutex
+	queue   []*appendReq
+	writing bool
+}
+
+func (a *appender) init() {}
+
+// AppendEvents implements session.Store. It returns once the events are
+// committed (with their seq and GlobalSeq) and their notice sent.
+func (s *Store) AppendEvents(ctx context.Context, sessionID string, evs ...event.Event) error {
+	if s.isClosed() {
+		return session.ErrClosed
+	}
+	r := &appendReq{sid: sessionID, at: time.Now().UnixNano(), kinds: make([]string, len(evs)), datas: make([]string, len(evs)), done: make(chan error, 1)}
+	for i, e := range evs {
+		b, err := event.Marshal(e)
+		if err != nil {
+			return fmt.Errorf("postgres: session %s: %w", sessionID, err)
+		}
+		r.kinds[i], r.datas[i] = string(e.Kind()), string(b)
+	}
+	if len(evs) == 0 {
+		ok, err := s.exists(ctx, sessionID)
+		if err == nil && !ok {
+			err = notFound(sessionID)
+		}
+		return err
+	}
+	a := &s.appends
+	a.mu.Lock()
+	a.queue = append(a.queue, r)
+	if a.writing {
+		a.mu.Unlock()
+		return <-r.done // the committing caller commits it
+	}
+	a.writing = true
+	for len(a.queue) > 0 {
+		batch := a.queue
+		a.queue = nil
+		a.mu.Unlock()
+		// The batch carries other callers' events: the caller's ctx
+		// ending must not cancel them.
+		s.commit(context.WithoutCancel(ctx), batch)
+		a.mu.Lock()
+	}
+	a.writing = false
+	a.mu.Unlock()
+	return <-r.done
+}
+
+// commit writes a batch of appends in one transaction and answers each.
+// The transaction first locks the event_counter row and keeps it until
+// it commits: appends from every process on the database commit one at a
+// time, in the order of the GlobalSeq they were given, so a reader that
+// saw GlobalSeq n has seen every event numbered below n. Each session's
+// events are numbered from its last seq: an append to a session that does
+// not exist (any more) finds no row and fails with ErrNotFound,
+// alone (a session is deleted under the same lock, so it cannot vanish
+// in between). The NOTIFY of each session, payload "GSEQ SESSION_ID", is sent
+// on commit.
+func (s *Store) commit(ctx context.Context, batch []*appendReq) {
+	answer := func(err error) {
+		for _, r := range batch {
+			r.done <- err
+		}
+	}
+	// Events per session, in the order of first appearance.
+	var ids []string
+	seen := map[string]bool{}
+	for _, r := range batch {
+		if !seen[r.sid] {
+			seen[r.sid] = true
+			ids = append(ids, r.sid)
+		}
+	}
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		answer(s.wrap(err))
+		return
+	}
+	defer tx.Rollback(ctx)
+	var last int64
+	if err := tx.QueryRow(ctx, `SELECT last FROM event_counter FOR UPDATE`).Scan(&last); err != nil {
+		answer(s.wrap(err))
+		return
+	}
+	// The counter's lock serializes appends, so the last seq of each
+	// session cannot change until this transaction ends.
+	type slot struct{ pk, seq int64 }
+	slots := map[string]*slot{}
+	rows, err := tx.Query(ctx, `SELECT s.id, s.pk, COALESCE((SELECT max(e.seq) FROM events e WHERE e.session_pk = s.pk), 0)
+		FROM sessions s WHERE s.id = ANY($1::text[])`, ids)
+	if err != nil {
+		answer(s.wrap(err))
+		return
+	}
+	for rows.Next() {
+		var (
+			id string
+			sl slot
+		)
+		if err := rows.Scan(&id, &sl.pk, &sl.seq); err != nil {
+			rows.Close()
+			answer(s.wrap(err))
+			return
+		}
+		slots[id] = &sl
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		answer(s.wrap(err))
+		return
+	}
+	var (
+		gseqs, pks, seqs, times []int64
+		kinds, datas            []string
+		noticed                 = map[string]int64{}
+		notices                 []string
+	)
+	for _, r := range batch {
+		sl := slots[r.sid]
+		if sl == nil {
+			continue
+		}
+		for i := range r.kinds {
+			last++
+			sl.seq++
+			gseqs, pks, seqs, times = append(gseqs, last), append(pks, sl.pk), append(seqs, sl.seq), append(times, r.at)
+			kinds, datas = append(kinds, r.kinds[i]), append(datas, r.datas[i])
+		}
+		noticed[r.sid] = last
+	}
+	for _, id := range ids {
+		if g, ok := noticed[id]; ok {
+			notices = append(notices, fmt.Sprintf("%d %s", g, id))
+		}
+	}
+	b := &pgx.Batch{}
+	b.Queue(`INSERT INTO events (gseq, session_pk, seq, time, kind, data)
+		SELECT g, p, q, t, k, d::json FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[], $5::text[], $6::text[]) AS v(g, p, q, t, k, d)`,
+		gseqs, pks, seqs, times, kinds, datas)
+	b.Queue(`UPDATE event_counter SET last = $1`, last)
+	b.Queue(`SELECT pg_notify($1, n) FROM unnest($2::text[]) AS n`, s.channel, notices)
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		answer(s.wrap(err))
+		return
+	}
+	if err := tx.Commit(ctx); err != nil {
+		answer(s.wrap(err))
+		return
+	}
+	for _, r := range batch {
+		if slots[r.sid] == nil {
+			r.done <- notFound(r.sid)
+		} else {
+			r.done <- nil
+		}
+	}
+}
+
+// Events implements session.Store.
+func (s *Store) Events(ctx context.Context, sessionID string, afterSeq int64) ([]session.Record, error) {
+	if s.isClosed() {
+		return nil, session.ErrClosed
+	}
+	rows, err := s.pool.Query(ctx, `SELECT e.gseq, e.seq, e.time, e.data::text FROM sessions s JOIN events e ON e.session_pk = s.pk
+		WHERE s.id = $1 AND e.seq > $2 ORDER BY e.seq`, sessionID, afterSeq)
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	defer rows.Close()
+	var out []session.Record
+	for rows.Next() {
+		var (
+			r    = session.Record{SessionID: sessionID}
+			t    int64
+			data string
+		)
+		if err := rows.Scan(&r.GlobalSeq, &r.Seq, &t, &data); err != nil {
+			return nil, s.wrap(err)
+		}
+		r.Time = fromUnixNano(t)
+		if r.Event, err = event.Decode([]byte(data)); err != nil {
+			return nil, fmt.Errorf("session %s event %d: %w", sessionID, r.Seq, err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap(err)
+	}
+	if len(out) == 0 {
+		if ok, err := s.exists(ctx, sessionID); err != nil {
+			return nil, err
+		} else if !ok {
+			return nil, notFound(sessionID)
+		}
+	}
+	return out, nil
+}
+
+// AppendMessages implements session.Store: one transaction, committed
+// before it returns.
+func (s *Store) AppendMessages(ctx context.Context, sessionID string, msgs ...session.Message) error {
+	if s.isClosed() {
+		return session.ErrClosed
+	}
+	var (
+		ids, agents, roles, parts []string
+		synth                     []bool
+		created                   []int64
+	)
+	for _, m := range msgs {
+		p := m.Parts
+		if p == nil {
+			p = []model.Part{}
+		}
+		b, err := json.Marshal(p)
+		if err != nil {
+			return fmt.Errorf("postgres: session %s: message %s: %w", sessionID, m.ID, err)
+		}
+		ids, agents, roles, parts = append(ids, m.ID), append(agents, m.AgentName), append(roles, string(m.Role)), append(parts, string(b))
+		synth, created = append(synth, m.Synthetic), append(created, unixNano(m.CreatedAt))
+	}
+	var pk int64
+	err := s.pool.QueryRow(ctx, `SELECT pk FROM sessions WHERE id = $1`, sessionID).Scan(&pk)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return notFound(sessionID)
+	}
+	if err != nil || len(msgs) == 0 {
+		return s.wrap(err)
+	}
+	// WITH ORDINALITY keeps the messages in order (pk follows it).
+	_, err = s.pool.Exec(ctx, `INSERT INTO messages (id, session_pk, agent_name, role, synthetic, created_at, parts)
+		SELECT i, $1, a, r, y, c, p::json FROM unnest($2::text[], $3::text[], $4::text[], $5::bool[], $6::bigint[], $7::text[])
+			WITH ORDINALITY AS v(i, a, r, y, c, p, o) ORDER BY o`,
+		pk, ids, agents, roles, synth, created, parts)
+	if pgCode(err) == codeForeignKeyViolation {
+		return notFound(sessionID) // deleted meanwhile
+	}
+	return s.wrap(err)
+}
+
+// Messages implements session.Store.
+func (s *Store) Messages(ctx context.Context, sessionID string) ([]session.Message, error) {
+	if s.isClosed() {
+		return nil, session.ErrClosed
+	}
+	rows, err := s.pool.Query(ctx, `SELECT m.id, m.agent_name, m.role, m.synthetic, m.created_at, m.parts::text
+		FROM sessions s JOIN messages m ON m.session_pk = s.pk WHERE s.id = $1 ORDER BY m.pk`, sessionID)
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	defer rows.Close()
+	var out []session.Message
+	for rows.Next() {
+		var (
+			m            = session.Message{SessionID: sessionID}
+			role, parts  string
+			created      int64
+		)
+		if err := rows.Scan(&m.ID, &m.AgentName, &role, &m.Synthetic, &created, &parts); err != nil {
+			return nil, s.wrap(err)
+		}
+		m.Role, m.CreatedAt = model.Role(role), fromUnixNano(created)
+		if err := json.Unmarshal([]byte(parts), &m.Parts); err != nil {
+			return nil, fmt.Errorf("session %s message %s: parts: %w", sessionID, m.ID, err)
+		}
+		out = append(out, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap(err)
+	}
+	if len(out) == 0 {
+		if ok, err := s.exists(ctx, sessionID); err != nil {
+			return nil, err
+		} else if !ok {
+			return nil, notFound(sessionID)
+		}
+	}
+	return out, nil
+}
