@@ -102,3 +102,16 @@ func Exec(t testing.TB, sql string, args ...any) {
 		t.Fatalf("pgtest: %s: %v", sql, err)
 	}
 }
+
+// Conn returns a connection to the test server, closed when the test ends.
+func Conn(t testing.TB) *pgx.Conn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}

@@ -289,9 +289,9 @@ func (s *Store) Messages(ctx context.Context, sessionID string) ([]session.Messa
 	var out []session.Message
 	for rows.Next() {
 		var (
-			m            = session.Message{SessionID: sessionID}
-			role, parts  string
-			created      int64
+			m           = session.Message{SessionID: sessionID}
+			role, parts string
+			created     int64
 		)
 		if err := rows.Scan(&m.ID, &m.AgentName, &role, &m.Synthetic, &created, &parts); err != nil {
 			return nil, s.wrap(err)
@@ -313,4 +313,43 @@ func (s *Store) Messages(ctx context.Context, sessionID string) ([]session.Messa
 		}
 	}
 	return out, nil
+}
+
+// EventsAfter returns up to limit events of every session with GlobalSeq
+// > afterGlobalSeq, in GlobalSeq order (limit <= 0: no limit). Since
+// GlobalSeq is also the commit order, a follower that reads again from
+// the last GlobalSeq it saw never misses an event committed later.
+func (s *Store) EventsAfter(ctx context.Context, afterGlobalSeq int64, limit int) ([]session.Record, error) {
+	if s.isClosed() {
+		return nil, session.ErrClosed
+	}
+	q := `SELECT s.id, e.gseq, e.seq, e.time, e.data::text FROM events e JOIN sessions s ON s.pk = e.session_pk
+		WHERE e.gseq > $1 ORDER BY e.gseq`
+	args := []any{afterGlobalSeq}
+	if limit > 0 {
+		q += ` LIMIT $2`
+		args = append(args, limit)
+	}
+	rows, err := s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	defer rows.Close()
+	var out []session.Record
+	for rows.Next() {
+		var (
+			r    session.Record
+			t    int64
+			data string
+		)
+		if err := rows.Scan(&r.SessionID, &r.GlobalSeq, &r.Seq, &t, &data); err != nil {
+			return nil, s.wrap(err)
+		}
+		r.Time = fromUnixNano(t)
+		if r.Event, err = event.Decode([]byte(data)); err != nil {
+			return nil, fmt.Errorf("session %s event %d: %w", r.SessionID, r.Seq, err)
+		}
+		out = append(out, r)
+	}
+	return out, s.wrap(rows.Err())
 }

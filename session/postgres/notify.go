@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -30,7 +31,7 @@ type notifier struct {
 
 	// Tests: called after the connection was lost, before the next one.
 	beforeReconnect func()
-	listenPID       uint32 // the listener's server process, for tests
+	listenPID       atomic.Uint32 // the listener's server process, for tests
 }
 
 type subscriber struct {
@@ -162,9 +163,7 @@ func (s *Store) listen(ctx context.Context) (*pgx.Conn, int64, error) {
 		conn.Close(context.Background())
 		return nil, 0, err
 	}
-	s.notify.mu.Lock()
-	s.notify.listenPID = conn.PgConn().PID()
-	s.notify.mu.Unlock()
+	s.notify.listenPID.Store(conn.PgConn().PID())
 	return conn, mark, nil
 }
 
@@ -200,7 +199,10 @@ func (s *Store) listenLoop(ctx context.Context, conn *pgx.Conn, mark int64) {
 			}
 			n.broadcast(id)
 		}
-		if hook := n.beforeReconnect; hook != nil {
+		n.mu.Lock()
+		hook := n.beforeReconnect
+		n.mu.Unlock()
+		if hook != nil {
 			hook()
 		}
 		select {

@@ -266,3 +266,8 @@ func pgCode(err error) string {
 }
 
 func notFound(id string) error { return fmt.Errorf("%w: %s", session.ErrNotFound, id) }
+
+// OwnerBackendPID is the server process of the connection that holds this
+// store's owner lock (for tests and operators: ending it, with
+// pg_terminate_backend, makes the store's claims stop counting).
+func (s *Store) OwnerBackendPID() uint32 { return s.own.backendPID() }
