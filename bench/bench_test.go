@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"sync/atomic"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/internal/pgtest"
 	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/session/memory"
 )
@@ -39,6 +41,18 @@ func openStore(b *testing.B, kind string) session.Store {
 		}
 		b.Cleanup(func() { _ = st.Close() })
 		return st
+	case "postgres":
+		if OpenPostgres == nil {
+			b.Skip("pending: package session/postgres is not available (set bench.OpenPostgres in postgres.go)")
+		}
+		// A fresh schema; commits wait for the disk, as by default.
+		name, _ := pgtest.Schema(b)
+		st, err := OpenPostgres(pgtest.WithParam(pgtest.URL(b), "synchronous_commit", os.Getenv("BENCH_PG_SYNC")), name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = st.Close() })
+		return st
 	}
 	b.Fatalf("unknown store %q", kind)
 	return nil
@@ -46,9 +60,10 @@ func openStore(b *testing.B, kind string) session.Store {
 
 // BenchmarkDelegatedCall is one delegated call: parent -> ask_worker ->
 // worker (own child session, full lifecycle) -> parent answers; every event
-// consumed. The pool is built once and reused.
+// consumed. The pool is built once and reused. store=postgres needs the
+// server of AGENTPOOL_TEST_POSTGRES (tests/pg/start.sh), else it skips.
 func BenchmarkDelegatedCall(b *testing.B) {
-	for _, kind := range storeKinds() {
+	for _, kind := range append(storeKinds(), "postgres") {
 		b.Run("store="+kind, func(b *testing.B) {
 			d, err := NewDelegated(openStore(b, kind))
 			if err != nil {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -83,109 +84,40 @@ func (s *Store) AppendEvents(ctx context.Context, sessionID string, evs ...event
 	return <-r.done
 }
 
-// commit writes a batch of appends in one transaction and answers each.
-// The transaction first locks the event_counter row and keeps it until
-// it commits: appends from every process on the database commit one at a
+// commit writes a batch of appends with one call of the append_events
+// function (migrations/0001_init.sql), one round trip that commits, and
+// answers each. The function locks the event_counter row until the
+// commit: appends from every process on the database commit one at a
 // time, in the order of the GlobalSeq they were given, so a reader that
-// saw GlobalSeq n has seen every event numbered below n. Each session's
-// events are numbered from its last seq: an append to a session that does
-// not exist (any more) finds no row and fails with ErrNotFound,
-// alone (a session is deleted under the same lock, so it cannot vanish
-// in between). The NOTIFY of each session, payload "GSEQ SESSION_ID", is sent
-// on commit.
+// saw GlobalSeq n has seen every event numbered below n. An append to a
+// session that does not exist (any more) fails with ErrNotFound, alone (a
+// session is deleted under the same lock, so it cannot vanish in
+// between). The NOTIFY of each session, payload "GSEQ SESSION_ID", goes
+// out on commit.
 func (s *Store) commit(ctx context.Context, batch []*appendReq) {
-	answer := func(err error) {
+	var ids, kinds, datas []string
+	var times []int64
+	for _, r := range batch {
+		for range r.kinds {
+			ids, times = append(ids, r.sid), append(times, r.at)
+		}
+		kinds, datas = append(kinds, r.kinds...), append(datas, r.datas...)
+	}
+	rows, err := s.pool.Query(ctx, `SELECT * FROM append_events($1::text[], $2::bigint[], $3::text[], $4::text[], $5)`,
+		ids, times, kinds, datas, s.channel)
+	var missing []string
+	if err == nil {
+		missing, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	}
+	if err != nil {
+		err = s.wrap(err)
 		for _, r := range batch {
 			r.done <- err
 		}
-	}
-	// Events per session, in the order of first appearance.
-	var ids []string
-	seen := map[string]bool{}
-	for _, r := range batch {
-		if !seen[r.sid] {
-			seen[r.sid] = true
-			ids = append(ids, r.sid)
-		}
-	}
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		answer(s.wrap(err))
-		return
-	}
-	defer tx.Rollback(ctx)
-	var last int64
-	if err := tx.QueryRow(ctx, `SELECT last FROM event_counter FOR UPDATE`).Scan(&last); err != nil {
-		answer(s.wrap(err))
-		return
-	}
-	// The counter's lock serializes appends, so the last seq of each
-	// session cannot change until this transaction ends.
-	type slot struct{ pk, seq int64 }
-	slots := map[string]*slot{}
-	rows, err := tx.Query(ctx, `SELECT s.id, s.pk, COALESCE((SELECT max(e.seq) FROM events e WHERE e.session_pk = s.pk), 0)
-		FROM sessions s WHERE s.id = ANY($1::text[])`, ids)
-	if err != nil {
-		answer(s.wrap(err))
-		return
-	}
-	for rows.Next() {
-		var (
-			id string
-			sl slot
-		)
-		if err := rows.Scan(&id, &sl.pk, &sl.seq); err != nil {
-			rows.Close()
-			answer(s.wrap(err))
-			return
-		}
-		slots[id] = &sl
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		answer(s.wrap(err))
-		return
-	}
-	var (
-		gseqs, pks, seqs, times []int64
-		kinds, datas            []string
-		noticed                 = map[string]int64{}
-		notices                 []string
-	)
-	for _, r := range batch {
-		sl := slots[r.sid]
-		if sl == nil {
-			continue
-		}
-		for i := range r.kinds {
-			last++
-			sl.seq++
-			gseqs, pks, seqs, times = append(gseqs, last), append(pks, sl.pk), append(seqs, sl.seq), append(times, r.at)
-			kinds, datas = append(kinds, r.kinds[i]), append(datas, r.datas[i])
-		}
-		noticed[r.sid] = last
-	}
-	for _, id := range ids {
-		if g, ok := noticed[id]; ok {
-			notices = append(notices, fmt.Sprintf("%d %s", g, id))
-		}
-	}
-	b := &pgx.Batch{}
-	b.Queue(`INSERT INTO events (gseq, session_pk, seq, time, kind, data)
-		SELECT g, p, q, t, k, d::json FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[], $5::text[], $6::text[]) AS v(g, p, q, t, k, d)`,
-		gseqs, pks, seqs, times, kinds, datas)
-	b.Queue(`UPDATE event_counter SET last = $1`, last)
-	b.Queue(`SELECT pg_notify($1, n) FROM unnest($2::text[]) AS n`, s.channel, notices)
-	if err := tx.SendBatch(ctx, b).Close(); err != nil {
-		answer(s.wrap(err))
-		return
-	}
-	if err := tx.Commit(ctx); err != nil {
-		answer(s.wrap(err))
 		return
 	}
 	for _, r := range batch {
-		if slots[r.sid] == nil {
+		if slices.Contains(missing, r.sid) {
 			r.done <- notFound(r.sid)
 		} else {
 			r.done <- nil

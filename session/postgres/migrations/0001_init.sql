@@ -80,3 +80,42 @@ CREATE TABLE claims (
     claimed_at bigint NOT NULL
 );
 CREATE INDEX claims_instance ON claims(instance);
+
+-- append_events appends events to session logs in one statement (one
+-- round trip, committed with the statement's implicit transaction):
+-- ids[i], times[i], kinds[i], datas[i] is the i-th event, in order. It
+-- locks the event_counter row until the transaction ends, so appends
+-- commit one at a time in GlobalSeq order; numbers each session's events
+-- on from its last seq; sends one NOTIFY per session on channel, payload
+-- "GSEQ SESSION_ID" (GSEQ: the session's last new event); and returns the
+-- ids that name no session (their events are not stored).
+CREATE FUNCTION append_events(ids text[], times bigint[], kinds text[], datas text[], channel text)
+RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE
+    base bigint;
+    n bigint;
+BEGIN
+    SELECT c.last INTO base FROM event_counter c FOR UPDATE;
+    WITH v AS (
+        SELECT * FROM unnest(ids, times, kinds, datas) WITH ORDINALITY AS v(id, t, k, d, o)
+    ), s AS (
+        SELECT s.id, s.pk, COALESCE((SELECT max(e.seq) FROM events e WHERE e.session_pk = s.pk), 0) AS last_seq
+        FROM sessions s WHERE s.id IN (SELECT DISTINCT v.id FROM v)
+    ), r AS (
+        SELECT s.pk, v.id, v.t, v.k, v.d,
+            s.last_seq + row_number() OVER (PARTITION BY v.id ORDER BY v.o) AS seq,
+            row_number() OVER (ORDER BY v.o) AS g
+        FROM v JOIN s ON s.id = v.id
+    ), ins AS (
+        INSERT INTO events (gseq, session_pk, seq, time, kind, data)
+        SELECT base + r.g, r.pk, r.seq, r.t, r.k, r.d::json FROM r
+        RETURNING gseq, session_pk
+    ), notes AS (
+        SELECT pg_notify(channel, max(ins.gseq) || ' ' || s.id) FROM ins JOIN sessions s ON s.pk = ins.session_pk GROUP BY s.id
+    )
+    SELECT count(*) INTO n FROM notes;
+    SELECT count(*) INTO n FROM events e WHERE e.gseq > base;
+    UPDATE event_counter SET last = base + n;
+    RETURN QUERY SELECT DISTINCT u.id FROM unnest(ids) AS u(id) WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = u.id);
+END
+$$;
