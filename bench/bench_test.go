@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -45,9 +46,11 @@ func openStore(b *testing.B, kind string) session.Store {
 		if OpenPostgres == nil {
 			b.Skip("pending: package session/postgres is not available (set bench.OpenPostgres in postgres.go)")
 		}
-		// A fresh schema; commits wait for the disk, as by default.
+		// A fresh schema; commits wait for the disk, as by default
+		// (BENCH_PG_SYNC=off: they do not, to see what the disk costs).
 		name, _ := pgtest.Schema(b)
-		st, err := OpenPostgres(pgtest.WithParam(pgtest.URL(b), "synchronous_commit", os.Getenv("BENCH_PG_SYNC")), name)
+		sync := cmp.Or(os.Getenv("BENCH_PG_SYNC"), "on")
+		st, err := OpenPostgres(pgtest.WithParam(pgtest.URL(b), "synchronous_commit", sync), name)
 		if err != nil {
 			b.Fatal(err)
 		}
