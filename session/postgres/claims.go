@@ -46,6 +46,96 @@ func (o *owner) close() {
 	}
 }
 
+// watchOwner checks the owner connection every interval until the store
+// closes. When it was lost (the network, a server restart, an operator),
+// this store's claims stopped counting and another store may have taken
+// some over: that is logged as an error, and the connection is made
+// again, with the same lock key when it is still free (the claims no
+// other store took count again), else a new one.
+func (s *Store) watchOwner(interval time.Duration) {
+	defer close(s.ownerDone)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	lost := false
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), interval)
+		err := s.own.check(ctx)
+		if err != nil && !lost {
+			lost = true
+			s.log.Error("session store: lost the connection that holds this process's claims; other processes may take them over until it is back",
+				"db", s.url, "err", redact(err, s.password))
+		}
+		cancel()
+		if err != nil {
+			ctx, cancel = context.WithTimeout(context.Background(), s.connCfg.ConnectTimeout+10*time.Second)
+			if err = s.reown(ctx); err == nil {
+				lost = false
+				s.log.Warn("session store: the connection that holds this process's claims is back", "db", s.url)
+			}
+		}
+		cancel()
+	}
+}
+
+// check pings the owner connection.
+func (o *owner) check(ctx context.Context) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.conn == nil {
+		return errors.New("no owner connection")
+	}
+	return o.conn.Ping(ctx)
+}
+
+// reown connects a new owner connection and takes the store's lock key
+// again, or a new one (recorded in instances) when another store holds it.
+func (s *Store) reown(ctx context.Context) error {
+	conn, err := pgx.ConnectConfig(ctx, s.connCfg.Copy())
+	if err != nil {
+		return err
+	}
+	o := s.own
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	key, got := o.key, false
+	for range 100 {
+		if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1, $2)`, lockClass, key).Scan(&got); err != nil {
+			conn.Close(context.Background())
+			return err
+		}
+		if got {
+			break
+		}
+		key = randomKey()
+	}
+	if !got {
+		conn.Close(context.Background())
+		return errors.New("no free advisory lock key for this store")
+	}
+	if key != o.key {
+		if _, err := s.pool.Exec(ctx, `UPDATE instances SET lock_key = $2 WHERE id = $1`, s.instance, key); err != nil {
+			conn.Close(context.Background())
+			return err
+		}
+	}
+	// A store that took this one for dead dropped its row: write it again.
+	if _, err := s.pool.Exec(ctx, `INSERT INTO instances (id, lock_key, pid, host, started_at) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (id) DO NOTHING`, s.instance, key, os.Getpid(), s.host, time.Now().UnixNano()); err != nil {
+		conn.Close(context.Background())
+		return err
+	}
+	if o.conn != nil {
+		o.conn.Close(context.Background())
+	}
+	o.conn, o.key = conn, key
+	return nil
+}
+
 // backendPID is the server process of the owner connection (tests end it).
 func (o *owner) backendPID() uint32 {
 	o.mu.Lock()

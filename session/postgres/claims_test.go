@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentpool/agentpool/internal/pgtest"
 	"github.com/agentpool/agentpool/session"
+	"github.com/agentpool/agentpool/session/postgres"
 )
 
 // Claims hold between stores (processes): one's claim refuses the
@@ -54,7 +55,8 @@ func TestClaimsAcrossStores(t *testing.T) {
 // store takes the session over.
 func TestClaimTakenOverWhenOwnerDies(t *testing.T) {
 	name, _ := pgtest.Schema(t)
-	a, b := openIn(t, name), openIn(t, name)
+	// a does not make its owner connection again within the test.
+	a, b := openWith(t, postgres.Options{Schema: name, OwnerCheck: time.Hour}), openIn(t, name)
 	ctx := context.Background()
 	if err := a.CreateSession(ctx, session.Session{ID: "ses_1"}); err != nil {
 		t.Fatal(err)
@@ -80,5 +82,28 @@ func TestClaimTakenOverWhenOwnerDies(t *testing.T) {
 	}
 	if err := a.Claim(ctx, "ses_1"); !errors.Is(err, session.ErrRunning) {
 		t.Fatalf("a.Claim after b took over = %v", err)
+	}
+}
+
+// A store whose owner connection was lost makes it again (Options.
+// OwnerCheck): its claims, which nobody took meanwhile, count again.
+func TestOwnerConnectionRestored(t *testing.T) {
+	name, _ := pgtest.Schema(t)
+	a, b := openWith(t, postgres.Options{Schema: name, OwnerCheck: 50 * time.Millisecond}), openIn(t, name)
+	ctx := context.Background()
+	if err := a.Claim(ctx, "ses_1"); err != nil {
+		t.Fatal(err)
+	}
+	old := a.OwnerBackendPID()
+	pgtest.Exec(t, `SELECT pg_terminate_backend($1)`, int64(old))
+	deadline := time.Now().Add(20 * time.Second)
+	for a.OwnerBackendPID() == old {
+		if time.Now().After(deadline) {
+			t.Fatal("the owner connection was not made again")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := b.Claim(ctx, "ses_1"); !errors.Is(err, session.ErrRunning) {
+		t.Fatalf("b.Claim after a's owner connection is back = %v", err)
 	}
 }

@@ -33,6 +33,9 @@ type Options struct {
 	// ConnectTimeout bounds each connection attempt when the URL does not
 	// set connect_timeout. Default 10s.
 	ConnectTimeout time.Duration
+	// OwnerCheck is how often the store checks the connection that holds
+	// its owner lock, and makes it again when it was lost. Default 5s.
+	OwnerCheck time.Duration
 }
 
 // Store is the PostgreSQL session.Store. Use Open.
@@ -47,7 +50,8 @@ type Store struct {
 	instance string // this store's id in the instances table
 	host     string
 
-	own *owner // the connection that holds this store's advisory lock
+	own       *owner        // the connection that holds this store's advisory lock
+	ownerDone chan struct{} // closed when watchOwner returns
 
 	appends appender
 	notify  notifier
@@ -115,6 +119,9 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	if opts.ConnectTimeout <= 0 {
 		opts.ConnectTimeout = 10 * time.Second
 	}
+	if opts.OwnerCheck <= 0 {
+		opts.OwnerCheck = 5 * time.Second
+	}
 	cfg, err := pgxpool.ParseConfig(rawURL)
 	if err != nil {
 		// pgx's parse errors redact the password; say where anyway.
@@ -169,6 +176,8 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 		pool.Close()
 		return fail(err)
 	}
+	s.ownerDone = make(chan struct{})
+	go s.watchOwner(opts.OwnerCheck)
 	return s, nil
 }
 
@@ -233,6 +242,7 @@ func (s *Store) Close() error {
 		s.closed = true
 		s.mu.Unlock()
 		close(s.done)
+		<-s.ownerDone
 		s.notify.stop()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()

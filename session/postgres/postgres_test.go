@@ -26,7 +26,12 @@ func open(t *testing.T) *postgres.Store {
 // openIn opens another store on the schema (another "process").
 func openIn(t *testing.T, schema string) *postgres.Store {
 	t.Helper()
-	st, err := postgres.Open(context.Background(), pgtest.URL(t), postgres.Options{Schema: schema})
+	return openWith(t, postgres.Options{Schema: schema})
+}
+
+func openWith(t *testing.T, opts postgres.Options) *postgres.Store {
+	t.Helper()
+	st, err := postgres.Open(context.Background(), pgtest.URL(t), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
