@@ -17,7 +17,8 @@ import (
 
 // A run on PostgreSQL (storage.url) is listed, drawn as a tree and
 // replayed by `sessions` commands of other processes (--db URL) while it
-// runs, and completes as on SQLite.
+// runs; cancelled (SIGINT), it ends every session, and its replay is the
+// stream its consumer saw.
 func TestPostgresSessionsWhileRunning(t *testing.T) {
 	_, db := pgtest.Schema(t)
 	dir := t.TempDir()
@@ -32,7 +33,7 @@ agents:
       turns:
         - tool_calls: [{name: task, args: {agent_or_team: helper, prompt: "Help slowly."}}]
         - "lead done"
-  helper: {model: {type: scripted, delay: 100ms, turns: ["`+strings.Repeat("word ", 300)+`"]}}
+  helper: {model: {type: scripted, delay: 100ms, turns: ["`+strings.Repeat("word ", 1000)+`"]}}
 `), 0o644)
 	run := exec.Command(cliBinary(t), "run", "-c", manifest, "--output", "jsonl", "go")
 	run.Dir = dir
@@ -94,16 +95,19 @@ agents:
 		t.Fatalf("sessions events of the running child (exit %d):\n%s%s", evs.code, evs.stdout, evs.stderr)
 	}
 
+	if err := run.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
 	for sc.Scan() {
 		live.WriteString(sc.Text() + "\n")
 	}
-	if err := run.Wait(); err != nil {
-		t.Fatalf("run: %v\n%s", err, stderr.String())
+	if err := run.Wait(); run.ProcessState.ExitCode() != 130 {
+		t.Fatalf("cancelled run: %v, want exit 130\n%s", err, stderr.String())
 	}
 	_, _, _, all = treeOf(t, dir, db, root)
 	for _, s := range all {
-		if s.Status != session.StatusCompleted {
-			t.Errorf("%s (%s) is %s after the run", s.AgentName, s.ID, s.Status)
+		if s.Status != session.StatusAborted {
+			t.Errorf("%s (%s) is %s after the cancelled run", s.AgentName, s.ID, s.Status)
 		}
 	}
 	rep := runCLI(t, dir, "sessions", "events", "--db", db, "--json", "--tree", root)
