@@ -68,8 +68,11 @@ test-node: build test-deps
 # with -benchmem; writes BENCHMARKS.md (figures, commands, machine). Raw
 # outputs go to bin/bench/. BENCHTIME=2000x or 3s to change the run length.
 BENCHTIME ?= 1s
+# BenchmarkDelegatedCall/store=postgres runs on the server of
+# tests/pg/start.sh (skipped when it cannot start one).
 bench:
-	$(GO) run ./internal/benchreport -go "$(GO)" -benchtime=$(BENCHTIME) -o BENCHMARKS.md -raw bin/bench
+	@pg="$${AGENTPOOL_TEST_POSTGRES:-$$(tests/pg/start.sh || true)}"; \
+	AGENTPOOL_TEST_POSTGRES="$$pg" $(GO) run ./internal/benchreport -go "$(GO)" -benchtime=$(BENCHTIME) -o BENCHMARKS.md -raw bin/bench
 
 # fuzz: every fuzz target, one after another, each for FUZZTIME (a Go
 # duration, or Nx for N inputs). Their seed corpora (f.Add and the files
