@@ -54,25 +54,33 @@ func (o *owner) close() {
 // other store took count again), else a new one.
 func (s *Store) watchOwner(interval time.Duration) {
 	defer close(s.ownerDone)
+	// Ending a call by its context closes a pgx connection: a ping must
+	// not give up before the server could answer on a busy machine, or
+	// it would drop the lock itself. Close cancels what is under way.
+	base, stop := context.WithCancel(context.Background())
+	defer stop()
+	go func() {
+		<-s.done
+		stop()
+	}()
+	limit := s.connCfg.ConnectTimeout + 10*time.Second
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	lost := false
 	for {
 		select {
-		case <-s.done:
+		case <-base.Done():
 			return
 		case <-t.C:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), interval)
+		ctx, cancel := context.WithTimeout(base, limit)
 		err := s.own.check(ctx)
-		if err != nil && !lost {
-			lost = true
-			s.log.Error("session store: lost the connection that holds this process's claims; other processes may take them over until it is back",
-				"db", s.url, "err", redact(err, s.password))
-		}
-		cancel()
-		if err != nil {
-			ctx, cancel = context.WithTimeout(context.Background(), s.connCfg.ConnectTimeout+10*time.Second)
+		if err != nil && base.Err() == nil {
+			if !lost {
+				lost = true
+				s.log.Error("session store: lost the connection that holds this process's claims; other processes may take them over until it is back",
+					"db", s.url, "err", redact(err, s.password))
+			}
 			if err = s.reown(ctx); err == nil {
 				lost = false
 				s.log.Warn("session store: the connection that holds this process's claims is back", "db", s.url)

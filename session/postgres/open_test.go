@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"net"
 	"net/url"
 	"strings"
 	"sync"
@@ -109,4 +110,42 @@ func passwordOf(t *testing.T, u string) string {
 		t.Skip("the test server's URL has no password")
 	}
 	return pw
+}
+
+// A server that accepts connections and never answers (a hung server, a
+// wrong port that happens to listen) fails Open within the connect
+// timeout.
+func TestOpenSilentServer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var conns []net.Conn
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				for _, c := range conns {
+					c.Close()
+				}
+				return
+			}
+			conns = append(conns, c) // read nothing, say nothing
+		}
+	}()
+	start := time.Now()
+	_, err = postgres.Open(context.Background(), "postgres://u:s3cret-pw@"+ln.Addr().String()+"/db?sslmode=disable", postgres.Options{ConnectTimeout: 500 * time.Millisecond})
+	d := time.Since(start)
+	ln.Close()
+	<-done
+	if err == nil {
+		t.Fatal("Open of a silent server succeeded")
+	}
+	t.Logf("after %v: %v", d, err)
+	if d > 10*time.Second || strings.Contains(err.Error(), "s3cret-pw") || !strings.Contains(err.Error(), "timeout") {
+		t.Errorf("Open of a silent server: %v after %v", err, d)
+	}
 }
