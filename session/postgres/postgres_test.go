@@ -42,3 +42,33 @@ func openWith(t *testing.T, opts postgres.Options) *postgres.Store {
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) session.Store { return open(t) })
 }
+
+// A panic in an update function is raised in the caller, changes nothing
+// and leaves neither a lock nor an open transaction behind.
+func TestUpdatePanics(t *testing.T) {
+	st := open(t)
+	ctx := context.Background()
+	if err := st.CreateSession(ctx, session.Session{ID: "ses_1", Title: "before"}); err != nil {
+		t.Fatal(err)
+	}
+	for range 10 { // more than the pool's connections: none is left in a transaction
+		func() {
+			defer func() {
+				if recover() != "boom" {
+					t.Fatal("the panic was not raised again")
+				}
+			}()
+			st.UpdateSession(ctx, "ses_1", func(s *session.Session) {
+				s.Title = "changed"
+				panic("boom")
+			})
+		}()
+	}
+	if err := st.UpdateSession(ctx, "ses_1", func(s *session.Session) { s.Cost = 1 }); err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.GetSession(ctx, "ses_1")
+	if err != nil || got.Title != "before" || got.Cost != 1 {
+		t.Fatalf("after the panics: %+v, %v", got, err)
+	}
+}

@@ -146,12 +146,33 @@ func (s *Store) UpdateSession(ctx context.Context, id string, fn func(*session.S
 	if s.isClosed() {
 		return session.ErrClosed
 	}
-	tx, err := s.pool.Begin(ctx)
+	// Two round trips: BEGIN with the locking read, then the write with
+	// COMMIT (pgx sends a batch at once). Until COMMIT succeeded the
+	// transaction is rolled back on the way out, a panic in fn included.
+	c, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return s.wrap(err)
 	}
-	defer tx.Rollback(context.WithoutCancel(ctx))
-	cur, err := scanSession(tx.QueryRow(ctx, `SELECT `+sessionColumns+` FROM sessions WHERE id = $1 FOR NO KEY UPDATE`, id))
+	defer c.Release()
+	open := false
+	defer func() {
+		if open {
+			c.Exec(context.WithoutCancel(ctx), `ROLLBACK`)
+		}
+	}()
+	b := &pgx.Batch{}
+	b.Queue(`BEGIN`)
+	b.Queue(`SELECT `+sessionColumns+` FROM sessions WHERE id = $1 FOR NO KEY UPDATE`, id)
+	br := c.SendBatch(ctx, b)
+	_, err = br.Exec()
+	open = err == nil
+	var cur session.Session
+	if err == nil {
+		cur, err = scanSession(br.QueryRow())
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return notFound(id)
 	}
@@ -171,12 +192,16 @@ func (s *Store) UpdateSession(ctx context.Context, id string, fn func(*session.S
 		return fmt.Errorf("postgres: session %s: %w", id, err)
 	}
 	args = append(args, s.instance, id)
-	if _, err := tx.Exec(ctx, `UPDATE sessions SET depth = $1, agent_name = $2, source_type = $3, title = $4, status = $5, stop_reason = $6,
+	b = &pgx.Batch{}
+	b.Queue(`UPDATE sessions SET depth = $1, agent_name = $2, source_type = $3, title = $4, status = $5, stop_reason = $6,
 		created_at = $7, updated_at = $8, usage = $9::json, cost = $10, total_usage = $11::json, total_cost = $12, duration_ms = $13,
-		metadata = $14::json, owner = $15 WHERE id = $16`, args...); err != nil {
+		metadata = $14::json, owner = $15 WHERE id = $16`, args...)
+	b.Queue(`COMMIT`)
+	if err := c.SendBatch(ctx, b).Close(); err != nil {
 		return s.wrap(err)
 	}
-	return s.wrap(tx.Commit(ctx))
+	open = false
+	return nil
 }
 
 // ListSessions implements session.Store.
