@@ -37,7 +37,10 @@
 //     (pg_locks). Claim checks the session's ancestors and descendants and
 //     adds its row in one transaction that locks the claims table against
 //     other claimants; a dead store's claims and row are dropped there.
-//     Release deletes the row; Close deletes the store's claims.
+//     Release deletes the row; Close deletes the store's claims. A store
+//     that loses its owner connection logs an error and makes it again
+//     (Options.OwnerCheck), taking its lock back: its claims that nobody
+//     took meanwhile count again.
 //   - Notices (SubscribeEvents): appends NOTIFY on a channel of the schema
 //     in their transaction, payload "GSEQ SESSION_ID". A store has one
 //     listening connection, started by the first subscription, shared by
