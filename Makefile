@@ -39,8 +39,14 @@ test-deps:
 		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium; \
 		else sudo apt-get update -qq && sudo apt-get install -y -qq chromium; fi; }
 
+# The PostgreSQL tests (session/postgres, cmd/agentpool) use the server
+# tests/pg/start.sh starts (Debian's postgresql, installed when missing),
+# each in a schema of its own; AGENTPOOL_TEST_POSTGRES set in the
+# environment wins (another server). Unset, they skip, except under
+# CI=true, where they fail.
 test-go: test-deps
-	AGENTPOOL_MCP_NODE_MODULES="$(CURDIR)/tests/mcp/node_modules" $(GO) test -race -count=1 $(PKGS)
+	@pg="$${AGENTPOOL_TEST_POSTGRES:-$$(tests/pg/start.sh)}" || { echo "tests/pg/start.sh failed"; exit 1; }; \
+	AGENTPOOL_TEST_POSTGRES="$$pg" AGENTPOOL_MCP_NODE_MODULES="$(CURDIR)/tests/mcp/node_modules" $(GO) test -race -count=1 $(PKGS)
 
 # npm_install installs a test directory's packages from its lock file:
 # npm ci, except where the directory has a file .npm-install-platform: its
@@ -66,8 +72,11 @@ test-node: build test-deps
 # with -benchmem; writes BENCHMARKS.md (figures, commands, machine). Raw
 # outputs go to bin/bench/. BENCHTIME=2000x or 3s to change the run length.
 BENCHTIME ?= 1s
+# BenchmarkDelegatedCall/store=postgres runs on the server of
+# tests/pg/start.sh (skipped when it cannot start one).
 bench:
-	$(GO) run ./internal/benchreport -go "$(GO)" -benchtime=$(BENCHTIME) -o BENCHMARKS.md -raw bin/bench
+	@pg="$${AGENTPOOL_TEST_POSTGRES:-$$(tests/pg/start.sh || true)}"; \
+	AGENTPOOL_TEST_POSTGRES="$$pg" $(GO) run ./internal/benchreport -go "$(GO)" -benchtime=$(BENCHTIME) -o BENCHMARKS.md -raw bin/bench
 
 # fuzz: every fuzz target, one after another, each for FUZZTIME (a Go
 # duration, or Nx for N inputs). Their seed corpora (f.Add and the files

@@ -1,8 +1,10 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"sync/atomic"
@@ -10,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/internal/pgtest"
 	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/session/memory"
 )
@@ -39,6 +42,20 @@ func openStore(b *testing.B, kind string) session.Store {
 		}
 		b.Cleanup(func() { _ = st.Close() })
 		return st
+	case "postgres":
+		if OpenPostgres == nil {
+			b.Skip("pending: package session/postgres is not available (set bench.OpenPostgres in postgres.go)")
+		}
+		// A fresh schema; commits wait for the disk, as by default
+		// (BENCH_PG_SYNC=off: they do not, to see what the disk costs).
+		name, _ := pgtest.Schema(b)
+		sync := cmp.Or(os.Getenv("BENCH_PG_SYNC"), "on")
+		st, err := OpenPostgres(pgtest.WithParam(pgtest.URL(b), "synchronous_commit", sync), name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = st.Close() })
+		return st
 	}
 	b.Fatalf("unknown store %q", kind)
 	return nil
@@ -46,9 +63,10 @@ func openStore(b *testing.B, kind string) session.Store {
 
 // BenchmarkDelegatedCall is one delegated call: parent -> ask_worker ->
 // worker (own child session, full lifecycle) -> parent answers; every event
-// consumed. The pool is built once and reused.
+// consumed. The pool is built once and reused. store=postgres needs the
+// server of AGENTPOOL_TEST_POSTGRES (tests/pg/start.sh), else it skips.
 func BenchmarkDelegatedCall(b *testing.B) {
-	for _, kind := range storeKinds() {
+	for _, kind := range append(storeKinds(), "postgres") {
 		b.Run("store="+kind, func(b *testing.B) {
 			d, err := NewDelegated(openStore(b, kind))
 			if err != nil {

@@ -51,6 +51,10 @@ func (c *Counter) Reset() { *c = Counter{} }
 // only has to drop sqlite.go.
 var OpenSQLite func(path string) (session.Store, error)
 
+// OpenPostgres opens the PostgreSQL session store of package
+// session/postgres at url, its tables in schema (set in postgres.go).
+var OpenPostgres func(url, schema string) (session.Store, error)
+
 // ---------------------------------------------------------------------------
 // Delegated call
 

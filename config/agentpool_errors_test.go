@@ -83,11 +83,11 @@ func TestAgentPoolErrors(t *testing.T) {
 				`agentpool.yaml:2: agents.a.inherits: inheritance cycle: b -> a -> b`,
 				`agentpool.yaml:3: agents.b.inherits: inheritance cycle: a -> b -> a`,
 			}},
-		{"connections and storage", "agents:\n  a:\n    model: test\n    connections: [{type: node, name: a, connection_type: context}, {type: file, path: x.log}]\nstorage:\n  providers: [{type: sql, url: \"postgresql://db/x\"}]\n",
+		{"connections and storage", "agents:\n  a:\n    model: test\n    connections: [{type: node, name: a, connection_type: context}, {type: file, path: x.log}]\nstorage:\n  providers: [{type: sql, url: \"mysql://u:pw@db/x\"}]\n",
 			[]string{
 				`agentpool.yaml:4: agents.a.connections[0].connection_type: connection_type "context" is not supported: agentpool forwards by running the target (run)`,
 				`agentpool.yaml:4: agents.a.connections[1]: file connections are not supported: agentpool stores every session (see agentpool sessions show ID)`,
-				`agentpool.yaml:6: storage.providers[0].url: only SQLite databases are supported (sqlite:///FILE), got "postgresql://db/x"`,
+				`agentpool.yaml:6: storage.providers[0].url: only SQLite (sqlite:///FILE) and PostgreSQL (postgresql://...) databases are supported, got "mysql://u:xxxxx@db/x"`,
 			}},
 		{"top-level AgentPool keys", "file_agents: {x: x.md}\nteam_mode: {enabled: true}\nagents:\n  a: {model: test}\n",
 			[]string{

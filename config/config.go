@@ -244,6 +244,10 @@ type Team struct {
 // Storage is `storage:`.
 type Storage struct {
 	Path string // as written; see Manifest.ResolvePath
+	// URL is a PostgreSQL database (storage.url, or an AgentPool sql
+	// provider's PostgreSQL URL): postgres://user:password@host:port/db.
+	// At most one of Path and URL is set.
+	URL string
 }
 
 // Hooks is `hooks:`.

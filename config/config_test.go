@@ -576,6 +576,10 @@ func TestErrors(t *testing.T) {
 			}},
 		{"limits not a mapping", ok + "limits: 5\n",
 			[]string{`agentpool.yaml:3: limits: expected a mapping, got 5`}},
+		{"storage url not postgres", ok + "storage: {url: \"mysql://u:pw@h/db\"}\n",
+			[]string{`agentpool.yaml:3: storage.url: expected a postgres:// or postgresql:// URL, got "mysql://u:xxxxx@h/db" (a SQLite database is storage.path)`}},
+		{"storage path and url", ok + "storage: {path: a.db, url: \"postgres://h/db\"}\n",
+			[]string{`agentpool.yaml:3: storage.url: storage.path is set too: use one of them`}},
 		{"storage and hooks values", ok + "storage: {path: [x]}\nhooks:\n  settings: [a.json, \"\", {b: c}]\n",
 			[]string{
 				`agentpool.yaml:3: storage.path: expected a string, got a list`,
@@ -907,6 +911,10 @@ func TestStorageAndHooks(t *testing.T) {
 		{"list of settings paths", "hooks:\n  settings:\n    - a.json\n    - ../b.json\n",
 			Storage{}, Hooks{Settings: []string{"a.json", "../b.json"}}},
 		{"nulls", "storage:\nhooks:\n  settings:\n", Storage{}, Hooks{}},
+		{"postgres url", "storage: {url: \"postgres://u:p@db:5432/ap?sslmode=disable\"}\n",
+			Storage{URL: "postgres://u:p@db:5432/ap?sslmode=disable"}, Hooks{}},
+		{"postgresql provider", "storage:\n  providers: [{type: sql, url: \"postgresql+asyncpg://u@db/ap\"}, {type: memory}]\n",
+			Storage{URL: "postgresql://u@db/ap"}, Hooks{}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

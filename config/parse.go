@@ -21,7 +21,7 @@ var (
 	callKeys    = []string{"name", "args"}
 	workerKeys  = []string{"name", "type", "pass_message_history", "reset_history_on_run"}
 	teamKeys    = []string{"mode", "members", "shared_prompt", "description", "require_all"}
-	storageKeys = []string{"path"}
+	storageKeys = []string{"path", "url"}
 	hooksKeys   = []string{"settings"}
 	limitsKeys  = []string{"max_depth", "max_children", "max_spawns", "spawn_timeout", "max_turns"}
 
@@ -154,6 +154,18 @@ func (p *parser) manifest(m *Manifest, root *yaml.Node) {
 		sf, _ := p.object(e.val, "storage", append(slices.Clip(storageKeys), agentPoolStorageKeys...))
 		if se, ok := sf["path"]; ok {
 			m.Storage.Path = p.str(se.val, "storage.path")
+		}
+		if ue, ok := sf["url"]; ok && !isNull(ue.val) {
+			u := p.str(ue.val, "storage.url")
+			switch {
+			case u == "":
+			case !isPostgresURL(u):
+				p.add(ue.val.Line, "storage.url", "expected a postgres:// or postgresql:// URL, got %q (a SQLite database is storage.path)", redactURL(u))
+			case m.Storage.Path != "":
+				p.add(ue.val.Line, "storage.url", "storage.path is set too: use one of them")
+			default:
+				m.Storage.URL = u
+			}
 		}
 		p.agentPoolStorage(&m.Storage, sf)
 	}

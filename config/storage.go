@@ -4,6 +4,7 @@
 package config
 
 import (
+	"net/url"
 	"strings"
 )
 
@@ -19,15 +20,17 @@ var storageProviderKeys = []string{
 	"log_messages", "log_conversations", "log_commands", "log_context", "agents",
 }
 
-// agentPoolStorage maps AgentPool's storage providers onto Storage.Path:
-// the first `sql` provider with a SQLite URL gives the database file
-// (sqlite:///rel.db, sqlite:////abs.db; sqlite:// or :memory: keep
-// nothing), a `memory` provider or `session_store: memory` gives
+// agentPoolStorage maps AgentPool's storage providers onto Storage.Path
+// and Storage.URL: the first `sql` provider gives the database, a file
+// for a SQLite URL (sqlite:///rel.db, sqlite:////abs.db; sqlite:// or
+// :memory: keep nothing), Storage.URL for a PostgreSQL one
+// (postgresql://..., with SQLAlchemy's driver suffix, +asyncpg or
+// +psycopg, dropped), a `memory` provider or `session_store: memory` gives
 // ":memory:". Text and file logs are warned about: agentpool's log is the
 // session store itself (agentpool sessions show|events). Switches that
 // turn logging off cannot be honoured and are warned about too.
 func (p *parser) agentPoolStorage(m *Storage, f map[string]entry) {
-	hasPath := m.Path != ""
+	hasPath := m.Path != "" || m.URL != ""
 	if e, ok := f["providers"]; ok {
 		set := false
 		for i, c := range p.list(e.val, "storage.providers") {
@@ -42,7 +45,7 @@ func (p *parser) agentPoolStorage(m *Storage, f map[string]entry) {
 				continue
 			}
 			typ, _ := p.word(te.val, ip+".type")
-			path := ""
+			path, pgURL := "", ""
 			switch typ {
 			case "sql":
 				url := "sqlite:///history.db" // AgentPool's default
@@ -50,12 +53,15 @@ func (p *parser) agentPoolStorage(m *Storage, f map[string]entry) {
 					url = p.str(ue.val, ip+".url")
 				}
 				var ok bool
+				if pgURL, ok = postgresURL(url); ok {
+					break
+				}
 				if path, ok = sqlitePath(url); !ok {
 					at := te.val
 					if ue, ok := pf["url"]; ok {
 						at = ue.val
 					}
-					p.add(at.Line, ip+".url", "only SQLite databases are supported (sqlite:///FILE), got %q", url)
+					p.add(at.Line, ip+".url", "only SQLite (sqlite:///FILE) and PostgreSQL (postgresql://...) databases are supported, got %q", redactURL(url))
 					continue
 				}
 			case "memory":
@@ -69,11 +75,11 @@ func (p *parser) agentPoolStorage(m *Storage, f map[string]entry) {
 			}
 			switch {
 			case hasPath:
-				p.add(c.Line, ip, "storage.path is set: use either path or an sql/memory provider")
+				p.add(c.Line, ip, "storage.path or storage.url is set: use either it or an sql/memory provider")
 			case set:
 				p.warn(c.Line, ip, "ignored: agentpool stores sessions in one database (the first sql or memory provider)")
 			default:
-				m.Path, set = path, true
+				m.Path, m.URL, set = path, pgURL, true
 			}
 		}
 	}
@@ -81,7 +87,7 @@ func (p *parser) agentPoolStorage(m *Storage, f map[string]entry) {
 		if v, ok := p.word(e.val, "storage.session_store"); ok {
 			switch v {
 			case "memory":
-				if m.Path == "" {
+				if m.Path == "" && m.URL == "" {
 					m.Path = ":memory:"
 				}
 			case "sql":
@@ -120,6 +126,39 @@ func sqlitePath(url string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// isPostgresURL reports whether u names a PostgreSQL database.
+func isPostgresURL(u string) bool {
+	l := strings.ToLower(u)
+	return strings.HasPrefix(l, "postgres://") || strings.HasPrefix(l, "postgresql://")
+}
+
+// postgresURL returns the postgresql:// URL of a PostgreSQL URL as
+// AgentPool (SQLAlchemy) writes it: postgresql+asyncpg://... and
+// postgresql+psycopg://... name a driver, which is dropped.
+func postgresURL(u string) (string, bool) {
+	scheme, rest, ok := strings.Cut(u, "://")
+	if !ok {
+		return "", false
+	}
+	base, _, _ := strings.Cut(strings.ToLower(scheme), "+")
+	if base != "postgres" && base != "postgresql" {
+		return "", false
+	}
+	return base + "://" + rest, true
+}
+
+// redactURL hides the password of a URL in a message.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.User == nil {
+		return s
+	}
+	if _, has := u.User.Password(); has {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
 }
 
 // Observability is AgentPool's `observability:` block: a tracing backend

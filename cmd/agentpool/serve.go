@@ -55,7 +55,7 @@ type poolFlags struct {
 
 func (f *poolFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&f.config, "config", "c", "", "manifest file (default ./agentpool.yaml, else the built-in demo)")
-	cmd.Flags().StringVar(&f.db, "db", "", "session database path, or :memory: (default: storage.path, else the user data directory)")
+	cmd.Flags().StringVar(&f.db, "db", "", "session database: a path, :memory:, or a postgres:// URL (default: storage.path or storage.url, else the user data directory)")
 	f.registerTools(cmd)
 }
 

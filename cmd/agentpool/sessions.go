@@ -67,7 +67,7 @@ func newSessionsCmd() *cobra.Command {
 	}
 	pf := cmd.PersistentFlags()
 	pf.StringVarP(&f.config, "config", "c", "", "manifest whose storage.path names the database (default ./agentpool.yaml when present)")
-	pf.StringVar(&f.db, "db", "", "session database path, or :memory: (default: storage.path, else the user data directory)")
+	pf.StringVar(&f.db, "db", "", "session database: a path, :memory:, or a postgres:// URL (default: storage.path or storage.url, else the user data directory)")
 	cmd.AddCommand(newSessionsListCmd(&f), newSessionsTreeCmd(&f), newSessionsShowCmd(&f), newSessionsEventsCmd(&f), newSessionsDeleteCmd(&f))
 	return cmd
 }

@@ -393,6 +393,9 @@ func TestStorePath(t *testing.T) {
 	check("", nil, filepath.Join(dir, "home", ".local", "share", "agentpool", "agentpool.db"))
 	mm, _ := config.Parse("m.yaml", []byte("agents:\n  a:\n    model: test\nstorage:\n  path: \":memory:\"\n"))
 	check("", mm, memoryDB)
+	pg, _ := config.Parse("m.yaml", []byte("agents:\n  a:\n    model: test\nstorage:\n  url: \"postgres://h/db\"\n"))
+	check("", pg, "postgres://h/db")
+	check("postgresql://other/db", pg, "postgresql://other/db")
 
 	// openStore: the memory store for :memory:, SQLite (directory created) otherwise.
 	st, err := openStore(":memory:", nil)

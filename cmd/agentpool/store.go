@@ -14,6 +14,7 @@ import (
 	"github.com/agentpool/agentpool/hook/command"
 	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/session/memory"
+	"github.com/agentpool/agentpool/session/postgres"
 	"github.com/agentpool/agentpool/session/sqlite"
 )
 
@@ -21,8 +22,9 @@ import (
 const memoryDB = ":memory:"
 
 // openStore opens the session store: --db wins over the manifest's
-// storage.path (relative to the manifest's directory), else the database in
-// the user's data directory. ":memory:" keeps nothing on disk.
+// storage.path (relative to the manifest's directory) or storage.url, else
+// the database in the user's data directory. ":memory:" keeps nothing on
+// disk; a postgres:// or postgresql:// URL is a PostgreSQL database.
 func openStore(dbFlag string, m *config.Manifest) (session.Store, error) {
 	path, err := storePath(dbFlag, m)
 	if err != nil {
@@ -31,10 +33,19 @@ func openStore(dbFlag string, m *config.Manifest) (session.Store, error) {
 	if path == memoryDB {
 		return memory.New(), nil
 	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	if postgres.IsURL(path) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		st, err := postgres.Open(ctx, path, postgres.Options{Logger: log})
+		if err != nil {
+			return nil, fmt.Errorf("session database: %w", err)
+		}
+		return command.CleanTranscripts(st, postgresTranscripts(), false), nil
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("session database: %w", err)
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	st, err := sqlite.Open(path, sqlite.Options{Logger: log})
 	if err != nil {
 		return nil, err
@@ -48,6 +59,17 @@ func openStore(dbFlag string, m *config.Manifest) (session.Store, error) {
 // data directory by default).
 func transcriptsDir(db string) string { return filepath.Join(filepath.Dir(db), "transcripts") }
 
+// postgresTranscripts is where the transcripts of the sessions of a
+// PostgreSQL database are written: files are per machine, so in the
+// user's data directory, as for the default database.
+func postgresTranscripts() string {
+	db, err := defaultDBPath()
+	if err != nil {
+		return filepath.Join(os.TempDir(), "agentpool-transcripts")
+	}
+	return transcriptsDir(db)
+}
+
 // openPoolStore opens the store of a pool and says where its sessions'
 // transcripts go: next to the database, or, for an in-memory store, in a
 // temporary directory that closing the store removes.
@@ -59,6 +81,9 @@ func openPoolStore(dbFlag string, m *config.Manifest) (session.Store, string, er
 	st, err := openStore(dbFlag, m)
 	if err != nil {
 		return nil, "", err
+	}
+	if postgres.IsURL(path) {
+		return st, postgresTranscripts(), nil
 	}
 	if path != memoryDB {
 		return st, transcriptsDir(path), nil
@@ -81,11 +106,14 @@ func closeHooks(reg *hook.Registry) {
 	}
 }
 
-// storePath is the database openStore opens.
+// storePath is the database openStore opens: a file path, ":memory:" or
+// a PostgreSQL URL.
 func storePath(dbFlag string, m *config.Manifest) (string, error) {
 	switch {
 	case dbFlag != "":
 		return dbFlag, nil
+	case m != nil && m.Storage.URL != "":
+		return m.Storage.URL, nil
 	case m != nil && m.Storage.Path == memoryDB:
 		return memoryDB, nil
 	case m != nil && m.Storage.Path != "":

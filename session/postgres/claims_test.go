@@ -1,0 +1,109 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/agentpool/agentpool/internal/pgtest"
+	"github.com/agentpool/agentpool/session"
+	"github.com/agentpool/agentpool/session/postgres"
+)
+
+// Claims hold between stores (processes): one's claim refuses the
+// other's on the line, a release frees it, and a store's claims end with
+// it (Close).
+func TestClaimsAcrossStores(t *testing.T) {
+	name, _ := pgtest.Schema(t)
+	a, b := openIn(t, name), openIn(t, name)
+	ctx := context.Background()
+	for _, s := range []session.Session{{ID: "ses_root"}, {ID: "ses_kid", ParentID: "ses_root", Depth: 1}, {ID: "ses_other"}} {
+		if err := a.CreateSession(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := a.Claim(ctx, "ses_kid"); err != nil {
+		t.Fatal(err)
+	}
+	var re *session.RunningError
+	if err := b.Claim(ctx, "ses_root"); !errors.As(err, &re) || re.Claimed != "ses_kid" || re.Owner.Since.IsZero() {
+		t.Fatalf("b.Claim(ses_root) = %v, want refused for ses_kid", err)
+	}
+	if err := b.Claim(ctx, "ses_other"); err != nil {
+		t.Fatalf("an unrelated session: %v", err)
+	}
+	if err := a.Release(ctx, "ses_kid"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Claim(ctx, "ses_root"); err != nil {
+		t.Fatalf("after release: %v", err)
+	}
+	if err := a.Claim(ctx, "ses_kid"); !errors.Is(err, session.ErrRunning) {
+		t.Fatalf("a.Claim(ses_kid) under b's claim on its parent = %v", err)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Claim(ctx, "ses_kid"); err != nil {
+		t.Fatalf("after the holder closed: %v", err)
+	}
+}
+
+// A claim whose store lost its owner connection (the process died, the
+// network went away: here pg_terminate_backend) no longer counts: another
+// store takes the session over.
+func TestClaimTakenOverWhenOwnerDies(t *testing.T) {
+	name, _ := pgtest.Schema(t)
+	// a does not make its owner connection again within the test.
+	a, b := openWith(t, postgres.Options{Schema: name, OwnerCheck: time.Hour}), openIn(t, name)
+	ctx := context.Background()
+	if err := a.CreateSession(ctx, session.Session{ID: "ses_1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Claim(ctx, "ses_1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Claim(ctx, "ses_1"); !errors.Is(err, session.ErrRunning) {
+		t.Fatalf("b.Claim while a lives = %v", err)
+	}
+	pgtest.Exec(t, `SELECT pg_terminate_backend($1)`, int64(a.OwnerBackendPID()))
+	// The server releases the lock once the backend has exited.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		err := b.Claim(ctx, "ses_1")
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, session.ErrRunning) || time.Now().After(deadline) {
+			t.Fatalf("b.Claim after a's owner connection ended = %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := a.Claim(ctx, "ses_1"); !errors.Is(err, session.ErrRunning) {
+		t.Fatalf("a.Claim after b took over = %v", err)
+	}
+}
+
+// A store whose owner connection was lost makes it again (Options.
+// OwnerCheck): its claims, which nobody took meanwhile, count again.
+func TestOwnerConnectionRestored(t *testing.T) {
+	name, _ := pgtest.Schema(t)
+	a, b := openWith(t, postgres.Options{Schema: name, OwnerCheck: 50 * time.Millisecond}), openIn(t, name)
+	ctx := context.Background()
+	if err := a.Claim(ctx, "ses_1"); err != nil {
+		t.Fatal(err)
+	}
+	old := a.OwnerBackendPID()
+	pgtest.Exec(t, `SELECT pg_terminate_backend($1)`, int64(old))
+	deadline := time.Now().Add(20 * time.Second)
+	for a.OwnerBackendPID() == old {
+		if time.Now().After(deadline) {
+			t.Fatal("the owner connection was not made again")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := b.Claim(ctx, "ses_1"); !errors.Is(err, session.ErrRunning) {
+		t.Fatalf("b.Claim after a's owner connection is back = %v", err)
+	}
+}

@@ -1,0 +1,287 @@
+// Event logs and conversations: appends and reads.
+
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/model"
+	"github.com/agentpool/agentpool/session"
+)
+
+// appendReq is one AppendEvents call waiting for its commit.
+type appendReq struct {
+	sid   string
+	at    int64
+	kinds []string
+	datas []string
+	done  chan error
+}
+
+// appender commits the appends of this store's goroutines. Appends
+// serialize on the event_counter row (see commit), so a commit per call
+// would make concurrent appenders queue for one another's commits; instead
+// the first caller to find no commit under way commits everything queued
+// meanwhile in one transaction (group commit), and every caller gets its
+// own result.
+type appender struct {
+	mu      sync.Mutex
+	queue   []*appendReq
+	writing bool
+}
+
+func (a *appender) init() {}
+
+// AppendEvents implements session.Store. It returns once the events are
+// committed (with their seq and GlobalSeq) and their notice sent.
+func (s *Store) AppendEvents(ctx context.Context, sessionID string, evs ...event.Event) error {
+	if s.isClosed() {
+		return session.ErrClosed
+	}
+	r := &appendReq{sid: sessionID, at: time.Now().UnixNano(), kinds: make([]string, len(evs)), datas: make([]string, len(evs)), done: make(chan error, 1)}
+	for i, e := range evs {
+		b, err := event.Marshal(e)
+		if err != nil {
+			return fmt.Errorf("postgres: session %s: %w", sessionID, err)
+		}
+		r.kinds[i], r.datas[i] = string(e.Kind()), string(b)
+	}
+	if len(evs) == 0 {
+		ok, err := s.exists(ctx, sessionID)
+		if err == nil && !ok {
+			err = notFound(sessionID)
+		}
+		return err
+	}
+	a := &s.appends
+	a.mu.Lock()
+	a.queue = append(a.queue, r)
+	if a.writing {
+		a.mu.Unlock()
+		return <-r.done // the committing caller commits it
+	}
+	a.writing = true
+	for len(a.queue) > 0 {
+		batch := a.queue
+		a.queue = nil
+		a.mu.Unlock()
+		// The batch carries other callers' events: the caller's ctx
+		// ending must not cancel them.
+		s.commit(context.WithoutCancel(ctx), batch)
+		a.mu.Lock()
+	}
+	a.writing = false
+	a.mu.Unlock()
+	return <-r.done
+}
+
+// commit writes a batch of appends with one call of the append_events
+// function (migrations/0001_init.sql), one round trip that commits, and
+// answers each. The function locks the event_counter row until the
+// commit: appends from every process on the database commit one at a
+// time, in the order of the GlobalSeq they were given, so a reader that
+// saw GlobalSeq n has seen every event numbered below n. An append to a
+// session that does not exist (any more) fails with ErrNotFound, alone (a
+// session is deleted under the same lock, so it cannot vanish in
+// between). The NOTIFY of each session, payload "GSEQ SESSION_ID", goes
+// out on commit.
+func (s *Store) commit(ctx context.Context, batch []*appendReq) {
+	var ids, kinds, datas []string
+	var times []int64
+	for _, r := range batch {
+		for range r.kinds {
+			ids, times = append(ids, r.sid), append(times, r.at)
+		}
+		kinds, datas = append(kinds, r.kinds...), append(datas, r.datas...)
+	}
+	rows, err := s.pool.Query(ctx, `SELECT * FROM append_events($1::text[], $2::bigint[], $3::text[], $4::text[], $5)`,
+		ids, times, kinds, datas, s.channel)
+	var missing []string
+	if err == nil {
+		missing, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	}
+	if err != nil {
+		err = s.wrap(err)
+		for _, r := range batch {
+			r.done <- err
+		}
+		return
+	}
+	for _, r := range batch {
+		if slices.Contains(missing, r.sid) {
+			r.done <- notFound(r.sid)
+		} else {
+			r.done <- nil
+		}
+	}
+}
+
+// Events implements session.Store.
+func (s *Store) Events(ctx context.Context, sessionID string, afterSeq int64) ([]session.Record, error) {
+	if s.isClosed() {
+		return nil, session.ErrClosed
+	}
+	rows, err := s.pool.Query(ctx, `SELECT e.gseq, e.seq, e.time, e.data::text FROM sessions s JOIN events e ON e.session_pk = s.pk
+		WHERE s.id = $1 AND e.seq > $2 ORDER BY e.seq`, sessionID, afterSeq)
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	defer rows.Close()
+	var out []session.Record
+	for rows.Next() {
+		var (
+			r    = session.Record{SessionID: sessionID}
+			t    int64
+			data string
+		)
+		if err := rows.Scan(&r.GlobalSeq, &r.Seq, &t, &data); err != nil {
+			return nil, s.wrap(err)
+		}
+		r.Time = fromUnixNano(t)
+		if r.Event, err = event.Decode([]byte(data)); err != nil {
+			return nil, fmt.Errorf("session %s event %d: %w", sessionID, r.Seq, err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap(err)
+	}
+	if len(out) == 0 {
+		if ok, err := s.exists(ctx, sessionID); err != nil {
+			return nil, err
+		} else if !ok {
+			return nil, notFound(sessionID)
+		}
+	}
+	return out, nil
+}
+
+// AppendMessages implements session.Store: one transaction, committed
+// before it returns.
+func (s *Store) AppendMessages(ctx context.Context, sessionID string, msgs ...session.Message) error {
+	if s.isClosed() {
+		return session.ErrClosed
+	}
+	var (
+		ids, agents, roles, parts []string
+		synth                     []bool
+		created                   []int64
+	)
+	for _, m := range msgs {
+		p := m.Parts
+		if p == nil {
+			p = []model.Part{}
+		}
+		b, err := json.Marshal(p)
+		if err != nil {
+			return fmt.Errorf("postgres: session %s: message %s: %w", sessionID, m.ID, err)
+		}
+		ids, agents, roles, parts = append(ids, m.ID), append(agents, m.AgentName), append(roles, string(m.Role)), append(parts, string(b))
+		synth, created = append(synth, m.Synthetic), append(created, unixNano(m.CreatedAt))
+	}
+	var pk int64
+	err := s.pool.QueryRow(ctx, `SELECT pk FROM sessions WHERE id = $1`, sessionID).Scan(&pk)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return notFound(sessionID)
+	}
+	if err != nil || len(msgs) == 0 {
+		return s.wrap(err)
+	}
+	// WITH ORDINALITY keeps the messages in order (pk follows it).
+	_, err = s.pool.Exec(ctx, `INSERT INTO messages (id, session_pk, agent_name, role, synthetic, created_at, parts)
+		SELECT i, $1, a, r, y, c, p::json FROM unnest($2::text[], $3::text[], $4::text[], $5::bool[], $6::bigint[], $7::text[])
+			WITH ORDINALITY AS v(i, a, r, y, c, p, o) ORDER BY o`,
+		pk, ids, agents, roles, synth, created, parts)
+	if pgCode(err) == codeForeignKeyViolation {
+		return notFound(sessionID) // deleted meanwhile
+	}
+	return s.wrap(err)
+}
+
+// Messages implements session.Store.
+func (s *Store) Messages(ctx context.Context, sessionID string) ([]session.Message, error) {
+	if s.isClosed() {
+		return nil, session.ErrClosed
+	}
+	rows, err := s.pool.Query(ctx, `SELECT m.id, m.agent_name, m.role, m.synthetic, m.created_at, m.parts::text
+		FROM sessions s JOIN messages m ON m.session_pk = s.pk WHERE s.id = $1 ORDER BY m.pk`, sessionID)
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	defer rows.Close()
+	var out []session.Message
+	for rows.Next() {
+		var (
+			m           = session.Message{SessionID: sessionID}
+			role, parts string
+			created     int64
+		)
+		if err := rows.Scan(&m.ID, &m.AgentName, &role, &m.Synthetic, &created, &parts); err != nil {
+			return nil, s.wrap(err)
+		}
+		m.Role, m.CreatedAt = model.Role(role), fromUnixNano(created)
+		if err := json.Unmarshal([]byte(parts), &m.Parts); err != nil {
+			return nil, fmt.Errorf("session %s message %s: parts: %w", sessionID, m.ID, err)
+		}
+		out = append(out, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap(err)
+	}
+	if len(out) == 0 {
+		if ok, err := s.exists(ctx, sessionID); err != nil {
+			return nil, err
+		} else if !ok {
+			return nil, notFound(sessionID)
+		}
+	}
+	return out, nil
+}
+
+// EventsAfter returns up to limit events of every session with GlobalSeq
+// > afterGlobalSeq, in GlobalSeq order (limit <= 0: no limit). Since
+// GlobalSeq is also the commit order, a follower that reads again from
+// the last GlobalSeq it saw never misses an event committed later.
+func (s *Store) EventsAfter(ctx context.Context, afterGlobalSeq int64, limit int) ([]session.Record, error) {
+	if s.isClosed() {
+		return nil, session.ErrClosed
+	}
+	q := `SELECT s.id, e.gseq, e.seq, e.time, e.data::text FROM events e JOIN sessions s ON s.pk = e.session_pk
+		WHERE e.gseq > $1 ORDER BY e.gseq`
+	args := []any{afterGlobalSeq}
+	if limit > 0 {
+		q += ` LIMIT $2`
+		args = append(args, limit)
+	}
+	rows, err := s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	defer rows.Close()
+	var out []session.Record
+	for rows.Next() {
+		var (
+			r    session.Record
+			t    int64
+			data string
+		)
+		if err := rows.Scan(&r.SessionID, &r.GlobalSeq, &r.Seq, &t, &data); err != nil {
+			return nil, s.wrap(err)
+		}
+		r.Time = fromUnixNano(t)
+		if r.Event, err = event.Decode([]byte(data)); err != nil {
+			return nil, fmt.Errorf("session %s event %d: %w", r.SessionID, r.Seq, err)
+		}
+		out = append(out, r)
+	}
+	return out, s.wrap(rows.Err())
+}
