@@ -14,13 +14,13 @@ import (
 // duration and token usage for model calls, and agentpool's own for
 // sessions, cost and tool calls. A nil *instruments records nothing.
 type instruments struct {
-	started   metric.Int64Counter
-	ended     metric.Int64Counter
-	sessionD  metric.Float64Histogram
-	cost      metric.Float64Counter
-	opDur     metric.Float64Histogram
-	tokens    metric.Int64Histogram
-	toolDur   metric.Float64Histogram
+	started  metric.Int64Counter
+	ended    metric.Int64Counter
+	sessionD metric.Float64Histogram
+	cost     metric.Float64Counter
+	opDur    metric.Float64Histogram
+	tokens   metric.Int64Histogram
+	toolDur  metric.Float64Histogram
 }
 
 // The buckets of the GenAI conventions for operation durations (seconds)
