@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/internal/otelpool/otelpooltest"
 	"github.com/agentpool/agentpool/pool"
 )
 
@@ -53,16 +54,16 @@ func TestNestedSpanTree(t *testing.T) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	defer tp.Shutdown(context.Background())
 	res := runNested(t, tp)
-	spans := fromSDK(rec.Ended())
-	got, err := render(spans)
+	spans := otelpooltest.FromSDK(rec.Ended())
+	got, err := otelpooltest.Render(spans)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The root session span names the run's session as agent and
 	// conversation.
 	for _, s := range spans {
-		if s.parent == "" && (s.attrs["gen_ai.agent.id"] != res.SessionID || s.attrs["gen_ai.conversation.id"] != res.SessionID) {
-			t.Errorf("root span ids %v, want the session %s", s.attrs, res.SessionID)
+		if s.Root() && (s.Attr("gen_ai.agent.id") != res.SessionID || s.Attr("gen_ai.conversation.id") != res.SessionID) {
+			t.Errorf("root span %s: ids %s, %s, want the session %s", s.Name(), s.Attr("gen_ai.agent.id"), s.Attr("gen_ai.conversation.id"), res.SessionID)
 		}
 	}
 	golden(t, filepath.Join("testdata", "nested.golden"), got)

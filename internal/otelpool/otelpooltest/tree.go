@@ -1,4 +1,8 @@
-package otelpool_test
+// Package otelpooltest renders a run's exported spans as a stable text
+// tree, for golden tests: from the SDK's in-memory recorder (FromSDK) or an
+// OTLP export request (FromOTLP), so that both are checked against the
+// same golden file.
+package otelpooltest
 
 import (
 	"fmt"
@@ -8,12 +12,11 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/trace"
 )
 
-// span is what the tree checks of one exported span, whichever way it was
+// Span is what the tree checks of one exported span, whichever way it was
 // exported (the SDK's in-memory recorder or OTLP).
-type span struct {
+type Span struct {
 	name     string
 	kind     string
 	id       string // span id, hex
@@ -22,13 +25,14 @@ type span struct {
 	status   string // "", "error"
 	start    int64  // unix nanos
 	attrs    map[string]string
-	children []*span
+	children []*Span
 }
 
-func fromSDK(ro []sdktrace.ReadOnlySpan) []*span {
-	out := make([]*span, 0, len(ro))
+// FromSDK converts what the SDK recorded.
+func FromSDK(ro []sdktrace.ReadOnlySpan) []*Span {
+	out := make([]*Span, 0, len(ro))
 	for _, s := range ro {
-		sp := &span{
+		sp := &Span{
 			name: s.Name(), kind: strings.TrimPrefix(s.SpanKind().String(), "SpanKind"),
 			id: s.SpanContext().SpanID().String(), traceID: s.SpanContext().TraceID().String(),
 			start: s.StartTime().UnixNano(), attrs: map[string]string{},
@@ -61,18 +65,18 @@ var idKeys = map[string]string{
 	"gen_ai.tool.call.id": "call",
 }
 
-// render builds the tree from the spans' parent links and renders it one
+// Render builds the tree from the spans' parent links and renders it one
 // span a line, indented by depth: children of a team (its members, which
 // run in parallel) in name order, others in start order. Ids are
 // normalised and times left out, so that the text is the same every run.
 // It fails on spans of several traces, several roots or a parent that was
 // not exported.
-func render(spans []*span) (string, error) {
-	byID := map[string]*span{}
+func Render(spans []*Span) (string, error) {
+	byID := map[string]*Span{}
 	for _, s := range spans {
 		byID[s.id] = s
 	}
-	var roots []*span
+	var roots []*Span
 	traces := map[string]bool{}
 	for _, s := range spans {
 		traces[s.traceID] = true
@@ -93,8 +97,8 @@ func render(spans []*span) (string, error) {
 	ids := map[string]string{}
 	counts := map[string]int{}
 	var b strings.Builder
-	var walk func(s *span, depth int)
-	walk = func(s *span, depth int) {
+	var walk func(s *Span, depth int)
+	walk = func(s *Span, depth int) {
 		b.WriteString(strings.Repeat("  ", depth))
 		fmt.Fprintf(&b, "%s [%s]", s.name, s.kind)
 		if s.status != "" {
@@ -120,7 +124,7 @@ func render(spans []*span) (string, error) {
 		}
 		b.WriteString("\n")
 		byName := s.attrs["gen_ai.operation.name"] == "invoke_workflow"
-		slices.SortStableFunc(s.children, func(x, y *span) int {
+		slices.SortStableFunc(s.children, func(x, y *Span) int {
 			if byName {
 				return strings.Compare(x.name, y.name)
 			}
@@ -134,4 +138,17 @@ func render(spans []*span) (string, error) {
 	return b.String(), nil
 }
 
-var _ = trace.SpanKindInternal
+// Name is the span's name.
+func (s *Span) Name() string { return s.name }
+
+// Root reports whether the span has no parent in the trace.
+func (s *Span) Root() bool { return s.parent == "" }
+
+// Attr is the span's attribute k, rendered.
+func (s *Span) Attr(k string) string { return s.attrs[k] }
+
+// TraceID is the span's trace id, hex.
+func (s *Span) TraceID() string { return s.traceID }
+
+// ParentID is the span's parent span id, hex ("" for none).
+func (s *Span) ParentID() string { return s.parent }
