@@ -82,7 +82,7 @@ func TestModelAndToolSpans(t *testing.T) {
 		for _, s := range spans {
 			a := map[string]string{"status": s.Status().Code.String()}
 			for _, kv := range s.Attributes() {
-				a[string(kv.Key)] = kv.Value.Emit()
+				a[string(kv.Key)] = kv.Value.String()
 			}
 			got[s.Name()] = a
 		}

@@ -55,7 +55,7 @@ func value(v attribute.Value) string {
 	if v.Type() == attribute.STRINGSLICE {
 		return strings.Join(v.AsStringSlice(), ",")
 	}
-	return v.Emit()
+	return v.String()
 }
 
 // idKeys are the attributes whose values are ids, normalised to the order
