@@ -3,6 +3,8 @@ package otelpool_test
 import (
 	"context"
 	"flag"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"testing"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/event/eventtest"
 	"github.com/agentpool/agentpool/internal/otelpool/otelpooltest"
 	"github.com/agentpool/agentpool/pool"
 )
@@ -22,26 +25,42 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // runNested runs examples/nested.yaml (its scripted and test models: no
-// network) on a pool traced into rec.
-func runNested(t testing.TB, tp *sdktrace.TracerProvider) pool.RunResult {
+// network) on a pool traced by tp (nil: not traced) and returns how it
+// ended and how many events of each kind its stream had, after checking
+// the stream's invariants.
+func runNested(t testing.TB, tp *sdktrace.TracerProvider) (pool.RunResult, map[string]int) {
 	t.Helper()
 	m, err := config.Load(filepath.Join("..", "..", "examples", "nested.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := pool.New(m, pool.Options{TracerProvider: tp})
+	opts := pool.Options{}
+	if tp != nil {
+		opts.TracerProvider = tp
+	}
+	p, err := pool.New(m, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	res, err := p.RunSink(context.Background(), pool.RunRequest{Prompt: "Write a note about nested teams"}, event.SinkFunc(func(event.Event) {}))
+	sink, events := eventtest.Collect()
+	res, err := p.RunSink(context.Background(), pool.RunRequest{Prompt: "Write a note about nested teams"}, sink)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Result.StopReason != event.StopCompleted {
 		t.Fatalf("run ended %s: %v", res.Result.StopReason, res.Result.Err)
 	}
-	return res
+	evs := events()
+	if err := eventtest.CheckInvariants(res.SessionID, evs); err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, e := range evs {
+		_, inner := event.Unwrap(res.SessionID, e)
+		kinds[fmt.Sprintf("%T", inner)]++
+	}
+	return res, kinds
 }
 
 // TestNestedSpanTree checks the span tree of the nested example against
@@ -53,7 +72,11 @@ func TestNestedSpanTree(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	defer tp.Shutdown(context.Background())
-	res := runNested(t, tp)
+	res, kinds := runNested(t, tp)
+	// Tracing observes: the stream is the one an untraced run has.
+	if _, plain := runNested(t, nil); !maps.Equal(kinds, plain) {
+		t.Errorf("events of a traced run %v, of an untraced one %v", kinds, plain)
+	}
 	spans := otelpooltest.FromSDK(rec.Ended())
 	got, err := otelpooltest.Render(spans)
 	if err != nil {

@@ -115,7 +115,7 @@ func Setup(ctx context.Context, obs config.Observability) (*Providers, error) {
 		}
 		exp, err := autoexport.NewSpanExporter(ctx, opts...)
 		if err != nil {
-			return nil, fmt.Errorf("traces exporter: %w", err)
+			return nil, fmt.Errorf("traces exporter (OTEL_TRACES_EXPORTER=%q): %w", os.Getenv("OTEL_TRACES_EXPORTER"), err)
 		}
 		p.tp = sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
 	}
@@ -127,7 +127,7 @@ func Setup(ctx context.Context, obs config.Observability) (*Providers, error) {
 		r, err := autoexport.NewMetricReader(ctx, opts...)
 		if err != nil {
 			p.Shutdown(ctx)
-			return nil, fmt.Errorf("metrics exporter: %w", err)
+			return nil, fmt.Errorf("metrics exporter (OTEL_METRICS_EXPORTER=%q): %w", os.Getenv("OTEL_METRICS_EXPORTER"), err)
 		}
 		p.mp = sdkmetric.NewMeterProvider(sdkmetric.WithReader(r), sdkmetric.WithResource(res))
 	}
