@@ -89,11 +89,17 @@ type Delegated struct {
 // NewDelegated builds the pool of the delegated call once. store nil means
 // a fresh in-memory store.
 func NewDelegated(store session.Store) (*Delegated, error) {
+	return NewDelegatedWith(pool.Options{Store: store})
+}
+
+// NewDelegatedWith is NewDelegated with the pool's options (a store, a
+// tracer provider).
+func NewDelegatedWith(opts pool.Options) (*Delegated, error) {
 	m, err := config.Parse("delegated.yaml", []byte(DelegatedYAML))
 	if err != nil {
 		return nil, err
 	}
-	p, err := pool.New(m, pool.Options{Store: store})
+	p, err := pool.New(m, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -173,9 +173,10 @@ type Observability struct {
 
 var observabilityTypes = []string{"logfire", "langsmith", "agentops", "arize", "custom"}
 
-// observability reads the block. Nothing exports traces yet, so a block
-// that enables a provider is warned about; the values are kept for the
-// tracing integration.
+// observability reads the block. A custom provider's endpoint and headers
+// are where `run` and `serve` export OTLP traces and metrics (the OTEL_*
+// variables win; see internal/otelpool.Setup); a hosted provider (logfire,
+// ...) is kept but warned about, since nothing exports to it.
 func (p *parser) observability(e entry, path string) Observability {
 	o := Observability{Enabled: true}
 	f, ok := p.object(e.val, path, []string{"enabled", "provider"})
@@ -217,8 +218,12 @@ func (p *parser) observability(e entry, path string) Observability {
 			}
 		}
 	}
-	if o.Enabled {
-		p.warn(e.line(), path, "accepted but not exported yet: agentpool has no tracing backend (the %s settings are kept)", typ)
+	switch {
+	case !o.Enabled:
+	case typ == "custom" && o.Endpoint == "":
+		p.warn(e.line(), path, "a custom provider without an endpoint exports nothing (give endpoint: the OTLP endpoint, or set OTEL_EXPORTER_OTLP_ENDPOINT)")
+	case typ != "custom":
+		p.warn(e.line(), path, "accepted but not exported: agentpool exports OTLP (a custom provider's endpoint, or the OTEL_* variables; see docs/tracing.md), not to %s", typ)
 	}
 	return o
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentpool/agentpool/agent"
 	"github.com/agentpool/agentpool/config"
+	"github.com/agentpool/agentpool/internal/otelpool"
 	"github.com/agentpool/agentpool/model"
 	"github.com/agentpool/agentpool/processor"
 	"github.com/agentpool/agentpool/session/memory"
@@ -175,6 +176,13 @@ func build(cfg Config, opts Options, m *config.Manifest) (*Pool, error) {
 		opts.Logger.Warn("manifest: " + w.String())
 	}
 	p := &Pool{manifest: m, store: opts.Store, proc: opts.Processor, nodes: map[string]spawn.Node{}, log: opts.Logger, builtins: b}
+	if p.obs, err = otelpool.New(opts.TracerProvider, opts.MeterProvider, otelpool.Options{}); err != nil {
+		b.close()
+		return nil, err
+	}
+	if p.obs != nil {
+		p.traced = map[string]spawn.Node{}
+	}
 	if err := p.makeNodes(cfg, opts); err != nil {
 		b.close()
 		return nil, err
@@ -202,7 +210,7 @@ func (p *Pool) makeNodes(cfg Config, opts Options) error {
 		},
 		Lifecycle: lifecycle,
 		Logger:    opts.Logger,
-		Lookup:    func(name string) (spawn.Node, bool) { n, ok := p.nodes[name]; return n, ok },
+		Lookup:    p.lookup,
 		Names:     func() []string { return p.order },
 	})
 	descriptions := cfg.descriptions()
@@ -210,6 +218,9 @@ func (p *Pool) makeNodes(cfg Config, opts Options) error {
 	add := func(n spawn.Node) {
 		p.nodes[n.Name()] = n
 		p.order = append(p.order, n.Name())
+		if p.traced != nil {
+			p.traced[n.Name()] = p.obs.Node(n)
+		}
 	}
 	for _, a := range cfg.Agents {
 		tools := append([]tool.Tool(nil), a.Tools...)
@@ -231,8 +242,8 @@ func (p *Pool) makeNodes(cfg Config, opts Options) error {
 		}
 		toolsets := append(append([]tool.Toolset(nil), a.Toolsets...), p.builtins.mcpToolsets(cfg.MCPServers, a.MCPServers)...)
 		ag, err := agent.New(agent.Config{
-			Name: a.Name, Description: a.Description, SystemPrompt: p.systemPrompt(a), Model: a.Model,
-			Tools: tools, Toolsets: toolsets, MaxTurns: maxTurns, MaxResponseBytes: a.MaxResponseBytes, Hooks: agentHooks, Output: a.Output,
+			Name: a.Name, Description: a.Description, SystemPrompt: p.systemPrompt(a), Model: p.obs.Model(a.Model),
+			Tools: p.obs.Tools(tools), Toolsets: p.obs.Toolsets(toolsets), MaxTurns: maxTurns, MaxResponseBytes: a.MaxResponseBytes, Hooks: agentHooks, Output: a.Output,
 		})
 		if err != nil {
 			errs = append(errs, err)
@@ -255,6 +266,17 @@ func (p *Pool) makeNodes(cfg Config, opts Options) error {
 		add(n)
 	}
 	return errors.Join(errs...)
+}
+
+// lookup finds the node the runtime runs by name: the traced one when the
+// pool traces its runs.
+func (p *Pool) lookup(name string) (spawn.Node, bool) {
+	if p.traced != nil {
+		n, ok := p.traced[name]
+		return n, ok
+	}
+	n, ok := p.nodes[name]
+	return n, ok
 }
 
 // descriptions maps every node name of cfg to its description (for the

@@ -8,11 +8,15 @@ import (
 	"log/slog"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/agentpool/agentpool/agent"
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/id"
 	"github.com/agentpool/agentpool/internal/detach"
+	"github.com/agentpool/agentpool/internal/otelpool"
 	"github.com/agentpool/agentpool/model"
 	"github.com/agentpool/agentpool/processor"
 	"github.com/agentpool/agentpool/session"
@@ -44,6 +48,13 @@ type Options struct {
 	// server that shows the session tree watches it with its own
 	// processor.Projection (Pool.Processor).
 	Processor *processor.Processor
+	// TracerProvider and MeterProvider, when set, trace the pool's runs
+	// and record their metrics with OpenTelemetry (see docs/tracing.md):
+	// a span per session, model call and tool call, nested like the
+	// session tree. With neither, nothing is instrumented and runs cost
+	// what they did without them.
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
 }
 
 // SessionHooks is implemented by an Options.Hooks value that observes
@@ -80,6 +91,11 @@ type Pool struct {
 	sessions    SessionHooks // nil: none
 	rootHooks   agent.Hooks  // the user's prompt of a root run that is not an agent's (rootNode); nil: none
 	builtins    *builtins
+	// obs makes the runs' spans and metrics (nil: none); traced holds the
+	// nodes it decorates, which the runtime runs (nodes keeps the
+	// undecorated ones, which Node returns).
+	obs    *otelpool.Observer
+	traced map[string]spawn.Node
 }
 
 // ErrUnknownNode is returned for a run of a node the pool does not have.
@@ -190,7 +206,7 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 		}
 		p.sessions.SessionStart(spawn.WithInvocation(ctx, inv), sess, source)
 	}
-	end := p.rt.RunRoot(ctx, p.rootNode(node), inv, now)
+	end := p.rt.RunRoot(ctx, p.obs.Node(p.rootNode(node)), inv, now)
 	if p.sessions != nil {
 		p.sessions.SessionEnd(spawn.WithInvocation(detach.Context(ctx), inv), sess, end.Result.StopReason)
 	}

@@ -46,6 +46,8 @@ type Invocation struct {
 	Runtime *Runtime
 	// ToolCallID is the parent's tool call that spawned this session, if any.
 	ToolCallID string
+	// Mechanism is how a child session was spawned ("" for a root run).
+	Mechanism event.Mechanism
 
 	run     *runState // the root's rootRun, shared by the whole tree
 	rootRun runState

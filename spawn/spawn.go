@@ -92,7 +92,7 @@ func Spawn(ctx context.Context, parent *Invocation, req Request) (Child, error) 
 	// that changes its history afterwards changes nothing the child sees.
 	inv := &Invocation{
 		Session: child, RunID: id.AscendingAt(id.Run, now), Prompt: req.Prompt, History: model.CloneMessages(req.History),
-		Runtime: rt, ToolCallID: req.ToolCallID, run: parent.run,
+		Runtime: rt, ToolCallID: req.ToolCallID, Mechanism: req.Mechanism, run: parent.run,
 	}
 	// The wrapper reads the child's record from the invocation: nothing a
 	// node does changes inv.Session (the store keeps the live record).

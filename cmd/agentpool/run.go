@@ -72,10 +72,11 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 	warnings := &warningWriter{w: cmd.ErrOrStderr()}
 	defer warnings.release()
 	log := slog.New(slog.NewTextHandler(warnings, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	p, err := openPool(f.poolFlags, pool.Options{Hooks: reg, Logger: log})
+	p, shutdown, err := openPool(f.poolFlags, pool.Options{Hooks: reg, Logger: log})
 	if err != nil {
 		return err
 	}
+	defer shutdown() // last: flushes the spans of every run
 	defer p.Close()
 	defer closeHooks(reg) // first: background hooks still record into the store
 

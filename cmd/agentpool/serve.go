@@ -10,10 +10,12 @@ import (
 	"path"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/hook"
 	"github.com/agentpool/agentpool/hook/command"
+	"github.com/agentpool/agentpool/internal/otelpool"
 	"github.com/agentpool/agentpool/pool"
 	"github.com/agentpool/agentpool/server/httpsec"
 	"github.com/spf13/cobra"
@@ -81,8 +83,11 @@ func applyAllow(m *config.Manifest, patterns []string) error {
 	return nil
 }
 
-// openPool loads the manifest, opens the store and builds the pool. The
-// caller closes the pool (which flushes and closes the store).
+// openPool loads the manifest, opens the store and builds the pool, traced
+// when the OTEL_* environment or the manifest's observability block asks
+// for it (docs/tracing.md). The caller closes the pool (which flushes and
+// closes the store), then calls the returned func, which flushes and stops
+// the tracing (a no-op without it).
 //
 // Hooks: the manifest's tool_approval policies and the command hooks of
 // hooks.settings are installed on opts.Hooks when it is a *hook.Registry
@@ -92,19 +97,30 @@ func applyAllow(m *config.Manifest, patterns []string) error {
 // Transcripts of the sessions (the hooks' transcript_path) are written
 // next to the session database, or in a temporary directory that goes
 // with an in-memory store.
-func openPool(f poolFlags, opts pool.Options) (*pool.Pool, error) {
+func openPool(f poolFlags, opts pool.Options) (*pool.Pool, func(), error) {
+	p, tel, err := openPoolTelemetry(f, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, func() { shutdownTelemetry(tel, opts.Logger) }, nil
+}
+
+// openPoolTelemetry is openPool with the OpenTelemetry providers that the
+// OTEL_* environment and the manifest's observability block ask for (nil:
+// none), given to the pool.
+func openPoolTelemetry(f poolFlags, opts pool.Options) (*pool.Pool, *otelpool.Providers, error) {
 	m, err := loadManifest(f.config)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := applyAllow(m, f.allow); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if opts.Workspace == "" {
 		opts.Workspace = f.workspace
 	}
 	if err := config.CheckFiles(manifestName(f.config), m); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	reg, _ := opts.Hooks.(*hook.Registry)
 	if opts.Hooks == nil {
@@ -113,21 +129,41 @@ func openPool(f poolFlags, opts pool.Options) (*pool.Pool, error) {
 	}
 	st, transcripts, err := openPoolStore(f.db, m)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if reg != nil {
 		if err := command.Install(reg, m, command.Options{Logger: opts.Logger, TranscriptDir: transcripts}); err != nil {
 			st.Close()
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	opts.Store = st
+	tel, err := otelpool.Setup(context.Background(), m.Observability)
+	if err != nil {
+		st.Close()
+		return nil, nil, fmt.Errorf("tracing: %w", err)
+	}
+	opts.TracerProvider, opts.MeterProvider = tel.TracerProvider(), tel.MeterProvider()
 	p, err := pool.New(m, opts)
 	if err != nil {
 		st.Close()
-		return nil, err
+		shutdownTelemetry(tel, opts.Logger)
+		return nil, nil, err
 	}
-	return p, nil
+	return p, tel, nil
+}
+
+// shutdownTelemetry flushes and stops the providers, waiting at most 5 s
+// for an exporter that does not answer.
+func shutdownTelemetry(tel *otelpool.Providers, log *slog.Logger) {
+	if tel == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := tel.Shutdown(ctx); err != nil && log != nil {
+		log.Warn("tracing: flush at exit", "err", err)
+	}
 }
 
 // httpFlags are the flags the HTTP servers (agui, opencode) share: where
@@ -178,10 +214,11 @@ func serveHTTP(cmd *cobra.Command, f poolFlags, h httpFlags, name string,
 		return fmt.Errorf("--max-conns must be at least 1, got %d", h.maxConns)
 	}
 	reg := hook.New(hook.Options{Logger: logger})
-	p, err := openPool(f, pool.Options{Logger: logger, Hooks: reg})
+	p, shutdown, err := openPool(f, pool.Options{Logger: logger, Hooks: reg})
 	if err != nil {
 		return err
 	}
+	defer shutdown() // last: flushes the spans of every run
 	defer p.Close()
 	defer closeHooks(reg) // first: background hooks still record into the store
 

@@ -48,10 +48,11 @@ func serveACP(cmd *cobra.Command, f poolFlags, agent string) error {
 	// to the editor, and a session's SessionStart and SessionEnd hooks run
 	// once per ACP session.
 	reg := hook.New(hook.Options{Logger: log})
-	p, err := openPool(f, pool.Options{Logger: log, Hooks: reg})
+	p, shutdown, err := openPool(f, pool.Options{Logger: log, Hooks: reg})
 	if err != nil {
 		return err
 	}
+	defer shutdown() // last: flushes the spans of every prompt
 	srv, err := acp.New(acp.Options{Pool: p, Agent: agent, Logger: log, Version: version})
 	if err != nil {
 		p.Close()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentpool/agentpool/agent"
 	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/internal/otelpool"
 	"github.com/agentpool/agentpool/pool"
 	"github.com/agentpool/agentpool/session"
 )
@@ -21,6 +22,7 @@ func (c *conn) prompt(reqID json.RawMessage, params json.RawMessage) *rpcError {
 	var p struct {
 		SessionID string          `json:"sessionId"`
 		Prompt    *[]contentBlock `json:"prompt"`
+		Meta      map[string]any  `json:"_meta"`
 	}
 	if err := decodeParams(params, &p); err != nil {
 		return err
@@ -39,7 +41,12 @@ func (c *conn) prompt(reqID json.RawMessage, params json.RawMessage) *rpcError {
 	if rerr != nil {
 		return rerr
 	}
-	ctx, cancel := context.WithCancel(c.ctx)
+	// _meta.traceparent (W3C trace context, as string values) makes the
+	// client's span the parent of the run's root span when the pool is
+	// traced; anything else in _meta is ignored.
+	tp, _ := p.Meta["traceparent"].(string)
+	ts, _ := p.Meta["tracestate"].(string)
+	ctx, cancel := context.WithCancel(otelpool.WithRemoteParent(c.ctx, otelpool.FromTraceparent(tp, ts)))
 	run := &promptRun{cancel: cancel}
 	s.mu.Lock()
 	if s.run != nil {

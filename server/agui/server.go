@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/internal/otelpool"
 	"github.com/agentpool/agentpool/internal/queue"
 	"github.com/agentpool/agentpool/pool"
 	"github.com/agentpool/agentpool/server/httpsec"
@@ -271,7 +272,9 @@ type priorState struct {
 // bounded queue.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, in *wire.RunAgentInput, req pool.RunRequest, prior priorState, recordThread bool) {
 	// The run ends with its client (request context) or with the server.
-	ctx, cancel := context.WithCancel(r.Context())
+	// A traceparent header makes the caller's span the parent of the run's
+	// root span (when the pool is traced).
+	ctx, cancel := context.WithCancel(otelpool.WithRemoteParent(r.Context(), otelpool.FromHeader(r.Header)))
 	defer cancel()
 	stop := context.AfterFunc(s.runs, cancel)
 	defer stop()

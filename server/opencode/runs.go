@@ -9,8 +9,11 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/id"
+	"github.com/agentpool/agentpool/internal/otelpool"
 	"github.com/agentpool/agentpool/model"
 	"github.com/agentpool/agentpool/pool"
 	"github.com/agentpool/agentpool/server/opencode/internal/wire"
@@ -35,6 +38,9 @@ type prompt struct {
 	text    string
 	body    wire.PromptBody
 	created time.Time
+	// parent is the caller's span of the request's traceparent (invalid
+	// without one): the parent of the run's root span when traced.
+	parent trace.SpanContext
 }
 
 // runsOfLocked returns the run state of a session. s.mu is held.
@@ -122,7 +128,7 @@ func (s *Server) parsePrompt(w http.ResponseWriter, r *http.Request) (*prompt, b
 			Message: "Session " + sid + " is busy: it runs as part of another run; prompt it when it is idle"})
 		return nil, false
 	}
-	return &prompt{rec: rec, sid: sid, node: node, text: text, body: body, created: time.Now()}, true
+	return &prompt{rec: rec, sid: sid, node: node, text: text, body: body, created: time.Now(), parent: otelpool.FromHeader(r.Header)}, true
 }
 
 // userMessageLocked records and publishes the user message of a prompt.
@@ -429,7 +435,7 @@ func (s *Server) run(gen context.Context, st *sessionRuns, w *waiter, p *prompt)
 	s.setBusyLocked(p.sid)
 	s.mu.Unlock()
 
-	res, err := s.pool.RunSink(ctx, pool.RunRequest{Node: p.node, Prompt: p.text, SessionID: p.sid}, event.SinkFunc(func(event.Event) {}))
+	res, err := s.pool.RunSink(otelpool.WithRemoteParent(ctx, p.parent), pool.RunRequest{Node: p.node, Prompt: p.text, SessionID: p.sid}, event.SinkFunc(func(event.Event) {}))
 	if err != nil {
 		s.log.Warn("opencode: run did not start", "session", p.sid, "node", p.node, "err", err)
 	} else {

@@ -1,0 +1,69 @@
+package otelpool
+
+import (
+	"context"
+	"os"
+	"strings"
+
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+)
+
+// instrumentationName names the tracer and the meter.
+const instrumentationName = "github.com/agentpool/agentpool"
+
+// CaptureContentEnv is the GenAI conventions' opt-in for message contents
+// on spans.
+const CaptureContentEnv = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+
+// Observer makes the spans and metrics of a pool's runs through the
+// decorators Node, Model, Tool and Toolset. It is safe for concurrent use.
+type Observer struct {
+	tracer  trace.Tracer
+	m       *instruments // nil: no metrics
+	capture bool         // message contents on spans
+}
+
+// Options configure an Observer beyond its providers.
+type Options struct {
+	// CaptureContent puts message contents on spans; nil: the
+	// CaptureContentEnv environment variable decides (true or false).
+	CaptureContent *bool
+}
+
+// New returns the Observer of tp and mp, or nil when both are nil (then
+// nothing should be decorated). A nil tp makes no spans, a nil mp no
+// metrics.
+func New(tp trace.TracerProvider, mp metric.MeterProvider, opts Options) (*Observer, error) {
+	if tp == nil && mp == nil {
+		return nil, nil
+	}
+	o := &Observer{}
+	if tp == nil {
+		tp = noop.NewTracerProvider()
+	}
+	o.tracer = tp.Tracer(instrumentationName)
+	if mp != nil {
+		m, err := newInstruments(mp.Meter(instrumentationName))
+		if err != nil {
+			return nil, err
+		}
+		o.m = m
+	}
+	if opts.CaptureContent != nil {
+		o.capture = *opts.CaptureContent
+	} else {
+		o.capture = strings.EqualFold(strings.TrimSpace(os.Getenv(CaptureContentEnv)), "true")
+	}
+	return o, nil
+}
+
+type conversationKey struct{}
+
+// conversationFrom returns the root session id a root session span put in
+// ctx ("" outside a traced run).
+func conversationFrom(ctx context.Context) string {
+	s, _ := ctx.Value(conversationKey{}).(string)
+	return s
+}

@@ -1,0 +1,45 @@
+package otelpool
+
+import (
+	"context"
+	"net/http"
+
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// traceContext reads and writes W3C traceparent and tracestate.
+var traceContext propagation.TraceContext
+
+// FromHeader returns the span context of a request's W3C traceparent (and
+// tracestate), invalid when it has none or a malformed one. It costs a
+// header lookup when there is none.
+func FromHeader(h http.Header) trace.SpanContext {
+	if h.Get("Traceparent") == "" {
+		return trace.SpanContext{}
+	}
+	return trace.SpanContextFromContext(traceContext.Extract(context.Background(), propagation.HeaderCarrier(h)))
+}
+
+// FromTraceparent is FromHeader for a traceparent (and tracestate) given
+// as strings, as in ACP's _meta.
+func FromTraceparent(traceparent, tracestate string) trace.SpanContext {
+	if traceparent == "" {
+		return trace.SpanContext{}
+	}
+	c := propagation.MapCarrier{"traceparent": traceparent}
+	if tracestate != "" {
+		c["tracestate"] = tracestate
+	}
+	return trace.SpanContextFromContext(traceContext.Extract(context.Background(), c))
+}
+
+// WithRemoteParent returns ctx whose runs' root spans have sc, a caller's
+// span in another process, as their parent; ctx itself when sc is not
+// valid.
+func WithRemoteParent(ctx context.Context, sc trace.SpanContext) context.Context {
+	if !sc.IsValid() {
+		return ctx
+	}
+	return trace.ContextWithRemoteSpanContext(ctx, sc)
+}
