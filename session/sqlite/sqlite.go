@@ -64,6 +64,8 @@ type Store struct {
 	queued    int              // writes (items) in queue
 	pending   int              // async ops accepted and not yet committed
 	syncOps   bool             // queue holds an op a caller waits for
+	writing   bool             // a commit is under way (the writer's turn is taken)
+	stopped   bool             // the stop op was committed: the writer goroutine exits
 	pks       map[string]int64 // sessions known to exist: id -> pk
 	deleteGen uint64           // bumped after each committed delete
 	closed    bool
@@ -76,7 +78,7 @@ type Store struct {
 	closeOnce sync.Once
 	closeErr  error
 
-	// Owned by the writer goroutine.
+	// Owned by the holder of the writer's turn (writing).
 	seqs  map[int64]int64 // last seq of each session's log, by session pk
 	stmts *statements
 	rows  []eventRow // event rows waiting for a multi-row insert
@@ -298,7 +300,7 @@ func (s *Store) GetSession(ctx context.Context, id string) (session.Session, err
 	if s.isClosed() {
 		return session.Session{}, session.ErrClosed
 	}
-	sess, err := scanSession(s.db.QueryRowContext(ctx, `SELECT `+sessionColumns+` FROM sessions WHERE id = ?`, id))
+	sess, err := scanSession(s.stmts.getSession.QueryRowContext(ctx, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return session.Session{}, notFound(id)
 	}
@@ -343,7 +345,7 @@ func (s *Store) ListSessions(ctx context.Context, opts session.ListOptions) ([]s
 // lookup returns the pk of a session, or 0 when there is none.
 func (s *Store) lookup(ctx context.Context, id string) (int64, error) {
 	var pk int64
-	err := s.db.QueryRowContext(ctx, `SELECT pk FROM sessions WHERE id = ?`, id).Scan(&pk)
+	err := s.stmts.sessionPK.QueryRowContext(ctx, id).Scan(&pk)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}

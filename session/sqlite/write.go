@@ -135,10 +135,18 @@ func (s *Store) call(ctx context.Context, o *op) error {
 		return session.ErrClosed
 	}
 	s.queue = append(s.queue, o)
-	s.syncOps = true
-	s.mu.Unlock()
-	signal(s.wake)
-	signal(s.urgent)
+	if !s.writing && !s.stopped {
+		// Nobody commits: commit the queue here, without waking the
+		// writer goroutine (adaptive batching: at once when idle).
+		batch := s.take()
+		s.mu.Unlock()
+		s.release(s.process(batch))
+	} else {
+		s.syncOps = true
+		s.mu.Unlock()
+		signal(s.wake)
+		signal(s.urgent)
+	}
 	var r result
 	if o.kind == opBarrier {
 		select {
