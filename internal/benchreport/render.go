@@ -72,6 +72,9 @@ func targets() []target {
 		{"event pipeline, full pool path (agent loop, recorder, processor, memory store)", "BenchmarkEventPipeline/pool/store=memory", "events/s", 1e6, false, perSec, "cpu-events/s"},
 		{"10,000-member parallel team: time", "BenchmarkFanOut/members=10000", "ns/op", 2e9, true, dur, "cpu-ns/op"},
 		{"10,000-member parallel team: peak heap", "BenchmarkFanOut/members=10000", "peak-heap-MB", 500, true, func(v float64) string { return num(v) + " MB" }, ""},
+		{"delegated call, SQLite store: time", "BenchmarkDelegatedCall/store=sqlite", "ns/op", 150000, true, dur, "cpu-ns/op"},
+		{"10,000-member parallel team on SQLite: time", "BenchmarkTeamStore/members=10000/store=sqlite", "ns/op", 3e9, true, dur, "cpu-ns/op"},
+		{"10,000-member parallel team on SQLite: peak RSS", "BenchmarkTeamStore/members=10000/store=sqlite", "peak-rss-MB", 300, true, func(v float64) string { return num(v) + " MB" }, ""},
 		{"SQLite: persisted events/s (batch of 1)", "BenchmarkPersistEvents/store=sqlite/batch=1", "events/s", 50000, false, perSec, ""},
 	}
 }
@@ -134,7 +137,9 @@ func render(m machine, groups []group, notes string) string {
 		}
 	}
 	ratioRow(&b, groups)
+	storeTargets(&b, groups)
 	w("\n")
+	storeSection(&b, groups)
 
 	// Comparison.
 	w("## Side by side: delegated call, agentpool vs eino (one benchmark run)\n\n")
