@@ -92,6 +92,9 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, st *txStatements, o *op) 
 			o.res.err = fmt.Errorf("sqlite: session %s: %w", o.sid, err)
 			return nil
 		}
+		// created_at never changes: leaving it out of the SET spares the
+		// rewrite of its index entry (a page written per update).
+		args = append(args[:6:6], args[7:]...)
 		args = append(args, s.instance, o.sid)
 		_, err = st.get(st.updSession).ExecContext(ctx, args...)
 		return err

@@ -30,7 +30,7 @@ const (
 	qSessionPK  = `SELECT pk FROM sessions WHERE id = ?`
 	qInsSession = `INSERT INTO sessions (` + sessionColumns + `, owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	qUpdSession = `UPDATE sessions SET depth = ?, agent_name = ?, source_type = ?, title = ?, status = ?, stop_reason = ?,
-			created_at = ?, updated_at = ?, usage = ?, cost = ?, total_usage = ?, total_cost = ?, duration_ms = ?, metadata = ?, owner = ?
+			updated_at = ?, usage = ?, cost = ?, total_usage = ?, total_cost = ?, duration_ms = ?, metadata = ?, owner = ?
 			WHERE id = ?`
 	qDelSession = `DELETE FROM sessions WHERE id = ?`
 	qInsClaim   = `INSERT INTO claims (session_id, instance, claimed_at) VALUES (?, ?, ?)

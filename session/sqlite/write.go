@@ -140,7 +140,7 @@ func (s *Store) call(ctx context.Context, o *op) error {
 		// writer goroutine (adaptive batching: at once when idle).
 		batch := s.take()
 		s.mu.Unlock()
-		s.release(s.process(batch))
+		s.commitHere(batch)
 	} else {
 		s.syncOps = true
 		s.mu.Unlock()
@@ -161,6 +161,14 @@ func (s *Store) call(ctx context.Context, o *op) error {
 		panic(r.panicV)
 	}
 	return r.err
+}
+
+// commitHere commits batch on the caller's goroutine, which holds the
+// writer's turn, and gives the turn back even if the commit panics.
+func (s *Store) commitHere(batch []*op) {
+	stopped := false
+	defer func() { s.release(stopped) }()
+	stopped = s.process(batch)
 }
 
 // enqueueAsync checks that the session exists, waits for room in the
