@@ -85,7 +85,10 @@ type Store struct {
 	args  []any      // their arguments
 }
 
-var _ session.Store = (*Store)(nil)
+var (
+	_ session.Store   = (*Store)(nil)
+	_ session.Exister = (*Store)(nil)
+)
 
 // Open opens (creating it when missing) the database at path, or a private
 // in-memory database for ":memory:". It migrates the schema, recovers the
@@ -350,6 +353,35 @@ func (s *Store) lookup(ctx context.Context, id string) (int64, error) {
 		return 0, nil
 	}
 	return pk, err
+}
+
+// Exists implements session.Exister. A session this store created, or
+// already found, is known to exist without a read until this store
+// deletes it (the cache that appends use; a session another process
+// deleted meanwhile still counts, as it does for an append, whose rows are
+// then dropped with a warning).
+func (s *Store) Exists(ctx context.Context, id string) (bool, error) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return false, session.ErrClosed
+	}
+	_, ok := s.pks[id]
+	gen := s.deleteGen
+	s.mu.Unlock()
+	if ok {
+		return true, nil
+	}
+	pk, err := s.lookup(ctx, id)
+	if err != nil || pk == 0 {
+		return false, err
+	}
+	s.mu.Lock()
+	if s.deleteGen == gen {
+		s.remember(id, pk)
+	}
+	s.mu.Unlock()
+	return true, nil
 }
 
 func (s *Store) exists(ctx context.Context, id string) (bool, error) {
