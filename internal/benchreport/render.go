@@ -75,6 +75,9 @@ func targets() []target {
 		{"delegated call, SQLite store: time", "BenchmarkDelegatedCall/store=sqlite", "ns/op", 150000, true, dur, "cpu-ns/op"},
 		{"10,000-member parallel team on SQLite: time", "BenchmarkTeamStore/members=10000/store=sqlite", "ns/op", 3e9, true, dur, "cpu-ns/op"},
 		{"10,000-member parallel team on SQLite: peak RSS", "BenchmarkTeamStore/members=10000/store=sqlite", "peak-rss-MB", 300, true, func(v float64) string { return num(v) + " MB" }, ""},
+		{"AG-UI, 1,000 concurrent runs on loopback: events/s delivered (burst)", "BenchmarkScale/agui/sessions=1000/burst", "events/s", 200000, false, perSec, ""},
+		{"AG-UI, 1,000 concurrent runs on loopback: p99 delivery latency (paced, 200,000 deltas/s offered)", "BenchmarkScale/agui/sessions=1000/paced-5ms", "p99-ns", 50e6, true, dur, ""},
+		{"AG-UI, 1,000 concurrent runs on loopback: peak RSS", "BenchmarkScale/agui/sessions=1000/paced-5ms", "peak-rss-MB", 1024, true, func(v float64) string { return num(v) + " MB" }, ""},
 		{"SQLite: persisted events/s (batch of 1)", "BenchmarkPersistEvents/store=sqlite/batch=1", "events/s", 50000, false, perSec, ""},
 	}
 }
@@ -180,6 +183,7 @@ func render(m machine, groups []group, notes string) string {
 	// Curves.
 	curve(&b, groups, "Fan-out: parallel team of N scripted members", "BenchmarkFanOut/members=", []string{"ns/op", "cpu-ns/op", "ns/member", "peak-heap-MB", "heap-growth-MB", "B/op", "allocs/op"})
 	curve(&b, groups, "Depth: chain a0 → a1 → … (each asks the next as a worker)", "BenchmarkDepth/depth=", []string{"ns/op", "cpu-ns/op", "ns/level", "B/op", "allocs/op"})
+	curve(&b, groups, "Server scale: 1,000 concurrent AG-UI runs on a loopback socket, 200 text deltas each", "BenchmarkScale/agui/", []string{"events/s", "p50-ns", "p99-ns", "peak-rss-MB", "rss-after-MB", "ns/op"})
 	curve(&b, groups, "Emission latency: child Emit → root consumer (wrapper, recorder, processor, memory store)", "BenchmarkEmitLatency/children=", []string{"p50-ns", "p99-ns", "ns/op", "allocs/op"})
 
 	// Everything.
