@@ -19,7 +19,15 @@
 //     to date, each step in its own transaction, and refuses a database
 //     newer than the code.
 //   - Connections use WAL mode, synchronous=NORMAL, foreign_keys=on and a
-//     busy timeout, so several processes can read while one writes.
+//     busy timeout, so several processes can read while one writes. The
+//     WAL is checkpointed by a goroutine of the store after commits
+//     (passive, every 250 ms at most), not inside the commit that fills
+//     it: no write waits for a checkpoint's copy and fsyncs.
+//   - Durability: a commit is in the WAL file before the write returns,
+//     which survives the process being killed (SIGKILL). With
+//     synchronous=NORMAL the WAL is fsynced at checkpoints, not at each
+//     commit: after a power loss or an OS crash the last commits before
+//     it may be missing; the database stays consistent.
 //   - Every write goes through one queue and commits in queue order, one
 //     transaction at a time. AppendEvents and AppendMessages encode on
 //     the caller's goroutine (an event that cannot be encoded is an error

@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
@@ -57,6 +58,8 @@ type Store struct {
 	recovered []string
 
 	beatStop, beatDone chan struct{} // the heartbeat goroutine; nil for ":memory:"
+	ckptStop, ckptDone chan struct{} // the checkpointer goroutine; nil for ":memory:"
+	commits            atomic.Uint64 // transactions with writes committed
 
 	mu        sync.Mutex
 	space     *sync.Cond // signalled when the queue shrinks or the store closes
@@ -125,7 +128,9 @@ func Open(path string, opts Options) (*Store, error) {
 	memory := path == ":memory:"
 	dsn := fmt.Sprintf("%s?_pragma=busy_timeout(%d)&_pragma=foreign_keys(1)&_txlock=immediate", path, opts.BusyTimeout.Milliseconds())
 	if !memory {
-		dsn += "&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
+		// wal_autocheckpoint(0): the checkpointer goroutine checkpoints
+		// (checkpoint.go), not the commit that crosses 1,000 pages.
+		dsn += "&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=wal_autocheckpoint(0)"
 	}
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
@@ -180,6 +185,8 @@ func Open(path string, opts Options) (*Store, error) {
 	if !memory {
 		s.beatStop, s.beatDone = make(chan struct{}), make(chan struct{})
 		go s.heartbeat(s.beatStop, s.beatDone)
+		s.ckptStop, s.ckptDone = make(chan struct{}), make(chan struct{})
+		go s.checkpointer(s.ckptStop, s.ckptDone)
 	}
 	if len(taken) > 0 {
 		for _, a := range taken {

@@ -104,6 +104,8 @@ func (s *Store) Close() error {
 		if s.beatStop != nil {
 			close(s.beatStop)
 			<-s.beatDone
+			close(s.ckptStop)
+			<-s.ckptDone
 		}
 		_, delErr := s.db.Exec(`DELETE FROM claims WHERE instance = ?`, s.instance)
 		if delErr == nil {

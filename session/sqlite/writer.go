@@ -223,6 +223,9 @@ func (s *Store) commit(ops []*op) {
 			time.Sleep(time.Duration(10<<attempt) * time.Millisecond)
 		}
 	}
+	if writes && err == nil {
+		s.commits.Add(1)
+	}
 	lost := 0
 	s.mu.Lock()
 	if err != nil && s.werr == nil {
