@@ -183,7 +183,7 @@ func render(m machine, groups []group, notes string) string {
 	// Curves.
 	curve(&b, groups, "Fan-out: parallel team of N scripted members", "BenchmarkFanOut/members=", []string{"ns/op", "cpu-ns/op", "ns/member", "peak-heap-MB", "heap-growth-MB", "B/op", "allocs/op"})
 	curve(&b, groups, "Depth: chain a0 → a1 → … (each asks the next as a worker)", "BenchmarkDepth/depth=", []string{"ns/op", "cpu-ns/op", "ns/level", "B/op", "allocs/op"})
-	curve(&b, groups, "Server scale: 1,000 concurrent AG-UI runs on a loopback socket, 200 text deltas each", "BenchmarkScale/agui/", []string{"events/s", "p50-ns", "p99-ns", "peak-rss-MB", "rss-after-MB", "ns/op"})
+	curve(&b, groups, "Server scale: 1,000 concurrent AG-UI runs on a loopback socket; 100 concurrent ACP sessions on one connection (200 text deltas per run)", "BenchmarkScale/", []string{"events/s", "p50-ns", "p99-ns", "peak-rss-MB", "rss-after-MB", "ns/op"})
 	curve(&b, groups, "Emission latency: child Emit → root consumer (wrapper, recorder, processor, memory store)", "BenchmarkEmitLatency/children=", []string{"p50-ns", "p99-ns", "ns/op", "allocs/op"})
 
 	// Everything.
