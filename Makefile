@@ -3,11 +3,15 @@ GO      ?= go
 PKGS    ?= ./...
 
 .PHONY: all build test test-deps test-go test-node check fmt vet bench fuzz run clean
+.PHONY: build-race soak
 
 all: build
 
+# -s -w: no symbol table nor DWARF (65 MB -> 45 MB; panics keep their
+# stack traces); -trimpath: no local paths in the binary.
+BUILDFLAGS ?= -trimpath -ldflags='-s -w'
 build:
-	CGO_ENABLED=0 $(GO) build -o bin/agentpool ./cmd/agentpool
+	CGO_ENABLED=0 $(GO) build $(BUILDFLAGS) -o bin/agentpool ./cmd/agentpool
 
 # test: formatting, vet, the Go suite with the race detector, then the
 # protocol tests with the real npm clients.
@@ -57,15 +61,26 @@ test-go: test-deps
 npm_install = if [ -f .npm-install-platform ]; then npm install --no-save --no-audit --no-fund --loglevel=error; \
 	else npm ci --no-audit --no-fund --loglevel=error; fi
 
+# build-race: the binary with the race detector, for the Node suites. After
+# test-go it only compiles package main and links (test-go compiled every
+# other package with -race); a plain build would compile everything again.
+build-race:
+	$(GO) build -race -o bin/agentpool-race ./cmd/agentpool
+
 # Node protocol tests: each directory under tests/node has its own pinned
-# package-lock.json; they drive the freshly built binary (AGENTPOOL_BIN).
-test-node: build test-deps
+# package-lock.json; they drive the freshly built race binary (AGENTPOOL_BIN).
+test-node: build-race test-deps
 	@set -e; for d in tests/node/*/; do \
 		[ -f "$$d/package.json" ] || continue; \
 		echo "== node tests in $$d"; \
-		(cd "$$d" && $(call npm_install,$$d) && AGENTPOOL_BIN="$(CURDIR)/bin/agentpool" \
+		(cd "$$d" && $(call npm_install,$$d) && AGENTPOOL_BIN="$(CURDIR)/bin/agentpool-race" \
 			AGENTPOOL_MCP_NODE_MODULES="$(CURDIR)/tests/mcp/node_modules" npm test); \
 	done
+
+# soak: the soak tests at full size (package internal/soak): what make test
+# checks at a quick size, repeated more (e.g. 20 SIGKILLs of a writer).
+soak:
+	AGENTPOOL_SOAK=1 $(GO) test -race -count=1 -run 'Kill' ./session/sqlite
 
 # bench: the Go benchmarks (package bench, the id and event micro-benchmarks,
 # and the side-by-side with eino in the separate module bench/compare), each

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -261,6 +262,64 @@ func BenchmarkFanOut(b *testing.B) {
 			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
 			b.ReportMetric(float64(growth)/(1<<20), "heap-growth-MB")
 		})
+	}
+}
+
+// BenchmarkTeamStore runs a root parallel team of N scripted members on
+// each store, the memory store first, so that the SQLite figures come with
+// their reference from the same run (the report gives the ratio). Each
+// run starts from a collected heap with the freed memory returned to the
+// system; it reports the time per member, the peak Go heap and the peak
+// resident set size of the process (peak-rss-MB: it also counts the SQLite
+// page cache, which is outside the Go heap). Each run's sessions are
+// deleted after it, outside the timer.
+func BenchmarkTeamStore(b *testing.B) {
+	for _, n := range []int{2000, 10000} {
+		for _, kind := range storeKinds() {
+			b.Run(fmt.Sprintf("members=%d/store=%s", n, kind), func(b *testing.B) {
+				st := openStore(b, kind)
+				p, err := NewPool("team.yaml", TeamYAML(n), st)
+				if err != nil {
+					b.Fatal(err)
+				}
+				ctx := context.Background()
+				var c Counter
+				run := func() string {
+					sid, err := RunNode(ctx, p, "crew", &c)
+					if err != nil {
+						b.Fatal(err)
+					}
+					return sid
+				}
+				del := func(sid string) {
+					if err := st.DeleteSession(ctx, sid); err != nil {
+						b.Fatal(err)
+					}
+				}
+				del(run()) // warm up
+				var cpu time.Duration
+				var peak, rss uint64
+				b.ReportAllocs()
+				for b.Loop() {
+					b.StopTimer()
+					debug.FreeOSMemory()
+					hp := StartHeapPeak(time.Millisecond)
+					c0 := CPUTime()
+					b.StartTimer()
+					sid := run()
+					b.StopTimer()
+					cpu += CPUTime() - c0
+					peak = max(peak, hp.Stop())
+					rss = max(rss, hp.PeakRSS())
+					del(sid)
+					b.StartTimer()
+				}
+				reportCPU(b, cpu)
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/member")
+				b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+				b.ReportMetric(float64(rss)/(1<<20), "peak-rss-MB")
+			})
+		}
 	}
 }
 

@@ -545,6 +545,7 @@ type HeapPeak struct {
 	stop chan struct{}
 	done chan struct{}
 	peak uint64
+	rss  uint64 // peak resident set size (RSSNow), sampled alongside
 }
 
 const heapMetric = "/memory/classes/heap/objects:bytes"
@@ -561,7 +562,7 @@ func HeapNow() uint64 {
 
 // StartHeapPeak starts sampling every interval.
 func StartHeapPeak(interval time.Duration) *HeapPeak {
-	h := &HeapPeak{stop: make(chan struct{}), done: make(chan struct{}), peak: HeapNow()}
+	h := &HeapPeak{stop: make(chan struct{}), done: make(chan struct{}), peak: HeapNow(), rss: RSSNow()}
 	go func() {
 		defer close(h.done)
 		s := []metrics.Sample{{Name: heapMetric}}
@@ -576,6 +577,7 @@ func StartHeapPeak(interval time.Duration) *HeapPeak {
 				if v := s[0].Value.Uint64(); v > h.peak {
 					h.peak = v
 				}
+				h.rss = max(h.rss, RSSNow())
 			}
 		}
 	}()
@@ -589,5 +591,9 @@ func (h *HeapPeak) Stop() uint64 {
 	if v := HeapNow(); v > h.peak {
 		h.peak = v
 	}
+	h.rss = max(h.rss, RSSNow())
 	return h.peak
 }
+
+// PeakRSS returns the peak resident set size seen, in bytes (after Stop).
+func (h *HeapPeak) PeakRSS() uint64 { return h.rss }

@@ -194,14 +194,44 @@ func (r *Recorder) childStarted(parent string, ev event.SpawnSessionStart) {
 	if ev.ChildSessionID == "" {
 		return
 	}
-	if _, err := r.p.store.GetSession(r.ctx, ev.ChildSessionID); err != nil {
-		if !errors.Is(err, session.ErrNotFound) {
+	if ok, err := r.exists(ev.ChildSessionID); !ok {
+		if err != nil {
 			r.p.log.Warn("processor: load session", "session", ev.ChildSessionID, "err", err)
 		}
 		r.create(childRecord(spawnInfo{child: ev.ChildSessionID, sourceName: ev.SourceName, sourceType: ev.SourceType,
 			description: ev.Description, depth: ev.Depth}, parent, time.Now()))
 	}
 	r.opened(ev.ChildSessionID, parent)
+}
+
+// exists reports whether session id is in the store: through
+// session.Exister when the store has it (no record read), else GetSession.
+// A store error is returned with false.
+func (r *Recorder) exists(id string) (bool, error) {
+	if ex := exister(r.p.store); ex != nil {
+		return ex.Exists(r.ctx, id)
+	}
+	_, err := r.p.store.GetSession(r.ctx, id)
+	if errors.Is(err, session.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// exister is st as a session.Exister, looking through wrappers that say
+// what they wrap (Unwrap() session.Store); nil when none is one.
+func exister(st session.Store) session.Exister {
+	for st != nil {
+		if ex, ok := st.(session.Exister); ok {
+			return ex
+		}
+		u, ok := st.(interface{ Unwrap() session.Store })
+		if !ok {
+			return nil
+		}
+		st = u.Unwrap()
+	}
+	return nil
 }
 
 // childEnded completes the store record of the child of a

@@ -7,39 +7,37 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/event"
 )
 
-var (
-	cliOnce sync.Once
-	cliPath string
-	cliErr  error
-)
+// cliEnv, set in the environment of a process started from this test
+// binary, makes that process the agentpool command (TestMain runs main):
+// the tests drive the CLI without building it, with the race detector and
+// the code under test, and the binary is built once by go test.
+const cliEnv = "AGENTPOOL_TEST_BINARY_IS_CLI"
 
-// cliBinary builds the agentpool binary once per test process.
+func TestMain(m *testing.M) {
+	if os.Getenv(cliEnv) == "1" {
+		main()
+		os.Exit(0)
+	}
+	// Every command a test starts inherits it (os.Environ()).
+	os.Setenv(cliEnv, "1")
+	os.Exit(m.Run())
+}
+
+// cliBinary returns the agentpool command to run: this test binary, which
+// is the CLI in processes started with cliEnv (see TestMain).
 func cliBinary(t *testing.T) string {
 	t.Helper()
-	cliOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "agentpool-cli")
-		if err != nil {
-			cliErr = err
-			return
-		}
-		cliPath = filepath.Join(dir, "agentpool")
-		out, err := exec.Command("go", "build", "-o", cliPath, ".").CombinedOutput()
-		if err != nil {
-			cliErr = err
-			t.Logf("%s", out)
-		}
-	})
-	if cliErr != nil {
-		t.Fatalf("build: %v", cliErr)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatalf("the test binary: %v", err)
 	}
-	return cliPath
+	return exe
 }
 
 type cliResult struct {

@@ -40,6 +40,10 @@ func suites(benchtime string) []suite {
 		// in-package, beside the unexported wire types they exercise.
 		{name: "protocol", dir: ".", args: benchOf("^BenchmarkProtocol", "./server/acp", "./server/agui")},
 		{name: "micro", dir: ".", args: common("./id", "./event")},
+		// 1,000 concurrent runs through the AG-UI and OpenCode servers on
+		// loopback, 100 concurrent ACP sessions on one connection: seconds
+		// per op, so one op each.
+		{name: "scale", dir: ".", args: []string{"test", "-v", "-run=^$", "-bench=^BenchmarkScale", "-benchmem", "-benchtime=1x", "./server/agui", "./server/opencode", "./server/acp"}},
 		// bench/compare builds agentpool through a replace directive, so
 		// every module agentpool requires must be in its go.sum too;
 		// -mod=mod lets the go command add what a newer agentpool needs

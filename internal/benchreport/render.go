@@ -72,6 +72,15 @@ func targets() []target {
 		{"event pipeline, full pool path (agent loop, recorder, processor, memory store)", "BenchmarkEventPipeline/pool/store=memory", "events/s", 1e6, false, perSec, "cpu-events/s"},
 		{"10,000-member parallel team: time", "BenchmarkFanOut/members=10000", "ns/op", 2e9, true, dur, "cpu-ns/op"},
 		{"10,000-member parallel team: peak heap", "BenchmarkFanOut/members=10000", "peak-heap-MB", 500, true, func(v float64) string { return num(v) + " MB" }, ""},
+		{"delegated call, SQLite store: time", "BenchmarkDelegatedCall/store=sqlite", "ns/op", 150000, true, dur, "cpu-ns/op"},
+		{"10,000-member parallel team on SQLite: time", "BenchmarkTeamStore/members=10000/store=sqlite", "ns/op", 3e9, true, dur, "cpu-ns/op"},
+		{"10,000-member parallel team on SQLite: peak RSS", "BenchmarkTeamStore/members=10000/store=sqlite", "peak-rss-MB", 300, true, func(v float64) string { return num(v) + " MB" }, ""},
+		{"AG-UI, 1,000 concurrent runs on loopback: events/s delivered (burst)", "BenchmarkScale/agui/sessions=1000/burst", "events/s", 200000, false, perSec, ""},
+		{"AG-UI, 1,000 concurrent runs on loopback: p99 delivery latency (paced, 200,000 deltas/s offered)", "BenchmarkScale/agui/sessions=1000/paced-5ms", "p99-ns", 50e6, true, dur, ""},
+		{"AG-UI, 1,000 concurrent runs on loopback: peak RSS", "BenchmarkScale/agui/sessions=1000/paced-5ms", "peak-rss-MB", 1024, true, func(v float64) string { return num(v) + " MB" }, ""},
+		{"OpenCode, 1,000 concurrent runs on loopback, one /event client: events/s delivered", "BenchmarkScale/opencode/sessions=1000", "events/s", 200000, false, perSec, ""},
+		{"OpenCode, 1,000 concurrent runs on loopback, one /event client: p99 delivery latency", "BenchmarkScale/opencode/sessions=1000", "p99-ns", 50e6, true, dur, ""},
+		{"OpenCode, 1,000 concurrent runs on loopback: peak RSS", "BenchmarkScale/opencode/sessions=1000", "peak-rss-MB", 1024, true, func(v float64) string { return num(v) + " MB" }, ""},
 		{"SQLite: persisted events/s (batch of 1)", "BenchmarkPersistEvents/store=sqlite/batch=1", "events/s", 50000, false, perSec, ""},
 	}
 }
@@ -134,7 +143,9 @@ func render(m machine, groups []group, notes string) string {
 		}
 	}
 	ratioRow(&b, groups)
+	storeTargets(&b, groups)
 	w("\n")
+	storeSection(&b, groups)
 
 	// Comparison.
 	w("## Side by side: delegated call, agentpool vs eino (one benchmark run)\n\n")
@@ -177,6 +188,7 @@ func render(m machine, groups []group, notes string) string {
 	// Curves.
 	curve(&b, groups, "Fan-out: parallel team of N scripted members", "BenchmarkFanOut/members=", []string{"ns/op", "cpu-ns/op", "ns/member", "peak-heap-MB", "heap-growth-MB", "B/op", "allocs/op"})
 	curve(&b, groups, "Depth: chain a0 → a1 → … (each asks the next as a worker)", "BenchmarkDepth/depth=", []string{"ns/op", "cpu-ns/op", "ns/level", "B/op", "allocs/op"})
+	curve(&b, groups, "Server scale: 1,000 concurrent AG-UI or OpenCode runs on a loopback socket; 100 concurrent ACP sessions on one connection (200 text deltas per run)", "BenchmarkScale/", []string{"events/s", "deltas/op", "p50-ns", "p99-ns", "peak-rss-MB", "rss-after-MB", "ns/op"})
 	curve(&b, groups, "Emission latency: child Emit → root consumer (wrapper, recorder, processor, memory store)", "BenchmarkEmitLatency/children=", []string{"p50-ns", "p99-ns", "ns/op", "allocs/op"})
 
 	// Everything.

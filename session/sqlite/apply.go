@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"time"
 
+	sqlite3 "modernc.org/sqlite/lib"
+
 	"github.com/agentpool/agentpool/session"
 )
 
@@ -17,7 +19,7 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, st *txStatements, o *op) 
 	case opEvents:
 		last, ok := s.seqs[o.pk]
 		if !ok {
-			if err := st.maxSeq.QueryRowContext(ctx, o.pk).Scan(&last); err != nil {
+			if err := st.get(st.maxSeq).QueryRowContext(ctx, o.pk).Scan(&last); err != nil {
 				return err
 			}
 		}
@@ -28,7 +30,7 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, st *txStatements, o *op) 
 		s.seqs[o.pk] = last
 	case opMessages:
 		for _, m := range o.msgs {
-			res, err := st.insMessage.ExecContext(ctx, m.id, o.pk, m.agent, m.role, m.synthetic, m.created)
+			res, err := st.get(st.insMessage).ExecContext(ctx, m.id, o.pk, m.agent, m.role, m.synthetic, m.created)
 			if err != nil {
 				if isForeignKey(err) {
 					s.log.Warn("session store: messages of a deleted session dropped", "session", o.sid, "messages", len(o.msgs))
@@ -41,41 +43,32 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, st *txStatements, o *op) 
 				return err
 			}
 			for i, p := range m.parts {
-				if _, err := st.insPart.ExecContext(ctx, seq, i, p.kind, p.text, p.callID, p.tool, p.args, p.isError); err != nil {
+				if _, err := st.get(st.insPart).ExecContext(ctx, seq, i, p.kind, p.text, p.callID, p.tool, p.args, p.isError); err != nil {
 					return err
 				}
 			}
 		}
 	case opCreate:
-		var one int
-		err := tx.QueryRowContext(ctx, `SELECT 1 FROM sessions WHERE id = ?`, o.sid).Scan(&one)
-		switch {
-		case err == nil:
-			o.res.err = fmt.Errorf("%w: %s", session.ErrExists, o.sid)
-			return nil
-		case !errors.Is(err, sql.ErrNoRows):
-			return err
-		}
-		if o.pid != "" {
-			err := tx.QueryRowContext(ctx, `SELECT 1 FROM sessions WHERE id = ?`, o.pid).Scan(&one)
-			switch {
-			case errors.Is(err, sql.ErrNoRows):
-				o.res.err = notFound(o.pid)
-				return nil
-			case err != nil:
-				return err
-			}
-		}
+		// One statement: the constraints say whether the id is taken
+		// (UNIQUE) or the parent missing (FOREIGN KEY); a failed statement
+		// leaves the transaction as it was.
 		args := append([]any{o.sid, nullable(o.pid)}, o.args...)
 		args = append(args, s.instance)
-		res, err := tx.ExecContext(ctx, `INSERT INTO sessions (`+sessionColumns+`, owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, args...)
-		if err != nil {
+		res, err := st.get(st.insSession).ExecContext(ctx, args...)
+		switch {
+		case isConstraint(err, sqlite3.SQLITE_CONSTRAINT_UNIQUE):
+			o.res.err = fmt.Errorf("%w: %s", session.ErrExists, o.sid)
+			return nil
+		case o.pid != "" && isForeignKey(err):
+			o.res.err = notFound(o.pid)
+			return nil
+		case err != nil:
 			return err
 		}
 		o.newPK, err = res.LastInsertId()
 		return err
 	case opUpdate:
-		cur, err := scanSession(tx.QueryRowContext(ctx, `SELECT `+sessionColumns+` FROM sessions WHERE id = ?`, o.sid))
+		cur, err := scanSession(st.get(st.getSession).QueryRowContext(ctx, o.sid))
 		if errors.Is(err, sql.ErrNoRows) {
 			o.res.err = notFound(o.sid)
 			return nil
@@ -99,10 +92,16 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, st *txStatements, o *op) 
 			o.res.err = fmt.Errorf("sqlite: session %s: %w", o.sid, err)
 			return nil
 		}
+		// created_at never changes: leaving it out of the SET spares the
+		// rewrite of its index entry (a page written per update).
+		args = append(args[:6:6], args[7:]...)
 		args = append(args, s.instance, o.sid)
-		_, err = tx.ExecContext(ctx, `UPDATE sessions SET depth = ?, agent_name = ?, source_type = ?, title = ?, status = ?, stop_reason = ?,
-			created_at = ?, updated_at = ?, usage = ?, cost = ?, total_usage = ?, total_cost = ?, duration_ms = ?, metadata = ?, owner = ?
-			WHERE id = ?`, args...)
+		_, err = st.get(st.updSession).ExecContext(ctx, args...)
+		return err
+	case opClaim:
+		return s.applyClaim(ctx, st, o)
+	case opRelease:
+		_, err := st.get(st.delClaim).ExecContext(ctx, o.sid, s.instance)
 		return err
 	case opDelete:
 		rows, err := tx.QueryContext(ctx, `WITH RECURSIVE sub(id, pk) AS (
@@ -134,7 +133,7 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, st *txStatements, o *op) 
 			o.res.err = notFound(o.sid)
 			return nil
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, o.sid); err != nil {
+		if _, err := st.get(st.delSession).ExecContext(ctx, o.sid); err != nil {
 			return err
 		}
 		o.deleted, o.delPKs = ids, pks
@@ -163,7 +162,7 @@ func (s *Store) insertRows(ctx context.Context, st *txStatements) error {
 			args = append(args, r.pk, r.seq, r.at, r.kind, r.data)
 		}
 		s.args = args
-		_, err := st.insEvents[n].ExecContext(ctx, args...)
+		_, err := st.get(st.insEvents[n]).ExecContext(ctx, args...)
 		if err == nil {
 			continue
 		}
@@ -172,7 +171,7 @@ func (s *Store) insertRows(ctx context.Context, st *txStatements) error {
 		}
 		// Find the rows of deleted sessions one by one.
 		for _, r := range chunk {
-			if _, err := st.insEvents[1].ExecContext(ctx, r.pk, r.seq, r.at, r.kind, r.data); err != nil {
+			if _, err := st.get(st.insEvents[1]).ExecContext(ctx, r.pk, r.seq, r.at, r.kind, r.data); err != nil {
 				if !isForeignKey(err) {
 					return err
 				}

@@ -66,3 +66,48 @@ func BenchmarkAppendEvents(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSyncWrites measures the writes a caller waits for, one after
+// another (an idle writer): a create, an update, and a claim with its
+// release: what a delegated call pays per session.
+func BenchmarkSyncWrites(b *testing.B) {
+	st, err := sqlite.Open(filepath.Join(b.TempDir(), "bench.db"), sqlite.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	n := 0
+	b.Run("create", func(b *testing.B) {
+		for b.Loop() {
+			n++
+			if err := st.CreateSession(ctx, session.Session{ID: fmt.Sprintf("ses_%d", n), AgentName: "bench", Status: session.StatusRunning}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("update", func(b *testing.B) {
+		for b.Loop() {
+			if err := st.UpdateSession(ctx, "ses_1", func(s *session.Session) { s.Cost++ }); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("claim+release", func(b *testing.B) {
+		for b.Loop() {
+			if err := st.Claim(ctx, "ses_1"); err != nil {
+				b.Fatal(err)
+			}
+			if err := st.Release(ctx, "ses_1"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("get", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := st.GetSession(ctx, "ses_1"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -25,21 +25,29 @@ SELECT c.session_id, c.instance, c.claimed_at, i.pid, i.host, i.boot_id, i.heart
 FROM claims c LEFT JOIN instances i ON i.id = c.instance
 WHERE c.session_id = ?1 OR c.session_id IN (SELECT id FROM up) OR c.session_id IN (SELECT id FROM down)`
 
-// Claim implements session.Store. One transaction (which holds the
-// database's write lock) looks at the claims on the session's line and
-// adds this store's. A claim in the way whose store is dead does not
-// count: that store's running sessions are taken over, and closed
+// Claim implements session.Store. The writer looks at the claims on the
+// session's line and adds this store's in one transaction (which holds the
+// database's write lock), in queue order with the other writes. A claim
+// in the way whose store is dead does not count: that store's running
+// sessions are taken over in the same transaction, and closed
 // (session.CloseInterrupted) before Claim returns.
 func (s *Store) Claim(ctx context.Context, sessionID string) error {
-	if s.isClosed() {
-		return session.ErrClosed
-	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
+	o := &op{kind: opClaim, sid: sessionID}
+	if err := s.call(ctx, o); err != nil {
 		return err
 	}
-	defer tx.Rollback()
-	rows, err := tx.QueryContext(ctx, lineageClaims, sessionID)
+	s.dropLocks(o.dead)
+	if len(o.taken) > 0 {
+		s.log.Warn("session store: sessions of a process that is gone taken over and marked interrupted", "db", s.path, "sessions", len(o.taken))
+		s.closeAdopted(ctx, o.taken)
+	}
+	return nil
+}
+
+// applyClaim is the writer's part of Claim. A live claim in the way is the
+// op's error; the transaction goes on.
+func (s *Store) applyClaim(ctx context.Context, st *txStatements, o *op) error {
+	rows, err := st.get(st.lineage).QueryContext(ctx, o.sid)
 	if err != nil {
 		return err
 	}
@@ -65,9 +73,10 @@ func (s *Store) Claim(ctx context.Context, sessionID string) error {
 		in := instance{id: inst, pid: int(pid.Int64), host: host.String, boot: boot.String, heartbeat: heartbeat.Int64}
 		if s.alive(in) {
 			rows.Close()
-			return &session.RunningError{SessionID: sessionID, Claimed: held, Owner: session.Owner{
+			o.res.err = &session.RunningError{SessionID: o.sid, Claimed: held, Owner: session.Owner{
 				Instance: in.id, PID: in.pid, Host: in.host, Since: time.Unix(0, since),
 			}}
+			return nil
 		}
 		dead = append(dead, in.id)
 	}
@@ -75,37 +84,19 @@ func (s *Store) Claim(ctx context.Context, sessionID string) error {
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	var taken []adopted
 	if len(dead) > 0 || stale {
-		if taken, err = s.takeOver(ctx, tx, dead); err != nil {
+		if o.taken, err = s.takeOver(ctx, st.tx, dead); err != nil {
 			return err
 		}
+		o.dead = dead
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO claims (session_id, instance, claimed_at) VALUES (?, ?, ?)
-		ON CONFLICT (session_id) DO UPDATE SET instance = excluded.instance, claimed_at = excluded.claimed_at`,
-		sessionID, s.instance, time.Now().UnixNano()); err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return err
-	}
-	s.dropLocks(dead)
-	if len(taken) > 0 {
-		s.log.Warn("session store: sessions of a process that is gone taken over and marked interrupted", "db", s.path, "sessions", len(taken))
-		s.closeAdopted(ctx, taken)
-	}
-	return nil
+	_, err = st.get(st.insClaim).ExecContext(ctx, o.sid, s.instance, time.Now().UnixNano())
+	return err
 }
 
-// Release implements session.Store: the run's writes are committed first
-// (a barrier through the writer), then the claim is deleted.
+// Release implements session.Store. The claim is deleted by the writer, in
+// queue order: in the same transaction as the run's last writes or after
+// them, so that the next owner reads them.
 func (s *Store) Release(ctx context.Context, sessionID string) error {
-	if err := s.barrier(ctx); err != nil {
-		return err
-	}
-	_, err := s.db.ExecContext(ctx, `DELETE FROM claims WHERE session_id = ? AND instance = ?`, sessionID, s.instance)
-	if err != nil && s.isClosed() {
-		return session.ErrClosed
-	}
-	return err
+	return s.call(ctx, &op{kind: opRelease, sid: sessionID})
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/event/eventtest"
+	"github.com/agentpool/agentpool/internal/soak"
 	"github.com/agentpool/agentpool/internal/strictapi"
 	"github.com/agentpool/agentpool/pool"
 	"github.com/agentpool/agentpool/session"
@@ -187,7 +188,8 @@ teams:
 	checkStartsEnd(t, st, root)
 }
 
-// TestKillRepeatedly kills the helper at random moments, again and again,
+// TestKillRepeatedly kills the helper at random moments, again and again
+// (6 times, 20 under make soak),
 // on the same database: while it opens the store (and migrates the new
 // file), before its run starts, and in the middle of its writes. After
 // every kill the database passes integrity_check, reopens, recovers the
@@ -197,9 +199,11 @@ func TestKillRepeatedly(t *testing.T) {
 		t.Skip("needs SIGKILL")
 	}
 	if testing.Short() {
-		t.Skip("kills a helper process 20 times")
+		t.Skip("kills a helper process again and again")
 	}
-	const kills = 20
+	// Each kind of kill (below) at least twice in the quick run; 20 kills
+	// under make soak.
+	kills := soak.Pick(6, 20)
 	seed := time.Now().UnixNano()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(uint64(seed), 0))

@@ -19,19 +19,32 @@
 //     to date, each step in its own transaction, and refuses a database
 //     newer than the code.
 //   - Connections use WAL mode, synchronous=NORMAL, foreign_keys=on and a
-//     busy timeout, so several processes can read while one writes.
-//   - One writer goroutine owns every write. AppendEvents and
-//     AppendMessages encode on the caller's goroutine (an event that cannot
-//     be encoded is an error at once), queue and return; the writer commits
-//     the queue in transactions of up to Options.BatchSize writes, waiting
-//     at most Options.Linger for a batch to fill. Nothing accepted is ever
+//     busy timeout, so several processes can read while one writes. The
+//     WAL is checkpointed by a goroutine of the store after commits
+//     (passive, every 250 ms at most), not inside the commit that fills
+//     it: no write waits for a checkpoint's copy and fsyncs.
+//   - Durability: a commit is in the WAL file before the write returns,
+//     which survives the process being killed (SIGKILL). With
+//     synchronous=NORMAL the WAL is fsynced at checkpoints, not at each
+//     commit: after a power loss or an OS crash the last commits before
+//     it may be missing; the database stays consistent.
+//   - Every write goes through one queue and commits in queue order, one
+//     transaction at a time. AppendEvents and AppendMessages encode on
+//     the caller's goroutine (an event that cannot be encoded is an error
+//     at once), queue and return; the writer goroutine commits the queue
+//     in transactions of up to Options.BatchSize writes, waiting at most
+//     Options.Linger for a batch to fill. Nothing accepted is ever
 //     dropped: when the queue is full (Options.MaxPending) appenders wait.
 //     A commit that fails is retried; an error that persists is logged and
 //     returned by the next Flush.
-//   - CreateSession, UpdateSession and DeleteSession go through the same
-//     queue, in order with the appends before them, and return once
-//     committed: a created child is in the database before its
-//     spawn_session_start can be emitted.
+//   - CreateSession, UpdateSession, DeleteSession, Claim and Release go
+//     through the same queue, in order with the appends before them, and
+//     return once committed: a created child is in the database before its
+//     spawn_session_start can be emitted. Batching adapts to the load: a
+//     caller that finds no commit under way commits the queue at once, on
+//     its own goroutine (one transaction, no linger, no hand-off); the
+//     writes of callers that come meanwhile are committed together in the
+//     next transaction.
 //   - Read-your-writes: Events and Messages first wait for queued writes
 //     to commit, so they see everything appended before the call.
 //   - Flush returns once every write accepted before it is committed;
@@ -64,9 +77,11 @@
 // Claims (session.Store.Claim) are rows of the claims table naming the
 // instance that holds them, so every process on the database sees them.
 // Claim checks the claims on the session, its ancestors and its
-// descendants and adds its own in one immediate transaction; a claim whose
-// instance is dead (or gone) does not count. Release first waits for the
-// writes queued before it to commit, so that the next owner reads them.
+// descendants and adds its own in one transaction of the writer (which
+// holds the database's write lock); a claim whose instance is dead (or
+// gone) does not count. Release goes through the
+// writer's queue: the claim is deleted in the transaction of the writes
+// queued before it or after them, so that the next owner reads them.
 // Close drops the store's claims and its row.
 //
 // Recovery: Open, and a Claim that finds a dead instance in its way, take

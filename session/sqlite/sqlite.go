@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
@@ -57,6 +58,8 @@ type Store struct {
 	recovered []string
 
 	beatStop, beatDone chan struct{} // the heartbeat goroutine; nil for ":memory:"
+	ckptStop, ckptDone chan struct{} // the checkpointer goroutine; nil for ":memory:"
+	commits            atomic.Uint64 // transactions with writes committed
 
 	mu        sync.Mutex
 	space     *sync.Cond // signalled when the queue shrinks or the store closes
@@ -64,6 +67,8 @@ type Store struct {
 	queued    int              // writes (items) in queue
 	pending   int              // async ops accepted and not yet committed
 	syncOps   bool             // queue holds an op a caller waits for
+	writing   bool             // a commit is under way (the writer's turn is taken)
+	stopped   bool             // the stop op was committed: the writer goroutine exits
 	pks       map[string]int64 // sessions known to exist: id -> pk
 	deleteGen uint64           // bumped after each committed delete
 	closed    bool
@@ -76,14 +81,17 @@ type Store struct {
 	closeOnce sync.Once
 	closeErr  error
 
-	// Owned by the writer goroutine.
+	// Owned by the holder of the writer's turn (writing).
 	seqs  map[int64]int64 // last seq of each session's log, by session pk
 	stmts *statements
 	rows  []eventRow // event rows waiting for a multi-row insert
 	args  []any      // their arguments
 }
 
-var _ session.Store = (*Store)(nil)
+var (
+	_ session.Store   = (*Store)(nil)
+	_ session.Exister = (*Store)(nil)
+)
 
 // Open opens (creating it when missing) the database at path, or a private
 // in-memory database for ":memory:". It migrates the schema, recovers the
@@ -120,7 +128,9 @@ func Open(path string, opts Options) (*Store, error) {
 	memory := path == ":memory:"
 	dsn := fmt.Sprintf("%s?_pragma=busy_timeout(%d)&_pragma=foreign_keys(1)&_txlock=immediate", path, opts.BusyTimeout.Milliseconds())
 	if !memory {
-		dsn += "&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
+		// wal_autocheckpoint(0): the checkpointer goroutine checkpoints
+		// (checkpoint.go), not the commit that crosses 1,000 pages.
+		dsn += "&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=wal_autocheckpoint(0)"
 	}
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
@@ -175,6 +185,8 @@ func Open(path string, opts Options) (*Store, error) {
 	if !memory {
 		s.beatStop, s.beatDone = make(chan struct{}), make(chan struct{})
 		go s.heartbeat(s.beatStop, s.beatDone)
+		s.ckptStop, s.ckptDone = make(chan struct{}), make(chan struct{})
+		go s.checkpointer(s.ckptStop, s.ckptDone)
 	}
 	if len(taken) > 0 {
 		for _, a := range taken {
@@ -298,7 +310,7 @@ func (s *Store) GetSession(ctx context.Context, id string) (session.Session, err
 	if s.isClosed() {
 		return session.Session{}, session.ErrClosed
 	}
-	sess, err := scanSession(s.db.QueryRowContext(ctx, `SELECT `+sessionColumns+` FROM sessions WHERE id = ?`, id))
+	sess, err := scanSession(s.stmts.getSession.QueryRowContext(ctx, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return session.Session{}, notFound(id)
 	}
@@ -343,11 +355,40 @@ func (s *Store) ListSessions(ctx context.Context, opts session.ListOptions) ([]s
 // lookup returns the pk of a session, or 0 when there is none.
 func (s *Store) lookup(ctx context.Context, id string) (int64, error) {
 	var pk int64
-	err := s.db.QueryRowContext(ctx, `SELECT pk FROM sessions WHERE id = ?`, id).Scan(&pk)
+	err := s.stmts.sessionPK.QueryRowContext(ctx, id).Scan(&pk)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}
 	return pk, err
+}
+
+// Exists implements session.Exister. A session this store created, or
+// already found, is known to exist without a read until this store
+// deletes it (the cache that appends use; a session another process
+// deleted meanwhile still counts, as it does for an append, whose rows are
+// then dropped with a warning).
+func (s *Store) Exists(ctx context.Context, id string) (bool, error) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return false, session.ErrClosed
+	}
+	_, ok := s.pks[id]
+	gen := s.deleteGen
+	s.mu.Unlock()
+	if ok {
+		return true, nil
+	}
+	pk, err := s.lookup(ctx, id)
+	if err != nil || pk == 0 {
+		return false, err
+	}
+	s.mu.Lock()
+	if s.deleteGen == gen {
+		s.remember(id, pk)
+	}
+	s.mu.Unlock()
+	return true, nil
 }
 
 func (s *Store) exists(ctx context.Context, id string) (bool, error) {

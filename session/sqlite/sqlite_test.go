@@ -1,6 +1,8 @@
 package sqlite_test
 
 import (
+	"context"
+	"errors"
 	"path/filepath"
 	"testing"
 
@@ -50,4 +52,43 @@ func TestConformanceSmallBatches(t *testing.T) {
 		}
 		return st
 	})
+}
+
+func TestExists(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "s.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	check := func(st *sqlite.Store, id string, want bool) {
+		t.Helper()
+		got, err := st.Exists(ctx, id)
+		if err != nil || got != want {
+			t.Fatalf("Exists(%s) = %v, %v; want %v", id, got, err, want)
+		}
+	}
+	check(st, "ses_a", false)
+	if err := st.CreateSession(ctx, session.Session{ID: "ses_a", Status: session.StatusRunning}); err != nil {
+		t.Fatal(err)
+	}
+	check(st, "ses_a", true)
+	// Another store on the same file finds it by a read.
+	other, err := sqlite.Open(st.Path(), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(other, "ses_a", true)
+	check(other, "ses_b", false)
+	if err := other.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.DeleteSession(ctx, "ses_a"); err != nil {
+		t.Fatal(err)
+	}
+	check(st, "ses_a", false)
+	st.Close()
+	if _, err := st.Exists(ctx, "ses_a"); !errors.Is(err, session.ErrClosed) {
+		t.Fatalf("Exists after Close: %v", err)
+	}
 }

@@ -104,6 +104,8 @@ func (s *Store) Close() error {
 		if s.beatStop != nil {
 			close(s.beatStop)
 			<-s.beatDone
+			close(s.ckptStop)
+			<-s.ckptDone
 		}
 		_, delErr := s.db.Exec(`DELETE FROM claims WHERE instance = ?`, s.instance)
 		if delErr == nil {
@@ -135,10 +137,18 @@ func (s *Store) call(ctx context.Context, o *op) error {
 		return session.ErrClosed
 	}
 	s.queue = append(s.queue, o)
-	s.syncOps = true
-	s.mu.Unlock()
-	signal(s.wake)
-	signal(s.urgent)
+	if !s.writing && !s.stopped {
+		// Nobody commits: commit the queue here, without waking the
+		// writer goroutine (adaptive batching: at once when idle).
+		batch := s.take()
+		s.mu.Unlock()
+		s.commitHere(batch)
+	} else {
+		s.syncOps = true
+		s.mu.Unlock()
+		signal(s.wake)
+		signal(s.urgent)
+	}
 	var r result
 	if o.kind == opBarrier {
 		select {
@@ -153,6 +163,14 @@ func (s *Store) call(ctx context.Context, o *op) error {
 		panic(r.panicV)
 	}
 	return r.err
+}
+
+// commitHere commits batch on the caller's goroutine, which holds the
+// writer's turn, and gives the turn back even if the commit panics.
+func (s *Store) commitHere(batch []*op) {
+	stopped := false
+	defer func() { s.release(stopped) }()
+	stopped = s.process(batch)
 }
 
 // enqueueAsync checks that the session exists, waits for room in the

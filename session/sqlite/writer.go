@@ -23,6 +23,8 @@ const (
 	opCreate
 	opUpdate
 	opDelete
+	opRelease
+	opClaim
 	opBarrier
 	opStop
 )
@@ -42,9 +44,11 @@ type op struct {
 	done chan result
 
 	res     result
-	newPK   int64    // create: the pk given to the session
-	deleted []string // delete: the ids removed
-	delPKs  []int64  // delete: their pks
+	newPK   int64     // create: the pk given to the session
+	deleted []string  // delete: the ids removed
+	delPKs  []int64   // delete: their pks
+	dead    []string  // claim: the dead stores whose claims were in the way
+	taken   []adopted // claim: the sessions taken over from them
 }
 
 // eventRow is one row of the events table waiting to be inserted.
@@ -95,14 +99,60 @@ func signal(c chan struct{}) {
 }
 
 // ---- the writer ----
+//
+// Writes are committed by whoever holds the writer's turn (Store.writing):
+// a caller of a synchronous write that finds no commit under way takes the
+// turn and commits the queue (its own op last) on its own goroutine, so
+// that a write on an idle store costs one transaction and no goroutine
+// switch; callers that arrive meanwhile queue, and the writer goroutine
+// (run) commits what they queued in one transaction as soon as the turn is
+// free. The writer goroutine also commits the asynchronous appends, after
+// at most Options.Linger. Ops are taken from the queue in order and one
+// batch at a time, so they commit in the order they were queued.
+
+// take removes the queue's ops for a commit and gives the caller the
+// writer's turn; s.mu is held.
+func (s *Store) take() []*op {
+	batch := s.queue
+	s.queue = nil
+	s.queued = 0
+	s.syncOps = false
+	s.writing = true
+	s.space.Broadcast()
+	return batch
+}
+
+// release gives the writer's turn back after a commit of batch by a caller,
+// waking the writer goroutine when ops wait (or when batch held the stop
+// op, which the writer goroutine must see to exit).
+func (s *Store) release(stopped bool) {
+	s.mu.Lock()
+	s.writing = false
+	if stopped {
+		s.stopped = true
+	}
+	more := len(s.queue) > 0 || stopped
+	urgent := s.syncOps || stopped
+	s.mu.Unlock()
+	if more {
+		signal(s.wake)
+	}
+	if urgent {
+		signal(s.urgent)
+	}
+}
 
 func (s *Store) run() {
 	defer close(s.done)
 	for {
 		<-s.wake
 		s.mu.Lock()
-		if len(s.queue) == 0 {
+		if s.stopped {
 			s.mu.Unlock()
+			return
+		}
+		if len(s.queue) == 0 || s.writing {
+			s.mu.Unlock() // the caller that holds the turn wakes us after
 			continue
 		}
 		urgent := s.syncOps || s.queued >= s.opts.BatchSize
@@ -116,13 +166,16 @@ func (s *Store) run() {
 			t.Stop()
 		}
 		s.mu.Lock()
-		batch := s.queue
-		s.queue = nil
-		s.queued = 0
-		s.syncOps = false
-		s.space.Broadcast()
+		if len(s.queue) == 0 || s.writing {
+			s.mu.Unlock()
+			signal(s.wake) // look again: a stop may have come meanwhile
+			continue
+		}
+		batch := s.take()
 		s.mu.Unlock()
-		if s.process(batch) {
+		stop := s.process(batch)
+		s.release(stop)
+		if stop {
 			return
 		}
 	}
@@ -169,6 +222,9 @@ func (s *Store) commit(ops []*op) {
 			}
 			time.Sleep(time.Duration(10<<attempt) * time.Millisecond)
 		}
+	}
+	if writes && err == nil {
+		s.commits.Add(1)
 	}
 	lost := 0
 	s.mu.Lock()
@@ -220,10 +276,10 @@ func (s *Store) try(ops []*op) error {
 	if err != nil {
 		return err
 	}
-	st := s.stmts.in(tx)
+	st := s.stmts.in(ctx, tx)
 	s.rows = s.rows[:0]
 	for _, o := range ops {
-		o.res, o.newPK, o.deleted, o.delPKs = result{}, 0, nil, nil
+		o.res, o.newPK, o.deleted, o.delPKs, o.dead, o.taken = result{}, 0, nil, nil, nil, nil
 		if o.kind != opEvents {
 			// Everything before o is written before o.
 			if err := s.insertRows(ctx, st); err != nil {
@@ -243,9 +299,12 @@ func (s *Store) try(ops []*op) error {
 	return tx.Commit()
 }
 
-func isForeignKey(err error) bool {
+func isForeignKey(err error) bool { return isConstraint(err, sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY) }
+
+// isConstraint reports whether err is SQLite's extended result code code.
+func isConstraint(err error, code int) bool {
 	var se *sqlitedrv.Error
-	return errors.As(err, &se) && se.Code() == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY
+	return errors.As(err, &se) && se.Code() == code
 }
 
 func runUpdate(fn func(*session.Session), s *session.Session) (r result) {

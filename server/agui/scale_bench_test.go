@@ -1,0 +1,202 @@
+package agui
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentpool/agentpool/bench"
+	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/spawn"
+)
+
+// scaleSessions and scaleEvents size BenchmarkScale: that many concurrent
+// runs (one thread each), each streaming that many stamped text deltas.
+// The burst variant emits them as fast as it can (throughput; its latency
+// is mostly how long a delta waits behind its run's burst); the paced one
+// emits one every 5 ms (a model streaming 200 tokens/s): 200,000 deltas/s
+// offered in all, the goal of issue 25, so its latency is the delivery's.
+const (
+	scaleSessions = 1000
+	scaleEvents   = 200
+)
+
+// stamper emits n text deltas, one every every, whose text is its emit
+// time (Unix ns), so that the client measures each delta's delivery
+// latency.
+type stamper struct {
+	n     int
+	every time.Duration
+}
+
+func (s *stamper) Name() string                 { return "stamper" }
+func (s *stamper) Description() string          { return "emits stamped deltas" }
+func (s *stamper) SourceType() event.SourceType { return event.SourceAgent }
+func (s *stamper) ModelID() string              { return "" }
+
+func (s *stamper) Run(_ context.Context, inv *spawn.Invocation) spawn.Result {
+	inv.Sink.Emit(event.RunStarted{SessionID: inv.Session.ID, RunID: inv.RunID, AgentName: "stamper", ParentSessionID: inv.Session.ParentID})
+	var tick <-chan time.Time
+	if s.every > 0 {
+		t := time.NewTicker(s.every)
+		defer t.Stop()
+		tick = t.C
+	}
+	for range s.n {
+		if tick != nil {
+			<-tick
+		}
+		inv.Sink.Emit(event.PartDelta{Index: 0, Delta: event.Delta{PartDeltaKind: event.PartText, ContentDelta: strconv.FormatInt(time.Now().UnixNano(), 10)}})
+	}
+	inv.Sink.Emit(event.StreamComplete{Message: event.Message{Role: "assistant", Content: "done", FinishReason: "stop"}})
+	return spawn.Result{Output: "done", StopReason: event.StopCompleted}
+}
+
+// BenchmarkScale runs scaleSessions runs at once through the AG-UI server
+// on a loopback socket (Serve, MaxConns raised to fit them), each a root
+// agent whose child streams scaleEvents stamped deltas (paced), read by an HTTP
+// client per run. It reports the SSE events delivered per second, the
+// p50/p99 latency from a delta's emit to its arrival at the client, the
+// peak resident set size during the op and the RSS after it (collected).
+func BenchmarkScale(b *testing.B) {
+	for _, v := range []struct {
+		name  string
+		every time.Duration
+	}{{"burst", 0}, {"paced-5ms", 5 * time.Millisecond}} {
+		scale(b, v.name, v.every)
+	}
+}
+
+func scale(b *testing.B, name string, every time.Duration) {
+	b.Run(fmt.Sprintf("agui/sessions=%d/%s", scaleSessions, name), func(b *testing.B) {
+		p, err := bench.NewSpawnerPool(nil, []spawn.Node{&stamper{n: scaleEvents, every: every}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		srv := New(p, Options{MaxConns: scaleSessions + 16, MaxThreads: 4 * scaleSessions})
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		served := make(chan error, 1)
+		go func() { served <- srv.Serve(ctx, ln) }()
+		defer func() {
+			cancel()
+			if err := <-served; err != nil {
+				b.Error(err)
+			}
+		}()
+		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: scaleSessions, MaxConnsPerHost: scaleSessions}}
+		defer client.CloseIdleConnections()
+		url := "http://" + ln.Addr().String() + "/"
+		thread := 0
+		// one streams a run and returns its SSE events and delta latencies.
+		one := func(id int) (int, []int64, error) {
+			body := fmt.Sprintf(`{"threadId":"t-%d","runId":"r-%d","messages":[{"id":"m1","role":"user","content":"go"}]}`, id, id)
+			resp, err := client.Post(url, "application/json", strings.NewReader(body))
+			if err != nil {
+				return 0, nil, err
+			}
+			defer resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				return 0, nil, fmt.Errorf("status %d", resp.StatusCode)
+			}
+			sc := bufio.NewScanner(resp.Body)
+			sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+			events, lats := 0, make([]int64, 0, scaleEvents)
+			finished := false
+			for sc.Scan() {
+				line := sc.Bytes()
+				if !bytes.HasPrefix(line, []byte("data: ")) {
+					continue
+				}
+				events++
+				if bytes.Contains(line, []byte(`"RUN_FINISHED"`)) {
+					finished = true
+				}
+				if i := bytes.Index(line, []byte(`"delta":"`)); i >= 0 && bytes.Contains(line, []byte("TEXT_MESSAGE_CONTENT")) {
+					rest := line[i+len(`"delta":"`):]
+					if j := bytes.IndexByte(rest, '"'); j > 0 {
+						if ns, err := strconv.ParseInt(string(rest[:j]), 10, 64); err == nil {
+							lats = append(lats, time.Now().UnixNano()-ns)
+						}
+					}
+				}
+			}
+			if err := sc.Err(); err != nil {
+				return events, lats, err
+			}
+			if !finished {
+				return events, lats, fmt.Errorf("run %d: no RUN_FINISHED", id)
+			}
+			return events, lats, nil
+		}
+		round := func() (int, []int64) {
+			var (
+				mu     sync.Mutex
+				total  int
+				all    []int64
+				wg     sync.WaitGroup
+				errOne error
+			)
+			for range scaleSessions {
+				thread++
+				id := thread
+				wg.Go(func() {
+					n, lats, err := one(id)
+					mu.Lock()
+					defer mu.Unlock()
+					total += n
+					all = append(all, lats...)
+					if err != nil && errOne == nil {
+						errOne = err
+					}
+				})
+			}
+			wg.Wait()
+			if errOne != nil {
+				b.Fatal(errOne)
+			}
+			return total, all
+		}
+		round() // warm up (connections, pools)
+		var (
+			events    int
+			lats      []int64
+			peak, rss uint64
+		)
+		b.ResetTimer()
+		for b.Loop() {
+			hp := bench.StartHeapPeak(time.Millisecond)
+			n, l := round()
+			hp.Stop()
+			events += n
+			lats = append(lats, l...)
+			peak = max(peak, hp.PeakRSS())
+		}
+		b.StopTimer()
+		runtime.GC()
+		rss = bench.RSSNow()
+		if len(lats) < b.N*scaleSessions*scaleEvents {
+			b.Fatalf("%d latencies for %d deltas", len(lats), b.N*scaleSessions*scaleEvents)
+		}
+		slices.Sort(lats)
+		pct := func(q float64) float64 { return float64(lats[int(q*float64(len(lats)-1))]) }
+		b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+		b.ReportMetric(pct(0.50), "p50-ns")
+		b.ReportMetric(pct(0.99), "p99-ns")
+		b.ReportMetric(float64(peak)/(1<<20), "peak-rss-MB")
+		b.ReportMetric(float64(rss)/(1<<20), "rss-after-MB")
+	})
+}
