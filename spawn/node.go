@@ -46,6 +46,9 @@ type Invocation struct {
 	Runtime *Runtime
 	// ToolCallID is the parent's tool call that spawned this session, if any.
 	ToolCallID string
+	// Env is the run's surroundings when a durable engine runs the
+	// session (see Env); nil in this process's runs.
+	Env Env
 
 	run     *runState // the root's rootRun, shared by the whole tree
 	rootRun runState
