@@ -32,8 +32,10 @@ type Registry interface {
 // Register registers the workflow and the activities on a worker.
 func (e *Engine) Register(w Registry) {
 	w.RegisterWorkflowWithOptions(e.Session, workflow.RegisterOptions{Name: WorkflowName})
-	w.RegisterActivityWithOptions(&e.Activities, activity.RegisterOptions{Name: activityPrefix})
+	w.RegisterActivityWithOptions(&e.Activities, activityOptions())
 }
+
+func activityOptions() activity.RegisterOptions { return activity.RegisterOptions{Name: activityPrefix} }
 
 // Session is the workflow of one session: it runs the session's node with
 // the workflow's spawn.Env, ends the session's run as a run in this process

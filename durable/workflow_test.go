@@ -3,6 +3,7 @@ package durable
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +23,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if cfg := os.Getenv(envWorker); cfg != "" {
+		os.Exit(runTestWorker(cfg))
+	}
 	goleak.VerifyTestMain(m,
 		// The test environment's own timers and the SDK's caches.
 		goleak.IgnoreAnyFunction("go.temporal.io/sdk/internal.(*sharedWorkerStopper).stopWorker"),
