@@ -20,7 +20,7 @@ const EnvTemporalBin = "AGENTPOOL_TEMPORAL_BIN"
 
 // temporalBin returns the CLI's path, skipping the test without one (a
 // failure under CI=true, where make test-deps provides it).
-func temporalBin(t *testing.T) string {
+func temporalBin(t testing.TB) string {
 	t.Helper()
 	bin := os.Getenv(EnvTemporalBin)
 	if bin == "" {
@@ -32,7 +32,7 @@ func temporalBin(t *testing.T) string {
 	return bin
 }
 
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -44,7 +44,7 @@ func freePort(t *testing.T) int {
 
 // startDevServer starts a Temporal dev server on loopback, stopped (with
 // its process group) when the test ends, and returns its address.
-func startDevServer(t *testing.T) string {
+func startDevServer(t testing.TB) string {
 	t.Helper()
 	bin := temporalBin(t)
 	port := freePort(t)

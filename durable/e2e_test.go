@@ -108,6 +108,7 @@ func runTestWorker(raw string) int {
 type fakeAPI struct {
 	*httptest.Server
 	chunkDelay time.Duration
+	fan        int // ask_worker calls of the boss's first turn (1 when 0)
 	mu         sync.Mutex
 	log        []call
 	midStream  chan string // the key of a worker-model request after its 3rd chunk (once)
@@ -120,7 +121,7 @@ type call struct {
 	at                 time.Time
 }
 
-func newFakeAPI(t *testing.T, chunkDelay time.Duration) *fakeAPI {
+func newFakeAPI(t testing.TB, chunkDelay time.Duration) *fakeAPI {
 	f := &fakeAPI{chunkDelay: chunkDelay, midStream: make(chan string, 1)}
 	f.Server = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.Close)
@@ -162,10 +163,10 @@ func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 	case body.Messages[len(body.Messages)-1].Role == "tool":
 		frames = []string{chunk(`{"content":"The worker says: 42."}`, ""), chunk(`{}`, "stop")}
 	default:
-		frames = []string{
-			chunk(`{"role":"assistant","tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"ask_worker","arguments":"{\"prompt\":\"What is 6*7?\"}"}}]}`, ""),
-			chunk(`{}`, "tool_calls"),
+		for k := range max(f.fan, 1) {
+			frames = append(frames, chunk(fmt.Sprintf(`{"role":"assistant","tool_calls":[{"index":%d,"id":"call_%d","type":"function","function":{"name":"ask_worker","arguments":"{\"prompt\":\"What is 6*7?\"}"}}]}`, k, k), ""))
 		}
+		frames = append(frames, chunk(`{}`, "tool_calls"))
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	for k, fr := range append(frames, "[DONE]") {
@@ -199,7 +200,7 @@ type workerProc struct {
 	waited chan struct{} // closed once the process was waited for
 }
 
-func startWorker(t *testing.T, cfg workerConfig) *workerProc {
+func startWorker(t testing.TB, cfg workerConfig) *workerProc {
 	t.Helper()
 	raw, _ := json.Marshal(cfg)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -216,7 +217,7 @@ func startWorker(t *testing.T, cfg workerConfig) *workerProc {
 }
 
 // stop ends the worker gracefully (SIGTERM), killing it after 15 s.
-func (w *workerProc) stop(t *testing.T) {
+func (w *workerProc) stop(t testing.TB) {
 	select {
 	case <-w.waited:
 		return
@@ -266,11 +267,12 @@ func TestKillWorkerMidChild(t *testing.T) {
 	}
 	defer c.Close()
 
-	var killedAt time.Time
+	killed := make(chan time.Time, 1)
 	go func() {
 		key := <-api.midStream
-		killedAt = time.Now()
+		at := time.Now()
 		workers[key].kill()
+		killed <- at
 	}()
 	sink, got := eventtest.Collect()
 	node, _ := p.Node("boss")
@@ -303,7 +305,10 @@ func TestKillWorkerMidChild(t *testing.T) {
 			t.Errorf("child %s ended %d times", child, n)
 		}
 	}
-	if killedAt.IsZero() {
+	var killedAt time.Time
+	select {
+	case killedAt = <-killed:
+	default:
 		t.Fatal("no worker was killed")
 	}
 	seen := map[string]int{}
@@ -356,10 +361,10 @@ func TestCancelRootCancelsTree(t *testing.T) {
 	defer c.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var cancelledAt time.Time
+	cancelled := make(chan time.Time, 1)
 	go func() {
 		<-api.midStream
-		cancelledAt = time.Now()
+		cancelled <- time.Now()
 		cancel()
 	}()
 	sink, got := eventtest.Collect()
@@ -368,7 +373,13 @@ func TestCancelRootCancelsTree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if took := time.Since(cancelledAt); took > 20*time.Second {
+	var at time.Time
+	select {
+	case at = <-cancelled:
+	default:
+		t.Fatal("the run was not cancelled")
+	}
+	if took := time.Since(at); took > 20*time.Second {
 		t.Errorf("the tree took %s to end after the cancel", took)
 	}
 	if out.StopReason != event.StopAborted {
