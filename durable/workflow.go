@@ -35,7 +35,9 @@ func (e *Engine) Register(w Registry) {
 	w.RegisterActivityWithOptions(&e.Activities, activityOptions())
 }
 
-func activityOptions() activity.RegisterOptions { return activity.RegisterOptions{Name: activityPrefix} }
+func activityOptions() activity.RegisterOptions {
+	return activity.RegisterOptions{Name: activityPrefix}
+}
 
 // Session is the workflow of one session: it runs the session's node with
 // the workflow's spawn.Env, ends the session's run as a run in this process
