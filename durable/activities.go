@@ -133,12 +133,18 @@ func (a *Activities) agent(name string) (*agent.Agent, error) {
 // in that order. A retry whose message is stored returns it without
 // calling the model (see the package doc).
 func (a *Activities) Turn(ctx context.Context, in TurnInput) (TurnOutput, error) {
+	return a.turn(ctx, in, activity.GetInfo(ctx).Attempt > 1)
+}
+
+// turn is Turn; retry says that an earlier attempt may have written.
+func (a *Activities) turn(ctx context.Context, in TurnInput, retry bool) (TurnOutput, error) {
+	in.Pending.Check = in.Pending.Check || retry
 	after, err := a.write(ctx, in.Pending)
 	if err != nil {
 		return TurnOutput{}, err
 	}
 	sid := in.Pending.SessionID
-	if activity.GetInfo(ctx).Attempt > 1 {
+	if retry {
 		if out, done, err := a.turnDone(ctx, sid, after, in); done || err != nil {
 			return out, err
 		}
