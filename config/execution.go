@@ -26,7 +26,7 @@ var executionKeys = []string{"engine", "address", "namespace", "task_queue"}
 
 // Execution is `execution:`. The zero value is the in-process engine.
 type Execution struct {
-	Engine    string // EngineInProcess (also when empty) or EngineTemporal
+	Engine    string // EngineTemporal, or EngineInProcess (also when empty)
 	Address   string // HOST:PORT of the Temporal frontend
 	Namespace string // DefaultTemporalNamespace when unset
 	TaskQueue string // DefaultTemporalTaskQueue when unset
@@ -60,9 +60,6 @@ func (p *parser) execution(e entry) Execution {
 			p.add(v.line(), "execution.engine", "unknown engine %q (in_process or temporal)", x.Engine)
 		}
 	}
-	if x.Engine == "" {
-		x.Engine = EngineInProcess
-	}
 	if v, ok := f["address"]; ok {
 		x.Address = strings.TrimSpace(p.requiredStr(v.val, "execution.address"))
 		if x.Address != "" {
@@ -77,7 +74,7 @@ func (p *parser) execution(e entry) Execution {
 	if v, ok := f["task_queue"]; ok {
 		x.TaskQueue, _ = p.word(v.val, "execution.task_queue")
 	}
-	if x.Engine == EngineInProcess {
+	if !x.Temporal() {
 		for _, k := range []string{"address", "namespace", "task_queue"} {
 			if v, ok := f[k]; ok {
 				p.add(v.line(), "execution."+k, "only used with engine: temporal")

@@ -5,7 +5,7 @@ import "testing"
 func TestExecution(t *testing.T) {
 	const agents = "agents:\n  a: {model: test}\n"
 	m := mustParse(t, agents)
-	if m.Execution.Engine != EngineInProcess || m.Execution.Temporal() {
+	if m.Execution.Temporal() {
 		t.Errorf("default execution = %+v", m.Execution)
 	}
 	m = mustParse(t, agents+"execution: {engine: temporal, address: \"127.0.0.1:7233\"}\n")

@@ -174,8 +174,6 @@ func (p *parser) manifest(m *Manifest, root *yaml.Node) {
 
 	if e, ok := f["execution"]; ok {
 		m.Execution = p.execution(e)
-	} else {
-		m.Execution.Engine = EngineInProcess
 	}
 
 	var lf map[string]entry

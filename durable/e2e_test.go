@@ -398,3 +398,54 @@ func TestCancelRootCancelsTree(t *testing.T) {
 		}
 	}
 }
+
+// Killing every worker mid-child and starting a new one lets the run
+// finish.
+func TestKillAllWorkersThenStartOne(t *testing.T) {
+	addr := startDevServer(t)
+	api := newFakeAPI(t, 400*time.Millisecond)
+	db := t.TempDir() + "/pool.db"
+	st, err := sqlite.Open(db, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var ws []*workerProc
+	for i := range 2 {
+		ws = append(ws, startWorker(t, workerConfig{Address: addr, DB: db, BaseURL: api.URL + "/v1", Key: fmt.Sprintf("key-%d", i)}))
+	}
+	p, err := e2ePool(api.URL+"/v1", "key-client", st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	c, err := client.Dial(client.Options{HostPort: addr, Logger: quietLogger{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	restarted := make(chan struct{})
+	go func() {
+		defer close(restarted)
+		<-api.midStream
+		for _, w := range ws {
+			w.kill()
+		}
+		startWorker(t, workerConfig{Address: addr, DB: db, BaseURL: api.URL + "/v1", Key: "key-new"})
+	}()
+	sink, got := eventtest.Collect()
+	node, _ := p.Node("boss")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	root, out, err := RunRoot(ctx, c, st, RootRequest{Node: node, Prompt: "What is 6*7?", TaskQueue: testQueue}, sink)
+	<-restarted
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.StopReason != event.StopCompleted || out.Output != "The worker says: 42." {
+		t.Fatalf("end = %+v", out)
+	}
+	if err := eventtest.CheckInvariants(root, got()); err != nil {
+		t.Errorf("invariants: %v", err)
+	}
+}

@@ -180,6 +180,7 @@ func (e *wfEnv) Spawn(ctx context.Context, parent *spawn.Invocation, req spawn.R
 		AgentName: req.Node.Name(), SourceType: req.Node.SourceType(),
 		Title:  title + " (@" + req.Node.Name() + " subagent)",
 		Status: session.StatusRunning, CreatedAt: now, UpdatedAt: now,
+		Metadata: map[string]any{session.MetaEngine: EngineName},
 	}
 	meta := make(map[string]any, len(req.Metadata)+2)
 	for k, v := range req.Metadata {

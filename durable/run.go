@@ -36,7 +36,8 @@ func RunRoot(ctx context.Context, c client.Client, st session.Store, req RootReq
 		sid = id.DescendingAt(id.Session, now)
 	}
 	root := session.Session{ID: sid, AgentName: req.Node.Name(), SourceType: req.Node.SourceType(),
-		Title: title(req.Prompt), Status: session.StatusRunning, CreatedAt: now, UpdatedAt: now}
+		Title: title(req.Prompt), Status: session.StatusRunning, CreatedAt: now, UpdatedAt: now,
+		Metadata: map[string]any{session.MetaEngine: EngineName}}
 	if err := st.CreateSession(ctx, root); err != nil {
 		return sid, SessionOutput{}, fmt.Errorf("create root session: %w", err)
 	}

@@ -11,6 +11,9 @@ import (
 	"github.com/agentpool/agentpool/tool"
 )
 
+// EngineName is the engine's name in a session's Metadata (session.MetaEngine).
+const EngineName = "temporal"
+
 // Names of the workflow and the activities on a task queue.
 const (
 	WorkflowName   = "agentpool.Session"

@@ -64,7 +64,7 @@ func workerMain(cmd *cobra.Command, f poolFlags) error {
 	defer p.Close()
 	x := p.Manifest().Execution
 	if !x.Temporal() {
-		return fmt.Errorf("the manifest's execution engine is %s: a worker runs pools with execution: {engine: temporal}", x.Engine)
+		return fmt.Errorf("the manifest's execution engine is %s: a worker runs pools with execution: {engine: temporal}", config.EngineInProcess)
 	}
 	c, err := dialTemporal(x, log)
 	if err != nil {
