@@ -56,17 +56,29 @@ func RunRoot(ctx context.Context, c client.Client, st session.Store, req RootReq
 	f := newFollower(st, sid, 0, sink)
 	go func() { followed <- f.follow(followCtx, done) }()
 
+	type ended struct {
+		out SessionOutput
+		err error
+	}
+	got := make(chan ended, 1)
+	getCtx, stopGet := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopGet() // a wait that was given up ends with the call
+	go func() {
+		var o SessionOutput
+		err := run.Get(getCtx, &o)
+		got <- ended{o, err}
+	}()
 	var out SessionOutput
-	got := make(chan error, 1)
-	go func() { got <- run.Get(context.WithoutCancel(ctx), &out) }()
 	select {
-	case err = <-got:
+	case e := <-got:
+		out, err = e.out, e.err
 	case <-ctx.Done():
 		// The root's cancellation cancels the tree; its end is awaited.
 		if cerr := c.CancelWorkflow(context.WithoutCancel(ctx), sid, run.GetRunID()); cerr != nil {
 			err = cerr
 		} else {
-			err = <-got
+			e := <-got
+			out, err = e.out, e.err
 		}
 	}
 	close(done)
