@@ -43,7 +43,7 @@ func devServer(t *testing.T) string {
 	p := port()
 	cmd := exec.Command(bin, "server", "start-dev", "--headless", "--ip", "127.0.0.1", "--port", p,
 		"--http-port", port(), "--metrics-port", port(), "--db-filename", filepath.Join(t.TempDir(), "t.db"), "--log-level", "error")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL} // no orphan if the test binary dies (a timeout panic skips cleanups)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -93,6 +93,7 @@ func TestRunOnTemporalWorker(t *testing.T) {
 
 	w := exec.Command(cliBinary(t), "worker", "-c", remote, "--db", db)
 	w.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "HOME="+t.TempDir())
+	w.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	var werr strings.Builder
 	w.Stderr = &werr
 	if err := w.Start(); err != nil {
