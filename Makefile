@@ -32,9 +32,11 @@ check:
 
 # test-deps installs the npm packages the Go tests drive (the MCP servers
 # of tests/mcp, pinned in its package-lock.json), tmux (Debian package),
-# in which tests/node/clients drives the OpenCode TUI, and chromium
-# (Debian package), in which tests/node/web drives the web view.
-test-deps:
+# in which tests/node/clients drives the OpenCode TUI, chromium (Debian
+# package), in which tests/node/web drives the web view, and the Temporal
+# dev server (bin/temporal, built once per machine) that the durable
+# engine's tests start (AGENTPOOL_TEMPORAL_BIN).
+test-deps: bin/temporal
 	cd tests/mcp && npm ci --no-audit --no-fund --loglevel=error
 	@command -v tmux >/dev/null 2>&1 || { echo "installing tmux (the OpenCode TUI test drives the TUI in it)"; \
 		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq tmux; \
@@ -50,7 +52,13 @@ test-deps:
 # CI=true, where they fail.
 test-go: test-deps
 	@pg="$${AGENTPOOL_TEST_POSTGRES:-$$(tests/pg/start.sh)}" || { echo "tests/pg/start.sh failed"; exit 1; }; \
-	AGENTPOOL_TEST_POSTGRES="$$pg" AGENTPOOL_MCP_NODE_MODULES="$(CURDIR)/tests/mcp/node_modules" $(GO) test -race -count=1 $(PKGS)
+	AGENTPOOL_TEST_POSTGRES="$$pg" AGENTPOOL_MCP_NODE_MODULES="$(CURDIR)/tests/mcp/node_modules" \
+		AGENTPOOL_TEMPORAL_BIN="$(CURDIR)/bin/temporal" $(GO) test -race -count=1 $(PKGS)
+
+# The Temporal CLI's dev server; v1.5.1 is the newest that builds from the
+# module proxy here (later versions carry a replace directive).
+bin/temporal:
+	GOBIN="$(CURDIR)/bin" $(GO) install github.com/temporalio/cli/cmd/temporal@v1.5.1
 
 # npm_install installs a test directory's packages from its lock file:
 # npm ci, except where the directory has a file .npm-install-platform: its

@@ -147,6 +147,9 @@ type run struct {
 	// extra tools (tool.WithExtra), the agent's plus those.
 	tools map[string]tool.Tool
 	specs []model.ToolSpec
+	// env is the run's surroundings under a durable engine (spawn.Env);
+	// nil in this process's runs, which take the direct paths.
+	env spawn.Env
 }
 
 // running maps the invocation of every agent run in progress to its run,
@@ -190,9 +193,7 @@ func HistoryFrom(ctx context.Context) []model.Message {
 }
 
 func (r *run) append(ctx context.Context, msgs ...model.Message) {
-	r.mu.Lock()
-	r.msgs = append(r.msgs, msgs...)
-	r.mu.Unlock()
+	r.keep(msgs...)
 	st := r.inv.Runtime.Store()
 	if st == nil {
 		return
@@ -203,9 +204,20 @@ func (r *run) append(ctx context.Context, msgs ...model.Message) {
 	if len(msgs) > len(r.stored) {
 		stored = make([]session.Message, 0, len(msgs))
 	}
-	now := time.Now()
+	var now time.Time
+	if r.env == nil {
+		now = time.Now()
+	} else {
+		now = r.env.Now(ctx)
+	}
 	for _, m := range msgs {
-		stored = append(stored, session.Message{ID: id.AscendingAt(id.Message, now), SessionID: r.inv.Session.ID, AgentName: r.a.cfg.Name, CreatedAt: now, Message: m})
+		var mid string
+		if r.env == nil {
+			mid = id.AscendingAt(id.Message, now)
+		} else {
+			mid = r.env.NewID(ctx, id.Message)
+		}
+		stored = append(stored, session.Message{ID: mid, SessionID: r.inv.Session.ID, AgentName: r.a.cfg.Name, CreatedAt: now, Message: m})
 	}
 	err := st.AppendMessages(r.persistCtx, r.inv.Session.ID, stored...)
 	clear(stored)
@@ -215,6 +227,14 @@ func (r *run) append(ctx context.Context, msgs ...model.Message) {
 			r.storeErr = err
 		}
 	}
+}
+
+// keep adds msgs to the conversation without storing them (append stores
+// them too).
+func (r *run) keep(msgs ...model.Message) {
+	r.mu.Lock()
+	r.msgs = append(r.msgs, msgs...)
+	r.mu.Unlock()
 }
 
 // snapshot returns the conversation for a model request without copying:
@@ -232,7 +252,7 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 	// Room for the prompt and a tool round trip without growing.
 	msgs := make([]model.Message, len(inv.History), len(inv.History)+4)
 	copy(msgs, inv.History)
-	r := &run{a: a, inv: inv, sink: inv.Sink, msgs: msgs, added: len(msgs), persistCtx: detach.Context(ctx)}
+	r := &run{a: a, inv: inv, sink: inv.Sink, msgs: msgs, added: len(msgs), persistCtx: detach.Context(ctx), env: inv.Env}
 	if spawn.InvocationFrom(ctx) != inv {
 		ctx = spawn.WithInvocation(ctx, inv)
 	}
@@ -290,7 +310,7 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 		if h := a.cfg.Hooks; h != nil {
 			req = h.ModelRequest(ctx, a.cfg.Name, inv.Session.ID, req)
 		}
-		msg, finish, err := r.streamTurn(ctx, req)
+		msg, finish, stored, err := r.streamTurn(ctx, req)
 		if err != nil {
 			if ctx.Err() != nil {
 				return r.abort(ctx, context.Cause(ctx))
@@ -300,7 +320,11 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 			}
 			return r.fail(ctx, fmt.Errorf("model %s: %w", a.cfg.Model.ID(), err), event.StopError, "model_error")
 		}
-		r.append(ctx, msg)
+		if stored {
+			r.keep(msg) // the Env stored it with the turn
+		} else {
+			r.append(ctx, msg)
+		}
 		lastFinish = finish
 		calls := msg.ToolCalls()
 		if len(calls) == 0 {
@@ -422,4 +446,11 @@ func (r *run) lastText() string {
 		}
 	}
 	return ""
+}
+
+// Tool returns the agent's own tool of that name (what a durable engine's
+// tool activity runs for a call of the agent's run).
+func (a *Agent) Tool(name string) (tool.Tool, bool) {
+	t, ok := a.tools[name]
+	return t, ok
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/model"
+	"github.com/agentpool/agentpool/spawn"
 	"github.com/agentpool/agentpool/tool"
 )
 
@@ -24,6 +25,14 @@ const EventToolsetError = "toolset_error"
 func (a *Agent) toolsFor(ctx context.Context, sink event.Sink) (map[string]tool.Tool, []model.ToolSpec) {
 	extra := tool.ExtraFrom(ctx)
 	for _, ts := range append(a.cfg.Toolsets[:len(a.cfg.Toolsets):len(a.cfg.Toolsets)], tool.ToolsetsFrom(ctx)...) {
+		if inv := spawn.InvocationFrom(ctx); inv != nil && inv.Env != nil {
+			// Asking a toolset is I/O, which a durable engine's
+			// deterministic run cannot do.
+			sink.Emit(event.Custom{EventType: EventToolsetError, Source: "agent", EventData: map[string]any{
+				"agent": a.cfg.Name, "toolset": ts.Name(), "error": "toolsets are not available under a durable execution engine",
+			}})
+			continue
+		}
 		got, err := ts.Tools(ctx)
 		if err != nil {
 			sink.Emit(event.Custom{EventType: EventToolsetError, Source: "agent", EventData: map[string]any{
@@ -66,6 +75,10 @@ func (r *run) runTools(ctx context.Context, calls []model.Part) []model.Part {
 	results := make([]model.Part, len(calls))
 	if len(calls) == 1 {
 		results[0] = r.runTool(ctx, calls[0])
+		return results
+	}
+	if r.env != nil {
+		r.env.Parallel(ctx, len(calls), func(ctx context.Context, i int) { results[i] = r.runTool(ctx, calls[i]) })
 		return results
 	}
 	var wg sync.WaitGroup
@@ -116,7 +129,7 @@ func (r *run) runTool(ctx context.Context, c model.Part) model.Part {
 func (r *run) execute(ctx context.Context, t tool.Tool, call tool.Call) tool.Result {
 	h := r.a.cfg.Hooks
 	if h == nil {
-		return tool.Run(ctx, t, call)
+		return r.call(ctx, t, call)
 	}
 	info := ToolInfo{Agent: r.a.cfg.Name, SessionID: r.inv.Session.ID, ToolName: call.Name, CallID: call.ID, Input: slices.Clone(call.Args)}
 	d := h.PreTool(ctx, info)
@@ -127,6 +140,16 @@ func (r *run) execute(ctx context.Context, t tool.Tool, call tool.Call) tool.Res
 		call.Args = slices.Clone(d.Input)
 		info.Input = slices.Clone(d.Input)
 	}
-	res := tool.Run(ctx, t, call)
+	res := r.call(ctx, t, call)
 	return h.PostTool(ctx, info, res)
+}
+
+// call runs a tool: here, or through the run's Env when it has one and the
+// tool is not one of the run's own (spawn.Inline: delegations and the
+// readers of the run's state run in the run, where Spawn reaches its Env).
+func (r *run) call(ctx context.Context, t tool.Tool, call tool.Call) tool.Result {
+	if r.env != nil && !spawn.IsInline(t) {
+		return r.env.Tool(ctx, r.inv, r.a.cfg.Name, call)
+	}
+	return tool.Run(ctx, t, call)
 }

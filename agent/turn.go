@@ -11,11 +11,19 @@ import (
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/id"
 	"github.com/agentpool/agentpool/model"
+	"github.com/agentpool/agentpool/spawn"
 )
 
 // streamTurn runs one model request, emitting part events, and returns the
-// assistant message.
-func (r *run) streamTurn(ctx context.Context, req *model.Request) (model.Message, string, error) {
+// assistant message, its finish reason and whether it was stored already
+// (by the run's Env, which runs the turn when there is one).
+func (r *run) streamTurn(ctx context.Context, req *model.Request) (model.Message, string, bool, error) {
+	if r.env != nil {
+		t, err := r.env.Turn(ctx, r.inv, r.a.cfg.Name, req)
+		r.usage.Add(t.Usage)
+		r.cost += t.Cost
+		return t.Message, t.Finish, t.Stored, err
+	}
 	r.turn = turnState{sink: r.sink, open: -1, limit: r.a.cfg.MaxResponseBytes}
 	t := &r.turn
 	t.consume(r.a.cfg.Model.Stream(ctx, req))
@@ -23,9 +31,27 @@ func (r *run) streamTurn(ctx context.Context, req *model.Request) (model.Message
 	r.usage.Add(t.usage)
 	r.cost += model.Cost(r.a.cfg.Model, t.usage)
 	if t.err != nil {
-		return model.Message{}, "", t.err
+		return model.Message{}, "", false, t.err
 	}
-	return t.message()
+	msg, finish, err := t.message()
+	return msg, finish, false, err
+}
+
+// StreamTurn runs one model turn of the agent as a run does, emitting its
+// part events to sink, and returns what it produced: what a durable
+// engine's model activity runs (spawn.Env.Turn). The error wraps
+// ErrResponseTooLarge when the response passed MaxResponseBytes.
+func (a *Agent) StreamTurn(ctx context.Context, req *model.Request, sink event.Sink) (spawn.Turn, error) {
+	t := turnState{sink: sink, open: -1, limit: a.cfg.MaxResponseBytes}
+	t.consume(a.cfg.Model.Stream(ctx, req))
+	t.closeOpen()
+	out := spawn.Turn{Usage: t.usage, Cost: model.Cost(a.cfg.Model, t.usage)}
+	if t.err != nil {
+		return out, t.err
+	}
+	var err error
+	out.Message, out.Finish, err = t.message()
+	return out, err
 }
 
 // turnState accumulates one model response.

@@ -54,8 +54,10 @@ type Manifest struct {
 	Teams        map[string]*Team
 	TeamOrder    []string // team names in file order
 	Storage      Storage
-	Hooks        Hooks
-	Limits       Limits
+	// Execution is `execution:`: the engine that runs the sessions.
+	Execution Execution
+	Hooks     Hooks
+	Limits    Limits
 	// Workspace is `workspace:`, the directory file and shell tools act in,
 	// as written (relative to the manifest; see ResolvePath). Empty: the
 	// current directory.

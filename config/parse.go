@@ -14,7 +14,7 @@ import (
 )
 
 var (
-	topKeys     = []string{"default_agent", "agents", "teams", "storage", "hooks", "limits", "workspace", "mcp_servers"}
+	topKeys     = []string{"default_agent", "agents", "teams", "storage", "hooks", "limits", "workspace", "mcp_servers", "execution"}
 	agentKeys   = []string{"description", "model", "system_prompt", "tools", "toolsets", "workers", "max_turns", "tool_approval", "mcp_servers"}
 	modelKeys   = []string{"type", "model", "base_url", "api_key", "api_key_env", "temperature", "max_tokens", "timeout", "input_price", "output_price", "custom_output_text", "call_tools", "tool_args", "turns", "delay", "max_response_bytes"}
 	turnKeys    = []string{"text", "thinking", "tool_calls", "error", "delay", "finish_reason"}
@@ -182,6 +182,10 @@ func (p *parser) manifest(m *Manifest, root *yaml.Node) {
 	}
 	if e, ok := f["mcp_servers"]; ok {
 		m.MCPServers = p.mcpServers(e.val, "mcp_servers")
+	}
+
+	if e, ok := f["execution"]; ok {
+		m.Execution = p.execution(e)
 	}
 
 	var lf map[string]entry

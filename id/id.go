@@ -149,3 +149,10 @@ func seed() [32]byte {
 	}
 	return s
 }
+
+// NewSeeded returns a generator whose random tails come from a ChaCha8
+// stream seeded with seed: given the same seed and the same times, it hands
+// out the same ids, which a durable engine's replayed workflow must do.
+func NewSeeded(seed [32]byte) *Generator {
+	return &Generator{rng: rand.NewChaCha8(seed)}
+}

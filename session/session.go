@@ -45,6 +45,13 @@ var (
 	ErrClosed = errors.New("session store closed")
 )
 
+// MetaEngine is the Metadata key of a session that a durable execution
+// engine runs (its value names the engine: "temporal"). The engine, not a
+// process, owns such a run: a store's recovery of what a dead process
+// left running leaves the session alone, since the engine goes on running
+// it on another worker.
+const MetaEngine = "engine"
+
 // Session is the record of one session.
 type Session struct {
 	ID         string           `json:"id"`

@@ -48,6 +48,9 @@ type Invocation struct {
 	ToolCallID string
 	// Mechanism is how a child session was spawned ("" for a root run).
 	Mechanism event.Mechanism
+	// Env is the run's surroundings when a durable engine runs the
+	// session (see Env); nil in this process's runs.
+	Env Env
 
 	run     *runState // the root's rootRun, shared by the whole tree
 	rootRun runState

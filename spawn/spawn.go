@@ -59,6 +59,9 @@ func Spawn(ctx context.Context, parent *Invocation, req Request) (Child, error) 
 	if err := rt.takeSpawn(parent, req.Node, req.Reservation); err != nil {
 		return Child{}, err
 	}
+	if parent.Env != nil {
+		return parent.Env.Spawn(ctx, parent, req)
+	}
 	// Concurrency: wait for a slot among the parent's running children.
 	sem := parent.h.slots(rt.limits.MaxChildren)
 	select {

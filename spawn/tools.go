@@ -80,7 +80,7 @@ var taskTool = titled{tool.New("task",
 	return ""
 }}
 
-var listNodesTool = tool.WithKind(tool.New("list_available_nodes",
+var listNodesTool = inline{tool.WithKind(tool.New("list_available_nodes",
 	"List the agents and teams you can delegate to (with task, delegate_to or ask_agent).",
 	func(ctx context.Context, _ tool.Call, a listArgs) (tool.Result, error) {
 		inv := InvocationFrom(ctx)
@@ -98,9 +98,9 @@ var listNodesTool = tool.WithKind(tool.New("list_available_nodes",
 			out = append(out, n)
 		}
 		return jsonResult(out, false), nil
-	}), tool.KindSearch)
+	}), tool.KindSearch)}
 
-var taskStatusTool = tool.WithKind(tool.New("task_status",
+var taskStatusTool = inline{tool.WithKind(tool.New("task_status",
 	"Check the status of a background task: running, completed, error or aborted.",
 	func(ctx context.Context, _ tool.Call, a taskIDArgs) (tool.Result, error) {
 		inv := InvocationFrom(ctx)
@@ -112,9 +112,9 @@ var taskStatusTool = tool.WithKind(tool.New("task_status",
 			return tool.Errorf("task_status: unknown task %q", a.TaskID), nil
 		}
 		return jsonResult(map[string]string{"task_id": t.ID, "session_id": t.SessionID, "status": t.Status()}, false), nil
-	}), tool.KindRead)
+	}), tool.KindRead)}
 
-var taskOutputTool = tool.WithKind(tool.New("task_output",
+var taskOutputTool = inline{tool.WithKind(tool.New("task_output",
 	"Read the output of a background task (waits for nothing: a running task reports that it is still running).",
 	func(ctx context.Context, _ tool.Call, a taskIDArgs) (tool.Result, error) {
 		inv := InvocationFrom(ctx)
@@ -134,7 +134,7 @@ var taskOutputTool = tool.WithKind(tool.New("task_output",
 			out["error"] = res.Err.Error()
 		}
 		return jsonResult(out, res.StopReason != event.StopCompleted), nil
-	}), tool.KindRead)
+	}), tool.KindRead)}
 
 // workerArgs are the arguments of an ask_<name> tool.
 type workerArgs struct {
@@ -246,3 +246,12 @@ type titled struct {
 }
 
 func (t titled) Title(c tool.Call) string { return t.title(c) }
+
+// RunsInline implements Inline: every titled tool is a delegation.
+func (titled) RunsInline() bool { return true }
+
+// inline marks a tool of the run's own state (task table, node list) as
+// Inline.
+type inline struct{ tool.Tool }
+
+func (inline) RunsInline() bool { return true }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/spawn"
@@ -164,11 +163,11 @@ func (t *Team) spawnMember(ctx context.Context, inv *spawn.Invocation, budget *s
 
 func (t *Team) runParallel(ctx context.Context, inv *spawn.Invocation, budget *spawn.Reservation) spawn.Result {
 	results := make([]memberResult, len(t.cfg.Members))
-	var wg sync.WaitGroup
-	for i, name := range t.cfg.Members {
-		wg.Go(func() { results[i] = t.spawnMember(ctx, inv, budget, name, inv.Prompt) })
-	}
-	wg.Wait()
+	// Through the run's Env when it has one: under a durable engine the
+	// members are child workflows started side by side.
+	spawn.Parallel(ctx, inv, len(t.cfg.Members), func(ctx context.Context, i int) {
+		results[i] = t.spawnMember(ctx, inv, budget, t.cfg.Members[i], inv.Prompt)
+	})
 	var parts []string
 	var failures []string
 	for _, m := range results {

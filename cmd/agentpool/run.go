@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/agentpool/agentpool/durable"
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/hook"
 	"github.com/agentpool/agentpool/internal/treeview"
@@ -143,7 +144,7 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 		}
 	}
 	out := newOutcome(sink)
-	res, err := p.RunSink(ctx, pool.RunRequest{Node: node, Prompt: prompt, SessionID: f.session}, out)
+	res, err := runRoot(ctx, p, pool.RunRequest{Node: node, Prompt: prompt, SessionID: f.session}, out, log)
 	if err != nil {
 		if tree != nil {
 			tree.Stop()
@@ -179,4 +180,35 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 		}
 		return &exitError{code: 1, msg: "run failed: " + msg}
 	}
+}
+
+// runRoot runs the root in this process, or submits it to the pool's
+// Temporal task queue (execution: {engine: temporal}) and follows its
+// tree's events from the store: the same stream either way.
+func runRoot(ctx context.Context, p *pool.Pool, req pool.RunRequest, sink event.Sink, log *slog.Logger) (pool.RunResult, error) {
+	m := p.Manifest()
+	if m == nil || !m.Execution.Temporal() {
+		return p.RunSink(ctx, req, sink)
+	}
+	if req.SessionID != "" {
+		return pool.RunResult{}, fmt.Errorf("--session: continuing a session is not available with execution engine temporal yet")
+	}
+	name := req.Node
+	if name == "" {
+		name = p.DefaultNode()
+	}
+	node, ok := p.Node(name)
+	if !ok {
+		return pool.RunResult{}, fmt.Errorf("unknown agent or team %q", name)
+	}
+	c, err := dialTemporal(m.Execution, log)
+	if err != nil {
+		return pool.RunResult{}, err
+	}
+	defer c.Close()
+	sid, out, err := durable.RunRoot(ctx, c, p.Store(), durable.RootRequest{Node: node, Prompt: req.Prompt, TaskQueue: m.Execution.TaskQueue}, sink)
+	if err != nil {
+		return pool.RunResult{SessionID: sid}, err
+	}
+	return pool.RunResult{SessionID: sid, Result: out.Result(), TotalUsage: out.TotalUsage, TotalCost: out.TotalCost}, nil
 }

@@ -145,8 +145,11 @@ func (s *Store) deadInstances(ctx context.Context, tx *sql.Tx) ([]string, error)
 // store takes them over again.
 func (s *Store) takeOver(ctx context.Context, tx *sql.Tx, dead []string) ([]adopted, error) {
 	deadJSON, _ := json.Marshal(append([]string{}, dead...))
+	// Sessions a durable engine runs (session.MetaEngine) are the
+	// engine's to resume, not ours to close.
 	rows, err := tx.QueryContext(ctx, `SELECT id, COALESCE(parent_id, '') FROM sessions WHERE status = 'running' AND (
-		owner IS NULL OR owner NOT IN (SELECT id FROM instances) OR owner IN (SELECT value FROM json_each(?)))`, string(deadJSON))
+		owner IS NULL OR owner NOT IN (SELECT id FROM instances) OR owner IN (SELECT value FROM json_each(?)))
+		AND (metadata IS NULL OR json_extract(metadata, '$.engine') IS NULL)`, string(deadJSON))
 	if err != nil {
 		return nil, err
 	}

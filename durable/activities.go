@@ -1,0 +1,330 @@
+package durable
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/agentpool/agentpool/agent"
+	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/model"
+	"github.com/agentpool/agentpool/session"
+	"github.com/agentpool/agentpool/spawn"
+	"github.com/agentpool/agentpool/tool"
+)
+
+// errTooLarge is the application error type of a turn whose response
+// passed the agent's MaxResponseBytes (not retried).
+const errTooLarge = "ResponseTooLarge"
+
+// HeartbeatEvery is how often a running model or tool activity heartbeats.
+var HeartbeatEvery = 2 * time.Second
+
+// Activities are the steps of a session's workflow that touch the world:
+// the store, the models, the tools. Every worker of a pool registers them
+// with the pool's nodes and the shared store.
+type Activities struct {
+	Store  session.Store
+	Lookup func(name string) (spawn.Node, bool)
+}
+
+// Write writes what a workflow has pending (see Pending).
+func (a *Activities) Write(ctx context.Context, p Pending) (int64, error) {
+	return a.write(ctx, p)
+}
+
+// Create creates a child session (a retry finds it created), then writes
+// p, which ends with its spawn_session_start.
+func (a *Activities) Create(ctx context.Context, in CreateInput) (int64, error) {
+	err := a.Store.CreateSession(ctx, in.Session)
+	if err != nil && !errors.Is(err, session.ErrExists) {
+		return 0, err
+	}
+	return a.write(ctx, in.Pending)
+}
+
+// write writes p and returns how many events the log has after it. The
+// messages go before the events: an attempt that finds the events written
+// knows the messages are.
+func (a *Activities) write(ctx context.Context, p Pending) (int64, error) {
+	after := p.AfterSeq + int64(len(p.Events))
+	if p.empty() {
+		return after, nil
+	}
+	evs := p.Events
+	msgs := p.Messages
+	if p.Check || activity.GetInfo(ctx).Attempt > 1 {
+		recs, err := a.Store.Events(ctx, p.SessionID, p.AfterSeq)
+		if err != nil {
+			return 0, err
+		}
+		if n := min(len(recs), len(evs)); n > 0 {
+			evs, msgs = evs[n:], nil
+		}
+		if len(msgs) > 0 {
+			if msgs, err = a.unstored(ctx, p.SessionID, msgs); err != nil {
+				return 0, err
+			}
+		}
+	}
+	if len(msgs) > 0 {
+		if err := a.Store.AppendMessages(ctx, p.SessionID, msgs...); err != nil {
+			return 0, err
+		}
+	}
+	if len(evs) > 0 {
+		decoded := make([]event.Event, len(evs))
+		for i, raw := range evs {
+			e, err := event.Decode(raw)
+			if err != nil {
+				return 0, temporal.NewNonRetryableApplicationError(fmt.Sprintf("decode event: %v", err), "BadEvent", err)
+			}
+			decoded[i] = e
+		}
+		if err := a.Store.AppendEvents(ctx, p.SessionID, decoded...); err != nil {
+			return 0, err
+		}
+	}
+	// Committed before the workflow goes on: a child's events must not
+	// reach the log before its parent's spawn_session_start.
+	return after, a.Store.Flush(ctx)
+}
+
+// unstored returns the messages of msgs whose ids the session's
+// conversation does not have.
+func (a *Activities) unstored(ctx context.Context, sid string, msgs []session.Message) ([]session.Message, error) {
+	have, err := a.Store.Messages(ctx, sid)
+	if err != nil {
+		return nil, err
+	}
+	ids := make(map[string]bool, len(have))
+	for _, m := range have {
+		ids[m.ID] = true
+	}
+	var out []session.Message
+	for _, m := range msgs {
+		if !ids[m.ID] {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+func (a *Activities) agent(name string) (*agent.Agent, error) {
+	n, ok := a.Lookup(name)
+	if !ok {
+		return nil, temporal.NewNonRetryableApplicationError("unknown node "+name, "UnknownNode", nil)
+	}
+	ag, ok := n.(*agent.Agent)
+	if !ok {
+		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("node %s is no agent", name), "UnknownNode", nil)
+	}
+	return ag, nil
+}
+
+// Turn runs one model turn: it writes what is pending, streams the model
+// (heartbeating), then stores the assistant message and the turn's events,
+// in that order. A retry whose message is stored returns it without
+// calling the model (see the package doc).
+func (a *Activities) Turn(ctx context.Context, in TurnInput) (TurnOutput, error) {
+	return a.turn(ctx, in, activity.GetInfo(ctx).Attempt > 1)
+}
+
+// turn is Turn; retry says that an earlier attempt may have written.
+func (a *Activities) turn(ctx context.Context, in TurnInput, retry bool) (TurnOutput, error) {
+	in.Pending.Check = in.Pending.Check || retry
+	after, err := a.write(ctx, in.Pending)
+	if err != nil {
+		return TurnOutput{}, err
+	}
+	sid := in.Pending.SessionID
+	if retry {
+		if out, done, err := a.turnDone(ctx, sid, after, in); done || err != nil {
+			return out, err
+		}
+	}
+	ag, err := a.agent(in.Agent)
+	if err != nil {
+		return TurnOutput{}, err
+	}
+	stop := heartbeat(ctx)
+	var buf bufSink
+	t, err := ag.StreamTurn(ctx, &in.Request, &buf)
+	stop()
+	if err != nil {
+		if errors.Is(err, agent.ErrResponseTooLarge) {
+			return TurnOutput{}, temporal.NewNonRetryableApplicationError(err.Error(), errTooLarge, err)
+		}
+		return TurnOutput{}, err
+	}
+	msg := session.Message{ID: in.MessageID, SessionID: sid, AgentName: in.Agent, CreatedAt: in.CreatedAt, Message: t.Message}
+	if err := a.Store.AppendMessages(ctx, sid, msg); err != nil {
+		return TurnOutput{}, err
+	}
+	if err := a.Store.AppendEvents(ctx, sid, buf.evs...); err != nil {
+		return TurnOutput{}, err
+	}
+	t.Stored = true
+	return TurnOutput{Turn: t, Events: int64(len(buf.evs))}, a.Store.Flush(ctx)
+}
+
+// turnDone finds the turn of in stored by an earlier attempt.
+func (a *Activities) turnDone(ctx context.Context, sid string, after int64, in TurnInput) (TurnOutput, bool, error) {
+	have, err := a.Store.Messages(ctx, sid)
+	if err != nil {
+		return TurnOutput{}, false, err
+	}
+	for _, m := range have {
+		if m.ID != in.MessageID {
+			continue
+		}
+		recs, err := a.Store.Events(ctx, sid, after)
+		if err != nil {
+			return TurnOutput{}, false, err
+		}
+		n := int64(len(recs))
+		if n == 0 {
+			// The attempt died between its two writes: the message's
+			// parts, as events.
+			evs := partEvents(m.Message)
+			if err := a.Store.AppendEvents(ctx, sid, evs...); err != nil {
+				return TurnOutput{}, false, err
+			}
+			n = int64(len(evs))
+		}
+		finish := model.FinishStop
+		if len(m.ToolCalls()) > 0 {
+			finish = model.FinishToolCalls
+		}
+		// The usage of the first attempt is not known here.
+		return TurnOutput{Turn: spawn.Turn{Message: m.Message, Finish: finish, Stored: true}, Events: n}, true, a.Store.Flush(ctx)
+	}
+	return TurnOutput{}, false, nil
+}
+
+// partEvents are the part events of a message, one delta per part.
+func partEvents(m model.Message) []event.Event {
+	var out []event.Event
+	for i, p := range m.Parts {
+		switch p.Kind {
+		case model.PartText, model.PartThinking:
+			kind := event.PartText
+			if p.Kind == model.PartThinking {
+				kind = event.PartThinking
+			}
+			out = append(out, event.PartStart{Index: i, Part: event.Part{PartKind: kind}},
+				event.PartDelta{Index: i, Delta: event.Delta{PartDeltaKind: kind, ContentDelta: p.Text}})
+		case model.PartToolCall:
+			out = append(out, event.PartStart{Index: i, Part: event.Part{PartKind: event.PartToolCall, ToolCallID: p.ToolCallID, ToolName: p.ToolName}},
+				event.PartDelta{Index: i, Delta: event.Delta{PartDeltaKind: event.PartToolCall, ArgsDelta: string(p.Args), ToolCallID: p.ToolCallID}})
+		default:
+			continue
+		}
+		out = append(out, event.PartEnd{Index: i})
+	}
+	return out
+}
+
+// ToolOutput is a tool call's result and the log's length after the
+// activity's write.
+type ToolOutput struct {
+	Result   tool.Result `json:"result"`
+	AfterSeq int64       `json:"after_seq"`
+}
+
+// Tool writes what is pending, then runs one tool call of the agent
+// (heartbeating).
+func (a *Activities) Tool(ctx context.Context, in ToolInput) (ToolOutput, error) {
+	after, err := a.write(ctx, in.Pending)
+	if err != nil {
+		return ToolOutput{}, err
+	}
+	ag, err := a.agent(in.Agent)
+	if err != nil {
+		return ToolOutput{}, err
+	}
+	t, ok := ag.Tool(in.Call.Name)
+	if !ok {
+		return ToolOutput{Result: tool.Errorf("unknown tool %q", in.Call.Name), AfterSeq: after}, nil
+	}
+	stop := heartbeat(ctx)
+	res := tool.Run(ctx, t, in.Call)
+	stop()
+	return ToolOutput{Result: res, AfterSeq: after}, nil
+}
+
+// End writes what is pending and the session's final record (once: a
+// retry finds the record written).
+func (a *Activities) End(ctx context.Context, in EndInput) error {
+	if _, err := a.write(ctx, in.Pending); err != nil {
+		return err
+	}
+	o := in.Output
+	retry := activity.GetInfo(ctx).Attempt > 1
+	err := a.Store.UpdateSession(ctx, in.Pending.SessionID, func(s *session.Session) {
+		if retry && s.Status != session.StatusRunning {
+			return
+		}
+		s.Status = session.StatusFromStop(o.StopReason)
+		s.StopReason = o.StopReason
+		s.Usage.Add(o.Usage)
+		s.Cost += o.Cost
+		s.TotalUsage.Add(o.TotalUsage)
+		s.TotalCost += o.TotalCost
+		s.DurationMS = o.DurationMS
+		if o.Error != "" {
+			if s.Metadata == nil {
+				s.Metadata = map[string]any{}
+			}
+			s.Metadata["error"] = o.Error
+		}
+	})
+	if err != nil {
+		return err
+	}
+	return a.Store.Flush(ctx)
+}
+
+// heartbeat records a heartbeat every HeartbeatEvery until stop, so that
+// the server notices a dead worker and the activity notices a
+// cancellation.
+func heartbeat(ctx context.Context) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(HeartbeatEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				activity.RecordHeartbeat(ctx)
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			}
+		}
+	})
+	return func() { close(done); wg.Wait() }
+}
+
+// bufSink keeps a turn's events for one append.
+type bufSink struct{ evs []event.Event }
+
+func (b *bufSink) Emit(e event.Event) { b.evs = append(b.evs, e) }
+
+// encode marshals events for a Pending.
+func encode(e event.Event) json.RawMessage {
+	b, err := event.Marshal(e)
+	if err != nil {
+		// Every event kind marshals; one that does not is a bug to see.
+		b, _ = event.Marshal(event.Custom{EventType: "encode_error", Source: "durable", EventData: map[string]any{"kind": string(e.Kind()), "error": err.Error()}})
+	}
+	return b
+}

@@ -1,0 +1,98 @@
+package durable
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+)
+
+// EnvTemporalBin names the Temporal CLI (make test-deps builds bin/temporal).
+const EnvTemporalBin = "AGENTPOOL_TEMPORAL_BIN"
+
+// temporalBin returns the CLI's path, skipping the test without one (a
+// failure under CI=true, where make test-deps provides it).
+func temporalBin(t testing.TB) string {
+	t.Helper()
+	bin := os.Getenv(EnvTemporalBin)
+	if bin == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is not set (make test-deps builds bin/temporal)", EnvTemporalBin)
+		}
+		t.Skipf("%s is not set: no Temporal dev server (make test-deps builds bin/temporal)", EnvTemporalBin)
+	}
+	return bin
+}
+
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// startDevServer starts a Temporal dev server on loopback, stopped (with
+// its process group) when the test ends, and returns its address.
+func startDevServer(t testing.TB) string {
+	t.Helper()
+	bin := temporalBin(t)
+	port := freePort(t)
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	cmd := exec.Command(bin, "server", "start-dev", "--headless", "--ip", "127.0.0.1",
+		"--port", strconv.Itoa(port), "--http-port", strconv.Itoa(freePort(t)), "--metrics-port", strconv.Itoa(freePort(t)),
+		"--db-filename", filepath.Join(t.TempDir(), "temporal.db"), "--log-level", "error")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL} // no orphan if the test binary dies (a timeout panic skips cleanups)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-waited
+	})
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		c, err := client.Dial(client.Options{HostPort: addr, Logger: quietLogger{}})
+		if err == nil {
+			_, err = c.CheckHealth(context.Background(), &client.CheckHealthRequest{})
+			c.Close()
+			if err == nil {
+				return addr
+			}
+		}
+		select {
+		case err := <-waited:
+			t.Fatalf("temporal dev server exited: %v", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("temporal dev server at %s not ready: %v", addr, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// quietLogger drops the SDK's log.
+type quietLogger struct{}
+
+func (quietLogger) Debug(string, ...any) {}
+func (quietLogger) Info(string, ...any)  {}
+func (quietLogger) Warn(string, ...any)  {}
+func (quietLogger) Error(msg string, kv ...any) {
+	if testing.Verbose() {
+		fmt.Fprintln(os.Stderr, append([]any{"temporal:", msg}, kv...)...)
+	}
+}

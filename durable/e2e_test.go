@@ -1,0 +1,451 @@
+package durable
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/event/eventtest"
+	"github.com/agentpool/agentpool/model/openai"
+	"github.com/agentpool/agentpool/pool"
+	"github.com/agentpool/agentpool/session"
+	"github.com/agentpool/agentpool/session/sqlite"
+)
+
+// The worker processes of the end-to-end tests are this test binary,
+// started with envWorker set: TestMain runs a worker instead of the tests.
+const (
+	envWorker = "AGENTPOOL_DURABLE_TEST_WORKER" // JSON workerConfig
+	testQueue = "agentpool-e2e"
+)
+
+type workerConfig struct {
+	Address string `json:"address"`
+	DB      string `json:"db"`
+	BaseURL string `json:"base_url"`
+	Key     string `json:"key"` // the worker's API key: the fake server tells workers apart by it
+}
+
+// e2ePool: boss asks its worker, which answers slowly; both on the fake
+// OpenAI-compatible server.
+func e2ePool(baseURL, key string, st session.Store) (*pool.Pool, error) {
+	boss, err := openai.New(openai.Config{Model: "boss", BaseURL: baseURL, APIKey: key, MaxRetries: -1})
+	if err != nil {
+		return nil, err
+	}
+	wm, err := openai.New(openai.Config{Model: "worker", BaseURL: baseURL, APIKey: key, MaxRetries: -1})
+	if err != nil {
+		return nil, err
+	}
+	return pool.Build(pool.Config{
+		Agents: []pool.AgentSpec{
+			{Name: "boss", Model: boss, Workers: []pool.WorkerSpec{{Name: "worker"}}},
+			{Name: "worker", Model: wm},
+		},
+		Default: "boss",
+	}, pool.Options{Store: st})
+}
+
+// runTestWorker is a worker process: it runs until SIGTERM.
+func runTestWorker(raw string) int {
+	var cfg workerConfig
+	if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
+		fmt.Fprintln(os.Stderr, "worker config:", err)
+		return 2
+	}
+	st, err := sqlite.Open(cfg.DB, sqlite.Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "worker store:", err)
+		return 2
+	}
+	defer st.Close()
+	p, err := e2ePool(cfg.BaseURL, cfg.Key, st)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "worker pool:", err)
+		return 2
+	}
+	defer p.Close()
+	c, err := client.Dial(client.Options{HostPort: cfg.Address, Logger: quietLogger{}})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "worker dial:", err)
+		return 2
+	}
+	defer c.Close()
+	w := worker.New(c, testQueue, worker.Options{WorkerStopTimeout: 5 * time.Second})
+	e := engineFor(p)
+	e.TaskQueue = testQueue
+	e.Register(w)
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
+	intr := make(chan any)
+	go func() { <-stop; close(intr) }()
+	if err := w.Run(intr); err != nil {
+		fmt.Fprintln(os.Stderr, "worker:", err)
+		return 1
+	}
+	return 0
+}
+
+// fakeAPI is an OpenAI-compatible server that logs every request and
+// streams the worker's answer slowly.
+type fakeAPI struct {
+	*httptest.Server
+	chunkDelay time.Duration
+	fan        int // ask_worker calls of the boss's first turn (1 when 0)
+	mu         sync.Mutex
+	log        []call
+	midStream  chan string // the key of a worker-model request after its 3rd chunk (once)
+	once       sync.Once
+}
+
+type call struct {
+	key, model, digest string
+	completed          bool
+	at                 time.Time
+}
+
+func newFakeAPI(t testing.TB, chunkDelay time.Duration) *fakeAPI {
+	f := &fakeAPI{chunkDelay: chunkDelay, midStream: make(chan string, 1)}
+	f.Server = httptest.NewServer(http.HandlerFunc(f.serve))
+	t.Cleanup(f.Close)
+	return f
+}
+
+func chunk(delta, finish string) string {
+	fr := "null"
+	if finish != "" {
+		fr = `"` + finish + `"`
+	}
+	return `{"id":"c","object":"chat.completion.chunk","created":1700000000,"model":"m","choices":[{"index":0,"delta":` + delta + `,"finish_reason":` + fr + `}]}`
+}
+
+func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
+	raw, _ := io.ReadAll(r.Body)
+	var body struct {
+		Model    string `json:"model"`
+		Messages []struct {
+			Role string `json:"role"`
+		} `json:"messages"`
+	}
+	_ = json.Unmarshal(raw, &body)
+	sum := sha256.Sum256(raw)
+	c := call{key: strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "), model: body.Model, digest: hex.EncodeToString(sum[:8]), at: time.Now()}
+	f.mu.Lock()
+	i := len(f.log)
+	f.log = append(f.log, c)
+	f.mu.Unlock()
+	var frames []string
+	var delay time.Duration
+	switch {
+	case body.Model == "worker":
+		for _, w := range []string{"The ", "answer ", "is ", "4", "2", "."} {
+			frames = append(frames, chunk(fmt.Sprintf(`{"content":%q}`, w), ""))
+		}
+		frames = append(frames, chunk(`{}`, "stop"))
+		delay = f.chunkDelay
+	case body.Messages[len(body.Messages)-1].Role == "tool":
+		frames = []string{chunk(`{"content":"The worker says: 42."}`, ""), chunk(`{}`, "stop")}
+	default:
+		for k := range max(f.fan, 1) {
+			frames = append(frames, chunk(fmt.Sprintf(`{"role":"assistant","tool_calls":[{"index":%d,"id":"call_%d","type":"function","function":{"name":"ask_worker","arguments":"{\"prompt\":\"What is 6*7?\"}"}}]}`, k, k), ""))
+		}
+		frames = append(frames, chunk(`{}`, "tool_calls"))
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	for k, fr := range append(frames, "[DONE]") {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-time.After(delay):
+		}
+		if _, err := fmt.Fprintf(w, "data: %s\n\n", fr); err != nil {
+			return
+		}
+		w.(http.Flusher).Flush()
+		if body.Model == "worker" && k == 2 {
+			f.once.Do(func() { f.midStream <- c.key })
+		}
+	}
+	f.mu.Lock()
+	f.log[i].completed = true
+	f.mu.Unlock()
+}
+
+func (f *fakeAPI) calls() []call {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]call(nil), f.log...)
+}
+
+// workerProc is one worker process.
+type workerProc struct {
+	cmd    *exec.Cmd
+	waited chan struct{} // closed once the process was waited for
+}
+
+func startWorker(t testing.TB, cfg workerConfig) *workerProc {
+	t.Helper()
+	raw, _ := json.Marshal(cfg)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), envWorker+"="+string(raw))
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL} // no orphan if the test binary dies (a timeout panic skips cleanups)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w := &workerProc{cmd: cmd, waited: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(w.waited) }()
+	t.Cleanup(func() { w.stop(t) })
+	return w
+}
+
+// stop ends the worker gracefully (SIGTERM), killing it after 15 s.
+func (w *workerProc) stop(t testing.TB) {
+	select {
+	case <-w.waited:
+		return
+	default:
+	}
+	_ = w.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-w.waited:
+	case <-time.After(15 * time.Second):
+		t.Errorf("worker %d did not stop on SIGTERM", w.cmd.Process.Pid)
+		_ = syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL)
+		<-w.waited
+	}
+}
+
+func (w *workerProc) kill() {
+	_ = syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL)
+	<-w.waited
+}
+
+// A delegating run on three workers survives the SIGKILL of the worker
+// that streams the child's answer: the run completes with the right
+// answer, the root's live stream passes the invariants, every session
+// ends once, and no model call that had completed is made again.
+func TestKillWorkerMidChild(t *testing.T) {
+	addr := startDevServer(t)
+	api := newFakeAPI(t, 400*time.Millisecond)
+	db := t.TempDir() + "/pool.db"
+	st, err := sqlite.Open(db, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	workers := map[string]*workerProc{}
+	for i := range 3 {
+		key := fmt.Sprintf("key-%d", i)
+		workers[key] = startWorker(t, workerConfig{Address: addr, DB: db, BaseURL: api.URL + "/v1", Key: key})
+	}
+	p, err := e2ePool(api.URL+"/v1", "key-client", st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	c, err := client.Dial(client.Options{HostPort: addr, Logger: quietLogger{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+
+	killed := make(chan time.Time, 1)
+	go func() {
+		key := <-api.midStream
+		at := time.Now()
+		workers[key].kill()
+		killed <- at
+	}()
+	sink, got := eventtest.Collect()
+	node, _ := p.Node("boss")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	root, out, err := RunRoot(ctx, c, st, RootRequest{Node: node, Prompt: "What is 6*7? Ask your worker.", TaskQueue: testQueue}, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.StopReason != event.StopCompleted || out.Output != "The worker says: 42." {
+		t.Fatalf("end = %+v", out)
+	}
+	evs := got()
+	if err := eventtest.CheckInvariants(root, evs); err != nil {
+		t.Errorf("invariants: %v", err)
+	}
+	ends := map[string]int{}
+	for _, e := range evs {
+		if _, inner := event.Unwrap(root, e); inner != nil {
+			if end, ok := inner.(event.SpawnSessionEnd); ok {
+				ends[end.ChildSessionID]++
+			}
+		}
+	}
+	if len(ends) != 1 {
+		t.Errorf("spawn_session_end per child = %v, want one child ended once", ends)
+	}
+	for child, n := range ends {
+		if n != 1 {
+			t.Errorf("child %s ended %d times", child, n)
+		}
+	}
+	var killedAt time.Time
+	select {
+	case killedAt = <-killed:
+	default:
+		t.Fatal("no worker was killed")
+	}
+	seen := map[string]int{}
+	cut, redone := false, false
+	for _, c := range api.calls() {
+		seen[c.digest]++
+		cut = cut || (c.model == "worker" && !c.completed)
+		redone = redone || (c.model == "worker" && c.completed && c.at.After(killedAt))
+	}
+	if !cut || !redone {
+		t.Errorf("the child's model call was not cut by the kill and made again on another worker: %+v", api.calls())
+	}
+	for _, c := range api.calls() {
+		if c.completed && c.at.Before(killedAt) && seen[c.digest] != 1 {
+			t.Errorf("model call %s (%s) completed before the kill and was made %d times", c.digest, c.model, seen[c.digest])
+		}
+	}
+	all, err := session.Subtree(ctx, st, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range all {
+		if s.Status != session.StatusCompleted {
+			t.Errorf("session %s (%s) is %s", s.ID, s.AgentName, s.Status)
+		}
+	}
+}
+
+// Cancelling the root mid-child ends every session of the tree aborted,
+// within seconds, and the stream still passes the invariants.
+func TestCancelRootCancelsTree(t *testing.T) {
+	addr := startDevServer(t)
+	api := newFakeAPI(t, time.Second)
+	db := t.TempDir() + "/pool.db"
+	st, err := sqlite.Open(db, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	startWorker(t, workerConfig{Address: addr, DB: db, BaseURL: api.URL + "/v1", Key: "key-0"})
+	p, err := e2ePool(api.URL+"/v1", "key-client", st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	c, err := client.Dial(client.Options{HostPort: addr, Logger: quietLogger{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cancelled := make(chan time.Time, 1)
+	go func() {
+		<-api.midStream
+		cancelled <- time.Now()
+		cancel()
+	}()
+	sink, got := eventtest.Collect()
+	node, _ := p.Node("boss")
+	root, out, err := RunRoot(ctx, c, st, RootRequest{Node: node, Prompt: "What is 6*7?", TaskQueue: testQueue}, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var at time.Time
+	select {
+	case at = <-cancelled:
+	default:
+		t.Fatal("the run was not cancelled")
+	}
+	if took := time.Since(at); took > 20*time.Second {
+		t.Errorf("the tree took %s to end after the cancel", took)
+	}
+	if out.StopReason != event.StopAborted {
+		t.Errorf("root ended %s, want aborted", out.StopReason)
+	}
+	if err := eventtest.CheckInvariants(root, got()); err != nil {
+		t.Errorf("invariants: %v", err)
+	}
+	all, err := session.Subtree(context.Background(), st, root)
+	if err != nil || len(all) != 2 {
+		t.Fatalf("subtree: %d sessions, %v", len(all), err)
+	}
+	for _, s := range all {
+		if s.Status != session.StatusAborted {
+			t.Errorf("session %s (%s) is %s, want aborted", s.ID, s.AgentName, s.Status)
+		}
+	}
+}
+
+// Killing every worker mid-child and starting a new one lets the run
+// finish.
+func TestKillAllWorkersThenStartOne(t *testing.T) {
+	addr := startDevServer(t)
+	api := newFakeAPI(t, 400*time.Millisecond)
+	db := t.TempDir() + "/pool.db"
+	st, err := sqlite.Open(db, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var ws []*workerProc
+	for i := range 2 {
+		ws = append(ws, startWorker(t, workerConfig{Address: addr, DB: db, BaseURL: api.URL + "/v1", Key: fmt.Sprintf("key-%d", i)}))
+	}
+	p, err := e2ePool(api.URL+"/v1", "key-client", st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	c, err := client.Dial(client.Options{HostPort: addr, Logger: quietLogger{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	restarted := make(chan struct{})
+	go func() {
+		defer close(restarted)
+		<-api.midStream
+		for _, w := range ws {
+			w.kill()
+		}
+		startWorker(t, workerConfig{Address: addr, DB: db, BaseURL: api.URL + "/v1", Key: "key-new"})
+	}()
+	sink, got := eventtest.Collect()
+	node, _ := p.Node("boss")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	root, out, err := RunRoot(ctx, c, st, RootRequest{Node: node, Prompt: "What is 6*7?", TaskQueue: testQueue}, sink)
+	<-restarted
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.StopReason != event.StopCompleted || out.Output != "The worker says: 42." {
+		t.Fatalf("end = %+v", out)
+	}
+	if err := eventtest.CheckInvariants(root, got()); err != nil {
+		t.Errorf("invariants: %v", err)
+	}
+}

@@ -1,0 +1,280 @@
+package durable
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/agentpool/agentpool/agent"
+	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/id"
+	"github.com/agentpool/agentpool/model"
+	"github.com/agentpool/agentpool/session"
+	"github.com/agentpool/agentpool/spawn"
+	"github.com/agentpool/agentpool/tool"
+)
+
+// ErrAsync refuses a background task: not available under this engine.
+var ErrAsync = errors.New("background (async) tasks are not available under the temporal engine; run the task without async_mode")
+
+// Activity options of the workflow's steps.
+var (
+	// A model turn: retried twice at most (a completed one is never
+	// called again, see the package doc); a dead worker is noticed within
+	// the heartbeat timeout.
+	turnOptions = workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Minute, HeartbeatTimeout: 10 * time.Second,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 3, NonRetryableErrorTypes: []string{errTooLarge}},
+	}
+	// A tool call runs once: a tool may not be idempotent (a shell
+	// command); a failure is the call's error result, for the model.
+	toolOptions = workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Minute, HeartbeatTimeout: 10 * time.Second,
+		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1},
+	}
+	// Store writes are idempotent (see Pending): retried.
+	storeOptions = workflow.ActivityOptions{
+		StartToCloseTimeout: time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 200 * time.Millisecond, MaximumAttempts: 20},
+	}
+)
+
+// wfEnv is the spawn.Env of a session's workflow.
+type wfEnv struct {
+	root   workflow.Context
+	j      *journal
+	ids    *id.Generator
+	cancel context.CancelCauseFunc
+	queue  string // the task queue of child workflows
+	// writing is set while a branch (Parallel) writes the journal: the
+	// session's log is appended in one order, each write from the length
+	// the last one left.
+	writing bool
+}
+
+// locked runs fn as the session's only writer of its log.
+func (e *wfEnv) locked(wc workflow.Context, fn func()) {
+	_ = workflow.Await(wc, func() bool { return !e.writing })
+	e.writing = true
+	defer func() { e.writing = false }()
+	fn()
+}
+
+// inBranch reports whether ctx is one of several concurrent branches.
+func inBranch(ctx context.Context) bool {
+	_, ok := ctx.Value(branchKey{}).(workflow.Context)
+	return ok
+}
+
+var _ spawn.Env = (*wfEnv)(nil)
+
+func newEnv(wctx workflow.Context, j *journal, cancel context.CancelCauseFunc, queue string) *wfEnv {
+	return &wfEnv{root: wctx, j: j, ids: id.NewSeeded(sha256.Sum256([]byte("agentpool/" + j.sid))), cancel: cancel, queue: queue}
+}
+
+type branchKey struct{}
+
+// wctx is the workflow context of ctx's branch (Parallel).
+func (e *wfEnv) wctx(ctx context.Context) workflow.Context {
+	if c, ok := ctx.Value(branchKey{}).(workflow.Context); ok {
+		return c
+	}
+	return e.root
+}
+
+// failed handles an activity's failure: what it carried is pending again,
+// and a cancellation of the workflow cancels the run's ctx now (the loop
+// then sees it as it sees a cancelled ctx in this process).
+func (e *wfEnv) failed(wc workflow.Context, p Pending) {
+	e.j.failed(p)
+	if wc.Err() != nil {
+		e.cancel(context.Canceled)
+	}
+}
+
+// Turn implements spawn.Env: the Turn activity.
+func (e *wfEnv) Turn(ctx context.Context, inv *spawn.Invocation, name string, req *model.Request) (spawn.Turn, error) {
+	wc := e.wctx(ctx)
+	in := TurnInput{Agent: name, Request: *req, MessageID: e.NewID(ctx, id.Message), CreatedAt: workflow.Now(wc)}
+	in.Pending = e.j.take()
+	var out TurnOutput
+	err := workflow.ExecuteActivity(workflow.WithActivityOptions(wc, turnOptions), actTurn, in).Get(wc, &out)
+	if err != nil {
+		e.failed(wc, in.Pending)
+		var ae *temporal.ApplicationError
+		if errors.As(err, &ae) && ae.Type() == errTooLarge {
+			return spawn.Turn{}, fmt.Errorf("%w: %s", agent.ErrResponseTooLarge, ae.Message())
+		}
+		return spawn.Turn{}, err
+	}
+	e.j.written(in.Pending, out.Events)
+	return out.Turn, nil
+}
+
+// Tool implements spawn.Env: the Tool activity.
+func (e *wfEnv) Tool(ctx context.Context, inv *spawn.Invocation, name string, call tool.Call) tool.Result {
+	wc := e.wctx(ctx)
+	in := ToolInput{Agent: name, Call: call}
+	if inBranch(ctx) {
+		// Other branches write too: what is pending is written in turn,
+		// and the call carries nothing.
+		var err error
+		e.locked(wc, func() { err = e.write(wc) })
+		if err != nil {
+			return tool.Errorf("tool %s: store: %v", call.Name, err)
+		}
+		in.Pending = Pending{SessionID: e.j.sid, AfterSeq: e.j.seq}
+	} else {
+		in.Pending = e.j.take()
+	}
+	var out ToolOutput
+	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(wc, toolOptions), actTool, in).Get(wc, &out); err != nil {
+		e.failed(wc, in.Pending)
+		if wc.Err() != nil {
+			return tool.Errorf("tool %s cancelled", call.Name)
+		}
+		return tool.Errorf("tool %s failed: %v", call.Name, err)
+	}
+	e.j.written(in.Pending, 0)
+	return out.Result
+}
+
+// write writes what is pending (before a step whose events must follow it
+// in the log, and at the end).
+func (e *wfEnv) write(wc workflow.Context) error {
+	if len(e.j.events) == 0 && len(e.j.msgs) == 0 {
+		return nil
+	}
+	p := e.j.take()
+	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(wc, storeOptions), actWrite, p).Get(wc, nil); err != nil {
+		e.failed(wc, p)
+		return err
+	}
+	e.j.written(p, 0)
+	return nil
+}
+
+// Spawn implements spawn.Env: the child session is created by an
+// activity, which also writes its spawn_session_start; the child runs as a
+// child workflow whose id is its session id; its end is written with the
+// parent's next step.
+func (e *wfEnv) Spawn(ctx context.Context, parent *spawn.Invocation, req spawn.Request) (spawn.Child, error) {
+	if req.Async {
+		return spawn.Child{}, ErrAsync
+	}
+	wc := e.wctx(ctx)
+	now := workflow.Now(wc)
+	depth := parent.Session.Depth + 1
+	title := req.Description
+	if title == "" {
+		title = req.Node.Name()
+	}
+	child := session.Session{
+		ID: e.ids.DescendingAt(id.Session, now), ParentID: parent.Session.ID, Depth: depth,
+		AgentName: req.Node.Name(), SourceType: req.Node.SourceType(),
+		Title:  title + " (@" + req.Node.Name() + " subagent)",
+		Status: session.StatusRunning, CreatedAt: now, UpdatedAt: now,
+		Metadata: map[string]any{session.MetaEngine: EngineName},
+	}
+	meta := make(map[string]any, len(req.Metadata)+2)
+	for k, v := range req.Metadata {
+		meta[k] = v
+	}
+	meta["prompt"] = cutText(req.Prompt, 200)
+	meta["max_depth"] = parent.Runtime.Limits().MaxDepth
+	// The start is written by the activity that creates the child, after
+	// it: a follower that reads it finds the child.
+	var err error
+	e.locked(wc, func() {
+		pending := e.j.take()
+		pending.Events = append(pending.Events, encode(event.SpawnSessionStart{
+			ChildSessionID: child.ID, ParentSessionID: parent.Session.ID, ToolCallID: req.ToolCallID,
+			SpawnMechanism: req.Mechanism, RunMode: event.RunModeSync, SourceName: child.AgentName,
+			SourceType: child.SourceType, Depth: depth, Description: req.Description, Metadata: meta,
+			ModelID: req.Node.ModelID(),
+		}))
+		if err = workflow.ExecuteActivity(workflow.WithActivityOptions(wc, storeOptions), actCreate, CreateInput{Pending: pending, Session: child}).Get(wc, nil); err != nil {
+			// Nothing may have been emitted: the start goes with the failure.
+			pending.Events = pending.Events[:len(pending.Events)-1]
+			e.failed(wc, pending)
+			return
+		}
+		e.j.written(pending, 0)
+	})
+	if err != nil {
+		return spawn.Child{}, fmt.Errorf("cannot spawn %s: %w", req.Node.Name(), err)
+	}
+
+	cwc := workflow.WithChildOptions(wc, workflow.ChildWorkflowOptions{
+		WorkflowID: child.ID, TaskQueue: e.queue,
+		ParentClosePolicy:   enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
+		WaitForCancellation: true, // its end (aborted) is written before the parent's spawn_session_end
+	})
+	in := SessionInput{Session: child, RunID: e.ids.AscendingAt(id.Run, now), Prompt: req.Prompt,
+		History: model.CloneMessages(req.History), ToolCallID: req.ToolCallID}
+	var out SessionOutput
+	res := spawn.Result{}
+	if err := workflow.ExecuteChildWorkflow(cwc, WorkflowName, in).Get(wc, &out); err != nil {
+		res.StopReason, res.Err = event.StopError, err
+		if wc.Err() != nil || temporal.IsCanceledError(err) {
+			res.StopReason = event.StopAborted
+		}
+		out.Error = err.Error()
+	} else {
+		res = spawn.Result{Output: out.Output, StopReason: out.StopReason, Usage: out.Usage, Cost: out.Cost, Messages: out.Messages}
+		if out.Error != "" {
+			res.Err = errors.New(out.Error)
+		}
+	}
+	parent.AddChildTotals(out.TotalUsage, out.TotalCost)
+	end := event.SpawnSessionEnd{
+		ChildSessionID: child.ID, ParentSessionID: parent.Session.ID, ToolCallID: req.ToolCallID,
+		SourceName: child.AgentName, SourceType: child.SourceType, Depth: depth,
+		StopReason: res.StopReason, LastAssistantMessage: res.Output, Error: out.Error,
+		Cost: out.TotalCost, DurationMS: out.DurationMS,
+	}
+	if !out.TotalUsage.IsZero() {
+		u := out.TotalUsage
+		end.Usage = &u
+	}
+	parent.Sink.Emit(end)
+	return spawn.Child{SessionID: child.ID, Result: res}, nil
+}
+
+// Parallel implements spawn.Env: one workflow coroutine per branch.
+func (e *wfEnv) Parallel(ctx context.Context, n int, fn func(ctx context.Context, i int)) {
+	wc := e.wctx(ctx)
+	wg := workflow.NewWaitGroup(wc)
+	for i := range n {
+		wg.Add(1)
+		workflow.Go(wc, func(c workflow.Context) {
+			defer wg.Done()
+			fn(context.WithValue(ctx, branchKey{}, c), i)
+		})
+	}
+	wg.Wait(wc)
+}
+
+// Now implements spawn.Env: the workflow's clock.
+func (e *wfEnv) Now(ctx context.Context) time.Time { return workflow.Now(e.wctx(ctx)) }
+
+// NewID implements spawn.Env: ids from the session's seeded generator.
+func (e *wfEnv) NewID(ctx context.Context, prefix string) string {
+	return e.ids.AscendingAt(prefix, workflow.Now(e.wctx(ctx)))
+}
+
+func cutText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n] + "..."
+}

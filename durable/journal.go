@@ -1,0 +1,59 @@
+package durable
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/session"
+)
+
+// journal is a session's sink and conversation store inside its workflow:
+// it keeps what the workflow code emits and stores until the next activity
+// writes it (take). It is deterministic state of the workflow: a replay
+// rebuilds it as it was.
+type journal struct {
+	sid    string
+	seq    int64 // events in the session's log once what was taken is written
+	events []json.RawMessage
+	msgs   []session.Message
+	check  bool // the last write failed: the next one looks first
+}
+
+// Emit implements event.Sink.
+func (j *journal) Emit(e event.Event) { j.events = append(j.events, encode(e)) }
+
+// take returns what is pending, from the log's known length.
+func (j *journal) take() Pending {
+	p := Pending{SessionID: j.sid, AfterSeq: j.seq, Events: j.events, Messages: j.msgs, Check: j.check}
+	j.events, j.msgs, j.check = nil, nil, false
+	return p
+}
+
+// written records that p was written and the log has n events more
+// beyond it.
+func (j *journal) written(p Pending, n int64) { j.seq = p.AfterSeq + int64(len(p.Events)) + n }
+
+// failed gives p back: the activity that carried it failed, having written
+// some, all or none of it; the next write looks before writing.
+func (j *journal) failed(p Pending) {
+	j.events = append(p.Events, j.events...)
+	j.msgs = append(p.Messages, j.msgs...)
+	j.check = true
+}
+
+// store is the session.Store the workflow's runtime has: appends of
+// messages are journaled; nothing else is called under a durable engine
+// (children are created by Env.Spawn's activity).
+type journalStore struct {
+	session.Store // nil: any other call is a bug, and panics
+	j             *journal
+}
+
+func (s journalStore) AppendMessages(_ context.Context, sessionID string, msgs ...session.Message) error {
+	if sessionID != s.j.sid {
+		panic("durable: append to another session's conversation: " + sessionID)
+	}
+	s.j.msgs = append(s.j.msgs, msgs...)
+	return nil
+}

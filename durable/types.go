@@ -1,0 +1,103 @@
+package durable
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/model"
+	"github.com/agentpool/agentpool/session"
+	"github.com/agentpool/agentpool/spawn"
+	"github.com/agentpool/agentpool/tool"
+)
+
+// EngineName is the engine's name in a session's Metadata (session.MetaEngine).
+const EngineName = "temporal"
+
+// Names of the workflow and the activities on a task queue.
+const (
+	WorkflowName   = "agentpool.Session"
+	activityPrefix = "agentpool."
+	actWrite       = activityPrefix + "Write"
+	actCreate      = activityPrefix + "Create"
+	actTurn        = activityPrefix + "Turn"
+	actTool        = activityPrefix + "Tool"
+	actEnd         = activityPrefix + "End"
+)
+
+// SessionInput starts a session's workflow.
+type SessionInput struct {
+	// Session is the session's record as created (it is in the store).
+	Session    session.Session `json:"session"`
+	RunID      string          `json:"run_id"`
+	Prompt     string          `json:"prompt"`
+	History    []model.Message `json:"history,omitempty"`
+	ToolCallID string          `json:"tool_call_id,omitempty"`
+	// AfterSeq is how many events the session's log has before this run
+	// (a resumed root's); 0 for a new session.
+	AfterSeq int64 `json:"after_seq,omitempty"`
+}
+
+// SessionOutput is how a session's workflow ended.
+type SessionOutput struct {
+	Output     string           `json:"output"`
+	StopReason event.StopReason `json:"stop_reason"`
+	Error      string           `json:"error,omitempty"`
+	Usage      event.Usage      `json:"usage"` // the session's own
+	Cost       float64          `json:"cost"`
+	TotalUsage event.Usage      `json:"total_usage"` // own plus its descendants'
+	TotalCost  float64          `json:"total_cost"`
+	DurationMS int64            `json:"duration_ms"`
+	Messages   []model.Message  `json:"messages,omitempty"`
+}
+
+// Pending is what a session's workflow emitted and stored since its last
+// write, for the next activity to write first.
+type Pending struct {
+	SessionID string `json:"session_id"`
+	// AfterSeq is how many events the session's log has before Events.
+	AfterSeq int64             `json:"after_seq"`
+	Events   []json.RawMessage `json:"events,omitempty"`
+	Messages []session.Message `json:"messages,omitempty"`
+	// Check makes the write look at the store first even on a first
+	// attempt: an earlier activity that carried some of it failed, and
+	// may have written it.
+	Check bool `json:"check,omitempty"`
+}
+
+func (p *Pending) empty() bool { return len(p.Events) == 0 && len(p.Messages) == 0 }
+
+// CreateInput creates a child session, then writes Pending (which ends
+// with the child's spawn_session_start).
+type CreateInput struct {
+	Pending Pending         `json:"pending"`
+	Session session.Session `json:"session"`
+}
+
+// TurnInput runs one model turn.
+type TurnInput struct {
+	Pending   Pending       `json:"pending"`
+	Agent     string        `json:"agent"`
+	Request   model.Request `json:"request"`
+	MessageID string        `json:"message_id"`
+	CreatedAt time.Time     `json:"created_at"`
+}
+
+// TurnOutput is what a turn produced: Events is how many events it wrote.
+type TurnOutput struct {
+	Turn   spawn.Turn `json:"turn"`
+	Events int64      `json:"events"`
+}
+
+// ToolInput runs one tool call.
+type ToolInput struct {
+	Pending Pending   `json:"pending"`
+	Agent   string    `json:"agent"`
+	Call    tool.Call `json:"call"`
+}
+
+// EndInput writes what is pending and the session's final record.
+type EndInput struct {
+	Pending Pending       `json:"pending"`
+	Output  SessionOutput `json:"output"`
+}

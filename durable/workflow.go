@@ -1,0 +1,101 @@
+package durable
+
+import (
+	"context"
+	"fmt"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/spawn"
+)
+
+// Engine is what a worker runs: the session workflow over a pool's nodes,
+// and the activities over the pool's models, tools and store.
+type Engine struct {
+	Activities
+	// Names lists the pool's nodes; Limits bound delegation.
+	Names  func() []string
+	Limits spawn.Limits
+	// TaskQueue is where child workflows are started (the pool's queue).
+	TaskQueue string
+}
+
+// Registry is where Register registers: a worker.Worker, or a
+// testsuite.TestWorkflowEnvironment.
+type Registry interface {
+	RegisterWorkflowWithOptions(w any, options workflow.RegisterOptions)
+	RegisterActivityWithOptions(a any, options activity.RegisterOptions)
+}
+
+// Register registers the workflow and the activities on a worker.
+func (e *Engine) Register(w Registry) {
+	w.RegisterWorkflowWithOptions(e.Session, workflow.RegisterOptions{Name: WorkflowName})
+	w.RegisterActivityWithOptions(&e.Activities, activityOptions())
+}
+
+func activityOptions() activity.RegisterOptions {
+	return activity.RegisterOptions{Name: activityPrefix}
+}
+
+// Session is the workflow of one session: it runs the session's node with
+// the workflow's spawn.Env, ends the session's run as a run in this process
+// does (stop reason settled, final record written) and returns its end.
+func (e *Engine) Session(wctx workflow.Context, in SessionInput) (SessionOutput, error) {
+	started := workflow.Now(wctx)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	// A cancellation of the workflow (the root's, or its parent's close)
+	// is a cancellation of the run's ctx.
+	workflow.Go(wctx, func(c workflow.Context) {
+		c.Done().Receive(c, nil)
+		cancel(context.Canceled)
+	})
+	j := &journal{sid: in.Session.ID, seq: in.AfterSeq}
+	env := newEnv(wctx, j, cancel, e.TaskQueue)
+	rt := spawn.NewRuntime(spawn.Config{Store: journalStore{j: j}, Limits: e.Limits, Lookup: e.Lookup, Names: e.Names})
+	inv := spawn.NewEnvInvocation(rt, env, in.Session, in.RunID, in.Prompt, in.ToolCallID, in.History, j)
+
+	var res spawn.Result
+	if node, ok := e.Lookup(in.Session.AgentName); ok {
+		res = runNode(ctx, node, inv)
+	} else {
+		res = spawn.Result{StopReason: event.StopError, Err: fmt.Errorf("%w: %s", spawn.ErrUnknownNode, in.Session.AgentName)}
+		j.Emit(event.RunError{Message: res.Err.Error(), Code: "unknown_node", RunID: in.RunID, AgentName: in.Session.AgentName})
+	}
+	spawn.Settle(ctx, &res)
+	childUsage, childCost := inv.ChildTotals()
+	out := SessionOutput{Output: res.Output, StopReason: res.StopReason, Usage: res.Usage, Cost: res.Cost,
+		TotalUsage: res.Usage, TotalCost: res.Cost + childCost, Messages: res.Messages,
+		DurationMS: workflow.Now(wctx).Sub(started).Milliseconds()}
+	out.TotalUsage.Add(childUsage)
+	if res.Err != nil {
+		out.Error = res.Err.Error()
+	}
+	// The end is written even when the workflow was cancelled.
+	ec := wctx
+	if wctx.Err() != nil {
+		ec, _ = workflow.NewDisconnectedContext(wctx)
+	}
+	p := j.take()
+	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ec, storeOptions), actEnd, EndInput{Pending: p, Output: out}).Get(ec, nil); err != nil {
+		return out, fmt.Errorf("store the end of session %s: %w", in.Session.ID, err)
+	}
+	return out, nil
+}
+
+// runNode runs node; a panic of the node's code ends the run with stop
+// reason error, as in this process (a panic in workflow code would else
+// fail the workflow task again and again).
+func runNode(ctx context.Context, node spawn.Node, inv *spawn.Invocation) (res spawn.Result) {
+	defer func() {
+		if r := recover(); r != nil {
+			res = spawn.Result{StopReason: event.StopError, Err: fmt.Errorf("panic: %v", r)}
+			if inv.ToolCallID == "" && inv.Session.ParentID == "" {
+				inv.Sink.Emit(event.RunError{Message: fmt.Sprintf("internal error: %v", r), Code: "panic", RunID: inv.RunID, AgentName: node.Name()})
+			}
+		}
+	}()
+	return node.Run(spawn.WithInvocation(ctx, inv), inv)
+}

@@ -1,0 +1,115 @@
+package spawn
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/model"
+	"github.com/agentpool/agentpool/session"
+	"github.com/agentpool/agentpool/tool"
+)
+
+// Env is the seam between a session's run (the agent loop, a team) and its
+// surroundings: what the run needs that is not its own logic. A nil Env
+// (the default, Invocation.Env unset) is this process: the model is
+// streamed here, tools run here, children are spawned here, concurrency is
+// goroutines, the clock is time.Now. A durable engine (package durable,
+// Temporal) sets an Env whose every method is a step of its workflow: the
+// same loop code then runs as a deterministic workflow whose model turns
+// and tool calls are activities and whose children are child workflows.
+//
+// Every call that can block takes the ctx of the caller's branch (the one
+// Parallel gave it): an engine keeps its own per-branch state in it.
+type Env interface {
+	// Turn runs one model turn of agent (a node of the pool, by name) in
+	// inv's session and returns what it produced. The turn's events
+	// (part_start, part_delta, part_end) are the Env's to deliver: they
+	// are not emitted to inv.Sink by the caller.
+	Turn(ctx context.Context, inv *Invocation, agent string, req *model.Request) (Turn, error)
+	// Tool runs one call of a tool that is not Inline and returns its
+	// result; a failure is an error result.
+	Tool(ctx context.Context, inv *Invocation, agent string, call tool.Call) tool.Result
+	// Spawn runs the child of req (its limits checked, req.Node set) as
+	// Spawn does: it emits the child's spawn_session_start and
+	// spawn_session_end to parent.Sink exactly once each, or returns an
+	// error having emitted nothing.
+	Spawn(ctx context.Context, parent *Invocation, req Request) (Child, error)
+	// Parallel runs fn(ctx, i) for every i in [0, n) concurrently and
+	// returns when all have returned; each fn gets its branch's ctx.
+	Parallel(ctx context.Context, n int, fn func(ctx context.Context, i int))
+	// Now is the run's clock.
+	Now(ctx context.Context) time.Time
+	// NewID returns a new ascending id with prefix (package id).
+	NewID(ctx context.Context, prefix string) string
+}
+
+// Turn is what one model turn produced.
+type Turn struct {
+	Message model.Message `json:"message"`
+	Finish  string        `json:"finish"`
+	Usage   event.Usage   `json:"usage"`
+	Cost    float64       `json:"cost"`
+	// Stored reports that the Env has stored Message in the session's
+	// conversation already (the caller must not store it again).
+	Stored bool `json:"stored,omitempty"`
+}
+
+// Inline is implemented by the tools that act on the session's run rather
+// than on the world: the delegations (task, ask_<worker>, delegate_to,
+// ask_agent), whose code only decides which child to spawn (through Spawn)
+// and which result that child's end gives, and the readers of the run's
+// task table and node list. An Env runs them inline, in the session's own
+// run, where Spawn reaches it, rather than as an opaque tool call; their
+// code must be deterministic given the run (no I/O, no clock).
+type Inline interface {
+	RunsInline() bool
+}
+
+// IsInline reports whether t is an Inline tool.
+func IsInline(t tool.Tool) bool {
+	d, ok := t.(Inline)
+	return ok && d.RunsInline()
+}
+
+// Parallel runs fn(ctx, i) for i in [0, n) concurrently, through inv's Env
+// when it has one (else goroutines), and waits for all.
+func Parallel(ctx context.Context, inv *Invocation, n int, fn func(ctx context.Context, i int)) {
+	if inv != nil && inv.Env != nil {
+		inv.Env.Parallel(ctx, n, fn)
+		return
+	}
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { fn(ctx, i) })
+	}
+	wg.Wait()
+}
+
+// NewEnvInvocation makes the invocation of a session that runs under env
+// (a durable engine's run of one session): its own run state (the spawn
+// budget counts from it), registered nowhere, with no inbox deliveries
+// (Inject is the engine's). sink gets the session's own events.
+func NewEnvInvocation(rt *Runtime, env Env, s session.Session, runID, prompt, toolCallID string, history []model.Message, sink event.Sink) *Invocation {
+	inv := &Invocation{
+		Session: s, RunID: runID, Prompt: prompt, History: history, Sink: sink, Runtime: rt,
+		ToolCallID: toolCallID, Env: env,
+	}
+	inv.run = &inv.rootRun
+	inv.rootRun.rootDepth = s.Depth
+	return inv
+}
+
+// AddChildTotals adds a child's usage and cost (its own and its
+// descendants') to the session's totals of its ended children: what an Env
+// that runs children elsewhere reports back.
+func (inv *Invocation) AddChildTotals(u event.Usage, cost float64) { inv.addChildTotals(u, cost) }
+
+// ChildTotals returns the usage and cost of every descendant that ended.
+func (inv *Invocation) ChildTotals() (event.Usage, float64) { return inv.childTotals() }
+
+// Settle completes a node's stop reason as a session's run does when it
+// ends (completed, error, or aborted under a cancelled ctx): for an Env that
+// ends a session's run itself.
+func Settle(ctx context.Context, res *Result) { settle(ctx, res) }
