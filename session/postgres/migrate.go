@@ -4,56 +4,19 @@ import (
 	"context"
 	"embed"
 	"fmt"
-	"io/fs"
-	"path"
-	"sort"
-	"strconv"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/agentpool/agentpool/session/internal/migration"
 )
 
 //go:embed migrations/*.sql
 var migrationFS embed.FS
 
-// migration is one step of the schema: applying step i (1-based) takes a
-// schema from version i-1 to i.
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
-// migrations returns the embedded steps in order. The files are named
-// NNNN_name.sql with NNNN = 1, 2, ... without gaps.
-func migrations() []migration {
-	entries, err := fs.ReadDir(migrationFS, "migrations")
-	if err != nil {
-		panic(err)
-	}
-	var out []migration
-	for _, e := range entries {
-		name := e.Name()
-		num, _, ok := strings.Cut(name, "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil {
-			panic("postgres: bad migration file name " + name)
-		}
-		b, err := migrationFS.ReadFile(path.Join("migrations", name))
-		if err != nil {
-			panic(err)
-		}
-		out = append(out, migration{version: v, name: name, sql: string(b)})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
-	for i, m := range out {
-		if m.version != i+1 {
-			panic(fmt.Sprintf("postgres: migration %s out of sequence (want version %d)", m.name, i+1))
-		}
-	}
-	return out
-}
+// migrations returns the embedded steps in order (files NNNN_name.sql,
+// numbered 1, 2, ... without gaps).
+func migrations() []migration.Step { return migration.Load(migrationFS, "migrations", "postgres") }
 
 // SchemaVersion is the schema version this code writes.
 func SchemaVersion() int { return len(migrations()) }
@@ -63,7 +26,7 @@ func SchemaVersion() int { return len(migrations()) }
 // lock named after the schema: processes that open one database at once
 // take turns, and the second finds the work done. DDL is transactional in
 // PostgreSQL, so a failed step leaves the schema as it was.
-func migrate(ctx context.Context, pool *pgxpool.Pool, schema string, steps []migration) error {
+func migrate(ctx context.Context, pool *pgxpool.Pool, schema string, steps []migration.Step) error {
 	tx, err := pool.Begin(ctx)
 	if err != nil {
 		return err
@@ -95,11 +58,11 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, schema string, steps []mig
 		return err
 	}
 	for _, step := range steps[v:] {
-		if _, err := tx.Exec(ctx, step.sql); err != nil {
-			return fmt.Errorf("migration %s: %w", step.name, err)
+		if _, err := tx.Exec(ctx, step.SQL); err != nil {
+			return fmt.Errorf("migration %s: %w", step.Name, err)
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, step.version, step.name); err != nil {
-			return fmt.Errorf("migration %s: %w", step.name, err)
+		if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, step.Version, step.Name); err != nil {
+			return fmt.Errorf("migration %s: %w", step.Name, err)
 		}
 	}
 	return tx.Commit(ctx)

@@ -5,53 +5,16 @@ import (
 	"database/sql"
 	"embed"
 	"fmt"
-	"io/fs"
-	"path"
-	"sort"
-	"strconv"
-	"strings"
+
+	"github.com/agentpool/agentpool/session/internal/migration"
 )
 
 //go:embed migrations/*.sql
 var migrationFS embed.FS
 
-// migration is one step of the schema; applying step i (1-based) takes a
-// database from user_version i-1 to i.
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
-// migrations returns the embedded steps in order. The files are named
-// NNNN_name.sql with NNNN = 1, 2, ... without gaps.
-func migrations() []migration {
-	entries, err := fs.ReadDir(migrationFS, "migrations")
-	if err != nil {
-		panic(err)
-	}
-	var out []migration
-	for _, e := range entries {
-		name := e.Name()
-		num, _, ok := strings.Cut(name, "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil {
-			panic("sqlite: bad migration file name " + name)
-		}
-		b, err := migrationFS.ReadFile(path.Join("migrations", name))
-		if err != nil {
-			panic(err)
-		}
-		out = append(out, migration{version: v, name: name, sql: string(b)})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
-	for i, m := range out {
-		if m.version != i+1 {
-			panic(fmt.Sprintf("sqlite: migration %s out of sequence (want version %d)", m.name, i+1))
-		}
-	}
-	return out
-}
+// migrations returns the embedded steps in order (files NNNN_name.sql,
+// numbered 1, 2, ... without gaps).
+func migrations() []migration.Step { return migration.Load(migrationFS, "migrations", "sqlite") }
 
 // SchemaVersion is the schema version this code writes.
 func SchemaVersion() int { return len(migrations()) }
@@ -59,7 +22,7 @@ func SchemaVersion() int { return len(migrations()) }
 // migrate brings db up to the last step, one transaction per step. Two
 // processes opening the same old database at once are safe: the version
 // is read again inside each step's (immediate) transaction.
-func migrate(ctx context.Context, db *sql.DB, steps []migration) error {
+func migrate(ctx context.Context, db *sql.DB, steps []migration.Step) error {
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return err
@@ -90,16 +53,16 @@ func migrate(ctx context.Context, db *sql.DB, steps []migration) error {
 			continue // another process migrated meanwhile
 		}
 		step := steps[v]
-		if _, err := tx.ExecContext(ctx, step.sql); err != nil {
+		if _, err := tx.ExecContext(ctx, step.SQL); err != nil {
 			tx.Rollback()
-			return fmt.Errorf("migration %s: %w", step.name, err)
+			return fmt.Errorf("migration %s: %w", step.Name, err)
 		}
-		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, step.version)); err != nil {
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, step.Version)); err != nil {
 			tx.Rollback()
-			return fmt.Errorf("migration %s: %w", step.name, err)
+			return fmt.Errorf("migration %s: %w", step.Name, err)
 		}
 		if err := tx.Commit(); err != nil {
-			return fmt.Errorf("migration %s: %w", step.name, err)
+			return fmt.Errorf("migration %s: %w", step.Name, err)
 		}
 	}
 }
