@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
@@ -46,6 +47,11 @@ type workerConfig struct {
 // e2ePool: boss asks its worker, which answers slowly; both on the fake
 // OpenAI-compatible server.
 func e2ePool(baseURL, key string, st session.Store) (*pool.Pool, error) {
+	return e2ePoolTraced(baseURL, key, st, nil)
+}
+
+// e2ePoolTraced is e2ePool traced by tp (nil: not traced).
+func e2ePoolTraced(baseURL, key string, st session.Store, tp trace.TracerProvider) (*pool.Pool, error) {
 	boss, err := openai.New(openai.Config{Model: "boss", BaseURL: baseURL, APIKey: key, MaxRetries: -1})
 	if err != nil {
 		return nil, err
@@ -60,7 +66,7 @@ func e2ePool(baseURL, key string, st session.Store) (*pool.Pool, error) {
 			{Name: "worker", Model: wm},
 		},
 		Default: "boss",
-	}, pool.Options{Store: st})
+	}, pool.Options{Store: st, TracerProvider: tp})
 }
 
 // runTestWorker is a worker process: it runs until SIGTERM.
