@@ -152,3 +152,6 @@ func (s *Span) TraceID() string { return s.traceID }
 
 // ParentID is the span's parent span id, hex ("" for none).
 func (s *Span) ParentID() string { return s.parent }
+
+// ID is the span's id, hex.
+func (s *Span) ID() string { return s.id }
