@@ -25,7 +25,9 @@ func TestWithoutSpansAndInline(t *testing.T) {
 	ctx := otelpool.WithoutSpans(context.Background())
 	for range o.Model(failingModel{}).Stream(ctx, &model.Request{}) {
 	}
-	tl := o.Tool(tool.New("t", "", func(context.Context, tool.Call, struct{}) (tool.Result, error) { return tool.Result{Content: "ok"}, nil }))
+	tl := o.Tool(tool.New("t", "", func(context.Context, tool.Call, struct{}) (tool.Result, error) {
+		return tool.Result{Content: "ok"}, nil
+	}))
 	if res := tool.Run(ctx, tl, tool.Call{ID: "c", Name: "t", Args: []byte(`{}`)}); res.Content != "ok" {
 		t.Fatalf("the tool under WithoutSpans answered %+v", res)
 	}
