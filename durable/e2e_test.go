@@ -28,6 +28,7 @@ import (
 	"github.com/agentpool/agentpool/pool"
 	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/session/sqlite"
+	"github.com/agentpool/agentpool/tool"
 )
 
 // The worker processes of the end-to-end tests are this test binary,
@@ -50,8 +51,9 @@ func e2ePool(baseURL, key string, st session.Store) (*pool.Pool, error) {
 	return e2ePoolTraced(baseURL, key, st, nil)
 }
 
-// e2ePoolTraced is e2ePool traced by tp (nil: not traced).
-func e2ePoolTraced(baseURL, key string, st session.Store, tp trace.TracerProvider) (*pool.Pool, error) {
+// e2ePoolTraced is e2ePool traced by tp (nil: not traced); the boss also
+// has the tools bossTools.
+func e2ePoolTraced(baseURL, key string, st session.Store, tp trace.TracerProvider, bossTools ...tool.Tool) (*pool.Pool, error) {
 	boss, err := openai.New(openai.Config{Model: "boss", BaseURL: baseURL, APIKey: key, MaxRetries: -1})
 	if err != nil {
 		return nil, err
@@ -62,7 +64,7 @@ func e2ePoolTraced(baseURL, key string, st session.Store, tp trace.TracerProvide
 	}
 	return pool.Build(pool.Config{
 		Agents: []pool.AgentSpec{
-			{Name: "boss", Model: boss, Workers: []pool.WorkerSpec{{Name: "worker"}}},
+			{Name: "boss", Model: boss, Tools: bossTools, Workers: []pool.WorkerSpec{{Name: "worker"}}},
 			{Name: "worker", Model: wm},
 		},
 		Default: "boss",
@@ -114,7 +116,8 @@ func runTestWorker(raw string) int {
 type fakeAPI struct {
 	*httptest.Server
 	chunkDelay time.Duration
-	fan        int // ask_worker calls of the boss's first turn (1 when 0)
+	fan        int  // ask_worker calls of the boss's first turn (1 when 0)
+	echo       bool // the boss's first turn also calls the tool echo
 	mu         sync.Mutex
 	log        []call
 	midStream  chan string // the key of a worker-model request after its 3rd chunk (once)
@@ -171,6 +174,10 @@ func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 	default:
 		for k := range max(f.fan, 1) {
 			frames = append(frames, chunk(fmt.Sprintf(`{"role":"assistant","tool_calls":[{"index":%d,"id":"call_%d","type":"function","function":{"name":"ask_worker","arguments":"{\"prompt\":\"What is 6*7?\"}"}}]}`, k, k), ""))
+		}
+		if f.echo {
+			k := max(f.fan, 1)
+			frames = append(frames, chunk(fmt.Sprintf(`{"tool_calls":[{"index":%d,"id":"call_echo","type":"function","function":{"name":"echo","arguments":"{}"}}]}`, k), ""))
 		}
 		frames = append(frames, chunk(`{}`, "tool_calls"))
 	}

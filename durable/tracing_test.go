@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/session/sqlite"
+	"github.com/agentpool/agentpool/tool"
 )
 
 func TestTracingInterceptorOffWithoutProvider(t *testing.T) {
@@ -27,10 +28,12 @@ func TestTracingInterceptorOffWithoutProvider(t *testing.T) {
 // A delegating run through the engine (dev server, a worker in this
 // process) is one trace: its root is the submitting side's span, the
 // sessions are invoke_agent spans, the boss's and the worker's chat spans
-// are below their sessions, the worker's session below the boss's.
+// and the boss's tool call (an activity) are below their sessions, the
+// worker's session below the boss's.
 func TestDistributedRunIsOneTrace(t *testing.T) {
 	addr := startDevServer(t)
 	api := newFakeAPI(t, 0)
+	api.echo = true // a tool call that is an activity, besides the delegation
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
@@ -39,7 +42,10 @@ func TestDistributedRunIsOneTrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	p, err := e2ePoolTraced(api.URL+"/v1", "key-0", st, tp)
+	echo := tool.New("echo", "Says ok.", func(context.Context, tool.Call, struct{}) (tool.Result, error) {
+		return tool.Result{Content: "ok"}, nil
+	})
+	p, err := e2ePoolTraced(api.URL+"/v1", "key-0", st, tp, echo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +91,7 @@ func TestDistributedRunIsOneTrace(t *testing.T) {
 		}
 		t.Logf("span %q under %q", s.Name(), parent)
 	}
-	var bossSession, workerSession sdktrace.ReadOnlySpan
+	var bossSession, workerSession, echoSpan sdktrace.ReadOnlySpan
 	chats := map[string]sdktrace.ReadOnlySpan{}
 	for _, s := range spans {
 		if s.SpanContext().TraceID() != root.TraceID() {
@@ -101,13 +107,15 @@ func TestDistributedRunIsOneTrace(t *testing.T) {
 			workerSession = s
 		case strings.HasPrefix(name, "chat "):
 			chats[name] = s
+		case name == "execute_tool echo":
+			echoSpan = s
 		case strings.HasPrefix(name, "execute_tool"):
 			// ask_worker runs in the workflow, which makes no spans.
 			t.Errorf("span %q: a delegation's tool span made by workflow code", name)
 		}
 	}
-	if bossSession == nil || workerSession == nil || chats["chat boss"] == nil || chats["chat worker"] == nil {
-		t.Fatalf("want invoke_agent boss and worker, chat boss and worker; have %s", names(spans))
+	if bossSession == nil || workerSession == nil || chats["chat boss"] == nil || chats["chat worker"] == nil || echoSpan == nil {
+		t.Fatalf("want invoke_agent boss and worker, chat boss and worker, execute_tool echo; have %s", names(spans))
 	}
 	under := func(s, anc sdktrace.ReadOnlySpan) bool {
 		for p := s.Parent(); p.IsValid(); {
@@ -130,6 +138,9 @@ func TestDistributedRunIsOneTrace(t *testing.T) {
 	}
 	if !under(chats["chat boss"], bossSession) || under(chats["chat boss"], workerSession) {
 		t.Errorf("the boss's chat span is not below the boss's session only")
+	}
+	if !under(echoSpan, bossSession) || under(echoSpan, workerSession) {
+		t.Errorf("the Tool activity's execute_tool span is not below the boss's session only")
 	}
 	if !under(chats["chat worker"], workerSession) {
 		t.Errorf("the worker's chat span is not below the worker's session")
