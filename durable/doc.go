@@ -32,6 +32,15 @@
 // without calling the model again (and writes its events, rebuilt from the
 // message, when the first attempt died between the two writes).
 //
+// # Tracing
+//
+// TracingInterceptor is the SDK's OpenTelemetry interceptor, installed on
+// the submitting client and the workers' client when tracing is on: the
+// trace travels in the Temporal headers, and a run is one trace. Workflow
+// code makes no span (it replays); the session's span is the workflow's
+// (see nameSessionSpan), the chat and execute_tool spans are made in the
+// activities.
+//
 // # Limits
 //
 // Async (background) tasks, spawn timeouts, hooks that do I/O, and

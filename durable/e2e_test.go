@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
@@ -27,6 +28,7 @@ import (
 	"github.com/agentpool/agentpool/pool"
 	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/session/sqlite"
+	"github.com/agentpool/agentpool/tool"
 )
 
 // The worker processes of the end-to-end tests are this test binary,
@@ -46,6 +48,12 @@ type workerConfig struct {
 // e2ePool: boss asks its worker, which answers slowly; both on the fake
 // OpenAI-compatible server.
 func e2ePool(baseURL, key string, st session.Store) (*pool.Pool, error) {
+	return e2ePoolTraced(baseURL, key, st, nil)
+}
+
+// e2ePoolTraced is e2ePool traced by tp (nil: not traced); the boss also
+// has the tools bossTools.
+func e2ePoolTraced(baseURL, key string, st session.Store, tp trace.TracerProvider, bossTools ...tool.Tool) (*pool.Pool, error) {
 	boss, err := openai.New(openai.Config{Model: "boss", BaseURL: baseURL, APIKey: key, MaxRetries: -1})
 	if err != nil {
 		return nil, err
@@ -56,11 +64,11 @@ func e2ePool(baseURL, key string, st session.Store) (*pool.Pool, error) {
 	}
 	return pool.Build(pool.Config{
 		Agents: []pool.AgentSpec{
-			{Name: "boss", Model: boss, Workers: []pool.WorkerSpec{{Name: "worker"}}},
+			{Name: "boss", Model: boss, Tools: bossTools, Workers: []pool.WorkerSpec{{Name: "worker"}}},
 			{Name: "worker", Model: wm},
 		},
 		Default: "boss",
-	}, pool.Options{Store: st})
+	}, pool.Options{Store: st, TracerProvider: tp})
 }
 
 // runTestWorker is a worker process: it runs until SIGTERM.
@@ -108,7 +116,8 @@ func runTestWorker(raw string) int {
 type fakeAPI struct {
 	*httptest.Server
 	chunkDelay time.Duration
-	fan        int // ask_worker calls of the boss's first turn (1 when 0)
+	fan        int  // ask_worker calls of the boss's first turn (1 when 0)
+	echo       bool // the boss's first turn also calls the tool echo
 	mu         sync.Mutex
 	log        []call
 	midStream  chan string // the key of a worker-model request after its 3rd chunk (once)
@@ -165,6 +174,10 @@ func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 	default:
 		for k := range max(f.fan, 1) {
 			frames = append(frames, chunk(fmt.Sprintf(`{"role":"assistant","tool_calls":[{"index":%d,"id":"call_%d","type":"function","function":{"name":"ask_worker","arguments":"{\"prompt\":\"What is 6*7?\"}"}}]}`, k, k), ""))
+		}
+		if f.echo {
+			k := max(f.fan, 1)
+			frames = append(frames, chunk(fmt.Sprintf(`{"tool_calls":[{"index":%d,"id":"call_echo","type":"function","function":{"name":"echo","arguments":"{}"}}]}`, k), ""))
 		}
 		frames = append(frames, chunk(`{}`, "tool_calls"))
 	}

@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/internal/otelpool"
 	"github.com/agentpool/agentpool/spawn"
 )
 
@@ -44,7 +45,9 @@ func activityOptions() activity.RegisterOptions {
 // does (stop reason settled, final record written) and returns its end.
 func (e *Engine) Session(wctx workflow.Context, in SessionInput) (SessionOutput, error) {
 	started := workflow.Now(wctx)
-	ctx, cancel := context.WithCancelCause(context.Background())
+	// Spans are not made by workflow code, which replays (see
+	// nameSessionSpan): the decorators of a traced pool stand aside.
+	ctx, cancel := context.WithCancelCause(otelpool.WithoutSpans(context.Background()))
 	defer cancel(nil)
 	// A cancellation of the workflow (the root's, or its parent's close)
 	// is a cancellation of the run's ctx.
@@ -58,13 +61,17 @@ func (e *Engine) Session(wctx workflow.Context, in SessionInput) (SessionOutput,
 	inv := spawn.NewEnvInvocation(rt, env, in.Session, in.RunID, in.Prompt, in.ToolCallID, in.History, j)
 
 	var res spawn.Result
-	if node, ok := e.Lookup(in.Session.AgentName); ok {
+	node, ok := e.Lookup(in.Session.AgentName)
+	if ok {
 		res = runNode(ctx, node, inv)
 	} else {
 		res = spawn.Result{StopReason: event.StopError, Err: fmt.Errorf("%w: %s", spawn.ErrUnknownNode, in.Session.AgentName)}
 		j.Emit(event.RunError{Message: res.Err.Error(), Code: "unknown_node", RunID: in.RunID, AgentName: in.Session.AgentName})
 	}
 	spawn.Settle(ctx, &res)
+	if ok {
+		nameSessionSpan(wctx, node, in, res)
+	}
 	childUsage, childCost := inv.ChildTotals()
 	out := SessionOutput{Output: res.Output, StopReason: res.StopReason, Usage: res.Usage, Cost: res.Cost,
 		TotalUsage: res.Usage, TotalCost: res.Cost + childCost, Messages: res.Messages,

@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/term"
 
 	"github.com/agentpool/agentpool/durable"
@@ -73,11 +74,11 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 	warnings := &warningWriter{w: cmd.ErrOrStderr()}
 	defer warnings.release()
 	log := slog.New(slog.NewTextHandler(warnings, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	p, shutdown, err := openPool(f.poolFlags, pool.Options{Hooks: reg, Logger: log})
+	p, tel, err := openPoolTelemetry(f.poolFlags, pool.Options{Hooks: reg, Logger: log})
 	if err != nil {
 		return err
 	}
-	defer shutdown() // last: flushes the spans of every run
+	defer shutdownTelemetry(tel, log) // last: flushes the spans of every run
 	defer p.Close()
 	defer closeHooks(reg) // first: background hooks still record into the store
 
@@ -144,7 +145,7 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 		}
 	}
 	out := newOutcome(sink)
-	res, err := runRoot(ctx, p, pool.RunRequest{Node: node, Prompt: prompt, SessionID: f.session}, out, log)
+	res, err := runRoot(ctx, p, pool.RunRequest{Node: node, Prompt: prompt, SessionID: f.session}, out, log, tel.TracerProvider())
 	if err != nil {
 		if tree != nil {
 			tree.Stop()
@@ -185,7 +186,7 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 // runRoot runs the root in this process, or submits it to the pool's
 // Temporal task queue (execution: {engine: temporal}) and follows its
 // tree's events from the store: the same stream either way.
-func runRoot(ctx context.Context, p *pool.Pool, req pool.RunRequest, sink event.Sink, log *slog.Logger) (pool.RunResult, error) {
+func runRoot(ctx context.Context, p *pool.Pool, req pool.RunRequest, sink event.Sink, log *slog.Logger, tp trace.TracerProvider) (pool.RunResult, error) {
 	m := p.Manifest()
 	if m == nil || !m.Execution.Temporal() {
 		return p.RunSink(ctx, req, sink)
@@ -201,7 +202,7 @@ func runRoot(ctx context.Context, p *pool.Pool, req pool.RunRequest, sink event.
 	if !ok {
 		return pool.RunResult{}, fmt.Errorf("unknown agent or team %q", name)
 	}
-	c, err := dialTemporal(m.Execution, log)
+	c, err := dialTemporal(m.Execution, log, tp)
 	if err != nil {
 		return pool.RunResult{}, err
 	}

@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"go.opentelemetry.io/otel/trace"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/agentpool/agentpool/config"
@@ -35,12 +37,23 @@ func newWorkerCmd() *cobra.Command {
 }
 
 // dialTemporal connects to the frontend of the manifest's execution block.
-func dialTemporal(x config.Execution, log *slog.Logger) (client.Client, error) {
+// With a tracer provider (tracing on), the client carries the SDK's
+// OpenTelemetry interceptor (durable.TracingInterceptor), and so do the
+// workers made from it: a run is one trace across processes.
+func dialTemporal(x config.Execution, log *slog.Logger, tp trace.TracerProvider) (client.Client, error) {
 	addr := x.ResolvedAddress(os.Getenv)
 	if addr == "" {
 		return nil, fmt.Errorf("execution: engine temporal needs an address (execution.address or %s)", config.EnvTemporalAddress)
 	}
-	c, err := client.Dial(client.Options{HostPort: addr, Namespace: x.Namespace, Logger: newTemporalLogger(log)})
+	opts := client.Options{HostPort: addr, Namespace: x.Namespace, Logger: newTemporalLogger(log)}
+	tracing, err := durable.TracingInterceptor(tp)
+	if err != nil {
+		return nil, fmt.Errorf("tracing: %w", err)
+	}
+	if tracing != nil {
+		opts.Interceptors = []interceptor.ClientInterceptor{tracing}
+	}
+	c, err := client.Dial(opts)
 	if err != nil {
 		return nil, fmt.Errorf("temporal at %s: %w", addr, err)
 	}
@@ -57,17 +70,17 @@ func engineFor(p *pool.Pool) *durable.Engine {
 
 func workerMain(cmd *cobra.Command, f poolFlags) error {
 	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	p, shutdown, err := openPool(f, pool.Options{Logger: log})
+	p, tel, err := openPoolTelemetry(f, pool.Options{Logger: log})
 	if err != nil {
 		return err
 	}
-	defer shutdown() // last: flushes the spans of the worker's runs
+	defer shutdownTelemetry(tel, log) // last: flushes the spans of the worker's runs
 	defer p.Close()
 	x := p.Manifest().Execution
 	if !x.Temporal() {
 		return fmt.Errorf("the manifest's execution engine is %s: a worker runs pools with execution: {engine: temporal}", config.EngineInProcess)
 	}
-	c, err := dialTemporal(x, log)
+	c, err := dialTemporal(x, log, tel.TracerProvider())
 	if err != nil {
 		return err
 	}

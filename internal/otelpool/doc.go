@@ -42,4 +42,11 @@
 // Propagator is the W3C trace-context propagator the servers read a
 // request's `traceparent` with; other transports (a Temporal worker) use
 // it and the providers of Setup to continue a run's trace.
+//
+// A session run as a Temporal workflow (package durable) is traced by the
+// Temporal SDK's interceptor instead of Node: workflow code replays, so it
+// runs under WithoutSpans (the decorators stand aside) and SessionSpan
+// makes the interceptor's workflow span the session's, once, at its end.
+// Model and tool calls run in activities, which do not replay, and are
+// traced by the decorators as here.
 package otelpool

@@ -41,6 +41,9 @@ func (m *tracedModel) Price() (in, out float64) {
 }
 
 func (m *tracedModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
+	if spansOff(ctx) {
+		return m.inner.Stream(ctx, req)
+	}
 	return func(yield func(model.Chunk, error) bool) {
 		id := m.inner.ID()
 		ctx, span := m.o.tracer.Start(ctx, opChat+" "+id, trace.WithSpanKind(trace.SpanKindClient),

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/spawn"
 )
 
@@ -32,33 +33,17 @@ type tracedNode struct {
 }
 
 func (n *tracedNode) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Result) {
-	op := opInvokeAgent
-	if n.SourceType() != event.SourceAgent {
-		op = opInvokeWorkflow
+	if spansOff(ctx) {
+		return n.Node.Run(ctx, inv)
 	}
+	op := sessionOp(n)
 	sess := inv.Session
 	conv := conversationFrom(ctx)
 	if sess.ParentID == "" || conv == "" {
 		conv = sess.ID
 		ctx = context.WithValue(ctx, conversationKey{}, conv)
 	}
-	attrs := make([]attribute.KeyValue, 0, 10)
-	attrs = append(attrs,
-		keyOperation.String(op), keyAgentName.String(n.Name()), keyAgentID.String(sess.ID),
-		keyConversationID.String(conv), keyDepth.Int(sess.Depth),
-	)
-	if d := n.Description(); d != "" {
-		attrs = append(attrs, keyAgentDesc.String(d))
-	}
-	if m := n.ModelID(); m != "" {
-		attrs = append(attrs, keyRequestModel.String(m))
-	}
-	if sess.ParentID != "" {
-		attrs = append(attrs, keyParentID.String(sess.ParentID))
-	}
-	if inv.Mechanism != "" {
-		attrs = append(attrs, keyMechanism.String(string(inv.Mechanism)))
-	}
+	attrs := sessionAttrs(op, n, sess, conv, string(inv.Mechanism))
 	ctx, span := n.o.tracer.Start(ctx, op+" "+n.Name(), trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
 	n.o.m.sessionStarted(ctx, n.Name(), sess.Depth)
 	start := time.Now()
@@ -74,6 +59,42 @@ func (n *tracedNode) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.
 	}()
 	res = n.Node.Run(ctx, inv)
 	stop := stopReason(ctx, res)
+	endSession(span, stop, res)
+	span.End()
+	n.o.m.sessionEnded(ctx, n.Name(), stop, res.Cost, time.Since(start))
+	return res
+}
+
+// sessionAttrs are the attributes of a session span at its start (conv
+// and mechanism left out when "").
+func sessionAttrs(op string, n spawn.Node, sess session.Session, conv, mechanism string) []attribute.KeyValue {
+	attrs := make([]attribute.KeyValue, 0, 10)
+	attrs = append(attrs,
+		keyOperation.String(op), keyAgentName.String(n.Name()), keyAgentID.String(sess.ID), keyDepth.Int(sess.Depth),
+	)
+	if conv != "" {
+		attrs = append(attrs, keyConversationID.String(conv))
+	}
+	if d := n.Description(); d != "" {
+		attrs = append(attrs, keyAgentDesc.String(d))
+	}
+	if m := n.ModelID(); m != "" {
+		attrs = append(attrs, keyRequestModel.String(m))
+	}
+	if sess.ParentID != "" {
+		attrs = append(attrs, keyParentID.String(sess.ParentID))
+	}
+	if mechanism != "" {
+		attrs = append(attrs, keyMechanism.String(mechanism))
+	}
+	return attrs
+}
+
+// endSession sets the end of a session's run on its span (not ended).
+func endSession(span trace.Span, stop event.StopReason, res spawn.Result) {
+	if stop == "" {
+		stop = event.StopCompleted
+	}
 	span.SetAttributes(keyStopReason.String(string(stop)), keyCost.Float64(res.Cost),
 		keyInputTokens.Int64(res.Usage.InputTokens), keyOutputTokens.Int64(res.Usage.OutputTokens))
 	if stop == event.StopError || stop == event.StopAborted {
@@ -84,9 +105,6 @@ func (n *tracedNode) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.
 		span.SetStatus(codes.Error, msg)
 		span.SetAttributes(keyErrorType.String(string(stop)))
 	}
-	span.End()
-	n.o.m.sessionEnded(ctx, n.Name(), stop, res.Cost, time.Since(start))
-	return res
 }
 
 // stopReason is the stop reason spawn settles a result with: the node's,

@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/agentpool/agentpool/spawn"
 	"github.com/agentpool/agentpool/tool"
 )
 
@@ -50,7 +51,14 @@ func (t *tracedTool) Title(c tool.Call) string {
 // Locations forwards t's locations.
 func (t *tracedTool) Locations(c tool.Call) []tool.Location { return tool.Locations(t.Tool, c) }
 
+// RunsInline forwards t's spawn.Inline: a delegation stays one that an
+// execution engine runs inline (durable runs it in the workflow).
+func (t *tracedTool) RunsInline() bool { return spawn.IsInline(t.Tool) }
+
 func (t *tracedTool) Call(ctx context.Context, call tool.Call) (res tool.Result, err error) {
+	if spansOff(ctx) {
+		return t.Tool.Call(ctx, call)
+	}
 	ctx, span := t.o.tracer.Start(ctx, opExecuteTool+" "+call.Name, trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithAttributes(keyOperation.String(opExecuteTool), keyToolName.String(call.Name),
 			keyToolCallID.String(call.ID), keyToolType.String("function")))

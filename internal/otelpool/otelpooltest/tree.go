@@ -146,3 +146,12 @@ func (s *Span) Root() bool { return s.parent == "" }
 
 // Attr is the span's attribute k, rendered.
 func (s *Span) Attr(k string) string { return s.attrs[k] }
+
+// TraceID is the span's trace id, hex.
+func (s *Span) TraceID() string { return s.traceID }
+
+// ParentID is the span's parent span id, hex ("" for none).
+func (s *Span) ParentID() string { return s.parent }
+
+// ID is the span's id, hex.
+func (s *Span) ID() string { return s.id }

@@ -1,0 +1,57 @@
+package otelpool
+
+import (
+	"context"
+
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/session"
+	"github.com/agentpool/agentpool/spawn"
+)
+
+// Helpers for runs whose spans another layer starts: a session run as a
+// Temporal workflow (package durable). Workflow code is replayed (after a
+// worker restart, a cache eviction), so a span made there would be made
+// again; the Temporal SDK's interceptor makes the workflow's span and
+// carries it into the activities, and the session's span is that one,
+// named and attributed by SessionSpan.
+
+type noSpansKey struct{}
+
+// WithoutSpans returns ctx under which the decorators (Node, Model, Tool)
+// make no spans and record no metrics: for code that runs again on
+// replay, whose spans would otherwise be made twice.
+func WithoutSpans(ctx context.Context) context.Context {
+	return context.WithValue(ctx, noSpansKey{}, true)
+}
+
+// spansOff reports whether ctx came from WithoutSpans.
+func spansOff(ctx context.Context) bool {
+	off, _ := ctx.Value(noSpansKey{}).(bool)
+	return off
+}
+
+// SessionSpan makes span, one that another layer started for the run of
+// a session (the Temporal interceptor's RunWorkflow span), the session's
+// span as Node makes it: named invoke_agent {agent} (invoke_workflow
+// {team}), with the same attributes and the run's end. conv is the root
+// session's id ("" when it is not known: the attribute is left out).
+// Call it once, when the run ended; a nil span or node does nothing.
+func SessionSpan(span trace.Span, n spawn.Node, sess session.Session, conv string, res spawn.Result) {
+	if span == nil || n == nil || !span.IsRecording() {
+		return
+	}
+	op := sessionOp(n)
+	span.SetName(op + " " + n.Name())
+	span.SetAttributes(sessionAttrs(op, n, sess, conv, "")...)
+	endSession(span, res.StopReason, res)
+}
+
+// sessionOp is the operation of n's session span.
+func sessionOp(n spawn.Node) string {
+	if n.SourceType() != event.SourceAgent {
+		return opInvokeWorkflow
+	}
+	return opInvokeAgent
+}
