@@ -9,7 +9,6 @@ import (
 
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/pool"
-	"github.com/agentpool/agentpool/session/sqlite"
 )
 
 // benchFan is how many children each benchmarked root delegates to at
@@ -26,12 +25,8 @@ func BenchmarkChildren(b *testing.B) {
 			addr := startDevServer(b)
 			api := newFakeAPI(b, 0)
 			api.fan = benchFan
-			db := b.TempDir() + "/pool.db"
-			st, err := sqlite.Open(db, sqlite.Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer st.Close()
+			db := testDB(b)
+			st := openTestDB(b, db)
 			for i := range workers {
 				startWorker(b, workerConfig{Address: addr, DB: db, BaseURL: api.URL + "/v1", Key: fmt.Sprintf("key-%d", i)})
 			}
@@ -63,11 +58,7 @@ func BenchmarkChildren(b *testing.B) {
 	b.Run("in_process", func(b *testing.B) {
 		api := newFakeAPI(b, 0)
 		api.fan = benchFan
-		st, err := sqlite.Open(b.TempDir()+"/pool.db", sqlite.Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer st.Close()
+		st := openTestDB(b, testDB(b))
 		p, err := e2ePool(api.URL+"/v1", "key-client", st)
 		if err != nil {
 			b.Fatal(err)

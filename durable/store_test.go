@@ -1,0 +1,79 @@
+package durable
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentpool/agentpool/internal/pgtest"
+	"github.com/agentpool/agentpool/session"
+	"github.com/agentpool/agentpool/session/postgres"
+	"github.com/agentpool/agentpool/session/sqlite"
+)
+
+// testDB returns the database the processes of an end-to-end test share:
+// a fresh PostgreSQL schema (a URL with search_path) when
+// AGENTPOOL_TEST_POSTGRES is set, as under `make test-go` and in CI (the
+// store for several machines the engine is made for), else a SQLite file.
+func testDB(tb testing.TB) string {
+	tb.Helper()
+	if os.Getenv(pgtest.Env) != "" {
+		_, u := pgtest.Schema(tb)
+		return u
+	}
+	return filepath.Join(tb.TempDir(), "pool.db")
+}
+
+// openDB opens the store at db (a PostgreSQL URL or a SQLite file).
+func openDB(db string) (session.Store, error) {
+	if postgres.IsURL(db) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		return postgres.Open(ctx, db, postgres.Options{})
+	}
+	return sqlite.Open(db, sqlite.Options{})
+}
+
+// openTestDB opens db for the test, closed when it ends.
+func openTestDB(tb testing.TB, db string) session.Store {
+	tb.Helper()
+	st, err := openDB(db)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { st.Close() })
+	return st
+}
+
+var cli struct {
+	once sync.Once
+	path string
+	err  error
+	out  []byte
+}
+
+// cliBinary builds cmd/agentpool once per test binary (in the build
+// cache's time after the first run), for the checks that read the store
+// from another process.
+func cliBinary(tb testing.TB) string {
+	tb.Helper()
+	cli.once.Do(func() {
+		dir, err := os.MkdirTemp("", "agentpool-cli-")
+		if err != nil {
+			cli.err = err
+			return
+		}
+		cli.path = filepath.Join(dir, "agentpool")
+		cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", cli.path, "github.com/agentpool/agentpool/cmd/agentpool")
+		cli.out, cli.err = cmd.CombinedOutput()
+	})
+	if cli.err != nil {
+		tb.Fatalf("building cmd/agentpool: %v\n%s", cli.err, cli.out)
+	}
+	return cli.path
+}
