@@ -3,11 +3,13 @@ package durable
 import (
 	"context"
 	"fmt"
+	"os"
 	"testing"
 
 	"go.temporal.io/sdk/client"
 
 	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/internal/pgtest"
 	"github.com/agentpool/agentpool/pool"
 )
 
@@ -19,9 +21,16 @@ const benchFan = 10
 // the fake model server without delays: on Temporal (dev server on
 // loopback, one and three worker processes) and in this process, side by
 // side. children/s is the throughput; ms/child what a child session costs.
+//
+// The store is PostgreSQL when AGENTPOOL_TEST_POSTGRES is set (as under
+// make bench), else SQLite; the row names say which.
 func BenchmarkChildren(b *testing.B) {
+	store := "sqlite"
+	if os.Getenv(pgtest.Env) != "" {
+		store = "postgres"
+	}
 	for _, workers := range []int{1, 3} {
-		b.Run(fmt.Sprintf("temporal/workers=%d", workers), func(b *testing.B) {
+		b.Run(fmt.Sprintf("temporal/workers=%d/store=%s", workers, store), func(b *testing.B) {
 			addr := startDevServer(b)
 			api := newFakeAPI(b, 0)
 			api.fan = benchFan
@@ -55,7 +64,7 @@ func BenchmarkChildren(b *testing.B) {
 			report(b)
 		})
 	}
-	b.Run("in_process", func(b *testing.B) {
+	b.Run("in_process/store="+store, func(b *testing.B) {
 		api := newFakeAPI(b, 0)
 		api.fan = benchFan
 		st := openTestDB(b, testDB(b))

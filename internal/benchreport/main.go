@@ -49,6 +49,10 @@ func suites(benchtime string) []suite {
 		// -mod=mod lets the go command add what a newer agentpool needs
 		// (downloaded through the module proxy) instead of failing.
 		{name: "compare", dir: "bench/compare", args: common("-mod=mod", ".")},
+		// Child sessions on the Temporal engine (the dev server of
+		// AGENTPOOL_TEMPORAL_BIN, worker processes) and in process, side
+		// by side; each op is a root and its 10 children.
+		{name: "temporal", dir: ".", args: benchOf("^BenchmarkChildren$", "./durable")},
 	}
 }
 
