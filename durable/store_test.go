@@ -23,9 +23,11 @@ import (
 func testDB(tb testing.TB) string {
 	tb.Helper()
 	if os.Getenv(pgtest.Env) != "" {
-		_, u := pgtest.Schema(tb)
+		name, u := pgtest.Schema(tb)
+		tb.Logf("store: PostgreSQL, schema %s", name)
 		return u
 	}
+	tb.Logf("store: SQLite (%s is not set)", pgtest.Env)
 	return filepath.Join(tb.TempDir(), "pool.db")
 }
 
