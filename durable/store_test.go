@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -59,9 +58,9 @@ var cli struct {
 	out  []byte
 }
 
-// cliBinary builds cmd/agentpool once per test binary (in the build
-// cache's time after the first run), for the checks that read the store
-// from another process.
+// cliBinary builds cmd/agentpool once per test binary (quick once the
+// build cache holds it), for the checks that read the store from another
+// process; TestMain removes it.
 func cliBinary(tb testing.TB) string {
 	tb.Helper()
 	cli.once.Do(func() {
@@ -71,7 +70,12 @@ func cliBinary(tb testing.TB) string {
 			return
 		}
 		cli.path = filepath.Join(dir, "agentpool")
-		cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", cli.path, "github.com/agentpool/agentpool/cmd/agentpool")
+		goCmd, err := exec.LookPath("go")
+		if err != nil {
+			cli.err = err
+			return
+		}
+		cmd := exec.Command(goCmd, "build", "-o", cli.path, "github.com/agentpool/agentpool/cmd/agentpool")
 		cli.out, cli.err = cmd.CombinedOutput()
 	})
 	if cli.err != nil {
