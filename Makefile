@@ -96,10 +96,13 @@ soak:
 # outputs go to bin/bench/. BENCHTIME=2000x or 3s to change the run length.
 BENCHTIME ?= 1s
 # BenchmarkDelegatedCall/store=postgres runs on the server of
-# tests/pg/start.sh (skipped when it cannot start one).
-bench:
+# tests/pg/start.sh (skipped when it cannot start one); durable's
+# BenchmarkChildren (Temporal against in process) on the dev server
+# bin/temporal, with that server as its store when there is one.
+bench: bin/temporal
 	@pg="$${AGENTPOOL_TEST_POSTGRES:-$$(tests/pg/start.sh || true)}"; \
-	AGENTPOOL_TEST_POSTGRES="$$pg" $(GO) run ./internal/benchreport -go "$(GO)" -benchtime=$(BENCHTIME) -o BENCHMARKS.md -raw bin/bench
+	AGENTPOOL_TEST_POSTGRES="$$pg" AGENTPOOL_TEMPORAL_BIN="$(CURDIR)/bin/temporal" \
+		$(GO) run ./internal/benchreport -go "$(GO)" -benchtime=$(BENCHTIME) -o BENCHMARKS.md -raw bin/bench
 
 # fuzz: every fuzz target, one after another, each for FUZZTIME (a Go
 # duration, or Nx for N inputs). Their seed corpora (f.Add and the files

@@ -3,13 +3,14 @@ package durable
 import (
 	"context"
 	"fmt"
+	"os"
 	"testing"
 
 	"go.temporal.io/sdk/client"
 
 	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/internal/pgtest"
 	"github.com/agentpool/agentpool/pool"
-	"github.com/agentpool/agentpool/session/sqlite"
 )
 
 // benchFan is how many children each benchmarked root delegates to at
@@ -20,18 +21,21 @@ const benchFan = 10
 // the fake model server without delays: on Temporal (dev server on
 // loopback, one and three worker processes) and in this process, side by
 // side. children/s is the throughput; ms/child what a child session costs.
+//
+// The store is PostgreSQL when AGENTPOOL_TEST_POSTGRES is set (as under
+// make bench), else SQLite; the row names say which.
 func BenchmarkChildren(b *testing.B) {
+	store := "sqlite"
+	if os.Getenv(pgtest.Env) != "" {
+		store = "postgres"
+	}
 	for _, workers := range []int{1, 3} {
-		b.Run(fmt.Sprintf("temporal/workers=%d", workers), func(b *testing.B) {
+		b.Run(fmt.Sprintf("temporal/workers=%d/store=%s", workers, store), func(b *testing.B) {
 			addr := startDevServer(b)
 			api := newFakeAPI(b, 0)
 			api.fan = benchFan
-			db := b.TempDir() + "/pool.db"
-			st, err := sqlite.Open(db, sqlite.Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer st.Close()
+			db := testDB(b)
+			st := openTestDB(b, db)
 			for i := range workers {
 				startWorker(b, workerConfig{Address: addr, DB: db, BaseURL: api.URL + "/v1", Key: fmt.Sprintf("key-%d", i)})
 			}
@@ -60,14 +64,10 @@ func BenchmarkChildren(b *testing.B) {
 			report(b)
 		})
 	}
-	b.Run("in_process", func(b *testing.B) {
+	b.Run("in_process/store="+store, func(b *testing.B) {
 		api := newFakeAPI(b, 0)
 		api.fan = benchFan
-		st, err := sqlite.Open(b.TempDir()+"/pool.db", sqlite.Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer st.Close()
+		st := openTestDB(b, testDB(b))
 		p, err := e2ePool(api.URL+"/v1", "key-client", st)
 		if err != nil {
 			b.Fatal(err)

@@ -2,6 +2,7 @@ package durable
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"net"
 	"os"
@@ -92,7 +93,9 @@ func (quietLogger) Debug(string, ...any) {}
 func (quietLogger) Info(string, ...any)  {}
 func (quietLogger) Warn(string, ...any)  {}
 func (quietLogger) Error(msg string, kv ...any) {
-	if testing.Verbose() {
+	// A worker process (TestMain, before flag parsing) has no -test.v:
+	// testing.Verbose would panic there.
+	if flag.Parsed() && testing.Verbose() {
 		fmt.Fprintln(os.Stderr, append([]any{"temporal:", msg}, kv...)...)
 	}
 }

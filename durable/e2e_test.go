@@ -27,7 +27,6 @@ import (
 	"github.com/agentpool/agentpool/model/openai"
 	"github.com/agentpool/agentpool/pool"
 	"github.com/agentpool/agentpool/session"
-	"github.com/agentpool/agentpool/session/sqlite"
 	"github.com/agentpool/agentpool/tool"
 )
 
@@ -78,7 +77,7 @@ func runTestWorker(raw string) int {
 		fmt.Fprintln(os.Stderr, "worker config:", err)
 		return 2
 	}
-	st, err := sqlite.Open(cfg.DB, sqlite.Options{})
+	st, err := openDB(cfg.DB)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "worker store:", err)
 		return 2
@@ -258,12 +257,8 @@ func (w *workerProc) kill() {
 func TestKillWorkerMidChild(t *testing.T) {
 	addr := startDevServer(t)
 	api := newFakeAPI(t, 400*time.Millisecond)
-	db := t.TempDir() + "/pool.db"
-	st, err := sqlite.Open(db, sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	db := testDB(t)
+	st := openTestDB(t, db)
 	workers := map[string]*workerProc{}
 	for i := range 3 {
 		key := fmt.Sprintf("key-%d", i)
@@ -280,18 +275,36 @@ func TestKillWorkerMidChild(t *testing.T) {
 	}
 	defer c.Close()
 
+	if notifier(st) != nil {
+		// The follower reads on the store's notices alone: the checks
+		// below that it streamed the child live prove they arrive.
+		defer func(d time.Duration) { PollEvery = d }(PollEvery)
+		PollEvery = time.Hour
+	}
+	cliBin := cliBinary(t)
+	sink, got := eventtest.Collect()
 	killed := make(chan time.Time, 1)
+	ran, stop := make(chan struct{}), make(chan struct{})
 	go func() {
-		key := <-api.midStream
+		defer close(ran)
+		var key string
+		select {
+		case key = <-api.midStream:
+		case <-stop:
+			return
+		}
 		at := time.Now()
 		workers[key].kill()
 		killed <- at
+		// While the child's model call waits to be made again.
+		checkLive(t, cliBin, db, st, got)
 	}()
-	sink, got := eventtest.Collect()
 	node, _ := p.Node("boss")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	root, out, err := RunRoot(ctx, c, st, RootRequest{Node: node, Prompt: "What is 6*7? Ask your worker.", TaskQueue: testQueue}, sink)
+	close(stop)
+	<-ran
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,12 +368,8 @@ func TestKillWorkerMidChild(t *testing.T) {
 func TestCancelRootCancelsTree(t *testing.T) {
 	addr := startDevServer(t)
 	api := newFakeAPI(t, time.Second)
-	db := t.TempDir() + "/pool.db"
-	st, err := sqlite.Open(db, sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	db := testDB(t)
+	st := openTestDB(t, db)
 	startWorker(t, workerConfig{Address: addr, DB: db, BaseURL: api.URL + "/v1", Key: "key-0"})
 	p, err := e2ePool(api.URL+"/v1", "key-client", st)
 	if err != nil {
@@ -417,12 +426,8 @@ func TestCancelRootCancelsTree(t *testing.T) {
 func TestKillAllWorkersThenStartOne(t *testing.T) {
 	addr := startDevServer(t)
 	api := newFakeAPI(t, 400*time.Millisecond)
-	db := t.TempDir() + "/pool.db"
-	st, err := sqlite.Open(db, sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	db := testDB(t)
+	st := openTestDB(t, db)
 	var ws []*workerProc
 	for i := range 2 {
 		ws = append(ws, startWorker(t, workerConfig{Address: addr, DB: db, BaseURL: api.URL + "/v1", Key: fmt.Sprintf("key-%d", i)}))

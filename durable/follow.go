@@ -94,7 +94,7 @@ func (f *follower) wrap(r session.Record) event.Event {
 // notifies, it reads after each notice instead of on a timer.
 func (f *follower) follow(ctx context.Context, done <-chan struct{}) error {
 	var notices <-chan string
-	if n, ok := f.st.(session.EventNotifier); ok {
+	if n := notifier(f.st); n != nil {
 		sub, cancel := context.WithCancel(ctx)
 		defer cancel()
 		if ch, err := n.SubscribeEvents(sub); err == nil {
@@ -119,4 +119,21 @@ func (f *follower) follow(ctx context.Context, done <-chan struct{}) error {
 		case <-t.C:
 		}
 	}
+}
+
+// notifier is st as a session.EventNotifier, looking through wrappers
+// that say what they wrap (Unwrap() session.Store, as the CLI's store
+// that deletes transcripts with their sessions); nil when none is one.
+func notifier(st session.Store) session.EventNotifier {
+	for st != nil {
+		if n, ok := st.(session.EventNotifier); ok {
+			return n
+		}
+		u, ok := st.(interface{ Unwrap() session.Store })
+		if !ok {
+			return nil
+		}
+		st = u.Unwrap()
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -30,6 +31,12 @@ func TestMain(m *testing.M) {
 		// The test environment's own timers and the SDK's caches.
 		goleak.IgnoreAnyFunction("go.temporal.io/sdk/internal.(*sharedWorkerStopper).stopWorker"),
 		goleak.IgnoreTopFunction("go.opencensus.io/stats/view.(*worker).start"),
+		goleak.Cleanup(func(code int) {
+			if cli.path != "" {
+				os.RemoveAll(filepath.Dir(cli.path))
+			}
+			os.Exit(code)
+		}),
 	)
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/event/eventtest"
+	"github.com/agentpool/agentpool/internal/pgtest"
 )
 
 // devServer starts the Temporal dev server (AGENTPOOL_TEMPORAL_BIN, built
@@ -90,6 +91,9 @@ func TestRunOnTemporalWorker(t *testing.T) {
 	os.WriteFile(local, []byte(temporalPool), 0o644)
 	os.WriteFile(remote, []byte(temporalPool+fmt.Sprintf("execution: {engine: temporal, address: %q, task_queue: cli-test}\n", addr)), 0o644)
 	db := filepath.Join(dir, "pool.db")
+	if os.Getenv(pgtest.Env) != "" {
+		_, db = pgtest.Schema(t) // the store for several machines, as in CI
+	}
 
 	w := exec.Command(cliBinary(t), "worker", "-c", remote, "--db", db)
 	w.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "HOME="+t.TempDir())

@@ -49,6 +49,12 @@ func suites(benchtime string) []suite {
 		// -mod=mod lets the go command add what a newer agentpool needs
 		// (downloaded through the module proxy) instead of failing.
 		{name: "compare", dir: "bench/compare", args: common("-mod=mod", ".")},
+		// Child sessions on the Temporal engine (the dev server of
+		// AGENTPOOL_TEMPORAL_BIN, worker processes) and in process, side
+		// by side; each op is a root and its 10 children, seconds on
+		// Temporal: three ops each (after one to warm the workers),
+		// whatever -benchtime says.
+		{name: "temporal", dir: ".", args: []string{"test", "-v", "-run=^$", "-bench=^BenchmarkChildren$", "-benchmem", "-benchtime=3x", "./durable"}},
 	}
 }
 

@@ -146,6 +146,8 @@ func render(m machine, groups []group, notes string) string {
 	storeTargets(&b, groups)
 	w("\n")
 	storeSection(&b, groups)
+	postgresSection(&b, groups)
+	temporalSection(&b, groups)
 
 	// Comparison.
 	w("## Side by side: delegated call, agentpool vs eino (one benchmark run)\n\n")
