@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -217,6 +218,36 @@ func startWorker(t testing.TB, cfg workerConfig) *workerProc {
 	raw, _ := json.Marshal(cfg)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), envWorker+"="+string(raw))
+	return startProc(t, cmd)
+}
+
+// startCLIWorker starts `agentpool worker` (the CLI) on a manifest of
+// e2ePool's pool with cfg's server, key and store.
+func startCLIWorker(t testing.TB, cli string, cfg workerConfig) *workerProc {
+	t.Helper()
+	manifest := filepath.Join(t.TempDir(), "pool.yaml")
+	model := func(name string) string {
+		return fmt.Sprintf("{type: openai, model: %s, base_url: %q, api_key: %q}", name, cfg.BaseURL, cfg.Key)
+	}
+	yaml := fmt.Sprintf(`execution: {engine: temporal, address: %q, task_queue: %s}
+default_agent: boss
+agents:
+  boss:
+    model: %s
+    workers: [worker]
+  worker:
+    model: %s
+`, cfg.Address, testQueue, model("boss"), model("worker"))
+	if err := os.WriteFile(manifest, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(cli, "worker", "-c", manifest, "--db", cfg.DB)
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "XDG_DATA_HOME="+t.TempDir())
+	return startProc(t, cmd)
+}
+
+func startProc(t testing.TB, cmd *exec.Cmd) *workerProc {
+	t.Helper()
 	cmd.Stderr = os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL} // no orphan if the test binary dies (a timeout panic skips cleanups)
 	if err := cmd.Start(); err != nil {
@@ -250,19 +281,21 @@ func (w *workerProc) kill() {
 	<-w.waited
 }
 
-// A delegating run on three workers survives the SIGKILL of the worker
-// that streams the child's answer: the run completes with the right
-// answer, the root's live stream passes the invariants, every session
-// ends once, and no model call that had completed is made again.
+// A delegating run on three `agentpool worker` processes survives the
+// SIGKILL of the worker that streams the child's answer: the run completes
+// with the right answer, the root's live stream passes the invariants,
+// every session ends once, and no model call that had completed is made
+// again.
 func TestKillWorkerMidChild(t *testing.T) {
 	addr := startDevServer(t)
 	api := newFakeAPI(t, 400*time.Millisecond)
 	db := testDB(t)
 	st := openTestDB(t, db)
+	cliBin := cliBinary(t)
 	workers := map[string]*workerProc{}
 	for i := range 3 {
 		key := fmt.Sprintf("key-%d", i)
-		workers[key] = startWorker(t, workerConfig{Address: addr, DB: db, BaseURL: api.URL + "/v1", Key: key})
+		workers[key] = startCLIWorker(t, cliBin, workerConfig{Address: addr, DB: db, BaseURL: api.URL + "/v1", Key: key})
 	}
 	p, err := e2ePool(api.URL+"/v1", "key-client", st)
 	if err != nil {
@@ -281,7 +314,6 @@ func TestKillWorkerMidChild(t *testing.T) {
 		defer func(d time.Duration) { PollEvery = d }(PollEvery)
 		PollEvery = time.Hour
 	}
-	cliBin := cliBinary(t)
 	sink, got := eventtest.Collect()
 	killed := make(chan time.Time, 1)
 	ran, stop := make(chan struct{}), make(chan struct{})
