@@ -221,6 +221,7 @@ func serveHTTP(cmd *cobra.Command, f poolFlags, h httpFlags, name string,
 	defer shutdown() // last: flushes the spans of every run
 	defer p.Close()
 	defer closeHooks(reg) // first: background hooks still record into the store
+	warnInProcess(p, logger, "serve "+name)
 
 	ctx := cmd.Context()
 	if ctx == nil {
@@ -235,4 +236,13 @@ func serveHTTP(cmd *cobra.Command, f poolFlags, h httpFlags, name string,
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "%s listening on http://%s\n", name, ln.Addr())
 	return serve(ctx, p, ln, logger)
+}
+
+// warnInProcess tells the user that a command runs the pool's sessions in
+// this process although the manifest names the Temporal engine: only
+// `agentpool run` submits to Temporal workers so far (docs/temporal.md).
+func warnInProcess(p *pool.Pool, logger *slog.Logger, command string) {
+	if m := p.Manifest(); m != nil && m.Execution.Temporal() {
+		logger.Warn(command + " runs the sessions in this process: execution engine temporal is used by `agentpool run` only so far (docs/temporal.md)")
+	}
 }
