@@ -79,14 +79,15 @@ test('OpenCode TUI: a delegating run live, every child session opened and left',
     // The root's child (the squad team), with the keyboard.
     tui.keys('C-x');
     tui.keys('Down');
-    screen = await tui.waitFor(/Squad \(1 of 1\)/, 'the squad child session');
-    assert.match(screen, /Find out how nested teams work/);
+    await tui.waitFor(/Squad \(1 of 1\)/, 'the squad child session');
+    // The session's messages are fetched after its header is drawn.
+    await tui.waitFor(/Find out how nested teams work/, "the squad's prompt");
     // Deeper, by clicking the task parts: a team member (pipeline), its
     // member (editor) and the editor's worker (checker).
     await tui.open('Pipeline Task', /Pipeline \(\d of 2\)/, 'the pipeline team member');
     await tui.open('Editor Task', /Editor \(\d of 2\)/, 'the editor member');
-    screen = await tui.open('Checker Task', /Checker \(1 of 1\)/, "the editor's worker");
-    assert.match(screen, /Checked: correct\./);
+    await tui.open('Checker Task', /Checker \(1 of 1\)/, "the editor's worker");
+    await tui.waitFor(/Checked: correct\./, "the worker's answer");
     // And back to the root, one parent at a time.
     for (const parent of [/Editor \(/, /Pipeline \(/, /Squad \(/]) {
       tui.keys('Up');
