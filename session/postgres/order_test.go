@@ -39,9 +39,13 @@ func TestGlobalSeqIsCommitOrder(t *testing.T) {
 	follower.Go(func() {
 		var last int64
 		for {
+			// A read that finds nothing ends the follower only if it
+			// began after every writer was done: one that began earlier
+			// may have missed the last commits.
+			writersDone := false
 			select {
 			case <-stop:
-				// One last read after every writer is done.
+				writersDone = true
 			default:
 			}
 			recs, err := b.EventsAfter(ctx, last, 0)
@@ -57,12 +61,8 @@ func TestGlobalSeqIsCommitOrder(t *testing.T) {
 				last = r.GlobalSeq
 				seen = append(seen, r)
 			}
-			select {
-			case <-stop:
-				if len(recs) == 0 {
-					return
-				}
-			default:
+			if writersDone && len(recs) == 0 {
+				return
 			}
 		}
 	})
