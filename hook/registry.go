@@ -69,6 +69,7 @@ type Registry struct {
 	started  map[callKey]time.Time        // when an allowed tool call started
 	kept     map[string]*keptSession      // sessions kept open across runs (KeepSession)
 	closers  []func(context.Context) error
+	shellEnv func(context.Context) string // SetShellEnvFile
 }
 
 type alwaysKey struct{ session, tool string }
@@ -172,6 +173,30 @@ func (r *Registry) AddCloser(fn func(context.Context) error) {
 	r.mu.Lock()
 	r.closers = append(r.closers, fn)
 	r.mu.Unlock()
+}
+
+// SetShellEnvFile sets where the Bash tool finds the environment of the
+// session a call runs in: fn(ctx of the tool call) names a shell file of
+// export lines to source before the command, "" for none. Claude Code's
+// SessionStart hooks write such a file (CLAUDE_ENV_FILE) and every later
+// Bash command of the session sees its variables; package hook/command
+// sets fn when SessionStart hooks are configured.
+func (r *Registry) SetShellEnvFile(fn func(context.Context) string) {
+	r.mu.Lock()
+	r.shellEnv = fn
+	r.mu.Unlock()
+}
+
+// ShellEnvFile is the file SetShellEnvFile's function names for a tool
+// call's ctx ("" when none was set).
+func (r *Registry) ShellEnvFile(ctx context.Context) string {
+	r.mu.Lock()
+	fn := r.shellEnv
+	r.mu.Unlock()
+	if fn == nil {
+		return ""
+	}
+	return fn(ctx)
 }
 
 // Close runs the closers (AddCloser), then waits until every emit listener

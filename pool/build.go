@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 
@@ -125,6 +126,13 @@ func (t *TeamSpec) requireAll() bool {
 	return !t.ContinueOnFailure
 }
 
+// ShellEnvFiles is implemented by an Options.Hooks value that knows a
+// session's shell environment file (hook.Registry: Claude Code's
+// CLAUDE_ENV_FILE): the Bash tool sources it before each command.
+type ShellEnvFiles interface {
+	ShellEnvFile(ctx context.Context) string
+}
+
 // ApprovalPolicies is implemented by an Options.Hooks value that enforces
 // tool approval policies (*hook.Registry): Build hands it the ToolApproval
 // of every agent that has one.
@@ -172,6 +180,9 @@ func build(cfg Config, opts Options, m *config.Manifest) (*Pool, error) {
 		return nil, err
 	}
 	b.skillsCfg, b.log = cfg.Skills, opts.Logger
+	if se, ok := opts.Hooks.(ShellEnvFiles); ok {
+		b.shellEnv = se.ShellEnvFile
+	}
 	for _, w := range m.Warnings {
 		opts.Logger.Warn("manifest: " + w.String())
 	}

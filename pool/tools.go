@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -36,6 +37,9 @@ type builtins struct {
 	skillsOnce sync.Once
 	skills     *skills.Toolset
 	log        *slog.Logger
+	// shellEnv names a session's environment file for Bash (nil: none),
+	// from the hooks (ShellEnvFiles).
+	shellEnv func(context.Context) string
 
 	closeOnce sync.Once
 	closeErr  error
@@ -93,6 +97,9 @@ func (b *builtins) tools(typ string) ([]tool.Tool, error) {
 	case config.ToolsetExecution:
 		if b.shell == nil {
 			b.shell = shell.New(b.ws)
+			if b.shellEnv != nil {
+				b.shell.SourceEnvFile(b.shellEnv)
+			}
 		}
 		return b.shell.Tools(), nil
 	case config.ToolsetPlan:

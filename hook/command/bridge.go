@@ -262,6 +262,9 @@ func (b *Bridge) Register(reg *hook.Registry) {
 	// Always: they keep the transcripts and the subagent lifecycle (a
 	// SubagentStop for every SubagentStart, a team's prompt) and clear the
 	// loop guard.
+	if b.Has(SessionStart) {
+		reg.SetShellEnvFile(b.shellEnvFile)
+	}
 	reg.OnSessionStart.Register(b.sessionStart, emitOpts(SessionStart)...)
 	reg.OnSessionEnd.Register(b.sessionEnd, emitOpts(SessionEnd)...)
 	reg.OnSubagentStart.Register(b.subagentStart, emitOpts(SubagentStart)...)

@@ -254,3 +254,43 @@ func TestSessionStartModelAndEnvFile(t *testing.T) {
 		t.Errorf("CLAUDE_ENV_FILE %q: %q %v", name, data, err)
 	}
 }
+
+// What SessionStart hooks export through CLAUDE_ENV_FILE is seen by every
+// later Bash command of the session, its subagents' included (Claude
+// Code's rule); a run without such a hook sees nothing of it.
+func TestEnvFileReachesBash(t *testing.T) {
+	p := newProject(t, `
+workspace: .
+agents:
+  lead:
+    tools: [subagent, execution]
+    tool_approval: {"*": allow}
+    model:
+      type: scripted
+      turns:
+        - tool_calls: [{name: Bash, args: {command: 'echo "lead FOO=$FOO"'}}]
+        - tool_calls: [{name: task, args: {agent_or_team: ops, prompt: "Check the environment."}}]
+        - "lead done"
+  ops:
+    tools: [execution]
+    tool_approval: {"*": allow}
+    model:
+      type: scripted
+      turns:
+        - tool_calls: [{name: Bash, args: {command: 'echo "ops FOO=$FOO"'}}]
+        - "ops done"
+`, settingsJSON(t, map[string][]map[string]any{"SessionStart": {group("startup",
+		cmdHook(`echo 'export FOO="with space"' >> "$CLAUDE_ENV_FILE"`))}}), nil)
+	res := p.runNode("lead", "go")
+	if res.Result.StopReason != event.StopCompleted {
+		t.Fatalf("run ended %s: %v", res.Result.StopReason, res.Result.Err)
+	}
+	lead := p.toolResults(res.SessionID)
+	if len(lead) < 1 || !strings.HasPrefix(lead[0].Text, "lead FOO=with space\n") {
+		t.Errorf("lead's Bash: %+v", lead)
+	}
+	ops := p.toolResults(p.childNamed(res.SessionID, "ops"))
+	if len(ops) != 1 || !strings.HasPrefix(ops[0].Text, "ops FOO=with space\n") {
+		t.Errorf("the subagent's Bash: %+v", ops)
+	}
+}

@@ -176,13 +176,37 @@ func partsText(parts []model.Part) string {
 // next to its transcript where they may write export lines ("" when there
 // is no transcript directory).
 func (t *transcripts) envFile(root string) string {
+	f := t.envPath(root)
+	if f == "" || os.MkdirAll(filepath.Dir(f), 0o700) != nil {
+		return ""
+	}
+	return f
+}
+
+// envPath is where envFile is ("" when there is no transcript directory).
+func (t *transcripts) envPath(root string) string {
 	f := t.file(root, root)
 	if f == nil {
 		return ""
 	}
-	dir := filepath.Join(filepath.Dir(f.path), root)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	return filepath.Join(filepath.Dir(f.path), root, "session-env.sh")
+}
+
+// shellEnvFile is the CLAUDE_ENV_FILE of the root session of the tool
+// call's session when SessionStart hooks wrote something to it: as in
+// Claude Code, every Bash command of the session (its subagents' too)
+// runs with what they exported.
+func (b *Bridge) shellEnvFile(ctx context.Context) string {
+	inv := spawn.InvocationFrom(ctx)
+	if inv == nil {
 		return ""
 	}
-	return filepath.Join(dir, "session-env.sh")
+	f := b.tr.envPath(b.root(ctx, inv))
+	if f == "" {
+		return ""
+	}
+	if st, err := os.Stat(f); err != nil || st.Size() == 0 {
+		return ""
+	}
+	return f
 }

@@ -20,7 +20,8 @@ type bgShell struct {
 	t       *Toolset
 	id      string
 	session string
-	command string
+	command string // as the model gave it (shown)
+	script  string // what runs (Toolset.script)
 
 	// A local shell.
 	cmd      *exec.Cmd
@@ -51,7 +52,7 @@ type bgShell struct {
 }
 
 // startBackground runs the Bash tool with run_in_background.
-func (t *Toolset) startBackground(ctx context.Context, call tool.Call, root, command string) tool.Result {
+func (t *Toolset) startBackground(ctx context.Context, call tool.Call, root, command, script string) tool.Result {
 	t.mu.Lock()
 	if t.closed {
 		t.mu.Unlock()
@@ -64,7 +65,7 @@ func (t *Toolset) startBackground(ctx context.Context, call tool.Call, root, com
 	t.running++
 	t.wg.Add(1)
 	t.nextID++
-	s := &bgShell{t: t, id: fmt.Sprintf("bash_%d", t.nextID), session: call.SessionID, command: command, done: make(chan struct{}), code: -1}
+	s := &bgShell{t: t, id: fmt.Sprintf("bash_%d", t.nextID), session: call.SessionID, command: command, script: script, done: make(chan struct{}), code: -1}
 	t.mu.Unlock()
 
 	var err error
@@ -106,7 +107,7 @@ func (t *Toolset) startBackground(ctx context.Context, call tool.Call, root, com
 }
 
 func (s *bgShell) startLocal(root string) error {
-	cmd, pr, err := startLocal(root, s.command)
+	cmd, pr, err := startLocal(root, s.script)
 	if err != nil {
 		return err
 	}
@@ -149,7 +150,7 @@ func (s *bgShell) waitLocal() {
 func (s *bgShell) startTerminal(ctx context.Context, term workspace.Terminal, root string) error {
 	s.tctx, s.tcancel = context.WithCancel(context.WithoutCancel(ctx))
 	proc, err := term.Start(s.tctx, workspace.TerminalRequest{
-		Command: terminalShell, Args: []string{"-c", s.command}, Cwd: root, OutputByteLimit: bgBufferBytes,
+		Command: terminalShell, Args: []string{"-c", s.script}, Cwd: root, OutputByteLimit: bgBufferBytes,
 	})
 	if err != nil {
 		s.tcancel()

@@ -9,6 +9,8 @@
 // Bash{command, timeout?, description?, run_in_background?} runs
 // "/bin/sh -c command" in the root of the run's workspace
 // (workspace.From), with the process's environment and no standard input.
+// With SourceEnvFile set, the session's environment file (Claude Code's
+// CLAUDE_ENV_FILE, written by SessionStart hooks) is sourced first.
 //
 // Guarantees:
 //

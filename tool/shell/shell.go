@@ -89,6 +89,8 @@ type Toolset struct {
 	finished []*bgShell // finished background shells, oldest first
 	nextID   int
 	running  int
+
+	envFile func(context.Context) string // SourceEnvFile
 }
 
 // New returns the execution toolset of ws (the default workspace: a run's
@@ -96,6 +98,33 @@ type Toolset struct {
 func New(ws *workspace.Workspace) *Toolset {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Toolset{ws: ws, closing: ctx, close: cancel, shells: map[string]*bgShell{}}
+}
+
+// SourceEnvFile makes Bash source the file fn names for a call's ctx
+// before each command (none when fn returns ""): the session's environment
+// that Claude Code's SessionStart hooks export through CLAUDE_ENV_FILE
+// (hook.Registry.ShellEnvFile). Call it before the tools are used.
+func (t *Toolset) SourceEnvFile(fn func(context.Context) string) { t.envFile = fn }
+
+// script is the shell text that runs command: the command itself, after
+// the session's environment file when there is one. The file is sourced
+// through `command .` so that an error in it does not end the shell (a
+// plain `.` is a special builtin whose errors would), and its output is
+// dropped: only the command's own output is the result.
+func (t *Toolset) script(ctx context.Context, command string) string {
+	if t.envFile == nil {
+		return command
+	}
+	f := t.envFile(ctx)
+	if f == "" {
+		return command
+	}
+	return "command . " + shellQuote(f) + " >/dev/null 2>&1 || :\n" + command
+}
+
+// shellQuote quotes s as one word for /bin/sh.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // Tools returns Bash, BashOutput and KillShell.
@@ -195,7 +224,7 @@ func (t *Toolset) bash(ctx context.Context, call tool.Call, a BashArgs) (tool.Re
 		return tool.Errorf("no workspace to run the command in"), nil
 	}
 	if a.RunInBackground {
-		return t.startBackground(ctx, call, ws.Root(), a.Command), nil
+		return t.startBackground(ctx, call, ws.Root(), a.Command, t.script(ctx, a.Command)), nil
 	}
 	timeoutMS, note := timeoutOf(a.Timeout)
 	if !t.enter() {
@@ -207,9 +236,9 @@ func (t *Toolset) bash(ctx context.Context, call tool.Call, a BashArgs) (tool.Re
 	defer context.AfterFunc(t.closing, cancel)()
 	var r run
 	if term := workspace.TerminalFrom(ctx); term != nil {
-		r = runTerminal(ctx, runCtx, term, ws.Root(), a.Command, timeoutMS)
+		r = runTerminal(ctx, runCtx, term, ws.Root(), t.script(ctx, a.Command), timeoutMS)
 	} else {
-		r = runLocal(runCtx, ws.Root(), a.Command, timeoutMS)
+		r = runLocal(runCtx, ws.Root(), t.script(ctx, a.Command), timeoutMS)
 	}
 	if note != "" {
 		r.notes = append([]string{note}, r.notes...)

@@ -720,3 +720,37 @@ func TestTerminalBackground(t *testing.T) {
 		}
 	}
 }
+
+// With SourceEnvFile, Bash (foreground and background) runs after the
+// session's environment file: its exports are seen, a broken file does
+// not stop the command, and its own output is not part of the result.
+func TestSourceEnvFile(t *testing.T) {
+	e := newEnv(t)
+	good := e.path("env's good.sh")
+	os.WriteFile(good, []byte("echo noise\nexport FOO=from-env\n"), 0o600)
+	bad := e.path("bad.sh")
+	os.WriteFile(bad, []byte("export BAR=set\nif then fi (\n"), 0o600)
+	file := good
+	e.ts.SourceEnvFile(func(ctx context.Context) string { return file })
+
+	r := e.call(Bash, BashArgs{Command: `echo "FOO=$FOO"`})
+	if r.IsError || !strings.HasPrefix(r.Content, "FOO=from-env\n") {
+		t.Errorf("foreground: %q", r.Content)
+	}
+	start := e.call(Bash, BashArgs{Command: `echo "bg FOO=$FOO"`, RunInBackground: true})
+	id, _ := start.Metadata["shell_id"].(string)
+	all, _ := e.bashOutputUntil(id, func(_ string, last tool.Result) bool { return last.Metadata["running"] == false })
+	if !strings.Contains(all, "bg FOO=from-env") || strings.Contains(all, "noise") {
+		t.Errorf("background: %q", all)
+	}
+
+	file = bad
+	r = e.call(Bash, BashArgs{Command: `echo "BAR=$BAR"; exit 3`})
+	if !strings.HasPrefix(r.Content, "BAR=set\n") || lastLine(r.Content) != "Exit code: 3" {
+		t.Errorf("broken file: %q", r.Content)
+	}
+	file = ""
+	if r := e.call(Bash, BashArgs{Command: `echo "FOO=$FOO"`}); !strings.HasPrefix(r.Content, "FOO=\n") {
+		t.Errorf("no file: %q", r.Content)
+	}
+}
