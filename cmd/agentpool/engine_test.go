@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,10 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/event/eventtest"
 	"github.com/agentpool/agentpool/id"
 	"github.com/agentpool/agentpool/internal/strictapi"
+	"github.com/agentpool/agentpool/session"
 )
 
 // temporalManifests writes pool twice into dir: local.yaml runs in
@@ -164,6 +167,9 @@ func TestServeAGUIOnTemporal(t *testing.T) {
 	if got, want := kinds(thread, storedStream(t, dir, db, thread)), kinds(lthread, storedStream(t, dir, ldb, lthread)); got != want {
 		t.Errorf("stored logs differ:\ntemporal:   %s\nin process: %s", got, want)
 	}
+	if e := engineOf(t, db, thread); e != "temporal" {
+		t.Errorf("session %s's engine: %q", thread, e)
+	}
 }
 
 // acpProc is a `serve acp` process the test talks JSON-RPC to.
@@ -308,4 +314,131 @@ func TestServeACPOnTemporal(t *testing.T) {
 	if got, want := kinds(sid, storedStream(t, dir, db, sid)), kinds(lsid, storedStream(t, dir, ldb, lsid)); got != want {
 		t.Errorf("stored logs differ:\ntemporal:   %s\nin process: %s", got, want)
 	}
+	if e := engineOf(t, db, sid); e != "temporal" {
+		t.Errorf("session %s's engine: %q", sid, e)
+	}
+}
+
+// openCodeEvents subscribes to an OpenCode server's /event stream and
+// returns the types of its events as they come (heartbeats left out).
+func openCodeEvents(t *testing.T, base string) <-chan string {
+	t.Helper()
+	res, err := http.Get("http://" + base + "/event")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { res.Body.Close() })
+	types := make(chan string, 4096)
+	go func() {
+		defer close(types)
+		sc := bufio.NewScanner(res.Body)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			data, ok := strings.CutPrefix(sc.Text(), "data: ")
+			if !ok {
+				continue
+			}
+			var e struct {
+				Type string `json:"type"`
+			}
+			if json.Unmarshal([]byte(data), &e) == nil && e.Type != "server.heartbeat" && e.Type != "server.connected" {
+				types <- e.Type
+			}
+		}
+	}()
+	return types
+}
+
+// openCodePrompt creates a session when sid is empty, prompts it and
+// returns its id, the answer's text parts and the /event types up to the
+// session's idle.
+func openCodePrompt(t *testing.T, base string, events <-chan string, sid, text string) (string, string, []string) {
+	t.Helper()
+	post := func(path, body string) []byte {
+		res, err := http.Post("http://"+base+path, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("POST %s: %d %s", path, res.StatusCode, b)
+		}
+		return b
+	}
+	if sid == "" {
+		var s struct{ ID string }
+		if err := json.Unmarshal(post("/session", `{}`), &s); err != nil || s.ID == "" {
+			t.Fatalf("create session: %v", err)
+		}
+		sid = s.ID
+	}
+	answer := string(post("/session/"+sid+"/message", fmt.Sprintf(`{"parts":[{"type":"text","text":%q}]}`, text)))
+	var types []string
+	for {
+		select {
+		case ty, ok := <-events:
+			if !ok {
+				t.Fatalf("/event ended: %v", types)
+			}
+			types = append(types, ty)
+			if ty == "session.idle" {
+				return sid, answer, types
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("no session.idle on /event: %v", types)
+		}
+	}
+}
+
+// serve opencode on Temporal: the projection the OpenCode API and the web
+// view show (processor watchers) sees the runs as in process: the same
+// /event stream and answer for a prompt and a follow-up, and the store
+// holds each event once.
+func TestServeOpenCodeOnTemporal(t *testing.T) {
+	addr := devServer(t)
+	dir := t.TempDir()
+	local, remote := temporalManifests(t, dir, addr, temporalPool)
+	db := temporalDB(t, dir)
+	werr := startWorker(t, remote, db)
+	ldb := filepath.Join(dir, "local.db")
+	onTemporal := startHTTPServer(t, "opencode", "-c", remote, "--db", db)
+	inProcess := startHTTPServer(t, "opencode", "-c", local, "--db", ldb)
+	tev, lev := openCodeEvents(t, onTemporal), openCodeEvents(t, inProcess)
+
+	var sid, lsid string
+	for _, prompt := range []string{"go", "again"} {
+		var answer string
+		var got, want []string
+		sid, answer, got = openCodePrompt(t, onTemporal, tev, sid, prompt)
+		lsid, _, want = openCodePrompt(t, inProcess, lev, lsid, prompt)
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("prompt %q: /event differs:\ntemporal:   %v\nin process: %v\nworker: %s", prompt, got, want, werr.String())
+		}
+		if !strings.Contains(answer, "lead done") {
+			t.Errorf("prompt %q: answer %s", prompt, answer)
+		}
+	}
+	if got, want := kinds(sid, storedStream(t, dir, db, sid)), kinds(lsid, storedStream(t, dir, ldb, lsid)); got != want {
+		t.Errorf("stored logs differ:\ntemporal:   %s\nin process: %s", got, want)
+	}
+	if e := engineOf(t, db, sid); e != "temporal" {
+		t.Errorf("session %s's engine: %q", sid, e)
+	}
+}
+
+// engineOf is the engine the stored session sid names (session.MetaEngine).
+func engineOf(t *testing.T, db, sid string) string {
+	t.Helper()
+	st, _, err := openPoolStore(db, &config.Manifest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	s, err := st.GetSession(context.Background(), sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, _ := s.Metadata[session.MetaEngine].(string)
+	return e
 }
