@@ -53,7 +53,9 @@ func RunRoot(ctx context.Context, c client.Client, st session.Store, req RootReq
 		runID = id.AscendingAt(id.Run, now)
 	}
 	in := SessionInput{Session: root, RunID: runID, Prompt: req.Prompt, History: req.History, AfterSeq: afterSeq}
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: sid, TaskQueue: req.TaskQueue,
+	// Started even when ctx ends meanwhile: the cancellation below ends
+	// the run aborted, as a cancelled run in this process ends.
+	run, err := c.ExecuteWorkflow(context.WithoutCancel(ctx), client.StartWorkflowOptions{ID: sid, TaskQueue: req.TaskQueue,
 		// A session runs one run at a time: a workflow of the id still
 		// running is an error, not a run to join.
 		WorkflowIDReusePolicy:                    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,

@@ -146,7 +146,8 @@ func serveAGUIRun(t *testing.T, base, path, thread, prompt string) []string {
 func TestServeAGUIOnTemporal(t *testing.T) {
 	addr := devServer(t)
 	dir := t.TempDir()
-	local, remote := temporalManifests(t, dir, addr, temporalPool)
+	slow := "  slow: {model: {type: scripted, delay: 100ms, turns: [{text: \"" + strings.Repeat("word ", 600) + "\"}]}}\n"
+	local, remote := temporalManifests(t, dir, addr, temporalPool+slow)
 	db := temporalDB(t, dir)
 	werr := startWorker(t, remote, db)
 	ldb := filepath.Join(dir, "local.db")
@@ -169,6 +170,28 @@ func TestServeAGUIOnTemporal(t *testing.T) {
 	}
 	if e := engineOf(t, db, thread); e != "temporal" {
 		t.Errorf("session %s's engine: %q", thread, e)
+	}
+
+	// A client that goes away cancels its run: the workflow is cancelled
+	// and the session ends aborted.
+	gone := id.Descending(id.Session)
+	body := fmt.Sprintf(`{"threadId":%q,"runId":"r-gone","messages":[{"id":"m1","role":"user","content":"talk"}]}`, gone)
+	res, err := http.Post("http://"+onTemporal+"/agents/slow", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(res.Body)
+	for sc.Scan() && !strings.Contains(sc.Text(), "RUN_STARTED") {
+	}
+	res.Body.Close()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		s := storedSession(t, db, gone)
+		if s.Status == session.StatusAborted {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("session of the client that went away: %s, want aborted\nworker: %s", s.Status, werr.String())
+		}
 	}
 }
 
@@ -430,6 +453,13 @@ func TestServeOpenCodeOnTemporal(t *testing.T) {
 // engineOf is the engine the stored session sid names (session.MetaEngine).
 func engineOf(t *testing.T, db, sid string) string {
 	t.Helper()
+	e, _ := storedSession(t, db, sid).Metadata[session.MetaEngine].(string)
+	return e
+}
+
+// storedSession reads session sid's record from db.
+func storedSession(t *testing.T, db, sid string) session.Session {
+	t.Helper()
 	st, _, err := openPoolStore(db, &config.Manifest{})
 	if err != nil {
 		t.Fatal(err)
@@ -439,6 +469,5 @@ func engineOf(t *testing.T, db, sid string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, _ := s.Metadata[session.MetaEngine].(string)
-	return e
+	return s
 }
