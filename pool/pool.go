@@ -168,7 +168,10 @@ type RunResult struct {
 // process or another one on the same store, runs it meanwhile. The run's
 // stream goes through a processor.Recorder (the pool's processor), which
 // stores each event before sink gets it; the run itself is spawn's
-// (Runtime.RunRoot), as a child's is.
+// (Runtime.RunRoot), as a child's is, or, with Options.Engine, the
+// engine's (see Engine): its workers store the events, which the recorder
+// hands on without storing them again; the session is registered in the
+// runtime (Runtime.Running) for the run's duration all the same.
 func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (RunResult, error) {
 	name := req.Node
 	if name == "" {

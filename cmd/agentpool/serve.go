@@ -253,4 +253,3 @@ func serveHTTP(cmd *cobra.Command, f poolFlags, h httpFlags, name string,
 	fmt.Fprintf(cmd.ErrOrStderr(), "%s listening on http://%s\n", name, ln.Addr())
 	return serve(ctx, p, ln, logger)
 }
-
