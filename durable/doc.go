@@ -41,6 +41,19 @@
 // (see nameSessionSpan), the chat and execute_tool spans are made in the
 // activities.
 //
+// # Submitting
+//
+// RunRoot submits a root and follows its tree from the store: a new
+// session, or one the caller stored (RootRequest.Stored: a pool that
+// created it, or reopened it to continue it with its history). A
+// continued session's run is a new run of the same workflow id (the
+// earlier one has ended; a run still open is an error, not joined), given
+// the history and the log's length, and its ids are seeded with the run
+// id too. The package does not import pool: the CLI wraps RunRoot as the
+// pool's Engine (pool.Options.Engine), so run and every serve front end
+// submit through Pool.RunSink, which keeps the session's claim, its hooks
+// and the processor's watchers.
+//
 // # Limits
 //
 // Async (background) tasks, spawn timeouts, hooks that do I/O, and

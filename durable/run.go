@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"time"
 
+	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/id"
+	"github.com/agentpool/agentpool/model"
 	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/spawn"
 )
@@ -21,31 +23,44 @@ type RootRequest struct {
 	TaskQueue string
 	// SessionID, when set, is the id of the new root session.
 	SessionID string
+	// Stored, when its ID is set, is the root's record as the caller put
+	// it in the store: a new session, or a stored one set running again
+	// to continue it with History (its conversation so far). RunRoot then
+	// creates no session, and the run's events follow the log's existing
+	// ones. RunID, when set, is the run's id.
+	Stored  session.Session
+	History []model.Message
+	RunID   string
 }
 
 // RunRoot runs a root session on Temporal: it creates the session in the
-// store, starts its workflow (id: the session id), hands the tree's events
-// to sink as they are committed (see follower) and returns the run's end
-// once the workflow ended and its last events were handed on. A
-// cancellation of ctx cancels the workflow (and with it the tree) and
+// store (or takes req.Stored), starts its workflow (id: the session id;
+// the workflow of an earlier run of the session has ended, as the caller
+// holds the session's claim, and its id is reused), hands the tree's
+// events to sink as they are committed (see follower) and returns the
+// run's end once the workflow ended and its last events were handed on.
+// A cancellation of ctx cancels the workflow (and with it the tree) and
 // waits for it to end aborted.
 func RunRoot(ctx context.Context, c client.Client, st session.Store, req RootRequest, sink event.Sink) (string, SessionOutput, error) {
 	now := time.Now()
-	sid := req.SessionID
-	if sid == "" {
-		sid = id.DescendingAt(id.Session, now)
+	root, afterSeq, err := rootSession(ctx, st, req, now)
+	if err != nil {
+		return root.ID, SessionOutput{}, err
 	}
-	root := session.Session{ID: sid, AgentName: req.Node.Name(), SourceType: req.Node.SourceType(),
-		Title: title(req.Prompt), Status: session.StatusRunning, CreatedAt: now, UpdatedAt: now,
-		Metadata: map[string]any{session.MetaEngine: EngineName}}
-	if err := st.CreateSession(ctx, root); err != nil {
-		return sid, SessionOutput{}, fmt.Errorf("create root session: %w", err)
+	sid := root.ID
+	runID := req.RunID
+	if runID == "" {
+		runID = id.AscendingAt(id.Run, now)
 	}
-	if err := st.Flush(ctx); err != nil {
-		return sid, SessionOutput{}, err
-	}
-	in := SessionInput{Session: root, RunID: id.AscendingAt(id.Run, now), Prompt: req.Prompt}
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: sid, TaskQueue: req.TaskQueue}, WorkflowName, in)
+	in := SessionInput{Session: root, RunID: runID, Prompt: req.Prompt, History: req.History, AfterSeq: afterSeq}
+	// Started even when ctx ends meanwhile: the cancellation below ends
+	// the run aborted, as a cancelled run in this process ends.
+	run, err := c.ExecuteWorkflow(context.WithoutCancel(ctx), client.StartWorkflowOptions{ID: sid, TaskQueue: req.TaskQueue,
+		// A session runs one run at a time: a workflow of the id still
+		// running is an error, not a run to join.
+		WorkflowIDReusePolicy:                    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
+	}, WorkflowName, in)
 	if err != nil {
 		return sid, SessionOutput{}, fmt.Errorf("start the root's workflow: %w", err)
 	}
@@ -53,7 +68,7 @@ func RunRoot(ctx context.Context, c client.Client, st session.Store, req RootReq
 	followCtx, stopFollow := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopFollow()
 	followed := make(chan error, 1)
-	f := newFollower(st, sid, 0, sink)
+	f := newFollower(st, sid, afterSeq, sink)
 	go func() { followed <- f.follow(followCtx, done) }()
 
 	type ended struct {
@@ -87,6 +102,50 @@ func RunRoot(ctx context.Context, c client.Client, st session.Store, req RootReq
 		return sid, out, fmt.Errorf("root workflow: %w", err)
 	}
 	return sid, out, ferr
+}
+
+// rootSession returns the root's record and how many events its log has
+// before this run: a new session is created; a stored one (req.Stored) is
+// marked as the engine's (session.MetaEngine: the store's recovery of a
+// dead process leaves it alone) and its log's length read.
+func rootSession(ctx context.Context, st session.Store, req RootRequest, now time.Time) (session.Session, int64, error) {
+	if req.Stored.ID == "" {
+		sid := req.SessionID
+		if sid == "" {
+			sid = id.DescendingAt(id.Session, now)
+		}
+		root := session.Session{ID: sid, AgentName: req.Node.Name(), SourceType: req.Node.SourceType(),
+			Title: title(req.Prompt), Status: session.StatusRunning, CreatedAt: now, UpdatedAt: now,
+			Metadata: map[string]any{session.MetaEngine: EngineName}}
+		if err := st.CreateSession(ctx, root); err != nil {
+			return root, 0, fmt.Errorf("create root session: %w", err)
+		}
+		return root, 0, st.Flush(ctx)
+	}
+	root := req.Stored
+	if root.Metadata[session.MetaEngine] != EngineName {
+		err := st.UpdateSession(ctx, root.ID, func(s *session.Session) {
+			if s.Metadata == nil {
+				s.Metadata = map[string]any{}
+			}
+			s.Metadata[session.MetaEngine] = EngineName
+		})
+		if err != nil {
+			return root, 0, fmt.Errorf("mark the root session: %w", err)
+		}
+	}
+	if err := st.Flush(ctx); err != nil {
+		return root, 0, err
+	}
+	recs, err := st.Events(ctx, root.ID, 0)
+	if err != nil {
+		return root, 0, fmt.Errorf("read the root's log: %w", err)
+	}
+	var after int64
+	if len(recs) > 0 {
+		after = recs[len(recs)-1].Seq
+	}
+	return root, after, nil
 }
 
 // Result is out as a spawn.Result.

@@ -2,12 +2,14 @@ package durable
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/id"
 	"github.com/agentpool/agentpool/internal/otelpool"
 	"github.com/agentpool/agentpool/spawn"
 )
@@ -57,6 +59,11 @@ func (e *Engine) Session(wctx workflow.Context, in SessionInput) (SessionOutput,
 	})
 	j := &journal{sid: in.Session.ID, seq: in.AfterSeq}
 	env := newEnv(wctx, j, cancel, e.TaskQueue)
+	if in.AfterSeq > 0 || len(in.History) > 0 {
+		// A continued session's run makes ids of its own: the seed of its
+		// first run would make that run's ids (children, messages) again.
+		env.ids = id.NewSeeded(sha256.Sum256([]byte("agentpool/" + in.Session.ID + "/" + in.RunID)))
+	}
 	rt := spawn.NewRuntime(spawn.Config{Store: journalStore{j: j}, Limits: e.Limits, Lookup: e.Lookup, Names: e.Names})
 	inv := spawn.NewEnvInvocation(rt, env, in.Session, in.RunID, in.Prompt, in.ToolCallID, in.History, j)
 

@@ -18,4 +18,10 @@
 // parent's log), and finalizes the session with its status, usage and cost
 // rolled up over the subtree. Events reach the caller in the order they were
 // recorded. Run returns only after every goroutine of the run has finished.
+//
+// With Options.Engine a root runs on a durable execution engine instead
+// (the CLI's is Temporal's, package durable, which pool does not import):
+// the claim, the history, the session hooks and the recorder stay here;
+// the engine's workers store the events, which the recorder hands to its
+// watchers and the caller without storing them again (Recorder.Relay).
 package pool

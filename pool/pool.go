@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"log/slog"
 	"time"
@@ -55,6 +56,12 @@ type Options struct {
 	// what they did without them.
 	TracerProvider trace.TracerProvider
 	MeterProvider  metric.MeterProvider
+	// Engine, when set, runs the root sessions (RunSink) out of this
+	// process, on a durable execution engine whose workers store the
+	// events; nil: in this process. Everything else of RunSink stays:
+	// the session's claim, its history, the session hooks, the recorder's
+	// watchers and the caller's sink.
+	Engine Engine
 }
 
 // SessionHooks is implemented by an Options.Hooks value that observes
@@ -91,6 +98,7 @@ type Pool struct {
 	sessions    SessionHooks // nil: none
 	rootHooks   agent.Hooks  // the user's prompt of a root run that is not an agent's (rootNode); nil: none
 	builtins    *builtins
+	engine      Engine // nil: runs in this process
 	// obs makes the runs' spans and metrics (nil: none); traced holds the
 	// nodes it decorates, which the runtime runs (nodes keeps the
 	// undecorated ones, which Node returns).
@@ -160,7 +168,10 @@ type RunResult struct {
 // process or another one on the same store, runs it meanwhile. The run's
 // stream goes through a processor.Recorder (the pool's processor), which
 // stores each event before sink gets it; the run itself is spawn's
-// (Runtime.RunRoot), as a child's is.
+// (Runtime.RunRoot), as a child's is, or, with Options.Engine, the
+// engine's (see Engine): its workers store the events, which the recorder
+// hands on without storing them again; the session is registered in the
+// runtime (Runtime.Running) for the run's duration all the same.
 func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (RunResult, error) {
 	name := req.Node
 	if name == "" {
@@ -206,7 +217,12 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 		}
 		p.sessions.SessionStart(spawn.WithInvocation(ctx, inv), sess, source)
 	}
-	end := p.rt.RunRoot(ctx, p.obs.Node(p.rootNode(node)), inv, now)
+	var end spawn.RunEnd
+	if p.engine != nil {
+		end = p.runOnEngine(ctx, node, inv, rec, now)
+	} else {
+		end = p.rt.RunRoot(ctx, p.obs.Node(p.rootNode(node)), inv, now)
+	}
 	if p.sessions != nil {
 		p.sessions.SessionEnd(spawn.WithInvocation(detach.Context(ctx), inv), sess, end.Result.StopReason)
 	}
@@ -302,10 +318,14 @@ func title(prompt string) string {
 	return prompt
 }
 
-// Close stops the pool's background shells and MCP servers, then flushes
-// and closes the store.
+// Close stops the pool's background shells and MCP servers, flushes and
+// closes the store, then closes Options.Engine when it is an io.Closer.
 func (p *Pool) Close() error {
-	return errors.Join(p.builtins.close(), p.store.Flush(context.Background()), p.store.Close())
+	err := errors.Join(p.builtins.close(), p.store.Flush(context.Background()), p.store.Close())
+	if c, ok := p.engine.(io.Closer); ok {
+		err = errors.Join(err, c.Close())
+	}
+	return err
 }
 
 // Workspace returns the directory the pool's file and shell tools act in.

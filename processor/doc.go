@@ -14,7 +14,11 @@
 //     run's first event came, to the run's end;
 //   - passes it on to the next sink (the caller's).
 //
-// So the store, the watchers and the caller see the same order. Record
+// So the store, the watchers and the caller see the same order. Relay
+// hands on, in that order too, an event its producer stored already (a
+// run on a durable engine, whose workers write the logs): the watchers
+// and the next sink get it, the store is not written and no store rule
+// applies. Record
 // appends an event of the run without passing it on, in the same order:
 // for events outside the run's span (spawn.Invocation.Record; the
 // session/start and session/end hooks).

@@ -51,6 +51,29 @@ func (r *Recorder) Emit(e event.Event) {
 	}
 }
 
+// Relay hands e, an event of the run that its producer has stored
+// already (a run on a durable engine, whose workers write the logs), to
+// the run's watchers and to the next sink, in the order of the run's
+// other events, without storing it: none of the store rules apply.
+func (r *Recorder) Relay(e event.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if e == nil {
+		return
+	}
+	if sid, inner := event.Unwrap(r.owner, e); sid != "" && inner != nil {
+		if !r.started {
+			r.start()
+		}
+		for _, w := range r.watchers {
+			w.Observe(r.ctx, r.owner, e)
+		}
+	}
+	if r.next != nil {
+		r.next.Emit(e)
+	}
+}
+
 // Record appends e, an event of session sessionID, to that session's log in
 // the run's order, and passes it on to nobody: for events outside the
 // run's span (spawn.Invocation.Record).

@@ -387,6 +387,42 @@ func TestRecordKeepsStreamOrder(t *testing.T) {
 	}
 }
 
+// TestRelayStoresNothing: events a durable engine's workers stored are
+// relayed (Relay) to the watchers and the next sink in order with what the
+// run records itself (Emit), and only the latter reach the store; no store
+// rule runs for a relayed child's start or end.
+func TestRelayStoresNothing(t *testing.T) {
+	ctx := context.Background()
+	st := memory.New()
+	if err := st.CreateSession(ctx, session.Session{ID: lRoot, Status: session.StatusRunning}); err != nil {
+		t.Fatal(err)
+	}
+	p := New(st, nil)
+	var watched []event.Kind
+	defer p.Watch(watcherFunc(func(_ context.Context, _ string, e event.Event) { watched = append(watched, e.Kind()) }))()
+	var passed []event.Kind
+	r := p.Open(ctx, lRoot, event.SinkFunc(func(e event.Event) { passed = append(passed, e.Kind()) }))
+	r.Relay(event.RunStarted{SessionID: lRoot})
+	r.Relay(event.SpawnSessionStart{ChildSessionID: lChild, ParentSessionID: lRoot})
+	r.Relay(wrapChild(event.RunStarted{SessionID: lChild}))
+	r.Relay(event.SpawnSessionEnd{ChildSessionID: lChild, ParentSessionID: lRoot})
+	r.Emit(event.RunError{Message: "engine gone"})
+	recs, err := st.Events(ctx, lRoot, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 1 || recs[0].Event.Kind() != event.KindRunError {
+		t.Errorf("stored %d events, want the emitted run_error only", len(recs))
+	}
+	if _, err := st.GetSession(ctx, lChild); err == nil {
+		t.Error("a relayed spawn_session_start created the child")
+	}
+	want := fmt.Sprint([]event.Kind{event.KindRunStarted, event.KindSpawnSessionStart, event.KindSubagent, event.KindSpawnSessionEnd, event.KindRunError})
+	if fmt.Sprint(watched) != want || fmt.Sprint(passed) != want {
+		t.Errorf("watched %v, passed %v, want %s", watched, passed, want)
+	}
+}
+
 type watcherFunc func(ctx context.Context, owner string, e event.Event)
 
 func (f watcherFunc) Observe(ctx context.Context, owner string, e event.Event) { f(ctx, owner, e) }

@@ -13,10 +13,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
-	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/term"
 
-	"github.com/agentpool/agentpool/durable"
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/hook"
 	"github.com/agentpool/agentpool/internal/treeview"
@@ -145,7 +143,9 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 		}
 	}
 	out := newOutcome(sink)
-	res, err := runRoot(ctx, p, pool.RunRequest{Node: node, Prompt: prompt, SessionID: f.session}, out, log, tel.TracerProvider())
+	// In this process, or on the pool's Temporal workers (execution:
+	// {engine: temporal}, see openPoolTelemetry): the same stream either way.
+	res, err := p.RunSink(ctx, pool.RunRequest{Node: node, Prompt: prompt, SessionID: f.session}, out)
 	if err != nil {
 		if tree != nil {
 			tree.Stop()
@@ -181,35 +181,4 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 		}
 		return &exitError{code: 1, msg: "run failed: " + msg}
 	}
-}
-
-// runRoot runs the root in this process, or submits it to the pool's
-// Temporal task queue (execution: {engine: temporal}) and follows its
-// tree's events from the store: the same stream either way.
-func runRoot(ctx context.Context, p *pool.Pool, req pool.RunRequest, sink event.Sink, log *slog.Logger, tp trace.TracerProvider) (pool.RunResult, error) {
-	m := p.Manifest()
-	if m == nil || !m.Execution.Temporal() {
-		return p.RunSink(ctx, req, sink)
-	}
-	if req.SessionID != "" {
-		return pool.RunResult{}, fmt.Errorf("--session: continuing a session is not available with execution engine temporal yet")
-	}
-	name := req.Node
-	if name == "" {
-		name = p.DefaultNode()
-	}
-	node, ok := p.Node(name)
-	if !ok {
-		return pool.RunResult{}, fmt.Errorf("unknown agent or team %q", name)
-	}
-	c, err := dialTemporal(m.Execution, log, tp)
-	if err != nil {
-		return pool.RunResult{}, err
-	}
-	defer c.Close()
-	sid, out, err := durable.RunRoot(ctx, c, p.Store(), durable.RootRequest{Node: node, Prompt: req.Prompt, TaskQueue: m.Execution.TaskQueue}, sink)
-	if err != nil {
-		return pool.RunResult{SessionID: sid}, err
-	}
-	return pool.RunResult{SessionID: sid, Result: out.Result(), TotalUsage: out.TotalUsage, TotalCost: out.TotalCost}, nil
 }

@@ -53,6 +53,9 @@ type poolFlags struct {
 	db        string
 	workspace string
 	allow     []string
+	// worker: the pool runs the workflows of its task queue (agentpool
+	// worker) and submits none.
+	worker bool
 }
 
 func (f *poolFlags) register(cmd *cobra.Command) {
@@ -144,8 +147,22 @@ func openPoolTelemetry(f poolFlags, opts pool.Options) (*pool.Pool, *otelpool.Pr
 		return nil, nil, fmt.Errorf("tracing: %w", err)
 	}
 	opts.TracerProvider, opts.MeterProvider = tel.TracerProvider(), tel.MeterProvider()
+	if m.Execution.Temporal() && !f.worker {
+		// The root sessions are submitted to the pool's task queue (the
+		// pool closes the client).
+		eng, err := newTemporalEngine(m.Execution, st, opts.Logger, tel.TracerProvider())
+		if err != nil {
+			st.Close()
+			shutdownTelemetry(tel, opts.Logger)
+			return nil, nil, err
+		}
+		opts.Engine = eng
+	}
 	p, err := pool.New(m, opts)
 	if err != nil {
+		if c, ok := opts.Engine.(*temporalEngine); ok {
+			c.Close()
+		}
 		st.Close()
 		shutdownTelemetry(tel, opts.Logger)
 		return nil, nil, err
@@ -221,7 +238,6 @@ func serveHTTP(cmd *cobra.Command, f poolFlags, h httpFlags, name string,
 	defer shutdown() // last: flushes the spans of every run
 	defer p.Close()
 	defer closeHooks(reg) // first: background hooks still record into the store
-	warnInProcess(p, logger, "serve "+name)
 
 	ctx := cmd.Context()
 	if ctx == nil {
@@ -236,13 +252,4 @@ func serveHTTP(cmd *cobra.Command, f poolFlags, h httpFlags, name string,
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "%s listening on http://%s\n", name, ln.Addr())
 	return serve(ctx, p, ln, logger)
-}
-
-// warnInProcess tells the user that a command runs the pool's sessions in
-// this process although the manifest names the Temporal engine: only
-// `agentpool run` submits to Temporal workers so far (docs/temporal.md).
-func warnInProcess(p *pool.Pool, logger *slog.Logger, command string) {
-	if m := p.Manifest(); m != nil && m.Execution.Temporal() {
-		logger.Warn(command + " runs the sessions in this process: execution engine temporal is used by `agentpool run` only so far (docs/temporal.md)")
-	}
 }

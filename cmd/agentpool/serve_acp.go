@@ -53,7 +53,6 @@ func serveACP(cmd *cobra.Command, f poolFlags, agent string) error {
 		return err
 	}
 	defer shutdown() // last: flushes the spans of every prompt
-	warnInProcess(p, log, "serve acp")
 	srv, err := acp.New(acp.Options{Pool: p, Agent: agent, Logger: log, Version: version})
 	if err != nil {
 		p.Close()

@@ -6,9 +6,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
-	"strings"
 	"testing"
 	"time"
 )
@@ -107,29 +105,22 @@ func TestServeWeb(t *testing.T) {
 	}
 }
 
-// TestServeWarnsTemporalInProcess: a server on a manifest that names the
-// Temporal engine says that it runs the sessions itself (only run submits
-// to Temporal workers so far), before it listens.
-func TestServeWarnsTemporalInProcess(t *testing.T) {
+// TestServeTemporalUnreachable: a server on a manifest that names the
+// Temporal engine submits its sessions there: a frontend it cannot reach
+// is an error at start, before it listens, not a server that runs the
+// sessions itself.
+func TestServeTemporalUnreachable(t *testing.T) {
 	dir := t.TempDir()
-	manifest := filepath.Join(dir, "pool.yaml")
+	manifest := dir + "/pool.yaml"
 	os.WriteFile(manifest, []byte("execution: {engine: temporal, address: 127.0.0.1:1}\nagents:\n  a:\n    model: {type: test}\n"), 0o644)
-	cmd := exec.Command(cliBinary(t), "serve", "agui", "-c", manifest, "--db", ":memory:", "--addr", "127.0.0.1:0")
-	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "HOME="+t.TempDir(), "AGENTPOOL_SERVER_TOKEN=")
-	errPipe, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	var before []string
-	sc := bufio.NewScanner(errPipe)
-	for sc.Scan() && !strings.Contains(sc.Text(), "listening on") {
-		before = append(before, sc.Text())
-	}
-	if got := strings.Join(before, "\n"); !strings.Contains(got, "serve agui runs the sessions in this process: execution engine temporal") {
-		t.Errorf("no warning before the server listened: %q", got)
+	for _, server := range []string{"agui", "opencode", "web", "acp"} {
+		args := []string{"serve", server, "-c", manifest, "--db", ":memory:"}
+		if server != "acp" {
+			args = append(args, "--addr", "127.0.0.1:0")
+		}
+		r := runCLI(t, dir, args...)
+		if r.code == 0 || !regexp.MustCompile(`temporal at 127\.0\.0\.1:1: `).MatchString(r.stderr) || regexp.MustCompile(`listening on`).MatchString(r.stderr) {
+			t.Errorf("serve %s: exit %d\n%s", server, r.code, r.stderr)
+		}
 	}
 }

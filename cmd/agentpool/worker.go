@@ -70,6 +70,7 @@ func engineFor(p *pool.Pool) *durable.Engine {
 
 func workerMain(cmd *cobra.Command, f poolFlags) error {
 	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	f.worker = true
 	p, tel, err := openPoolTelemetry(f, pool.Options{Logger: log})
 	if err != nil {
 		return err

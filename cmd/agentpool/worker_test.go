@@ -80,32 +80,22 @@ agents:
   helper: {model: {type: scripted, turns: ["helped"]}}
 `
 
-// agentpool run with engine temporal, on an agentpool worker: the same
-// output, exit code and stream shape as the run in one process; the
-// worker stops on SIGTERM.
-func TestRunOnTemporalWorker(t *testing.T) {
-	addr := devServer(t)
-	dir := t.TempDir()
-	local := filepath.Join(dir, "local.yaml")
-	remote := filepath.Join(dir, "remote.yaml")
-	os.WriteFile(local, []byte(temporalPool), 0o644)
-	os.WriteFile(remote, []byte(temporalPool+fmt.Sprintf("execution: {engine: temporal, address: %q, task_queue: cli-test}\n", addr)), 0o644)
-	db := filepath.Join(dir, "pool.db")
-	if os.Getenv(pgtest.Env) != "" {
-		_, db = pgtest.Schema(t) // the store for several machines, as in CI
-	}
-
-	w := exec.Command(cliBinary(t), "worker", "-c", remote, "--db", db)
+// startWorker runs `agentpool worker -c manifest --db db` for the test and
+// returns its stderr; the cleanup stops it with SIGTERM and fails the test
+// unless it exits 0 soon after.
+func startWorker(t *testing.T, manifest, db string) *lockedBuf {
+	t.Helper()
+	w := exec.Command(cliBinary(t), "worker", "-c", manifest, "--db", db)
 	w.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "HOME="+t.TempDir())
 	w.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	var werr strings.Builder
-	w.Stderr = &werr
+	werr := &lockedBuf{}
+	w.Stderr = werr
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
 	}
 	wdone := make(chan error, 1)
 	go func() { wdone <- w.Wait() }()
-	defer func() {
+	t.Cleanup(func() {
 		_ = w.Process.Signal(syscall.SIGTERM)
 		select {
 		case err := <-wdone:
@@ -117,7 +107,34 @@ func TestRunOnTemporalWorker(t *testing.T) {
 			<-wdone
 			t.Error("worker did not stop on SIGTERM")
 		}
-	}()
+	})
+	return werr
+}
+
+// temporalDB is the store of a test on Temporal: a PostgreSQL schema when
+// AGENTPOOL_TEST_POSTGRES is set (the store for several machines, as in
+// CI), else a SQLite file in dir.
+func temporalDB(t *testing.T, dir string) string {
+	if os.Getenv(pgtest.Env) != "" {
+		_, db := pgtest.Schema(t)
+		return db
+	}
+	return filepath.Join(dir, "pool.db")
+}
+
+// agentpool run with engine temporal, on an agentpool worker: the same
+// output, exit code and stream shape as the run in one process; the
+// worker stops on SIGTERM.
+func TestRunOnTemporalWorker(t *testing.T) {
+	addr := devServer(t)
+	dir := t.TempDir()
+	local := filepath.Join(dir, "local.yaml")
+	remote := filepath.Join(dir, "remote.yaml")
+	os.WriteFile(local, []byte(temporalPool), 0o644)
+	os.WriteFile(remote, []byte(temporalPool+fmt.Sprintf("execution: {engine: temporal, address: %q, task_queue: cli-test}\n", addr)), 0o644)
+	db := temporalDB(t, dir)
+
+	werr := startWorker(t, remote, db)
 
 	got := runCLI(t, dir, "run", "-c", remote, "--db", db, "--output", "jsonl", "go")
 	if got.code != 0 {
