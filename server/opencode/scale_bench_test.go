@@ -202,14 +202,19 @@ func BenchmarkScale(b *testing.B) {
 		mu.Lock()
 		events, lats = 0, lats[:0]
 		mu.Unlock()
-		var peak uint64
+		var (
+			peak uint64
+			cpu  time.Duration
+		)
 		b.ResetTimer()
 		for b.Loop() {
 			b.StopTimer()
 			roots := newRoots()
 			hp := bench.StartHeapPeak(time.Millisecond)
 			b.StartTimer()
+			cpu0 := bench.CPUTime()
 			round(roots)
+			cpu += bench.CPUTime() - cpu0
 			b.StopTimer()
 			hp.Stop()
 			peak = max(peak, hp.PeakRSS())
@@ -225,6 +230,7 @@ func BenchmarkScale(b *testing.B) {
 		slices.Sort(lats)
 		pct := func(q float64) float64 { return float64(lats[int(q*float64(len(lats)-1))]) }
 		b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+		b.ReportMetric(float64(cpu.Nanoseconds())/float64(events), "cpu-ns/event")
 		b.ReportMetric(float64(len(lats))/float64(b.N), "deltas/op")
 		b.ReportMetric(pct(0.50), "p50-ns")
 		b.ReportMetric(pct(0.99), "p99-ns")
