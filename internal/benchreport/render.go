@@ -78,9 +78,9 @@ func targets() []target {
 		{"AG-UI, 1,000 concurrent runs on loopback: events/s delivered (burst)", "BenchmarkScale/agui/sessions=1000/burst", "events/s", 200000, false, perSec, ""},
 		{"AG-UI, 1,000 concurrent runs on loopback: p99 delivery latency (paced, 200,000 deltas/s offered)", "BenchmarkScale/agui/sessions=1000/paced-5ms", "p99-ns", 50e6, true, dur, ""},
 		{"AG-UI, 1,000 concurrent runs on loopback: peak RSS", "BenchmarkScale/agui/sessions=1000/paced-5ms", "peak-rss-MB", 1024, true, func(v float64) string { return num(v) + " MB" }, ""},
-		{"OpenCode, 1,000 concurrent runs on loopback, one /event client: events/s delivered", "BenchmarkScale/opencode/sessions=1000", "events/s", 200000, false, perSec, ""},
-		{"OpenCode, 1,000 concurrent runs on loopback, one /event client: p99 delivery latency", "BenchmarkScale/opencode/sessions=1000", "p99-ns", 50e6, true, dur, ""},
-		{"OpenCode, 1,000 concurrent runs on loopback: peak RSS", "BenchmarkScale/opencode/sessions=1000", "peak-rss-MB", 1024, true, func(v float64) string { return num(v) + " MB" }, ""},
+		{"OpenCode, 1,000 concurrent runs on loopback, one /event client: events/s delivered (burst)", "BenchmarkScale/opencode/sessions=1000/burst", "events/s", 200000, false, perSec, ""},
+		{"OpenCode, 1,000 concurrent runs on loopback, one /event client: p99 delivery latency (paced, 200,000 deltas/s offered)", "BenchmarkScale/opencode/sessions=1000/paced-5ms", "p99-ns", 50e6, true, dur, ""},
+		{"OpenCode, 1,000 concurrent runs on loopback: peak RSS", "BenchmarkScale/opencode/sessions=1000/paced-5ms", "peak-rss-MB", 1024, true, func(v float64) string { return num(v) + " MB" }, ""},
 		{"SQLite: persisted events/s (batch of 1)", "BenchmarkPersistEvents/store=sqlite/batch=1", "events/s", 50000, false, perSec, ""},
 	}
 }
@@ -190,7 +190,7 @@ func render(m machine, groups []group, notes string) string {
 	// Curves.
 	curve(&b, groups, "Fan-out: parallel team of N scripted members", "BenchmarkFanOut/members=", []string{"ns/op", "cpu-ns/op", "ns/member", "peak-heap-MB", "heap-growth-MB", "B/op", "allocs/op"})
 	curve(&b, groups, "Depth: chain a0 → a1 → … (each asks the next as a worker)", "BenchmarkDepth/depth=", []string{"ns/op", "cpu-ns/op", "ns/level", "B/op", "allocs/op"})
-	curve(&b, groups, "Server scale: 1,000 concurrent AG-UI or OpenCode runs on a loopback socket; 100 concurrent ACP sessions on one connection (200 text deltas per run)", "BenchmarkScale/", []string{"events/s", "deltas/op", "p50-ns", "p99-ns", "peak-rss-MB", "rss-after-MB", "ns/op"})
+	curve(&b, groups, "Server scale: 1,000 concurrent AG-UI or OpenCode runs on a loopback socket; 100 concurrent ACP sessions on one connection (200 text deltas per run)", "BenchmarkScale/", []string{"events/s", "cpu-ns/event", "deltas/op", "p50-ns", "p99-ns", "peak-rss-MB", "rss-after-MB", "ns/op"})
 	curve(&b, groups, "Emission latency: child Emit → root consumer (wrapper, recorder, processor, memory store)", "BenchmarkEmitLatency/children=", []string{"p50-ns", "p99-ns", "ns/op", "allocs/op"})
 
 	// Everything.
@@ -302,7 +302,7 @@ func curve(b *strings.Builder, groups []group, title, prefix string, units []str
 			switch {
 			case !ok:
 				cells[i] = "—"
-			case u == "ns/op" || u == "cpu-ns/op" || strings.HasSuffix(u, "-ns") || u == "ns/member" || u == "ns/level":
+			case u == "ns/op" || u == "cpu-ns/op" || u == "cpu-ns/event" || strings.HasSuffix(u, "-ns") || u == "ns/member" || u == "ns/level":
 				cells[i] = dur(v)
 			default:
 				cells[i] = num(v)

@@ -175,11 +175,14 @@ func scale(b *testing.B, name string, every time.Duration) {
 			events    int
 			lats      []int64
 			peak, rss uint64
+			cpu       time.Duration
 		)
 		b.ResetTimer()
 		for b.Loop() {
 			hp := bench.StartHeapPeak(time.Millisecond)
+			cpu0 := bench.CPUTime()
 			n, l := round()
+			cpu += bench.CPUTime() - cpu0
 			hp.Stop()
 			events += n
 			lats = append(lats, l...)
@@ -194,6 +197,7 @@ func scale(b *testing.B, name string, every time.Duration) {
 		slices.Sort(lats)
 		pct := func(q float64) float64 { return float64(lats[int(q*float64(len(lats)-1))]) }
 		b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+		b.ReportMetric(float64(cpu.Nanoseconds())/float64(events), "cpu-ns/event")
 		b.ReportMetric(pct(0.50), "p50-ns")
 		b.ReportMetric(pct(0.99), "p99-ns")
 		b.ReportMetric(float64(peak)/(1<<20), "peak-rss-MB")

@@ -1,11 +1,11 @@
 package opencode
 
 import (
-	"encoding/json"
 	"slices"
 	"sync"
 	"sync/atomic"
 
+	"github.com/agentpool/agentpool/internal/jsonstr"
 	"github.com/agentpool/agentpool/internal/queue"
 )
 
@@ -47,17 +47,16 @@ func (e *busEvent) appendFrame(b []byte, global bool) []byte {
 	b = append(b, "data: "...)
 	if global {
 		b = append(b, `{"directory":`...)
-		b = appendJSONString(b, e.dir)
+		b = jsonstr.Append(b, e.dir)
 		b = append(b, `,"payload":`...)
 	}
 	b = append(b, `{"id":`...)
-	b = appendJSONString(b, e.id)
+	b = jsonstr.Append(b, e.id)
 	b = append(b, `,"type":`...)
-	b = appendJSONString(b, e.typ)
+	b = jsonstr.Append(b, e.typ)
 	b = append(b, `,"properties":`...)
 	if e.delta != nil {
-		p, _ := json.Marshal(e.delta)
-		b = append(b, p...)
+		b = e.delta.appendJSON(b)
 	} else {
 		b = append(b, e.props...)
 	}
@@ -68,9 +67,21 @@ func (e *busEvent) appendFrame(b []byte, global bool) []byte {
 	return append(b, "\n\n"...)
 }
 
-func appendJSONString(b []byte, s string) []byte {
-	q, _ := json.Marshal(s)
-	return append(b, q...)
+// appendJSON appends d as json.Marshal encodes it (field order and names of
+// its tags): the delta is the most frequent event and is encoded at write
+// time, for each subscriber.
+func (d *deltaProps) appendJSON(b []byte) []byte {
+	b = append(b, `{"sessionID":`...)
+	b = jsonstr.Append(b, d.SessionID)
+	b = append(b, `,"messageID":`...)
+	b = jsonstr.Append(b, d.MessageID)
+	b = append(b, `,"partID":`...)
+	b = jsonstr.Append(b, d.PartID)
+	b = append(b, `,"field":`...)
+	b = jsonstr.Append(b, d.Field)
+	b = append(b, `,"delta":`...)
+	b = jsonstr.Append(b, d.Delta)
+	return append(b, '}')
 }
 
 // hub fans events out to the subscribers (SSE clients). Publishing never

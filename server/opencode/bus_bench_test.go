@@ -40,3 +40,16 @@ func BenchmarkHubPublish(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDeltaFrame: the SSE frame of a text delta, the most frequent
+// event, encoded at write time for each subscriber.
+func BenchmarkDeltaFrame(b *testing.B) {
+	e := delta("ses_0123456789abcdefghijklmn", "prt_0123456789abcdefghijklmn", "a token or two ")
+	e.id = "evt_0123456789abcdefghijklmn"
+	e.delta.MessageID = "msg_0123456789abcdefghijklmn"
+	var buf []byte
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = e.appendFrame(buf[:0], false)
+	}
+}

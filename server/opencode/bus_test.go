@@ -2,6 +2,7 @@ package opencode
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -122,5 +123,23 @@ func TestStalledSubscriberDoesNotStallRuns(t *testing.T) {
 	}
 	if _, _, cut := subStats(stalled); !cut {
 		t.Fatal("a subscriber 16×QueueSize behind should have been cut off")
+	}
+}
+
+// TestDeltaFrameIsJSONMarshal: the hand-written encoding of a delta's
+// properties is byte for byte json.Marshal's, escapes included.
+func TestDeltaFrameIsJSONMarshal(t *testing.T) {
+	for _, d := range []deltaProps{
+		{},
+		{SessionID: "ses_1", MessageID: "msg_2", PartID: "prt_3", Field: "text", Delta: "hello"},
+		{SessionID: `"q"`, MessageID: "<a&b>", PartID: "\u2028", Field: "\\", Delta: "line\nnext\t\x00\xff é 🙂"},
+	} {
+		want, err := json.Marshal(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := d.appendJSON([]byte("x")); string(got) != "x"+string(want) {
+			t.Errorf("appendJSON(%+v) = %s, want x%s", d, got, want)
+		}
 	}
 }

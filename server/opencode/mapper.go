@@ -293,11 +293,11 @@ func (s *Server) partDelta(d processor.PartDelta) {
 			switch v := p.v.(type) {
 			case *wire.TextPart:
 				c := *v
-				c.Text += d.Delta
+				c.Text = p.grow(v.Text, d.Delta)
 				p.v = &c
 			case *wire.ReasoningPart:
 				c := *v
-				c.Text += d.Delta
+				c.Text = p.grow(v.Text, d.Delta)
 				p.v = &c
 			}
 		}

@@ -29,9 +29,13 @@ const (
 )
 
 // stamper emits n text deltas whose text is its emit time (Unix ns) and a
-// space: the server coalesces the deltas a lagging client has not read yet,
-// and the first stamp of a coalesced delta is its oldest.
-type stamper struct{ n int }
+// space, one every every (0: as fast as it can): the server coalesces the
+// deltas a lagging client has not read yet, and the first stamp of a
+// coalesced delta is its oldest.
+type stamper struct {
+	n     int
+	every time.Duration
+}
 
 func (s *stamper) Name() string                 { return "stamper" }
 func (s *stamper) Description() string          { return "emits stamped deltas" }
@@ -40,7 +44,16 @@ func (s *stamper) ModelID() string              { return "" }
 
 func (s *stamper) Run(_ context.Context, inv *spawn.Invocation) spawn.Result {
 	inv.Sink.Emit(event.RunStarted{SessionID: inv.Session.ID, RunID: inv.RunID, AgentName: "stamper", ParentSessionID: inv.Session.ParentID})
+	var tick <-chan time.Time
+	if s.every > 0 {
+		t := time.NewTicker(s.every)
+		defer t.Stop()
+		tick = t.C
+	}
 	for range s.n {
+		if tick != nil {
+			<-tick
+		}
 		inv.Sink.Emit(event.PartDelta{Index: 0, Delta: event.Delta{PartDeltaKind: event.PartText, ContentDelta: strconv.FormatInt(time.Now().UnixNano(), 10) + " "}})
 	}
 	inv.Sink.Emit(event.StreamComplete{Message: event.Message{Role: "assistant", Content: "done", FinishReason: "stop"}})
@@ -51,14 +64,28 @@ func (s *stamper) Run(_ context.Context, inv *spawn.Invocation) spawn.Result {
 // OpenCode server on a loopback socket (Serve), with one client on the
 // event stream (GET /event, as the TUI), and reads until every root is
 // idle. Per op: new sessions (outside the timer), one prompt_async each.
-// It reports the SSE events delivered per second, the deltas delivered per
-// op (fewer than emitted when the server coalesced those the client had
-// not read yet), the p50/p99 latency from a delta's emit (the oldest in a
-// coalesced one) to its arrival on the event stream, and the peak resident
-// set size during the op and the RSS after it.
+// The child of each root streams its deltas as fast as it can (burst:
+// throughput; a delta's latency there is mostly its wait behind 1,000
+// runs that never block) or one every 5 ms (paced: 200,000 deltas/s
+// offered, a model streaming 200 tokens/s per run; the latency is the
+// delivery's). It reports the SSE events delivered per second, the CPU
+// time of the process (server and client) per event, the deltas
+// delivered per op (fewer than emitted when the server coalesced those
+// the client had not read yet), the p50/p99 latency from a delta's emit
+// (the oldest in a coalesced one) to its arrival on the event stream,
+// and the peak resident set size during the op and the RSS after it.
 func BenchmarkScale(b *testing.B) {
-	b.Run(fmt.Sprintf("opencode/sessions=%d", scaleSessions), func(b *testing.B) {
-		p, err := bench.NewSpawnerPool(nil, []spawn.Node{&stamper{n: scaleEvents}})
+	for _, v := range []struct {
+		name  string
+		every time.Duration
+	}{{"burst", 0}, {"paced-5ms", 5 * time.Millisecond}} {
+		scale(b, v.name, v.every)
+	}
+}
+
+func scale(b *testing.B, name string, every time.Duration) {
+	b.Run(fmt.Sprintf("opencode/sessions=%d/%s", scaleSessions, name), func(b *testing.B) {
+		p, err := bench.NewSpawnerPool(nil, []spawn.Node{&stamper{n: scaleEvents, every: every}})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -202,14 +229,19 @@ func BenchmarkScale(b *testing.B) {
 		mu.Lock()
 		events, lats = 0, lats[:0]
 		mu.Unlock()
-		var peak uint64
+		var (
+			peak uint64
+			cpu  time.Duration
+		)
 		b.ResetTimer()
 		for b.Loop() {
 			b.StopTimer()
 			roots := newRoots()
 			hp := bench.StartHeapPeak(time.Millisecond)
 			b.StartTimer()
+			cpu0 := bench.CPUTime()
 			round(roots)
+			cpu += bench.CPUTime() - cpu0
 			b.StopTimer()
 			hp.Stop()
 			peak = max(peak, hp.PeakRSS())
@@ -225,6 +257,7 @@ func BenchmarkScale(b *testing.B) {
 		slices.Sort(lats)
 		pct := func(q float64) float64 { return float64(lats[int(q*float64(len(lats)-1))]) }
 		b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+		b.ReportMetric(float64(cpu.Nanoseconds())/float64(events), "cpu-ns/event")
 		b.ReportMetric(float64(len(lats))/float64(b.N), "deltas/op")
 		b.ReportMetric(pct(0.50), "p50-ns")
 		b.ReportMetric(pct(0.99), "p99-ns")

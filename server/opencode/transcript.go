@@ -1,7 +1,9 @@
 package opencode
 
 import (
+	"cmp"
 	"encoding/json"
+	"slices"
 	"strings"
 
 	"github.com/agentpool/agentpool/id"
@@ -53,6 +55,24 @@ func (m *tmsg) id() string {
 type tpart struct {
 	id string
 	v  any
+	// text is the text of a text or reasoning part as its deltas built it
+	// (see grow).
+	text strings.Builder
+}
+
+// grow returns text+delta, text being the part's current text. Appending
+// to a string copies it, so a part streamed in n deltas would cost O(n²);
+// the builder appends in place and its strings stay valid (it never
+// rewrites bytes it has handed out). When the part was replaced since the
+// last delta (its text is another string), the builder starts again from
+// it; comparing the same string is a pointer check.
+func (p *tpart) grow(text, delta string) string {
+	if p.text.String() != text {
+		p.text.Reset()
+		p.text.WriteString(text)
+	}
+	p.text.WriteString(delta)
+	return p.text.String()
 }
 
 func (t *transcript) add(m *tmsg) {
@@ -146,18 +166,29 @@ func (s *Server) touchLocked(sid string, create bool) *transcript {
 	return t
 }
 
+// evictLocked drops the least recently used transcripts of sessions that
+// are not running, keep excepted, until the cache is an eighth under its
+// bound: one scan per MaxSessions/8 new transcripts, not one per new
+// transcript (a scan visits every transcript).
 func (s *Server) evictLocked(keep string) {
-	victim, oldest := "", int64(-1)
+	type idle struct {
+		sid  string
+		used int64
+	}
+	var victims []idle
 	for sid, t := range s.trans {
 		if sid == keep || s.busy[sid] || s.active[sid] != nil {
 			continue
 		}
-		if oldest < 0 || t.used < oldest {
-			victim, oldest = sid, t.used
-		}
+		victims = append(victims, idle{sid, t.used})
 	}
-	if victim != "" {
-		delete(s.trans, victim)
+	slices.SortFunc(victims, func(a, b idle) int { return cmp.Compare(a.used, b.used) })
+	target := s.opts.MaxSessions - s.opts.MaxSessions/8
+	for _, v := range victims {
+		if len(s.trans) <= target {
+			break
+		}
+		delete(s.trans, v.sid)
 	}
 }
 
