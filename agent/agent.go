@@ -267,7 +267,7 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 		r.mu.Unlock()
 		// Async children must end before this session does (their events
 		// belong inside this session's span).
-		inv.WaitAsync()
+		inv.AwaitAsync(ctx)
 		r.end()
 	}()
 
@@ -383,6 +383,12 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 // injected context is waiting, blocking while async children still run.
 func (r *run) waitInjected(ctx context.Context) bool {
 	inbox := r.inv.Inbox()
+	if r.env != nil {
+		// A workflow waits through its Env (the children's ends and the
+		// cancellation come from its other coroutines).
+		r.env.Await(ctx, func() bool { return inbox.Len() > 0 || r.inv.PendingAsync() == 0 || ctx.Err() != nil })
+		return inbox.Len() > 0
+	}
 	for {
 		if inbox.Len() > 0 {
 			return true
@@ -416,7 +422,7 @@ func (r *run) drainInbox(ctx context.Context) {
 func (r *run) fail(ctx context.Context, err error, stop event.StopReason, code string) spawn.Result {
 	// The run's error is the last event of its session: async children
 	// (whose ends belong to this session) must end before it.
-	r.inv.WaitAsync()
+	r.inv.AwaitAsync(ctx)
 	r.sink.Emit(event.RunError{Message: err.Error(), Code: code, RunID: r.inv.RunID, AgentName: r.a.cfg.Name})
 	return spawn.Result{Output: r.lastText(), StopReason: stop, Err: err}
 }
@@ -425,7 +431,7 @@ func (r *run) abort(ctx context.Context, cause error) spawn.Result {
 	if cause == nil {
 		cause = context.Canceled
 	}
-	r.inv.WaitAsync() // see fail
+	r.inv.AwaitAsync(ctx) // see fail
 	msg, code := "run cancelled: ", "aborted"
 	if errors.Is(cause, spawn.ErrTimeout) {
 		// The spawn's own timeout: an error, not a cancellation.

@@ -36,6 +36,10 @@ type SessionInput struct {
 	// AfterSeq is how many events the session's log has before this run
 	// (a resumed root's); 0 for a new session.
 	AfterSeq int64 `json:"after_seq,omitempty"`
+	// Timeout, when more than 0, is the spawn's timeout: the session's run
+	// is cancelled with spawn.ErrTimeout as its cause once it has run that
+	// long (workflow time), as a child in this process is.
+	Timeout time.Duration `json:"timeout,omitempty"`
 }
 
 // SessionOutput is how a session's workflow ended.

@@ -8,7 +8,10 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/id"
 	"github.com/agentpool/agentpool/internal/otelpool"
+	"github.com/agentpool/agentpool/model"
+	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/spawn"
 )
 
@@ -55,6 +58,22 @@ func (e *Engine) Session(wctx workflow.Context, in SessionInput) (SessionOutput,
 		c.Done().Receive(c, nil)
 		cancel(context.Canceled)
 	})
+	// The spawn's timeout cancels the run with spawn.ErrTimeout as its
+	// cause (first: the cancellation of its steps that follows does not
+	// change it), then its activities and children, as a timed-out child
+	// is cancelled in this process.
+	wctx, stopSteps := workflow.WithCancel(wctx)
+	defer stopSteps()
+	if in.Timeout > 0 {
+		tc, stopTimer := workflow.WithCancel(wctx)
+		defer stopTimer()
+		workflow.Go(tc, func(c workflow.Context) {
+			if workflow.NewTimer(c, in.Timeout).Get(c, nil) == nil {
+				cancel(fmt.Errorf("%w after %s", spawn.ErrTimeout, in.Timeout))
+				stopSteps()
+			}
+		})
+	}
 	j := &journal{sid: in.Session.ID, seq: in.AfterSeq}
 	env := newEnv(wctx, j, cancel, e.TaskQueue)
 	rt := spawn.NewRuntime(spawn.Config{Store: journalStore{j: j}, Limits: e.Limits, Lookup: e.Lookup, Names: e.Names})
@@ -67,6 +86,14 @@ func (e *Engine) Session(wctx workflow.Context, in SessionInput) (SessionOutput,
 	} else {
 		res = spawn.Result{StopReason: event.StopError, Err: fmt.Errorf("%w: %s", spawn.ErrUnknownNode, in.Session.AgentName)}
 		j.Emit(event.RunError{Message: res.Err.Error(), Code: "unknown_node", RunID: in.RunID, AgentName: in.Session.AgentName})
+	}
+	// A node that is no agent may leave async children running: they end
+	// before the session does, as in this process (spawn.Runtime.Release);
+	// what they injected too late for a model request is stored with the
+	// conversation.
+	inv.AwaitAsync(ctx)
+	if left := inv.Injected(); len(left) > 0 {
+		storeUndelivered(ctx, env, j, left)
 	}
 	spawn.Settle(ctx, &res)
 	if ok {
@@ -105,4 +132,16 @@ func runNode(ctx context.Context, node spawn.Node, inv *spawn.Invocation) (res s
 		}
 	}()
 	return node.Run(spawn.WithInvocation(ctx, inv), inv)
+}
+
+// storeUndelivered journals what was injected into the session after its
+// last model request, as synthetic user messages of its conversation
+// (docs/spec/HOOKS.md §3 rule 6), as spawn's session end does in this
+// process.
+func storeUndelivered(ctx context.Context, env *wfEnv, j *journal, left []string) {
+	now := env.Now(ctx)
+	for _, c := range left {
+		j.msgs = append(j.msgs, session.Message{ID: env.NewID(ctx, id.Message), SessionID: j.sid, CreatedAt: now,
+			Message: model.Message{Role: model.RoleUser, Parts: []model.Part{{Kind: model.PartText, Text: c}}, Synthetic: true}})
+	}
 }
