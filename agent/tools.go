@@ -127,7 +127,7 @@ func (r *run) runTool(ctx context.Context, c model.Part) model.Part {
 
 // execute runs one tool through the hook seams.
 func (r *run) execute(ctx context.Context, t tool.Tool, call tool.Call) tool.Result {
-	h := r.a.cfg.Hooks
+	h := r.hooks
 	if h == nil {
 		return r.call(ctx, t, call)
 	}

@@ -32,6 +32,13 @@ var HeartbeatEvery = 2 * time.Second
 type Activities struct {
 	Store  session.Store
 	Lookup func(name string) (spawn.Node, bool)
+	// Runtime is the pool's runtime, whose Lifecycle (the subagent
+	// hooks, and the session hooks of the same value) the engine calls;
+	// nil: none.
+	Runtime *spawn.Runtime
+
+	rtOnce sync.Once
+	rt     *spawn.Runtime // the hooks' runtime when Runtime is nil
 }
 
 // Write writes what a workflow has pending (see Pending).

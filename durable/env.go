@@ -55,6 +55,9 @@ type wfEnv struct {
 	writing bool
 	// children counts the session's running children (max_children).
 	children int
+	// lifecycle and sessions say that the pool has subagent hooks and
+	// session hooks (the same on every worker: the pool's configuration).
+	lifecycle, sessions bool
 }
 
 // locked runs fn as the session's only writer of its log.
@@ -229,19 +232,34 @@ func (e *wfEnv) Spawn(ctx context.Context, parent *spawn.Invocation, req spawn.R
 	}
 	in := SessionInput{Session: child, RunID: e.ids.AscendingAt(id.Run, now), Prompt: req.Prompt,
 		History: model.CloneMessages(req.History), ToolCallID: req.ToolCallID, Timeout: timeout}
+	info := spawn.StartInfo{
+		ChildSessionID: child.ID, ParentSessionID: parent.Session.ID, Name: child.AgentName,
+		SourceType: child.SourceType, Depth: depth, Mechanism: req.Mechanism, RunMode: start.RunMode,
+		ParentAgent: parent.Session.AgentName,
+	}
+	if e.lifecycle {
+		// subagent/start, before the child runs: what it injects into the
+		// child is in the child's first model request.
+		if out, err := e.hook(ctx, HookInput{Point: hookSubagentStart, Session: parent.Session, RunID: parent.RunID, Child: &child}, info); err == nil {
+			in.Inject = out.ChildInjected
+			for _, c := range out.Injected {
+				parent.Inject(c)
+			}
+		}
+	}
 	if !req.Async {
-		return spawn.Child{SessionID: child.ID, Result: e.runChild(wc, parent, &req, in)}, nil
+		return spawn.Child{SessionID: child.ID, Result: e.runChild(wc, parent, &req, in, &info)}, nil
 	}
 	task := parent.StartTask(start.TaskID, child.ID, child.AgentName)
 	workflow.Go(wc, func(c workflow.Context) {
-		parent.EndTask(task, e.runChild(c, parent, &req, in))
+		parent.EndTask(task, e.runChild(c, parent, &req, in, &info))
 	})
 	return spawn.Child{SessionID: child.ID, TaskID: task.ID}, nil
 }
 
 // runChild runs the child workflow of in, rolls its totals up into the
 // parent, emits its spawn_session_end and gives its slot back.
-func (e *wfEnv) runChild(wc workflow.Context, parent *spawn.Invocation, req *spawn.Request, in SessionInput) spawn.Result {
+func (e *wfEnv) runChild(wc workflow.Context, parent *spawn.Invocation, req *spawn.Request, in SessionInput, info *spawn.StartInfo) spawn.Result {
 	defer func() { e.children-- }()
 	child := in.Session
 	cwc := workflow.WithChildOptions(wc, workflow.ChildWorkflowOptions{
@@ -251,7 +269,8 @@ func (e *wfEnv) runChild(wc workflow.Context, parent *spawn.Invocation, req *spa
 	})
 	var out SessionOutput
 	res := spawn.Result{}
-	if err := workflow.ExecuteChildWorkflow(cwc, WorkflowName, in).Get(wc, &out); err != nil {
+	err := workflow.ExecuteChildWorkflow(cwc, WorkflowName, in).Get(wc, &out)
+	if err != nil {
 		res.StopReason, res.Err = event.StopError, err
 		if wc.Err() != nil || temporal.IsCanceledError(err) {
 			res.StopReason = event.StopAborted
@@ -272,6 +291,12 @@ func (e *wfEnv) runChild(wc workflow.Context, parent *spawn.Invocation, req *spa
 		end.Usage = &u
 	}
 	parent.Sink.Emit(end)
+	if e.lifecycle {
+		_, _ = e.hook(context.WithValue(context.Background(), branchKey{}, wc), HookInput{Point: hookSubagentEnd, Session: parent.Session, RunID: parent.RunID}, spawn.EndInfo{
+			StartInfo: *info, StopReason: res.StopReason, LastAssistantMessage: res.Output,
+			LastAssistant: spawn.LastAssistant(res), HasResult: err == nil, Usage: out.TotalUsage, DurationMS: out.DurationMS,
+		})
+	}
 	return res
 }
 

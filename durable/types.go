@@ -23,6 +23,7 @@ const (
 	actTurn        = activityPrefix + "Turn"
 	actTool        = activityPrefix + "Tool"
 	actEnd         = activityPrefix + "End"
+	actHook        = activityPrefix + "Hook"
 )
 
 // SessionInput starts a session's workflow.
@@ -40,6 +41,9 @@ type SessionInput struct {
 	// is cancelled with spawn.ErrTimeout as its cause once it has run that
 	// long (workflow time), as a child in this process is.
 	Timeout time.Duration `json:"timeout,omitempty"`
+	// Inject is what the subagent/start hooks injected into the child:
+	// its first model request gets it.
+	Inject []string `json:"inject,omitempty"`
 }
 
 // SessionOutput is how a session's workflow ended.
@@ -104,4 +108,28 @@ type ToolInput struct {
 type EndInput struct {
 	Pending Pending       `json:"pending"`
 	Output  SessionOutput `json:"output"`
+}
+
+// HookInput calls one hook point (see hooks.go) for a session.
+type HookInput struct {
+	Node       string          `json:"node,omitempty"` // the agent, for its points
+	Point      string          `json:"point"`
+	In         json.RawMessage `json:"in"`
+	Session    session.Session `json:"session"`
+	RunID      string          `json:"run_id,omitempty"`
+	Prompt     string          `json:"prompt,omitempty"`
+	ToolCallID string          `json:"tool_call_id,omitempty"`
+	// Child is the child session of subagent/start.
+	Child *session.Session `json:"child,omitempty"`
+}
+
+// HookOutput is a hook point's answer, the events its hooks emitted for
+// the session and what they injected into it (ChildInjected: into the
+// session registered while the point fired: subagent/start's child,
+// session/start's root).
+type HookOutput struct {
+	Out           json.RawMessage   `json:"out,omitempty"`
+	Events        []json.RawMessage `json:"events,omitempty"`
+	Injected      []string          `json:"injected,omitempty"`
+	ChildInjected []string          `json:"child_injected,omitempty"`
 }

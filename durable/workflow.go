@@ -76,9 +76,29 @@ func (e *Engine) Session(wctx workflow.Context, in SessionInput) (SessionOutput,
 	}
 	j := &journal{sid: in.Session.ID, seq: in.AfterSeq}
 	env := newEnv(wctx, j, cancel, e.TaskQueue)
+	if e.Runtime != nil {
+		lc := e.Runtime.Lifecycle()
+		_, env.sessions = lc.(sessionHooks)
+		env.lifecycle = lc != nil
+	}
+	root := in.Session.ParentID == ""
 	rt := spawn.NewRuntime(spawn.Config{Store: journalStore{j: j}, Limits: e.Limits, Lookup: e.Lookup, Names: e.Names})
 	inv := spawn.NewEnvInvocation(rt, env, in.Session, in.RunID, in.Prompt, in.ToolCallID, in.History, j)
 
+	for _, c := range in.Inject {
+		inv.Inject(c)
+	}
+	if root && env.sessions {
+		source := "startup"
+		if in.AfterSeq > 0 {
+			source = "resume"
+		}
+		if out, err := env.hook(ctx, HookInput{Point: hookSessionStart, Session: in.Session, RunID: in.RunID, Prompt: in.Prompt}, sessionPayload{Source: source}); err == nil {
+			for _, c := range append(out.ChildInjected, out.Injected...) {
+				inv.Inject(c)
+			}
+		}
+	}
 	var res spawn.Result
 	node, ok := e.Lookup(in.Session.AgentName)
 	if ok {
@@ -115,6 +135,12 @@ func (e *Engine) Session(wctx workflow.Context, in SessionInput) (SessionOutput,
 	p := j.take()
 	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ec, storeOptions), actEnd, EndInput{Pending: p, Output: out}).Get(ec, nil); err != nil {
 		return out, fmt.Errorf("store the end of session %s: %w", in.Session.ID, err)
+	}
+	if root && env.sessions {
+		// After the session's end, as in this process; what its hooks
+		// emit is recorded only (pool.SessionHooks), so nothing is left
+		// to write.
+		_, _ = env.hook(ctx, HookInput{Point: hookSessionEnd, Session: in.Session, RunID: in.RunID}, sessionPayload{StopReason: out.StopReason})
 	}
 	return out, nil
 }

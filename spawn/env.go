@@ -142,6 +142,10 @@ func (inv *Invocation) StartTask(taskID, sessionID, node string) *Task {
 // task stops being pending.
 func (inv *Invocation) EndTask(t *Task, res Result) { inv.endTask(t, res) }
 
+// LastAssistant returns a deep copy of the content blocks of a child's
+// final output, as subagent/end gets them (EndInfo.LastAssistant).
+func LastAssistant(res Result) []model.Part { return lastAssistant(res) }
+
 // Settle completes a node's stop reason as a session's run does when it
 // ends (completed, error, or aborted under a cancelled ctx): for an Env that
 // ends a session's run itself.
