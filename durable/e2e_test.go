@@ -121,11 +121,11 @@ type fakeAPI struct {
 	// async: the boss's first turn starts a background task (task with
 	// async_mode) on the worker, its second says it waits, and the one
 	// after the task's result answers.
-	async bool
-	mu         sync.Mutex
-	log        []call
-	midStream  chan string // the key of a worker-model request after its 3rd chunk (once)
-	once       sync.Once
+	async     bool
+	mu        sync.Mutex
+	log       []call
+	midStream chan string // the key of a worker-model request after its 3rd chunk (once)
+	once      sync.Once
 }
 
 type call struct {
