@@ -24,13 +24,29 @@ const EventToolsetError = "toolset_error"
 // each name once (the first wins).
 func (a *Agent) toolsFor(ctx context.Context, sink event.Sink) (map[string]tool.Tool, []model.ToolSpec) {
 	extra := tool.ExtraFrom(ctx)
-	for _, ts := range append(a.cfg.Toolsets[:len(a.cfg.Toolsets):len(a.cfg.Toolsets)], tool.ToolsetsFrom(ctx)...) {
-		if inv := spawn.InvocationFrom(ctx); inv != nil && inv.Env != nil {
+	var listed []ToolsetList // the agent's toolsets, listed by a ToolsetEnv
+	var listErr error
+	inv := spawn.InvocationFrom(ctx)
+	if inv != nil && inv.Env != nil && len(a.cfg.Toolsets) > 0 {
+		if te, ok := inv.Env.(ToolsetEnv); ok {
+			listed, listErr = te.ListToolsets(ctx, inv, a.cfg.Name)
+		}
+	}
+	for i, ts := range append(a.cfg.Toolsets[:len(a.cfg.Toolsets):len(a.cfg.Toolsets)], tool.ToolsetsFrom(ctx)...) {
+		if inv != nil && inv.Env != nil {
 			// Asking a toolset is I/O, which a durable engine's
-			// deterministic run cannot do.
-			sink.Emit(event.Custom{EventType: EventToolsetError, Source: "agent", EventData: map[string]any{
-				"agent": a.cfg.Name, "toolset": ts.Name(), "error": "toolsets are not available under a durable execution engine",
-			}})
+			// deterministic run cannot do: its Env lists the agent's
+			// own toolsets where they run (a worker), and runs their
+			// calls there too; a context's toolsets (a client's) are not
+			// there.
+			got, err := envToolset(listed, listErr, i, len(a.cfg.Toolsets))
+			if err != nil {
+				sink.Emit(event.Custom{EventType: EventToolsetError, Source: "agent", EventData: map[string]any{
+					"agent": a.cfg.Name, "toolset": ts.Name(), "error": err.Error(),
+				}})
+				continue
+			}
+			extra = append(got, extra...)
 			continue
 		}
 		got, err := ts.Tools(ctx)

@@ -258,12 +258,29 @@ func (a *Activities) Tool(ctx context.Context, in ToolInput) (ToolOutput, error)
 	}
 	t, ok := ag.Tool(in.Call.Name)
 	if !ok {
+		// A tool of the agent's toolsets (an MCP server's), which the
+		// worker's pool runs.
+		t, ok = ag.ToolsetTool(ctx, in.Call.Name)
+	}
+	if !ok {
 		return ToolOutput{Result: tool.Errorf("unknown tool %q", in.Call.Name), AfterSeq: after}, nil
 	}
 	stop := heartbeat(ctx)
 	res := tool.Run(ctx, t, in.Call)
 	stop()
 	return ToolOutput{Result: res, AfterSeq: after}, nil
+}
+
+// Toolsets lists the tools of the agent's toolsets on this worker (an
+// MCP server is started here on first use).
+func (a *Activities) Toolsets(ctx context.Context, name string) ([]agent.ToolsetList, error) {
+	ag, err := a.agent(name)
+	if err != nil {
+		return nil, err
+	}
+	stop := heartbeat(ctx)
+	defer stop()
+	return ag.ListToolsets(ctx), nil
 }
 
 // End writes what is pending and the session's final record (once: a

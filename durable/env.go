@@ -147,6 +147,24 @@ func (e *wfEnv) Tool(ctx context.Context, inv *spawn.Invocation, name string, ca
 	return out.Result
 }
 
+// listOptions: listing a toolset's tools is idempotent (retried); an
+// MCP server may take a while to start.
+var listOptions = workflow.ActivityOptions{
+	StartToCloseTimeout: 5 * time.Minute, HeartbeatTimeout: 10 * time.Second,
+	RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 3},
+}
+
+// ListToolsets implements agent.ToolsetEnv: the Toolsets activity, on a
+// worker, where the pool's toolsets run (their calls are Tool activities).
+func (e *wfEnv) ListToolsets(ctx context.Context, inv *spawn.Invocation, name string) ([]agent.ToolsetList, error) {
+	wc := e.wctx(ctx)
+	var out []agent.ToolsetList
+	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(wc, listOptions), actToolsets, name).Get(wc, &out); err != nil {
+		return nil, fmt.Errorf("list the toolsets on a worker: %w", err)
+	}
+	return out, nil
+}
+
 // write writes what is pending (before a step whose events must follow it
 // in the log, and at the end).
 func (e *wfEnv) write(wc workflow.Context) error {

@@ -24,6 +24,7 @@ const (
 	actTool        = activityPrefix + "Tool"
 	actEnd         = activityPrefix + "End"
 	actHook        = activityPrefix + "Hook"
+	actToolsets    = activityPrefix + "Toolsets"
 )
 
 // SessionInput starts a session's workflow.
