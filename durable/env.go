@@ -192,9 +192,13 @@ func (e *wfEnv) Spawn(ctx context.Context, parent *spawn.Invocation, req spawn.R
 	wc := e.wctx(ctx)
 	limits := parent.Runtime.Limits()
 	if e.children >= limits.MaxChildren {
-		_ = workflow.Await(wc, func() bool { return e.children < limits.MaxChildren || ctx.Err() != nil })
-		if ctx.Err() != nil {
-			return spawn.Child{}, fmt.Errorf("cannot spawn %s: %w", req.Node.Name(), context.Cause(ctx))
+		err := workflow.Await(wc, func() bool { return e.children < limits.MaxChildren || ctx.Err() != nil })
+		if err != nil || ctx.Err() != nil {
+			cause := context.Cause(ctx)
+			if cause == nil {
+				cause = context.Canceled // the workflow's, not yet the run's
+			}
+			return spawn.Child{}, fmt.Errorf("cannot spawn %s: %w", req.Node.Name(), cause)
 		}
 	}
 	e.children++
