@@ -116,7 +116,7 @@ func (inv *Invocation) AddChildTotals(u event.Usage, cost float64) { inv.addChil
 func (inv *Invocation) ChildTotals() (event.Usage, float64) { return inv.childTotals() }
 
 // AwaitAsync waits until every async child of the session has ended:
-// through its Env when it has one (WaitAsync blocks the goroutine, which
+// through its Env when it has one (a wait on a WaitGroup blocks the goroutine, which
 // a workflow must not).
 func (inv *Invocation) AwaitAsync(ctx context.Context) {
 	if inv.Env == nil {
