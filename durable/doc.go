@@ -66,7 +66,8 @@
 // max_spawns counts per session, not per tree. Toolsets a run's context
 // carries (a client's MCP servers) are a toolset_error. A hook's
 // per-process state (the command bridge's transcripts, loop guard, a
-// tool call's duration) does not travel between workers, and hook_run
-// records of session/start and session/end are not stored. A turn's text
+// tool call's duration) does not travel between workers; what an async
+// command hook says after its step ended is dropped; hook_run records of
+// session/start and session/end are not stored. A turn's text
 // reaches the follower when the turn is complete.
 package durable
