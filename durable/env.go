@@ -267,6 +267,10 @@ func (e *wfEnv) Spawn(ctx context.Context, parent *spawn.Invocation, req spawn.R
 			for _, c := range out.Injected {
 				parent.Inject(c)
 			}
+			if len(out.Events) > 0 {
+				// Before the child's first events, as in this process.
+				e.locked(wc, func() { _ = e.write(wc) })
+			}
 		}
 	}
 	if !req.Async {
