@@ -24,15 +24,21 @@ const EventToolsetError = "toolset_error"
 // each name once (the first wins).
 func (a *Agent) toolsFor(ctx context.Context, sink event.Sink) (map[string]tool.Tool, []model.ToolSpec) {
 	extra := tool.ExtraFrom(ctx)
-	var listed []ToolsetList // the agent's toolsets, listed by a ToolsetEnv
-	var listErr error
-	inv := spawn.InvocationFrom(ctx)
+	toolsets := append(a.cfg.Toolsets[:len(a.cfg.Toolsets):len(a.cfg.Toolsets)], tool.ToolsetsFrom(ctx)...)
+	var (
+		inv     *spawn.Invocation
+		listed  []ToolsetList // the agent's toolsets, listed by a ToolsetEnv
+		listErr error
+	)
+	if len(toolsets) > 0 {
+		inv = spawn.InvocationFrom(ctx)
+	}
 	if inv != nil && inv.Env != nil && len(a.cfg.Toolsets) > 0 {
 		if te, ok := inv.Env.(ToolsetEnv); ok {
 			listed, listErr = te.ListToolsets(ctx, inv, a.cfg.Name)
 		}
 	}
-	for i, ts := range append(a.cfg.Toolsets[:len(a.cfg.Toolsets):len(a.cfg.Toolsets)], tool.ToolsetsFrom(ctx)...) {
+	for i, ts := range toolsets {
 		if inv != nil && inv.Env != nil {
 			// Asking a toolset is I/O, which a durable engine's
 			// deterministic run cannot do: its Env lists the agent's

@@ -118,6 +118,16 @@ func TestAsyncTaskAndCommandHooksOnWorker(t *testing.T) {
 	if runs := hookRuns(t, manifest); runs["PreToolUse"] != 1 || runs["SubagentStart"] != 1 {
 		t.Errorf("hooks ran under the engine: %v, want one PreToolUse and one SubagentStart", runs)
 	}
+	// The runs are in the root's stream too, as in process.
+	recorded := map[string]int{}
+	for _, e := range evs {
+		if c, ok := e.(event.Custom); ok && c.EventType == command.EventHookRun {
+			recorded[fmt.Sprint(c.EventData["hook_event"])]++
+		}
+	}
+	if recorded["PreToolUse"] != 1 || recorded["SubagentStart"] != 1 {
+		t.Errorf("hook_run events in the stream: %v", recorded)
+	}
 
 	// The same manifest in this process, hooks and all.
 	reg := hook.New(hook.Options{})
