@@ -32,7 +32,7 @@ func asyncPool(t *testing.T, st session.Store, limits config.Limits) *pool.Pool 
 			{Name: "boss", Model: boss, Builtin: []string{"subagent"}},
 			// Slow enough that the boss answers "waiting" before the
 			// result is in, in this process and under the engine.
-			{Name: "worker", Model: scripted(t, testmodel.Turn{Text: "42", Delay: 300 * time.Millisecond})},
+			{Name: "worker", Model: scripted(t, testmodel.Turn{Text: "42", Delay: 500 * time.Millisecond})},
 		},
 		Default: "boss",
 		Limits:  limits,
