@@ -49,7 +49,8 @@
 // and the parent waits for its outstanding children before it ends, as in
 // this process (spawn.Env.Await, spawn.Invocation.StartTask and EndTask).
 // max_children is a count of the session's running children (further
-// spawns wait), the spawn timeout a workflow timer in the child that
+// spawns wait), max_spawns a count of the tree's spawns passed down and
+// back up (SessionInput.Spawns, SessionOutput.Spawns), the spawn timeout a workflow timer in the child that
 // cancels its run with spawn.ErrTimeout as the cause (SessionInput.Timeout).
 //
 // Hooks run on the worker: a hook point with listeners is the Hook
@@ -63,7 +64,10 @@
 //
 // # Limits
 //
-// max_spawns counts per session, not per tree. Toolsets a run's context
+// max_spawns: a child starts with its parent's count of the tree's spawns
+// and its subtree's are added to the parent's when it ends: exact for
+// delegations waited for one at a time; concurrent children may together
+// take more than the budget. Toolsets a run's context
 // carries (a client's MCP servers) are a toolset_error. A hook's
 // per-process state (the command bridge's transcripts, loop guard, a
 // tool call's duration) does not travel between workers; what an async

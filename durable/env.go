@@ -253,7 +253,8 @@ func (e *wfEnv) Spawn(ctx context.Context, parent *spawn.Invocation, req spawn.R
 		timeout = limits.Timeout
 	}
 	in := SessionInput{Session: child, RunID: e.ids.AscendingAt(id.Run, now), Prompt: req.Prompt,
-		History: model.CloneMessages(req.History), ToolCallID: req.ToolCallID, Timeout: timeout}
+		History: model.CloneMessages(req.History), ToolCallID: req.ToolCallID, Timeout: timeout,
+		Spawns: parent.SpawnsTaken()}
 	info := spawn.StartInfo{
 		ChildSessionID: child.ID, ParentSessionID: parent.Session.ID, Name: child.AgentName,
 		SourceType: child.SourceType, Depth: depth, Mechanism: req.Mechanism, RunMode: start.RunMode,
@@ -306,6 +307,7 @@ func (e *wfEnv) runChild(wc workflow.Context, parent *spawn.Invocation, req *spa
 		res = out.Result()
 	}
 	parent.AddChildTotals(out.TotalUsage, out.TotalCost)
+	parent.AddSpawns(out.Spawns) // the child's subtree counts against the tree's budget
 	end := event.SpawnSessionEnd{
 		ChildSessionID: child.ID, ParentSessionID: parent.Session.ID, ToolCallID: req.ToolCallID,
 		SourceName: child.AgentName, SourceType: child.SourceType, Depth: child.Depth,

@@ -200,3 +200,65 @@ func TestWorkflowMaxChildren(t *testing.T) {
 		t.Errorf("children = %s, want one at a time", got)
 	}
 }
+
+// max_spawns counts the spawns of the whole tree, as in this process: the
+// boss's second delegation is refused once its first one's child has
+// spawned too.
+func TestWorkflowMaxSpawnsCountsTheTree(t *testing.T) {
+	build := func() *pool.Pool {
+		boss := scripted(t,
+			testmodel.Turn{ToolCalls: []testmodel.ToolCall{{Name: "ask_mid", Args: map[string]any{"prompt": "one"}}}},
+			testmodel.Turn{ToolCalls: []testmodel.ToolCall{{Name: "ask_mid", Args: map[string]any{"prompt": "two"}}}},
+			testmodel.Turn{Text: "done"},
+		)
+		mid := scripted(t,
+			testmodel.Turn{ToolCalls: []testmodel.ToolCall{{Name: "ask_leaf", Args: map[string]any{"prompt": "leaf"}}}},
+			testmodel.Turn{Text: "mid done"},
+		)
+		p, err := pool.Build(pool.Config{
+			Agents: []pool.AgentSpec{
+				{Name: "boss", Model: boss, Workers: []pool.WorkerSpec{{Name: "mid"}}},
+				{Name: "mid", Model: mid, Workers: []pool.WorkerSpec{{Name: "leaf"}}},
+				{Name: "leaf", Model: scripted(t, testmodel.Turn{Text: "leaf"})},
+			},
+			Default: "boss",
+			Limits:  config.Limits{MaxSpawns: 2},
+		}, pool.Options{Store: memory.New()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = p.Close() })
+		return p
+	}
+	count := func(root string, evs []event.Event) (starts, refused int) {
+		for _, e := range evs {
+			_, inner := event.Unwrap(root, e)
+			switch inner := inner.(type) {
+			case event.SpawnSessionStart:
+				starts++
+			case event.Custom:
+				if inner.EventType == spawn.EventSpawnRefused {
+					refused++
+				}
+			}
+		}
+		return starts, refused
+	}
+	root, out, evs := runWorkflow(t, build(), "boss", "go", nil)
+	if out.StopReason != event.StopCompleted {
+		t.Fatalf("end = %+v", out)
+	}
+	if err := eventtest.CheckInvariants(root, evs); err != nil {
+		t.Fatalf("invariants: %v", err)
+	}
+	sink, got := eventtest.Collect()
+	res, err := build().RunSink(context.Background(), pool.RunRequest{Node: "boss", Prompt: "go"}, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, r := count(root, evs)
+	ws, wr := count(res.SessionID, got())
+	if s != 2 || r != 1 || s != ws || r != wr {
+		t.Errorf("temporal: %d spawns, %d refused; in process: %d, %d; want 2 and 1", s, r, ws, wr)
+	}
+}

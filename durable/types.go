@@ -42,6 +42,9 @@ type SessionInput struct {
 	// is cancelled with spawn.ErrTimeout as its cause once it has run that
 	// long (workflow time), as a child in this process is.
 	Timeout time.Duration `json:"timeout,omitempty"`
+	// Spawns is how many spawns of the tree's budget (max_spawns) were
+	// taken when the session started, as its parent knew them.
+	Spawns int `json:"spawns,omitempty"`
 	// Inject is what the subagent/start hooks injected into the child:
 	// its first model request gets it.
 	Inject []string `json:"inject,omitempty"`
@@ -58,6 +61,9 @@ type SessionOutput struct {
 	TotalCost  float64          `json:"total_cost"`
 	DurationMS int64            `json:"duration_ms"`
 	Messages   []model.Message  `json:"messages,omitempty"`
+	// Spawns is how many spawns the session's subtree took from the
+	// tree's budget.
+	Spawns int `json:"spawns,omitempty"`
 }
 
 // Pending is what a session's workflow emitted and stored since its last

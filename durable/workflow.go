@@ -85,6 +85,9 @@ func (e *Engine) Session(wctx workflow.Context, in SessionInput) (SessionOutput,
 	rt := spawn.NewRuntime(spawn.Config{Store: journalStore{j: j}, Limits: e.Limits, Lookup: e.Lookup, Names: e.Names})
 	inv := spawn.NewEnvInvocation(rt, env, in.Session, in.RunID, in.Prompt, in.ToolCallID, in.History, j)
 
+	// The tree's budget (max_spawns) as the parent knew it: this run
+	// counts on from there, and reports what its subtree took.
+	inv.AddSpawns(in.Spawns)
 	for _, c := range in.Inject {
 		inv.Inject(c)
 	}
@@ -122,7 +125,7 @@ func (e *Engine) Session(wctx workflow.Context, in SessionInput) (SessionOutput,
 	childUsage, childCost := inv.ChildTotals()
 	out := SessionOutput{Output: res.Output, StopReason: res.StopReason, Usage: res.Usage, Cost: res.Cost,
 		TotalUsage: res.Usage, TotalCost: res.Cost + childCost, Messages: res.Messages,
-		DurationMS: workflow.Now(wctx).Sub(started).Milliseconds()}
+		DurationMS: workflow.Now(wctx).Sub(started).Milliseconds(), Spawns: inv.SpawnsTaken() - in.Spawns}
 	out.TotalUsage.Add(childUsage)
 	if res.Err != nil {
 		out.Error = res.Err.Error()
