@@ -150,6 +150,9 @@ type run struct {
 	// env is the run's surroundings under a durable engine (spawn.Env);
 	// nil in this process's runs, which take the direct paths.
 	env spawn.Env
+	// hooks are the agent's Hooks, or, under an Env that is a HookEnv,
+	// the same hooks called through it.
+	hooks Hooks
 }
 
 // running maps the invocation of every agent run in progress to its run,
@@ -252,7 +255,10 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 	// Room for the prompt and a tool round trip without growing.
 	msgs := make([]model.Message, len(inv.History), len(inv.History)+4)
 	copy(msgs, inv.History)
-	r := &run{a: a, inv: inv, sink: inv.Sink, msgs: msgs, added: len(msgs), persistCtx: detach.Context(ctx), env: inv.Env}
+	r := &run{a: a, inv: inv, sink: inv.Sink, msgs: msgs, added: len(msgs), persistCtx: detach.Context(ctx), env: inv.Env, hooks: a.cfg.Hooks}
+	if he, ok := r.env.(HookEnv); ok && r.hooks != nil {
+		r.hooks = envHooks{env: he, inv: inv, agent: a.cfg.Name, local: r.hooks}
+	}
 	if spawn.InvocationFrom(ctx) != inv {
 		ctx = spawn.WithInvocation(ctx, inv)
 	}
@@ -267,7 +273,7 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 		r.mu.Unlock()
 		// Async children must end before this session does (their events
 		// belong inside this session's span).
-		inv.WaitAsync()
+		inv.AwaitAsync(ctx)
 		r.end()
 	}()
 
@@ -275,7 +281,7 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 	r.tools, r.specs = a.toolsFor(ctx, r.sink)
 
 	prompt := inv.Prompt
-	if h := a.cfg.Hooks; h != nil && prompt != "" {
+	if h := r.hooks; h != nil && prompt != "" {
 		d := h.PromptSubmit(ctx, PromptInfo{Agent: a.cfg.Name, SessionID: inv.Session.ID, Content: prompt})
 		if d.Block {
 			return r.fail(ctx, fmt.Errorf("prompt blocked: %s", d.Reason), event.StopError, "blocked")
@@ -307,7 +313,7 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 		if a.output != nil {
 			req.Output = a.output.req
 		}
-		if h := a.cfg.Hooks; h != nil {
+		if h := r.hooks; h != nil {
 			req = h.ModelRequest(ctx, a.cfg.Name, inv.Session.ID, req)
 		}
 		msg, finish, stored, err := r.streamTurn(ctx, req)
@@ -337,7 +343,7 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 			if ctx.Err() != nil {
 				return r.abort(ctx, context.Cause(ctx))
 			}
-			if h := a.cfg.Hooks; h != nil {
+			if h := r.hooks; h != nil {
 				if d := h.TurnStop(ctx, TurnStopInfo{Agent: a.cfg.Name, SessionID: inv.Session.ID, FinalMessage: finalText}); d.Continue {
 					r.append(ctx, model.Message{Role: model.RoleUser, Parts: []model.Part{{Kind: model.PartText, Text: d.Reason}}, Synthetic: true})
 					continue
@@ -383,6 +389,12 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 // injected context is waiting, blocking while async children still run.
 func (r *run) waitInjected(ctx context.Context) bool {
 	inbox := r.inv.Inbox()
+	if r.env != nil {
+		// A workflow waits through its Env (the children's ends and the
+		// cancellation come from its other coroutines).
+		r.env.Await(ctx, func() bool { return inbox.Len() > 0 || r.inv.PendingAsync() == 0 || ctx.Err() != nil })
+		return inbox.Len() > 0
+	}
 	for {
 		if inbox.Len() > 0 {
 			return true
@@ -416,7 +428,7 @@ func (r *run) drainInbox(ctx context.Context) {
 func (r *run) fail(ctx context.Context, err error, stop event.StopReason, code string) spawn.Result {
 	// The run's error is the last event of its session: async children
 	// (whose ends belong to this session) must end before it.
-	r.inv.WaitAsync()
+	r.inv.AwaitAsync(ctx)
 	r.sink.Emit(event.RunError{Message: err.Error(), Code: code, RunID: r.inv.RunID, AgentName: r.a.cfg.Name})
 	return spawn.Result{Output: r.lastText(), StopReason: stop, Err: err}
 }
@@ -425,7 +437,7 @@ func (r *run) abort(ctx context.Context, cause error) spawn.Result {
 	if cause == nil {
 		cause = context.Canceled
 	}
-	r.inv.WaitAsync() // see fail
+	r.inv.AwaitAsync(ctx) // see fail
 	msg, code := "run cancelled: ", "aborted"
 	if errors.Is(cause, spawn.ErrTimeout) {
 		// The spawn's own timeout: an error, not a cancellation.
@@ -447,6 +459,10 @@ func (r *run) lastText() string {
 	}
 	return ""
 }
+
+// Hooks returns the agent's hooks (nil: none): what a durable engine's
+// hook activity calls (HookEnv).
+func (a *Agent) Hooks() Hooks { return a.cfg.Hooks }
 
 // Tool returns the agent's own tool of that name (what a durable engine's
 // tool activity runs for a call of the agent's run).

@@ -3,8 +3,10 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/agentpool/agentpool/model"
+	"github.com/agentpool/agentpool/spawn"
 	"github.com/agentpool/agentpool/tool"
 )
 
@@ -66,4 +68,156 @@ type TurnStopInfo struct {
 type StopDecision struct {
 	Continue bool
 	Reason   string
+}
+
+// HookEnv is implemented by a spawn.Env whose run must not do I/O (a
+// durable engine's workflow): the agent's hooks, which may run commands,
+// are then called through it, where I/O may be done (on Temporal, an
+// activity on a worker calls the agent's own Hooks with CallHook), and
+// their answers come back to the run. An Env that does not implement it
+// has the hooks called in the run, as in this process.
+type HookEnv interface {
+	// RunHook calls point (Hook*) of the Hooks of the named agent with
+	// payload in, for inv's session, and decodes the answer into out. An
+	// error leaves out as it was: the caller's default.
+	RunHook(ctx context.Context, inv *spawn.Invocation, agent, point string, in, out any) error
+}
+
+// The points of Hooks, as HookEnv and CallHook name them.
+const (
+	HookPromptSubmit = "agent/prompt-submit"
+	HookModelRequest = "agent/request"
+	HookPreTool      = "tools/pre-execute"
+	HookPostTool     = "tools/post-execute"
+	HookTurnStop     = "agent/turn-stop"
+)
+
+// RequestInfo is the payload of HookModelRequest.
+type RequestInfo struct {
+	Agent     string        `json:"agent"`
+	SessionID string        `json:"session_id"`
+	Request   model.Request `json:"request"`
+}
+
+// PostToolInfo is the payload of HookPostTool.
+type PostToolInfo struct {
+	Tool   ToolInfo    `json:"tool"`
+	Result tool.Result `json:"result"`
+}
+
+// CallHook calls point of h with the JSON payload in (what a HookEnv's
+// RunHook was given) and returns the answer, for a HookEnv's side that
+// may do I/O.
+func CallHook(ctx context.Context, h Hooks, point string, in []byte) (any, error) {
+	switch point {
+	case HookPromptSubmit:
+		var p PromptInfo
+		if err := json.Unmarshal(in, &p); err != nil {
+			return nil, err
+		}
+		return h.PromptSubmit(ctx, p), nil
+	case HookModelRequest:
+		var p RequestInfo
+		if err := json.Unmarshal(in, &p); err != nil {
+			return nil, err
+		}
+		return h.ModelRequest(ctx, p.Agent, p.SessionID, &p.Request), nil
+	case HookPreTool:
+		var p ToolInfo
+		if err := json.Unmarshal(in, &p); err != nil {
+			return nil, err
+		}
+		return h.PreTool(ctx, p), nil
+	case HookPostTool:
+		var p PostToolInfo
+		if err := json.Unmarshal(in, &p); err != nil {
+			return nil, err
+		}
+		return h.PostTool(ctx, p.Tool, p.Result), nil
+	case HookTurnStop:
+		var p TurnStopInfo
+		if err := json.Unmarshal(in, &p); err != nil {
+			return nil, err
+		}
+		return h.TurnStop(ctx, p), nil
+	}
+	return nil, fmt.Errorf("unknown hook point %q", point)
+}
+
+// QuietHooks is implemented by Hooks that can tell a point with nothing
+// to run (no listener; hook.Registry): under a HookEnv such a point is
+// called in the run itself, where it does no I/O, rather than through the
+// Env (an activity per model request and tool call saved).
+type QuietHooks interface {
+	Quiet(point string) bool
+}
+
+// envHooks are the Hooks of a run under a HookEnv: each call goes through
+// it; a call that fails gives the point's default (a tool call is denied:
+// approval fails closed).
+type envHooks struct {
+	env   HookEnv
+	inv   *spawn.Invocation
+	agent string
+	local Hooks // the agent's own, for the quiet points
+}
+
+// quiet reports whether point runs in the run (see QuietHooks).
+func (h envHooks) quiet(point string) bool {
+	q, ok := h.local.(QuietHooks)
+	return ok && q.Quiet(point)
+}
+
+func (h envHooks) PromptSubmit(ctx context.Context, p PromptInfo) PromptDecision {
+	if h.quiet(HookPromptSubmit) {
+		return h.local.PromptSubmit(ctx, p)
+	}
+	var d PromptDecision
+	_ = h.env.RunHook(ctx, h.inv, h.agent, HookPromptSubmit, p, &d)
+	return d
+}
+
+func (h envHooks) ModelRequest(ctx context.Context, agent, sessionID string, req *model.Request) *model.Request {
+	if h.quiet(HookModelRequest) {
+		return h.local.ModelRequest(ctx, agent, sessionID, req)
+	}
+	var out model.Request
+	if err := h.env.RunHook(ctx, h.inv, h.agent, HookModelRequest, RequestInfo{Agent: agent, SessionID: sessionID, Request: *req}, &out); err != nil {
+		return req
+	}
+	return &out
+}
+
+func (h envHooks) PreTool(ctx context.Context, t ToolInfo) ToolDecision {
+	if h.quiet(HookPreTool) {
+		return h.local.PreTool(ctx, t)
+	}
+	var d ToolDecision
+	if err := h.env.RunHook(ctx, h.inv, h.agent, HookPreTool, t, &d); err != nil {
+		return ToolDecision{Reason: "the tools/pre-execute hooks could not run: " + err.Error()}
+	}
+	if string(d.Input) == "null" {
+		d.Input = nil // no new input (JSON's null), not the input null
+	}
+	return d
+}
+
+func (h envHooks) PostTool(ctx context.Context, t ToolInfo, res tool.Result) tool.Result {
+	if h.quiet(HookPostTool) {
+		return h.local.PostTool(ctx, t, res)
+	}
+	out := res
+	if err := h.env.RunHook(ctx, h.inv, h.agent, HookPostTool, PostToolInfo{Tool: t, Result: res}, &out); err != nil {
+		return res
+	}
+	return out
+}
+
+func (h envHooks) TurnStop(ctx context.Context, s TurnStopInfo) StopDecision {
+	if h.quiet(HookTurnStop) {
+		return h.local.TurnStop(ctx, s)
+	}
+	var d StopDecision
+	_ = h.env.RunHook(ctx, h.inv, h.agent, HookTurnStop, s, &d)
+	return d
 }

@@ -24,13 +24,35 @@ const EventToolsetError = "toolset_error"
 // each name once (the first wins).
 func (a *Agent) toolsFor(ctx context.Context, sink event.Sink) (map[string]tool.Tool, []model.ToolSpec) {
 	extra := tool.ExtraFrom(ctx)
-	for _, ts := range append(a.cfg.Toolsets[:len(a.cfg.Toolsets):len(a.cfg.Toolsets)], tool.ToolsetsFrom(ctx)...) {
-		if inv := spawn.InvocationFrom(ctx); inv != nil && inv.Env != nil {
+	toolsets := append(a.cfg.Toolsets[:len(a.cfg.Toolsets):len(a.cfg.Toolsets)], tool.ToolsetsFrom(ctx)...)
+	var (
+		inv     *spawn.Invocation
+		listed  []ToolsetList // the agent's toolsets, listed by a ToolsetEnv
+		listErr error
+	)
+	if len(toolsets) > 0 {
+		inv = spawn.InvocationFrom(ctx)
+	}
+	if inv != nil && inv.Env != nil && len(a.cfg.Toolsets) > 0 {
+		if te, ok := inv.Env.(ToolsetEnv); ok {
+			listed, listErr = te.ListToolsets(ctx, inv, a.cfg.Name)
+		}
+	}
+	for i, ts := range toolsets {
+		if inv != nil && inv.Env != nil {
 			// Asking a toolset is I/O, which a durable engine's
-			// deterministic run cannot do.
-			sink.Emit(event.Custom{EventType: EventToolsetError, Source: "agent", EventData: map[string]any{
-				"agent": a.cfg.Name, "toolset": ts.Name(), "error": "toolsets are not available under a durable execution engine",
-			}})
+			// deterministic run cannot do: its Env lists the agent's
+			// own toolsets where they run (a worker), and runs their
+			// calls there too; a context's toolsets (a client's) are not
+			// there.
+			got, err := envToolset(listed, listErr, i, len(a.cfg.Toolsets))
+			if err != nil {
+				sink.Emit(event.Custom{EventType: EventToolsetError, Source: "agent", EventData: map[string]any{
+					"agent": a.cfg.Name, "toolset": ts.Name(), "error": err.Error(),
+				}})
+				continue
+			}
+			extra = append(got, extra...)
 			continue
 		}
 		got, err := ts.Tools(ctx)
@@ -127,7 +149,7 @@ func (r *run) runTool(ctx context.Context, c model.Part) model.Part {
 
 // execute runs one tool through the hook seams.
 func (r *run) execute(ctx context.Context, t tool.Tool, call tool.Call) tool.Result {
-	h := r.a.cfg.Hooks
+	h := r.hooks
 	if h == nil {
 		return r.call(ctx, t, call)
 	}

@@ -32,6 +32,13 @@ var HeartbeatEvery = 2 * time.Second
 type Activities struct {
 	Store  session.Store
 	Lookup func(name string) (spawn.Node, bool)
+	// Runtime is the pool's runtime, whose Lifecycle (the subagent
+	// hooks, and the session hooks of the same value) the engine calls;
+	// nil: none.
+	Runtime *spawn.Runtime
+
+	rtOnce sync.Once
+	rt     *spawn.Runtime // the hooks' runtime when Runtime is nil
 }
 
 // Write writes what a workflow has pending (see Pending).
@@ -251,12 +258,29 @@ func (a *Activities) Tool(ctx context.Context, in ToolInput) (ToolOutput, error)
 	}
 	t, ok := ag.Tool(in.Call.Name)
 	if !ok {
+		// A tool of the agent's toolsets (an MCP server's), which the
+		// worker's pool runs.
+		t, ok = ag.ToolsetTool(ctx, in.Call.Name)
+	}
+	if !ok {
 		return ToolOutput{Result: tool.Errorf("unknown tool %q", in.Call.Name), AfterSeq: after}, nil
 	}
 	stop := heartbeat(ctx)
 	res := tool.Run(ctx, t, in.Call)
 	stop()
 	return ToolOutput{Result: res, AfterSeq: after}, nil
+}
+
+// Toolsets lists the tools of the agent's toolsets on this worker (an
+// MCP server is started here on first use).
+func (a *Activities) Toolsets(ctx context.Context, name string) ([]agent.ToolsetList, error) {
+	ag, err := a.agent(name)
+	if err != nil {
+		return nil, err
+	}
+	stop := heartbeat(ctx)
+	defer stop()
+	return ag.ListToolsets(ctx), nil
 }
 
 // End writes what is pending and the session's final record (once: a

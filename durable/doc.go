@@ -54,9 +54,38 @@
 // submit through Pool.RunSink, which keeps the session's claim, its hooks
 // and the processor's watchers.
 //
+// # Async tasks, limits, hooks, toolsets
+//
+// An async (background) task is a child workflow started in a workflow
+// coroutine of its own: the task call returns its task id at once, the
+// child's end is delivered to the parent's inbox (its next model request)
+// and the parent waits for its outstanding children before it ends, as in
+// this process (spawn.Env.Await, spawn.Invocation.StartTask and EndTask).
+// max_children is a count of the session's running children (further
+// spawns wait), max_spawns a count of the tree's spawns passed down and
+// back up (SessionInput.Spawns, SessionOutput.Spawns), the spawn timeout a workflow timer in the child that
+// cancels its run with spawn.ErrTimeout as the cause (SessionInput.Timeout).
+//
+// Hooks run on the worker: a hook point with listeners is the Hook
+// activity (agent.HookEnv for the agent's points; subagent/start and /end
+// and the root's session/start and /end from the workflow when the pool
+// has them and the submitter does not run them itself, as pool.RunSink
+// does: SessionInput.SubmitterHooks); its answer and what it injected come back to the workflow,
+// the events it emitted are journaled. A point without listeners is
+// called in the workflow (it does no I/O: agent.QuietHooks). An agent's
+// toolsets (MCP servers) are listed by the Toolsets activity and their
+// calls are Tool activities, on the worker (agent.ToolsetEnv).
+//
 // # Limits
 //
-// Async (background) tasks, spawn timeouts, hooks that do I/O, and
-// toolsets (MCP) are not available under this engine: an async task is
-// refused with an error result, a toolset is a toolset_error event.
+// max_spawns: a child starts with its parent's count of the tree's spawns
+// and its subtree's are added to the parent's when it ends: exact for
+// delegations waited for one at a time; concurrent children may together
+// take more than the budget. Toolsets a run's context
+// carries (a client's MCP servers) are a toolset_error. A hook's
+// per-process state (the command bridge's transcripts, loop guard, a
+// tool call's duration) does not travel between workers; what an async
+// command hook says after its step ended is dropped; hook_run records of
+// session/start and session/end are not stored. A turn's text
+// reaches the follower when the turn is complete.
 package durable

@@ -118,10 +118,14 @@ type fakeAPI struct {
 	chunkDelay time.Duration
 	fan        int  // ask_worker calls of the boss's first turn (1 when 0)
 	echo       bool // the boss's first turn also calls the tool echo
-	mu         sync.Mutex
-	log        []call
-	midStream  chan string // the key of a worker-model request after its 3rd chunk (once)
-	once       sync.Once
+	// async: the boss's first turn starts a background task (task with
+	// async_mode) on the worker, its second says it waits, and the one
+	// after the task's result answers.
+	async     bool
+	mu        sync.Mutex
+	log       []call
+	midStream chan string // the key of a worker-model request after its 3rd chunk (once)
+	once      sync.Once
 }
 
 type call struct {
@@ -150,7 +154,8 @@ func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Model    string `json:"model"`
 		Messages []struct {
-			Role string `json:"role"`
+			Role    string `json:"role"`
+			Content any    `json:"content"`
 		} `json:"messages"`
 	}
 	_ = json.Unmarshal(raw, &body)
@@ -169,8 +174,17 @@ func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		frames = append(frames, chunk(`{}`, "stop"))
 		delay = f.chunkDelay
+	case f.async && body.Messages[len(body.Messages)-1].Role == "user" && strings.Contains(fmt.Sprint(body.Messages[len(body.Messages)-1].Content), "Background task"):
+		frames = []string{chunk(`{"content":"The worker says: 42."}`, ""), chunk(`{}`, "stop")}
+	case f.async && body.Messages[len(body.Messages)-1].Role == "tool":
+		frames = []string{chunk(`{"content":"Waiting for the worker."}`, ""), chunk(`{}`, "stop")}
 	case body.Messages[len(body.Messages)-1].Role == "tool":
 		frames = []string{chunk(`{"content":"The worker says: 42."}`, ""), chunk(`{}`, "stop")}
+	case f.async:
+		frames = []string{
+			chunk(`{"role":"assistant","tool_calls":[{"index":0,"id":"call_bg","type":"function","function":{"name":"task","arguments":"{\"agent_or_team\":\"worker\",\"prompt\":\"What is 6*7?\",\"async_mode\":true}"}}]}`, ""),
+			chunk(`{}`, "tool_calls"),
+		}
 	default:
 		for k := range max(f.fan, 1) {
 			frames = append(frames, chunk(fmt.Sprintf(`{"role":"assistant","tool_calls":[{"index":%d,"id":"call_%d","type":"function","function":{"name":"ask_worker","arguments":"{\"prompt\":\"What is 6*7?\"}"}}]}`, k, k), ""))

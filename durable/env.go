@@ -20,9 +20,6 @@ import (
 	"github.com/agentpool/agentpool/tool"
 )
 
-// ErrAsync refuses a background task: not available under this engine.
-var ErrAsync = errors.New("background (async) tasks are not available under the temporal engine; run the task without async_mode")
-
 // Activity options of the workflow's steps.
 var (
 	// A model turn: retried twice at most (a completed one is never
@@ -56,6 +53,11 @@ type wfEnv struct {
 	// session's log is appended in one order, each write from the length
 	// the last one left.
 	writing bool
+	// children counts the session's running children (max_children).
+	children int
+	// lifecycle and sessions say that the pool has subagent hooks and
+	// session hooks (the same on every worker: the pool's configuration).
+	lifecycle, sessions bool
 }
 
 // locked runs fn as the session's only writer of its log.
@@ -145,6 +147,24 @@ func (e *wfEnv) Tool(ctx context.Context, inv *spawn.Invocation, name string, ca
 	return out.Result
 }
 
+// listOptions: listing a toolset's tools is idempotent (retried); an
+// MCP server may take a while to start.
+var listOptions = workflow.ActivityOptions{
+	StartToCloseTimeout: 5 * time.Minute, HeartbeatTimeout: 10 * time.Second,
+	RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 3},
+}
+
+// ListToolsets implements agent.ToolsetEnv: the Toolsets activity, on a
+// worker, where the pool's toolsets run (their calls are Tool activities).
+func (e *wfEnv) ListToolsets(ctx context.Context, inv *spawn.Invocation, name string) ([]agent.ToolsetList, error) {
+	wc := e.wctx(ctx)
+	var out []agent.ToolsetList
+	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(wc, listOptions), actToolsets, name).Get(wc, &out); err != nil {
+		return nil, fmt.Errorf("list the toolsets on a worker: %w", err)
+	}
+	return out, nil
+}
+
 // write writes what is pending (before a step whose events must follow it
 // in the log, and at the end).
 func (e *wfEnv) write(wc workflow.Context) error {
@@ -160,15 +180,28 @@ func (e *wfEnv) write(wc workflow.Context) error {
 	return nil
 }
 
-// Spawn implements spawn.Env: the child session is created by an
+// Spawn implements spawn.Env: it waits for a slot among the session's
+// running children (max_children); the child session is created by an
 // activity, which also writes its spawn_session_start; the child runs as a
-// child workflow whose id is its session id; its end is written with the
-// parent's next step.
+// child workflow whose id is its session id, under the spawn's timeout;
+// its end is written with the parent's next step. An async child runs in
+// a workflow coroutine of its own: the call returns its task at once, and
+// its end is delivered to the session's inbox (spawn.Invocation.EndTask),
+// as in this process.
 func (e *wfEnv) Spawn(ctx context.Context, parent *spawn.Invocation, req spawn.Request) (spawn.Child, error) {
-	if req.Async {
-		return spawn.Child{}, ErrAsync
-	}
 	wc := e.wctx(ctx)
+	limits := parent.Runtime.Limits()
+	if e.children >= limits.MaxChildren {
+		err := workflow.Await(wc, func() bool { return e.children < limits.MaxChildren || ctx.Err() != nil })
+		if err != nil || ctx.Err() != nil {
+			cause := context.Cause(ctx)
+			if cause == nil {
+				cause = context.Canceled // the workflow's, not yet the run's
+			}
+			return spawn.Child{}, fmt.Errorf("cannot spawn %s: %w", req.Node.Name(), cause)
+		}
+	}
+	e.children++
 	now := workflow.Now(wc)
 	depth := parent.Session.Depth + 1
 	title := req.Description
@@ -187,18 +220,22 @@ func (e *wfEnv) Spawn(ctx context.Context, parent *spawn.Invocation, req spawn.R
 		meta[k] = v
 	}
 	meta["prompt"] = cutText(req.Prompt, 200)
-	meta["max_depth"] = parent.Runtime.Limits().MaxDepth
+	meta["max_depth"] = limits.MaxDepth
+	start := event.SpawnSessionStart{
+		ChildSessionID: child.ID, ParentSessionID: parent.Session.ID, ToolCallID: req.ToolCallID,
+		SpawnMechanism: req.Mechanism, RunMode: event.RunModeSync, SourceName: child.AgentName,
+		SourceType: child.SourceType, Depth: depth, Description: req.Description, Metadata: meta,
+		ModelID: req.Node.ModelID(),
+	}
+	if req.Async {
+		start.RunMode, start.TaskID = event.RunModeAsync, e.NewID(ctx, id.Task)
+	}
 	// The start is written by the activity that creates the child, after
 	// it: a follower that reads it finds the child.
 	var err error
 	e.locked(wc, func() {
 		pending := e.j.take()
-		pending.Events = append(pending.Events, encode(event.SpawnSessionStart{
-			ChildSessionID: child.ID, ParentSessionID: parent.Session.ID, ToolCallID: req.ToolCallID,
-			SpawnMechanism: req.Mechanism, RunMode: event.RunModeSync, SourceName: child.AgentName,
-			SourceType: child.SourceType, Depth: depth, Description: req.Description, Metadata: meta,
-			ModelID: req.Node.ModelID(),
-		}))
+		pending.Events = append(pending.Events, encode(start))
 		if err = workflow.ExecuteActivity(workflow.WithActivityOptions(wc, storeOptions), actCreate, CreateInput{Pending: pending, Session: child}).Get(wc, nil); err != nil {
 			// Nothing may have been emitted: the start goes with the failure.
 			pending.Events = pending.Events[:len(pending.Events)-1]
@@ -208,34 +245,72 @@ func (e *wfEnv) Spawn(ctx context.Context, parent *spawn.Invocation, req spawn.R
 		e.j.written(pending, 0)
 	})
 	if err != nil {
+		e.children--
 		return spawn.Child{}, fmt.Errorf("cannot spawn %s: %w", req.Node.Name(), err)
 	}
+	timeout := req.Timeout
+	if timeout <= 0 {
+		timeout = limits.Timeout
+	}
+	in := SessionInput{Session: child, RunID: e.ids.AscendingAt(id.Run, now), Prompt: req.Prompt,
+		History: model.CloneMessages(req.History), ToolCallID: req.ToolCallID, Timeout: timeout,
+		Spawns: parent.SpawnsTaken()}
+	info := spawn.StartInfo{
+		ChildSessionID: child.ID, ParentSessionID: parent.Session.ID, Name: child.AgentName,
+		SourceType: child.SourceType, Depth: depth, Mechanism: req.Mechanism, RunMode: start.RunMode,
+		ParentAgent: parent.Session.AgentName,
+	}
+	if e.lifecycle {
+		// subagent/start, before the child runs: what it injects into the
+		// child is in the child's first model request.
+		if out, err := e.hook(ctx, HookInput{Point: hookSubagentStart, Session: parent.Session, RunID: parent.RunID, Child: &child}, info); err == nil {
+			in.Inject = out.ChildInjected
+			for _, c := range out.Injected {
+				parent.Inject(c)
+			}
+			if len(out.Events) > 0 {
+				// Before the child's first events, as in this process.
+				e.locked(wc, func() { _ = e.write(wc) })
+			}
+		}
+	}
+	if !req.Async {
+		return spawn.Child{SessionID: child.ID, Result: e.runChild(wc, parent, &req, in, &info)}, nil
+	}
+	task := parent.StartTask(start.TaskID, child.ID, child.AgentName)
+	workflow.Go(wc, func(c workflow.Context) {
+		parent.EndTask(task, e.runChild(c, parent, &req, in, &info))
+	})
+	return spawn.Child{SessionID: child.ID, TaskID: task.ID}, nil
+}
 
+// runChild runs the child workflow of in, rolls its totals up into the
+// parent, emits its spawn_session_end and gives its slot back.
+func (e *wfEnv) runChild(wc workflow.Context, parent *spawn.Invocation, req *spawn.Request, in SessionInput, info *spawn.StartInfo) spawn.Result {
+	defer func() { e.children-- }()
+	child := in.Session
 	cwc := workflow.WithChildOptions(wc, workflow.ChildWorkflowOptions{
 		WorkflowID: child.ID, TaskQueue: e.queue,
 		ParentClosePolicy:   enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
 		WaitForCancellation: true, // its end (aborted) is written before the parent's spawn_session_end
 	})
-	in := SessionInput{Session: child, RunID: e.ids.AscendingAt(id.Run, now), Prompt: req.Prompt,
-		History: model.CloneMessages(req.History), ToolCallID: req.ToolCallID}
 	var out SessionOutput
 	res := spawn.Result{}
-	if err := workflow.ExecuteChildWorkflow(cwc, WorkflowName, in).Get(wc, &out); err != nil {
+	err := workflow.ExecuteChildWorkflow(cwc, WorkflowName, in).Get(wc, &out)
+	if err != nil {
 		res.StopReason, res.Err = event.StopError, err
 		if wc.Err() != nil || temporal.IsCanceledError(err) {
 			res.StopReason = event.StopAborted
 		}
 		out.Error = err.Error()
 	} else {
-		res = spawn.Result{Output: out.Output, StopReason: out.StopReason, Usage: out.Usage, Cost: out.Cost, Messages: out.Messages}
-		if out.Error != "" {
-			res.Err = errors.New(out.Error)
-		}
+		res = out.Result()
 	}
 	parent.AddChildTotals(out.TotalUsage, out.TotalCost)
+	parent.AddSpawns(out.Spawns) // the child's subtree counts against the tree's budget
 	end := event.SpawnSessionEnd{
 		ChildSessionID: child.ID, ParentSessionID: parent.Session.ID, ToolCallID: req.ToolCallID,
-		SourceName: child.AgentName, SourceType: child.SourceType, Depth: depth,
+		SourceName: child.AgentName, SourceType: child.SourceType, Depth: child.Depth,
 		StopReason: res.StopReason, LastAssistantMessage: res.Output, Error: out.Error,
 		Cost: out.TotalCost, DurationMS: out.DurationMS,
 	}
@@ -244,7 +319,24 @@ func (e *wfEnv) Spawn(ctx context.Context, parent *spawn.Invocation, req spawn.R
 		end.Usage = &u
 	}
 	parent.Sink.Emit(end)
-	return spawn.Child{SessionID: child.ID, Result: res}, nil
+	if e.lifecycle {
+		_, _ = e.hook(context.WithValue(context.Background(), branchKey{}, wc), HookInput{Point: hookSubagentEnd, Session: parent.Session, RunID: parent.RunID}, spawn.EndInfo{
+			StartInfo: *info, StopReason: res.StopReason, LastAssistantMessage: res.Output,
+			LastAssistant: spawn.LastAssistant(res), HasResult: err == nil, Usage: out.TotalUsage, DurationMS: out.DurationMS,
+		})
+	}
+	return res
+}
+
+// Await implements spawn.Env: workflow.Await, on after a cancellation of
+// the workflow (cond says when to stop).
+func (e *wfEnv) Await(ctx context.Context, cond func() bool) {
+	wc := e.wctx(ctx)
+	for !cond() {
+		if err := workflow.Await(wc, cond); err != nil {
+			wc, _ = workflow.NewDisconnectedContext(wc)
+		}
+	}
 }
 
 // Parallel implements spawn.Env: one workflow coroutine per branch.

@@ -32,7 +32,11 @@ func (j *journal) take() Pending {
 
 // written records that p was written and the log has n events more
 // beyond it.
-func (j *journal) written(p Pending, n int64) { j.seq = p.AfterSeq + int64(len(p.Events)) + n }
+func (j *journal) written(p Pending, n int64) {
+	// max: a branch's call that carried nothing may end after another
+	// branch wrote (the log only grows).
+	j.seq = max(j.seq, p.AfterSeq+int64(len(p.Events))+n)
+}
 
 // failed gives p back: the activity that carried it failed, having written
 // some, all or none of it; the next write looks before writing.

@@ -31,6 +31,9 @@ type RootRequest struct {
 	Stored  session.Session
 	History []model.Message
 	RunID   string
+	// SubmitterHooks: the caller runs the root's session/start and /end
+	// hooks (SessionInput.SubmitterHooks).
+	SubmitterHooks bool
 }
 
 // RunRoot runs a root session on Temporal: it creates the session in the
@@ -52,7 +55,7 @@ func RunRoot(ctx context.Context, c client.Client, st session.Store, req RootReq
 	if runID == "" {
 		runID = id.AscendingAt(id.Run, now)
 	}
-	in := SessionInput{Session: root, RunID: runID, Prompt: req.Prompt, History: req.History, AfterSeq: afterSeq}
+	in := SessionInput{Session: root, RunID: runID, Prompt: req.Prompt, History: req.History, AfterSeq: afterSeq, SubmitterHooks: req.SubmitterHooks}
 	// Started even when ctx ends meanwhile: the cancellation below ends
 	// the run aborted, as a cancelled run in this process ends.
 	run, err := c.ExecuteWorkflow(context.WithoutCancel(ctx), client.StartWorkflowOptions{ID: sid, TaskQueue: req.TaskQueue,

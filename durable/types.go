@@ -23,6 +23,8 @@ const (
 	actTurn        = activityPrefix + "Turn"
 	actTool        = activityPrefix + "Tool"
 	actEnd         = activityPrefix + "End"
+	actHook        = activityPrefix + "Hook"
+	actToolsets    = activityPrefix + "Toolsets"
 )
 
 // SessionInput starts a session's workflow.
@@ -36,6 +38,21 @@ type SessionInput struct {
 	// AfterSeq is how many events the session's log has before this run
 	// (a resumed root's); 0 for a new session.
 	AfterSeq int64 `json:"after_seq,omitempty"`
+	// Timeout, when more than 0, is the spawn's timeout: the session's run
+	// is cancelled with spawn.ErrTimeout as its cause once it has run that
+	// long (workflow time), as a child in this process is.
+	Timeout time.Duration `json:"timeout,omitempty"`
+	// Spawns is how many spawns of the tree's budget (max_spawns) were
+	// taken when the session started, as its parent knew them.
+	Spawns int `json:"spawns,omitempty"`
+	// Inject is what the subagent/start hooks injected into the child:
+	// its first model request gets it.
+	Inject []string `json:"inject,omitempty"`
+	// SubmitterHooks reports that the root's submitter runs its
+	// session/start and /end hooks itself (a pool: pool.Pool.RunSink,
+	// which also keeps an editor's hook session open across prompts), so
+	// the workflow must not run them again.
+	SubmitterHooks bool `json:"submitter_hooks,omitempty"`
 }
 
 // SessionOutput is how a session's workflow ended.
@@ -49,6 +66,9 @@ type SessionOutput struct {
 	TotalCost  float64          `json:"total_cost"`
 	DurationMS int64            `json:"duration_ms"`
 	Messages   []model.Message  `json:"messages,omitempty"`
+	// Spawns is how many spawns the session's subtree took from the
+	// tree's budget.
+	Spawns int `json:"spawns,omitempty"`
 }
 
 // Pending is what a session's workflow emitted and stored since its last
@@ -100,4 +120,28 @@ type ToolInput struct {
 type EndInput struct {
 	Pending Pending       `json:"pending"`
 	Output  SessionOutput `json:"output"`
+}
+
+// HookInput calls one hook point (see hooks.go) for a session.
+type HookInput struct {
+	Node       string          `json:"node,omitempty"` // the agent, for its points
+	Point      string          `json:"point"`
+	In         json.RawMessage `json:"in"`
+	Session    session.Session `json:"session"`
+	RunID      string          `json:"run_id,omitempty"`
+	Prompt     string          `json:"prompt,omitempty"`
+	ToolCallID string          `json:"tool_call_id,omitempty"`
+	// Child is the child session of subagent/start.
+	Child *session.Session `json:"child,omitempty"`
+}
+
+// HookOutput is a hook point's answer, the events its hooks emitted for
+// the session and what they injected into it (ChildInjected: into the
+// session registered while the point fired: subagent/start's child,
+// session/start's root).
+type HookOutput struct {
+	Out           json.RawMessage   `json:"out,omitempty"`
+	Events        []json.RawMessage `json:"events,omitempty"`
+	Injected      []string          `json:"injected,omitempty"`
+	ChildInjected []string          `json:"child_injected,omitempty"`
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/id"
 	"github.com/agentpool/agentpool/internal/otelpool"
+	"github.com/agentpool/agentpool/model"
+	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/spawn"
 )
 
@@ -57,6 +59,22 @@ func (e *Engine) Session(wctx workflow.Context, in SessionInput) (SessionOutput,
 		c.Done().Receive(c, nil)
 		cancel(context.Canceled)
 	})
+	// The spawn's timeout cancels the run with spawn.ErrTimeout as its
+	// cause (first: the cancellation of its steps that follows does not
+	// change it), then its activities and children, as a timed-out child
+	// is cancelled in this process.
+	wctx, stopSteps := workflow.WithCancel(wctx)
+	defer stopSteps()
+	if in.Timeout > 0 {
+		tc, stopTimer := workflow.WithCancel(wctx)
+		defer stopTimer()
+		workflow.Go(tc, func(c workflow.Context) {
+			if workflow.NewTimer(c, in.Timeout).Get(c, nil) == nil {
+				cancel(fmt.Errorf("%w after %s", spawn.ErrTimeout, in.Timeout))
+				stopSteps()
+			}
+		})
+	}
 	j := &journal{sid: in.Session.ID, seq: in.AfterSeq}
 	env := newEnv(wctx, j, cancel, e.TaskQueue)
 	if in.AfterSeq > 0 || len(in.History) > 0 {
@@ -64,9 +82,33 @@ func (e *Engine) Session(wctx workflow.Context, in SessionInput) (SessionOutput,
 		// first run would make that run's ids (children, messages) again.
 		env.ids = id.NewSeeded(sha256.Sum256([]byte("agentpool/" + in.Session.ID + "/" + in.RunID)))
 	}
+	if e.Runtime != nil {
+		lc := e.Runtime.Lifecycle()
+		_, env.sessions = lc.(sessionHooks)
+		env.lifecycle = lc != nil
+	}
+	root := in.Session.ParentID == ""
 	rt := spawn.NewRuntime(spawn.Config{Store: journalStore{j: j}, Limits: e.Limits, Lookup: e.Lookup, Names: e.Names})
 	inv := spawn.NewEnvInvocation(rt, env, in.Session, in.RunID, in.Prompt, in.ToolCallID, in.History, j)
 
+	// The tree's budget (max_spawns) as the parent knew it: this run
+	// counts on from there, and reports what its subtree took.
+	inv.AddSpawns(in.Spawns)
+	for _, c := range in.Inject {
+		inv.Inject(c)
+	}
+	runSessionHooks := root && env.sessions && !in.SubmitterHooks
+	if runSessionHooks {
+		source := "startup"
+		if in.AfterSeq > 0 {
+			source = "resume"
+		}
+		if out, err := env.hook(ctx, HookInput{Point: hookSessionStart, Session: in.Session, RunID: in.RunID, Prompt: in.Prompt}, sessionPayload{Source: source}); err == nil {
+			for _, c := range append(out.ChildInjected, out.Injected...) {
+				inv.Inject(c)
+			}
+		}
+	}
 	var res spawn.Result
 	node, ok := e.Lookup(in.Session.AgentName)
 	if ok {
@@ -75,6 +117,14 @@ func (e *Engine) Session(wctx workflow.Context, in SessionInput) (SessionOutput,
 		res = spawn.Result{StopReason: event.StopError, Err: fmt.Errorf("%w: %s", spawn.ErrUnknownNode, in.Session.AgentName)}
 		j.Emit(event.RunError{Message: res.Err.Error(), Code: "unknown_node", RunID: in.RunID, AgentName: in.Session.AgentName})
 	}
+	// A node that is no agent may leave async children running: they end
+	// before the session does, as in this process (spawn.Runtime.Release);
+	// what they injected too late for a model request is stored with the
+	// conversation.
+	inv.AwaitAsync(ctx)
+	if left := inv.Injected(); len(left) > 0 {
+		storeUndelivered(ctx, env, j, left)
+	}
 	spawn.Settle(ctx, &res)
 	if ok {
 		nameSessionSpan(wctx, node, in, res)
@@ -82,7 +132,7 @@ func (e *Engine) Session(wctx workflow.Context, in SessionInput) (SessionOutput,
 	childUsage, childCost := inv.ChildTotals()
 	out := SessionOutput{Output: res.Output, StopReason: res.StopReason, Usage: res.Usage, Cost: res.Cost,
 		TotalUsage: res.Usage, TotalCost: res.Cost + childCost, Messages: res.Messages,
-		DurationMS: workflow.Now(wctx).Sub(started).Milliseconds()}
+		DurationMS: workflow.Now(wctx).Sub(started).Milliseconds(), Spawns: inv.SpawnsTaken() - in.Spawns}
 	out.TotalUsage.Add(childUsage)
 	if res.Err != nil {
 		out.Error = res.Err.Error()
@@ -95,6 +145,12 @@ func (e *Engine) Session(wctx workflow.Context, in SessionInput) (SessionOutput,
 	p := j.take()
 	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ec, storeOptions), actEnd, EndInput{Pending: p, Output: out}).Get(ec, nil); err != nil {
 		return out, fmt.Errorf("store the end of session %s: %w", in.Session.ID, err)
+	}
+	if runSessionHooks {
+		// After the session's end, as in this process; what its hooks
+		// emit is recorded only (pool.SessionHooks), so nothing is left
+		// to write.
+		_, _ = env.hook(ctx, HookInput{Point: hookSessionEnd, Session: in.Session, RunID: in.RunID}, sessionPayload{StopReason: out.StopReason})
 	}
 	return out, nil
 }
@@ -112,4 +168,16 @@ func runNode(ctx context.Context, node spawn.Node, inv *spawn.Invocation) (res s
 		}
 	}()
 	return node.Run(spawn.WithInvocation(ctx, inv), inv)
+}
+
+// storeUndelivered journals what was injected into the session after its
+// last model request, as synthetic user messages of its conversation
+// (docs/spec/HOOKS.md §3 rule 6), as spawn's session end does in this
+// process.
+func storeUndelivered(ctx context.Context, env *wfEnv, j *journal, left []string) {
+	now := env.Now(ctx)
+	for _, c := range left {
+		j.msgs = append(j.msgs, session.Message{ID: env.NewID(ctx, id.Message), SessionID: j.sid, CreatedAt: now,
+			Message: model.Message{Role: model.RoleUser, Parts: []model.Part{{Kind: model.PartText, Text: c}}, Synthetic: true}})
+	}
 }

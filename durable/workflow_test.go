@@ -75,7 +75,7 @@ func delegatingPool(t *testing.T, st session.Store) *pool.Pool {
 }
 
 func engineFor(p *pool.Pool) *Engine {
-	return &Engine{Activities: Activities{Store: p.Store(), Lookup: p.Node}, Names: p.NodeNames, Limits: p.Runtime().Limits(), TaskQueue: "test"}
+	return &Engine{Activities: Activities{Store: p.Store(), Lookup: p.Node, Runtime: p.Runtime()}, Names: p.NodeNames, Limits: p.Runtime().Limits(), TaskQueue: "test"}
 }
 
 // runWorkflow runs the root session of node under the test environment

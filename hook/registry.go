@@ -466,6 +466,25 @@ func (r *Registry) TurnStop(ctx context.Context, s agent.TurnStopInfo) agent.Sto
 	return agent.StopDecision{Continue: d.Continue, Reason: d.Reason}
 }
 
+// Quiet implements agent.QuietHooks: point (agent.Hook*) has no listener,
+// so calling it runs only the registry's defaults (the tool_approval
+// policy; an ask that no approver answers), which do no I/O.
+func (r *Registry) Quiet(point string) bool {
+	switch point {
+	case agent.HookPromptSubmit:
+		return r.OnPromptSubmit.Len() == 0
+	case agent.HookModelRequest:
+		return r.OnRequest.Len() == 0
+	case agent.HookPreTool:
+		return r.OnPreExecute.Len() == 0 && r.OnApproval.Len() == 0
+	case agent.HookPostTool:
+		return r.OnPostExecute.Len() == 0 && r.OnToolResult.Len() == 0
+	case agent.HookTurnStop:
+		return r.OnTurnStop.Len() == 0
+	}
+	return false
+}
+
 // --- spawn.Lifecycle ---
 
 // SubagentStart implements spawn.Lifecycle (subagent/start).

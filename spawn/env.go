@@ -43,6 +43,12 @@ type Env interface {
 	Now(ctx context.Context) time.Time
 	// NewID returns a new ascending id with prefix (package id).
 	NewID(ctx context.Context, prefix string) string
+	// Await blocks until cond() holds. cond reads the run's own state,
+	// which the run's other branches and its async children change (the
+	// inbox, PendingAsync); it is checked again whenever that may have
+	// changed. A cancelled ctx does not end the wait: cond says when to
+	// stop (the run's async children end after a cancellation too).
+	Await(ctx context.Context, cond func() bool)
 }
 
 // Turn is what one model turn produced.
@@ -108,6 +114,47 @@ func (inv *Invocation) AddChildTotals(u event.Usage, cost float64) { inv.addChil
 
 // ChildTotals returns the usage and cost of every descendant that ended.
 func (inv *Invocation) ChildTotals() (event.Usage, float64) { return inv.childTotals() }
+
+// AwaitAsync waits until every async child of the session has ended:
+// through its Env when it has one (a wait on a WaitGroup blocks the goroutine, which
+// a workflow must not).
+func (inv *Invocation) AwaitAsync(ctx context.Context) {
+	if inv.Env == nil {
+		inv.async.Wait()
+		return
+	}
+	inv.Env.Await(ctx, func() bool { return inv.PendingAsync() == 0 })
+}
+
+// StartTask records an async child that an Env started for the session:
+// its task (taskID) in the run's task table (task_status, task_output
+// find it), pending (PendingAsync) until EndTask.
+func (inv *Invocation) StartTask(taskID, sessionID, node string) *Task {
+	t := &Task{ID: taskID, SessionID: sessionID, Node: node, done: make(chan struct{})}
+	inv.run.tasks.add(t)
+	inv.h.pendingAsync.Add(1)
+	return t
+}
+
+// EndTask ends a task of StartTask as an async child's end does in this
+// process: its result is the task's, and the message that tells it is
+// injected into the session (its next model request gets it) before the
+// task stops being pending.
+func (inv *Invocation) EndTask(t *Task, res Result) { inv.endTask(t, res) }
+
+// SpawnsTaken reports how many spawns the run's budget (max_spawns) has
+// given, reservations included.
+func (inv *Invocation) SpawnsTaken() int { return int(inv.run.spawns.Load()) }
+
+// AddSpawns counts n spawns made elsewhere against the run's budget: for
+// an Env that runs each session of a tree as a run of its own (the spawns
+// of the tree before a child started, and those of a child's subtree once
+// it ended).
+func (inv *Invocation) AddSpawns(n int) { inv.run.spawns.Add(int64(n)) }
+
+// LastAssistant returns a deep copy of the content blocks of a child's
+// final output, as subagent/end gets them (EndInfo.LastAssistant).
+func LastAssistant(res Result) []model.Part { return lastAssistant(res) }
 
 // Settle completes a node's stop reason as a session's run does when it
 // ends (completed, error, or aborted under a cancelled ctx): for an Env that

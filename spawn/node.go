@@ -100,9 +100,6 @@ type Recorder interface {
 // PendingAsync reports how many async children of this session still run.
 func (inv *Invocation) PendingAsync() int { return int(inv.h.pendingAsync.Load()) }
 
-// WaitAsync waits until every async child of this session has ended.
-func (inv *Invocation) WaitAsync() { inv.async.Wait() }
-
 // Depth is the session's depth.
 func (inv *Invocation) Depth() int { return inv.Session.Depth }
 

@@ -165,6 +165,9 @@ func (rt *Runtime) Store() session.Store { return rt.cfg.Store }
 // Limits returns the limits in force.
 func (rt *Runtime) Limits() Limits { return rt.limits }
 
+// Lifecycle returns the observer of the subagent lifecycle (nil: none).
+func (rt *Runtime) Lifecycle() Lifecycle { return rt.cfg.Lifecycle }
+
 // Logger returns the runtime's logger.
 func (rt *Runtime) Logger() *slog.Logger { return rt.log }
 

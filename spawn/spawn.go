@@ -153,18 +153,24 @@ func Spawn(ctx context.Context, parent *Invocation, req Request) (Child, error) 
 			defer releaseSlot(sem, busy)
 			res = rt.runChild(ctx, parent, inv, &areq, &ainfo, now)
 		}()
-		task.mu.Lock()
-		task.result = res
-		task.mu.Unlock()
-		close(task.done)
-		// Inject before the pending count drops, so that a loop that sees no
-		// pending child also sees its result in the inbox.
-		parent.h.inbox.Inject(asyncResultMessage(task, res))
-		parent.h.pendingAsync.Add(-1)
-		// Wake a loop that waits for its pending children to end.
-		parent.h.inbox.wake()
+		parent.endTask(task, res)
 	}()
 	return Child{SessionID: child.ID, TaskID: task.ID}, nil
+}
+
+// endTask records an async child's result in its task and tells the
+// parent's run.
+func (inv *Invocation) endTask(task *Task, res Result) {
+	task.mu.Lock()
+	task.result = res
+	task.mu.Unlock()
+	close(task.done)
+	// Inject before the pending count drops, so that a loop that sees no
+	// pending child also sees its result in the inbox.
+	inv.h.inbox.Inject(asyncResultMessage(task, res))
+	inv.h.pendingAsync.Add(-1)
+	// Wake a loop that waits for its pending children to end.
+	inv.h.inbox.wake()
 }
 
 // releaseSlot gives back a child's concurrency slot and busy count.

@@ -42,6 +42,7 @@ func (e *temporalEngine) RunRoot(ctx context.Context, run pool.EngineRun, sink e
 	_, out, err := durable.RunRoot(ctx, e.c, e.store, durable.RootRequest{
 		Node: run.Node, Prompt: run.Prompt, TaskQueue: e.queue,
 		Stored: run.Session, History: run.History, RunID: run.RunID,
+		SubmitterHooks: true, // pool.RunSink runs them
 	}, sink)
 	if err != nil {
 		return spawn.Result{}, err

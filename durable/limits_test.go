@@ -1,0 +1,264 @@
+package durable
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentpool/agentpool/config"
+	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/event/eventtest"
+	"github.com/agentpool/agentpool/model"
+	"github.com/agentpool/agentpool/model/testmodel"
+	"github.com/agentpool/agentpool/pool"
+	"github.com/agentpool/agentpool/session"
+	"github.com/agentpool/agentpool/session/memory"
+	"github.com/agentpool/agentpool/spawn"
+)
+
+// asyncPool: boss starts a background task on the worker, answers
+// "waiting", gets the task's result in its next request and answers with
+// it.
+func asyncPool(t *testing.T, st session.Store, limits config.Limits) *pool.Pool {
+	t.Helper()
+	boss := scripted(t,
+		testmodel.Turn{ToolCalls: []testmodel.ToolCall{{Name: "task", Args: map[string]any{"agent_or_team": "worker", "prompt": "6*7?", "async_mode": true}}}},
+		testmodel.Turn{Text: "waiting"},
+		testmodel.Turn{Text: "the worker said 42"},
+	)
+	p, err := pool.Build(pool.Config{
+		Agents: []pool.AgentSpec{
+			{Name: "boss", Model: boss, Builtin: []string{"subagent"}},
+			// Slow enough that the boss answers "waiting" before the
+			// result is in, in this process and under the engine.
+			{Name: "worker", Model: scripted(t, testmodel.Turn{Text: "42", Delay: 500 * time.Millisecond})},
+		},
+		Default: "boss",
+		Limits:  limits,
+	}, pool.Options{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	return p
+}
+
+// An async task under the engine: the call returns its task at once, the
+// child's result reaches the parent's next model request through its
+// inbox, the parent ends after its child, and the stream is the one the
+// same run makes in this process.
+func TestWorkflowAsyncTaskAsInProcess(t *testing.T) {
+	st := memory.New()
+	p := asyncPool(t, st, config.Limits{})
+	root, out, evs := runWorkflow(t, p, "boss", "go", nil)
+	if out.StopReason != event.StopCompleted || out.Output != "the worker said 42" {
+		t.Fatalf("end = %+v", out)
+	}
+	if err := eventtest.CheckInvariants(root, evs); err != nil {
+		t.Fatalf("invariants: %v", err)
+	}
+	var start event.SpawnSessionStart
+	for _, e := range evs {
+		if s, ok := e.(event.SpawnSessionStart); ok {
+			start = s
+		}
+	}
+	if start.RunMode != event.RunModeAsync || !strings.HasPrefix(start.TaskID, "tsk") && start.TaskID == "" {
+		t.Fatalf("start = %+v", start)
+	}
+	msgs, err := st.Messages(context.Background(), root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var toolResult, delivered string
+	for _, m := range msgs {
+		for _, part := range m.Parts {
+			if part.Kind == model.PartToolResult {
+				toolResult = part.Text
+			}
+		}
+		if m.Role == model.RoleUser && m.Synthetic {
+			delivered = m.Text()
+		}
+	}
+	if !strings.Contains(toolResult, `"task_id":"`+start.TaskID+`"`) || !strings.Contains(toolResult, start.ChildSessionID) {
+		t.Errorf("the task call's result = %q, want its task and session", toolResult)
+	}
+	if want := "Background task " + start.TaskID; !strings.HasPrefix(delivered, want) || !strings.HasSuffix(delivered, "completed:\n42") {
+		t.Errorf("delivered = %q", delivered)
+	}
+
+	ref := asyncPool(t, memory.New(), config.Limits{})
+	sink, got := eventtest.Collect()
+	res, err := ref.RunSink(context.Background(), pool.RunRequest{Node: "boss", Prompt: "go"}, sink)
+	if err != nil || res.Result.Output != out.Output {
+		t.Fatalf("in process: %+v, %v", res.Result, err)
+	}
+	a, b := shape(root, evs), shape(res.SessionID, got())
+	if strings.Join(sorted(a), ",") != strings.Join(sorted(b), ",") {
+		t.Errorf("streams differ:\ntemporal:   %v\nin process: %v", a, b)
+	}
+}
+
+// sleeper is a node that runs until its run is cancelled.
+type sleeper struct{}
+
+func (sleeper) Name() string                 { return "sleeper" }
+func (sleeper) Description() string          { return "waits" }
+func (sleeper) SourceType() event.SourceType { return event.SourceAgent }
+func (sleeper) ModelID() string              { return "" }
+func (sleeper) Run(ctx context.Context, inv *spawn.Invocation) spawn.Result {
+	if inv.Env != nil {
+		inv.Env.Await(ctx, func() bool { return ctx.Err() != nil })
+	} else {
+		<-ctx.Done()
+	}
+	return spawn.Result{Err: context.Cause(ctx)}
+}
+
+// The spawn timeout (limits.spawn_timeout) ends a child that runs longer
+// with stop reason error and the timeout as its error, as in this
+// process (the workflow's timer: the test's clock skips the ten minutes).
+func TestWorkflowSpawnTimeout(t *testing.T) {
+	st := memory.New()
+	boss := scripted(t,
+		testmodel.Turn{ToolCalls: []testmodel.ToolCall{{Name: "ask_sleeper", Args: map[string]any{"prompt": "wait"}}}},
+		testmodel.Turn{Text: "gave up"},
+	)
+	p, err := pool.Build(pool.Config{
+		Agents:  []pool.AgentSpec{{Name: "boss", Model: boss, Workers: []pool.WorkerSpec{{Name: "sleeper"}}}},
+		Nodes:   []spawn.Node{sleeper{}},
+		Default: "boss",
+		Limits:  config.Limits{SpawnTimeout: 10 * time.Minute},
+	}, pool.Options{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	root, out, evs := runWorkflow(t, p, "boss", "go", nil)
+	if out.StopReason != event.StopCompleted || out.Output != "gave up" {
+		t.Fatalf("end = %+v", out)
+	}
+	if err := eventtest.CheckInvariants(root, evs); err != nil {
+		t.Fatalf("invariants: %v", err)
+	}
+	var end event.SpawnSessionEnd
+	for _, e := range evs {
+		if s, ok := e.(event.SpawnSessionEnd); ok {
+			end = s
+		}
+	}
+	if end.StopReason != event.StopError || !strings.Contains(end.Error, spawn.ErrTimeout.Error()+" after 10m0s") {
+		t.Errorf("end = %+v", end)
+	}
+	child, err := st.GetSession(context.Background(), end.ChildSessionID)
+	if err != nil || child.Status != session.StatusFromStop(event.StopError) {
+		t.Errorf("child record = %+v, %v", child, err)
+	}
+}
+
+// max_children: the second of two children asked for in one turn waits
+// for the first to end, as in this process.
+func TestWorkflowMaxChildren(t *testing.T) {
+	boss := scripted(t,
+		testmodel.Turn{ToolCalls: []testmodel.ToolCall{
+			{Name: "ask_worker", Args: map[string]any{"prompt": "one"}},
+			{Name: "ask_worker", Args: map[string]any{"prompt": "two"}},
+		}},
+		testmodel.Turn{Text: "both done"},
+	)
+	p, err := pool.Build(pool.Config{
+		Agents: []pool.AgentSpec{
+			{Name: "boss", Model: boss, Workers: []pool.WorkerSpec{{Name: "worker"}}},
+			{Name: "worker", Model: scripted(t, testmodel.Turn{Text: "ok"})},
+		},
+		Default: "boss",
+		Limits:  config.Limits{MaxChildren: 1},
+	}, pool.Options{Store: memory.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	root, out, evs := runWorkflow(t, p, "boss", "go", nil)
+	if out.StopReason != event.StopCompleted {
+		t.Fatalf("end = %+v", out)
+	}
+	if err := eventtest.CheckInvariants(root, evs); err != nil {
+		t.Fatalf("invariants: %v", err)
+	}
+	var order []string
+	for _, e := range evs {
+		switch e.(type) {
+		case event.SpawnSessionStart:
+			order = append(order, "start")
+		case event.SpawnSessionEnd:
+			order = append(order, "end")
+		}
+	}
+	if got := strings.Join(order, ","); got != "start,end,start,end" {
+		t.Errorf("children = %s, want one at a time", got)
+	}
+}
+
+// max_spawns counts the spawns of the whole tree, as in this process: the
+// boss's second delegation is refused once its first one's child has
+// spawned too.
+func TestWorkflowMaxSpawnsCountsTheTree(t *testing.T) {
+	build := func() *pool.Pool {
+		boss := scripted(t,
+			testmodel.Turn{ToolCalls: []testmodel.ToolCall{{Name: "ask_mid", Args: map[string]any{"prompt": "one"}}}},
+			testmodel.Turn{ToolCalls: []testmodel.ToolCall{{Name: "ask_mid", Args: map[string]any{"prompt": "two"}}}},
+			testmodel.Turn{Text: "done"},
+		)
+		mid := scripted(t,
+			testmodel.Turn{ToolCalls: []testmodel.ToolCall{{Name: "ask_leaf", Args: map[string]any{"prompt": "leaf"}}}},
+			testmodel.Turn{Text: "mid done"},
+		)
+		p, err := pool.Build(pool.Config{
+			Agents: []pool.AgentSpec{
+				{Name: "boss", Model: boss, Workers: []pool.WorkerSpec{{Name: "mid"}}},
+				{Name: "mid", Model: mid, Workers: []pool.WorkerSpec{{Name: "leaf"}}},
+				{Name: "leaf", Model: scripted(t, testmodel.Turn{Text: "leaf"})},
+			},
+			Default: "boss",
+			Limits:  config.Limits{MaxSpawns: 2},
+		}, pool.Options{Store: memory.New()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = p.Close() })
+		return p
+	}
+	count := func(root string, evs []event.Event) (starts, refused int) {
+		for _, e := range evs {
+			_, inner := event.Unwrap(root, e)
+			switch inner := inner.(type) {
+			case event.SpawnSessionStart:
+				starts++
+			case event.Custom:
+				if inner.EventType == spawn.EventSpawnRefused {
+					refused++
+				}
+			}
+		}
+		return starts, refused
+	}
+	root, out, evs := runWorkflow(t, build(), "boss", "go", nil)
+	if out.StopReason != event.StopCompleted {
+		t.Fatalf("end = %+v", out)
+	}
+	if err := eventtest.CheckInvariants(root, evs); err != nil {
+		t.Fatalf("invariants: %v", err)
+	}
+	sink, got := eventtest.Collect()
+	res, err := build().RunSink(context.Background(), pool.RunRequest{Node: "boss", Prompt: "go"}, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, r := count(root, evs)
+	ws, wr := count(res.SessionID, got())
+	if s != 2 || r != 1 || s != ws || r != wr {
+		t.Errorf("temporal: %d spawns, %d refused; in process: %d, %d; want 2 and 1", s, r, ws, wr)
+	}
+}
