@@ -18,12 +18,14 @@ import (
 	"github.com/agentpool/agentpool/hook"
 	"github.com/agentpool/agentpool/hook/command"
 	"github.com/agentpool/agentpool/pool"
+	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/session/memory"
+	"github.com/agentpool/agentpool/spawn"
 )
 
 // hookManifest writes a manifest of a boss with the subagent tools and its
 // worker, on the fake server, with Claude Code command hooks (PreToolUse
-// of the task tool, SubagentStart) that append their input to ran.jsonl
+// of the task tool, SubagentStart, SessionStart) that append their input to ran.jsonl
 // in the manifest's directory.
 func hookManifest(t *testing.T, addr, baseURL, key string) string {
 	t.Helper()
@@ -45,7 +47,8 @@ hooks:
 	record := `{"type": "command", "command": "cat >> \"${CLAUDE_PROJECT_DIR}/ran.jsonl\""}`
 	hooks := `{"hooks": {
   "PreToolUse": [{"matcher": "Task", "hooks": [` + record + `]}],
-  "SubagentStart": [{"hooks": [` + record + `]}]
+  "SubagentStart": [{"hooks": [` + record + `]}],
+  "SessionStart": [{"hooks": [` + record + `]}]
 }}`
 	for name, body := range map[string]string{"pool.yaml": yaml, "hooks.json": hooks} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
@@ -63,7 +66,7 @@ func hookRuns(t *testing.T, manifest string) map[string]int {
 		t.Fatal(err)
 	}
 	out := map[string]int{}
-	for _, ev := range []string{"PreToolUse", "SubagentStart"} {
+	for _, ev := range []string{"PreToolUse", "SubagentStart", "SessionStart"} {
 		out[ev] = strings.Count(string(raw), `"hook_event_name":"`+ev+`"`)
 	}
 	return out
@@ -115,8 +118,8 @@ func TestAsyncTaskAndCommandHooksOnWorker(t *testing.T) {
 	if err := eventtest.CheckInvariants(root, evs); err != nil {
 		t.Errorf("invariants: %v", err)
 	}
-	if runs := hookRuns(t, manifest); runs["PreToolUse"] != 1 || runs["SubagentStart"] != 1 {
-		t.Errorf("hooks ran under the engine: %v, want one PreToolUse and one SubagentStart", runs)
+	if runs := hookRuns(t, manifest); runs["PreToolUse"] != 1 || runs["SubagentStart"] != 1 || runs["SessionStart"] != 1 {
+		t.Errorf("hooks ran under the engine: %v, want one PreToolUse, SubagentStart and SessionStart", runs)
 	}
 	// The runs are in the root's stream too, as in process.
 	recorded := map[string]int{}
@@ -145,11 +148,42 @@ func TestAsyncTaskAndCommandHooksOnWorker(t *testing.T) {
 	if err != nil || res.Result.Output != out.Output {
 		t.Fatalf("in process: %+v, %v", res.Result, err)
 	}
-	if runs := hookRuns(t, manifest); runs["PreToolUse"] != 2 || runs["SubagentStart"] != 2 {
+	if runs := hookRuns(t, manifest); runs["PreToolUse"] != 2 || runs["SubagentStart"] != 2 || runs["SessionStart"] != 2 {
 		t.Errorf("hooks ran (both runs): %v", runs)
 	}
 	a, b := shape(root, evs), shape(res.SessionID, refGot())
 	if strings.Join(sorted(a), ",") != strings.Join(sorted(b), ",") {
 		t.Errorf("streams differ:\ntemporal:   %v\nin process: %v", a, b)
 	}
+
+	// Submitted by a pool (pool.Options.Engine, as the CLI does): the
+	// pool runs the root's session hooks, the workflow does not run them
+	// again.
+	sub, err := pool.New(m, pool.Options{Store: st, Hooks: reg, Engine: submitter{c: c, st: st}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	res, err = sub.RunSink(ctx, pool.RunRequest{Node: "boss", Prompt: "What is 6*7?"}, event.Discard)
+	if err != nil || res.Result.Output != out.Output {
+		t.Fatalf("submitted by a pool: %+v, %v", res.Result, err)
+	}
+	if runs := hookRuns(t, manifest); runs["PreToolUse"] != 3 || runs["SubagentStart"] != 3 || runs["SessionStart"] != 3 {
+		t.Errorf("hooks ran (three runs): %v, want 3 each (a SessionStart by the pool only)", runs)
+	}
+}
+
+// submitter is a pool.Engine on RunRoot whose pool runs the session hooks.
+type submitter struct {
+	c  client.Client
+	st session.Store
+}
+
+func (e submitter) RunRoot(ctx context.Context, run pool.EngineRun, sink event.Sink) (spawn.Result, error) {
+	_, out, err := RunRoot(ctx, e.c, e.st, RootRequest{Node: run.Node, Prompt: run.Prompt, TaskQueue: testQueue,
+		Stored: run.Session, History: run.History, RunID: run.RunID, SubmitterHooks: true}, sink)
+	if err != nil {
+		return spawn.Result{}, err
+	}
+	return out.Result(), nil
 }
