@@ -17,6 +17,9 @@ import (
 func (s *Store) apply(ctx context.Context, tx *sql.Tx, st *txStatements, o *op) error {
 	switch o.kind {
 	case opEvents:
+		if pk, ok := s.txCreated[o.sid]; ok {
+			o.pk = pk // created in this transaction: replayed, it may have another key
+		}
 		last, ok := s.seqs[o.pk]
 		if !ok {
 			if err := st.get(st.maxSeq).QueryRowContext(ctx, o.pk).Scan(&last); err != nil {
@@ -29,6 +32,9 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, st *txStatements, o *op) 
 		}
 		s.seqs[o.pk] = last
 	case opMessages:
+		if pk, ok := s.txCreated[o.sid]; ok {
+			o.pk = pk
+		}
 		for _, m := range o.msgs {
 			res, err := st.get(st.insMessage).ExecContext(ctx, m.id, o.pk, m.agent, m.role, m.synthetic, m.created)
 			if err != nil {
@@ -65,9 +71,21 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, st *txStatements, o *op) 
 		case err != nil:
 			return err
 		}
-		o.newPK, err = res.LastInsertId()
-		return err
+		if o.newPK, err = res.LastInsertId(); err != nil {
+			return err
+		}
+		// Known at once: appends to it queue from now on, and land after
+		// it in this transaction or a later one.
+		s.txCreated[o.sid] = o.newPK
+		s.mu.Lock()
+		s.remember(o.sid, o.newPK)
+		s.mu.Unlock()
+		return nil
 	case opUpdate:
+		if o.upd != nil {
+			_, err := st.get(st.updSession).ExecContext(ctx, o.upd...)
+			return err
+		}
 		cur, err := scanSession(st.get(st.getSession).QueryRowContext(ctx, o.sid))
 		if errors.Is(err, sql.ErrNoRows) {
 			o.res.err = notFound(o.sid)
@@ -96,6 +114,7 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, st *txStatements, o *op) 
 		// rewrite of its index entry (a page written per update).
 		args = append(args[:6:6], args[7:]...)
 		args = append(args, s.instance, o.sid)
+		o.upd = args
 		_, err = st.get(st.updSession).ExecContext(ctx, args...)
 		return err
 	case opClaim:

@@ -72,7 +72,9 @@ type Store struct {
 	pks       map[string]int64 // sessions known to exist: id -> pk
 	deleteGen uint64           // bumped after each committed delete
 	closed    bool
-	werr      error // first write error that could not be committed
+	werr      error     // first write error that could not be committed
+	txOpen    bool      // a transaction is open (tx.go): its writes are not committed yet
+	txStart   time.Time // when it began
 
 	wake   chan struct{}
 	urgent chan struct{}
@@ -86,6 +88,13 @@ type Store struct {
 	stmts *statements
 	rows  []eventRow // event rows waiting for a multi-row insert
 	args  []any      // their arguments
+	// The open transaction (tx.go).
+	tx        *sql.Tx
+	txSt      *txStatements
+	txOps     []*op            // the ops applied in it, in order (replayed if it fails)
+	txItems   int              // their writes
+	txErr     error            // the first failure in it
+	txCreated map[string]int64 // the sessions created in it: id -> pk
 }
 
 var (
@@ -167,6 +176,8 @@ func Open(path string, opts Options) (*Store, error) {
 		urgent: make(chan struct{}, 1),
 		done:   make(chan struct{}),
 		seqs:   map[int64]int64{},
+
+		txCreated: map[string]int64{},
 	}
 	s.space = sync.NewCond(&s.mu)
 	fail = func(err error) (*Store, error) {
@@ -299,16 +310,20 @@ func notFound(id string) error { return fmt.Errorf("%w: %s", session.ErrNotFound
 
 // ---- reads ----
 
-func (s *Store) isClosed() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.closed
-}
-
 // GetSession implements session.Store.
 func (s *Store) GetSession(ctx context.Context, id string) (session.Session, error) {
-	if s.isClosed() {
+	s.mu.Lock()
+	closed, open := s.closed, s.txOpen
+	s.mu.Unlock()
+	if closed {
 		return session.Session{}, session.ErrClosed
+	}
+	if open {
+		// Read in the open transaction, which holds writes not committed
+		// yet (read-your-writes).
+		o := &op{kind: opGet, sid: id}
+		err := s.call(ctx, o)
+		return o.sess, err
 	}
 	sess, err := scanSession(s.stmts.getSession.QueryRowContext(ctx, id))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -319,8 +334,8 @@ func (s *Store) GetSession(ctx context.Context, id string) (session.Session, err
 
 // ListSessions implements session.Store.
 func (s *Store) ListSessions(ctx context.Context, opts session.ListOptions) ([]session.Session, error) {
-	if s.isClosed() {
-		return nil, session.ErrClosed
+	if err := s.settle(ctx); err != nil {
+		return nil, err
 	}
 	q := `SELECT ` + sessionColumns + ` FROM sessions`
 	var args []any
@@ -396,17 +411,17 @@ func (s *Store) exists(ctx context.Context, id string) (bool, error) {
 	return pk != 0, err
 }
 
-// settle waits until the writes queued so far are committed, so that a
-// read sees them.
+// settle waits until the writes queued or applied so far are committed,
+// so that a read on another connection sees them.
 func (s *Store) settle(ctx context.Context) error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		return session.ErrClosed
 	}
-	n := s.pending
+	n, open := s.pending, s.txOpen
 	s.mu.Unlock()
-	if n == 0 {
+	if n == 0 && !open {
 		return nil
 	}
 	return s.barrier(ctx)

@@ -13,7 +13,9 @@ import (
 )
 
 // CreateSession implements session.Store. It returns once the session is
-// committed.
+// committed, or, with a context marked by session.DeferCommits, once it is
+// applied in the open transaction (committed later, before any write
+// queued after it).
 func (s *Store) CreateSession(ctx context.Context, sess session.Session) error {
 	if sess.ID == "" {
 		return errors.New("sqlite: session id is empty")
@@ -29,13 +31,20 @@ func (s *Store) CreateSession(ctx context.Context, sess session.Session) error {
 	if err != nil {
 		return fmt.Errorf("sqlite: session %s: %w", sess.ID, err)
 	}
-	return s.call(ctx, &op{kind: opCreate, sid: sess.ID, pid: sess.ParentID, args: args})
+	return s.call(ctx, &op{kind: opCreate, deferred: s.deferred(ctx), sid: sess.ID, pid: sess.ParentID, args: args})
 }
 
-// UpdateSession implements session.Store. fn runs on the writer goroutine
-// inside the transaction; a panic in fn is raised again in the caller.
+// UpdateSession implements session.Store. fn runs inside the writer's
+// transaction; a panic in fn is raised again in the caller. It returns
+// once committed, or applied (see CreateSession).
 func (s *Store) UpdateSession(ctx context.Context, id string, fn func(*session.Session)) error {
-	return s.call(ctx, &op{kind: opUpdate, sid: id, fn: fn})
+	return s.call(ctx, &op{kind: opUpdate, deferred: s.deferred(ctx), sid: id, fn: fn})
+}
+
+// deferred reports whether a create or update made with ctx may be
+// answered before its commit (session.DeferCommits).
+func (s *Store) deferred(ctx context.Context) bool {
+	return s.opts.Linger > 0 && session.CommitsDeferred(ctx)
 }
 
 // DeleteSession implements session.Store.
@@ -165,12 +174,12 @@ func (s *Store) call(ctx context.Context, o *op) error {
 	return r.err
 }
 
-// commitHere commits batch on the caller's goroutine, which holds the
-// writer's turn, and gives the turn back even if the commit panics.
+// commitHere applies batch on the caller's goroutine, which holds the
+// writer's turn, and gives the turn back even if that panics.
 func (s *Store) commitHere(batch []*op) {
 	stopped := false
 	defer func() { s.release(stopped) }()
-	stopped = s.process(batch)
+	stopped = s.process(batch, false)
 }
 
 // enqueueAsync checks that the session exists, waits for room in the
