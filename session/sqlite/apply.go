@@ -77,22 +77,31 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, st *txStatements, o *op) 
 		// Known at once: appends to it queue from now on, and land after
 		// it in this transaction or a later one.
 		s.txCreated[o.sid] = o.newPK
+		s.seqs[o.newPK] = 0 // a new log: no read of its last seq
 		s.mu.Lock()
 		s.remember(o.sid, o.newPK)
 		s.mu.Unlock()
+		if o.recOK {
+			s.keep(o.rec)
+		}
 		return nil
 	case opUpdate:
 		if o.upd != nil {
-			_, err := st.get(st.updSession).ExecContext(ctx, o.upd...)
-			return err
+			return s.update(ctx, st, o)
 		}
-		cur, err := scanSession(st.get(st.getSession).QueryRowContext(ctx, o.sid))
-		if errors.Is(err, sql.ErrNoRows) {
-			o.res.err = notFound(o.sid)
-			return nil
-		}
-		if err != nil {
-			return err
+		s.mu.Lock()
+		cur, ok := s.recs[o.sid]
+		s.mu.Unlock()
+		if !ok {
+			var err error
+			cur, err = scanSession(st.get(st.getSession).QueryRowContext(ctx, o.sid))
+			if errors.Is(err, sql.ErrNoRows) {
+				o.res.err = notFound(o.sid)
+				return nil
+			}
+			if err != nil {
+				return err
+			}
 		}
 		next := cur
 		next.Metadata = session.CloneMetadata(cur.Metadata)
@@ -113,13 +122,17 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, st *txStatements, o *op) 
 		// created_at never changes: leaving it out of the SET spares the
 		// rewrite of its index entry (a page written per update).
 		args = append(args[:6:6], args[7:]...)
+		o.rec, o.recOK = stored(next, args[len(args)-1])
 		args = append(args, s.instance, o.sid)
 		o.upd = args
-		_, err = st.get(st.updSession).ExecContext(ctx, args...)
-		return err
+		return s.update(ctx, st, o)
 	case opClaim:
 		return s.applyClaim(ctx, st, o)
 	case opRelease:
+		if _, ok := s.txClaims[o.sid]; ok {
+			delete(s.txClaims, o.sid) // claimed in this transaction: no row yet
+			return nil
+		}
 		_, err := st.get(st.delClaim).ExecContext(ctx, o.sid, s.instance)
 		return err
 	case opDelete:
@@ -156,6 +169,20 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, st *txStatements, o *op) 
 			return err
 		}
 		o.deleted, o.delPKs = ids, pks
+		s.forget(ids)
+	}
+	return nil
+}
+
+// update writes the record an update computed, and caches it.
+func (s *Store) update(ctx context.Context, st *txStatements, o *op) error {
+	if _, err := st.get(st.updSession).ExecContext(ctx, o.upd...); err != nil {
+		return err
+	}
+	if o.recOK {
+		s.keep(o.rec)
+	} else {
+		s.forget([]string{o.sid})
 	}
 	return nil
 }

@@ -72,9 +72,10 @@ type Store struct {
 	pks       map[string]int64 // sessions known to exist: id -> pk
 	deleteGen uint64           // bumped after each committed delete
 	closed    bool
-	werr      error     // first write error that could not be committed
-	txOpen    bool      // a transaction is open (tx.go): its writes are not committed yet
-	txStart   time.Time // when it began
+	werr      error                      // first write error that could not be committed
+	txOpen    bool                       // a transaction is open (tx.go): its writes are not committed yet
+	txStart   time.Time                  // when it began
+	recs      map[string]session.Session // the record cache (cache.go)
 
 	wake   chan struct{}
 	urgent chan struct{}
@@ -95,6 +96,9 @@ type Store struct {
 	txItems   int              // their writes
 	txErr     error            // the first failure in it
 	txCreated map[string]int64 // the sessions created in it: id -> pk
+	txClaims  map[string]int64 // the claims taken in it, rows not written yet: id -> time
+	wconn     *sql.Conn        // the writer's connection (nil for ":memory:", which has one)
+	dataVer   int64            // its PRAGMA data_version after the last transaction
 }
 
 var (
@@ -178,6 +182,8 @@ func Open(path string, opts Options) (*Store, error) {
 		seqs:   map[int64]int64{},
 
 		txCreated: map[string]int64{},
+		txClaims:  map[string]int64{},
+		recs:      map[string]session.Session{},
 	}
 	s.space = sync.NewCond(&s.mu)
 	fail = func(err error) (*Store, error) {
@@ -191,6 +197,14 @@ func Open(path string, opts Options) (*Store, error) {
 	}
 	if s.stmts, err = prepare(ctx, db); err != nil {
 		return fail(err)
+	}
+	if !memory {
+		// One connection for the writer: its data_version tells the
+		// commits of other connections (cache.go).
+		if s.wconn, err = db.Conn(ctx); err != nil {
+			s.stmts.close()
+			return fail(err)
+		}
 	}
 	go s.run()
 	if !memory {
@@ -314,10 +328,15 @@ func notFound(id string) error { return fmt.Errorf("%w: %s", session.ErrNotFound
 func (s *Store) GetSession(ctx context.Context, id string) (session.Session, error) {
 	s.mu.Lock()
 	closed, open := s.closed, s.txOpen
-	s.mu.Unlock()
 	if closed {
+		s.mu.Unlock()
 		return session.Session{}, session.ErrClosed
 	}
+	if rec, ok := s.cachedRecord(id); ok {
+		s.mu.Unlock()
+		return rec, nil
+	}
+	s.mu.Unlock()
 	if open {
 		// Read in the open transaction, which holds writes not committed
 		// yet (read-your-writes).

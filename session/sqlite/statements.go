@@ -22,7 +22,9 @@ type statements struct {
 	// Sessions.
 	getSession, sessionPK, insSession, updSession, delSession *sql.Stmt
 	// Claims.
-	lineage, insClaim, delClaim *sql.Stmt
+	lineage, ownClaim, insClaim, delClaim *sql.Stmt
+	// PRAGMA data_version (cache.go).
+	dataVersion *sql.Stmt
 }
 
 const (
@@ -62,8 +64,10 @@ func prepare(ctx context.Context, db *sql.DB) (*statements, error) {
 	st.updSession = prep(qUpdSession)
 	st.delSession = prep(qDelSession)
 	st.lineage = prep(lineageClaims)
+	st.ownClaim = prep(ownClaim)
 	st.insClaim = prep(qInsClaim)
 	st.delClaim = prep(qDelClaim)
+	st.dataVersion = prep(`PRAGMA data_version`)
 	if err != nil {
 		st.close()
 		return nil, err
@@ -99,7 +103,7 @@ func (t *txStatements) get(p *sql.Stmt) *sql.Stmt {
 
 func (st *statements) close() {
 	all := []*sql.Stmt{st.maxSeq, st.insMessage, st.insPart, st.getSession, st.sessionPK, st.insSession,
-		st.updSession, st.delSession, st.lineage, st.insClaim, st.delClaim}
+		st.updSession, st.delSession, st.lineage, st.ownClaim, st.insClaim, st.delClaim, st.dataVersion}
 	for _, p := range st.insEvents {
 		all = append(all, p)
 	}

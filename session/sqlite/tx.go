@@ -72,13 +72,36 @@ func (s *Store) exec(o *op) {
 
 // begin opens the transaction that the next ops are applied in.
 func (s *Store) begin(ctx context.Context) error {
-	tx, err := s.db.BeginTx(ctx, nil)
+	var (
+		tx  *sql.Tx
+		err error
+	)
+	if s.wconn != nil {
+		tx, err = s.wconn.BeginTx(ctx, nil)
+	} else {
+		tx, err = s.db.BeginTx(ctx, nil)
+	}
 	if err != nil {
 		return err
 	}
 	s.tx, s.txSt = tx, s.stmts.in(ctx, tx)
 	s.rows = s.rows[:0]
 	clear(s.txCreated)
+	clear(s.txClaims)
+	if s.wconn != nil {
+		// Before the transaction counts as open (cachedRecord): drop the
+		// cache if another connection committed since the last one.
+		var v int64
+		if err := s.txSt.get(s.stmts.dataVersion).QueryRowContext(ctx).Scan(&v); err != nil {
+			tx.Rollback()
+			s.tx, s.txSt = nil, nil
+			return err
+		}
+		if v != s.dataVer {
+			s.forget(nil)
+			s.dataVer = v
+		}
+	}
 	s.mu.Lock()
 	s.txOpen, s.txStart = true, time.Now()
 	s.mu.Unlock()
@@ -95,6 +118,9 @@ func (s *Store) applyIn(ctx context.Context, o *op) error {
 	}
 	if o.kind == opGet {
 		s.read(ctx, s.txSt.get(s.stmts.getSession), o)
+		if o.res.err == nil {
+			s.keep(o.sess)
+		}
 		return nil
 	}
 	return s.apply(ctx, s.tx, s.txSt, o)
@@ -125,11 +151,17 @@ func (s *Store) commitTx() {
 			err = s.insertRows(context.Background(), s.txSt)
 		}
 		if err == nil {
+			err = s.writeClaims(context.Background(), s.txSt)
+		}
+		if err == nil {
 			err = s.tx.Commit()
 		} else {
 			s.tx.Rollback()
 		}
 		s.tx, s.txSt = nil, nil
+		if err != nil {
+			s.forget(nil) // it cached what was rolled back
+		}
 	}
 	for attempt := 0; err != nil && attempt < 4; attempt++ {
 		clear(s.seqs) // the cached sequence numbers may be ahead of the database
@@ -139,6 +171,9 @@ func (s *Store) commitTx() {
 	}
 	if writes && err == nil {
 		s.commits.Add(1)
+	}
+	if err != nil {
+		s.forget(nil)
 	}
 	s.finish(err)
 	clear(s.txOps)
@@ -168,7 +203,10 @@ func (s *Store) replay() error {
 				return err
 			}
 		}
-		return s.insertRows(ctx, s.txSt)
+		if err := s.insertRows(ctx, s.txSt); err != nil {
+			return err
+		}
+		return s.writeClaims(ctx, s.txSt)
 	}()
 	if err == nil {
 		err = s.tx.Commit()

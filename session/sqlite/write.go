@@ -31,7 +31,9 @@ func (s *Store) CreateSession(ctx context.Context, sess session.Session) error {
 	if err != nil {
 		return fmt.Errorf("sqlite: session %s: %w", sess.ID, err)
 	}
-	return s.call(ctx, &op{kind: opCreate, deferred: s.deferred(ctx), sid: sess.ID, pid: sess.ParentID, args: args})
+	o := &op{kind: opCreate, deferred: s.deferred(ctx), sid: sess.ID, pid: sess.ParentID, args: args}
+	o.rec, o.recOK = stored(sess, args[len(args)-1])
+	return s.call(ctx, o)
 }
 
 // UpdateSession implements session.Store. fn runs inside the writer's
@@ -122,6 +124,9 @@ func (s *Store) Close() error {
 		}
 		s.unlock()
 		s.stmts.close()
+		if s.wconn != nil {
+			s.wconn.Close()
+		}
 		s.mu.Lock()
 		werr := s.werr
 		s.mu.Unlock()

@@ -53,6 +53,8 @@ type op struct {
 	dead    []string        // claim: the dead stores whose claims were in the way
 	taken   []adopted       // claim: the sessions taken over from them
 	upd     []any           // update: the statement's arguments, once fn has run
+	rec     session.Session // create, update: the record written (cache.go)
+	recOK   bool            // rec may be cached
 	sess    session.Session // get: the record read
 }
 
