@@ -13,7 +13,7 @@ import (
 
 // multiRow are the row counts of the prepared multi-row event inserts,
 // largest first; 1 is always there.
-var multiRow = []int{128, 16, 1}
+var multiRow = []int{128, 64, 32, 16, 8, 4, 2, 1}
 
 type statements struct {
 	insEvents                   map[int]*sql.Stmt

@@ -108,10 +108,14 @@ func (s *Store) begin(ctx context.Context) error {
 	return nil
 }
 
-// applyIn applies o in s.tx; the event rows buffered before o are written
-// before it.
+// applyIn applies o in s.tx. The event rows buffered before a delete or a
+// claim are written before it (a delete must find them, a claim's
+// take-over may close their sessions); the other ops neither read events
+// nor are read by them (an event's session is created before the event is
+// queued), so that the rows of many ops go in one multi-row insert, still
+// in queue order.
 func (s *Store) applyIn(ctx context.Context, o *op) error {
-	if o.kind != opEvents {
+	if o.kind == opDelete || o.kind == opClaim {
 		if err := s.insertRows(ctx, s.txSt); err != nil {
 			return err
 		}
