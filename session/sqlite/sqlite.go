@@ -30,7 +30,9 @@ type Options struct {
 	// one transaction. Default 2048.
 	BatchSize int
 	// Linger is how long the writer waits for a batch to fill before it
-	// commits a partial one. Default 2ms; negative means never wait.
+	// commits a partial one, and how long its transaction may hold writes
+	// answered before their commit (doc.go, "Deferred commits"). Default
+	// 2ms; negative means never wait and commit every write at once.
 	Linger time.Duration
 	// MaxPending bounds the writes queued and not yet committed; appenders
 	// wait (nothing is dropped) when it is reached. Default 65536.

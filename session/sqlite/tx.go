@@ -203,8 +203,15 @@ func (s *Store) replay() error {
 				// update runs fn again on what the database holds now.
 				o.res, o.newPK, o.deleted, o.delPKs, o.dead, o.taken, o.upd = result{}, 0, nil, nil, nil, nil, nil
 			}
+			prior := o.res.err
 			if err := s.applyIn(ctx, o); err != nil {
 				return err
+			}
+			if o.answered && prior == nil && o.res.err != nil {
+				// Its caller went on: say so (a claim another process took
+				// while the transaction was rolled back, for example).
+				s.log.Error("session store: a write answered before its commit failed when its transaction was replayed",
+					"db", s.path, "session", o.sid, "err", o.res.err)
 			}
 		}
 		if err := s.insertRows(ctx, s.txSt); err != nil {
