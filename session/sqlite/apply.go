@@ -81,8 +81,8 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, st *txStatements, o *op) 
 		s.mu.Lock()
 		s.remember(o.sid, o.newPK)
 		s.mu.Unlock()
-		if o.recOK {
-			s.keep(o.rec)
+		if o.rec != nil {
+			s.keep(*o.rec)
 		}
 		return nil
 	case opUpdate:
@@ -122,7 +122,7 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, st *txStatements, o *op) 
 		// created_at never changes: leaving it out of the SET spares the
 		// rewrite of its index entry (a page written per update).
 		args = append(args[:6:6], args[7:]...)
-		o.rec, o.recOK = stored(next, args[len(args)-1])
+		o.rec = stored(next, args[len(args)-1])
 		args = append(args, s.instance, o.sid)
 		o.upd = args
 		return s.update(ctx, st, o)
@@ -179,8 +179,8 @@ func (s *Store) update(ctx context.Context, st *txStatements, o *op) error {
 	if _, err := st.get(st.updSession).ExecContext(ctx, o.upd...); err != nil {
 		return err
 	}
-	if o.recOK {
-		s.keep(o.rec)
+	if o.rec != nil {
+		s.keep(*o.rec)
 	} else {
 		s.forget([]string{o.sid})
 	}

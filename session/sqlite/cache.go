@@ -59,14 +59,14 @@ func (s *Store) forget(ids []string) {
 
 // stored returns rec as a read of its row would: times in Unix
 // nanoseconds, metadata through JSON (meta, its column value: nil or
-// the text). ok is false when meta does not decode.
-func stored(rec session.Session, meta any) (session.Session, bool) {
+// the text); nil when meta does not decode.
+func stored(rec session.Session, meta any) *session.Session {
 	rec.CreatedAt, rec.UpdatedAt = fromUnixNano(unixNano(rec.CreatedAt)), fromUnixNano(unixNano(rec.UpdatedAt))
 	rec.Metadata = nil
 	if text, _ := meta.(string); text != "" && text != "null" {
 		if err := json.Unmarshal([]byte(text), &rec.Metadata); err != nil {
-			return rec, false
+			return nil
 		}
 	}
-	return rec, true
+	return &rec
 }

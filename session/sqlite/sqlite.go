@@ -344,7 +344,10 @@ func (s *Store) GetSession(ctx context.Context, id string) (session.Session, err
 		// yet (read-your-writes).
 		o := &op{kind: opGet, sid: id}
 		err := s.call(ctx, o)
-		return o.sess, err
+		if err != nil {
+			return session.Session{}, err
+		}
+		return *o.rec, nil
 	}
 	sess, err := scanSession(s.stmts.getSession.QueryRowContext(ctx, id))
 	if errors.Is(err, sql.ErrNoRows) {

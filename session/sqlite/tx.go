@@ -123,7 +123,7 @@ func (s *Store) applyIn(ctx context.Context, o *op) error {
 	if o.kind == opGet {
 		s.read(ctx, s.txSt.get(s.stmts.getSession), o)
 		if o.res.err == nil {
-			s.keep(o.sess)
+			s.keep(*o.rec)
 		}
 		return nil
 	}
@@ -315,5 +315,5 @@ func (s *Store) read(ctx context.Context, p *sql.Stmt, o *op) {
 	if errors.Is(err, sql.ErrNoRows) {
 		err = notFound(o.sid)
 	}
-	o.sess, o.res.err = sess, err
+	o.rec, o.res.err = &sess, err
 }

@@ -32,7 +32,7 @@ func (s *Store) CreateSession(ctx context.Context, sess session.Session) error {
 		return fmt.Errorf("sqlite: session %s: %w", sess.ID, err)
 	}
 	o := &op{kind: opCreate, deferred: s.deferred(ctx), sid: sess.ID, pid: sess.ParentID, args: args}
-	o.rec, o.recOK = stored(sess, args[len(args)-1])
+	o.rec = stored(sess, args[len(args)-1])
 	return s.call(ctx, o)
 }
 

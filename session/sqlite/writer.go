@@ -47,15 +47,15 @@ type op struct {
 	done     chan result
 
 	res     result
-	newPK   int64           // create: the pk given to the session
-	deleted []string        // delete: the ids removed
-	delPKs  []int64         // delete: their pks
-	dead    []string        // claim: the dead stores whose claims were in the way
-	taken   []adopted       // claim: the sessions taken over from them
-	upd     []any           // update: the statement's arguments, once fn has run
-	rec     session.Session // create, update: the record written (cache.go)
-	recOK   bool            // rec may be cached
-	sess    session.Session // get: the record read
+	newPK   int64     // create: the pk given to the session
+	deleted []string  // delete: the ids removed
+	delPKs  []int64   // delete: their pks
+	dead    []string  // claim: the dead stores whose claims were in the way
+	taken   []adopted // claim: the sessions taken over from them
+	upd     []any     // update: the statement's arguments, once fn has run
+	// create, update: the record written, nil when it cannot be cached
+	// (cache.go); get: the record read.
+	rec *session.Session
 }
 
 // needsCommit reports whether o's caller waits for its commit. A claim's
