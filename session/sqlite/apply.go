@@ -35,24 +35,8 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, st *txStatements, o *op) 
 		if pk, ok := s.txCreated[o.sid]; ok {
 			o.pk = pk
 		}
-		for _, m := range o.msgs {
-			res, err := st.get(st.insMessage).ExecContext(ctx, m.id, o.pk, m.agent, m.role, m.synthetic, m.created)
-			if err != nil {
-				if isForeignKey(err) {
-					s.log.Warn("session store: messages of a deleted session dropped", "session", o.sid, "messages", len(o.msgs))
-					return nil
-				}
-				return err
-			}
-			seq, err := res.LastInsertId()
-			if err != nil {
-				return err
-			}
-			for i, p := range m.parts {
-				if _, err := st.get(st.insPart).ExecContext(ctx, seq, i, p.kind, p.text, p.callID, p.tool, p.args, p.isError); err != nil {
-					return err
-				}
-			}
+		for i := range o.msgs {
+			s.mrows = append(s.mrows, msgRow{pk: o.pk, sid: o.sid, m: &o.msgs[i]})
 		}
 	case opCreate:
 		// One statement: the constraints say whether the id is taken
@@ -188,8 +172,9 @@ func (s *Store) update(ctx context.Context, st *txStatements, o *op) error {
 }
 
 // insertRows writes the buffered event rows in order, with multi-row
-// inserts. A row whose session was deleted after the append was accepted
-// is dropped (with a warning); any other failure fails the transaction.
+// inserts, then the buffered messages (rows.go). A row whose session was
+// deleted after the append was accepted is dropped (with a warning); any
+// other failure fails the transaction.
 func (s *Store) insertRows(ctx context.Context, st *txStatements) error {
 	rows := s.rows
 	s.rows = s.rows[:0]
@@ -226,5 +211,5 @@ func (s *Store) insertRows(ctx context.Context, st *txStatements) error {
 		}
 	}
 	clear(s.args) // drop references to the event data
-	return nil
+	return s.insertMessages(ctx, st)
 }

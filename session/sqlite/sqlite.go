@@ -90,6 +90,8 @@ type Store struct {
 	seqs  map[int64]int64 // last seq of each session's log, by session pk
 	stmts *statements
 	rows  []eventRow // event rows waiting for a multi-row insert
+	mrows []msgRow   // messages likewise (rows.go)
+	prows []partRow  // their parts, once the messages are in
 	args  []any      // their arguments
 	// The open transaction (tx.go).
 	tx        *sql.Tx

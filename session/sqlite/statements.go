@@ -16,8 +16,8 @@ import (
 var multiRow = []int{128, 64, 32, 16, 8, 4, 2, 1}
 
 type statements struct {
-	insEvents                   map[int]*sql.Stmt
-	maxSeq, insMessage, insPart *sql.Stmt
+	insEvents, insMessages, insParts map[int]*sql.Stmt
+	maxSeq                           *sql.Stmt
 
 	// Sessions.
 	getSession, sessionPK, insSession, updSession, delSession *sql.Stmt
@@ -41,7 +41,7 @@ const (
 )
 
 func prepare(ctx context.Context, db *sql.DB) (*statements, error) {
-	st := &statements{insEvents: map[int]*sql.Stmt{}}
+	st := &statements{insEvents: map[int]*sql.Stmt{}, insMessages: map[int]*sql.Stmt{}, insParts: map[int]*sql.Stmt{}}
 	var err error
 	prep := func(q string) *sql.Stmt {
 		if err != nil {
@@ -51,13 +51,16 @@ func prepare(ctx context.Context, db *sql.DB) (*statements, error) {
 		p, err = db.PrepareContext(ctx, q)
 		return p
 	}
+	values := func(cols, n int) string {
+		row := "(" + strings.TrimSuffix(strings.Repeat("?, ", cols), ", ") + "), "
+		return strings.TrimSuffix(strings.Repeat(row, n), ", ")
+	}
 	for _, n := range multiRow {
-		values := strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?), ", n), ", ")
-		st.insEvents[n] = prep(`INSERT INTO events (session_pk, seq, time, kind, data) VALUES ` + values)
+		st.insEvents[n] = prep(`INSERT INTO events (session_pk, seq, time, kind, data) VALUES ` + values(5, n))
+		st.insMessages[n] = prep(`INSERT INTO messages (id, session_pk, agent_name, role, synthetic, created_at) VALUES ` + values(6, n))
+		st.insParts[n] = prep(`INSERT INTO parts (message_seq, idx, kind, text, tool_call_id, tool_name, args, is_error) VALUES ` + values(8, n))
 	}
 	st.maxSeq = prep(`SELECT COALESCE(MAX(seq), 0) FROM events WHERE session_pk = ?`)
-	st.insMessage = prep(`INSERT INTO messages (id, session_pk, agent_name, role, synthetic, created_at) VALUES (?, ?, ?, ?, ?, ?)`)
-	st.insPart = prep(`INSERT INTO parts (message_seq, idx, kind, text, tool_call_id, tool_name, args, is_error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
 	st.getSession = prep(qGetSession)
 	st.sessionPK = prep(qSessionPK)
 	st.insSession = prep(qInsSession)
@@ -102,10 +105,12 @@ func (t *txStatements) get(p *sql.Stmt) *sql.Stmt {
 }
 
 func (st *statements) close() {
-	all := []*sql.Stmt{st.maxSeq, st.insMessage, st.insPart, st.getSession, st.sessionPK, st.insSession,
+	all := []*sql.Stmt{st.maxSeq, st.getSession, st.sessionPK, st.insSession,
 		st.updSession, st.delSession, st.lineage, st.ownClaim, st.insClaim, st.delClaim, st.dataVersion}
-	for _, p := range st.insEvents {
-		all = append(all, p)
+	for _, m := range []map[int]*sql.Stmt{st.insEvents, st.insMessages, st.insParts} {
+		for _, p := range m {
+			all = append(all, p)
+		}
 	}
 	for _, p := range all {
 		if p != nil {

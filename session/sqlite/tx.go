@@ -37,9 +37,9 @@ func (s *Store) process(batch []*op, flush bool) (stop bool) {
 			s.commitTx()
 		}
 	}
-	if s.tx != nil && s.txErr == nil {
-		s.txErr = s.insertRows(context.Background(), s.txSt)
-	}
+	// Buffered rows stay buffered while the transaction stays open: they
+	// are written before it commits (or before a delete or a claim), in
+	// as few statements as they fill.
 	if durable || s.txErr != nil || s.txItems >= s.opts.BatchSize || (s.tx != nil && time.Since(s.txStart) >= s.opts.Linger) {
 		s.commitTx()
 	} else {
@@ -85,7 +85,7 @@ func (s *Store) begin(ctx context.Context) error {
 		return err
 	}
 	s.tx, s.txSt = tx, s.stmts.in(ctx, tx)
-	s.rows = s.rows[:0]
+	s.rows, s.mrows = s.rows[:0], s.mrows[:0]
 	clear(s.txCreated)
 	clear(s.txClaims)
 	if s.wconn != nil {
