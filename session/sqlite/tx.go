@@ -198,10 +198,10 @@ func (s *Store) replay() error {
 			case opBarrier, opStop, opGet:
 				continue
 			}
-			if !o.answered {
+			if !o.answered && o.opSync != nil {
 				// Its caller waits for the outcome of this attempt; an
 				// update runs fn again on what the database holds now.
-				o.res, o.newPK, o.deleted, o.delPKs, o.dead, o.taken, o.upd = result{}, 0, nil, nil, nil, nil, nil
+				o.res, *o.opSync = result{}, opSync{args: o.args, pid: o.pid, fn: o.fn}
 			}
 			prior := o.res.err
 			if err := s.applyIn(ctx, o); err != nil {

@@ -31,7 +31,7 @@ func (s *Store) CreateSession(ctx context.Context, sess session.Session) error {
 	if err != nil {
 		return fmt.Errorf("sqlite: session %s: %w", sess.ID, err)
 	}
-	o := &op{kind: opCreate, deferred: s.deferred(ctx), sid: sess.ID, pid: sess.ParentID, args: args}
+	o := &op{kind: opCreate, deferred: s.deferred(ctx), sid: sess.ID, opSync: &opSync{pid: sess.ParentID, args: args}}
 	o.rec = stored(sess, args[len(args)-1])
 	return s.call(ctx, o)
 }
@@ -40,7 +40,7 @@ func (s *Store) CreateSession(ctx context.Context, sess session.Session) error {
 // transaction; a panic in fn is raised again in the caller. It returns
 // once committed, or applied (see CreateSession).
 func (s *Store) UpdateSession(ctx context.Context, id string, fn func(*session.Session)) error {
-	return s.call(ctx, &op{kind: opUpdate, deferred: s.deferred(ctx), sid: id, fn: fn})
+	return s.call(ctx, &op{kind: opUpdate, deferred: s.deferred(ctx), sid: id, opSync: &opSync{fn: fn}})
 }
 
 // deferred reports whether a create or update made with ctx may be
@@ -101,7 +101,7 @@ func (s *Store) Flush(ctx context.Context) error {
 // the database. Closing twice is a no-op.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
-		o := &op{kind: opStop, done: make(chan result, 1)}
+		o := &op{kind: opStop, done: make(chan result, 1), opSync: &opSync{}}
 		s.mu.Lock()
 		s.closed = true
 		s.queue = append(s.queue, o)
@@ -145,6 +145,9 @@ func (s *Store) barrier(ctx context.Context) error {
 // happened to it; only a barrier gives up when ctx ends.
 func (s *Store) call(ctx context.Context, o *op) error {
 	o.done = make(chan result, 1)
+	if o.opSync == nil {
+		o.opSync = &opSync{}
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()

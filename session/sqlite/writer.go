@@ -41,12 +41,17 @@ type op struct {
 	at       int64 // enqueue time, Unix ns
 	evs      []encEvent
 	msgs     []encMessage
-	args     []any // create: the session's column values after id and parent_id
-	pid      string
-	fn       func(*session.Session)
 	done     chan result
+	res      result
+	*opSync  // nil for appends
+}
 
-	res     result
+// opSync is the part of an op that only synchronous ops use: an append's
+// op stays small (the queue holds tens of thousands of them).
+type opSync struct {
+	args    []any // create: the session's column values after id and parent_id
+	pid     string
+	fn      func(*session.Session)
 	newPK   int64     // create: the pk given to the session
 	deleted []string  // delete: the ids removed
 	delPKs  []int64   // delete: their pks
