@@ -197,6 +197,10 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 			p.log.Warn("release the session's claim", "session", sid, "err", err)
 		}
 	}()
+	// The run acknowledges nothing outside this process before that
+	// Release returns (it returns after it): the store may make the run's
+	// session writes durable together rather than one by one.
+	ctx = session.DeferCommits(ctx)
 	sess, history, err := p.loadSession(ctx, req, sid, name, node, now)
 	if err != nil {
 		return RunResult{}, err

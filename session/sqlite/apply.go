@@ -17,6 +17,9 @@ import (
 func (s *Store) apply(ctx context.Context, tx *sql.Tx, st *txStatements, o *op) error {
 	switch o.kind {
 	case opEvents:
+		if pk, ok := s.txCreated[o.sid]; ok {
+			o.pk = pk // created in this transaction: replayed, it may have another key
+		}
 		last, ok := s.seqs[o.pk]
 		if !ok {
 			if err := st.get(st.maxSeq).QueryRowContext(ctx, o.pk).Scan(&last); err != nil {
@@ -29,24 +32,11 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, st *txStatements, o *op) 
 		}
 		s.seqs[o.pk] = last
 	case opMessages:
-		for _, m := range o.msgs {
-			res, err := st.get(st.insMessage).ExecContext(ctx, m.id, o.pk, m.agent, m.role, m.synthetic, m.created)
-			if err != nil {
-				if isForeignKey(err) {
-					s.log.Warn("session store: messages of a deleted session dropped", "session", o.sid, "messages", len(o.msgs))
-					return nil
-				}
-				return err
-			}
-			seq, err := res.LastInsertId()
-			if err != nil {
-				return err
-			}
-			for i, p := range m.parts {
-				if _, err := st.get(st.insPart).ExecContext(ctx, seq, i, p.kind, p.text, p.callID, p.tool, p.args, p.isError); err != nil {
-					return err
-				}
-			}
+		if pk, ok := s.txCreated[o.sid]; ok {
+			o.pk = pk
+		}
+		for i := range o.msgs {
+			s.mrows = append(s.mrows, msgRow{pk: o.pk, sid: o.sid, m: &o.msgs[i]})
 		}
 	case opCreate:
 		// One statement: the constraints say whether the id is taken
@@ -65,16 +55,37 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, st *txStatements, o *op) 
 		case err != nil:
 			return err
 		}
-		o.newPK, err = res.LastInsertId()
-		return err
-	case opUpdate:
-		cur, err := scanSession(st.get(st.getSession).QueryRowContext(ctx, o.sid))
-		if errors.Is(err, sql.ErrNoRows) {
-			o.res.err = notFound(o.sid)
-			return nil
-		}
-		if err != nil {
+		if o.newPK, err = res.LastInsertId(); err != nil {
 			return err
+		}
+		// Known at once: appends to it queue from now on, and land after
+		// it in this transaction or a later one.
+		s.txCreated[o.sid] = o.newPK
+		s.seqs[o.newPK] = 0 // a new log: no read of its last seq
+		s.mu.Lock()
+		s.remember(o.sid, o.newPK)
+		s.mu.Unlock()
+		if o.rec != nil {
+			s.keep(*o.rec)
+		}
+		return nil
+	case opUpdate:
+		if o.upd != nil {
+			return s.update(ctx, st, o)
+		}
+		s.mu.Lock()
+		cur, ok := s.recs[o.sid]
+		s.mu.Unlock()
+		if !ok {
+			var err error
+			cur, err = scanSession(st.get(st.getSession).QueryRowContext(ctx, o.sid))
+			if errors.Is(err, sql.ErrNoRows) {
+				o.res.err = notFound(o.sid)
+				return nil
+			}
+			if err != nil {
+				return err
+			}
 		}
 		next := cur
 		next.Metadata = session.CloneMetadata(cur.Metadata)
@@ -95,12 +106,17 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, st *txStatements, o *op) 
 		// created_at never changes: leaving it out of the SET spares the
 		// rewrite of its index entry (a page written per update).
 		args = append(args[:6:6], args[7:]...)
+		o.rec = stored(next, args[len(args)-1])
 		args = append(args, s.instance, o.sid)
-		_, err = st.get(st.updSession).ExecContext(ctx, args...)
-		return err
+		o.upd = args
+		return s.update(ctx, st, o)
 	case opClaim:
 		return s.applyClaim(ctx, st, o)
 	case opRelease:
+		if _, ok := s.txClaims[o.sid]; ok {
+			delete(s.txClaims, o.sid) // claimed in this transaction: no row yet
+			return nil
+		}
 		_, err := st.get(st.delClaim).ExecContext(ctx, o.sid, s.instance)
 		return err
 	case opDelete:
@@ -137,13 +153,28 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, st *txStatements, o *op) 
 			return err
 		}
 		o.deleted, o.delPKs = ids, pks
+		s.forget(ids)
+	}
+	return nil
+}
+
+// update writes the record an update computed, and caches it.
+func (s *Store) update(ctx context.Context, st *txStatements, o *op) error {
+	if _, err := st.get(st.updSession).ExecContext(ctx, o.upd...); err != nil {
+		return err
+	}
+	if o.rec != nil {
+		s.keep(*o.rec)
+	} else {
+		s.forget([]string{o.sid})
 	}
 	return nil
 }
 
 // insertRows writes the buffered event rows in order, with multi-row
-// inserts. A row whose session was deleted after the append was accepted
-// is dropped (with a warning); any other failure fails the transaction.
+// inserts, then the buffered messages (rows.go). A row whose session was
+// deleted after the append was accepted is dropped (with a warning); any
+// other failure fails the transaction.
 func (s *Store) insertRows(ctx context.Context, st *txStatements) error {
 	rows := s.rows
 	s.rows = s.rows[:0]
@@ -180,5 +211,5 @@ func (s *Store) insertRows(ctx context.Context, st *txStatements) error {
 		}
 	}
 	clear(s.args) // drop references to the event data
-	return nil
+	return s.insertMessages(ctx, st)
 }

@@ -6,6 +6,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"time"
 
 	"github.com/agentpool/agentpool/session"
@@ -24,6 +25,10 @@ const lineageClaims = `WITH RECURSIVE
 SELECT c.session_id, c.instance, c.claimed_at, i.pid, i.host, i.boot_id, i.heartbeat_at
 FROM claims c LEFT JOIN instances i ON i.id = c.instance
 WHERE c.session_id = ?1 OR c.session_id IN (SELECT id FROM up) OR c.session_id IN (SELECT id FROM down)`
+
+// ownClaim selects the claim on a session (?1), as lineageClaims does.
+const ownClaim = `SELECT c.session_id, c.instance, c.claimed_at, i.pid, i.host, i.boot_id, i.heartbeat_at
+FROM claims c LEFT JOIN instances i ON i.id = c.instance WHERE c.session_id = ?1`
 
 // Claim implements session.Store. The writer looks at the claims on the
 // session's line and adds this store's in one transaction (which holds the
@@ -47,7 +52,22 @@ func (s *Store) Claim(ctx context.Context, sessionID string) error {
 // applyClaim is the writer's part of Claim. A live claim in the way is the
 // op's error; the transaction goes on.
 func (s *Store) applyClaim(ctx context.Context, st *txStatements, o *op) error {
-	rows, err := st.get(st.lineage).QueryContext(ctx, o.sid)
+	// A session that does not exist has no line yet (a child needs its
+	// parent to exist): only a claim on its id can be in the way, which a
+	// point read finds; the recursive lineage query costs several times
+	// more.
+	if err := s.writeClaims(ctx, st); err != nil {
+		return err
+	}
+	q := st.lineage
+	var pk int64
+	switch err := st.get(st.sessionPK).QueryRowContext(ctx, o.sid).Scan(&pk); {
+	case errors.Is(err, sql.ErrNoRows):
+		q = st.ownClaim
+	case err != nil:
+		return err
+	}
+	rows, err := st.get(q).QueryContext(ctx, o.sid)
 	if err != nil {
 		return err
 	}
@@ -85,13 +105,31 @@ func (s *Store) applyClaim(ctx context.Context, st *txStatements, o *op) error {
 		return err
 	}
 	if len(dead) > 0 || stale {
+		s.forget(nil) // sessions change owner and status
 		if o.taken, err = s.takeOver(ctx, st.tx, dead); err != nil {
 			return err
 		}
 		o.dead = dead
 	}
-	_, err = st.get(st.insClaim).ExecContext(ctx, o.sid, s.instance, time.Now().UnixNano())
-	return err
+	// The claim's row is written when the transaction commits, unless a
+	// Release comes first (a run within one transaction writes none):
+	// until then the transaction's write lock keeps other stores from
+	// claiming, and this store's claims see it (writeClaims, above).
+	s.txClaims[o.sid] = time.Now().UnixNano()
+	return nil
+}
+
+// writeClaims inserts the rows of the claims taken in the open
+// transaction: before the transaction commits, and before a claim check
+// reads the claims.
+func (s *Store) writeClaims(ctx context.Context, st *txStatements) error {
+	for id, at := range s.txClaims {
+		if _, err := st.get(st.insClaim).ExecContext(ctx, id, s.instance, at); err != nil {
+			return err
+		}
+		delete(s.txClaims, id)
+	}
+	return nil
 }
 
 // Release implements session.Store. The claim is deleted by the writer, in

@@ -25,9 +25,12 @@ func open(t *testing.T, path string, opts sqlite.Options) *sqlite.Store {
 	return st
 }
 
+// execSQL runs q on path as another process would, waiting for the write
+// lock as the stores do (a store holds it up to Linger with writes not
+// committed yet).
 func execSQL(t *testing.T, path, q string, args ...any) {
 	t.Helper()
-	db, err := sql.Open("sqlite", path)
+	db, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(10000)")
 	if err != nil {
 		t.Fatal(err)
 	}

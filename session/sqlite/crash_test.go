@@ -356,6 +356,22 @@ func checkAfterKill(t *testing.T, path string, k killed) (*sqlite.Store, []sessi
 		if fk != 0 {
 			t.Errorf("%d foreign key violations", fk)
 		}
+		// A child's create may commit with the writes after it, never
+		// after them: no stored spawn_session_start names a child that is
+		// not stored (as a child of the session whose log holds it).
+		var starts, dangling int
+		if err := db.QueryRow(`SELECT COUNT(*), COALESCE(SUM(NOT EXISTS (SELECT 1 FROM sessions c
+				WHERE c.id = json_extract(e.data, '$.child_session_id') AND c.parent_id = p.id)), 0)
+			FROM events e JOIN sessions p ON p.pk = e.session_pk
+			WHERE e.kind = 'spawn_session_start'`).Scan(&starts, &dangling); err != nil {
+			t.Fatal(err)
+		}
+		if dangling != 0 {
+			t.Errorf("%d of %d spawn_session_start events name a child session that is not stored", dangling, starts)
+		}
+		if k.acked >= 1000 && starts == 0 {
+			t.Errorf("no spawn_session_start stored after %d acknowledged events", k.acked)
+		}
 		db.Close()
 	}
 

@@ -28,27 +28,72 @@
 //     synchronous=NORMAL the WAL is fsynced at checkpoints, not at each
 //     commit: after a power loss or an OS crash the last commits before
 //     it may be missing; the database stays consistent.
-//   - Every write goes through one queue and commits in queue order, one
-//     transaction at a time. AppendEvents and AppendMessages encode on
-//     the caller's goroutine (an event that cannot be encoded is an error
-//     at once), queue and return; the writer goroutine commits the queue
-//     in transactions of up to Options.BatchSize writes, waiting at most
-//     Options.Linger for a batch to fill. Nothing accepted is ever
+//   - Every write goes through one queue and is applied in queue order in
+//     the writer's transaction (Begin IMMEDIATE: it holds the database's
+//     write lock), which may stay open across several callers' writes and
+//     is committed when a write needs it (below), and at the latest
+//     Options.Linger after it began. AppendEvents and AppendMessages
+//     encode on the caller's goroutine (an event that cannot be encoded is
+//     an error at once), queue and return. Nothing accepted is ever
 //     dropped: when the queue is full (Options.MaxPending) appenders wait.
-//     A commit that fails is retried; an error that persists is logged and
-//     returned by the next Flush.
-//   - CreateSession, UpdateSession, DeleteSession, Claim and Release go
-//     through the same queue, in order with the appends before them, and
-//     return once committed: a created child is in the database before its
-//     spawn_session_start can be emitted. Batching adapts to the load: a
-//     caller that finds no commit under way commits the queue at once, on
-//     its own goroutine (one transaction, no linger, no hand-off); the
-//     writes of callers that come meanwhile are committed together in the
-//     next transaction.
+//     A commit that fails is retried (the transaction replayed whole); an
+//     error that persists is logged and returned by the next Flush.
+//   - DeleteSession, Release, Flush, and CreateSession and UpdateSession
+//     return once committed. Batching adapts to the load: a caller that
+//     finds no one applying applies the queue at once, on its own
+//     goroutine (no linger, no hand-off); the writes of callers that come
+//     meanwhile are applied together next.
+//
+// # Deferred commits, and why they keep the guarantees
+//
+// Some writes are answered once applied, before their commit:
+// CreateSession and UpdateSession made with a context marked by
+// session.DeferCommits (pool.Pool.RunSink marks its run's context after
+// its claim), Claim, and GetSession's reads. A delegated call is then one
+// commit (at its Release) instead of one per claim, create, update and
+// release. The guarantees hold because:
+//
+//   - Order: the transactions of one store commit one at a time in queue
+//     order, and an op is applied in the transaction that commits it or in
+//     an earlier one, never a later one. Whatever refers to a write (the
+//     spawn_session_start naming a child, the child's events, a parent's
+//     end) is queued after it, so it is committed in the same transaction
+//     or a later one: after a SIGKILL at any moment, nothing stored refers
+//     to a session that is not stored. The SIGKILL tests check this.
+//
+//   - Acknowledgement: what a caller hands out of the process is durable
+//     first. A run hands out its result after its Release returns, which
+//     commits everything queued before it (a session write made without
+//     the mark, by a server answering an HTTP request for example, is
+//     committed before it returns, as before). Events reach a live sink
+//     before their commit, as they always did; Flush makes them durable.
+//
+//   - Claims: a claim is checked and taken inside the writer's
+//     transaction, which holds the database's write lock from that moment
+//     to its commit, so no other process can check or take a claim in
+//     between; the claim's row is written by that commit (none when the
+//     Release comes in the same transaction). If the process dies first,
+//     its claim goes with it, as a dead process's claims do anyway. Only
+//     a commit that fails and is replayed gives other processes a moment
+//     to claim: the replayed claim then fails and the error is logged.
+//
+//   - Reads: GetSession answers from the transaction while it is open
+//     (read-your-writes), from the records this store wrote or read in it
+//     (cache.go: valid because no other connection can commit while the
+//     transaction holds the write lock, and emptied when PRAGMA
+//     data_version shows another connection's commit); Events, Messages,
+//     ListSessions and Flush first commit what is open.
+//
+//   - Other processes see a deferred write once it is committed, at most
+//     Linger (default 2 ms) after it was applied, as they see appends; a
+//     process that writes waits for the lock meanwhile (busy timeout).
+//
 //   - Read-your-writes: Events and Messages first wait for queued writes
 //     to commit, so they see everything appended before the call.
+//
 //   - Flush returns once every write accepted before it is committed;
 //     Close flushes, then releases the database.
+//
 //   - A commit survives the process being killed (SIGKILL) at any moment:
 //     the database stays intact and every event committed before the kill
 //     is readable.

@@ -30,7 +30,9 @@ type Options struct {
 	// one transaction. Default 2048.
 	BatchSize int
 	// Linger is how long the writer waits for a batch to fill before it
-	// commits a partial one. Default 2ms; negative means never wait.
+	// commits a partial one, and how long its transaction may hold writes
+	// answered before their commit (doc.go, "Deferred commits"). Default
+	// 2ms; negative means never wait and commit every write at once.
 	Linger time.Duration
 	// MaxPending bounds the writes queued and not yet committed; appenders
 	// wait (nothing is dropped) when it is reached. Default 65536.
@@ -72,7 +74,10 @@ type Store struct {
 	pks       map[string]int64 // sessions known to exist: id -> pk
 	deleteGen uint64           // bumped after each committed delete
 	closed    bool
-	werr      error // first write error that could not be committed
+	werr      error                      // first write error that could not be committed
+	txOpen    bool                       // a transaction is open (tx.go): its writes are not committed yet
+	txStart   time.Time                  // when it began
+	recs      map[string]session.Session // the record cache (cache.go)
 
 	wake   chan struct{}
 	urgent chan struct{}
@@ -85,7 +90,19 @@ type Store struct {
 	seqs  map[int64]int64 // last seq of each session's log, by session pk
 	stmts *statements
 	rows  []eventRow // event rows waiting for a multi-row insert
+	mrows []msgRow   // messages likewise (rows.go)
+	prows []partRow  // their parts, once the messages are in
 	args  []any      // their arguments
+	// The open transaction (tx.go).
+	tx        *sql.Tx
+	txSt      *txStatements
+	txOps     []*op            // the ops applied in it, in order (replayed if it fails)
+	txItems   int              // their writes
+	txErr     error            // the first failure in it
+	txCreated map[string]int64 // the sessions created in it: id -> pk
+	txClaims  map[string]int64 // the claims taken in it, rows not written yet: id -> time
+	wconn     *sql.Conn        // the writer's connection (nil for ":memory:", which has one)
+	dataVer   int64            // its PRAGMA data_version after the last transaction
 }
 
 var (
@@ -167,6 +184,10 @@ func Open(path string, opts Options) (*Store, error) {
 		urgent: make(chan struct{}, 1),
 		done:   make(chan struct{}),
 		seqs:   map[int64]int64{},
+
+		txCreated: map[string]int64{},
+		txClaims:  map[string]int64{},
+		recs:      map[string]session.Session{},
 	}
 	s.space = sync.NewCond(&s.mu)
 	fail = func(err error) (*Store, error) {
@@ -180,6 +201,14 @@ func Open(path string, opts Options) (*Store, error) {
 	}
 	if s.stmts, err = prepare(ctx, db); err != nil {
 		return fail(err)
+	}
+	if !memory {
+		// One connection for the writer: its data_version tells the
+		// commits of other connections (cache.go).
+		if s.wconn, err = db.Conn(ctx); err != nil {
+			s.stmts.close()
+			return fail(err)
+		}
 	}
 	go s.run()
 	if !memory {
@@ -299,16 +328,28 @@ func notFound(id string) error { return fmt.Errorf("%w: %s", session.ErrNotFound
 
 // ---- reads ----
 
-func (s *Store) isClosed() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.closed
-}
-
 // GetSession implements session.Store.
 func (s *Store) GetSession(ctx context.Context, id string) (session.Session, error) {
-	if s.isClosed() {
+	s.mu.Lock()
+	closed, open := s.closed, s.txOpen
+	if closed {
+		s.mu.Unlock()
 		return session.Session{}, session.ErrClosed
+	}
+	if rec, ok := s.cachedRecord(id); ok {
+		s.mu.Unlock()
+		return rec, nil
+	}
+	s.mu.Unlock()
+	if open {
+		// Read in the open transaction, which holds writes not committed
+		// yet (read-your-writes).
+		o := &op{kind: opGet, sid: id}
+		err := s.call(ctx, o)
+		if err != nil {
+			return session.Session{}, err
+		}
+		return *o.rec, nil
 	}
 	sess, err := scanSession(s.stmts.getSession.QueryRowContext(ctx, id))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -319,8 +360,8 @@ func (s *Store) GetSession(ctx context.Context, id string) (session.Session, err
 
 // ListSessions implements session.Store.
 func (s *Store) ListSessions(ctx context.Context, opts session.ListOptions) ([]session.Session, error) {
-	if s.isClosed() {
-		return nil, session.ErrClosed
+	if err := s.settle(ctx); err != nil {
+		return nil, err
 	}
 	q := `SELECT ` + sessionColumns + ` FROM sessions`
 	var args []any
@@ -396,17 +437,17 @@ func (s *Store) exists(ctx context.Context, id string) (bool, error) {
 	return pk != 0, err
 }
 
-// settle waits until the writes queued so far are committed, so that a
-// read sees them.
+// settle waits until the writes queued or applied so far are committed,
+// so that a read on another connection sees them.
 func (s *Store) settle(ctx context.Context) error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		return session.ErrClosed
 	}
-	n := s.pending
+	n, open := s.pending, s.txOpen
 	s.mu.Unlock()
-	if n == 0 {
+	if n == 0 && !open {
 		return nil
 	}
 	return s.barrier(ctx)

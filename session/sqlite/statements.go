@@ -13,16 +13,18 @@ import (
 
 // multiRow are the row counts of the prepared multi-row event inserts,
 // largest first; 1 is always there.
-var multiRow = []int{128, 16, 1}
+var multiRow = []int{128, 64, 32, 16, 8, 4, 2, 1}
 
 type statements struct {
-	insEvents                   map[int]*sql.Stmt
-	maxSeq, insMessage, insPart *sql.Stmt
+	insEvents, insMessages, insParts map[int]*sql.Stmt
+	maxSeq                           *sql.Stmt
 
 	// Sessions.
 	getSession, sessionPK, insSession, updSession, delSession *sql.Stmt
 	// Claims.
-	lineage, insClaim, delClaim *sql.Stmt
+	lineage, ownClaim, insClaim, delClaim *sql.Stmt
+	// PRAGMA data_version (cache.go).
+	dataVersion *sql.Stmt
 }
 
 const (
@@ -39,7 +41,7 @@ const (
 )
 
 func prepare(ctx context.Context, db *sql.DB) (*statements, error) {
-	st := &statements{insEvents: map[int]*sql.Stmt{}}
+	st := &statements{insEvents: map[int]*sql.Stmt{}, insMessages: map[int]*sql.Stmt{}, insParts: map[int]*sql.Stmt{}}
 	var err error
 	prep := func(q string) *sql.Stmt {
 		if err != nil {
@@ -49,21 +51,26 @@ func prepare(ctx context.Context, db *sql.DB) (*statements, error) {
 		p, err = db.PrepareContext(ctx, q)
 		return p
 	}
+	values := func(cols, n int) string {
+		row := "(" + strings.TrimSuffix(strings.Repeat("?, ", cols), ", ") + "), "
+		return strings.TrimSuffix(strings.Repeat(row, n), ", ")
+	}
 	for _, n := range multiRow {
-		values := strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?), ", n), ", ")
-		st.insEvents[n] = prep(`INSERT INTO events (session_pk, seq, time, kind, data) VALUES ` + values)
+		st.insEvents[n] = prep(`INSERT INTO events (session_pk, seq, time, kind, data) VALUES ` + values(5, n))
+		st.insMessages[n] = prep(`INSERT INTO messages (id, session_pk, agent_name, role, synthetic, created_at) VALUES ` + values(6, n))
+		st.insParts[n] = prep(`INSERT INTO parts (message_seq, idx, kind, text, tool_call_id, tool_name, args, is_error) VALUES ` + values(8, n))
 	}
 	st.maxSeq = prep(`SELECT COALESCE(MAX(seq), 0) FROM events WHERE session_pk = ?`)
-	st.insMessage = prep(`INSERT INTO messages (id, session_pk, agent_name, role, synthetic, created_at) VALUES (?, ?, ?, ?, ?, ?)`)
-	st.insPart = prep(`INSERT INTO parts (message_seq, idx, kind, text, tool_call_id, tool_name, args, is_error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
 	st.getSession = prep(qGetSession)
 	st.sessionPK = prep(qSessionPK)
 	st.insSession = prep(qInsSession)
 	st.updSession = prep(qUpdSession)
 	st.delSession = prep(qDelSession)
 	st.lineage = prep(lineageClaims)
+	st.ownClaim = prep(ownClaim)
 	st.insClaim = prep(qInsClaim)
 	st.delClaim = prep(qDelClaim)
+	st.dataVersion = prep(`PRAGMA data_version`)
 	if err != nil {
 		st.close()
 		return nil, err
@@ -98,10 +105,12 @@ func (t *txStatements) get(p *sql.Stmt) *sql.Stmt {
 }
 
 func (st *statements) close() {
-	all := []*sql.Stmt{st.maxSeq, st.insMessage, st.insPart, st.getSession, st.sessionPK, st.insSession,
-		st.updSession, st.delSession, st.lineage, st.insClaim, st.delClaim}
-	for _, p := range st.insEvents {
-		all = append(all, p)
+	all := []*sql.Stmt{st.maxSeq, st.getSession, st.sessionPK, st.insSession,
+		st.updSession, st.delSession, st.lineage, st.ownClaim, st.insClaim, st.delClaim, st.dataVersion}
+	for _, m := range []map[int]*sql.Stmt{st.insEvents, st.insMessages, st.insParts} {
+		for _, p := range m {
+			all = append(all, p)
+		}
 	}
 	for _, p := range all {
 		if p != nil {

@@ -13,7 +13,9 @@ import (
 )
 
 // CreateSession implements session.Store. It returns once the session is
-// committed.
+// committed, or, with a context marked by session.DeferCommits, once it is
+// applied in the open transaction (committed later, before any write
+// queued after it).
 func (s *Store) CreateSession(ctx context.Context, sess session.Session) error {
 	if sess.ID == "" {
 		return errors.New("sqlite: session id is empty")
@@ -29,13 +31,22 @@ func (s *Store) CreateSession(ctx context.Context, sess session.Session) error {
 	if err != nil {
 		return fmt.Errorf("sqlite: session %s: %w", sess.ID, err)
 	}
-	return s.call(ctx, &op{kind: opCreate, sid: sess.ID, pid: sess.ParentID, args: args})
+	o := &op{kind: opCreate, deferred: s.deferred(ctx), sid: sess.ID, opSync: &opSync{pid: sess.ParentID, args: args}}
+	o.rec = stored(sess, args[len(args)-1])
+	return s.call(ctx, o)
 }
 
-// UpdateSession implements session.Store. fn runs on the writer goroutine
-// inside the transaction; a panic in fn is raised again in the caller.
+// UpdateSession implements session.Store. fn runs inside the writer's
+// transaction; a panic in fn is raised again in the caller. It returns
+// once committed, or applied (see CreateSession).
 func (s *Store) UpdateSession(ctx context.Context, id string, fn func(*session.Session)) error {
-	return s.call(ctx, &op{kind: opUpdate, sid: id, fn: fn})
+	return s.call(ctx, &op{kind: opUpdate, deferred: s.deferred(ctx), sid: id, opSync: &opSync{fn: fn}})
+}
+
+// deferred reports whether a create or update made with ctx may be
+// answered before its commit (session.DeferCommits).
+func (s *Store) deferred(ctx context.Context) bool {
+	return s.opts.Linger > 0 && session.CommitsDeferred(ctx)
 }
 
 // DeleteSession implements session.Store.
@@ -90,7 +101,7 @@ func (s *Store) Flush(ctx context.Context) error {
 // the database. Closing twice is a no-op.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
-		o := &op{kind: opStop, done: make(chan result, 1)}
+		o := &op{kind: opStop, done: make(chan result, 1), opSync: &opSync{}}
 		s.mu.Lock()
 		s.closed = true
 		s.queue = append(s.queue, o)
@@ -113,6 +124,9 @@ func (s *Store) Close() error {
 		}
 		s.unlock()
 		s.stmts.close()
+		if s.wconn != nil {
+			s.wconn.Close()
+		}
 		s.mu.Lock()
 		werr := s.werr
 		s.mu.Unlock()
@@ -131,6 +145,9 @@ func (s *Store) barrier(ctx context.Context) error {
 // happened to it; only a barrier gives up when ctx ends.
 func (s *Store) call(ctx context.Context, o *op) error {
 	o.done = make(chan result, 1)
+	if o.opSync == nil {
+		o.opSync = &opSync{}
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -165,12 +182,12 @@ func (s *Store) call(ctx context.Context, o *op) error {
 	return r.err
 }
 
-// commitHere commits batch on the caller's goroutine, which holds the
-// writer's turn, and gives the turn back even if the commit panics.
+// commitHere applies batch on the caller's goroutine, which holds the
+// writer's turn, and gives the turn back even if that panics.
 func (s *Store) commitHere(batch []*op) {
 	stopped := false
 	defer func() { s.release(stopped) }()
-	stopped = s.process(batch)
+	stopped = s.process(batch, false)
 }
 
 // enqueueAsync checks that the session exists, waits for room in the

@@ -1,9 +1,7 @@
 package sqlite
 
 import (
-	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	sqlitedrv "modernc.org/sqlite"
@@ -27,28 +25,50 @@ const (
 	opClaim
 	opBarrier
 	opStop
+	opGet // a read of a session record in the open transaction
 )
 
 // op is one queued write. Events and messages are async (no done
-// channel); the others have a caller waiting on done.
+// channel); the others have a caller waiting on done, answered once the op
+// is committed, or, for a deferred write and a read, once it is applied
+// (tx.go).
 type op struct {
-	kind opKind
-	sid  string
-	pk   int64 // events, messages: the session's pk
-	at   int64 // enqueue time, Unix ns
-	evs  []encEvent
-	msgs []encMessage
-	args []any // create: the session's column values after id and parent_id
-	pid  string
-	fn   func(*session.Session)
-	done chan result
+	kind     opKind
+	deferred bool // create, update: answered once applied (session.DeferCommits)
+	answered bool // done has been sent to (owned by the writer's turn)
+	sid      string
+	pk       int64 // events, messages: the session's pk
+	at       int64 // enqueue time, Unix ns
+	evs      []encEvent
+	msgs     []encMessage
+	done     chan result
+	res      result
+	*opSync  // nil for appends
+}
 
-	res     result
+// opSync is the part of an op that only synchronous ops use: an append's
+// op stays small (the queue holds tens of thousands of them).
+type opSync struct {
+	args    []any // create: the session's column values after id and parent_id
+	pid     string
+	fn      func(*session.Session)
 	newPK   int64     // create: the pk given to the session
 	deleted []string  // delete: the ids removed
 	delPKs  []int64   // delete: their pks
 	dead    []string  // claim: the dead stores whose claims were in the way
 	taken   []adopted // claim: the sessions taken over from them
+	upd     []any     // update: the statement's arguments, once fn has run
+	// create, update: the record written, nil when it cannot be cached
+	// (cache.go); get: the record read.
+	rec *session.Session
+}
+
+// needsCommit reports whether o's caller waits for its commit. A claim's
+// does not: its check and insert run in the open transaction, which holds
+// the database's write lock until it commits the claim, so that no other
+// process can claim in between (doc.go, "Deferred commits").
+func (o *op) needsCommit() bool {
+	return o.done != nil && !o.deferred && o.kind != opGet && o.kind != opClaim
 }
 
 // eventRow is one row of the events table waiting to be inserted.
@@ -100,15 +120,16 @@ func signal(c chan struct{}) {
 
 // ---- the writer ----
 //
-// Writes are committed by whoever holds the writer's turn (Store.writing):
-// a caller of a synchronous write that finds no commit under way takes the
-// turn and commits the queue (its own op last) on its own goroutine, so
-// that a write on an idle store costs one transaction and no goroutine
-// switch; callers that arrive meanwhile queue, and the writer goroutine
-// (run) commits what they queued in one transaction as soon as the turn is
-// free. The writer goroutine also commits the asynchronous appends, after
-// at most Options.Linger. Ops are taken from the queue in order and one
-// batch at a time, so they commit in the order they were queued.
+// Writes are applied by whoever holds the writer's turn (Store.writing):
+// a caller of a synchronous write that finds no one applying takes the
+// turn and applies the queue (its own op last) on its own goroutine, so
+// that a write on an idle store costs no goroutine switch; callers that
+// arrive meanwhile queue, and the writer goroutine (run) applies what they
+// queued as soon as the turn is free. Ops are taken from the queue in
+// order and one batch at a time, and applied in that order in one open
+// transaction (tx.go), which is committed when an op needs it, and at the
+// latest Options.Linger after it began: the writer goroutine sees to that,
+// and commits the asynchronous appends after at most Linger.
 
 // take removes the queue's ops for a commit and gives the caller the
 // writer's turn; s.mu is held.
@@ -122,16 +143,17 @@ func (s *Store) take() []*op {
 	return batch
 }
 
-// release gives the writer's turn back after a commit of batch by a caller,
-// waking the writer goroutine when ops wait (or when batch held the stop
-// op, which the writer goroutine must see to exit).
+// release gives the writer's turn back after batch was applied by a
+// caller, waking the writer goroutine when ops wait, when a transaction is
+// left open (it commits it in time) or when batch held the stop op, which
+// the writer goroutine must see to exit.
 func (s *Store) release(stopped bool) {
 	s.mu.Lock()
 	s.writing = false
 	if stopped {
 		s.stopped = true
 	}
-	more := len(s.queue) > 0 || stopped
+	more := len(s.queue) > 0 || stopped || s.txOpen
 	urgent := s.syncOps || stopped
 	s.mu.Unlock()
 	if more {
@@ -144,6 +166,8 @@ func (s *Store) release(stopped bool) {
 
 func (s *Store) run() {
 	defer close(s.done)
+	t := time.NewTimer(time.Hour)
+	t.Stop()
 	for {
 		<-s.wake
 		s.mu.Lock()
@@ -151,152 +175,41 @@ func (s *Store) run() {
 			s.mu.Unlock()
 			return
 		}
-		if len(s.queue) == 0 || s.writing {
+		if s.writing || (len(s.queue) == 0 && !s.txOpen) {
 			s.mu.Unlock() // the caller that holds the turn wakes us after
 			continue
 		}
 		urgent := s.syncOps || s.queued >= s.opts.BatchSize
+		wait := s.opts.Linger
+		if s.txOpen {
+			wait -= time.Since(s.txStart)
+		}
 		s.mu.Unlock()
-		if !urgent && s.opts.Linger > 0 {
-			t := time.NewTimer(s.opts.Linger)
+		if !urgent && wait > 0 {
+			t.Reset(wait)
 			select {
 			case <-s.urgent:
+				urgent = true
 			case <-t.C:
 			}
 			t.Stop()
 		}
 		s.mu.Lock()
-		if len(s.queue) == 0 || s.writing {
+		if s.writing || (len(s.queue) == 0 && !s.txOpen) {
 			s.mu.Unlock()
 			signal(s.wake) // look again: a stop may have come meanwhile
 			continue
 		}
 		batch := s.take()
 		s.mu.Unlock()
-		stop := s.process(batch)
+		// Woken by a waiting caller: commit only if its op needs it.
+		// After the linger: commit what is open.
+		stop := s.process(batch, !urgent)
 		s.release(stop)
 		if stop {
 			return
 		}
 	}
-}
-
-// process commits batch in chunks of at most BatchSize writes and reports
-// whether it held the stop op.
-func (s *Store) process(batch []*op) (stop bool) {
-	start, items := 0, 0
-	for i, o := range batch {
-		n := o.items()
-		if items > 0 && items+n > s.opts.BatchSize {
-			s.commit(batch[start:i])
-			start, items = i, 0
-		}
-		items += n
-		if o.kind == opStop {
-			stop = true
-		}
-	}
-	s.commit(batch[start:])
-	return stop
-}
-
-// commit applies ops in one transaction, retrying a failed commit, then
-// answers the callers.
-func (s *Store) commit(ops []*op) {
-	writes := false
-	for _, o := range ops {
-		if o.kind != opBarrier && o.kind != opStop {
-			writes = true
-			break
-		}
-	}
-	var err error
-	if writes {
-		for attempt := 0; ; attempt++ {
-			if err = s.try(ops); err == nil {
-				break
-			}
-			clear(s.seqs) // the cached sequence numbers may be ahead of the database
-			if attempt == 4 {
-				break
-			}
-			time.Sleep(time.Duration(10<<attempt) * time.Millisecond)
-		}
-	}
-	if writes && err == nil {
-		s.commits.Add(1)
-	}
-	lost := 0
-	s.mu.Lock()
-	if err != nil && s.werr == nil {
-		s.werr = fmt.Errorf("sqlite: commit: %w", err)
-	}
-	for _, o := range ops {
-		if err != nil && o.kind != opBarrier && o.kind != opStop {
-			o.res = result{err: fmt.Errorf("sqlite: commit: %w", err)}
-			if o.done == nil {
-				lost += o.items()
-			}
-		}
-		switch o.kind {
-		case opEvents, opMessages:
-			s.pending--
-		case opCreate:
-			if err == nil && o.res.err == nil {
-				s.remember(o.sid, o.newPK)
-			}
-		case opDelete:
-			if err == nil && o.res.err == nil {
-				for _, id := range o.deleted {
-					delete(s.pks, id)
-				}
-				for _, pk := range o.delPKs {
-					delete(s.seqs, pk)
-				}
-				s.deleteGen++
-			}
-		}
-	}
-	s.mu.Unlock()
-	if lost > 0 {
-		s.log.Error("session store: writes could not be committed", "db", s.path, "writes", lost, "err", err)
-	}
-	for _, o := range ops {
-		if o.done != nil {
-			o.done <- o.res
-		}
-	}
-}
-
-// try runs ops in one transaction. The error is that of the transaction;
-// an op's own failure (a missing session, for example) is in its res.
-func (s *Store) try(ops []*op) error {
-	ctx := context.Background()
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	st := s.stmts.in(ctx, tx)
-	s.rows = s.rows[:0]
-	for _, o := range ops {
-		o.res, o.newPK, o.deleted, o.delPKs, o.dead, o.taken = result{}, 0, nil, nil, nil, nil
-		if o.kind != opEvents {
-			// Everything before o is written before o.
-			if err := s.insertRows(ctx, st); err != nil {
-				tx.Rollback()
-				return err
-			}
-		}
-		if err := s.apply(ctx, tx, st, o); err != nil {
-			tx.Rollback()
-			return err
-		}
-	}
-	if err := s.insertRows(ctx, st); err != nil {
-		tx.Rollback()
-		return err
-	}
-	return tx.Commit()
 }
 
 func isForeignKey(err error) bool { return isConstraint(err, sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY) }
