@@ -21,7 +21,8 @@ build:
 # start when test-deps and build-race are done (build-race first, so that
 # with an empty build cache go test reuses what it compiled instead of
 # compiling the same race packages at the same time). The critical path is
-# test-go (its longest packages: cmd/agentpool, durable).
+# test-go (its longest packages: cmd/agentpool, durable). TEST_JOBS=1 runs
+# the steps one after another.
 TEST_JOBS ?= 4
 test:
 	@$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target test-all
