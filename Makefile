@@ -2,7 +2,7 @@
 GO      ?= go
 PKGS    ?= ./...
 
-.PHONY: all build test test-deps test-go test-node check fmt vet bench fuzz run clean
+.PHONY: all build test test-all test-deps test-go test-node check fmt vet bench fuzz run clean
 .PHONY: build-race soak
 
 all: build
@@ -13,15 +13,39 @@ BUILDFLAGS ?= -trimpath -ldflags='-s -w'
 build:
 	CGO_ENABLED=0 $(GO) build $(BUILDFLAGS) -o bin/agentpool ./cmd/agentpool
 
-# test: formatting, vet, the Go suite with the race detector, then the
-# protocol tests with the real npm clients.
-test: check test-go test-node
+# test: formatting, vet, the Go suite with the race detector and the
+# protocol tests with the real npm clients. The steps spend most of their
+# time waiting (on subprocesses, servers, browsers), so a sub-make runs them
+# side by side (-j), each step's output kept together (--output-sync):
+# check and test-deps and build-race start at once; test-go and test-node
+# start when test-deps and build-race are done (build-race first, so that
+# with an empty build cache go test reuses what it compiled instead of
+# compiling the same race packages at the same time). The critical path is
+# test-go (its longest packages: cmd/agentpool, durable). TEST_JOBS=1 runs
+# the steps one after another.
+TEST_JOBS ?= 4
+test:
+	@$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target test-all
+
+test-all: check test-go test-node
+
+# GORACE: a -race program sleeps 1 s before it exits (atexit_sleep_ms, to
+# catch races with goroutines still running at exit); every test binary and
+# every CLI process the tests start pays it, about 200 processes per make
+# test. Races found while the program runs are reported as before.
+export GORACE ?= atexit_sleep_ms=0
+
+# step_start/step_end print how long a step took (the steps overlap under
+# make test, so its total is not their sum).
+step_start = @mkdir -p bin && date +%s > bin/.step-$@
+step_end = @echo "== $@ took $$(( $$(date +%s) - $$(cat bin/.step-$@) )) s"; rm -f bin/.step-$@
 
 # check: formatting, vet, a tidy go.mod, staticcheck and deadcode (pinned;
 # built by `go run` into the build cache on first use).
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 DEADCODE    ?= golang.org/x/tools/cmd/deadcode@v0.52.0
 check:
+	$(step_start)
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './node_modules/*')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
@@ -29,6 +53,7 @@ check:
 	$(GO) run $(STATICCHECK) $(PKGS)
 	@out=$$($(GO) run $(DEADCODE) -test $(PKGS)); \
 	if [ -n "$$out" ]; then echo "dead code (unreachable even from the tests):"; echo "$$out"; exit 1; fi
+	$(step_end)
 
 # test-deps installs the npm packages the Go tests drive (the MCP servers
 # of tests/mcp, pinned in its package-lock.json), tmux (Debian package),
@@ -37,6 +62,7 @@ check:
 # dev server (bin/temporal, built once per machine) that the durable
 # engine's tests start (AGENTPOOL_TEMPORAL_BIN).
 test-deps: bin/temporal
+	$(step_start)
 	cd tests/mcp && npm ci --no-audit --no-fund --loglevel=error
 	@command -v tmux >/dev/null 2>&1 || { echo "installing tmux (the OpenCode TUI test drives the TUI in it)"; \
 		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq tmux; \
@@ -44,16 +70,19 @@ test-deps: bin/temporal
 	@[ -x /usr/bin/chromium ] || { echo "installing chromium (the web view test drives it headless)"; \
 		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium; \
 		else sudo apt-get update -qq && sudo apt-get install -y -qq chromium; fi; }
+	$(step_end)
 
 # The PostgreSQL tests (session/postgres, cmd/agentpool) use the server
 # tests/pg/start.sh starts (Debian's postgresql, installed when missing),
 # each in a schema of its own; AGENTPOOL_TEST_POSTGRES set in the
 # environment wins (another server). Unset, they skip, except under
 # CI=true, where they fail.
-test-go: test-deps
+test-go: test-deps $(if $(filter test-all,$(MAKECMDGOALS)),build-race)
+	$(step_start)
 	@pg="$${AGENTPOOL_TEST_POSTGRES:-$$(tests/pg/start.sh)}" || { echo "tests/pg/start.sh failed"; exit 1; }; \
 	AGENTPOOL_TEST_POSTGRES="$$pg" AGENTPOOL_MCP_NODE_MODULES="$(CURDIR)/tests/mcp/node_modules" \
 		AGENTPOOL_TEMPORAL_BIN="$(CURDIR)/bin/temporal" $(GO) test -race -count=1 $(PKGS)
+	$(step_end)
 
 # The Temporal CLI's dev server; v1.5.1 is the newest that builds from the
 # module proxy here (later versions carry a replace directive).
@@ -73,17 +102,21 @@ npm_install = if [ -f .npm-install-platform ]; then npm install --no-save --no-a
 # test-go it only compiles package main and links (test-go compiled every
 # other package with -race); a plain build would compile everything again.
 build-race:
+	$(step_start)
 	$(GO) build -race -o bin/agentpool-race ./cmd/agentpool
+	$(step_end)
 
 # Node protocol tests: each directory under tests/node has its own pinned
 # package-lock.json; they drive the freshly built race binary (AGENTPOOL_BIN).
 test-node: build-race test-deps
+	$(step_start)
 	@set -e; for d in tests/node/*/; do \
 		[ -f "$$d/package.json" ] || continue; \
 		echo "== node tests in $$d"; \
 		(cd "$$d" && $(call npm_install,$$d) && AGENTPOOL_BIN="$(CURDIR)/bin/agentpool-race" \
 			AGENTPOOL_MCP_NODE_MODULES="$(CURDIR)/tests/mcp/node_modules" npm test); \
 	done
+	$(step_end)
 
 # soak: the soak tests at full size (package internal/soak): what make test
 # checks at a quick size, repeated more (e.g. 20 SIGKILLs of a writer).

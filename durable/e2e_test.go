@@ -301,6 +301,7 @@ func (w *workerProc) kill() {
 // every session ends once, and no model call that had completed is made
 // again.
 func TestKillWorkerMidChild(t *testing.T) {
+	t.Parallel() // its own dev server and store; mostly waits on timeouts
 	addr := startDevServer(t)
 	api := newFakeAPI(t, 400*time.Millisecond)
 	db := testDB(t)
@@ -412,6 +413,7 @@ func TestKillWorkerMidChild(t *testing.T) {
 // Cancelling the root mid-child ends every session of the tree aborted,
 // within seconds, and the stream still passes the invariants.
 func TestCancelRootCancelsTree(t *testing.T) {
+	t.Parallel() // its own dev server and store; mostly waits on timeouts
 	addr := startDevServer(t)
 	api := newFakeAPI(t, time.Second)
 	db := testDB(t)
@@ -470,6 +472,7 @@ func TestCancelRootCancelsTree(t *testing.T) {
 // Killing every worker mid-child and starting a new one lets the run
 // finish.
 func TestKillAllWorkersThenStartOne(t *testing.T) {
+	t.Parallel() // its own dev server and store; mostly waits on timeouts
 	addr := startDevServer(t)
 	api := newFakeAPI(t, 400*time.Millisecond)
 	db := testDB(t)

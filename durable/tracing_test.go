@@ -31,6 +31,7 @@ func TestTracingInterceptorOffWithoutProvider(t *testing.T) {
 // and the boss's tool call (an activity) are below their sessions, the
 // worker's session below the boss's.
 func TestDistributedRunIsOneTrace(t *testing.T) {
+	t.Parallel() // its own dev server and store; mostly waits on timeouts
 	addr := startDevServer(t)
 	api := newFakeAPI(t, 0)
 	api.echo = true // a tool call that is an activity, besides the delegation

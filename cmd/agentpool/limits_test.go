@@ -161,6 +161,7 @@ teams:
 // manifest's default; another --agent, or a manifest without that agent,
 // is refused.
 func TestRunSessionKeepsItsAgent(t *testing.T) {
+	t.Parallel() // mostly waits on its CLI processes
 	dir := t.TempDir()
 	db := filepath.Join(dir, "s.db")
 	writeFiles(t, dir, map[string]string{

@@ -20,6 +20,7 @@ import (
 // runs; cancelled (SIGINT), it ends every session, and its replay is the
 // stream its consumer saw.
 func TestPostgresSessionsWhileRunning(t *testing.T) {
+	t.Parallel() // mostly waits on its CLI processes
 	_, db := pgtest.Schema(t)
 	dir := t.TempDir()
 	manifest := filepath.Join(dir, "agentpool.yaml")

@@ -26,6 +26,12 @@ func TestMain(m *testing.M) {
 	}
 	// Every command a test starts inherits it (os.Environ()).
 	os.Setenv(cliEnv, "1")
+	// Under -race each CLI process would sleep 1 s before it exits
+	// (GORACE's atexit_sleep_ms); the tests start well over a hundred.
+	// Races are still reported: the sleep only waits for late goroutines.
+	if os.Getenv("GORACE") == "" {
+		os.Setenv("GORACE", "atexit_sleep_ms=0")
+	}
 	os.Exit(m.Run())
 }
 
@@ -92,6 +98,7 @@ func offline(m *config.Manifest) bool {
 }
 
 func TestRunJSONLDefaultAndExamples(t *testing.T) {
+	t.Parallel() // mostly waits on its CLI processes
 	cases := map[string][]string{"built-in default": {"run", "--output", "jsonl", "--db", ":memory:", "hello"}}
 	files, _ := filepath.Glob("../../examples/*.yaml")
 	more, _ := filepath.Glob("../../examples/*/agentpool.yaml")
@@ -111,6 +118,7 @@ func TestRunJSONLDefaultAndExamples(t *testing.T) {
 	}
 	for name, args := range cases {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
 			for i, a := range args {
 				if strings.HasPrefix(a, "../../") {

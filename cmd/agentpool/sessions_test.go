@@ -131,12 +131,14 @@ func treeOf(t *testing.T, dir, db, root string) (*treeNode, map[string]string, m
 }
 
 func TestSessionsNestedRun(t *testing.T) {
+	t.Parallel() // mostly waits on its CLI processes
 	manifests := map[string][]string{
 		"default":         nil,
 		"agentpool-style": {"-c", mustAbs(t, "../../config/testdata/agentpool-style.yaml")},
 	}
 	for name, cflag := range manifests {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
 			db := filepath.Join(dir, "data", "nested", "sessions.db") // directories are created
 			args := append([]string{"run", "--db", db, "--output", "jsonl"}, cflag...)
@@ -273,6 +275,7 @@ func mustAbs(t *testing.T, p string) string {
 }
 
 func TestSessionsResumeListShowDelete(t *testing.T) {
+	t.Parallel() // mostly waits on its CLI processes
 	dir := t.TempDir()
 	db := filepath.Join(dir, "s.db")
 	manifest := filepath.Join(dir, "m.yaml")

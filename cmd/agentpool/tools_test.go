@@ -251,9 +251,11 @@ func TestRunMCPServerNoOrphan(t *testing.T) {
 }
 
 func TestRunMCPServerGoneAfterSignal(t *testing.T) {
+	t.Parallel() // mostly waits on its CLI processes
 	server := mcpEverything(t)
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
 		t.Run(sig.String(), func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
 			marker := "mcp-" + dir // unique: a temp dir's base name is not
 			os.WriteFile(filepath.Join(dir, "agentpool.yaml"), []byte(mcpManifest(server, marker, `{text: "never shown", delay: 1m}`)), 0o644)

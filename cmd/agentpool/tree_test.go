@@ -348,6 +348,7 @@ func TestRunTreeApprovalQuestion(t *testing.T) {
 // process: on a terminal redrawn in place until the run ends, through a
 // pipe printed once, in its final state.
 func TestSessionsTreeWatch(t *testing.T) {
+	t.Parallel() // mostly waits on its CLI processes
 	dir := t.TempDir()
 	db := filepath.Join(dir, "w.db")
 	run := exec.Command(cliBinary(t), "run", "-c", slowNested(t, "40ms"), "--db", db, "hi")

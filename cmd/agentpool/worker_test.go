@@ -126,6 +126,7 @@ func temporalDB(t *testing.T, dir string) string {
 // output, exit code and stream shape as the run in one process; the
 // worker stops on SIGTERM.
 func TestRunOnTemporalWorker(t *testing.T) {
+	t.Parallel() // mostly waits on its CLI processes
 	addr := devServer(t)
 	dir := t.TempDir()
 	local := filepath.Join(dir, "local.yaml")
