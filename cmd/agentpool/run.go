@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"sync"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -98,27 +97,14 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 	stdout := bufio.NewWriterSize(&pipeWriter{w: cmd.OutOrStdout(), cancel: cancel}, 64<<10)
 	defer stdout.Flush()
 	var sink event.Sink
+	var js *jsonlSink
 	var view *liveView
 	var tree *treeview.Live
 	switch f.output {
 	case "jsonl":
-		var mu sync.Mutex
-		var buf []byte
-		sink = event.SinkFunc(func(e event.Event) {
-			mu.Lock()
-			defer mu.Unlock()
-			var err error
-			buf, err = event.AppendJSON(buf[:0], e)
-			if err != nil {
-				fmt.Fprintln(os.Stderr, "agentpool: encode event:", err)
-				return
-			}
-			buf = append(buf, '\n')
-			stdout.Write(buf)
-			if event.IsLifecycle(e) {
-				stdout.Flush()
-			}
-		})
+		js = newJSONLSink(stdout, os.Stderr)
+		defer js.stop()
+		sink = js
 	default:
 		errw := cmd.ErrOrStderr()
 		if useTree(isTerminal(errw), os.Getenv) {
@@ -146,6 +132,9 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 	// In this process, or on the pool's Temporal workers (execution:
 	// {engine: temporal}, see openPoolTelemetry): the same stream either way.
 	res, err := p.RunSink(ctx, pool.RunRequest{Node: node, Prompt: prompt, SessionID: f.session}, out)
+	if js != nil {
+		js.stop() // no flush of its own may run beside the ones below
+	}
 	if err != nil {
 		if tree != nil {
 			tree.Stop()
