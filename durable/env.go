@@ -58,6 +58,8 @@ type wfEnv struct {
 	// lifecycle and sessions say that the pool has subagent hooks and
 	// session hooks (the same on every worker: the pool's configuration).
 	lifecycle, sessions bool
+	// conversation is the id of the tree's root session.
+	conversation string
 }
 
 // locked runs fn as the session's only writer of its log.
@@ -254,7 +256,7 @@ func (e *wfEnv) Spawn(ctx context.Context, parent *spawn.Invocation, req spawn.R
 	}
 	in := SessionInput{Session: child, RunID: e.ids.AscendingAt(id.Run, now), Prompt: req.Prompt,
 		History: model.CloneMessages(req.History), ToolCallID: req.ToolCallID, Timeout: timeout,
-		Spawns: parent.SpawnsTaken()}
+		Spawns: parent.SpawnsTaken(), Conversation: e.conversation, Mechanism: req.Mechanism}
 	info := spawn.StartInfo{
 		ChildSessionID: child.ID, ParentSessionID: parent.Session.ID, Name: child.AgentName,
 		SourceType: child.SourceType, Depth: depth, Mechanism: req.Mechanism, RunMode: start.RunMode,

@@ -53,9 +53,9 @@ func nameSessionSpan(wctx workflow.Context, node spawn.Node, in SessionInput, re
 	if !ok {
 		return
 	}
-	conv := ""
+	conv := in.Conversation
 	if in.Session.ParentID == "" {
 		conv = in.Session.ID
 	}
-	otelpool.SessionSpan(span, node, in.Session, conv, res)
+	otelpool.SessionSpan(span, node, in.Session, conv, string(in.Mechanism), res)
 }

@@ -149,10 +149,22 @@ func TestDistributedRunIsOneTrace(t *testing.T) {
 	if n := count(spans, "invoke_agent worker"); n != 1 {
 		t.Errorf("%d invoke_agent worker spans, want 1", n)
 	}
+	// The child's span says what a child's span says in process: its
+	// id, the tree's conversation (the root session) and how it was
+	// spawned.
+	attrs := map[string]string{}
 	for _, kv := range workerSession.Attributes() {
-		if kv.Key == "gen_ai.agent.id" && kv.Value.AsString() == "" {
-			t.Errorf("the child session span has no agent id")
+		attrs[string(kv.Key)] = kv.Value.Emit()
+	}
+	var bossID string
+	for _, kv := range bossSession.Attributes() {
+		if kv.Key == "gen_ai.agent.id" {
+			bossID = kv.Value.AsString()
 		}
+	}
+	if attrs["gen_ai.agent.id"] == "" || bossID == "" || attrs["gen_ai.conversation.id"] != bossID ||
+		attrs["agentpool.spawn.mechanism"] != string(event.MechanismWorker) {
+		t.Errorf("the child session span's attributes: %v (root session %q)", attrs, bossID)
 	}
 }
 

@@ -53,6 +53,12 @@ type SessionInput struct {
 	// which also keeps an editor's hook session open across prompts), so
 	// the workflow must not run them again.
 	SubmitterHooks bool `json:"submitter_hooks,omitempty"`
+	// Conversation is the id of the tree's root session (empty for the
+	// root itself) and Mechanism how the session was spawned: what the
+	// session's span says of it (gen_ai.conversation.id,
+	// agentpool.spawn.mechanism), as a session run in process has.
+	Conversation string          `json:"conversation,omitempty"`
+	Mechanism    event.Mechanism `json:"mechanism,omitempty"`
 }
 
 // SessionOutput is how a session's workflow ended.

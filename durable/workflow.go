@@ -88,6 +88,10 @@ func (e *Engine) Session(wctx workflow.Context, in SessionInput) (SessionOutput,
 		env.lifecycle = lc != nil
 	}
 	root := in.Session.ParentID == ""
+	env.conversation = in.Conversation
+	if root {
+		env.conversation = in.Session.ID
+	}
 	rt := spawn.NewRuntime(spawn.Config{Store: journalStore{j: j}, Limits: e.Limits, Lookup: e.Lookup, Names: e.Names})
 	inv := spawn.NewEnvInvocation(rt, env, in.Session, in.RunID, in.Prompt, in.ToolCallID, in.History, j)
 

@@ -36,15 +36,16 @@ func spansOff(ctx context.Context) bool {
 // a session (the Temporal interceptor's RunWorkflow span), the session's
 // span as Node makes it: named invoke_agent {agent} (invoke_workflow
 // {team}), with the same attributes and the run's end. conv is the root
-// session's id ("" when it is not known: the attribute is left out).
+// session's id, mechanism how the session was spawned ("" when not known
+// or a root: the attribute is left out).
 // Call it once, when the run ended; a nil span or node does nothing.
-func SessionSpan(span trace.Span, n spawn.Node, sess session.Session, conv string, res spawn.Result) {
+func SessionSpan(span trace.Span, n spawn.Node, sess session.Session, conv, mechanism string, res spawn.Result) {
 	if span == nil || n == nil || !span.IsRecording() {
 		return
 	}
 	op := sessionOp(n)
 	span.SetName(op + " " + n.Name())
-	span.SetAttributes(sessionAttrs(op, n, sess, conv, "")...)
+	span.SetAttributes(sessionAttrs(op, n, sess, conv, mechanism)...)
 	endSession(span, res.StopReason, res)
 }
 
