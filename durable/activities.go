@@ -36,9 +36,21 @@ type Activities struct {
 	// hooks, and the session hooks of the same value) the engine calls;
 	// nil: none.
 	Runtime *spawn.Runtime
+	// Metrics records the starts of the children this worker creates and
+	// the ends of the sessions it ends (the worker pool's metrics,
+	// pool.Pool.SessionMetrics); nil: none. A root's start is counted
+	// where it is submitted.
+	Metrics SessionMetrics
 
 	rtOnce sync.Once
 	rt     *spawn.Runtime // the hooks' runtime when Runtime is nil
+}
+
+// SessionMetrics records session starts and ends in a pool's metrics
+// (pool.Pool.SessionMetrics is one).
+type SessionMetrics interface {
+	SessionStarted(ctx context.Context, agent string, depth int)
+	SessionEnded(ctx context.Context, agent string, stop event.StopReason, cost float64, d time.Duration)
 }
 
 // Write writes what a workflow has pending (see Pending).
@@ -52,6 +64,9 @@ func (a *Activities) Create(ctx context.Context, in CreateInput) (int64, error) 
 	err := a.Store.CreateSession(ctx, in.Session)
 	if err != nil && !errors.Is(err, session.ErrExists) {
 		return 0, err
+	}
+	if err == nil && a.Metrics != nil {
+		a.Metrics.SessionStarted(ctx, in.Session.AgentName, in.Session.Depth)
 	}
 	return a.write(ctx, in.Pending)
 }
@@ -291,10 +306,12 @@ func (a *Activities) End(ctx context.Context, in EndInput) error {
 	}
 	o := in.Output
 	retry := activity.GetInfo(ctx).Attempt > 1
+	var ended string // the agent whose session this call ended
 	err := a.Store.UpdateSession(ctx, in.Pending.SessionID, func(s *session.Session) {
 		if retry && s.Status != session.StatusRunning {
 			return
 		}
+		ended = s.AgentName
 		s.Status = session.StatusFromStop(o.StopReason)
 		s.StopReason = o.StopReason
 		s.Usage.Add(o.Usage)
@@ -312,7 +329,13 @@ func (a *Activities) End(ctx context.Context, in EndInput) error {
 	if err != nil {
 		return err
 	}
-	return a.Store.Flush(ctx)
+	if err := a.Store.Flush(ctx); err != nil {
+		return err
+	}
+	if ended != "" && a.Metrics != nil {
+		a.Metrics.SessionEnded(ctx, ended, o.StopReason, o.Cost, time.Duration(o.DurationMS)*time.Millisecond)
+	}
+	return nil
 }
 
 // heartbeat records a heartbeat every HeartbeatEvery until stop, so that

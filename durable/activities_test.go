@@ -3,6 +3,7 @@ package durable
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -97,5 +98,45 @@ func TestTurnAgainDoesNotCallTheModel(t *testing.T) {
 	}
 	if msgs, _ := st.Messages(ctx, "ses_1"); len(msgs) != 1 {
 		t.Errorf("conversation = %d messages", len(msgs))
+	}
+}
+
+// countingMetrics records what Activities.Metrics is told.
+type countingMetrics struct{ started, ended []string }
+
+func (m *countingMetrics) SessionStarted(_ context.Context, agent string, depth int) {
+	m.started = append(m.started, fmt.Sprintf("%s@%d", agent, depth))
+}
+
+func (m *countingMetrics) SessionEnded(_ context.Context, agent string, stop event.StopReason, cost float64, d time.Duration) {
+	m.ended = append(m.ended, fmt.Sprintf("%s %s %.2f %v", agent, stop, cost, d))
+}
+
+// The sessions' metrics under the engine: a child's start is counted by
+// the activity that creates it, a session's end by the one that ends it,
+// once each however often the activity runs.
+func TestActivitiesCountSessions(t *testing.T) {
+	ctx := context.Background()
+	st := memory.New()
+	now := time.Now()
+	if err := st.CreateSession(ctx, session.Session{ID: "ses_1", AgentName: "boss", Status: session.StatusRunning, CreatedAt: now, UpdatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	var ts testsuite.WorkflowTestSuite
+	env := ts.NewTestActivityEnvironment()
+	m := &countingMetrics{}
+	env.RegisterActivityWithOptions(&Activities{Store: st, Metrics: m}, activityOptions())
+	child := session.Session{ID: "ses_2", ParentID: "ses_1", Depth: 1, AgentName: "worker", Status: session.StatusRunning, CreatedAt: now, UpdatedAt: now}
+	for range 2 { // a create sent again finds the session made
+		if _, err := env.ExecuteActivity(actCreate, CreateInput{Pending: Pending{SessionID: "ses_1"}, Session: child}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	end := EndInput{Pending: Pending{SessionID: "ses_2"}, Output: SessionOutput{StopReason: event.StopCompleted, Cost: 0.25, DurationMS: 1500}}
+	if _, err := env.ExecuteActivity(actEnd, end); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(m.started, ",") != "worker@1" || strings.Join(m.ended, ",") != "worker completed 0.25 1.5s" {
+		t.Errorf("started %q, ended %q", m.started, m.ended)
 	}
 }

@@ -62,6 +62,9 @@ func (p *Pool) runOnEngine(ctx context.Context, node spawn.Node, inv *spawn.Invo
 		}
 		rec.Relay(e)
 	})
+	// The root's start is counted here; every session's end, the root's
+	// too, by the workers that run it (durable.Activities.Metrics).
+	p.obs.SessionStarted(ctx, node.Name(), inv.Session.Depth)
 	res, err := p.engine.RunRoot(ctx, EngineRun{Node: node, Session: inv.Session, RunID: inv.RunID, Prompt: inv.Prompt, History: history}, relay)
 	// Injections during the run cannot reach the workers: they are kept in
 	// the conversation, as what a run in this process could not deliver.

@@ -117,6 +117,19 @@ func (p *Pool) Manifest() *config.Manifest { return p.manifest }
 // Store returns the pool's session store.
 func (p *Pool) Store() session.Store { return p.store }
 
+// SessionMetrics records the metrics of sessions that run elsewhere (a
+// durable engine's workers): their starts and ends. It records nothing
+// when the pool has no meter (Options.MeterProvider).
+func (p *Pool) SessionMetrics() SessionMetrics { return p.obs }
+
+// SessionMetrics records session starts and ends in the pool's metrics
+// (agentpool.sessions.started, .ended, agentpool.session.duration,
+// agentpool.cost), for sessions the pool does not run itself.
+type SessionMetrics interface {
+	SessionStarted(ctx context.Context, agent string, depth int)
+	SessionEnded(ctx context.Context, agent string, stop event.StopReason, cost float64, d time.Duration)
+}
+
 // Processor returns the processor that records every root run; watch it
 // (Processor.Watch) to follow the runs, for example with a
 // processor.Projection.

@@ -63,7 +63,7 @@ func dialTemporal(x config.Execution, log *slog.Logger, tp trace.TracerProvider)
 // engineFor is the durable engine over p's nodes and store.
 func engineFor(p *pool.Pool) *durable.Engine {
 	return &durable.Engine{
-		Activities: durable.Activities{Store: p.Store(), Lookup: p.Node, Runtime: p.Runtime()},
+		Activities: durable.Activities{Store: p.Store(), Lookup: p.Node, Runtime: p.Runtime(), Metrics: p.SessionMetrics()},
 		Names:      p.NodeNames, Limits: p.Runtime().Limits(), TaskQueue: p.Manifest().Execution.TaskQueue,
 	}
 }

@@ -2,6 +2,7 @@ package otelpool
 
 import (
 	"context"
+	"time"
 
 	"go.opentelemetry.io/otel/trace"
 
@@ -55,4 +56,22 @@ func sessionOp(n spawn.Node) string {
 		return opInvokeWorkflow
 	}
 	return opInvokeAgent
+}
+
+// SessionStarted records a session's start in the metrics, for a session
+// run elsewhere (on a Temporal worker), as Node does for one it runs. A
+// nil Observer records nothing.
+func (o *Observer) SessionStarted(ctx context.Context, agent string, depth int) {
+	if o == nil {
+		return
+	}
+	o.m.sessionStarted(ctx, agent, depth)
+}
+
+// SessionEnded records a session's end in the metrics (see SessionStarted).
+func (o *Observer) SessionEnded(ctx context.Context, agent string, stop event.StopReason, cost float64, d time.Duration) {
+	if o == nil {
+		return
+	}
+	o.m.sessionEnded(ctx, agent, stop, cost, d)
 }
