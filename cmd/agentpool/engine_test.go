@@ -165,12 +165,7 @@ func TestServeAGUIOnTemporal(t *testing.T) {
 			t.Errorf("prompt %q: the run did not finish: %v", prompt, got)
 		}
 	}
-	if got, want := kinds(thread, storedStream(t, dir, db, thread)), kinds(lthread, storedStream(t, dir, ldb, lthread)); got != want {
-		t.Errorf("stored logs differ:\ntemporal:   %s\nin process: %s", got, want)
-	}
-	if e := engineOf(t, db, thread); e != "temporal" {
-		t.Errorf("session %s's engine: %q", thread, e)
-	}
+	sameStoredRun(t, dir, db, thread, ldb, lthread)
 
 	// A client that goes away cancels its run: the workflow is cancelled
 	// and the session ends aborted.
@@ -334,12 +329,7 @@ func TestServeACPOnTemporal(t *testing.T) {
 			t.Errorf("prompt %q: %v", prompt, got)
 		}
 	}
-	if got, want := kinds(sid, storedStream(t, dir, db, sid)), kinds(lsid, storedStream(t, dir, ldb, lsid)); got != want {
-		t.Errorf("stored logs differ:\ntemporal:   %s\nin process: %s", got, want)
-	}
-	if e := engineOf(t, db, sid); e != "temporal" {
-		t.Errorf("session %s's engine: %q", sid, e)
-	}
+	sameStoredRun(t, dir, db, sid, ldb, lsid)
 }
 
 // openCodeEvents subscribes to an OpenCode server's /event stream and
@@ -442,12 +432,7 @@ func TestServeOpenCodeOnTemporal(t *testing.T) {
 			t.Errorf("prompt %q: answer %s", prompt, answer)
 		}
 	}
-	if got, want := kinds(sid, storedStream(t, dir, db, sid)), kinds(lsid, storedStream(t, dir, ldb, lsid)); got != want {
-		t.Errorf("stored logs differ:\ntemporal:   %s\nin process: %s", got, want)
-	}
-	if e := engineOf(t, db, sid); e != "temporal" {
-		t.Errorf("session %s's engine: %q", sid, e)
-	}
+	sameStoredRun(t, dir, db, sid, ldb, lsid)
 }
 
 // engineOf is the engine the stored session sid names (session.MetaEngine).
@@ -470,4 +455,17 @@ func storedSession(t *testing.T, db, sid string) session.Session {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// sameStoredRun checks that session sid of store db, run on Temporal, has
+// the stored log of session lsid of store ldb, run in process, and is
+// marked as the engine's.
+func sameStoredRun(t *testing.T, dir, db, sid, ldb, lsid string) {
+	t.Helper()
+	if got, want := kinds(sid, storedStream(t, dir, db, sid)), kinds(lsid, storedStream(t, dir, ldb, lsid)); got != want {
+		t.Errorf("stored logs differ:\ntemporal:   %s\nin process: %s", got, want)
+	}
+	if e := engineOf(t, db, sid); e != "temporal" {
+		t.Errorf("session %s's engine: %q", sid, e)
+	}
 }
