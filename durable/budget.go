@@ -3,8 +3,10 @@ package durable
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentpool/agentpool/session"
@@ -103,6 +105,10 @@ func (a *Activities) Spawns(ctx context.Context, in SpawnsInput) (SpawnsOutput, 
 		}
 		s.Metadata[MetaSpawnBudget] = b.asMeta()
 	})
+	if errors.Is(err, session.ErrNotFound) {
+		// No record keeps the budget: a retry would find none either.
+		return SpawnsOutput{}, temporal.NewNonRetryableApplicationError(err.Error(), "NoBudget", err)
+	}
 	if err != nil {
 		return SpawnsOutput{}, err
 	}

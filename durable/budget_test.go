@@ -2,8 +2,11 @@ package durable
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
+
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/event"
@@ -56,6 +59,10 @@ func TestSpawnsActivity(t *testing.T) {
 	}
 	if out := take(BudgetRef{SessionID: "ses_1", RunID: "run_2"}, "k6", 3); !out.OK || out.Left != 3 {
 		t.Fatalf("a new run's budget: %+v", out)
+	}
+	var ae *temporal.ApplicationError
+	if _, err := a.Spawns(ctx, SpawnsInput{Budget: BudgetRef{SessionID: "ses_none", RunID: "run_1"}, Key: "k7", N: 1, Limit: 3}); !errors.As(err, &ae) || !ae.NonRetryable() {
+		t.Fatalf("the budget of no record: %v, want a non-retryable error", err)
 	}
 }
 
@@ -114,4 +121,3 @@ func TestWorkflowTeamReservationIsExact(t *testing.T) {
 		t.Errorf("child sessions stored: %d, want 4", n)
 	}
 }
-
