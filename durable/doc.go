@@ -62,9 +62,13 @@
 // and the parent waits for its outstanding children before it ends, as in
 // this process (spawn.Env.Await, spawn.Invocation.StartTask and EndTask).
 // max_children is a count of the session's running children (further
-// spawns wait), max_spawns a count of the tree's spawns passed down and
-// back up (SessionInput.Spawns, SessionOutput.Spawns), the spawn timeout a workflow timer in the child that
-// cancels its run with spawn.ErrTimeout as the cause (SessionInput.Timeout).
+// spawns wait), max_spawns one count for the whole run, on the record of
+// the run's first session (MetaSpawnBudget, SessionInput.Budget), taken by
+// the Spawns activity (spawn.SpawnBudget: one spawn for a delegation, a
+// team's reservation at once, once per key under retries), so that
+// children running at the same time refuse exactly as in this process; the
+// spawn timeout a workflow timer in the child that cancels its run with
+// spawn.ErrTimeout as the cause (SessionInput.Timeout).
 //
 // Hooks run on the worker: a hook point with listeners is the Hook
 // activity (agent.HookEnv for the agent's points; subagent/start and /end
@@ -78,10 +82,9 @@
 //
 // # Limits
 //
-// max_spawns: a child starts with its parent's count of the tree's spawns
-// and its subtree's are added to the parent's when it ends: exact for
-// delegations waited for one at a time; concurrent children may together
-// take more than the budget. Toolsets a run's context
+// A spawn that does not come from a team's reservation costs one Spawns
+// activity (a store update of the run's first session) before the child
+// is created. Toolsets a run's context
 // carries (a client's MCP servers) are a toolset_error. A hook's
 // per-process state (the command bridge's transcripts, loop guard, a
 // tool call's duration) does not travel between workers; what an async

@@ -55,6 +55,8 @@ type wfEnv struct {
 	writing bool
 	// children counts the session's running children (max_children).
 	children int
+	// budget is where the run's spawn budget is kept (budget.go).
+	budget BudgetRef
 	// lifecycle and sessions say that the pool has subagent hooks and
 	// session hooks (the same on every worker: the pool's configuration).
 	lifecycle, sessions bool
@@ -256,7 +258,7 @@ func (e *wfEnv) Spawn(ctx context.Context, parent *spawn.Invocation, req spawn.R
 	}
 	in := SessionInput{Session: child, RunID: e.ids.AscendingAt(id.Run, now), Prompt: req.Prompt,
 		History: model.CloneMessages(req.History), ToolCallID: req.ToolCallID, Timeout: timeout,
-		Spawns: parent.SpawnsTaken(), Conversation: e.conversation, Mechanism: req.Mechanism}
+		Budget: e.budget, Conversation: e.conversation, Mechanism: req.Mechanism}
 	info := spawn.StartInfo{
 		ChildSessionID: child.ID, ParentSessionID: parent.Session.ID, Name: child.AgentName,
 		SourceType: child.SourceType, Depth: depth, Mechanism: req.Mechanism, RunMode: start.RunMode,
@@ -309,7 +311,6 @@ func (e *wfEnv) runChild(wc workflow.Context, parent *spawn.Invocation, req *spa
 		res = out.Result()
 	}
 	parent.AddChildTotals(out.TotalUsage, out.TotalCost)
-	parent.AddSpawns(out.Spawns) // the child's subtree counts against the tree's budget
 	end := event.SpawnSessionEnd{
 		ChildSessionID: child.ID, ParentSessionID: parent.Session.ID, ToolCallID: req.ToolCallID,
 		SourceName: child.AgentName, SourceType: child.SourceType, Depth: child.Depth,

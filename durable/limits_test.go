@@ -230,20 +230,6 @@ func TestWorkflowMaxSpawnsCountsTheTree(t *testing.T) {
 		t.Cleanup(func() { _ = p.Close() })
 		return p
 	}
-	count := func(root string, evs []event.Event) (starts, refused int) {
-		for _, e := range evs {
-			_, inner := event.Unwrap(root, e)
-			switch inner := inner.(type) {
-			case event.SpawnSessionStart:
-				starts++
-			case event.Custom:
-				if inner.EventType == spawn.EventSpawnRefused {
-					refused++
-				}
-			}
-		}
-		return starts, refused
-	}
 	root, out, evs := runWorkflow(t, build(), "boss", "go", nil)
 	if out.StopReason != event.StopCompleted {
 		t.Fatalf("end = %+v", out)
@@ -256,9 +242,108 @@ func TestWorkflowMaxSpawnsCountsTheTree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, r := count(root, evs)
-	ws, wr := count(res.SessionID, got())
+	s, r := countSpawns(root, evs)
+	ws, wr := countSpawns(res.SessionID, got())
 	if s != 2 || r != 1 || s != ws || r != wr {
 		t.Errorf("temporal: %d spawns, %d refused; in process: %d, %d; want 2 and 1", s, r, ws, wr)
+	}
+}
+
+// countSpawns counts the spawn_session_start and spawn_refused events of
+// root's stream.
+func countSpawns(root string, evs []event.Event) (starts, refused int) {
+	for _, e := range evs {
+		_, inner := event.Unwrap(root, e)
+		switch inner := inner.(type) {
+		case event.SpawnSessionStart:
+			starts++
+		case event.Custom:
+			if inner.EventType == spawn.EventSpawnRefused {
+				refused++
+			}
+		}
+	}
+	return starts, refused
+}
+
+// descendants counts the sessions under root in st.
+func descendants(t *testing.T, st session.Store, root string) int {
+	t.Helper()
+	kids, err := st.ListSessions(context.Background(), session.ListOptions{ParentID: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(kids)
+	for _, k := range kids {
+		n += descendants(t, st, k.ID)
+	}
+	return n
+}
+
+// fanOutPool: boss asks three mids at once, each of which asks a leaf:
+// six spawns, under a budget of max_spawns.
+func fanOutPool(t *testing.T, st session.Store, maxSpawns int) *pool.Pool {
+	t.Helper()
+	boss := scripted(t,
+		testmodel.Turn{ToolCalls: []testmodel.ToolCall{
+			{Name: "ask_mid", Args: map[string]any{"prompt": "one"}},
+			{Name: "ask_mid", Args: map[string]any{"prompt": "two"}},
+			{Name: "ask_mid", Args: map[string]any{"prompt": "three"}},
+		}},
+		testmodel.Turn{Text: "done"},
+	)
+	// The mids think long enough for all three to be spawned before any
+	// asks its leaf, in this process too: the leaves are what is refused.
+	mid := scripted(t,
+		testmodel.Turn{ToolCalls: []testmodel.ToolCall{{Name: "ask_leaf", Args: map[string]any{"prompt": "leaf"}}}, Delay: 300 * time.Millisecond},
+		testmodel.Turn{Text: "mid done"},
+	)
+	p, err := pool.Build(pool.Config{
+		Agents: []pool.AgentSpec{
+			{Name: "boss", Model: boss, Workers: []pool.WorkerSpec{{Name: "mid"}}},
+			{Name: "mid", Model: mid, Workers: []pool.WorkerSpec{{Name: "leaf"}}},
+			{Name: "leaf", Model: scripted(t, testmodel.Turn{Text: "leaf"})},
+		},
+		Default: "boss",
+		Limits:  config.Limits{MaxSpawns: maxSpawns},
+	}, pool.Options{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	return p
+}
+
+// max_spawns is exact for children that run at the same time: of the six
+// spawns of three parallel delegations whose children delegate again,
+// exactly max_spawns are made (in the store too) and the rest are refused
+// with spawn_refused events, in the mids' streams, as in this process.
+func TestWorkflowMaxSpawnsParallelIsExact(t *testing.T) {
+	const maxSpawns = 4
+	st := memory.New()
+	root, out, evs := runWorkflow(t, fanOutPool(t, st, maxSpawns), "boss", "go", nil)
+	if out.StopReason != event.StopCompleted {
+		t.Fatalf("end = %+v", out)
+	}
+	if err := eventtest.CheckInvariants(root, evs); err != nil {
+		t.Fatalf("invariants: %v", err)
+	}
+	ref := memory.New()
+	sink, got := eventtest.Collect()
+	res, err := fanOutPool(t, ref, maxSpawns).RunSink(context.Background(), pool.RunRequest{Node: "boss", Prompt: "go"}, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, r := countSpawns(root, evs)
+	ws, wr := countSpawns(res.SessionID, got())
+	if s != maxSpawns || r != 6-maxSpawns || s != ws || r != wr {
+		t.Errorf("temporal: %d spawns, %d refused; in process: %d, %d; want %d and %d", s, r, ws, wr, maxSpawns, 6-maxSpawns)
+	}
+	if n, wn := descendants(t, st, root), descendants(t, ref, res.SessionID); n != maxSpawns || wn != maxSpawns {
+		t.Errorf("child sessions stored: temporal %d, in process %d; want %d", n, wn, maxSpawns)
+	}
+	a, b := shape(root, evs), shape(res.SessionID, got())
+	if strings.Join(sorted(a), ",") != strings.Join(sorted(b), ",") {
+		t.Errorf("streams differ:\ntemporal:   %v\nin process: %v", a, b)
 	}
 }

@@ -25,6 +25,7 @@ const (
 	actEnd         = activityPrefix + "End"
 	actHook        = activityPrefix + "Hook"
 	actToolsets    = activityPrefix + "Toolsets"
+	actSpawns      = activityPrefix + "Spawns"
 )
 
 // SessionInput starts a session's workflow.
@@ -42,9 +43,10 @@ type SessionInput struct {
 	// is cancelled with spawn.ErrTimeout as its cause once it has run that
 	// long (workflow time), as a child in this process is.
 	Timeout time.Duration `json:"timeout,omitempty"`
-	// Spawns is how many spawns of the tree's budget (max_spawns) were
-	// taken when the session started, as its parent knew them.
-	Spawns int `json:"spawns,omitempty"`
+	// Budget is where the spawn budget (max_spawns) of the run the
+	// session is part of is kept; empty for the run's first session, whose
+	// own record keeps it, for its run id.
+	Budget BudgetRef `json:"budget,omitzero"`
 	// Inject is what the subagent/start hooks injected into the child:
 	// its first model request gets it.
 	Inject []string `json:"inject,omitempty"`
@@ -72,9 +74,6 @@ type SessionOutput struct {
 	TotalCost  float64          `json:"total_cost"`
 	DurationMS int64            `json:"duration_ms"`
 	Messages   []model.Message  `json:"messages,omitempty"`
-	// Spawns is how many spawns the session's subtree took from the
-	// tree's budget.
-	Spawns int `json:"spawns,omitempty"`
 }
 
 // Pending is what a session's workflow emitted and stored since its last

@@ -77,6 +77,12 @@ func (e *Engine) Session(wctx workflow.Context, in SessionInput) (SessionOutput,
 	}
 	j := &journal{sid: in.Session.ID, seq: in.AfterSeq}
 	env := newEnv(wctx, j, cancel, e.TaskQueue)
+	env.budget = in.Budget
+	if env.budget.SessionID == "" {
+		// The run's first session: the run's spawn budget is kept on its
+		// record, counted per run as in this process.
+		env.budget = BudgetRef{SessionID: in.Session.ID, RunID: in.RunID}
+	}
 	if in.AfterSeq > 0 || len(in.History) > 0 {
 		// A continued session's run makes ids of its own: the seed of its
 		// first run would make that run's ids (children, messages) again.
@@ -95,9 +101,6 @@ func (e *Engine) Session(wctx workflow.Context, in SessionInput) (SessionOutput,
 	rt := spawn.NewRuntime(spawn.Config{Store: journalStore{j: j}, Limits: e.Limits, Lookup: e.Lookup, Names: e.Names})
 	inv := spawn.NewEnvInvocation(rt, env, in.Session, in.RunID, in.Prompt, in.ToolCallID, in.History, j)
 
-	// The tree's budget (max_spawns) as the parent knew it: this run
-	// counts on from there, and reports what its subtree took.
-	inv.AddSpawns(in.Spawns)
 	for _, c := range in.Inject {
 		inv.Inject(c)
 	}
@@ -136,7 +139,7 @@ func (e *Engine) Session(wctx workflow.Context, in SessionInput) (SessionOutput,
 	childUsage, childCost := inv.ChildTotals()
 	out := SessionOutput{Output: res.Output, StopReason: res.StopReason, Usage: res.Usage, Cost: res.Cost,
 		TotalUsage: res.Usage, TotalCost: res.Cost + childCost, Messages: res.Messages,
-		DurationMS: workflow.Now(wctx).Sub(started).Milliseconds(), Spawns: inv.SpawnsTaken() - in.Spawns}
+		DurationMS: workflow.Now(wctx).Sub(started).Milliseconds()}
 	out.TotalUsage.Add(childUsage)
 	if res.Err != nil {
 		out.Error = res.Err.Error()

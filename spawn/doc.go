@@ -18,7 +18,9 @@
 // limit in a run. Depth counts from the root of the session tree, also when
 // a run continues a child session; the refusal then says so. Reserve takes
 // spawns of the run's budget ahead, all or none, for spawns that must all
-// happen (a team's members).
+// happen (a team's members). The budget is counted in this process, unless
+// the invocation's Env keeps it (SpawnBudget: a durable engine, whose
+// sessions run as workflows of their own, keeps it in the shared store).
 //
 // Ordering: everything a child emits reaches the parent sink after its
 // spawn_session_start and before its spawn_session_end, because the node's

@@ -142,16 +142,6 @@ func (inv *Invocation) StartTask(taskID, sessionID, node string) *Task {
 // task stops being pending.
 func (inv *Invocation) EndTask(t *Task, res Result) { inv.endTask(t, res) }
 
-// SpawnsTaken reports how many spawns the run's budget (max_spawns) has
-// given, reservations included.
-func (inv *Invocation) SpawnsTaken() int { return int(inv.run.spawns.Load()) }
-
-// AddSpawns counts n spawns made elsewhere against the run's budget: for
-// an Env that runs each session of a tree as a run of its own (the spawns
-// of the tree before a child started, and those of a child's subtree once
-// it ended).
-func (inv *Invocation) AddSpawns(n int) { inv.run.spawns.Add(int64(n)) }
-
 // LastAssistant returns a deep copy of the content blocks of a child's
 // final output, as subagent/end gets them (EndInfo.LastAssistant).
 func LastAssistant(res Result) []model.Part { return lastAssistant(res) }

@@ -1,6 +1,7 @@
 package spawn
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -75,17 +76,47 @@ func (rt *Runtime) checkDepth(parent *Invocation, node Node, depth int) error {
 // takeSpawn takes one spawn of the run's budget: from r when it holds one
 // for this run, else from what is left, warning once per run when nothing
 // is.
-func (rt *Runtime) takeSpawn(parent *Invocation, node Node, r *Reservation) error {
+func (rt *Runtime) takeSpawn(ctx context.Context, parent *Invocation, node Node, r *Reservation) error {
 	if r.use(parent.run) {
 		return nil
 	}
-	if _, ok := parent.run.take(1, rt.limits.MaxSpawns); ok {
+	_, ok, err := rt.take(ctx, parent, 1)
+	if err != nil {
+		return fmt.Errorf("cannot spawn %s: %w", node.Name(), err)
+	}
+	if ok {
 		return nil
 	}
 	if parent.run.budgetWarned.CompareAndSwap(false, true) {
 		rt.log.Warn("spawn budget of the run exhausted; further spawns are refused", "max_spawns", rt.limits.MaxSpawns, "session", parent.Session.ID)
 	}
 	return &LimitError{Node: node.Name(), Limit: LimitMaxSpawns, Max: rt.limits.MaxSpawns}
+}
+
+// SpawnBudget is implemented by an Env whose sessions are runs of their
+// own (a durable engine's child workflows, on any worker) and that keeps
+// the budget (max_spawns) of the run that spawned them where all of them
+// reach it, so that children running at the same time count against one
+// budget as they do in this process. Spawn and Reserve take spawns through
+// it, Release gives them back; an Env without it counts in the
+// invocation's run state.
+type SpawnBudget interface {
+	// TakeSpawns takes n spawns of the budget of inv's run (limit of
+	// them), all or none; left is what was left before (0 when none). An
+	// error is the budget's that could not be reached: nothing was taken.
+	TakeSpawns(ctx context.Context, inv *Invocation, n, limit int) (left int, ok bool, err error)
+	// ReturnSpawns gives n spawns taken by TakeSpawns back.
+	ReturnSpawns(ctx context.Context, inv *Invocation, n int)
+}
+
+// take takes n spawns of parent's run budget, through its Env when that
+// keeps the budget.
+func (rt *Runtime) take(ctx context.Context, parent *Invocation, n int) (left int, ok bool, err error) {
+	if b, isB := parent.Env.(SpawnBudget); isB {
+		return b.TakeSpawns(ctx, parent, n, rt.limits.MaxSpawns)
+	}
+	left, ok = parent.run.take(n, rt.limits.MaxSpawns)
+	return left, ok, nil
 }
 
 // take takes n spawns of the run's budget of limit spawns, all or none;
@@ -108,22 +139,26 @@ func (r *runState) take(n, limit int) (left int, ok bool) {
 // it starts any). Spawns whose Request carries it use it rather than what
 // is left of the budget. Safe for concurrent use.
 type Reservation struct {
-	run  *runState
+	inv  *Invocation // the reserving session's (its run, its Env)
 	left atomic.Int64
 }
 
 // Reserve takes n spawns of the run's budget for spawns that parent's node
 // (named node, for the error) is about to make: all n, or none and a
-// *LimitError saying how many were left. Release what was not used.
-func Reserve(parent *Invocation, node string, n int) (*Reservation, error) {
+// *LimitError saying how many were left (another error: the budget could
+// not be reached). Release what was not used.
+func Reserve(ctx context.Context, parent *Invocation, node string, n int) (*Reservation, error) {
 	limit := parent.Runtime.limits.MaxSpawns
-	left, ok := parent.run.take(n, limit)
+	left, ok, err := parent.Runtime.take(ctx, parent, n)
+	if err != nil {
+		return nil, fmt.Errorf("cannot reserve %d spawns for %s: %w", n, node, err)
+	}
 	if !ok {
 		parent.Runtime.log.Warn("spawn budget of the run too small for a reservation; none of its spawns start",
 			"node", node, "wanted", n, "left", left, "max_spawns", limit, "session", parent.Session.ID)
 		return nil, &LimitError{Node: node, Limit: LimitMaxSpawns, Max: limit, Wanted: n, Left: left}
 	}
-	r := &Reservation{run: parent.run}
+	r := &Reservation{inv: parent}
 	r.left.Store(int64(n))
 	return r, nil
 }
@@ -131,7 +166,7 @@ func Reserve(parent *Invocation, node string, n int) (*Reservation, error) {
 // use takes one reserved spawn for run; false when r is nil, belongs to
 // another run or is used up.
 func (r *Reservation) use(run *runState) bool {
-	if r == nil || r.run != run {
+	if r == nil || r.inv.run != run {
 		return false
 	}
 	for {
@@ -146,14 +181,21 @@ func (r *Reservation) use(run *runState) bool {
 }
 
 // Release gives the reserved spawns that were not used back to the run's
-// budget; the reservation holds none afterwards. Nil-safe.
-func (r *Reservation) Release() {
+// budget; the reservation holds none afterwards. ctx is the reserving
+// session's (its branch's, under an Env). Nil-safe.
+func (r *Reservation) Release(ctx context.Context) {
 	if r == nil {
 		return
 	}
-	if n := r.left.Swap(0); n > 0 {
-		r.run.spawns.Add(-n)
+	n := r.left.Swap(0)
+	if n <= 0 {
+		return
 	}
+	if b, ok := r.inv.Env.(SpawnBudget); ok {
+		b.ReturnSpawns(ctx, r.inv, int(n))
+		return
+	}
+	r.inv.run.spawns.Add(-n)
 }
 
 // ReportRefused tells the stream that a limit refused a spawn: when err is

@@ -151,11 +151,11 @@ func TestReserve(t *testing.T) {
 		return err
 	}
 
-	r, err := spawn.Reserve(inv, "pair", 2)
+	r, err := spawn.Reserve(ctx, inv, "pair", 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := spawn.Reserve(inv, "pair2", 2); !errors.Is(err, spawn.ErrSpawnBudget) || !strings.Contains(err.Error(), "(max_spawns 3, 1 left)") {
+	if _, err := spawn.Reserve(ctx, inv, "pair2", 2); !errors.Is(err, spawn.ErrSpawnBudget) || !strings.Contains(err.Error(), "(max_spawns 3, 1 left)") {
 		t.Fatalf("second reservation of 2 with 1 left: %v", err)
 	}
 	if err := spawnOne(r); err != nil { // from the reservation
@@ -167,7 +167,7 @@ func TestReserve(t *testing.T) {
 	if err := spawnOne(nil); !errors.Is(err, spawn.ErrSpawnBudget) {
 		t.Fatalf("spawn past the budget: %v", err)
 	}
-	r.Release() // one reserved spawn was not used
+	r.Release(ctx) // one reserved spawn was not used
 	if err := spawnOne(nil); err != nil {
 		t.Fatalf("spawn after the release: %v", err)
 	}

@@ -56,7 +56,7 @@ func Spawn(ctx context.Context, parent *Invocation, req Request) (Child, error) 
 	if err := rt.checkDepth(parent, req.Node, depth); err != nil {
 		return Child{}, err
 	}
-	if err := rt.takeSpawn(parent, req.Node, req.Reservation); err != nil {
+	if err := rt.takeSpawn(ctx, parent, req.Node, req.Reservation); err != nil {
 		return Child{}, err
 	}
 	if parent.Env != nil {

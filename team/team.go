@@ -86,7 +86,7 @@ func (t *Team) Run(ctx context.Context, inv *spawn.Invocation) spawn.Result {
 	var res spawn.Result
 	// The members' spawns are taken from the run's budget together, so that
 	// a team runs all of its members or none, never whichever came first.
-	budget, err := spawn.Reserve(inv, t.cfg.Name, len(t.cfg.Members))
+	budget, err := spawn.Reserve(ctx, inv, t.cfg.Name, len(t.cfg.Members))
 	switch {
 	case err != nil:
 		res = t.refuseAll(inv, err)
@@ -95,7 +95,7 @@ func (t *Team) Run(ctx context.Context, inv *spawn.Invocation) spawn.Result {
 	default:
 		res = t.runSequential(ctx, inv, budget)
 	}
-	budget.Release() // what a stopped chain did not use
+	budget.Release(ctx) // what a stopped chain did not use
 	switch {
 	case res.StopReason == event.StopAborted:
 		inv.Sink.Emit(event.RunError{Message: "team cancelled", Code: "aborted", RunID: inv.RunID, AgentName: t.cfg.Name})
