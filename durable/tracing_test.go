@@ -154,7 +154,7 @@ func TestDistributedRunIsOneTrace(t *testing.T) {
 	// spawned.
 	attrs := map[string]string{}
 	for _, kv := range workerSession.Attributes() {
-		attrs[string(kv.Key)] = kv.Value.Emit()
+		attrs[string(kv.Key)] = kv.Value.AsString()
 	}
 	var bossID string
 	for _, kv := range bossSession.Attributes() {
