@@ -130,39 +130,54 @@ func (s *Store) Events(ctx context.Context, sessionID string, afterSeq int64) ([
 	if s.isClosed() {
 		return nil, session.ErrClosed
 	}
-	rows, err := s.pool.Query(ctx, `SELECT e.gseq, e.seq, e.time, e.data::text FROM sessions s JOIN events e ON e.session_pk = s.pk
+	rows, err := s.pool.Query(ctx, `SELECT s.id, e.gseq, e.seq, e.time, e.data::text FROM sessions s JOIN events e ON e.session_pk = s.pk
 		WHERE s.id = $1 AND e.seq > $2 ORDER BY e.seq`, sessionID, afterSeq)
 	if err != nil {
 		return nil, s.wrap(err)
 	}
+	out, err := s.records(rows)
+	if err != nil {
+		return nil, err
+	}
+	return out, s.missingIfEmpty(ctx, sessionID, len(out))
+}
+
+// records reads event rows (session id, gseq, seq, time, data) and
+// closes them.
+func (s *Store) records(rows pgx.Rows) ([]session.Record, error) {
 	defer rows.Close()
 	var out []session.Record
 	for rows.Next() {
 		var (
-			r    = session.Record{SessionID: sessionID}
+			r    session.Record
 			t    int64
 			data string
+			err  error
 		)
-		if err := rows.Scan(&r.GlobalSeq, &r.Seq, &t, &data); err != nil {
+		if err := rows.Scan(&r.SessionID, &r.GlobalSeq, &r.Seq, &t, &data); err != nil {
 			return nil, s.wrap(err)
 		}
 		r.Time = fromUnixNano(t)
 		if r.Event, err = event.Decode([]byte(data)); err != nil {
-			return nil, fmt.Errorf("session %s event %d: %w", sessionID, r.Seq, err)
+			return nil, fmt.Errorf("session %s event %d: %w", r.SessionID, r.Seq, err)
 		}
 		out = append(out, r)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, s.wrap(err)
+	return out, s.wrap(rows.Err())
+}
+
+// missingIfEmpty tells an empty read of a session's rows (n of them) from
+// a read of a session that does not exist: ErrNotFound for the latter.
+func (s *Store) missingIfEmpty(ctx context.Context, sessionID string, n int) error {
+	if n > 0 {
+		return nil
 	}
-	if len(out) == 0 {
-		if ok, err := s.exists(ctx, sessionID); err != nil {
-			return nil, err
-		} else if !ok {
-			return nil, notFound(sessionID)
-		}
+	if ok, err := s.exists(ctx, sessionID); err != nil {
+		return err
+	} else if !ok {
+		return notFound(sessionID)
 	}
-	return out, nil
+	return nil
 }
 
 // AppendMessages implements session.Store: one transaction, committed
@@ -237,14 +252,7 @@ func (s *Store) Messages(ctx context.Context, sessionID string) ([]session.Messa
 	if err := rows.Err(); err != nil {
 		return nil, s.wrap(err)
 	}
-	if len(out) == 0 {
-		if ok, err := s.exists(ctx, sessionID); err != nil {
-			return nil, err
-		} else if !ok {
-			return nil, notFound(sessionID)
-		}
-	}
-	return out, nil
+	return out, s.missingIfEmpty(ctx, sessionID, len(out))
 }
 
 // EventsAfter returns up to limit events of every session with GlobalSeq
@@ -266,22 +274,5 @@ func (s *Store) EventsAfter(ctx context.Context, afterGlobalSeq int64, limit int
 	if err != nil {
 		return nil, s.wrap(err)
 	}
-	defer rows.Close()
-	var out []session.Record
-	for rows.Next() {
-		var (
-			r    session.Record
-			t    int64
-			data string
-		)
-		if err := rows.Scan(&r.SessionID, &r.GlobalSeq, &r.Seq, &t, &data); err != nil {
-			return nil, s.wrap(err)
-		}
-		r.Time = fromUnixNano(t)
-		if r.Event, err = event.Decode([]byte(data)); err != nil {
-			return nil, fmt.Errorf("session %s event %d: %w", r.SessionID, r.Seq, err)
-		}
-		out = append(out, r)
-	}
-	return out, s.wrap(rows.Err())
+	return s.records(rows)
 }
