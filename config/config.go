@@ -2,11 +2,13 @@ package config
 
 import (
 	_ "embed"
-	"os"
+	"errors"
 	"path"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/agentpool/agentpool/internal/bounded"
 )
 
 // Defaults applied to zero limits.
@@ -299,11 +301,16 @@ func (m *Manifest) EntryPoint() string {
 // line and field; validation errors are an *Error. Manifest.Path is set to the
 // absolute path of the file.
 func Load(path string) (*Manifest, error) {
-	data, err := os.ReadFile(path)
+	budget := bounded.New(bounded.Config)
+	data, err := budget.ReadFile(path)
 	if err != nil {
+		var be *bounded.Error
+		if errors.As(err, &be) {
+			return nil, &Error{Issues: []Issue{{File: path, Msg: be.Error()}}}
+		}
 		return nil, err
 	}
-	m, err := Parse(path, data)
+	m, err := parseWithin(path, data, budget)
 	if err != nil {
 		return nil, err
 	}
@@ -317,8 +324,18 @@ func Load(path string) (*Manifest, error) {
 
 // Parse validates manifest bytes. name is used in error messages (e.g.
 // "agentpool.yaml"). Validation errors are an *Error listing every issue.
+// The bytes, and the files the manifest reads, are held to bounded.Config.
 func Parse(name string, data []byte) (*Manifest, error) {
-	p := &parser{file: name}
+	budget := bounded.New(bounded.Config)
+	if err := budget.Take(int64(len(data))); err != nil {
+		return nil, &Error{Issues: []Issue{{File: name, Msg: err.Error()}}}
+	}
+	return parseWithin(name, data, budget)
+}
+
+// parseWithin validates manifest bytes already counted in budget.
+func parseWithin(name string, data []byte, budget *bounded.Budget) (*Manifest, error) {
+	p := &parser{file: name, budget: budget}
 	m := p.parse(data)
 	if err := p.err(); err != nil {
 		return nil, err

@@ -6,6 +6,8 @@ import (
 	"os"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/agentpool/agentpool/internal/bounded"
 )
 
 // CheckFiles reports the files the manifest names that cannot be used: hook
@@ -49,11 +51,11 @@ func settingsLines(path string) (lines []int, list bool) {
 	if path == "" {
 		return nil, false
 	}
-	data, err := os.ReadFile(path)
+	p := &parser{budget: bounded.New(bounded.Config)}
+	data, err := p.budget.ReadFile(path)
 	if err != nil {
 		return nil, false
 	}
-	p := &parser{}
 	root := p.decode(data)
 	if root == nil {
 		return nil, false

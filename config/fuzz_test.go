@@ -25,6 +25,8 @@ func FuzzParse(f *testing.F) {
 		"", "{}", "null", "[]", "agents:", "agents: {a: {model: test}}",
 		"agents: {a: {model: {type: scripted, turns: [x, {error: e}, {tool_calls: [{name: t, args: {k: [1, {a: b}]}}]}]}}}",
 		"agents: &a {x: *a}",
+		"agents: {w: {model: {type: test, tool_args: &x {t: {k: *x}}}}}",
+		"x: &a [l, l, l]\ny: &b [*a, *a, *a]\nz: &c [*b, *b, *b]\nagents: {w: {model: {type: test, tool_args: {t: {k: *c}}}}}",
 		"agents: {a: {model: test, workers: [a, {name: a, pass_message_history: yes}]}}\nteams: {t: {members: [a, t]}}",
 		"limits: {max_depth: -1, spawn_timeout: 1ns, max_turns: 99999999999999999999}",
 		"agents: {a: {model: test, tool_approval: {'[': ask, '*': deny}}}",

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -98,9 +97,9 @@ func (p *parser) inheritFile(n *yaml.Node, path, dir string, chain []string) *ya
 		p.add(n.Line, path, "INHERIT cycle: %s includes itself", rel)
 		return nil
 	}
-	data, err := os.ReadFile(file)
+	data, err := p.budget.ReadFile(file)
 	if err != nil {
-		p.add(n.Line, path, "cannot read %s: %v", rel, errors.Unwrap(err))
+		p.add(n.Line, path, "cannot read %s: %v", rel, p.readProblem(err))
 		return nil
 	}
 	var doc yaml.Node
@@ -113,6 +112,10 @@ func (p *parser) inheritFile(n *yaml.Node, path, dir string, chain []string) *ya
 	}
 	p.inherited = append(p.inherited, file)
 	markLines(&doc, len(p.inherited)*fileLineBase, map[*yaml.Node]bool{})
+	if err := p.budget.CheckYAML(&doc); err != nil {
+		p.bound(err)
+		return nil
+	}
 	root := &doc
 	if root.Kind == yaml.DocumentNode && len(root.Content) > 0 {
 		root = root.Content[0]

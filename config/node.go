@@ -8,11 +8,18 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/agentpool/agentpool/internal/bounded"
 )
 
 // parser walks a yaml.Node tree by hand, collecting issues with lines.
 type parser struct {
-	file     string
+	file string
+	// budget bounds the files the manifest reads and the YAML nodes it
+	// holds, its own included (bounded.Config).
+	budget *bounded.Budget
+	// refused is set when a bound of the budget was hit.
+	refused  bool
 	issues   []Issue
 	warnings []Issue
 	// inherited are the files merged in by INHERIT; the lines of their

@@ -64,6 +64,9 @@ func (p *parser) parse(data []byte) *Manifest {
 		self = p.file
 	}
 	root = p.inherit(root, filepath.Dir(p.file), []string{self})
+	if p.refused {
+		return m
+	}
 	p.manifest(m, root)
 	p.validate(m)
 	plainLines(m)
@@ -82,6 +85,10 @@ func (p *parser) decode(data []byte) *yaml.Node {
 		} else {
 			p.syntax(err, data)
 		}
+		return nil
+	}
+	if err := p.budget.CheckYAML(&doc); err != nil {
+		p.bound(err)
 		return nil
 	}
 	root := &doc

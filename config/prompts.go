@@ -5,7 +5,6 @@
 package config
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -144,9 +143,9 @@ func (p *parser) promptEntry(n *yaml.Node, path string) string {
 		if !filepath.IsAbs(file) {
 			file = filepath.Join(filepath.Dir(p.file), file)
 		}
-		data, err := os.ReadFile(file)
+		data, err := p.budget.ReadFile(file)
 		if err != nil {
-			p.add(f["path"].val.Line, path+".path", "cannot read prompt file %s: %v", rel, err)
+			p.add(f["path"].val.Line, path+".path", "cannot read prompt file %s: %v", rel, p.readProblem(err))
 			return ""
 		}
 		return strings.TrimSpace(string(data))

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/agentpool/agentpool/internal/bounded"
 )
 
 // Toolset types (`tools:` / `toolsets:` entries).
@@ -266,9 +268,13 @@ func (p *parser) mcpConfigFile(n *yaml.Node, path string) []MCPServer {
 	if !filepath.IsAbs(file) {
 		file = filepath.Join(filepath.Dir(p.file), file)
 	}
-	data, err := os.ReadFile(file)
+	data, err := p.budget.ReadFile(file)
 	if err != nil {
-		p.add(n.Line, path, "MCP configuration %s: %v", rel, err)
+		p.add(n.Line, path, "MCP configuration %s: %v", rel, p.readProblem(err))
+		return nil
+	}
+	if err := p.budget.CheckJSON(data); err != nil {
+		p.add(n.Line, path, "MCP configuration %s:%d: %v", rel, err.(*bounded.Error).Line, err)
 		return nil
 	}
 	var doc struct {
