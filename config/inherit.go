@@ -7,8 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 
@@ -149,8 +149,14 @@ func mergeNodes(base, over *yaml.Node) *yaml.Node {
 	case o.Kind == yaml.SequenceNode:
 		out := &yaml.Node{Kind: yaml.SequenceNode, Tag: o.Tag, Line: o.Line, Column: o.Column, Style: o.Style}
 		out.Content = append(out.Content, b.Content...)
+		inBase := make(map[string]bool, len(b.Content))
+		for _, c := range b.Content {
+			if k, ok := valueKey(c); ok {
+				inBase[k] = true
+			}
+		}
 		for _, c := range o.Content {
-			if !slices.ContainsFunc(b.Content, func(x *yaml.Node) bool { return sameValue(x, c) }) {
+			if k, ok := valueKey(c); !ok || !inBase[k] {
 				out.Content = append(out.Content, c)
 			}
 		}
@@ -177,13 +183,57 @@ func mergeNodes(base, over *yaml.Node) *yaml.Node {
 	return out
 }
 
-// sameValue reports whether two nodes hold the same data.
-func sameValue(a, b *yaml.Node) bool {
-	var va, vb any
-	if deref(a).Decode(&va) != nil || deref(b).Decode(&vb) != nil {
-		return false
+// valueKey is a text two nodes share exactly when they decode to equal
+// values (reflect.DeepEqual of their Go values, types included), so that a
+// merge finds the repeated items of two lists with one look-up each
+// instead of comparing every pair; ok is false for a node that does not
+// decode, which equals nothing.
+func valueKey(n *yaml.Node) (key string, ok bool) {
+	var v any
+	if deref(n).Decode(&v) != nil {
+		return "", false
 	}
-	return reflect.DeepEqual(va, vb)
+	var b strings.Builder
+	writeValueKey(&b, v)
+	return b.String(), true
+}
+
+func writeValueKey(b *strings.Builder, v any) {
+	switch x := v.(type) {
+	case []any:
+		b.WriteByte('[')
+		for _, e := range x {
+			writeValueKey(b, e)
+			b.WriteByte(',')
+		}
+		b.WriteByte(']')
+	case map[string]any:
+		b.WriteByte('{')
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			fmt.Fprintf(b, "%q:", k)
+			writeValueKey(b, x[k])
+			b.WriteByte(',')
+		}
+		b.WriteByte('}')
+	case map[any]any:
+		// Keys of other types than strings: in the order of their own keys.
+		keys := make(map[string]any, len(x))
+		for k := range x {
+			var kb strings.Builder
+			writeValueKey(&kb, k)
+			keys[kb.String()] = k
+		}
+		b.WriteByte('{')
+		for _, k := range slices.Sorted(maps.Keys(keys)) {
+			b.WriteString(k)
+			b.WriteByte(':')
+			writeValueKey(b, x[keys[k]])
+			b.WriteByte(',')
+		}
+		b.WriteByte('}')
+	default:
+		fmt.Fprintf(b, "%T:%#v", x, x)
+	}
 }
 
 // agentSource is one entry of `agents:` with its known fields.
