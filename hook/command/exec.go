@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/agentpool/agentpool/internal/bounded"
 )
 
 // maxOutput bounds what is kept of a hook's stdout and of its stderr.
@@ -23,22 +25,30 @@ const waitDelay = 2 * time.Second
 type result struct {
 	exitCode int // -1 when it did not exit normally
 	stdout   string
-	stderr   string
-	duration time.Duration
-	timedOut bool
-	err      error // could not run, was cancelled, or timed out
+	// stdoutCut: the hook wrote more than maxOutput bytes to stdout, and
+	// stdout holds only the first of them.
+	stdoutCut bool
+	stderr    string
+	duration  time.Duration
+	timedOut  bool
+	err       error // could not run, was cancelled, or timed out
 }
 
-// capped keeps the first maxOutput bytes written to it and drops the rest.
-// It holds its buffer in a field, not embedded: an embedded bytes.Buffer
-// would promote ReadFrom, which io.Copy prefers to Write, and the cap would
-// never apply.
-type capped struct{ buf bytes.Buffer }
+// capped keeps the first maxOutput bytes written to it and drops the rest
+// (cut says whether it dropped any). It holds its buffer in a field, not
+// embedded: an embedded bytes.Buffer would promote ReadFrom, which io.Copy
+// prefers to Write, and the cap would never apply.
+type capped struct {
+	buf bytes.Buffer
+	cut bool
+}
 
 func (c *capped) Write(p []byte) (int, error) {
-	if room := maxOutput - c.buf.Len(); room > 0 {
+	room := maxOutput - c.buf.Len()
+	if room > 0 {
 		c.buf.Write(p[:min(len(p), room)])
 	}
+	c.cut = c.cut || len(p) > room
 	return len(p), nil
 }
 
@@ -79,7 +89,7 @@ func (b *Bridge) run(ctx context.Context, h handler, stdin []byte, env []string)
 	// The hook has exited: what it left running in the background goes
 	// with it (its process group), as on a timeout.
 	killGroup(cmd)
-	r := result{exitCode: -1, duration: time.Since(start), stdout: stdout.String(), stderr: stderr.String()}
+	r := result{exitCode: -1, duration: time.Since(start), stdout: stdout.String(), stdoutCut: stdout.cut, stderr: stderr.String()}
 	if cmd.ProcessState != nil && cmd.ProcessState.Exited() {
 		r.exitCode = cmd.ProcessState.ExitCode()
 	}
@@ -185,9 +195,21 @@ func interpret(event string, r result) verdict {
 		}
 		return verdict{decision: vError, note: note}
 	}
+	if r.stdoutCut {
+		// Cut output is no JSON the hook meant, nor all its text: none
+		// of it applies.
+		return verdict{decision: vError, note: fmt.Sprintf("output ignored: more than %d bytes on stdout (the bound of a hook's output)", maxOutput)}
+	}
 	out := strings.TrimSpace(r.stdout)
-	if strings.HasPrefix(out, "{") && json.Valid([]byte(out)) {
-		return parseOutput(event, []byte(out))
+	if strings.HasPrefix(out, "{") {
+		// Its size is capped (maxOutput); nesting and values are bounded
+		// as configuration's are.
+		if err := bounded.New(bounded.Config).CheckJSON([]byte(out)); err != nil {
+			return verdict{decision: vError, note: fmt.Sprintf("output ignored: line %d: %v", err.(*bounded.Error).Line, err)}
+		}
+		if json.Valid([]byte(out)) {
+			return parseOutput(event, []byte(out))
+		}
 	}
 	v := verdict{decision: vNone}
 	if out != "" && (event == SessionStart || event == UserPromptSubmit) {

@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/agentpool/agentpool/internal/bounded"
 )
 
 // The Claude Code / Codex hook events the bridge runs (docs/hooks.md).
@@ -107,10 +109,12 @@ var quietKeys = map[string]bool{"$schema": true, "description": true, "hooks": t
 // CLAUDE_PLUGIN_ROOT the directory. A file named hooks.json in a directory
 // named hooks, or next to a .claude-plugin directory, belongs to the plugin
 // of that directory. When any file sets disableAllHooks, no hook runs.
+// The files are read within bounded.Config: 1 MiB each, 4 MiB together.
 func LoadSettings(paths ...string) (Settings, error) {
 	out := Settings{Hooks: map[string][]MatcherGroup{}}
 	var errs []error
 	var disabled []string
+	budget := bounded.New(bounded.Config)
 	for _, p := range paths {
 		file, root := p, ""
 		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
@@ -118,8 +122,13 @@ func LoadSettings(paths ...string) (Settings, error) {
 		} else {
 			root = pluginRoot(p)
 		}
-		data, err := os.ReadFile(file)
-		if err != nil {
+		data, err := budget.ReadFile(file)
+		var bound *bounded.Error
+		switch {
+		case errors.As(err, &bound):
+			errs = append(errs, fmt.Errorf("%s: %w", file, err))
+			continue
+		case err != nil:
 			errs = append(errs, fmt.Errorf("hooks settings: %w", err))
 			continue
 		}
@@ -190,9 +199,13 @@ func (s *Settings) merge(o Settings) {
 // top-level "hooks" object; a file whose top level is itself the event map
 // (a bare hooks.json) is accepted too. Other settings keys, unsupported
 // events, hook types and fields are listed in Ignored (once per file and
-// field name).
+// field name). The document is held to bounded.Config (size, nesting,
+// values) before it is decoded.
 func ParseSettings(name string, data []byte) (Settings, error) {
 	out := Settings{Hooks: map[string][]MatcherGroup{}}
+	if err := checkJSON(name, data); err != nil {
+		return out, err
+	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
 		return out, jsonErr(name, data, 0, "", err)
@@ -252,6 +265,19 @@ func ParseSettings(name string, data []byte) (Settings, error) {
 	}
 	out.Ignored = append(out.Ignored, w.lines()...)
 	return out, nil
+}
+
+// checkJSON holds one JSON document of file name to bounded.Config; the
+// error names the file, the line and the bound.
+func checkJSON(name string, data []byte) error {
+	budget := bounded.New(bounded.Config)
+	if err := budget.Take(int64(len(data))); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if err := budget.CheckJSON(data); err != nil {
+		return fmt.Errorf("%s:%d: %w", name, err.(*bounded.Error).Line, err)
+	}
+	return nil
 }
 
 // looksLikeEvent tells a bare hooks.json's event names (PascalCase, such as
