@@ -8,7 +8,9 @@
 // Skills are found in the directories given, in order; the first skill of
 // a name wins. They are read when the toolset is made (catalog) and when
 // a skill is loaded (instructions, read again each time, so that editing a
-// SKILL.md takes effect without a restart).
+// SKILL.md takes effect without a restart). A SKILL.md is read within
+// bounded.Config: at most 1 MiB, a regular file, its front matter bounded
+// in nesting, nodes and alias expansion before it is decoded.
 package skills
 
 import (
@@ -24,6 +26,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/agentpool/agentpool/internal/bounded"
 	"github.com/agentpool/agentpool/tool"
 )
 
@@ -66,7 +69,7 @@ func Discover(dirs []string) (found []Skill, errs []error) {
 				continue
 			}
 			file := filepath.Join(sub, "SKILL.md")
-			data, err := os.ReadFile(file)
+			data, err := readSkill(file)
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
 			}
@@ -90,6 +93,17 @@ func Discover(dirs []string) (found []Skill, errs []error) {
 	return found, errs
 }
 
+// readSkill reads a SKILL.md within bounded.Config; an error names the
+// file.
+func readSkill(file string) ([]byte, error) {
+	data, err := bounded.New(bounded.Config).ReadFile(file)
+	var bound *bounded.Error
+	if errors.As(err, &bound) {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return data, err
+}
+
 // parse splits a SKILL.md into its front matter and body.
 func parse(data []byte) (Skill, string, error) {
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
@@ -111,7 +125,15 @@ func parse(data []byte) (Skill, string, error) {
 		Name        string `yaml:"name"`
 		Description string `yaml:"description"`
 	}
-	if err := yaml.Unmarshal([]byte(front), &meta); err != nil {
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(front), &doc); err != nil {
+		return Skill{}, "", fmt.Errorf("invalid front matter: %w", err)
+	}
+	if err := bounded.New(bounded.Config).CheckYAML(&doc); err != nil {
+		// Line 1 of the front matter is line 2 of the file.
+		return Skill{}, "", fmt.Errorf("line %d: %w", err.(*bounded.Error).Line+1, err)
+	}
+	if err := doc.Decode(&meta); err != nil {
 		return Skill{}, "", fmt.Errorf("invalid front matter: %w", err)
 	}
 	meta.Name, meta.Description = strings.TrimSpace(meta.Name), strings.TrimSpace(meta.Description)
@@ -152,7 +174,7 @@ func (t *Toolset) Instructions(name string) (Skill, string, error) {
 		if s.Name != name {
 			continue
 		}
-		data, err := os.ReadFile(filepath.Join(s.Dir, "SKILL.md"))
+		data, err := readSkill(filepath.Join(s.Dir, "SKILL.md"))
 		if err != nil {
 			return s, "", err
 		}

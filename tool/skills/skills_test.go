@@ -2,6 +2,7 @@ package skills
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -64,5 +65,40 @@ func TestDiscoverAndLoad(t *testing.T) {
 	}
 	if res := tool.Run(ctx, New(nil, 0).Tools()[1], tool.Call{Args: []byte(`{}`)}); res.Content != "No skills available." {
 		t.Errorf("empty list = %+v", res)
+	}
+}
+
+// A SKILL.md over 1 MiB is left out unread, with an error naming the file
+// and the bound, and so is one whose front matter is an alias bomb.
+func TestHugeSkillFile(t *testing.T) {
+	dir := t.TempDir()
+	writeSkill(t, dir, "huge", "")
+	huge := filepath.Join(dir, "huge", "SKILL.md")
+	if err := os.Truncate(huge, 200<<20); err != nil { // sparse: no disk spent
+		t.Fatal(err)
+	}
+	var bomb strings.Builder
+	bomb.WriteString("---\nname: bomb\ndescription: d\nx0: &x0 [l, l, l, l, l, l, l, l, l]\n")
+	for i := 1; i < 9; i++ {
+		fmt.Fprintf(&bomb, "x%d: &x%d [%s]\n", i, i, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*x%d, ", i-1), 9), ", "))
+	}
+	bomb.WriteString("---\nbody\n")
+	writeSkill(t, dir, "bomb", bomb.String())
+	writeSkill(t, dir, "empty", "---\n\n---\nbody\n")
+	found, errs := Discover([]string{dir})
+	if len(found) != 0 {
+		t.Errorf("found %+v", found)
+	}
+	got := make([]string, len(errs))
+	for i, err := range errs {
+		got[i] = err.Error()
+	}
+	want := []string{
+		filepath.Join(dir, "bomb", "SKILL.md") + ": line 9: too many YAML alias expansions (more than 100000 nodes reached through aliases)",
+		filepath.Join(dir, "empty", "SKILL.md") + ": front matter has no name",
+		huge + ": file is 209715200 bytes, more than the limit of 1048576 bytes per file",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
