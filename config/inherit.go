@@ -53,6 +53,9 @@ func (p *parser) inherit(root *yaml.Node, dir string, chain []string) *yaml.Node
 	}
 	var base *yaml.Node
 	for i, pn := range paths {
+		if p.refused {
+			break // a bound was hit: one issue says so, not one per entry left
+		}
 		path := "INHERIT"
 		if deref(ref).Kind == yaml.SequenceNode {
 			path = index(path, i)
