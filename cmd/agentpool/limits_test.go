@@ -243,3 +243,26 @@ limits: {max_depth: 2}
 		t.Errorf("spawn_refused: %v", got)
 	}
 }
+
+// validate and run (which reads ./agentpool.yaml when no -c is given)
+// refuse a manifest of nested YAML aliases at once, naming the line and
+// the bound; it used to grow without end (760 MB in 20 s, killed).
+func TestYAMLAliasBombCLI(t *testing.T) {
+	var bomb strings.Builder
+	bomb.WriteString("x-bomb:\n  a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n")
+	prev := "a"
+	for _, c := range "bcdefghi" {
+		bomb.WriteString("  " + string(c) + ": &" + string(c) + " [" + strings.TrimSuffix(strings.Repeat("*"+prev+", ", 9), ", ") + "]\n")
+		prev = string(c)
+	}
+	bomb.WriteString("agents:\n  w:\n    model: {type: test, tool_args: {t: {k: *i}}}\n")
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"agentpool.yaml": bomb.String()})
+	const want = "agentpool.yaml:7: too many YAML alias expansions (more than 100000 nodes reached through aliases)"
+	for _, args := range [][]string{{"validate", "agentpool.yaml"}, {"run", "--db", ":memory:", "hi"}} {
+		r := runCLI(t, dir, args...)
+		if r.code != 1 || !strings.Contains(r.stderr, want) || r.stdout != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 1 and %q", args, r.code, r.stdout, r.stderr, want)
+		}
+	}
+}
