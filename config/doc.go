@@ -61,6 +61,24 @@
 //   - Hook settings files are not read by Load (MCP config files are);
 //     CheckFiles reports the ones that are missing, at their lines.
 //
+//   - Input is bounded (internal/bounded, bounded.Config): the manifest
+//     and every file it reads (INHERIT files, prompt files, MCP
+//     configuration files) are regular files of at most 1 MiB each, 4 MiB
+//     and 64 files together (a file named again is counted again),
+//     checked before they are read. Each YAML document is measured before
+//     anything walks it, each alias counted at every use without being
+//     expanded: at most 100 levels of nesting, 250,000 nodes over the
+//     manifest and its INHERIT files, 100,000 of them reached through
+//     aliases, and no alias inside the node it names. A bound that is hit
+//     is an issue at the line where it was passed
+//
+//     pool.yaml:7: too many YAML alias expansions (more than 100000 nodes reached through aliases)
+//
+//     or at the entry that names a file over a size bound. A bound hit by
+//     the manifest or an INHERIT file ends the load there, with that one
+//     issue. A manifest of nested aliases is refused in milliseconds,
+//     having been read only as written.
+//
 // An agent's tool_approval maps tool names, path.Match patterns ("ask_*")
 // or "*" to allow, ask or deny (ToolApprovalFor says which entry applies);
 // the hook registry applies it before every tool call, "ask" going to an

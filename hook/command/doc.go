@@ -43,6 +43,16 @@
 //     recorded, never a failed run.
 //   - Exit code 0: stdout is parsed as JSON when it is JSON. Exit code 2:
 //     block, the reason is stderr. Any other code: non-blocking error.
+//   - A hook's stdout and stderr are kept to 1 MiB each. Stdout past that
+//     is not applied at all (its cut JSON or text would mean something
+//     else): the run is a non-blocking error whose record says so. JSON
+//     output is checked for nesting and values (internal/bounded) before
+//     it is decoded.
+//   - Settings files are read within internal/bounded's bounds: regular
+//     files only (a named pipe is refused, never waited for), 1 MiB each
+//     and 4 MiB together, checked before they are read; nesting and values
+//     are checked before decoding, and the error names the file, the line
+//     and the bound.
 //   - The matching hooks of one event run concurrently (an identical
 //     command once); the strictest decision wins (deny > ask > allow), and
 //     the agent's tool_approval policy takes part in that comparison.
