@@ -215,7 +215,11 @@ type ToolsetSpec struct {
 	// Disabled lists the toolset's tools turned off by its `tools:` map
 	// (AgentPool's {name: false}); the pool checks that they exist.
 	Disabled []string
-	Line     int
+	// AllowedHosts are the fetch toolset's `allowed_hosts:`: host names,
+	// IP addresses and CIDR networks that WebFetch may reach although they
+	// are not public (webfetch.CheckAllowedHost says what each may be).
+	AllowedHosts []string
+	Line         int
 }
 
 // WorkerSpec is one entry of `workers:`; it becomes the tool ask_<Name>.

@@ -36,6 +36,46 @@ agents:
 	}
 }
 
+func TestFetchAllowedHosts(t *testing.T) {
+	m := mustParse(t, `
+agents:
+  a:
+    model: test
+    tools:
+      - {type: fetch, allowed_hosts: [localhost, 127.0.0.1, "10.0.0.0/8", "fd00::/8", wiki.internal.]}
+  b:
+    model: test
+    tools: [fetch]
+`)
+	if got, want := m.Agents["a"].Toolsets[0].AllowedHosts, []string{"localhost", "127.0.0.1", "10.0.0.0/8", "fd00::/8", "wiki.internal."}; !reflect.DeepEqual(got, want) {
+		t.Errorf("a: allowed_hosts %v, want %v", got, want)
+	}
+	if got := m.Agents["b"].Toolsets[0].AllowedHosts; got != nil {
+		t.Errorf("b: allowed_hosts %v, want none", got)
+	}
+
+	// Each bad entry is reported at its line, with what it may be.
+	diffLines(t, parseErr(t, `agents:
+  a:
+    model: test
+    tools:
+      - type: fetch
+        allowed_hosts:
+          - localhost
+          - "http://10.0.0.1:8080/"
+          - "*.example.org"
+          - "10.0.0.0/40"
+      - {type: file_access, allowed_hosts: [localhost]}
+      - {type: web_fetch, allowed_hosts: localhost}
+`), []string{
+		`agentpool.yaml:8: agents.a.tools[0].allowed_hosts[1]: "http://10.0.0.1:8080/" is a URL; write a host name (localhost), an IP address (127.0.0.1) or a CIDR network (10.0.0.0/8), without scheme, port or path`,
+		`agentpool.yaml:9: agents.a.tools[0].allowed_hosts[2]: "*.example.org" is not a host name (localhost), an IP address (127.0.0.1) or a CIDR network (10.0.0.0/8), without scheme, port or path (wildcards are not supported)`,
+		`agentpool.yaml:10: agents.a.tools[0].allowed_hosts[3]: "10.0.0.0/40" is not a CIDR network: netip.ParsePrefix("10.0.0.0/40"): prefix length out of range`,
+		`agentpool.yaml:11: agents.a.tools[1].allowed_hosts: unknown field "allowed_hosts"`,
+		`agentpool.yaml:12: agents.a.tools[2].allowed_hosts: expected a list, got "localhost"`,
+	})
+}
+
 func TestWorkspace(t *testing.T) {
 	m := mustParse(t, "workspace: ../repo\nagents: {a: {model: test}}\n")
 	if m.Workspace != "../repo" {

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/agentpool/agentpool/tool/webfetch"
 )
 
 // ToolsetSkills is AgentPool's skills toolset: load_skill and list_skills
@@ -31,6 +33,18 @@ var toolsetOptions = map[string][]string{
 	ToolsetFetch:      {},
 	ToolsetSkills:     {},
 	toolsetWorkers:    {"workers"},
+}
+
+// toolsetKeys lists, per toolset type, the keys of its configuration that
+// agentpool uses (besides "type" and "tools").
+var toolsetKeys = map[string][]string{
+	ToolsetFetch: {"allowed_hosts"},
+}
+
+// toolsetConfig is what a toolset entry configures besides its type.
+type toolsetConfig struct {
+	disabled     []string // tools turned off by its `tools:` map
+	allowedHosts []string // the fetch toolset's allowed_hosts
 }
 
 // unsupportedToolsets are AgentPool toolset types with no agentpool
@@ -78,7 +92,7 @@ func (p *parser) toolsets(n *yaml.Node, path string, l *toolsetList) {
 	}
 	for i, c := range p.list(n, path) {
 		ip := index(path, i)
-		typ, tn, disabled, ok := p.toolsetEntry(c, ip, l)
+		typ, tn, tc, ok := p.toolsetEntry(c, ip, l)
 		if !ok {
 			continue
 		}
@@ -97,39 +111,40 @@ func (p *parser) toolsets(n *yaml.Node, path string, l *toolsetList) {
 			continue // its workers join the agent's
 		}
 		if j := slices.IndexFunc(l.out, func(t ToolsetSpec) bool { return t.Type == typ }); j >= 0 {
-			l.out[j].Disabled = append(l.out[j].Disabled, disabled...)
+			l.out[j].Disabled = append(l.out[j].Disabled, tc.disabled...)
+			l.out[j].AllowedHosts = append(l.out[j].AllowedHosts, tc.allowedHosts...)
 			continue // another name of a toolset already listed
 		}
-		l.out = append(l.out, ToolsetSpec{Type: typ, Disabled: disabled, Line: c.Line})
+		l.out = append(l.out, ToolsetSpec{Type: typ, Disabled: tc.disabled, AllowedHosts: tc.allowedHosts, Line: c.Line})
 	}
 }
 
 // toolsetEntry reads one entry: a name, or a mapping with "type". It
-// returns the type as written, the node to report it at and the tools its
-// `tools:` map turns off.
-func (p *parser) toolsetEntry(c *yaml.Node, ip string, l *toolsetList) (typ string, tn *yaml.Node, disabled []string, ok bool) {
+// returns the type as written, the node to report it at and what the
+// entry configures.
+func (p *parser) toolsetEntry(c *yaml.Node, ip string, l *toolsetList) (typ string, tn *yaml.Node, tc toolsetConfig, ok bool) {
 	if d := deref(c); d.Kind == yaml.ScalarNode && !isNull(d) {
 		if typ, ok = p.word(c, ip); !ok {
-			return "", nil, nil, false
+			return "", nil, tc, false
 		}
-		return typ, c, nil, p.knownToolset(typ, c, ip, true)
+		return typ, c, tc, p.knownToolset(typ, c, ip, true)
 	}
 	d := deref(c)
 	if d.Kind != yaml.MappingNode && !isNull(d) {
 		p.object(c, ip, nil) // reports the shape
-		return "", nil, nil, false
+		return "", nil, tc, false
 	}
 	te := findKey(d, "type")
 	if te == nil {
 		if ip2 := findKey(d, "import_path"); ip2 != nil {
 			p.python(ip2.Line, ip+".import_path", "%s is a Python import path", describe(ip2))
-			return "", nil, nil, false
+			return "", nil, tc, false
 		}
 		p.add(c.Line, ip, "missing required field \"type\" (known: %s)", strings.Join(toolsetTypes, ", "))
-		return "", nil, nil, false
+		return "", nil, tc, false
 	}
 	if typ, ok = p.word(te, ip+".type"); !ok {
-		return "", nil, nil, false
+		return "", nil, tc, false
 	}
 	switch typ {
 	case "import":
@@ -138,18 +153,18 @@ func (p *parser) toolsetEntry(c *yaml.Node, ip string, l *toolsetList) (typ stri
 			at = n
 		}
 		p.python(at.Line, ip, "tool %s is a Python import path", describe(at))
-		return "", nil, nil, false
+		return "", nil, tc, false
 	case "builtin":
 		return p.builtinTool(c, ip)
 	}
 	if !p.knownToolset(typ, te, ip+".type", false) {
-		return "", nil, nil, false
+		return "", nil, tc, false
 	}
 	canon := canonicalToolset(typ)
-	known := append([]string{"type", "namespace", "tools"}, toolsetOptions[canon]...)
+	known := slices.Concat([]string{"type", "namespace", "tools"}, toolsetKeys[canon], toolsetOptions[canon])
 	f, _ := p.object(c, ip, known)
 	var ignored []string
-	for _, k := range known[3:] {
+	for _, k := range toolsetOptions[canon] {
 		if e, ok := f[k]; ok && !isNull(e.val) && k != "workers" {
 			ignored = append(ignored, k)
 		}
@@ -161,12 +176,15 @@ func (p *parser) toolsetEntry(c *yaml.Node, ip string, l *toolsetList) (typ stri
 		p.warn(c.Line, ip, "ignored: %s (agentpool's %s tools keep their names and limits)", strings.Join(ignored, ", "), canon)
 	}
 	if e, ok := f["tools"]; ok {
-		disabled = p.toolSwitches(e.val, ip+".tools")
+		tc.disabled = p.toolSwitches(e.val, ip+".tools")
+	}
+	if e, ok := f["allowed_hosts"]; ok {
+		tc.allowedHosts = p.allowedHosts(e.val, ip+".allowed_hosts")
 	}
 	if e, ok := f["workers"]; ok {
 		l.workers = append(l.workers, e.val)
 	}
-	return typ, te, disabled, true
+	return typ, te, tc, true
 }
 
 // knownToolset reports, for a toolset type that is not agentpool's, why it
@@ -193,28 +211,47 @@ func (p *parser) knownToolset(typ string, n *yaml.Node, path string, scalar bool
 	return false
 }
 
+// allowedHosts reads the fetch toolset's `allowed_hosts:`, a list of host
+// names, IP addresses and CIDR networks; each bad entry is reported at its
+// line.
+func (p *parser) allowedHosts(n *yaml.Node, path string) []string {
+	var out []string
+	for i, c := range p.list(n, path) {
+		h, ok := p.word(c, index(path, i))
+		if !ok {
+			continue
+		}
+		if err := webfetch.CheckAllowedHost(h); err != nil {
+			p.add(c.Line, index(path, i), "%v", err)
+			continue
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
 // builtinTool reads AgentPool's `{type: builtin, builtin_type: ...}`:
 // web_fetch is the fetch toolset; the others are provider-side tools that
 // agentpool does not offer.
-func (p *parser) builtinTool(c *yaml.Node, ip string) (string, *yaml.Node, []string, bool) {
+func (p *parser) builtinTool(c *yaml.Node, ip string) (string, *yaml.Node, toolsetConfig, bool) {
 	f, _ := p.object(c, ip, []string{"type", "builtin_type", "name", "description", "enabled", "requires_confirmation", "metadata", "hints"})
 	be, ok := f["builtin_type"]
 	if !ok {
 		p.add(c.Line, ip, "missing required field \"builtin_type\" (agentpool has web_fetch)")
-		return "", nil, nil, false
+		return "", nil, toolsetConfig{}, false
 	}
 	bt, ok := p.word(be.val, ip+".builtin_type")
 	if !ok {
-		return "", nil, nil, false
+		return "", nil, toolsetConfig{}, false
 	}
 	if bt != "web_fetch" {
 		p.add(be.val.Line, ip+".builtin_type", "builtin tool %q is not supported: agentpool offers web_fetch (the fetch toolset); provider-side tools such as web_search and code_execution are not", bt)
-		return "", nil, nil, false
+		return "", nil, toolsetConfig{}, false
 	}
 	if e, ok := f["enabled"]; ok && !p.boolean(e.val, ip+".enabled", true) {
-		return "", nil, nil, false
+		return "", nil, toolsetConfig{}, false
 	}
-	return ToolsetFetch, be.val, nil, true
+	return ToolsetFetch, be.val, toolsetConfig{}, true
 }
 
 // toolSwitches reads a toolset's `tools:` map of tool names to true/false

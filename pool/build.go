@@ -77,6 +77,11 @@ type AgentSpec struct {
 	// Disabled names tools of the Builtin toolsets that the agent does not
 	// get (a toolset's `tools: {NAME: false}`); each must exist.
 	Disabled []string
+	// FetchAllowedHosts are the host names, IP addresses and CIDR networks
+	// that the agent's WebFetch may reach although they are not public
+	// (the fetch toolset's `allowed_hosts:`; webfetch.CheckAllowedHost).
+	// They need config.ToolsetFetch in Builtin.
+	FetchAllowedHosts []string
 	// Output makes the agent's final answer a structured one.
 	Output *agent.Output
 	// Connections forward the agent's final output to other nodes.

@@ -17,7 +17,7 @@ import (
 func (p *Pool) builtinTools(a AgentSpec) ([]tool.Tool, error) {
 	var out []tool.Tool
 	for _, typ := range a.Builtin {
-		got, err := p.builtins.tools(typ)
+		got, err := p.builtins.tools(a, typ)
 		if err != nil {
 			return nil, agentErr(a.Name, "Builtin", "%v", err)
 		}

@@ -54,6 +54,7 @@ func FromManifest(m *config.Manifest) (Config, error) {
 		for _, ts := range a.Toolsets {
 			spec.Builtin = append(spec.Builtin, ts.Type)
 			spec.Disabled = append(spec.Disabled, ts.Disabled...)
+			spec.FetchAllowedHosts = append(spec.FetchAllowedHosts, ts.AllowedHosts...)
 		}
 		if m.Skills.Set && !slices.Contains(spec.Builtin, config.ToolsetSkills) {
 			// A manifest with `skills:` gives every agent the skills tools.
@@ -104,7 +105,11 @@ func (cfg *Config) manifest() *config.Manifest {
 			ca.Output = &config.OutputSpec{Name: o.Name, Description: o.Description, Schema: o.Schema, Retries: o.Retries}
 		}
 		for _, typ := range a.Builtin {
-			ca.Toolsets = append(ca.Toolsets, config.ToolsetSpec{Type: typ})
+			ts := config.ToolsetSpec{Type: typ}
+			if typ == config.ToolsetFetch {
+				ts.AllowedHosts = a.FetchAllowedHosts
+			}
+			ca.Toolsets = append(ca.Toolsets, ts)
 		}
 		for _, w := range a.Workers {
 			ca.Workers = append(ca.Workers, config.WorkerSpec{Name: w.Name, PassMessageHistory: w.PassMessageHistory, ResetHistoryOnRun: !w.KeepHistory})

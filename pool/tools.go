@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"os"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/agentpool/agentpool/config"
@@ -29,7 +31,9 @@ type builtins struct {
 	files *files.Toolset
 	shell *shell.Toolset
 	todo  *todo.Toolset
-	fetch tool.Tool
+	// fetch holds one WebFetch per allow-list (agents' allowed_hosts),
+	// keyed by fetchKey.
+	fetch map[string]tool.Tool
 	mcp   *mcp.Manager
 	// skillsCfg says where skills are; skills is its toolset, made on
 	// first use.
@@ -84,8 +88,8 @@ func newBuiltins(dir string, lists ...[]config.MCPServer) (*builtins, error) {
 // builtinToolsets are the toolset types tools knows.
 var builtinToolsets = []string{config.ToolsetSubagent, config.ToolsetFileAccess, config.ToolsetExecution, config.ToolsetPlan, config.ToolsetFetch, config.ToolsetSkills}
 
-// tools returns the builtin tools of one toolset type.
-func (b *builtins) tools(typ string) ([]tool.Tool, error) {
+// tools returns the builtin tools of one toolset type for agent a.
+func (b *builtins) tools(a AgentSpec, typ string) ([]tool.Tool, error) {
 	switch typ {
 	case config.ToolsetSubagent:
 		return spawn.SubagentTools(), nil
@@ -108,14 +112,41 @@ func (b *builtins) tools(typ string) ([]tool.Tool, error) {
 		}
 		return b.todo.Tools(), nil
 	case config.ToolsetFetch:
-		if b.fetch == nil {
-			b.fetch = webfetch.New(webfetch.Options{})
+		f, err := b.fetchTool(a.FetchAllowedHosts)
+		if err != nil {
+			return nil, err
 		}
-		return []tool.Tool{b.fetch}, nil
+		return []tool.Tool{f}, nil
 	case config.ToolsetSkills:
 		return b.skillsToolset().Tools(), nil
 	}
 	return nil, fmt.Errorf("unknown toolset type %q", typ)
+}
+
+// fetchTool returns the WebFetch that may reach the allowed hosts besides
+// public addresses, shared by the agents that allow the same ones.
+func (b *builtins) fetchTool(allowed []string) (tool.Tool, error) {
+	key := fetchKey(allowed)
+	if f, ok := b.fetch[key]; ok {
+		return f, nil
+	}
+	allow, err := webfetch.ParseAllowList(allowed)
+	if err != nil {
+		return nil, fmt.Errorf("allowed_hosts: %w", err)
+	}
+	if b.fetch == nil {
+		b.fetch = map[string]tool.Tool{}
+	}
+	b.fetch[key] = webfetch.New(webfetch.Options{Allow: allow})
+	return b.fetch[key], nil
+}
+
+// fetchKey identifies an allow-list whatever the order and repetitions of
+// its entries.
+func fetchKey(allowed []string) string {
+	s := slices.Clone(allowed)
+	slices.Sort(s)
+	return strings.Join(slices.Compact(s), "\n")
 }
 
 // mcpToolsets returns the toolsets of the enabled MCP servers listed (the

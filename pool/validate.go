@@ -12,6 +12,7 @@ import (
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/spawn"
 	"github.com/agentpool/agentpool/team"
+	"github.com/agentpool/agentpool/tool/webfetch"
 )
 
 // nameRE is the rule for node names, as in the manifest (a worker becomes
@@ -93,6 +94,14 @@ func (cfg *Config) validate() error {
 			case slices.Index(a.Builtin, typ) < i:
 				bad(agentErr(a.Name, field, "duplicate toolset %q", typ))
 			}
+		}
+		for i, h := range a.FetchAllowedHosts {
+			if err := webfetch.CheckAllowedHost(h); err != nil {
+				bad(agentErr(a.Name, fmt.Sprintf("FetchAllowedHosts[%d]", i), "%v", err))
+			}
+		}
+		if len(a.FetchAllowedHosts) > 0 && !slices.Contains(a.Builtin, config.ToolsetFetch) {
+			bad(agentErr(a.Name, "FetchAllowedHosts", "set, but the agent has no %s toolset (Builtin)", config.ToolsetFetch))
 		}
 		for i, w := range a.Workers {
 			field := fmt.Sprintf("Workers[%d]", i)

@@ -10,10 +10,20 @@
 //     (workspace.From, else the toolset's own): a relative path is taken
 //     from the root, and a path that leaves the root (through "..", an
 //     absolute path or a symbolic link, dangling or not) is refused with an
-//     error result naming the root. Glob, Grep and LS never descend into a
-//     symlinked directory and never list a file whose real path is outside
-//     the root. Glob and Grep skip version-control directories (.git, .hg,
-//     .svn, .jj); LS shows them without entering them.
+//     error result naming the root. Every file access then goes through
+//     the workspace opened as an os.Root (workspace.Root), so a path whose
+//     components are swapped for links to the outside after it was judged
+//     fails instead of escaping: no file outside the root is ever opened,
+//     created, renamed or listed. A symbolic link that stays inside is
+//     followed by Read, Write and Edit (they act on its target) and, for a
+//     file, listed and searched by Glob and Grep; Glob, Grep and LS never
+//     descend into a symlinked directory and never list a file whose real
+//     path is outside the root. Glob and Grep skip version-control
+//     directories (.git, .hg, .svn, .jj); LS shows them without entering
+//     them. Limit: a hard link inside the root to a file outside it is an
+//     ordinary file of the root (nothing on disk says otherwise), and a
+//     bind mount below the root is crossed; neither can be made by these
+//     tools.
 //   - Read before write. Write over an existing file and Edit require that
 //     the same session (tool.Call.SessionID) read the file first and that
 //     it has not changed since (size and modification time, and a content
@@ -30,7 +40,9 @@
 //     Results never hold invalid UTF-8, whatever the file names or contents.
 //   - Front ends. When the run's context carries a front end's file system
 //     (workspace.FSFrom: an ACP editor), Read, Write and Edit go through it,
-//     after the same confinement check, so the agent sees unsaved buffers;
+//     after the same confinement check, so the agent sees unsaved buffers
+//     (the editor opens the path itself: what it does with a link swapped
+//     in after the check is its own confinement);
 //     Glob, Grep and LS always read the disk. Results carry the files
 //     touched (Locations) and, for Write and Edit, whole-file diffs for
 //     files up to 1 MiB.

@@ -16,7 +16,12 @@ const (
 )
 
 func (t *Toolset) edit(ctx context.Context, call tool.Call, a editArgs) tool.Result {
-	abs, _, errRes := t.resolve(ctx, a.FilePath, "file_path")
+	root, errRes := t.open(ctx)
+	if errRes != nil {
+		return *errRes
+	}
+	defer root.Close()
+	abs, errRes := confine(root, a.FilePath, "file_path")
 	if errRes != nil {
 		return *errRes
 	}
@@ -24,7 +29,7 @@ func (t *Toolset) edit(ctx context.Context, call tool.Call, a editArgs) tool.Res
 		return tool.Errorf("No changes to make: old_string and new_string are exactly the same.")
 	}
 	defer t.lockPath(abs)()
-	tg, errRes := t.load(ctx, abs, true)
+	tg, errRes := t.load(ctx, root, abs, true)
 	if errRes != nil {
 		return *errRes
 	}

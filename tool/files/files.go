@@ -200,22 +200,37 @@ func (t *Toolset) workspace(ctx context.Context) *workspace.Workspace {
 	return workspace.From(ctx, t.ws)
 }
 
-// resolve confines p to the run's workspace. On failure it returns the
-// error result to give back to the model.
-func (t *Toolset) resolve(ctx context.Context, p, field string) (string, *workspace.Workspace, *tool.Result) {
+// open opens the run's workspace for the file accesses of one call: every
+// access goes through the returned root (close it when done), so none
+// leaves the workspace, whatever a path turns into after confine judged it.
+// On failure it returns the error result to give back to the model.
+func (t *Toolset) open(ctx context.Context) (*workspace.Root, *tool.Result) {
 	ws := t.workspace(ctx)
 	if ws == nil {
 		r := tool.Errorf("No workspace is configured, so files cannot be accessed.")
-		return "", nil, &r
+		return nil, &r
 	}
+	root, err := ws.Open()
+	if err != nil {
+		r := tool.Errorf("Cannot open the workspace: %v", err)
+		return nil, &r
+	}
+	return root, nil
+}
+
+// confine resolves p in the workspace of root, refusing a path outside it.
+// field names the argument (an empty file_path is an error, an empty path
+// the root). On failure it returns the error result to give back to the
+// model.
+func confine(root *workspace.Root, p, field string) (string, *tool.Result) {
 	if p == "" {
 		p = "."
 		if field == "file_path" {
 			r := tool.Errorf("file_path is required.")
-			return "", ws, &r
+			return "", &r
 		}
 	}
-	abs, err := ws.Resolve(p)
+	abs, err := root.Workspace().Resolve(p)
 	if err != nil {
 		var r tool.Result
 		if errors.Is(err, workspace.ErrOutside) {
@@ -223,9 +238,9 @@ func (t *Toolset) resolve(ctx context.Context, p, field string) (string, *worksp
 		} else {
 			r = tool.Errorf("Cannot use path %s: %v", p, err)
 		}
-		return "", ws, &r
+		return "", &r
 	}
-	return abs, ws, nil
+	return abs, nil
 }
 
 // clean replaces invalid UTF-8 by U+FFFD.

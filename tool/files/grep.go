@@ -17,6 +17,7 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/agentpool/agentpool/tool"
+	"github.com/agentpool/agentpool/tool/workspace"
 )
 
 const grepDescription = "Search file contents with a regular expression (Go RE2 syntax: no look-around or " +
@@ -110,18 +111,23 @@ func (t *Toolset) grep(ctx context.Context, _ tool.Call, a grepArgs) tool.Result
 	if errRes != nil {
 		return *errRes
 	}
-	root, ws, errRes := t.resolve(ctx, a.Path, "path")
+	root, errRes := t.open(ctx)
 	if errRes != nil {
 		return *errRes
 	}
-	info, err := os.Stat(root)
+	defer root.Close()
+	from, errRes := confine(root, a.Path, "path")
+	if errRes != nil {
+		return *errRes
+	}
+	info, err := root.Stat(from)
 	if err != nil {
 		if os.IsNotExist(err) {
-			return tool.Errorf("Path does not exist: %s", root)
+			return tool.Errorf("Path does not exist: %s", from)
 		}
-		return tool.Errorf("Cannot access %s: %v", root, err)
+		return tool.Errorf("Cannot access %s: %v", from, err)
 	}
-	s := &searcher{re: re, mode: mode, numbers: a.LineNumbers == nil || *a.LineNumbers,
+	s := &searcher{root: root, re: re, mode: mode, numbers: a.LineNumbers == nil || *a.LineNumbers,
 		before: max(a.Before, a.Context), after: max(a.After, a.Context), prefix: true}
 	s.out.limit = a.HeadLimit
 	s.buf = make([]byte, 0, 64<<10)
@@ -131,8 +137,8 @@ func (t *Toolset) grep(ctx context.Context, _ tool.Call, a grepArgs) tool.Result
 		count int
 	}
 	var hits []hit
-	search := func(p string, mtime time.Time) error {
-		n, err := s.file(ctx, p)
+	search := func(p, real string, mtime time.Time) error {
+		n, err := s.file(ctx, p, real)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -146,7 +152,7 @@ func (t *Toolset) grep(ctx context.Context, _ tool.Call, a grepArgs) tool.Result
 		return nil
 	}
 	if info.IsDir() {
-		err = walk(ctx, ws, root, nil, func(e *entry) error {
+		err = walk(ctx, root, from, nil, func(e *entry) error {
 			if e.isDir || !filter(e.rel) {
 				return nil
 			}
@@ -154,13 +160,13 @@ func (t *Toolset) grep(ctx context.Context, _ tool.Call, a grepArgs) tool.Result
 			if fi := e.stat(); fi != nil {
 				mtime = fi.ModTime()
 			}
-			return search(e.path, mtime)
+			return search(e.path, e.real, mtime)
 		})
 	} else if !info.Mode().IsRegular() {
-		return tool.Errorf("%s is not a regular file (%v); it cannot be searched.", root, info.Mode().Type())
+		return tool.Errorf("%s is not a regular file (%v); it cannot be searched.", from, info.Mode().Type())
 	} else {
 		s.prefix = false
-		err = search(root, info.ModTime())
+		err = search(from, from, info.ModTime())
 	}
 	if err != nil && !errors.Is(err, errStop) {
 		return tool.Errorf("Grep failed: %v", err)
@@ -168,7 +174,7 @@ func (t *Toolset) grep(ctx context.Context, _ tool.Call, a grepArgs) tool.Result
 	meta := map[string]any{"files": len(hits)}
 	if len(hits) == 0 {
 		meta["truncated"] = false
-		return tool.Result{Content: fmt.Sprintf("No matches found for %q in %s.", a.Pattern, root), Metadata: meta}
+		return tool.Result{Content: fmt.Sprintf("No matches found for %q in %s.", a.Pattern, from), Metadata: meta}
 	}
 	switch mode {
 	case "files_with_matches":
@@ -242,6 +248,7 @@ func fileFilter(glob, typ string) (func(rel string) bool, *tool.Result) {
 
 // searcher searches files one after the other.
 type searcher struct {
+	root           *workspace.Root // what files are read through
 	re             *regexp.Regexp
 	mode           string
 	numbers        bool
@@ -263,11 +270,12 @@ type ctxLine struct {
 // maxMatchLine bounds the part of a line that is matched.
 const maxMatchLine = 1 << 20
 
-// file searches one file and returns its number of matching lines; in
-// files_with_matches mode it stops at the first. Binary files (a NUL byte
-// in their first 8 KiB) count none.
-func (s *searcher) file(ctx context.Context, p string) (int, error) {
-	f, err := os.Open(p)
+// file searches one file, shown as p and read from real (a symlink's
+// target), and returns its number of matching lines; in files_with_matches
+// mode it stops at the first. Binary files (a NUL byte in their first
+// 8 KiB) count none.
+func (s *searcher) file(ctx context.Context, p, real string) (int, error) {
+	f, _, err := openRegular(s.root, real)
 	if err != nil {
 		return 0, err
 	}

@@ -16,14 +16,14 @@ import (
 
 // env is a workspace in a temporary directory with a toolset on it.
 type env struct {
-	t    *testing.T
+	t    testing.TB
 	root string // the workspace root (symlinks resolved)
 	out  string // a directory outside the workspace
 	ts   *Toolset
 	ctx  context.Context
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	base, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {

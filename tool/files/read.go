@@ -36,10 +36,16 @@ type readArgs struct {
 const maxCountBytes = 256 << 20
 
 func (t *Toolset) read(ctx context.Context, call tool.Call, a readArgs) tool.Result {
-	abs, ws, errRes := t.resolve(ctx, a.FilePath, "file_path")
+	root, errRes := t.open(ctx)
 	if errRes != nil {
 		return *errRes
 	}
+	defer root.Close()
+	abs, errRes := confine(root, a.FilePath, "file_path")
+	if errRes != nil {
+		return *errRes
+	}
+	ws := root.Workspace()
 	if a.Offset < 0 || a.Limit < 0 {
 		return tool.Errorf("offset and limit must not be negative.")
 	}
@@ -47,7 +53,7 @@ func (t *Toolset) read(ctx context.Context, call tool.Call, a readArgs) tool.Res
 	if limit == 0 {
 		limit = defaultReadLines
 	}
-	info, err := os.Stat(abs)
+	info, err := root.Stat(abs)
 	if err != nil && !os.IsNotExist(err) {
 		return tool.Errorf("Cannot read %s: %v", abs, err)
 	}
@@ -80,14 +86,11 @@ func (t *Toolset) read(ctx context.Context, call tool.Call, a readArgs) tool.Res
 		if info == nil {
 			return notFound(abs, a.FilePath, ws)
 		}
-		f, err := os.Open(abs)
+		f, info, err := openRegular(root, abs)
 		if err != nil {
 			return tool.Errorf("Cannot read %s: %v", abs, err)
 		}
 		defer f.Close()
-		if info, err = f.Stat(); err != nil {
-			return tool.Errorf("Cannot read %s: %v", abs, err)
-		}
 		head := make([]byte, sniffBytes)
 		n, err := io.ReadFull(f, head)
 		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {

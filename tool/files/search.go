@@ -45,6 +45,7 @@ var vcsDirs = map[string]bool{".git": true, ".hg": true, ".svn": true, ".jj": tr
 // entry is a file or directory met by a walk.
 type entry struct {
 	path  string // absolute, below the walk's root (a symlink's own path)
+	real  string // the path to open: path, or a symlink's target
 	rel   string // relative to the walk's root, slash-separated
 	isDir bool
 	link  bool        // a symbolic link (to a file or directory inside the root)
@@ -62,93 +63,105 @@ func (e *entry) stat() fs.FileInfo {
 }
 
 // classify turns a directory entry into an entry: false for what must not
-// be shown (a symlink that dangles or leads out of ws, a device or socket).
-func classify(ws *workspace.Workspace, p, rel string, d fs.DirEntry) (entry, bool) {
-	e := entry{path: p, rel: rel, d: d}
+// be shown (a symlink that dangles or leads out of the root, a device or
+// socket). A symlink is resolved to the real path inside the root, which
+// is what is opened (through root, so a link changed since still cannot
+// lead out).
+func classify(root *workspace.Root, p, rel string, d fs.DirEntry) (entry, bool) {
+	e := entry{path: p, real: p, rel: rel, d: d}
 	switch t := d.Type(); {
 	case t.IsDir():
 		e.isDir = true
 	case t.IsRegular():
 	case t&fs.ModeSymlink != 0:
 		real, err := filepath.EvalSymlinks(p)
-		if err != nil || !ws.Contains(real) {
+		if err != nil || !root.Workspace().Contains(real) {
 			return e, false
 		}
-		info, err := os.Stat(real)
+		info, err := root.Stat(real)
 		if err != nil || !(info.IsDir() || info.Mode().IsRegular()) {
 			return e, false
 		}
-		e.link, e.info, e.isDir = true, info, info.IsDir()
+		e.real, e.link, e.info, e.isDir = real, true, info, info.IsDir()
 	default:
 		return e, false
 	}
 	return e, true
 }
 
-// walk visits, in lexical order, the files and directories below root
-// (which must be resolved and inside ws). It skips version-control
-// directories, does not enter symlinked directories, and enters a real
-// directory only when descend allows it (nil: always).
-func walk(ctx context.Context, ws *workspace.Workspace, root string, descend func(rel string) bool, visit func(e *entry) error) error {
+// walk visits, in lexical order, the files and directories below dir
+// (which must be resolved and inside the root), reading them through
+// root. It skips version-control directories, does not enter symlinked
+// directories, and enters a real directory only when descend allows it
+// (nil: always). An unreadable entry is left out; an unreadable dir is an
+// error.
+func walk(ctx context.Context, root *workspace.Root, dir string, descend func(rel string) bool, visit func(e *entry) error) error {
 	n := 0
-	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if n++; n%256 == 0 && ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if p == root {
-			return err
-		}
+	var walkDir func(abs, rel string) error
+	walkDir = func(abs, rel string) error {
+		ds, err := root.ReadDir(abs)
 		if err != nil {
-			return nil // an unreadable entry: leave it out
-		}
-		rel, rerr := filepath.Rel(root, p)
-		if rerr != nil {
+			if rel == "" {
+				return err
+			}
 			return nil
 		}
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() && vcsDirs[d.Name()] {
-			return filepath.SkipDir
-		}
-		e, ok := classify(ws, p, rel, d)
-		if !ok {
-			return nil
-		}
-		if err := visit(&e); err != nil {
-			return err
-		}
-		if d.IsDir() && descend != nil && !descend(rel) {
-			return filepath.SkipDir
+		for _, d := range ds {
+			if n++; n%256 == 0 && ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if d.IsDir() && vcsDirs[d.Name()] {
+				continue
+			}
+			e, ok := classify(root, filepath.Join(abs, d.Name()), path.Join(rel, d.Name()), d)
+			if !ok {
+				continue
+			}
+			if err := visit(&e); err != nil {
+				return err
+			}
+			if d.IsDir() && (descend == nil || descend(e.rel)) {
+				if err := walkDir(e.path, e.rel); err != nil {
+					return err
+				}
+			}
 		}
 		return nil
-	})
+	}
+	return walkDir(dir, "")
 }
 
 // dirArg resolves a directory argument (default: the root).
-func (t *Toolset) dirArg(ctx context.Context, p string) (string, *workspace.Workspace, *tool.Result) {
-	abs, ws, errRes := t.resolve(ctx, p, "path")
+func dirArg(root *workspace.Root, p string) (string, *tool.Result) {
+	abs, errRes := confine(root, p, "path")
 	if errRes != nil {
-		return "", ws, errRes
+		return "", errRes
 	}
-	info, err := os.Stat(abs)
+	info, err := root.Stat(abs)
 	switch {
 	case os.IsNotExist(err):
 		r := tool.Errorf("Directory does not exist: %s", abs)
-		return "", ws, &r
+		return "", &r
 	case err != nil:
 		r := tool.Errorf("Cannot access %s: %v", abs, err)
-		return "", ws, &r
+		return "", &r
 	case !info.IsDir():
 		r := tool.Errorf("%s is a file, not a directory. Use Read to read it.", abs)
-		return "", ws, &r
+		return "", &r
 	}
-	return abs, ws, nil
+	return abs, nil
 }
 
 func (t *Toolset) glob(ctx context.Context, _ tool.Call, a globArgs) tool.Result {
 	if a.Pattern == "" {
 		return tool.Errorf("pattern is required.")
 	}
-	dir, ws, errRes := t.dirArg(ctx, a.Path)
+	root, errRes := t.open(ctx)
+	if errRes != nil {
+		return *errRes
+	}
+	defer root.Close()
+	dir, errRes := dirArg(root, a.Path)
 	if errRes != nil {
 		return *errRes
 	}
@@ -160,7 +173,7 @@ func (t *Toolset) glob(ctx context.Context, _ tool.Call, a globArgs) tool.Result
 	if !path.IsAbs(pattern) {
 		base = filepath.Join(dir, filepath.FromSlash(base))
 	}
-	root, _, errRes := t.resolve(ctx, base, "path")
+	from, errRes := confine(root, base, "path")
 	if errRes != nil {
 		return *errRes
 	}
@@ -170,8 +183,8 @@ func (t *Toolset) glob(ctx context.Context, _ tool.Call, a globArgs) tool.Result
 		mtime time.Time
 	}
 	var matches []match
-	if info, err := os.Stat(root); err == nil && info.IsDir() {
-		err := walk(ctx, ws, root, descend, func(e *entry) error {
+	if info, err := root.Stat(from); err == nil && info.IsDir() {
+		err := walk(ctx, root, from, descend, func(e *entry) error {
 			if !e.isDir && doublestar.MatchUnvalidated(pat, e.rel) {
 				m := match{path: e.path}
 				if info := e.stat(); info != nil {
@@ -218,7 +231,12 @@ func prune(pat string) func(rel string) bool {
 }
 
 func (t *Toolset) ls(ctx context.Context, _ tool.Call, a lsArgs) tool.Result {
-	dir, ws, errRes := t.dirArg(ctx, a.Path)
+	root, errRes := t.open(ctx)
+	if errRes != nil {
+		return *errRes
+	}
+	defer root.Close()
+	dir, errRes := dirArg(root, a.Path)
 	if errRes != nil {
 		return *errRes
 	}
@@ -246,7 +264,7 @@ func (t *Toolset) ls(ctx context.Context, _ tool.Call, a lsArgs) tool.Result {
 		}
 		rel := queue[0]
 		queue = queue[1:]
-		ds, err := os.ReadDir(filepath.Join(dir, filepath.FromSlash(rel)))
+		ds, err := root.ReadDir(filepath.Join(dir, filepath.FromSlash(rel)))
 		if err != nil {
 			continue
 		}
@@ -255,7 +273,7 @@ func (t *Toolset) ls(ctx context.Context, _ tool.Call, a lsArgs) tool.Result {
 			if ignored(d.Name(), crel) {
 				continue
 			}
-			e, ok := classify(ws, filepath.Join(dir, filepath.FromSlash(crel)), crel, d)
+			e, ok := classify(root, filepath.Join(dir, filepath.FromSlash(crel)), crel, d)
 			if !ok {
 				continue
 			}

@@ -5,7 +5,6 @@ import (
 	"hash/fnv"
 	"hash/maphash"
 	"io/fs"
-	"os"
 	"sync"
 	"time"
 )
@@ -120,16 +119,4 @@ func (t *Toolset) lockPath(path string) func() {
 	m := &t.locks[h.Sum32()%uint32(len(t.locks))]
 	m.Lock()
 	return m.Unlock
-}
-
-// statFile returns the file's info, nil when it does not exist.
-func statFile(path string) (fs.FileInfo, error) {
-	info, err := os.Stat(path)
-	if err != nil {
-		if os.IsNotExist(err) {
-			return nil, nil
-		}
-		return nil, err
-	}
-	return info, nil
 }

@@ -2,10 +2,13 @@ package files
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/agentpool/agentpool/tool"
@@ -53,12 +56,13 @@ type target struct {
 	exists bool
 	text   *string // its content, when loaded
 	fsys   workspace.FS
+	root   *workspace.Root // the disk, when fsys is nil
 }
 
 // load finds out whether abs exists and, when wantText (or a front end's
 // FS is in use), loads its content.
-func (t *Toolset) load(ctx context.Context, abs string, wantText bool) (*target, *tool.Result) {
-	info, err := statFile(abs)
+func (t *Toolset) load(ctx context.Context, root *workspace.Root, abs string, wantText bool) (*target, *tool.Result) {
+	info, err := statFile(root, abs)
 	if err != nil {
 		r := tool.Errorf("Cannot access %s: %v", abs, err)
 		return nil, &r
@@ -71,7 +75,7 @@ func (t *Toolset) load(ctx context.Context, abs string, wantText bool) (*target,
 		r := tool.Errorf("%s is not a regular file (%v); it cannot be written.", abs, info.Mode().Type())
 		return nil, &r
 	}
-	tg := &target{abs: abs, info: info, exists: info != nil, fsys: workspace.FSFrom(ctx)}
+	tg := &target{abs: abs, info: info, exists: info != nil, fsys: workspace.FSFrom(ctx), root: root}
 	if tg.fsys != nil {
 		s, err := tg.fsys.ReadTextFile(ctx, abs, 0, 0)
 		switch {
@@ -96,7 +100,7 @@ func (t *Toolset) load(ctx context.Context, abs string, wantText bool) (*target,
 }
 
 func (tg *target) loadText() *tool.Result {
-	b, err := os.ReadFile(tg.abs)
+	b, err := readRegular(tg.root, tg.abs)
 	if err != nil {
 		r := tool.Errorf("Cannot read %s: %v", tg.abs, err)
 		return &r
@@ -129,7 +133,7 @@ func (t *Toolset) checkRead(session string, tg *target) *tool.Result {
 // store writes content to the file (through the front end's FS when there
 // is one) and records it as read by session.
 func (t *Toolset) store(ctx context.Context, session string, tg *target, content string) *tool.Result {
-	if err := os.MkdirAll(filepath.Dir(tg.abs), 0o755); err != nil && tg.fsys == nil {
+	if err := tg.root.MkdirAll(filepath.Dir(tg.abs), 0o755); err != nil && tg.fsys == nil {
 		r := tool.Errorf("Cannot create the directory of %s: %v", tg.abs, err)
 		return &r
 	}
@@ -143,33 +147,32 @@ func (t *Toolset) store(ctx context.Context, session string, tg *target, content
 		if tg.info != nil {
 			perm = tg.info.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
 		}
-		if err := writeAtomic(tg.abs, content, perm); err != nil {
+		if err := writeAtomic(tg.root, tg.abs, content, perm); err != nil {
 			r := tool.Errorf("Cannot write %s: %v", tg.abs, err)
 			return &r
 		}
 	}
-	info, _ := statFile(tg.abs)
+	info, _ := statFile(tg.root, tg.abs)
 	t.tracker.set(session, tg.abs, t.stateOf(info, &content))
 	return nil
 }
 
 // writeAtomic replaces path with data: a temporary file in the same
-// directory, synced, then renamed over it.
-func writeAtomic(path, data string, perm fs.FileMode) (err error) {
+// directory, synced, then renamed over it, all through root.
+func writeAtomic(root *workspace.Root, path, data string, perm fs.FileMode) (err error) {
 	dir, base := filepath.Split(path)
-	prefix := "." + base + ".*.tmp"
+	prefix := "." + base + "."
 	if len(base) > 200 {
-		prefix = ".agentpool-write-*.tmp"
+		prefix = ".agentpool-write-"
 	}
-	f, err := os.CreateTemp(dir, prefix)
+	f, tmp, err := createTemp(root, dir, prefix, ".tmp")
 	if err != nil {
 		return err
 	}
-	tmp := f.Name()
 	defer func() {
 		if err != nil {
 			f.Close()
-			os.Remove(tmp)
+			root.Remove(tmp)
 		}
 	}()
 	if _, err = f.WriteString(data); err != nil {
@@ -184,7 +187,20 @@ func writeAtomic(path, data string, perm fs.FileMode) (err error) {
 	if err = f.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp, path)
+	return root.Rename(tmp, path)
+}
+
+// createTemp creates a new file in dir through root, named prefix, a
+// random number and suffix, as os.CreateTemp does.
+func createTemp(root *workspace.Root, dir, prefix, suffix string) (*os.File, string, error) {
+	for range 10000 {
+		name := filepath.Join(dir, prefix+strconv.FormatUint(uint64(rand.Uint32()), 10)+suffix)
+		f, err := root.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if !errors.Is(err, fs.ErrExist) {
+			return f, name, err
+		}
+	}
+	return nil, "", &fs.PathError{Op: "createtemp", Path: filepath.Join(dir, prefix+"*"+suffix), Err: fs.ErrExist}
 }
 
 // diff is the whole-file change, omitted for files over maxDiffBytes.
@@ -212,12 +228,17 @@ func countText(s string) int {
 }
 
 func (t *Toolset) write(ctx context.Context, call tool.Call, a writeArgs) tool.Result {
-	abs, _, errRes := t.resolve(ctx, a.FilePath, "file_path")
+	root, errRes := t.open(ctx)
+	if errRes != nil {
+		return *errRes
+	}
+	defer root.Close()
+	abs, errRes := confine(root, a.FilePath, "file_path")
 	if errRes != nil {
 		return *errRes
 	}
 	defer t.lockPath(abs)()
-	tg, errRes := t.load(ctx, abs, false)
+	tg, errRes := t.load(ctx, root, abs, false)
 	if errRes != nil {
 		return *errRes
 	}

@@ -8,6 +8,28 @@
 //
 //   - Only http and https URLs are fetched, other schemes are refused, and
 //     so are redirects to them; at most 5 redirects are followed.
+//   - Only public addresses are connected to, unless Options.Allow (the
+//     fetch toolset's allowed_hosts) allows more. Refused: loopback
+//     (127.0.0.0/8, ::1), private (10.0.0.0/8, 172.16.0.0/12,
+//     192.168.0.0/16, fc00::/7), link-local (169.254.0.0/16, fe80::/10,
+//     cloud metadata services included), multicast, unspecified
+//     (0.0.0.0/8, ::), broadcast, site-local (fec0::/10) and shared
+//     carrier-grade NAT addresses (100.64.0.0/10: often a VPN's or a
+//     provider's internal network), also written as IPv4-mapped IPv6
+//     addresses. The check is the dialer's Control function, run on the
+//     address about to be connected to: every address a name resolves to
+//     and every redirect is judged, and nothing is connected between a
+//     check and its use. No proxy is used, not even one from the
+//     environment (HTTP_PROXY, HTTPS_PROXY) or the client's Transport: a
+//     proxy would connect where the dialer cannot see. A refusal is an
+//     error result that names the URL, the address and its kind, and says
+//     to use allowed_hosts. An allowed host name lets through whatever it
+//     resolves to (it does not allow its address when written as such);
+//     an allowed address or CIDR network lets through those addresses
+//     whatever name leads to them. Limits: addresses that embed an IPv4
+//     address other than IPv4-mapped ones (NAT64 64:ff9b::/96, 6to4) are
+//     judged as IPv6 addresses, so a NAT64 gateway may still reach a
+//     private IPv4 network on its side.
 //   - A fetch takes at most Options.Timeout (default 30 s), body included;
 //     past it the result is an error saying so. At most Options.MaxBytes of
 //     the body are read (default 5 MiB); the result says when it was cut.

@@ -36,10 +36,17 @@ const (
 
 // Options configure the WebFetch tool.
 type Options struct {
-	// Client makes the requests (its Transport, Jar, proxy...). Nil: a
-	// client over http.DefaultTransport. Its CheckRedirect is wrapped to
-	// follow at most 5 redirects, to http and https URLs only.
+	// Client makes the requests (its Transport, Jar...). Nil: a client
+	// over http.DefaultTransport. Its Transport must be nil or an
+	// *http.Transport: WebFetch uses a copy of it whose dialer refuses
+	// addresses that are not public unless Allow allows them, and which
+	// uses no proxy. Any other Transport makes every fetch fail, saying so.
+	// Its CheckRedirect is wrapped to follow at most 5 redirects, to http
+	// and https URLs only.
 	Client *http.Client
+	// Allow lists the hosts and networks that may be reached although they
+	// are not public (the fetch toolset's allowed_hosts).
+	Allow AllowList
 	// Timeout bounds a whole fetch, body included. 0: DefaultTimeout.
 	Timeout time.Duration
 	// MaxBytes bounds the body bytes read. 0: DefaultMaxBytes.
@@ -68,6 +75,11 @@ func New(opts Options) tool.Tool {
 		cc := *opts.Client
 		c = &cc
 	}
+	if t, err := guardedTransport(c.Transport, opts.Allow); err != nil {
+		f.misconfigured = err
+	} else {
+		c.Transport = t
+	}
 	next := c.CheckRedirect
 	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
 		if len(via) > maxRedirects {
@@ -87,10 +99,11 @@ func New(opts Options) tool.Tool {
 }
 
 type fetcher struct {
-	inner    tool.Tool
-	client   *http.Client
-	timeout  time.Duration
-	maxBytes int64
+	inner         tool.Tool
+	client        *http.Client
+	timeout       time.Duration
+	maxBytes      int64
+	misconfigured error // set: every fetch fails with it
 }
 
 func (f *fetcher) Info() tool.Info {
@@ -145,6 +158,9 @@ func (f *fetcher) fetch(ctx context.Context, _ tool.Call, a Args) (tool.Result, 
 	if u.Host == "" {
 		return tool.Errorf("Invalid URL %q: no host.", raw), nil
 	}
+	if f.misconfigured != nil {
+		return tool.Errorf("Fetching %s failed: %v", raw, f.misconfigured), nil
+	}
 	start := time.Now()
 	tctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
@@ -156,9 +172,28 @@ func (f *fetcher) fetch(ctx context.Context, _ tool.Call, a Args) (tool.Result, 
 		case tctx.Err() != nil:
 			return tool.Errorf("Fetching %s timed out after %s.", raw, f.timeout), nil
 		}
+		if r, ok := refusal(raw, u, err); ok {
+			return r, nil
+		}
 		return tool.Errorf("Fetching %s failed: %v", raw, unwrapURLError(err)), nil
 	}
 	return f.render(a, raw, p, time.Since(start)), nil
+}
+
+// refusal is the result for a fetch of u (requested as written) whose
+// connection the address check refused: the URL refused (a redirect's
+// target, when it led to another host), why, and how to allow it.
+func refusal(requested string, u *url.URL, err error) (tool.Result, bool) {
+	var refused *refusedError
+	if !errors.As(err, &refused) {
+		return tool.Result{}, false
+	}
+	at := requested
+	var ue *url.Error
+	if errors.As(err, &ue) && ue.URL != "" && !strings.EqualFold(refused.host, u.Hostname()) {
+		at = ue.URL + " (redirected from " + requested + ")"
+	}
+	return tool.Errorf("WebFetch refused %s: %v; allow it with allowed_hosts in the fetch toolset", at, refused), true
 }
 
 // unwrapURLError drops the "Get \"url\": " prefix of client errors.

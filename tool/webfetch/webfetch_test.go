@@ -23,6 +23,22 @@ func call(t *testing.T, tl tool.Tool, args Args) tool.Result {
 	return tool.Run(context.Background(), tl, tool.Call{ID: "c1", Name: WebFetch, Args: b})
 }
 
+// loopback allows the address of the test servers, which httptest serves
+// on 127.0.0.1 and WebFetch refuses by default.
+func loopback(t *testing.T) AllowList {
+	t.Helper()
+	return allow(t, "127.0.0.1")
+}
+
+func allow(t *testing.T, entries ...string) AllowList {
+	t.Helper()
+	a, err := ParseAllowList(entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
 // server serves mux on loopback until the test ends.
 func server(t *testing.T, mux *http.ServeMux) *httptest.Server {
 	t.Helper()
@@ -59,7 +75,7 @@ func TestHTML(t *testing.T) {
 		fmt.Fprint(w, testPage)
 	})
 	srv := server(t, mux)
-	tl := New(Options{})
+	tl := New(Options{Allow: loopback(t)})
 	r := call(t, tl, Args{URL: srv.URL + "/page", Prompt: "What is the title?"})
 	if r.IsError {
 		t.Fatalf("%q", r.Content)
@@ -124,7 +140,7 @@ func TestTextAndJSON(t *testing.T) {
 		w.Write([]byte("caf\xe9"))
 	})
 	srv := server(t, mux)
-	tl := New(Options{})
+	tl := New(Options{Allow: loopback(t)})
 	for path, want := range map[string]string{
 		"/a.json": "Content-Type: application/json\n\n{\"a\": [1, 2]}",
 		"/feed":   "Content-Type: application/atom+xml\n\n<feed><title>t</title></feed>",
@@ -152,7 +168,7 @@ func TestRedirects(t *testing.T) {
 		http.Redirect(w, r, "ftp://example.org/file", http.StatusFound)
 	})
 	srv := server(t, mux)
-	tl := New(Options{Client: srv.Client()})
+	tl := New(Options{Client: srv.Client(), Allow: loopback(t)})
 	r := call(t, tl, Args{URL: srv.URL + "/r/5"})
 	if r.IsError || !strings.HasPrefix(r.Content, "URL: "+srv.URL+"/r/0\nRequested URL: "+srv.URL+"/r/5\nStatus: 200 OK\n") || !strings.HasSuffix(r.Content, "\n\narrived") {
 		t.Fatalf("%q", r.Content)
@@ -178,12 +194,12 @@ func TestSizeLimit(t *testing.T) {
 		fmt.Fprint(w, strings.Repeat("é", maxChars+10))
 	})
 	srv := server(t, mux)
-	r := call(t, New(Options{MaxBytes: 1000}), Args{URL: srv.URL + "/big"})
+	r := call(t, New(Options{MaxBytes: 1000, Allow: loopback(t)}), Args{URL: srv.URL + "/big"})
 	if r.IsError || !strings.Contains(r.Content, "Note: the response was cut at 1000 bytes (the size limit); the rest was not read.\n\n"+strings.Repeat("x", 1000)) ||
 		strings.Contains(r.Content, strings.Repeat("x", 1001)) || r.Metadata["truncated"] != true {
 		t.Fatalf("%q", r.Content)
 	}
-	r = call(t, New(Options{}), Args{URL: srv.URL + "/long"})
+	r = call(t, New(Options{Allow: loopback(t)}), Args{URL: srv.URL + "/long"})
 	if r.IsError || !strings.Contains(r.Content, "Note: the text was cut at 100000 characters; 10 more were not shown.\n\n") ||
 		!strings.HasSuffix(r.Content, "\n\n"+strings.Repeat("é", maxChars)) {
 		t.Fatalf("%.300q", r.Content)
@@ -197,7 +213,7 @@ func TestTimeout(t *testing.T) {
 	})
 	srv := server(t, mux)
 	start := time.Now()
-	r := call(t, New(Options{Timeout: 100 * time.Millisecond}), Args{URL: srv.URL + "/slow"})
+	r := call(t, New(Options{Timeout: 100 * time.Millisecond, Allow: loopback(t)}), Args{URL: srv.URL + "/slow"})
 	if d := time.Since(start); d > 2*time.Second {
 		t.Fatalf("took %s", d)
 	}
@@ -227,7 +243,7 @@ func TestHTTPError(t *testing.T) {
 		fmt.Fprint(w, "<html><body><h1>Not here</h1></body></html>")
 	})
 	srv := server(t, mux)
-	r := call(t, New(Options{}), Args{URL: srv.URL + "/gone"})
+	r := call(t, New(Options{Allow: loopback(t)}), Args{URL: srv.URL + "/gone"})
 	want := "HTTP error 404 Not Found fetching " + srv.URL + "/gone\n\nURL: " + srv.URL + "/gone\nStatus: 404 Not Found\nContent-Type: text/html\n\n# Not here"
 	if !r.IsError || r.Content != want || r.Metadata["status"] != 404 {
 		t.Fatalf("%q", r.Content)
@@ -235,7 +251,7 @@ func TestHTTPError(t *testing.T) {
 	// A closed server: connection refused.
 	u, _ := url.Parse(srv.URL)
 	srv.Close()
-	r = call(t, New(Options{}), Args{URL: "http://" + u.Host + "/"})
+	r = call(t, New(Options{Allow: loopback(t)}), Args{URL: "http://" + u.Host + "/"})
 	if !r.IsError || !strings.HasPrefix(r.Content, "Fetching http://"+u.Host+"/ failed: ") {
 		t.Fatalf("%q", r.Content)
 	}
@@ -257,7 +273,7 @@ func TestBinaryDescribed(t *testing.T) {
 		fmt.Fprint(w, "plain text after all\n")
 	})
 	srv := server(t, mux)
-	tl := New(Options{})
+	tl := New(Options{Allow: loopback(t)})
 	r := call(t, tl, Args{URL: srv.URL + "/img"})
 	if r.IsError || !strings.HasSuffix(r.Content, "Content-Type: image/png\n\n(Binary content of type image/png, 2008 bytes; not shown.)") {
 		t.Fatalf("%q", r.Content)
