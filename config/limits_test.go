@@ -129,3 +129,23 @@ func TestCheckFiles(t *testing.T) {
 		t.Errorf("CheckFiles of the default manifest: %v", err)
 	}
 }
+
+// TestBaseURLQueryKept: a base_url's query (Azure's "?api-version=...")
+// is kept as written, for the provider to send with every request; one
+// that would not be sent as written (a bad escape, a fragment) is an
+// error at its line.
+func TestBaseURLQueryKept(t *testing.T) {
+	azure := "https://x.openai.azure.com/openai/deployments/d?api-version=2024-06-01&tag=a%2Fb"
+	m := mustParse(t, "agents:\n  a:\n    model: {type: openai, model: m, base_url: \""+azure+"\"}\n")
+	if got := m.Agents["a"].Model.BaseURL; got != azure {
+		t.Errorf("BaseURL = %q, want %q", got, azure)
+	}
+	for bad, why := range map[string]string{
+		"https://h.example/v1?api-version=%zz": `bad query in "https://h.example/v1?api-version=%zz": invalid URL escape "%zz" (the query is sent with every request, as written)`,
+		"https://h.example/v1?a=1;b=2":         `bad query in "https://h.example/v1?a=1;b=2": invalid semicolon separator in query (the query is sent with every request, as written)`,
+		"https://h.example/v1#models":          `a fragment (#models) is never sent to the server; remove it from "https://h.example/v1#models"`,
+	} {
+		got := parseErr(t, "agents:\n  a:\n    model:\n      type: anthropic\n      model: m\n      base_url: \""+bad+"\"\n")
+		diffLines(t, got, []string{`agentpool.yaml:6: agents.a.model.base_url: ` + why})
+	}
+}
