@@ -149,3 +149,22 @@ func TestBaseURLQueryKept(t *testing.T) {
 		diffLines(t, got, []string{`agentpool.yaml:6: agents.a.model.base_url: ` + why})
 	}
 }
+
+// TestToolCallsPerTurnCap: max_tool_calls_per_turn is read per agent
+// (inherited like any key; 0 is the runtime default), and a value that is
+// not a count is an error at its line.
+func TestToolCallsPerTurnCap(t *testing.T) {
+	m := mustParse(t, "agents:\n  a:\n    model: test\n    max_tool_calls_per_turn: 8\n  b:\n    inherits: a\n  c:\n    model: test\n")
+	for name, want := range map[string]int{"a": 8, "b": 8, "c": 0} {
+		if got := m.Agents[name].MaxToolCallsPerTurn; got != want {
+			t.Errorf("agent %s: MaxToolCallsPerTurn = %d, want %d", name, got, want)
+		}
+	}
+	for bad, want := range map[string]string{
+		"-1":   `agentpool.yaml:4: agents.a.max_tool_calls_per_turn: must not be negative, got -1`,
+		"many": `agentpool.yaml:4: agents.a.max_tool_calls_per_turn: expected an integer, got "many"`,
+		"2.5":  `agentpool.yaml:4: agents.a.max_tool_calls_per_turn: expected an integer, got 2.5`,
+	} {
+		diffLines(t, parseErr(t, "agents:\n  a:\n    model: test\n    max_tool_calls_per_turn: "+bad+"\n"), []string{want})
+	}
+}
