@@ -31,6 +31,10 @@ const DefaultMaxResponseBytes = 16 << 20
 // its MaxResponseBytes.
 var ErrResponseTooLarge = errors.New("model response too large")
 
+// DefaultMaxToolCallsPerTurn bounds the tool calls of one model response
+// that run when no bound is set (see Config.MaxToolCallsPerTurn).
+const DefaultMaxToolCallsPerTurn = 64
+
 // ErrStore ends a run whose conversation could not be stored.
 var ErrStore = errors.New("store messages")
 
@@ -53,7 +57,13 @@ type Config struct {
 	// (kept text, events, stored messages) is a multiple of its size, so a
 	// model that never stops must not be followed to the end.
 	MaxResponseBytes int
-	Hooks            Hooks // optional interception points; nil means none
+	// MaxToolCallsPerTurn bounds the tool calls of one model response
+	// that run (DefaultMaxToolCallsPerTurn when <= 0): the calls of a
+	// response run at once, each a goroutine and maybe a process or a
+	// child session. Later calls are not run; each gets an error result
+	// the model reads ("tool call limit per turn (N) reached: ...").
+	MaxToolCallsPerTurn int
+	Hooks               Hooks // optional interception points; nil means none
 	// Output, when set, makes the final answer a structured one (see
 	// Output).
 	Output *Output
@@ -82,6 +92,9 @@ func New(cfg Config) (*Agent, error) {
 	}
 	if cfg.MaxResponseBytes <= 0 {
 		cfg.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if cfg.MaxToolCallsPerTurn <= 0 {
+		cfg.MaxToolCallsPerTurn = DefaultMaxToolCallsPerTurn
 	}
 	a := &Agent{cfg: cfg, tools: map[string]tool.Tool{}}
 	var err error

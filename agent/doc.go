@@ -8,6 +8,15 @@
 // run_started; per model turn the part_start / part_delta / part_end events
 // of the response, then tool_call_start and tool_call_complete for each
 // tool call; and finally exactly one of stream_complete or run_error.
+//
+// Of one response's tool calls, at most Config.MaxToolCallsPerTurn run
+// (DefaultMaxToolCallsPerTurn, 64); a call that repeats the id of an
+// earlier call of the response gets a fresh id (model.Part.DuplicateOf
+// keeps the repeated one) and does not run. A call that does not run
+// still has its tool_call_start and a failed tool_call_complete, and its
+// error result tells the model why, so every call of the conversation has
+// a unique id and one result, as providers require.
+//
 // Cancelling the context stops the run promptly: the model stream and the
 // running tools see the cancellation, the run ends with run_error (code
 // "aborted") and stop reason aborted, and Run returns only after every

@@ -5,6 +5,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -92,45 +93,74 @@ func toolSpec(info tool.Info) model.ToolSpec {
 }
 
 // runTools runs the calls of one response, concurrently when there are
-// several, and returns their results in call order.
+// several, and returns their results in call order. The calls admit
+// refuses get their error results without running.
 func (r *run) runTools(ctx context.Context, calls []model.Part) []model.Part {
 	results := make([]model.Part, len(calls))
-	if len(calls) == 1 {
-		results[0] = r.runTool(ctx, calls[0])
-		return results
+	admitted := r.admit(calls, results)
+	if admitted == nil {
+		if len(calls) == 1 {
+			results[0] = r.runTool(ctx, calls[0])
+			return results
+		}
+		admitted = make([]int, len(calls))
+		for i := range admitted {
+			admitted[i] = i
+		}
 	}
-	if r.env != nil {
-		r.env.Parallel(ctx, len(calls), func(ctx context.Context, i int) { results[i] = r.runTool(ctx, calls[i]) })
+	switch {
+	case len(admitted) == 0:
+		return results
+	case len(admitted) == 1:
+		i := admitted[0]
+		results[i] = r.runTool(ctx, calls[i])
+		return results
+	case r.env != nil:
+		r.env.Parallel(ctx, len(admitted), func(ctx context.Context, k int) {
+			i := admitted[k]
+			results[i] = r.runTool(ctx, calls[i])
+		})
 		return results
 	}
 	var wg sync.WaitGroup
-	for i, c := range calls {
-		wg.Go(func() { results[i] = r.runTool(ctx, c) })
+	for _, i := range admitted {
+		wg.Go(func() { results[i] = r.runTool(ctx, calls[i]) })
 	}
 	wg.Wait()
 	return results
 }
 
-func (r *run) runTool(ctx context.Context, c model.Part) model.Part {
-	raw := c.Args
-	if !json.Valid(raw) {
-		// Keep the wire valid: an unparsable argument string travels as a
-		// JSON string.
-		b, _ := json.Marshal(string(raw))
-		raw = b
+// admit decides which calls of a response run: not one that repeats an
+// id of the response (model.Part.DuplicateOf), nor those past
+// MaxToolCallsPerTurn. Each refused call gets its error result in
+// results, and its tool_call_start and failed tool_call_complete, so that
+// both the model and the user read why it did not run. admit returns the
+// indexes of the calls to run, or nil when all of them run.
+func (r *run) admit(calls, results []model.Part) []int {
+	limit := r.a.cfg.MaxToolCallsPerTurn
+	if len(calls) <= limit && !slices.ContainsFunc(calls, func(c model.Part) bool { return c.DuplicateOf != "" }) {
+		return nil
 	}
-	call := tool.Call{ID: c.ToolCallID, Name: c.ToolName, Args: raw, SessionID: r.inv.Session.ID}
-	t, ok := r.tools[c.ToolName]
-	title, kind := c.ToolName, tool.KindOther
-	var locs []tool.Location
-	if ok {
-		title = tool.Title(t, call)
-		if k := t.Info().Kind; k != "" {
-			kind = k
+	admitted := make([]int, 0, min(len(calls), limit))
+	for i, c := range calls {
+		switch {
+		case c.DuplicateOf != "":
+			results[i] = r.refuse(c, fmt.Sprintf("duplicate tool call id %q in one response: this call was not run (only the first call with that id runs; this one was given the id %s); call the tool again if it is still needed",
+				c.DuplicateOf, c.ToolCallID))
+		case len(admitted) == limit:
+			results[i] = r.refuse(c, fmt.Sprintf("tool call limit per turn (%d) reached: this call was not run (call %d of %d in one response; max_tool_calls_per_turn); call the tool again in a later response if it is still needed",
+				limit, i+1, len(calls)))
+		default:
+			admitted = append(admitted, i)
 		}
-		locs = tool.Locations(t, call)
 	}
-	r.sink.Emit(event.ToolCallStart{ToolCallID: c.ToolCallID, ToolName: c.ToolName, Title: title, ToolKind: kind, RawInput: raw, Locations: locs})
+	return admitted
+}
+
+// runTool runs one call, announced by tool_call_start and ended by
+// tool_call_complete.
+func (r *run) runTool(ctx context.Context, c model.Part) model.Part {
+	call, t, ok := r.startCall(c)
 	var res tool.Result
 	switch {
 	case !ok:
@@ -142,6 +172,44 @@ func (r *run) runTool(ctx context.Context, c model.Part) model.Part {
 	default:
 		res = r.execute(ctx, t, call)
 	}
+	return r.completeCall(c, call.Args, res)
+}
+
+// refuse ends a call that is not run with the error reason, as runTool
+// ends one that ran.
+func (r *run) refuse(c model.Part, reason string) model.Part {
+	call, _, _ := r.startCall(c)
+	return r.completeCall(c, call.Args, tool.Result{Content: reason, IsError: true})
+}
+
+// startCall emits the tool_call_start of c and returns its tool.Call and
+// its tool (ok false when the run has no tool of that name).
+func (r *run) startCall(c model.Part) (call tool.Call, t tool.Tool, ok bool) {
+	raw := c.Args
+	if !json.Valid(raw) {
+		// Keep the wire valid: an unparsable argument string travels as a
+		// JSON string.
+		b, _ := json.Marshal(string(raw))
+		raw = b
+	}
+	call = tool.Call{ID: c.ToolCallID, Name: c.ToolName, Args: raw, SessionID: r.inv.Session.ID}
+	t, ok = r.tools[c.ToolName]
+	title, kind := c.ToolName, tool.KindOther
+	var locs []tool.Location
+	if ok {
+		title = tool.Title(t, call)
+		if k := t.Info().Kind; k != "" {
+			kind = k
+		}
+		locs = tool.Locations(t, call)
+	}
+	r.sink.Emit(event.ToolCallStart{ToolCallID: c.ToolCallID, ToolName: c.ToolName, Title: title, ToolKind: kind, RawInput: raw, Locations: locs})
+	return call, t, ok
+}
+
+// completeCall emits the tool_call_complete of c and returns its result
+// part.
+func (r *run) completeCall(c model.Part, raw json.RawMessage, res tool.Result) model.Part {
 	r.sink.Emit(event.ToolCallComplete{ToolCallID: c.ToolCallID, ToolName: c.ToolName, ToolInput: raw, ToolResult: res.Content, IsError: res.IsError, AgentName: r.a.cfg.Name,
 		Locations: res.Locations, Diffs: res.Diffs, Metadata: res.Metadata})
 	return model.Part{Kind: model.PartToolResult, ToolCallID: c.ToolCallID, ToolName: c.ToolName, Text: res.Content, IsError: res.IsError}

@@ -171,22 +171,30 @@ func (t *turnState) chunk(c model.Chunk) {
 		buf.WriteString(c.Text)
 		t.sink.Emit(event.PartDelta{Index: t.open, Delta: event.Delta{PartDeltaKind: kind, ContentDelta: c.Text}})
 	case model.ChunkToolCall:
-		k := -1
+		k, repeated := -1, false
 		for i := range t.calls {
 			if t.calls[i].modelIndex == c.Index {
 				k = i
 				break
 			}
+			repeated = repeated || (c.ToolCallID != "" && t.calls[i].part.ToolCallID == c.ToolCallID)
 		}
 		if k < 0 {
 			t.closeOpen()
-			callID := c.ToolCallID
-			if callID == "" {
+			callID, dupOf := c.ToolCallID, ""
+			if callID == "" || repeated {
+				// A repeated id gets a fresh one: providers reject a
+				// conversation that repeats one, and the run must tell
+				// this call's events and result from the first's. The
+				// run does not run it (model.Part.DuplicateOf).
+				if repeated {
+					dupOf = callID
+				}
 				callID = id.Ascending(id.ToolCall)
 			}
 			k = len(t.calls)
 			t.calls = append(t.calls, callState{modelIndex: c.Index, partIndex: t.nextIndex,
-				part: model.Part{Kind: model.PartToolCall, ToolCallID: callID, ToolName: c.ToolName}})
+				part: model.Part{Kind: model.PartToolCall, ToolCallID: callID, ToolName: c.ToolName, DuplicateOf: dupOf}})
 			t.open, t.openKind = t.nextIndex, event.PartToolCall
 			t.nextIndex++
 			t.sink.Emit(event.PartStart{Index: t.open, Part: event.Part{PartKind: event.PartToolCall, ToolCallID: callID, ToolName: c.ToolName}})

@@ -93,6 +93,9 @@ type Agent struct {
 	Toolsets     []ToolsetSpec // from `tools:` or `toolsets:`
 	Workers      []WorkerSpec
 	MaxTurns     int // 0 means the runtime default (Limits.MaxTurns)
+	// MaxToolCallsPerTurn bounds the tool calls of one model response that
+	// run; 0 means agent.DefaultMaxToolCallsPerTurn (64).
+	MaxToolCallsPerTurn int
 	// ToolApproval is `tool_approval`: a tool name, a pattern in the syntax
 	// of path.Match (for example "ask_*") or "*", mapped to ApprovalAllow,
 	// ApprovalAsk or ApprovalDeny. Nil when unset. See ApprovalFor.

@@ -56,7 +56,8 @@
 //     ResetHistoryOnRun=true; teams get RequireAll=true when sequential and
 //     false when parallel, unless set otherwise. Negative limits, token
 //     counts, prices and durations are errors, and so is a base_url that is
-//     no http(s) URL with a host.
+//     no http(s) URL with a host, or whose query does not parse or that has
+//     a fragment (its query is sent with every request, as written).
 //
 //   - Hook settings files are not read by Load (MCP config files are);
 //     CheckFiles reports the ones that are missing, at their lines.

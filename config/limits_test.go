@@ -129,3 +129,42 @@ func TestCheckFiles(t *testing.T) {
 		t.Errorf("CheckFiles of the default manifest: %v", err)
 	}
 }
+
+// TestBaseURLQueryKept: a base_url's query (Azure's "?api-version=...")
+// is kept as written, for the provider to send with every request; one
+// that would not be sent as written (a bad escape, a fragment) is an
+// error at its line.
+func TestBaseURLQueryKept(t *testing.T) {
+	azure := "https://x.openai.azure.com/openai/deployments/d?api-version=2024-06-01&tag=a%2Fb"
+	m := mustParse(t, "agents:\n  a:\n    model: {type: openai, model: m, base_url: \""+azure+"\"}\n")
+	if got := m.Agents["a"].Model.BaseURL; got != azure {
+		t.Errorf("BaseURL = %q, want %q", got, azure)
+	}
+	for bad, why := range map[string]string{
+		"https://h.example/v1?api-version=%zz": `bad query in "https://h.example/v1?api-version=%zz": invalid URL escape "%zz" (the query is sent with every request, as written)`,
+		"https://h.example/v1?a=1;b=2":         `bad query in "https://h.example/v1?a=1;b=2": invalid semicolon separator in query (the query is sent with every request, as written)`,
+		"https://h.example/v1#models":          `a fragment (#models) is never sent to the server; remove it from "https://h.example/v1#models"`,
+	} {
+		got := parseErr(t, "agents:\n  a:\n    model:\n      type: anthropic\n      model: m\n      base_url: \""+bad+"\"\n")
+		diffLines(t, got, []string{`agentpool.yaml:6: agents.a.model.base_url: ` + why})
+	}
+}
+
+// TestToolCallsPerTurnCap: max_tool_calls_per_turn is read per agent
+// (inherited like any key; 0 is the runtime default), and a value that is
+// not a count is an error at its line.
+func TestToolCallsPerTurnCap(t *testing.T) {
+	m := mustParse(t, "agents:\n  a:\n    model: test\n    max_tool_calls_per_turn: 8\n  b:\n    inherits: a\n  c:\n    model: test\n")
+	for name, want := range map[string]int{"a": 8, "b": 8, "c": 0} {
+		if got := m.Agents[name].MaxToolCallsPerTurn; got != want {
+			t.Errorf("agent %s: MaxToolCallsPerTurn = %d, want %d", name, got, want)
+		}
+	}
+	for bad, want := range map[string]string{
+		"-1":   `agentpool.yaml:4: agents.a.max_tool_calls_per_turn: must not be negative, got -1`,
+		"many": `agentpool.yaml:4: agents.a.max_tool_calls_per_turn: expected an integer, got "many"`,
+		"2.5":  `agentpool.yaml:4: agents.a.max_tool_calls_per_turn: expected an integer, got 2.5`,
+	} {
+		diffLines(t, parseErr(t, "agents:\n  a:\n    model: test\n    max_tool_calls_per_turn: "+bad+"\n"), []string{want})
+	}
+}

@@ -79,6 +79,9 @@ func (p *parser) agent(a *Agent, f map[string]entry) {
 	if fe, ok := f["max_turns"]; ok {
 		a.MaxTurns = p.count(fe.val, path+".max_turns")
 	}
+	if fe, ok := f["max_tool_calls_per_turn"]; ok {
+		a.MaxToolCallsPerTurn = p.count(fe.val, path+".max_tool_calls_per_turn")
+	}
 	if fe, ok := f["tool_approval"]; ok {
 		a.ToolApproval = p.toolApproval(fe.val, path+".tool_approval")
 	}

@@ -3,6 +3,7 @@
 package config
 
 import (
+	"fmt"
 	"net/url"
 	"slices"
 	"strconv"
@@ -105,8 +106,12 @@ func (p *parser) modelMap(ms *ModelSpec, e entry, path string) {
 	if n, fp, ok := get("base_url"); ok {
 		ms.BaseURL = p.str(n, fp)
 		// Checked only where the key applies (else that is the error).
-		if ms.BaseURL != "" && contains(modelKeyTypesFor("base_url"), ms.Type) && !isHTTPURL(ms.BaseURL) {
-			p.add(n.Line, fp, "expected an http:// or https:// URL with a host, such as %q, got %q", "http://127.0.0.1:11434/v1", ms.BaseURL)
+		if ms.BaseURL != "" && contains(modelKeyTypesFor("base_url"), ms.Type) {
+			if !isHTTPURL(ms.BaseURL) {
+				p.add(n.Line, fp, "expected an http:// or https:// URL with a host, such as %q, got %q", "http://127.0.0.1:11434/v1", ms.BaseURL)
+			} else if problem := baseURLQueryProblem(ms.BaseURL); problem != "" {
+				p.add(n.Line, fp, "%s", problem)
+			}
 		}
 	}
 	if n, fp, ok := get("api_key"); ok {
@@ -250,4 +255,22 @@ func (p *parser) turn(n *yaml.Node, path string) ScriptTurn {
 func isHTTPURL(s string) bool {
 	u, err := url.Parse(s)
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.Opaque == ""
+}
+
+// baseURLQueryProblem says what is wrong with the query or fragment of an
+// http(s) base URL, or "". The query is sent with every request (Azure's
+// "?api-version=..."), so it must parse as it is written; a fragment is
+// never sent.
+func baseURLQueryProblem(s string) string {
+	u, err := url.Parse(s)
+	switch {
+	case err != nil:
+		return ""
+	case u.Fragment != "":
+		return fmt.Sprintf("a fragment (#%s) is never sent to the server; remove it from %q", u.Fragment, s)
+	}
+	if _, err := url.ParseQuery(u.RawQuery); err != nil {
+		return fmt.Sprintf("bad query in %q: %v (the query is sent with every request, as written)", s, err)
+	}
+	return ""
 }

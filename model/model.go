@@ -38,6 +38,11 @@ type Part struct {
 	ToolName   string          `json:"tool_name,omitempty"`
 	Args       json.RawMessage `json:"args,omitempty"`
 	IsError    bool            `json:"is_error,omitempty"`
+	// DuplicateOf is set on a tool call whose id the model had already
+	// given an earlier call of the same response: the call has a fresh
+	// ToolCallID (providers reject a repeated id), is not run, and its
+	// result is an error that names the repeated id.
+	DuplicateOf string `json:"duplicate_of,omitempty"`
 }
 
 // Message is one message of a conversation.

@@ -69,6 +69,10 @@ type AgentSpec struct {
 	// MaxResponseBytes bounds one model response (text, thinking and tool
 	// call arguments); 0: agent.DefaultMaxResponseBytes.
 	MaxResponseBytes int
+	// MaxToolCallsPerTurn bounds the tool calls of one model response
+	// that run (later ones get an error result); 0:
+	// agent.DefaultMaxToolCallsPerTurn.
+	MaxToolCallsPerTurn int
 	// ToolApproval is the manifest's `tool_approval` (tool name, path.Match
 	// pattern or "*" -> config.ApprovalAllow, ApprovalAsk or ApprovalDeny).
 	// Options.Hooks enforces it when it implements ApprovalPolicies (as
@@ -260,6 +264,7 @@ func (p *Pool) makeNodes(cfg Config, opts Options) error {
 		ag, err := agent.New(agent.Config{
 			Name: a.Name, Description: a.Description, SystemPrompt: p.systemPrompt(a), Model: p.obs.Model(a.Model),
 			Tools: p.obs.Tools(tools), Toolsets: p.obs.Toolsets(toolsets), MaxTurns: maxTurns, MaxResponseBytes: a.MaxResponseBytes, Hooks: agentHooks, Output: a.Output,
+			MaxToolCallsPerTurn: a.MaxToolCallsPerTurn,
 		})
 		if err != nil {
 			errs = append(errs, err)

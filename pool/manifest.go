@@ -48,8 +48,7 @@ func FromManifest(m *config.Manifest) (Config, error) {
 		spec := AgentSpec{
 			Name: name, Description: a.Description, SystemPrompt: a.SystemPrompt, Model: mdl,
 			MaxTurns: a.MaxTurns, ToolApproval: a.ToolApproval, MCPServers: a.MCPServers,
-			MaxResponseBytes: a.Model.MaxResponseBytes,
-			Connections:      a.Connections,
+			MaxResponseBytes: a.Model.MaxResponseBytes, MaxToolCallsPerTurn: a.MaxToolCallsPerTurn, Connections: a.Connections,
 		}
 		for _, ts := range a.Toolsets {
 			spec.Builtin = append(spec.Builtin, ts.Type)
@@ -98,7 +97,8 @@ func (cfg *Config) manifest() *config.Manifest {
 	for _, a := range cfg.Agents {
 		ca := &config.Agent{
 			Name: a.Name, Description: a.Description, SystemPrompt: a.SystemPrompt,
-			Model: config.ModelSpec{Model: a.Model.ID(), MaxResponseBytes: a.MaxResponseBytes}, MaxTurns: a.MaxTurns,
+			Model:    config.ModelSpec{Model: a.Model.ID(), MaxResponseBytes: a.MaxResponseBytes},
+			MaxTurns: a.MaxTurns, MaxToolCallsPerTurn: a.MaxToolCallsPerTurn,
 			ToolApproval: a.ToolApproval, MCPServers: a.MCPServers, Connections: a.Connections,
 		}
 		if o := a.Output; o != nil {

@@ -86,6 +86,9 @@ func (cfg *Config) validate() error {
 		if a.MaxTurns < 0 {
 			bad(agentErr(a.Name, "MaxTurns", "must not be negative, got %d", a.MaxTurns))
 		}
+		if a.MaxToolCallsPerTurn < 0 {
+			bad(agentErr(a.Name, "MaxToolCallsPerTurn", "must not be negative, got %d", a.MaxToolCallsPerTurn))
+		}
 		for i, typ := range a.Builtin {
 			field := fmt.Sprintf("Builtin[%d]", i)
 			switch {

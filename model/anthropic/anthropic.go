@@ -3,7 +3,9 @@ package anthropic
 import (
 	"context"
 	"iter"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -43,7 +45,8 @@ type Config struct {
 	// Model is the model id, e.g. "claude-3-5-haiku-latest".
 	Model string
 	// BaseURL of the API (scheme and host, e.g. an Anthropic-compatible
-	// gateway). Empty: ANTHROPIC_BASE_URL, else DefaultBaseURL.
+	// gateway). Empty: ANTHROPIC_BASE_URL, else DefaultBaseURL. Its query
+	// is sent with every request.
 	BaseURL string
 	// APIKey, or else the environment variable named by APIKeyEnv, or else
 	// ANTHROPIC_API_KEY.
@@ -110,6 +113,13 @@ func New(cfg Config) (*Model, error) {
 	}
 	if cfg.Timeout > 0 {
 		opts = append(opts, option.WithRequestTimeout(cfg.Timeout))
+	}
+	// The base URL's query goes with every request (the SDK resolves
+	// paths against the base URL, which drops it).
+	for _, k := range slices.Sorted(maps.Keys(ep.Query)) {
+		for _, v := range ep.Query[k] {
+			opts = append(opts, option.WithQueryAdd(k, v))
+		}
 	}
 	return &Model{cfg: cfg, client: sdk.NewClient(opts...), ep: ep}, nil
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"iter"
+	"maps"
 	"net/http"
+	"slices"
 	"time"
 
 	sdk "github.com/openai/openai-go/v3"
@@ -40,7 +42,8 @@ type Config struct {
 	// Model is the provider's model id, e.g. "gpt-4o-mini" or "llama3.2".
 	Model string
 	// BaseURL of an OpenAI-compatible API ("http://127.0.0.1:11434/v1" for
-	// Ollama). Empty: OPENAI_BASE_URL, else DefaultBaseURL.
+	// Ollama). Empty: OPENAI_BASE_URL, else DefaultBaseURL. Its query
+	// (Azure's "?api-version=...") is sent with every request.
 	BaseURL string
 	// APIKey, or else the environment variable named by APIKeyEnv, or else
 	// OPENAI_API_KEY. Servers that need no key (most local ones) work with
@@ -112,6 +115,13 @@ func New(cfg Config) (*Model, error) {
 	}
 	if cfg.Timeout > 0 {
 		opts = append(opts, option.WithRequestTimeout(cfg.Timeout))
+	}
+	// The base URL's query goes with every request (the SDK resolves
+	// paths against the base URL, which drops it).
+	for _, k := range slices.Sorted(maps.Keys(ep.Query)) {
+		for _, v := range ep.Query[k] {
+			opts = append(opts, option.WithQueryAdd(k, v))
+		}
 	}
 	for k, v := range cfg.Headers {
 		opts = append(opts, option.WithHeader(k, v))

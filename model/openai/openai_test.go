@@ -451,3 +451,33 @@ func TestTimeoutMidStream(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestBaseURLQueryKept: a base URL with a query (Azure's
+// "?api-version=...", a gateway's key) sends that query with every
+// request, retries included; the SDK resolves request paths against the
+// base URL, which drops its query.
+func TestBaseURLQueryKept(t *testing.T) {
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		if n == 0 {
+			w.Header().Set("Retry-After", "0")
+			http.Error(w, `{"error":{"message":"busy"}}`, http.StatusTooManyRequests)
+			return
+		}
+		providertest.SSEData(w, chunk(`{"role":"assistant","content":"ok"}`, ""), chunk(`{}`, "stop"), "[DONE]")
+	})
+	m := f.model(t, func(c *Config) { c.BaseURL = f.URL + "/v1?" + "api-version=2024-06-01&tag=a&tag=b%2Fc" })
+	for range 2 {
+		if _, err := providertest.Collect(t, m, providertest.Hello()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := f.Requests(); n != 3 {
+		t.Fatalf("requests = %d, want 3 (a retry, then two streams)", n)
+	}
+	for i := range 3 {
+		q := f.Query(i)
+		if q.Get("api-version") != "2024-06-01" || fmt.Sprint(q["tag"]) != "[a b/c]" {
+			t.Errorf("request %d: query = %v, want api-version=2024-06-01 and tag=[a b/c]", i, q)
+		}
+	}
+}

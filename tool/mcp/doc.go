@@ -42,11 +42,20 @@
 //     passed on; the server is alive and stays;
 //   - the call timed out: reported; the server stays (it may only be
 //     slow);
-//   - the server is dead (EOF, process exited, garbage on stdout, HTTP
-//     connection refused): its session is dropped, the server restarted
-//     once and the call retried once. If the retry fails too, the call's
-//     result is an error; the next call starts the server again. Calls
-//     that fail on the same dead session share one restart.
+//   - the server is dead (EOF, process exited, garbage on stdout, an HTTP
+//     answer that is not JSON-RPC, HTTP connection refused): its session
+//     is dropped, the server restarted once and the call retried once. If
+//     the retry fails too, the call's result is an error; the next call
+//     starts the server again. Calls that fail on the same dead session
+//     share one restart, and a call cut short by that end says why the
+//     session ended.
+//
+// A server's garbage fails that server's calls only: each server has its
+// own connection (process, HTTP transport), and what one connection may
+// make the process hold is bounded: 16 MiB per stdio line and per
+// server-sent event (the SDK's bounds) and per HTTP response body that is
+// not an event stream (here: the SDK would read it whole), past which the
+// body is not read further and the connection is dropped.
 //
 // Only the end of the caller's context is returned as an error.
 //

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"regexp"
 	"sync"
 	"time"
@@ -243,20 +242,4 @@ func (m *Manager) Close() error {
 		}
 	})
 	return nil
-}
-
-// headerTransport adds configured headers to every request.
-type headerTransport struct {
-	base    http.RoundTripper
-	headers map[string]string
-}
-
-func (h headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if len(h.headers) > 0 {
-		req = req.Clone(req.Context())
-		for k, v := range h.headers {
-			req.Header.Set(k, v)
-		}
-	}
-	return h.base.RoundTrip(req)
 }

@@ -53,6 +53,7 @@ type session struct {
 	stale  atomic.Bool   // the server said its tool list changed
 
 	deadOnce sync.Once
+	cause    error // why the connection ended; set before dead is closed
 	shutOnce sync.Once
 }
 
@@ -246,10 +247,6 @@ func (s *server) dial(ctx context.Context, sess *session) ([]*sdk.Tool, error) {
 	return listTools(ctx, cs)
 }
 
-func (s *server) httpClient() *http.Client {
-	return &http.Client{Transport: headerTransport{base: s.httpTransport, headers: s.cfg.Headers}}
-}
-
 // lifeTransport connects its transport under the session's lifetime
 // rather than the start's deadline.
 type lifeTransport struct {
@@ -276,11 +273,11 @@ func listTools(ctx context.Context, cs *sdk.ClientSession) ([]*sdk.Tool, error) 
 func (s *server) watch(sess *session) {
 	defer s.m.wg.Done()
 	err := sess.cs.Wait()
-	sess.markDead()
 	reason := "connection closed"
 	if err != nil {
 		reason = "connection lost: " + err.Error()
 	}
+	sess.markDead(errors.New(reason))
 	if sess.proc != nil && sess.proc.waitExit(200*time.Millisecond) {
 		reason = "server process exited (" + sess.proc.exitStatus() + ")"
 	}
@@ -300,7 +297,7 @@ func (s *server) watch(sess *session) {
 // drop retires a session that failed a call: it is stopped in the
 // background and the next use starts a new one.
 func (s *server) drop(sess *session, err error) {
-	sess.markDead()
+	sess.markDead(err)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -361,14 +358,31 @@ func (sess *session) explain(err error) error {
 	return err
 }
 
-func (sess *session) markDead() { sess.deadOnce.Do(func() { close(sess.dead) }) }
+// markDead records that the connection ended, and why (the first cause
+// given wins).
+func (sess *session) markDead(cause error) {
+	sess.deadOnce.Do(func() {
+		sess.cause = cause
+		close(sess.dead)
+	})
+}
+
+// why returns why the connection ended, or nil while it lives.
+func (sess *session) why() error {
+	select {
+	case <-sess.dead:
+		return sess.cause
+	default:
+		return nil
+	}
+}
 
 // shutdown ends the session: in-flight calls return, the process (stdio)
 // gets EOF on stdin, a grace, then SIGKILL for its whole process group,
 // and the client session is closed. Idempotent; concurrent callers wait.
 func (sess *session) shutdown() {
 	sess.shutOnce.Do(func() {
-		sess.markDead()
+		sess.markDead(errors.New("session stopped"))
 		sess.cancel()
 		if sess.proc != nil {
 			sess.proc.stop()

@@ -163,6 +163,11 @@ func (s *server) call(ctx context.Context, name string, args json.RawMessage) (t
 			return fail("tool %s: %s", name, werr.Message)
 		}
 		// The session is broken (or another call found it broken).
+		if why := sess.why(); why != nil && errors.Is(err, context.Canceled) {
+			// Cut short by the end of its session (another call found
+			// the garbage, or the exit): say why it ended.
+			err = why
+		}
 		lastErr = sess.explain(err)
 		s.drop(sess, err)
 	}

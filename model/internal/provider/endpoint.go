@@ -43,8 +43,14 @@ type Config struct {
 // called, and how its failures are told. It is immutable and safe for
 // concurrent use.
 type Endpoint struct {
-	// BaseURL is the base URL to give the SDK (it may carry user info).
+	// BaseURL is the base URL to give the SDK (it may carry user info),
+	// without its query.
 	BaseURL string
+	// Query is the configured base URL's query ("api-version=..." for
+	// Azure, a gateway's key), for the provider to send with every
+	// request: the SDKs resolve each request's path against the base URL,
+	// which drops the base URL's query. Nil when it has none.
+	Query url.Values
 	// SafeBaseURL is BaseURL without user info, for messages.
 	SafeBaseURL string
 	// Official: the base URL's host is Config.OfficialHost.
@@ -78,8 +84,13 @@ func Setup(cfg Config) (*Endpoint, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("%s: invalid base URL %q: want %s", cfg.Name, safeURL(base), cfg.URLForm)
 	}
+	query, err := BaseURLQuery(u)
+	if err != nil {
+		return nil, fmt.Errorf("%s: invalid base URL %q: %w", cfg.Name, safeURL(base), err)
+	}
 	e := &Endpoint{
-		BaseURL:     base,
+		BaseURL:     strings.SplitN(base, "?", 2)[0],
+		Query:       query,
 		SafeBaseURL: safeURL(base),
 		Official:    strings.EqualFold(u.Hostname(), cfg.OfficialHost),
 		HTTPClient:  cfg.HTTPClient,
@@ -140,6 +151,23 @@ func Begin[P any](ctx context.Context, e *Endpoint, req *model.Request, build fu
 	}
 	ctx, st := Track(ctx)
 	return ctx, st, params, nil
+}
+
+// BaseURLQuery returns the query of a base URL, which every request must
+// carry; an error when the URL has a fragment (which is never sent) or a
+// query that does not parse (which would be sent otherwise than written).
+func BaseURLQuery(u *url.URL) (url.Values, error) {
+	if u.Fragment != "" {
+		return nil, errors.New("a fragment (#...) is never sent; remove it")
+	}
+	if u.RawQuery == "" {
+		return nil, nil
+	}
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return nil, fmt.Errorf("bad query: %w", err)
+	}
+	return q, nil
 }
 
 // safeURL drops the user info (a password) of a URL.

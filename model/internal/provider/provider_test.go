@@ -108,7 +108,19 @@ func TestSetup(t *testing.T) {
 	if err == nil || err.Error() != `prov: invalid base URL "ftp://h": want http(s)://host` {
 		t.Fatalf("err = %v", err)
 	}
-	e := endpoint(t, func(c *Config) { c.BaseURL, c.APIKey, c.MaxRetries = "", "", -1 })
+	for _, bad := range []struct{ url, want string }{
+		{"https://h/v1#frag", `prov: invalid base URL "https://h/v1#frag": a fragment (#...) is never sent; remove it`},
+		{"https://h/v1?key=%zz", `prov: invalid base URL "https://h/v1": bad query: invalid URL escape "%zz"`},
+	} {
+		if _, err := Setup(Config{Name: "prov", Model: "m", BaseURL: bad.url}); err == nil || err.Error() != bad.want {
+			t.Errorf("base URL %s: err = %v, want %s", bad.url, err, bad.want)
+		}
+	}
+	e := endpoint(t, func(c *Config) { c.BaseURL = "https://h.example/v1?api-version=1&x=a%2Fb" })
+	if e.BaseURL != "https://h.example/v1" || e.Query.Encode() != "api-version=1&x=a%2Fb" {
+		t.Errorf("base URL %q, query %v: want the query apart, to send with every request", e.BaseURL, e.Query)
+	}
+	e = endpoint(t, func(c *Config) { c.BaseURL, c.APIKey, c.MaxRetries = "", "", -1 })
 	if !e.Official || e.Retries != 0 || e.HTTPClient == nil || e.BaseURL != "https://api.example.com" {
 		t.Fatalf("endpoint %+v", e)
 	}

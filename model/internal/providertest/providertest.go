@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"reflect"
 	"sync"
 	"testing"
@@ -29,6 +30,7 @@ type Server struct {
 	mu      sync.Mutex
 	bodies  []map[string]any
 	headers []http.Header
+	queries []url.Values
 	times   []time.Time // when each request was read
 }
 
@@ -51,6 +53,7 @@ func NewServer(t testing.TB, path string, respond func(w http.ResponseWriter, r 
 		n := len(s.bodies)
 		s.bodies = append(s.bodies, body)
 		s.headers = append(s.headers, r.Header.Clone())
+		s.queries = append(s.queries, r.URL.Query())
 		s.times = append(s.times, time.Now())
 		s.mu.Unlock()
 		respond(w, r, n)
@@ -84,6 +87,13 @@ func (s *Server) Header(i int) http.Header {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.headers[i]
+}
+
+// Query is the URL query of request i.
+func (s *Server) Query(i int) url.Values {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.queries[i]
 }
 
 // WantRetry fails the test unless the server got exactly two requests, the
