@@ -45,10 +45,10 @@ type heldPrompts struct {
 func (s *Server) holdPrompt(sid string, bytes int) (*promptHold, *promptRefused) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.fitsLocked(sid, bytes, 1); err != nil {
+	h := &promptHold{sid: sid}
+	if err := s.fitsLocked(h, bytes, true); err != nil {
 		return nil, err
 	}
-	h := &promptHold{sid: sid}
 	s.addLocked(h, bytes, 1)
 	return h, nil
 }
@@ -58,8 +58,8 @@ func (s *Server) holdPrompt(sid string, bytes int) (*promptHold, *promptRefused)
 func (s *Server) resizeHold(h *promptHold, bytes int) *promptRefused {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if grow := bytes - h.bytes; grow > 0 {
-		if err := s.fitsLocked(h.sid, grow, 0); err != nil {
+	if bytes > h.bytes {
+		if err := s.fitsLocked(h, bytes, false); err != nil {
 			return err
 		}
 	}
@@ -102,9 +102,10 @@ func (s *Server) addLocked(h *promptHold, bytes, prompts int) {
 	}
 }
 
-// fitsLocked checks that prompts more prompts weighing bytes more fit in
-// session sid and on the server. s.mu is held.
-func (s *Server) fitsLocked(sid string, bytes, prompts int) *promptRefused {
+// fitsLocked checks that h, a new prompt (isNew) or one held already,
+// fits with a weight of bytes in its session and on the server. s.mu is
+// held.
+func (s *Server) fitsLocked(h *promptHold, bytes int, isNew bool) *promptRefused {
 	o := &s.opts
 	switch {
 	case bytes > o.MaxSessionPromptBytes:
@@ -114,26 +115,32 @@ func (s *Server) fitsLocked(sid string, bytes, prompts int) *promptRefused {
 		return &promptRefused{http.StatusRequestEntityTooLarge, fmt.Sprintf(
 			"a prompt of %d bytes is larger than the %d bytes the prompts on this server may hold", bytes, o.MaxPromptBytes)}
 	}
-	var mine heldPrompts
-	if sh := s.heldBy[sid]; sh != nil {
-		mine = *sh
+	// What the others hold: the session's and the server's counts but h.
+	var session heldPrompts
+	if sh := s.heldBy[h.sid]; sh != nil {
+		session = *sh
+	}
+	server := s.held
+	if !isNew {
+		session.prompts, session.bytes = session.prompts-1, session.bytes-h.bytes
+		server.prompts, server.bytes = server.prompts-1, server.bytes-h.bytes
 	}
 	const retry = ": wait for them to run, or abort the session"
 	switch {
-	case prompts > 0 && mine.prompts+prompts > o.MaxSessionPrompts:
+	case session.prompts+1 > o.MaxSessionPrompts:
 		return &promptRefused{http.StatusTooManyRequests, fmt.Sprintf(
-			"session %s already holds %d prompts (running, waiting or being received), the most allowed per session"+retry, sid, mine.prompts)}
-	case mine.bytes+bytes > o.MaxSessionPromptBytes:
+			"session %s already holds %d prompts (running, waiting or being received), the most allowed per session"+retry, h.sid, session.prompts)}
+	case session.bytes+bytes > o.MaxSessionPromptBytes:
 		return &promptRefused{http.StatusTooManyRequests, fmt.Sprintf(
 			"the prompts of session %s already hold %d bytes; with this one (%d bytes) they would pass the bound of %d bytes per session"+retry,
-			sid, mine.bytes, bytes, o.MaxSessionPromptBytes)}
-	case prompts > 0 && s.held.prompts+prompts > o.MaxPrompts:
+			h.sid, session.bytes, bytes, o.MaxSessionPromptBytes)}
+	case server.prompts+1 > o.MaxPrompts:
 		return &promptRefused{http.StatusTooManyRequests, fmt.Sprintf(
-			"this server already holds %d prompts (running, waiting or being received), the most allowed: retry when some have run, or abort a session", s.held.prompts)}
-	case s.held.bytes+bytes > o.MaxPromptBytes:
+			"this server already holds %d prompts (running, waiting or being received), the most allowed: retry when some have run, or abort a session", server.prompts)}
+	case server.bytes+bytes > o.MaxPromptBytes:
 		return &promptRefused{http.StatusTooManyRequests, fmt.Sprintf(
 			"the prompts on this server already hold %d bytes; with this one (%d bytes) they would pass the bound of %d bytes: retry when some have run, or abort a session",
-			s.held.bytes, bytes, o.MaxPromptBytes)}
+			server.bytes, bytes, o.MaxPromptBytes)}
 	}
 	return nil
 }

@@ -1,7 +1,9 @@
 package opencode
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"path/filepath"
 	"runtime"
@@ -122,7 +124,7 @@ func TestOpenCodePromptMemory(t *testing.T) {
 	t.Run("per session and per server", func(t *testing.T) {
 		noLeaks(t)
 		p := newPool(t, slothYAML)
-		_, base := newServer(t, p, Options{MaxSessionPromptBytes: 5 << 20})
+		s, base := newServer(t, p, Options{MaxSessionPromptBytes: 5 << 20})
 		sid := str(createSession(t, base, "")["id"])
 		async := base + "/session/" + sid + "/prompt_async"
 		mustCall(t, http.StatusNoContent, "POST", async, bodyOfSize(2<<20))
@@ -136,7 +138,37 @@ func TestOpenCodePromptMemory(t *testing.T) {
 		if code != http.StatusRequestEntityTooLarge || !strings.Contains(str(get(v, "data", "message")), "larger than the 5242880 bytes the prompts of one session may hold") {
 			t.Errorf("a prompt larger than a session may hold: %d %v", code, v)
 		}
+		// Without a Content-Length (chunked) the most a prompt may be is
+		// reserved, then what arrived counts.
+		chunked := func(sid string, n int) (int, any) {
+			t.Helper()
+			req, err := http.NewRequest("POST", base+"/session/"+sid+"/prompt_async", io.MultiReader(strings.NewReader(bodyOfSize(n))))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var v any
+			json.NewDecoder(resp.Body).Decode(&v)
+			return resp.StatusCode, v
+		}
+		if code, v = chunked(other, 6<<20); code != http.StatusRequestEntityTooLarge ||
+			!strings.Contains(str(get(v, "data", "message")), "a prompt of 6291456 bytes is larger than the 5242880 bytes") {
+			t.Errorf("a chunked prompt larger than a session may hold: %d %v", code, v)
+		}
+		if code, v = chunked(other, 1<<20); code != http.StatusNoContent {
+			t.Errorf("a chunked prompt of 1 MiB: %d %v", code, v)
+		}
+		s.mu.Lock()
+		if held := *s.heldBy[other]; held != (heldPrompts{prompts: 1, bytes: 1 << 20}) {
+			t.Errorf("a chunked prompt of 1 MiB holds %+v", held)
+		}
+		s.mu.Unlock()
 		mustCall(t, http.StatusOK, "POST", base+"/session/"+sid+"/abort", "")
+		mustCall(t, http.StatusOK, "POST", base+"/session/"+other+"/abort", "")
 
 		_, few := newServer(t, p, Options{MaxPrompts: 3})
 		for i := range 3 {
@@ -218,8 +250,11 @@ func TestOpenCodePromptMemory(t *testing.T) {
 		before := heapInUse()
 		for i, sid := range sessions {
 			body := promptBody(text(i))
-			if i%4 == 0 { // stored without a run
+			switch i % 4 {
+			case 0: // stored without a run
 				body = `{"noReply":true,"parts":[{"type":"text","text":"` + text(i) + `"}]}`
+			case 1: // its text is part of the prompt's
+				body = `{"parts":[{"type":"text","text":"` + text(i) + `"},{"type":"agent","name":"quick"},{"type":"text","text":"tail"}]}`
 			}
 			mustCall(t, http.StatusOK, "POST", base+"/session/"+sid+"/message", body)
 		}
@@ -228,17 +263,21 @@ func TestOpenCodePromptMemory(t *testing.T) {
 		}
 		for i, sid := range sessions {
 			msgs := mustCall(t, http.StatusOK, "GET", base+"/session/"+sid+"/message", "").([]any)
-			if got := str(get(obj(msgs[0])["parts"].([]any)[0], "text")); got != text(i) {
+			parts := obj(msgs[0])["parts"].([]any)
+			if got := str(get(parts[0], "text")); got != text(i) {
 				t.Fatalf("session %d: the prompt reads back as %d bytes %.20q..., want the whole %d bytes", i, len(got), got, len(text(i)))
+			}
+			if i%4 == 1 && (len(parts) != 3 || get(parts[1], "type") != "agent" || get(parts[2], "text") != "tail") {
+				t.Errorf("session %d: the parts after the long one: %v", i, parts[1:])
 			}
 		}
 		// A transcript rebuilt from the store (another server) keeps it
 		// cut too, and answers it whole.
 		_, again := newServer(t, p, Options{})
-		mustCall(t, http.StatusOK, "POST", again+"/session/"+sessions[1]+"/message", promptBody("and then?"))
-		msgs := mustCall(t, http.StatusOK, "GET", again+"/session/"+sessions[1]+"/message", "").([]any)
-		if got := str(get(obj(msgs[0])["parts"].([]any)[0], "text")); got != text(1) {
-			t.Fatalf("rebuilt transcript: the prompt reads back as %d bytes, want %d", len(got), len(text(1)))
+		mustCall(t, http.StatusOK, "POST", again+"/session/"+sessions[2]+"/message", promptBody("and then?"))
+		msgs := mustCall(t, http.StatusOK, "GET", again+"/session/"+sessions[2]+"/message", "").([]any)
+		if got := str(get(obj(msgs[0])["parts"].([]any)[0], "text")); got != text(2) {
+			t.Fatalf("rebuilt transcript: the prompt reads back as %d bytes, want %d", len(got), len(text(2)))
 		}
 	})
 }

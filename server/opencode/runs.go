@@ -2,6 +2,7 @@ package opencode
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -181,10 +182,12 @@ type promptPiece struct {
 }
 
 // joinPrompt joins the pieces of a prompt's text, blank lines between
-// them, and points the strings of the parts they came from at their place
-// in it, so that the prompt's text is in memory once (a single piece is
-// the part's own string). It returns the text and where each part's
-// string is in it (-1: nowhere).
+// them, and points the long strings (over maxKeptText) of the parts they
+// came from at their place in it, so that the prompt's text is in memory
+// once (a single piece is the part's own string). A short string keeps
+// its own copy: pointing into the text would keep all of it alive after
+// the long ones went on the shelf. It returns the text and where each
+// part's string is in it (-1: nowhere).
 func joinPrompt(parts []wire.PartInput, pieces []promptPiece) (string, []int) {
 	at := make([]int, len(parts))
 	for i := range at {
@@ -200,11 +203,12 @@ func joinPrompt(parts []wire.PartInput, pieces []promptPiece) (string, []int) {
 		if pc.part >= 0 {
 			start := off + len(pc.text) - len(pc.own)
 			at[pc.part] = start
-			own := text[start : start+len(pc.own)]
-			if parts[pc.part].Type == "subtask" {
-				parts[pc.part].Prompt = own
-			} else {
-				parts[pc.part].Text = own
+			if own := text[start : start+len(pc.own)]; len(own) > maxKeptText {
+				if parts[pc.part].Type == "subtask" {
+					parts[pc.part].Prompt = own
+				} else {
+					parts[pc.part].Text = own
+				}
 			}
 		}
 		off += len(pc.text) + len("\n\n")
@@ -271,9 +275,9 @@ func (s *Server) seed(ctx context.Context, sid string) {
 		return
 	}
 	t := s.storeTranscript(ctx, rec)
+	t.shelveStored()
 	s.mu.Lock()
 	if _, ok := s.trans[sid]; !ok {
-		t.shelveStoredLocked()
 		s.trans[sid] = t
 		s.touchLocked(sid, false)
 	}
@@ -453,9 +457,14 @@ func (s *Server) noReply(ctx context.Context, p *prompt) json.RawMessage {
 		s.log.Warn("opencode: store noReply message", "session", p.sid, "err", err)
 		return b
 	}
-	s.mu.Lock()
-	s.trans[p.sid].shelveLocked(m, p.text, p.partAt)
-	s.mu.Unlock()
+	if len(p.text) > maxKeptText {
+		sum := sumOf(p.text)
+		s.mu.Lock()
+		if t := s.trans[p.sid]; t != nil { // (else dropped since, m with it)
+			t.shelveLocked(m, p.text, sum, p.partAt)
+		}
+		s.mu.Unlock()
+	}
 	return b
 }
 
@@ -534,6 +543,10 @@ func (s *Server) run(gen context.Context, st *sessionRuns, w *waiter, p *prompt)
 	}
 	rec, gerr := s.store.GetSession(bg, p.sid)
 	stored := err == nil && s.promptStored(bg, p)
+	var sum [sha256.Size]byte
+	if stored {
+		sum = sumOf(p.text) // not under s.mu: a prompt may be megabytes
+	}
 
 	s.mu.Lock()
 	if err != nil {
@@ -549,7 +562,7 @@ func (s *Server) run(gen context.Context, st *sessionRuns, w *waiter, p *prompt)
 			out, _ = json.Marshal(m.withParts(nil))
 		}
 		if m := t.byID[ar.userMsg]; m != nil && stored {
-			t.shelveLocked(m, p.text, p.partAt)
+			t.shelveLocked(m, p.text, sum, p.partAt)
 		}
 	}
 	// The prompt's room is free, and its long texts are on the shelf,

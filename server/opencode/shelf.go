@@ -45,27 +45,25 @@ func cutText(s string) string {
 }
 
 // shelveLocked puts m's long user texts on the shelf. whole is the stored
-// user text that holds them all, each at its offset in at (by part id).
-// A part whose text is not there is kept whole. s.mu is held.
-func (t *transcript) shelveLocked(m *tmsg, whole string, at map[string]int) {
-	var sum *[sha256.Size]byte
+// user text that holds them all, each at its offset in at (by part id),
+// and sum its sumOf. A part whose text is not there is kept whole. s.mu is
+// held.
+func (t *transcript) shelveLocked(m *tmsg, whole string, sum [sha256.Size]byte, at map[string]int) {
 	for _, p := range m.parts {
 		text, ok := partText(p.v)
 		off := at[p.id]
-		if !ok || len(text) <= maxKeptText || p.shelf != nil || off+len(text) > len(whole) || whole[off:off+len(text)] != text {
-			continue
+		// (Comparing a substring of whole with whole's own bytes is a
+		// pointer check.)
+		if ok && len(text) > maxKeptText && p.shelf == nil && off+len(text) <= len(whole) && whole[off:off+len(text)] == text {
+			t.shelvePart(p, &shelved{size: len(whole), sum: sum, off: off, n: len(text)})
 		}
-		if sum == nil {
-			s := sumOf(whole)
-			sum = &s
-		}
-		t.shelvePart(p, &shelved{size: len(whole), sum: *sum, off: off, n: len(text)})
 	}
 }
 
-// shelveStoredLocked puts the long user texts of a transcript built from
-// the store on the shelf: each part is a stored text. s.mu is held.
-func (t *transcript) shelveStoredLocked() {
+// shelveStored puts the long user texts of a transcript just built from
+// the store on the shelf, each part being a stored text. It hashes them:
+// call it before the transcript is shared (s.mu not held).
+func (t *transcript) shelveStored() {
 	for _, m := range t.msgs {
 		if m.user == nil {
 			continue
