@@ -162,11 +162,15 @@ func TestOpenCodePromptMemory(t *testing.T) {
 		if code, v = chunked(other, 1<<20); code != http.StatusNoContent {
 			t.Errorf("a chunked prompt of 1 MiB: %d %v", code, v)
 		}
+		var held heldPrompts
 		s.mu.Lock()
-		if held := *s.heldBy[other]; held != (heldPrompts{prompts: 1, bytes: 1 << 20}) {
-			t.Errorf("a chunked prompt of 1 MiB holds %+v", held)
+		if h := s.heldBy[other]; h != nil {
+			held = *h
 		}
 		s.mu.Unlock()
+		if held != (heldPrompts{prompts: 1, bytes: 1 << 20}) {
+			t.Errorf("a chunked prompt of 1 MiB holds %+v", held)
+		}
 		mustCall(t, http.StatusOK, "POST", base+"/session/"+sid+"/abort", "")
 		mustCall(t, http.StatusOK, "POST", base+"/session/"+other+"/abort", "")
 
