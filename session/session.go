@@ -52,6 +52,13 @@ var (
 // it on another worker.
 const MetaEngine = "engine"
 
+// MetaThread is the Metadata key under which a front end records its own
+// name for a root session, when that name is not a session id: the
+// AG-UI server's threadId (a client's UUID). Its string value is what
+// ListOptions.Thread finds, and every store indexes it, so that finding a
+// thread's session costs the same however many sessions are stored.
+const MetaThread = "agui_thread_id"
+
 // Session is the record of one session.
 type Session struct {
 	ID         string           `json:"id"`
@@ -95,6 +102,10 @@ type ListOptions struct {
 	RootsOnly bool   // only sessions without a parent
 	ParentID  string // only children of this session
 	Limit     int    // 0 = no limit
+	// Thread, when set, keeps only the sessions whose Metadata[MetaThread]
+	// is this string. Stores answer it from an index: its cost is that of
+	// the sessions found, not of the sessions stored.
+	Thread string
 }
 
 // Store persists sessions, messages and event logs.

@@ -29,11 +29,13 @@
 // threadId ↔ root session id. A threadId that has the shape of a session
 // id is used as the root session id. Any other threadId (clients mint
 // UUIDs) gets a fresh session id, recorded in an in-memory table and in the
-// root session's metadata ("agui_thread_id"); after a restart the table is
-// rebuilt from the stored root sessions on first use, so threads survive
-// with a persistent store. The table keeps Options.MaxThreads (10,000)
-// threads; the least recently used idle ones are forgotten beyond that and
-// looked up in the store again when they come back. A run on a thread
+// root session's metadata ("agui_thread_id", session.MetaThread), so
+// threads survive a restart with a persistent store. The table keeps
+// Options.MaxThreads (10,000) threads; the least recently used idle ones
+// are forgotten beyond that. A thread not in the table (new, forgotten, or
+// from before a restart) is looked up in the store through its index of
+// thread ids (session.ListOptions.Thread): what a run costs does not grow
+// with the number of threads stored. A run on a thread
 // whose session exists continues it with its stored history
 // (pool.RunRequest.SessionID); the messages the client sends besides the
 // last user message are not replayed, the store is the conversation's

@@ -13,8 +13,8 @@ import (
 
 // MetadataThreadKey is the session metadata key that records the AG-UI
 // threadId of a root session created for a thread whose id is not a
-// session id.
-const MetadataThreadKey = "agui_thread_id"
+// session id. Stores index it (session.ListOptions.Thread).
+const MetadataThreadKey = session.MetaThread
 
 // MaxThreadIDBytes bounds the length of a threadId (400 past it): a
 // thread id is kept in memory, in the session's metadata and in every
@@ -27,25 +27,21 @@ const MaxThreadIDBytes = 256
 // own ids) is the root session id itself. Any other threadId (the clients
 // mint UUIDs) gets a fresh session id; the pair lives in memory and in the
 // session's metadata under MetadataThreadKey, so it survives a restart
-// with a persistent store: the first lookup of such a thread after start
-// indexes the stored root sessions once.
+// with a persistent store.
 //
-// The table in memory is bounded: it keeps the max most recently used
-// threads, and forgets the least recently used one that no request is
-// using when it grows past that. A thread that is no longer in memory is
-// looked up in the store again (its session's metadata), so that a client
-// coming back to an old thread continues its session.
+// The table in memory is a cache, bounded: it keeps the max most recently
+// used threads, and forgets the least recently used one that no request
+// is using when it grows past that. A thread that is not in memory (new,
+// forgotten, or from before a restart) is looked up in the store by its
+// metadata, which every store indexes (session.ListOptions.Thread): a
+// run's lookup costs the same however many threads are stored.
 type threads struct {
 	store session.Store
 	max   int
 
 	mu     sync.Mutex
-	loaded bool
-	// complete: byID holds every thread the store knows, so a thread not in
-	// it is new (nothing was forgotten).
-	complete bool
-	byID     map[string]*threadEntry
-	recent   list.List // of *threadEntry, the most recently used first
+	byID   map[string]*threadEntry
+	recent list.List // of *threadEntry, the most recently used first
 }
 
 // threadEntry is one thread in memory.
@@ -100,19 +96,11 @@ func (t *threads) resolve(ctx context.Context, threadID string) (sid string, exi
 func (t *threads) acquire(ctx context.Context, threadID string) (*threadEntry, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if !t.loaded {
-		if err := t.loadLocked(ctx); err != nil {
-			return nil, err
-		}
-	}
 	e := t.byID[threadID]
 	if e == nil {
-		sid := ""
-		if !t.complete {
-			var err error
-			if sid, err = t.findLocked(ctx, threadID); err != nil {
-				return nil, err
-			}
+		sid, err := t.findLocked(ctx, threadID)
+		if err != nil {
+			return nil, err
 		}
 		if sid == "" {
 			sid = id.Descending(id.Session)
@@ -133,42 +121,18 @@ func (t *threads) release(e *threadEntry) {
 	t.pruneLocked()
 }
 
-// loadLocked indexes the threads of the stored root sessions, the newest
-// ones first, up to max.
-func (t *threads) loadLocked(ctx context.Context) error {
-	roots, err := t.store.ListSessions(ctx, session.ListOptions{RootsOnly: true})
-	if err != nil {
-		return fmt.Errorf("index threads: %w", err)
-	}
-	t.complete = true
-	for _, r := range roots { // newest first: a thread's newest session wins
-		th, ok := r.Metadata[MetadataThreadKey].(string)
-		if !ok || th == "" || t.byID[th] != nil {
-			continue
-		}
-		if len(t.byID) >= t.max {
-			t.complete = false
-			break
-		}
-		t.recent.MoveToBack(t.addLocked(th, r.ID).elem)
-	}
-	t.loaded = true
-	return nil
-}
-
 // findLocked looks a thread up in the store: the newest root session
-// whose metadata names it, "" when none does.
+// whose metadata names it, "" when none does. The store answers from its
+// index of threads.
 func (t *threads) findLocked(ctx context.Context, threadID string) (string, error) {
-	roots, err := t.store.ListSessions(ctx, session.ListOptions{RootsOnly: true})
+	roots, err := t.store.ListSessions(ctx, session.ListOptions{RootsOnly: true, Thread: threadID, Limit: 1})
 	if err != nil {
 		return "", fmt.Errorf("look up thread %s: %w", threadID, err)
 	}
-	for _, r := range roots {
-		if th, _ := r.Metadata[MetadataThreadKey].(string); th == threadID {
-			return r.ID, nil
-		}
+	if len(roots) == 0 {
+		return "", nil
 	}
-	return "", nil
+	return roots[0].ID, nil
 }
 
 func (t *threads) addLocked(threadID, sid string) *threadEntry {
@@ -188,7 +152,6 @@ func (t *threads) pruneLocked() {
 		}
 		t.recent.Remove(e.elem)
 		delete(t.byID, e.thread)
-		t.complete = false
 	}
 }
 

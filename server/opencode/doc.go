@@ -149,14 +149,30 @@
 // {"name":"BadRequest","data":{"message", "kind": "Body" | "Query"}}
 // (opencode's BadRequestError); a body over Options.MaxBodyBytes (8 MiB):
 // 413 with the same body, one that did not arrive within
-// Options.BodyTimeout (60 s): 408 with the same body; a prompt that would
-// wait in a full queue (Options.MaxQueuedPrompts per session,
-// Options.MaxQueuedBytes of prompt text in all): 429
-// {"name":"QueueFullError","data":{"message"}}; another method on a served
+// Options.BodyTimeout (60 s): 408 with the same body; a prompt past the
+// prompt budget (below): 429 {"name":"QueueFullError","data":{"message"}},
+// or 413 with the BadRequest body when it alone is larger than a byte
+// bound, the message naming the bound; another method on a served
 // path: 405; an unknown path: 404 NotFoundError; a handler panic: 500
 // UnknownError. The server keeps serving after each. Serve holds at most
 // Options.MaxConns (256) connections and answers a refused request (token,
 // Host, origin; package httpsec) without reading its body.
+//
+// # Prompt memory
+//
+// A prompt is counted from before its body is read (its Content-Length,
+// else the most a body may be) to the end of its run: being received,
+// waiting or running. A session holds at most Options.MaxSessionPrompts
+// (16) prompts and Options.MaxSessionPromptBytes (16 MiB) of request
+// bodies, the server at most Options.MaxPrompts (1024) and
+// Options.MaxPromptBytes (64 MiB); the excess is refused before its body
+// is kept (it is read and dropped, so that the client gets the answer).
+// A prompt's text is in memory once (its parts' strings point into it),
+// and once its run has ended (or a noReply prompt is stored), the
+// transcript keeps a user text over 64 KiB cut to 200 bytes, with the
+// size and SHA-256 of the stored text that holds it; GET .../message
+// reads it back from the store (a team's root keeps no conversation: its
+// prompt stays whole).
 //
 // # Web front end
 //

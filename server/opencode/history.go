@@ -63,13 +63,20 @@ func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	if t = s.touchLocked(sid, false); t != nil {
-		b := t.encode(before, limit)
+		var whole map[*tpart]string
+		if want := t.shelvedLocked(t.pick(before, limit)); want != nil {
+			// Long prompt texts are kept in the store only (shelf.go).
+			s.mu.Unlock()
+			whole = unshelve(ctx, s.store, sid, want)
+			s.mu.Lock()
+		}
+		b := t.encode(before, limit, whole)
 		s.mu.Unlock()
 		writeRaw(w, http.StatusOK, b)
 		return
 	}
 	s.mu.Unlock()
-	writeRaw(w, http.StatusOK, s.storeTranscript(ctx, rec).encode(before, limit))
+	writeRaw(w, http.StatusOK, s.storeTranscript(ctx, rec).encode(before, limit, nil))
 }
 
 func firstUserText(ctx context.Context, st session.Store, sid string) string {

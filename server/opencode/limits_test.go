@@ -3,6 +3,7 @@ package opencode
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -20,7 +21,13 @@ func serveBubble(t *testing.T, opts Options) *httpsectest.Listener {
 	if opts.Directory == "" {
 		opts.Directory = "/work/project"
 	}
-	s := New(newPool(t, slowYAML), opts)
+	return serveServer(t, New(newPool(t, slowYAML), opts))
+}
+
+// serveServer serves s on a pipe listener inside the calling synctest
+// bubble; the cleanup shuts it down.
+func serveServer(t *testing.T, s *Server) *httpsectest.Listener {
+	t.Helper()
 	ln := httpsectest.NewListener()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -32,6 +39,23 @@ func serveBubble(t *testing.T, opts Options) *httpsectest.Listener {
 		}
 	})
 	return ln
+}
+
+// bubbleSession creates a session through ln and returns its id.
+func bubbleSession(t *testing.T, ln *httpsectest.Listener) string {
+	t.Helper()
+	c := ln.Dial()
+	defer c.Close()
+	httpsectest.Send(c, "POST /session HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}")
+	res, body, err := httpsectest.Response(c)
+	if err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("POST /session: %v %v %s", res, err, body)
+	}
+	var v map[string]any
+	if err := json.Unmarshal([]byte(body), &v); err != nil {
+		t.Fatal(err)
+	}
+	return str(v["id"])
 }
 
 // TestSlowBodyIsCut: a client that sends half a body and stalls is
@@ -87,10 +111,11 @@ func TestEventStreamOutlivesBodyTimeout(t *testing.T) {
 	})
 }
 
-// TestPromptQueueBounded: at most DefaultMaxQueuedPrompts prompts wait
-// per session, and at most MaxQueuedBytes of prompt text in all the
-// server's queues together; past either, a prompt is refused with 429 and
-// a message that says why. An abort empties the session's queue at once.
+// TestPromptQueueBounded: a session holds at most
+// DefaultMaxSessionPrompts prompts (its running one and those waiting),
+// and the server's prompts at most MaxPromptBytes bytes, running ones
+// included; past either, a prompt is refused with 429 and a message that
+// says why. An abort empties the session's queue at once.
 func TestPromptQueueBounded(t *testing.T) {
 	noLeaks(t)
 	p := newPool(t, `
@@ -102,13 +127,13 @@ agents:
 	async := func(base, sid string) string { return base + "/session/" + sid + "/prompt_async" }
 
 	sid := str(createSession(t, base, "")["id"])
-	for i := range DefaultMaxQueuedPrompts + 1 { // one runs, the others wait
+	for i := range DefaultMaxSessionPrompts { // one runs, the others wait
 		mustCall(t, http.StatusNoContent, "POST", async(base, sid), promptBody(fmt.Sprint("prompt ", i)))
 	}
 	for _, route := range []string{"/prompt_async", "/message"} {
 		code, v := call(t, "POST", base+"/session/"+sid+route, promptBody("one too many"))
 		msg := str(get(v, "data", "message"))
-		if code != http.StatusTooManyRequests || get(v, "name") != "QueueFullError" || !strings.Contains(msg, fmt.Sprintf("%d prompts", DefaultMaxQueuedPrompts)) {
+		if code != http.StatusTooManyRequests || get(v, "name") != "QueueFullError" || !strings.Contains(msg, fmt.Sprintf("%d prompts", DefaultMaxSessionPrompts)) {
 			t.Fatalf("%s past the queue: %d %v", route, code, v) // (a queued /message would block)
 		}
 	}
@@ -117,11 +142,11 @@ agents:
 	mustCall(t, http.StatusOK, "POST", base+"/session/"+sid+"/abort", "")
 
 	// Bytes, over every session (a bound of 1 MiB here, 300 KiB prompts):
-	// each session's first prompt runs, the others wait.
-	_, small := newServer(t, p, Options{MaxQueuedBytes: 1 << 20})
+	// each session's first prompt runs, the others wait; all count.
+	_, small := newServer(t, p, Options{MaxPromptBytes: 1 << 20})
 	big := promptBody(strings.Repeat("x", 300<<10))
 	a, b := str(createSession(t, small, "")["id"]), str(createSession(t, small, "")["id"])
-	for _, s := range []string{a, a, a, b, b} { // 3 × 300 KiB wait
+	for _, s := range []string{a, a, b} { // 3 × 300 KiB held
 		mustCall(t, http.StatusNoContent, "POST", async(small, s), big)
 	}
 	code, v := call(t, "POST", async(small, b), big)

@@ -2,6 +2,7 @@ package opencode
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -41,6 +42,14 @@ type prompt struct {
 	// parent is the caller's span of the request's traceparent (invalid
 	// without one): the parent of the run's root span when traced.
 	parent trace.SpanContext
+	// hold is the prompt's share of the prompt budget (promptbudget.go),
+	// released when its run ends.
+	hold *promptHold
+	// textAt is where, in text, the text of each body part is (by index
+	// in body.Parts; -1: none), whose string is that substring of text;
+	// partAt the same by the id of the transcript part made of it.
+	textAt []int
+	partAt map[string]int
 }
 
 // runsOfLocked returns the run state of a session. s.mu is held.
@@ -55,7 +64,8 @@ func (s *Server) runsOfLocked(sid string) *sessionRuns {
 }
 
 // parsePrompt validates a prompt body. It answers and returns false on
-// failure.
+// failure. A prompt it returns holds its share of the prompt budget,
+// reserved before the body is read.
 func (s *Server) parsePrompt(w http.ResponseWriter, r *http.Request) (*prompt, bool) {
 	sid := r.PathValue("sessionID")
 	rec, err := s.store.GetSession(r.Context(), sid)
@@ -63,8 +73,37 @@ func (s *Server) parsePrompt(w http.ResponseWriter, r *http.Request) (*prompt, b
 		storeError(w, sid, err)
 		return nil, false
 	}
+	if r.ContentLength > s.opts.MaxBodyBytes {
+		discardBody(r)
+		bodyTooLarge(w, s.opts.MaxBodyBytes)
+		return nil, false
+	}
+	hold, refused := s.holdPrompt(sid, s.expectedBodySize(r))
+	if refused != nil {
+		discardBody(r)
+		writeRefused(w, refused)
+		return nil, false
+	}
+	p, ok := s.parsePromptBody(w, r, rec, hold)
+	if !ok {
+		s.releaseHold(hold)
+	}
+	return p, ok
+}
+
+// parsePromptBody reads and validates the body of a prompt for rec.
+func (s *Server) parsePromptBody(w http.ResponseWriter, r *http.Request, rec session.Session, hold *promptHold) (*prompt, bool) {
+	sid := rec.ID
+	raw, ok := s.bodyBytes(w, r)
+	if !ok {
+		return nil, false
+	}
+	if refused := s.resizeHold(hold, len(raw)); refused != nil {
+		writeRefused(w, refused)
+		return nil, false
+	}
 	var body wire.PromptBody
-	if !s.readBody(w, r, &body, false) {
+	if !decodeBody(w, raw, &body, false) {
 		return nil, false
 	}
 	if body.Parts == nil {
@@ -85,25 +124,26 @@ func (s *Server) parsePrompt(w http.ResponseWriter, r *http.Request) (*prompt, b
 		badRequest(w, "Body", "unknown agent %q; available: %s", node, strings.Join(s.pool.NodeNames(), ", "))
 		return nil, false
 	}
-	var texts []string
+	var pieces []promptPiece
 	for i, p := range body.Parts {
 		switch p.Type {
 		case "text":
 			if p.Text != "" {
-				texts = append(texts, p.Text)
+				pieces = append(pieces, promptPiece{part: i, text: p.Text, own: p.Text})
 			}
 		case "agent":
 			if _, ok := s.pool.Node(p.Name); !ok {
 				badRequest(w, "Body", "parts[%d]: unknown agent %q", i, p.Name)
 				return nil, false
 			}
-			texts = append(texts, fmt.Sprintf("Use the task tool to hand this to @%s (agent_or_team: %q).", p.Name, p.Name))
+			pieces = append(pieces, promptPiece{part: -1, text: fmt.Sprintf("Use the task tool to hand this to @%s (agent_or_team: %q).", p.Name, p.Name)})
 		case "subtask":
 			if _, ok := s.pool.Node(p.Agent); !ok || p.Prompt == "" {
 				badRequest(w, "Body", "parts[%d]: a subtask part needs a known agent and a prompt", i)
 				return nil, false
 			}
-			texts = append(texts, fmt.Sprintf("Use the task tool with agent_or_team %q, description %q and this prompt:\n%s", p.Agent, p.Description, p.Prompt))
+			pieces = append(pieces, promptPiece{part: i, own: p.Prompt,
+				text: fmt.Sprintf("Use the task tool with agent_or_team %q, description %q and this prompt:\n%s", p.Agent, p.Description, p.Prompt)})
 		case "file":
 			badRequest(w, "Body", "parts[%d]: file parts are not supported by this server", i)
 			return nil, false
@@ -112,7 +152,7 @@ func (s *Server) parsePrompt(w http.ResponseWriter, r *http.Request) (*prompt, b
 			return nil, false
 		}
 	}
-	text := strings.Join(texts, "\n\n")
+	text, textAt := joinPrompt(body.Parts, pieces)
 	if strings.TrimSpace(text) == "" {
 		badRequest(w, "Body", "the prompt has no text")
 		return nil, false
@@ -128,7 +168,52 @@ func (s *Server) parsePrompt(w http.ResponseWriter, r *http.Request) (*prompt, b
 			Message: "Session " + sid + " is busy: it runs as part of another run; prompt it when it is idle"})
 		return nil, false
 	}
-	return &prompt{rec: rec, sid: sid, node: node, text: text, body: body, created: time.Now(), parent: otelpool.FromHeader(r.Header)}, true
+	return &prompt{rec: rec, sid: sid, node: node, text: text, body: body, created: time.Now(), parent: otelpool.FromHeader(r.Header),
+		hold: hold, textAt: textAt}, true
+}
+
+// promptPiece is one piece of a prompt's text: a text part's text, or the
+// instruction an agent or subtask part adds. part is the body part whose
+// own string (a text part's text, a subtask's prompt) the piece ends with,
+// -1 for none.
+type promptPiece struct {
+	part      int
+	text, own string
+}
+
+// joinPrompt joins the pieces of a prompt's text, blank lines between
+// them, and points the long strings (over maxKeptText) of the parts they
+// came from at their place in it, so that the prompt's text is in memory
+// once (a single piece is the part's own string). A short string keeps
+// its own copy: pointing into the text would keep all of it alive after
+// the long ones went on the shelf. It returns the text and where each
+// part's string is in it (-1: nowhere).
+func joinPrompt(parts []wire.PartInput, pieces []promptPiece) (string, []int) {
+	at := make([]int, len(parts))
+	for i := range at {
+		at[i] = -1
+	}
+	texts := make([]string, len(pieces))
+	for i, pc := range pieces {
+		texts[i] = pc.text
+	}
+	text := strings.Join(texts, "\n\n")
+	off := 0
+	for _, pc := range pieces {
+		if pc.part >= 0 {
+			start := off + len(pc.text) - len(pc.own)
+			at[pc.part] = start
+			if own := text[start : start+len(pc.own)]; len(own) > maxKeptText {
+				if parts[pc.part].Type == "subtask" {
+					parts[pc.part].Prompt = own
+				} else {
+					parts[pc.part].Text = own
+				}
+			}
+		}
+		off += len(pc.text) + len("\n\n")
+	}
+	return text, at
 }
 
 // userMessageLocked records and publishes the user message of a prompt.
@@ -145,7 +230,7 @@ func (s *Server) userMessageLocked(p *prompt) *tmsg {
 	t.add(m)
 	s.publishLocked("message.updated", p.sid, messageProps{SessionID: p.sid, Info: m.user})
 	now := ms(p.created)
-	for _, in := range p.body.Parts {
+	for i, in := range p.body.Parts {
 		pid := in.ID
 		if pid == "" || !strings.HasPrefix(pid, id.Part) || t.parts[pid] != nil {
 			pid = newPartID()
@@ -164,6 +249,12 @@ func (s *Server) userMessageLocked(p *prompt) *tmsg {
 			continue
 		}
 		t.putPart(m, pid, v)
+		if at := p.textAt[i]; at >= 0 {
+			if p.partAt == nil {
+				p.partAt = map[string]int{}
+			}
+			p.partAt[pid] = at
+		}
 		s.publishLocked("message.part.updated", p.sid, partProps{SessionID: p.sid, Part: v, Time: now})
 	}
 	return m
@@ -184,6 +275,7 @@ func (s *Server) seed(ctx context.Context, sid string) {
 		return
 	}
 	t := s.storeTranscript(ctx, rec)
+	t.shelveStored()
 	s.mu.Lock()
 	if _, ok := s.trans[sid]; !ok {
 		s.trans[sid] = t
@@ -218,13 +310,18 @@ func (s *Server) retitle(ctx context.Context, p *prompt) {
 	s.mu.Unlock()
 }
 
+// titleOf is a session's title from its first prompt: the first line, cut
+// to 60 characters. It looks at those only (a prompt may be megabytes).
 func titleOf(text string) string {
 	line, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
-	r := []rune(line)
-	if len(r) > 60 {
-		return string(r[:60]) + "..."
+	n := 0
+	for i := range line {
+		if n == 60 {
+			return strings.Clone(line[:i]) + "..."
+		}
+		n++
 	}
-	return line
+	return strings.Clone(line)
 }
 
 // handlePrompt answers POST /session/{id}/message: it waits for the turn
@@ -240,11 +337,7 @@ func (s *Server) handlePrompt(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.awaitStream(r.Context(), p.sid)
-	done, err := s.enqueue(p)
-	if err != nil {
-		writeQueueFull(w, err)
-		return
-	}
+	done := s.enqueue(p)
 	select {
 	case res := <-done:
 		s.awaitDelivery(r.Context(), p.sid)
@@ -343,9 +436,8 @@ func (s *Server) handlePromptAsync(w http.ResponseWriter, r *http.Request) {
 	}
 	if p.body.NoReply {
 		s.noReply(r.Context(), p)
-	} else if _, err := s.enqueue(p); err != nil {
-		writeQueueFull(w, err)
-		return
+	} else {
+		s.enqueue(p)
 	}
 	w.WriteHeader(http.StatusNoContent)
 }
@@ -353,39 +445,46 @@ func (s *Server) handlePromptAsync(w http.ResponseWriter, r *http.Request) {
 // noReply stores the prompt as a user message without running the model
 // (the next run sees it in its history) and returns {info, parts} of it.
 func (s *Server) noReply(ctx context.Context, p *prompt) json.RawMessage {
+	defer s.releaseHold(p.hold)
 	s.seed(ctx, p.sid)
 	s.retitle(ctx, p)
 	s.mu.Lock()
 	m := s.userMessageLocked(p)
-	b, _ := json.Marshal(m.withParts())
+	b, _ := json.Marshal(m.withParts(nil))
 	s.mu.Unlock()
 	msg := session.Message{ID: m.user.ID, SessionID: p.sid, AgentName: p.node, CreatedAt: p.created, Message: model.UserText(p.text)}
 	if err := s.store.AppendMessages(context.WithoutCancel(ctx), p.sid, msg); err != nil {
 		s.log.Warn("opencode: store noReply message", "session", p.sid, "err", err)
+		return b
+	}
+	if len(p.text) > maxKeptText {
+		sum := sumOf(p.text)
+		s.mu.Lock()
+		if t := s.trans[p.sid]; t != nil { // (else dropped since, m with it)
+			t.shelveLocked(m, p.text, sum, p.partAt)
+		}
+		s.mu.Unlock()
 	}
 	return b
 }
 
 // enqueue runs a prompt after the session's earlier ones and delivers
 // the answer on the returned channel (buffered: nobody needs to read it).
-// It fails when the prompt would have to wait in a full queue.
-func (s *Server) enqueue(p *prompt) (<-chan json.RawMessage, *queueFull) {
+// The prompt's hold on the budget (which admitted it) ends with its run.
+func (s *Server) enqueue(p *prompt) <-chan json.RawMessage {
 	done := make(chan json.RawMessage, 1)
 	s.mu.Lock()
 	if s.closing {
+		s.releaseHoldLocked(p.hold)
 		s.mu.Unlock()
 		done <- s.emptyAnswer(p, "", "server shutting down", true)
-		return done, nil
+		return done
 	}
 	st := s.runsOfLocked(p.sid)
 	gen := st.gen
 	var w *waiter
 	if st.running {
-		if err := s.admitLocked(st, p.sid, len(p.text)); err != nil {
-			s.mu.Unlock()
-			return nil, err
-		}
-		w = s.waitLocked(st, len(p.text))
+		w = s.waitLocked(st, p.hold)
 	} else {
 		st.running = true
 	}
@@ -395,7 +494,7 @@ func (s *Server) enqueue(p *prompt) (<-chan json.RawMessage, *queueFull) {
 		defer s.wg.Done()
 		done <- s.run(gen, st, w, p)
 	}()
-	return done, nil
+	return done
 }
 
 // run waits for the prompt's turn (w is nil when it has it already) and
@@ -414,6 +513,7 @@ func (s *Server) run(gen context.Context, st *sessionRuns, w *waiter, p *prompt)
 	defer func() {
 		s.mu.Lock()
 		s.releaseLocked(st)
+		s.releaseHoldLocked(p.hold) // (done already when the run ran)
 		s.mu.Unlock()
 	}()
 	if gen.Err() != nil {
@@ -442,6 +542,11 @@ func (s *Server) run(gen context.Context, st *sessionRuns, w *waiter, p *prompt)
 		s.log.Info("opencode: run ended", "session", p.sid, "node", p.node, "stop", res.Result.StopReason)
 	}
 	rec, gerr := s.store.GetSession(bg, p.sid)
+	stored := err == nil && s.promptStored(bg, p)
+	var sum [sha256.Size]byte
+	if stored {
+		sum = sumOf(p.text) // not under s.mu: a prompt may be megabytes
+	}
 
 	s.mu.Lock()
 	if err != nil {
@@ -451,13 +556,19 @@ func (s *Server) run(gen context.Context, st *sessionRuns, w *waiter, p *prompt)
 		s.publishLocked("session.updated", p.sid, sessionInfoProps{SessionID: p.sid, Info: s.wireSession(rec)})
 	}
 	delete(s.active, p.sid)
-	s.setIdleLocked(p.sid)
 	var out json.RawMessage
 	if t := s.trans[p.sid]; t != nil {
 		if m := t.lastAssistant(); m != nil && m.asst.ParentID == ar.userMsg {
-			out, _ = json.Marshal(m.withParts())
+			out, _ = json.Marshal(m.withParts(nil))
+		}
+		if m := t.byID[ar.userMsg]; m != nil && stored {
+			t.shelveLocked(m, p.text, sum, p.partAt)
 		}
 	}
+	// The prompt's room is free, and its long texts are on the shelf,
+	// before the session goes idle: the client's next prompt finds both.
+	s.releaseHoldLocked(p.hold)
+	s.setIdleLocked(p.sid)
 	s.mu.Unlock()
 	close(ar.done)
 	if out == nil {
@@ -470,6 +581,26 @@ func (s *Server) run(gen context.Context, st *sessionRuns, w *waiter, p *prompt)
 		out = s.emptyAnswer(p, ar.userMsg, msg, ctx.Err() != nil)
 	}
 	return out
+}
+
+// promptStored reports whether p has a long text (one a transcript keeps
+// on the shelf) and the store holds p's text whole as a user message of
+// its session (the agent stores its prompt; a team root keeps no
+// conversation, so its prompt stays in memory).
+func (s *Server) promptStored(ctx context.Context, p *prompt) bool {
+	if len(p.text) <= maxKeptText {
+		return false
+	}
+	msgs, err := s.store.Messages(ctx, p.sid)
+	if err != nil {
+		return false
+	}
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if m := msgs[i]; m.Role == model.RoleUser && len(m.Parts) == 1 && m.Parts[0].Text == p.text {
+			return true
+		}
+	}
+	return false
 }
 
 // abortedAnswer is the answer of a prompt aborted before it ran.

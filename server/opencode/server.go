@@ -37,12 +37,17 @@ const (
 	DefaultAbortWait   = 10 * time.Second
 	DefaultBodyTimeout = httpsec.DefaultBodyTimeout
 	DefaultMaxConns    = httpsec.DefaultMaxConns
-	// DefaultMaxQueuedPrompts bounds the prompts waiting in one session's
-	// queue (the running one not counted).
-	DefaultMaxQueuedPrompts = 16
-	// DefaultMaxQueuedBytes bounds the prompt text waiting in all the
-	// server's queues.
-	DefaultMaxQueuedBytes = 64 << 20
+	// DefaultMaxSessionPrompts bounds the prompts one session holds: its
+	// running one, those waiting behind it and those being received.
+	DefaultMaxSessionPrompts = 16
+	// DefaultMaxSessionPromptBytes bounds the bytes (of their request
+	// bodies) the prompts of one session hold: two bodies of the most
+	// MaxBodyBytes allows.
+	DefaultMaxSessionPromptBytes = 2 * DefaultMaxBodyBytes
+	// DefaultMaxPrompts and DefaultMaxPromptBytes bound the same over
+	// all the server's sessions.
+	DefaultMaxPrompts     = 1024
+	DefaultMaxPromptBytes = 64 << 20
 )
 
 // MetadataDirectory is the session metadata key that records the
@@ -86,12 +91,18 @@ type Options struct {
 	// MaxConns bounds the connections Serve holds at once
 	// (DefaultMaxConns); more wait until one closes.
 	MaxConns int
-	// MaxQueuedPrompts bounds the prompts waiting behind a session's
-	// running one (DefaultMaxQueuedPrompts); MaxQueuedBytes the prompt text
-	// waiting in all sessions (DefaultMaxQueuedBytes). A prompt past either
-	// is refused with 429.
-	MaxQueuedPrompts int
-	MaxQueuedBytes   int
+	// The prompt budget: a prompt counts from before its body is read to
+	// the end of its run (running, waiting, being received), weighing its
+	// body's size. MaxSessionPrompts and MaxSessionPromptBytes bound one
+	// session's prompts (DefaultMaxSessionPrompts,
+	// DefaultMaxSessionPromptBytes), MaxPrompts and MaxPromptBytes the
+	// server's (DefaultMaxPrompts, DefaultMaxPromptBytes). A prompt past a
+	// bound is refused with 429, or 413 when it alone is larger than a byte
+	// bound, before its body is read when its Content-Length says so.
+	MaxSessionPrompts     int
+	MaxSessionPromptBytes int
+	MaxPrompts            int
+	MaxPromptBytes        int
 	// UI, when set, is a web front end served beside the API (package
 	// server/web): the requests it Serves go to it, every other request
 	// is the API's as without it. Its requests pass the Host and origin
@@ -138,7 +149,8 @@ type Server struct {
 
 	mu      sync.Mutex
 	closing bool                    // Close began: no new runs
-	queued  int                     // bytes of prompt text waiting in every session's queue
+	held    heldPrompts             // the prompt budget in use (promptbudget.go)
+	heldBy  map[string]*heldPrompts // ... by session, sessions holding prompts only
 	trans   map[string]*transcript  // session id -> its messages
 	tick    int64                   // LRU clock of trans
 	dirs    map[string]string       // session id -> directory
@@ -179,17 +191,24 @@ func New(p *pool.Pool, opts Options) *Server {
 	if opts.BodyTimeout <= 0 {
 		opts.BodyTimeout = DefaultBodyTimeout
 	}
-	if opts.MaxQueuedPrompts <= 0 {
-		opts.MaxQueuedPrompts = DefaultMaxQueuedPrompts
+	if opts.MaxSessionPrompts <= 0 {
+		opts.MaxSessionPrompts = DefaultMaxSessionPrompts
 	}
-	if opts.MaxQueuedBytes <= 0 {
-		opts.MaxQueuedBytes = DefaultMaxQueuedBytes
+	if opts.MaxSessionPromptBytes <= 0 {
+		opts.MaxSessionPromptBytes = DefaultMaxSessionPromptBytes
+	}
+	if opts.MaxPrompts <= 0 {
+		opts.MaxPrompts = DefaultMaxPrompts
+	}
+	if opts.MaxPromptBytes <= 0 {
+		opts.MaxPromptBytes = DefaultMaxPromptBytes
 	}
 	s := &Server{
 		pool: p, store: p.Store(), opts: opts, log: opts.Logger, dir: opts.Directory, started: time.Now(),
 		mux: http.NewServeMux(), hub: newHub(opts.QueueSize), models: nodeModels(p),
 		trans: map[string]*transcript{}, dirs: map[string]string{}, titles: map[string]string{},
 		busy: map[string]bool{}, state: map[string]*sessionRuns{}, active: map[string]*activeRun{},
+		heldBy: map[string]*heldPrompts{},
 	}
 	if ws := p.Workspace(); ws != nil {
 		s.root = ws.Root()

@@ -1,11 +1,11 @@
 package opencode
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"reflect"
 	"slices"
@@ -111,23 +111,45 @@ func (s *Server) wireSessions(recs []session.Session) []wire.Session {
 // emptyOK. It answers 400 (413 for a body too large, 408 for one that did
 // not arrive in time) and returns false when the body is not acceptable.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request, v any, emptyOK bool) bool {
-	b, err := io.ReadAll(r.Body)
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			writeJSON(w, http.StatusRequestEntityTooLarge, wire.BadRequestError{Name: "BadRequest", Data: wire.BadRequestData{
-				Message: fmt.Sprintf("request body larger than %d bytes", mbe.Limit), Kind: "Body"}})
-			return false
-		}
-		if httpsec.BodyTimedOut(err) {
-			writeJSON(w, http.StatusRequestTimeout, wire.BadRequestError{Name: "BadRequest", Data: wire.BadRequestData{
-				Message: fmt.Sprintf("request body not received within %s", s.opts.BodyTimeout), Kind: "Body"}})
-			return false
-		}
-		badRequest(w, "Body", "read body: %v", err)
-		return false
+	b, ok := s.bodyBytes(w, r)
+	return ok && decodeBody(w, b, v, emptyOK)
+}
+
+// bodyBytes reads r's body. It answers 413 for a body too large, 408 for
+// one that did not arrive in time, 400 for another failure, and returns
+// false then. A body of known length is read into a buffer of its size
+// (io.ReadAll would grow one to up to twice that).
+func (s *Server) bodyBytes(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	var buf bytes.Buffer
+	if n := r.ContentLength; n > 0 && n <= s.opts.MaxBodyBytes {
+		buf.Grow(int(n) + bytes.MinRead) // ReadFrom wants MinRead free to see the end
 	}
-	if len(strings.TrimSpace(string(b))) == 0 {
+	_, err := buf.ReadFrom(r.Body)
+	if err == nil {
+		return buf.Bytes(), true
+	}
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		bodyTooLarge(w, mbe.Limit)
+	case httpsec.BodyTimedOut(err):
+		writeJSON(w, http.StatusRequestTimeout, wire.BadRequestError{Name: "BadRequest", Data: wire.BadRequestData{
+			Message: fmt.Sprintf("request body not received within %s", s.opts.BodyTimeout), Kind: "Body"}})
+	default:
+		badRequest(w, "Body", "read body: %v", err)
+	}
+	return nil, false
+}
+
+// bodyTooLarge answers 413 for a body over limit bytes.
+func bodyTooLarge(w http.ResponseWriter, limit int64) {
+	writeJSON(w, http.StatusRequestEntityTooLarge, wire.BadRequestError{Name: "BadRequest", Data: wire.BadRequestData{
+		Message: fmt.Sprintf("request body larger than %d bytes", limit), Kind: "Body"}})
+}
+
+// decodeBody decodes the JSON body b into v, as readBody.
+func decodeBody(w http.ResponseWriter, b []byte, v any, emptyOK bool) bool {
+	if len(bytes.TrimSpace(b)) == 0 {
 		if emptyOK {
 			return true
 		}

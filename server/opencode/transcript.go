@@ -23,6 +23,8 @@ type transcript struct {
 	// todos is the session's todo list, once known (nil: ask the
 	// processor); see todo.go.
 	todos []wire.Todo
+	// shelved counts the parts whose text is on the shelf (shelf.go).
+	shelved int
 }
 
 func newTranscript() *transcript {
@@ -58,6 +60,9 @@ type tpart struct {
 	// text is the text of a text or reasoning part as its deltas built it
 	// (see grow).
 	text strings.Builder
+	// shelf, when set, says where the store has the whole text of this
+	// user part, which keeps it cut (shelf.go).
+	shelf *shelved
 }
 
 // grow returns text+delta, text being the part's current text. Appending
@@ -115,8 +120,20 @@ func (t *transcript) lastAssistant() *tmsg {
 }
 
 // encode returns the JSON of the messages: all of them, those before the
-// message id before, at most the last limit (0: no limit).
-func (t *transcript) encode(before string, limit int) json.RawMessage {
+// message id before, at most the last limit (0: no limit). whole holds the
+// texts of shelved parts read back from the store (nil: none).
+func (t *transcript) encode(before string, limit int, whole map[*tpart]string) json.RawMessage {
+	msgs := t.pick(before, limit)
+	out := make([]wire.MessageWithParts, len(msgs))
+	for i, m := range msgs {
+		out[i] = m.withParts(whole)
+	}
+	b, _ := json.Marshal(out)
+	return b
+}
+
+// pick returns the messages encode answers.
+func (t *transcript) pick(before string, limit int) []*tmsg {
 	msgs := t.msgs
 	if before != "" {
 		for i, m := range msgs {
@@ -129,18 +146,18 @@ func (t *transcript) encode(before string, limit int) json.RawMessage {
 	if limit > 0 && len(msgs) > limit {
 		msgs = msgs[len(msgs)-limit:]
 	}
-	out := make([]wire.MessageWithParts, len(msgs))
-	for i, m := range msgs {
-		out[i] = m.withParts()
-	}
-	b, _ := json.Marshal(out)
-	return b
+	return msgs
 }
 
-func (m *tmsg) withParts() wire.MessageWithParts {
+// withParts is m with its parts, shelved ones with their text from whole
+// when it has them.
+func (m *tmsg) withParts(whole map[*tpart]string) wire.MessageWithParts {
 	parts := make([]any, len(m.parts))
 	for i, p := range m.parts {
 		parts[i] = p.v
+		if text, ok := whole[p]; ok {
+			parts[i] = withPartText(p.v, text)
+		}
 	}
 	return wire.MessageWithParts{Info: m.info(), Parts: parts}
 }

@@ -22,6 +22,9 @@
 // back to running (a resumed session) is kept again until it finishes. What
 // was dropped is gone: every call on it returns session.ErrNotFound.
 //
+// ListOptions.Thread is answered from a map of thread ids to their
+// sessions, kept with every create, update, delete and eviction.
+//
 // Claims (session.Store.Claim) are kept with the store, which is private
 // to its process: every claim is this process's and none outlives it.
 package memory
@@ -66,6 +69,7 @@ type Store struct {
 	globalSeq int64
 	closed    bool
 	claims    map[string]time.Time // claimed session -> since when (claims.go)
+	threads   map[string][]*entry  // thread (session.MetaThread) -> its sessions (threads.go)
 
 	// Retention (maxRoots > 0 only). Every root is in exactly one of three
 	// places: queued (in queue, in creation order, not yet looked at by
@@ -193,6 +197,7 @@ func (st *Store) CreateSession(_ context.Context, s session.Session) error {
 		st.roots++
 	}
 	st.sessions[s.ID] = e
+	st.indexThread(e)
 	return nil
 }
 
@@ -239,6 +244,10 @@ func (st *Store) UpdateSession(_ context.Context, id string, fn func(*session.Se
 	// fn may have kept a reference to the metadata map: keep a copy of
 	// its own.
 	e.s.Metadata = session.CloneMetadata(e.s.Metadata)
+	if th := threadOf(&old); th != threadOf(&e.s) {
+		st.unindexThread(e, th)
+		st.indexThread(e)
+	}
 	switch {
 	case e.where == parked && !running(e):
 		heap.Push(&st.ready, e)
@@ -257,13 +266,21 @@ func (st *Store) ListSessions(_ context.Context, opts session.ListOptions) ([]se
 		return nil, session.ErrClosed
 	}
 	var out []session.Session
-	if opts.ParentID != "" {
+	switch {
+	case opts.Thread != "":
+		for _, e := range st.threads[opts.Thread] {
+			if opts.RootsOnly && e.parent != nil || opts.ParentID != "" && e.s.ParentID != opts.ParentID {
+				continue
+			}
+			out = append(out, clone(e.s))
+		}
+	case opts.ParentID != "":
 		if p, ok := st.sessions[opts.ParentID]; ok && !opts.RootsOnly {
 			for c := p.child; c != nil; c = c.next {
 				out = append(out, clone(c.s))
 			}
 		}
-	} else {
+	default:
 		for _, e := range st.sessions {
 			if opts.RootsOnly && e.parent != nil {
 				continue

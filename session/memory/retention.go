@@ -80,6 +80,7 @@ func (st *Store) removeTree(top *entry) {
 			cur = cur.child
 		}
 		delete(st.sessions, cur.s.ID)
+		st.unindexThread(cur, threadOf(&cur.s))
 		if cur == top {
 			break
 		}

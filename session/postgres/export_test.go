@@ -1,5 +1,7 @@
 package postgres
 
+import "github.com/agentpool/agentpool/session"
+
 // Test hooks.
 
 // SetBeforeReconnect makes the listener call fn after it lost its
@@ -14,3 +16,6 @@ func (s *Store) SetBeforeReconnect(fn func()) {
 func (s *Store) ListenerPID() uint32 {
 	return s.notify.listenPID.Load()
 }
+
+// ListQuery is the query ListSessions sends for opts, with its arguments.
+func ListQuery(opts session.ListOptions) (string, []any) { return listQuery(opts) }

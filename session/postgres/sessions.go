@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -204,25 +205,16 @@ func (s *Store) UpdateSession(ctx context.Context, id string, fn func(*session.S
 	return nil
 }
 
+// threadExpr is a session's AG-UI thread (session.MetaThread), as the
+// index sessions_thread (migration 0002) holds it.
+const threadExpr = `(metadata ->> '` + session.MetaThread + `')`
+
 // ListSessions implements session.Store.
 func (s *Store) ListSessions(ctx context.Context, opts session.ListOptions) ([]session.Session, error) {
 	if s.isClosed() {
 		return nil, session.ErrClosed
 	}
-	q := `SELECT ` + sessionColumns + ` FROM sessions`
-	var args []any
-	switch {
-	case opts.ParentID != "":
-		args = append(args, opts.ParentID)
-		q += ` WHERE parent_id = $1`
-	case opts.RootsOnly:
-		q += ` WHERE parent_id IS NULL`
-	}
-	q += ` ORDER BY created_at DESC, id ASC`
-	if opts.Limit > 0 {
-		args = append(args, opts.Limit)
-		q += fmt.Sprintf(` LIMIT $%d`, len(args))
-	}
+	q, args := listQuery(opts)
 	rows, err := s.pool.Query(ctx, q, args...)
 	if err != nil {
 		return nil, s.wrap(err)
@@ -237,6 +229,38 @@ func (s *Store) ListSessions(ctx context.Context, opts session.ListOptions) ([]s
 		out = append(out, sess)
 	}
 	return out, s.wrap(rows.Err())
+}
+
+// listQuery is the query of ListSessions and its arguments.
+func listQuery(opts session.ListOptions) (string, []any) {
+	var (
+		where []string
+		args  []any
+	)
+	switch {
+	case opts.ParentID != "":
+		args = append(args, opts.ParentID)
+		where = append(where, fmt.Sprintf(`parent_id = $%d`, len(args)))
+	case opts.RootsOnly:
+		where = append(where, `parent_id IS NULL`)
+	}
+	if opts.Thread != "" {
+		// The expression of the index sessions_thread, word for word (an
+		// expression index serves that expression only); ->> turns any
+		// JSON value into text, so the type is checked too.
+		args = append(args, opts.Thread)
+		where = append(where, fmt.Sprintf(`%s = $%d AND json_typeof(metadata -> '%s') = 'string'`, threadExpr, len(args), session.MetaThread))
+	}
+	q := `SELECT ` + sessionColumns + ` FROM sessions`
+	if len(where) > 0 {
+		q += ` WHERE ` + strings.Join(where, ` AND `)
+	}
+	q += ` ORDER BY created_at DESC, id ASC`
+	if opts.Limit > 0 {
+		args = append(args, opts.Limit)
+		q += fmt.Sprintf(` LIMIT $%d`, len(args))
+	}
+	return q, args
 }
 
 // DeleteSession implements session.Store: the foreign keys cascade to the

@@ -18,6 +18,9 @@
 //     tracked with PRAGMA user_version; Open brings any older database up
 //     to date, each step in its own transaction, and refuses a database
 //     newer than the code.
+//   - Lookups by AG-UI thread (ListOptions.Thread) search the expression
+//     index sessions_thread (migration 0005, which indexes the sessions
+//     already stored): their cost is that of the sessions found.
 //   - Connections use WAL mode, synchronous=NORMAL, foreign_keys=on and a
 //     busy timeout, so several processes can read while one writes. The
 //     WAL is checkpointed by a goroutine of the store after commits

@@ -358,25 +358,16 @@ func (s *Store) GetSession(ctx context.Context, id string) (session.Session, err
 	return sess, err
 }
 
+// threadExpr is a session's AG-UI thread (session.MetaThread), as the
+// index sessions_thread (migration 0005) holds it.
+const threadExpr = `(metadata ->> '$.` + session.MetaThread + `')`
+
 // ListSessions implements session.Store.
 func (s *Store) ListSessions(ctx context.Context, opts session.ListOptions) ([]session.Session, error) {
 	if err := s.settle(ctx); err != nil {
 		return nil, err
 	}
-	q := `SELECT ` + sessionColumns + ` FROM sessions`
-	var args []any
-	switch {
-	case opts.ParentID != "":
-		q += ` WHERE parent_id = ?`
-		args = append(args, opts.ParentID)
-	case opts.RootsOnly:
-		q += ` WHERE parent_id IS NULL`
-	}
-	q += ` ORDER BY created_at DESC, id ASC`
-	if opts.Limit > 0 {
-		q += ` LIMIT ?`
-		args = append(args, opts.Limit)
-	}
+	q, args := listQuery(opts)
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
@@ -391,6 +382,37 @@ func (s *Store) ListSessions(ctx context.Context, opts session.ListOptions) ([]s
 		out = append(out, sess)
 	}
 	return out, rows.Err()
+}
+
+// listQuery is the query of ListSessions and its arguments.
+func listQuery(opts session.ListOptions) (string, []any) {
+	var (
+		where []string
+		args  []any
+	)
+	switch {
+	case opts.ParentID != "":
+		where = append(where, `parent_id = ?`)
+		args = append(args, opts.ParentID)
+	case opts.RootsOnly:
+		where = append(where, `parent_id IS NULL`)
+	}
+	if opts.Thread != "" {
+		// The expression of the index sessions_thread, word for word: the
+		// planner uses an expression index only for the same expression.
+		where = append(where, threadExpr+` = ?`)
+		args = append(args, opts.Thread)
+	}
+	q := `SELECT ` + sessionColumns + ` FROM sessions`
+	if len(where) > 0 {
+		q += ` WHERE ` + strings.Join(where, ` AND `)
+	}
+	q += ` ORDER BY created_at DESC, id ASC`
+	if opts.Limit > 0 {
+		q += ` LIMIT ?`
+		args = append(args, opts.Limit)
+	}
+	return q, args
 }
 
 // lookup returns the pk of a session, or 0 when there is none.

@@ -267,6 +267,68 @@ func testList(t *testing.T, st session.Store) {
 	check("tie", session.ListOptions{RootsOnly: true, Limit: 2}, "ses_ta", "ses_tb")
 }
 
+// testListThread: ListOptions.Thread finds the sessions whose metadata
+// names the thread (a string value only), newest first, with the other
+// filters; a thread set, changed or removed by an update and a deleted
+// session are found as they now are.
+func testListThread(t *testing.T, st session.Store) {
+	ctx := context.Background()
+	withThread := func(s session.Session, thread any) session.Session {
+		s.Metadata = map[string]any{session.MetaThread: thread, "other": "x"}
+		return s
+	}
+	mustCreate(t, st, withThread(newSession("ses_a1", "", 0, base.Add(1*time.Second)), "t1"))
+	mustCreate(t, st, withThread(newSession("ses_b", "", 0, base.Add(2*time.Second)), "t2"))
+	mustCreate(t, st, withThread(newSession("ses_a2", "", 0, base.Add(3*time.Second)), "t1"))
+	mustCreate(t, st, withThread(newSession("ses_ka", "ses_a1", 1, base.Add(4*time.Second)), "t1"))
+	mustCreate(t, st, withThread(newSession("ses_n", "", 0, base.Add(5*time.Second)), 5))
+	mustCreate(t, st, newSession("ses_c", "", 0, base.Add(6*time.Second)))
+
+	check := func(name string, opts session.ListOptions, want ...string) {
+		t.Helper()
+		got, err := st.ListSessions(ctx, opts)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		g := []string{}
+		for _, s := range got {
+			g = append(g, s.ID)
+		}
+		if want == nil {
+			want = []string{}
+		}
+		if !reflect.DeepEqual(g, want) {
+			t.Errorf("%s = %v, want %v", name, g, want)
+		}
+	}
+	check("thread", session.ListOptions{Thread: "t1"}, "ses_ka", "ses_a2", "ses_a1")
+	check("thread roots", session.ListOptions{Thread: "t1", RootsOnly: true}, "ses_a2", "ses_a1")
+	check("thread roots limit", session.ListOptions{Thread: "t1", RootsOnly: true, Limit: 1}, "ses_a2")
+	check("thread children", session.ListOptions{Thread: "t1", ParentID: "ses_a1"}, "ses_ka")
+	check("other thread", session.ListOptions{Thread: "t2"}, "ses_b")
+	check("unknown thread", session.ListOptions{Thread: "t3"})
+	check("not a string", session.ListOptions{Thread: "5"})
+	check("another key's value", session.ListOptions{Thread: "x"})
+
+	update := func(id string, fn func(*session.Session)) {
+		t.Helper()
+		if err := st.UpdateSession(ctx, id, fn); err != nil {
+			t.Fatalf("UpdateSession(%s): %v", id, err)
+		}
+	}
+	update("ses_c", func(s *session.Session) { s.Metadata = map[string]any{session.MetaThread: "t3"} })
+	update("ses_a2", func(s *session.Session) { s.Metadata[session.MetaThread] = "t2" })
+	update("ses_b", func(s *session.Session) { s.Metadata = nil })
+	update("ses_n", func(s *session.Session) { s.Title = "retitled" })
+	check("set by an update", session.ListOptions{Thread: "t3"}, "ses_c")
+	check("changed by an update", session.ListOptions{Thread: "t2"}, "ses_a2")
+	check("left by an update", session.ListOptions{Thread: "t1", RootsOnly: true}, "ses_a1")
+	if err := st.DeleteSession(ctx, "ses_a1"); err != nil {
+		t.Fatal(err)
+	}
+	check("deleted", session.ListOptions{Thread: "t1"})
+}
+
 func testDeleteSubtree(t *testing.T, st session.Store) {
 	ctx := context.Background()
 	mustCreate(t, st, newSession("ses_root", "", 0, base))

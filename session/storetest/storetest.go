@@ -27,6 +27,7 @@ func Run(t *testing.T, open func(t *testing.T) session.Store) {
 		{"Update", testUpdate},
 		{"MetadataCopyIsolation", testMetadataIsolation},
 		{"List", testList},
+		{"ListThread", testListThread},
 		{"DeleteSubtree", testDeleteSubtree},
 		{"Messages", testMessages},
 		{"MessageCopyIsolation", testMessageIsolation},

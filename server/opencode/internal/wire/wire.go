@@ -297,9 +297,9 @@ type (
 		SessionID string `json:"sessionID"`
 		Message   string `json:"message"`
 	}
-	// QueueFullError answers a prompt that would have to wait in a full
-	// queue (429): too many prompts wait in its session, or too much prompt
-	// text in all of them.
+	// QueueFullError answers a prompt past the prompt budget (429): its
+	// session or the server holds as many prompts, or as many bytes of
+	// them, as allowed; the message names the bound.
 	QueueFullError struct {
 		Name string    `json:"name" enum:"QueueFullError"`
 		Data ErrorData `json:"data"`
