@@ -17,6 +17,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/agentpool/agentpool/internal/termtext"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -39,7 +41,8 @@ func main() {
 			code = ee.code
 		}
 		if msg := err.Error(); msg != "" {
-			fmt.Fprintln(os.Stderr, "agentpool: "+strings.TrimSpace(msg))
+			// An error can quote a model, a tool or a stored session.
+			fmt.Fprintln(os.Stderr, "agentpool: "+termtext.Text(strings.TrimSpace(msg)))
 		}
 		os.Exit(code)
 	}
