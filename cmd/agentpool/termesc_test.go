@@ -174,6 +174,17 @@ func TestTerminalEscapeInjection(t *testing.T) {
 		checkShows(t, "stderr", r.stderr, "agentpool: run failed: model test: "+shownError)
 	})
 
+	t.Run("validate", func(t *testing.T) {
+		bad := filepath.Join(dir, "bad.yaml")
+		os.WriteFile(bad, []byte("agents:\n  a:\n    model: test\n    \"key\\e]52;c;VkFM\\a\": 1\n"), 0o644)
+		r := runCLI(t, dir, "validate", bad)
+		if r.code != 1 {
+			t.Fatalf("exit %d, want 1: %s", r.code, r.stderr)
+		}
+		checkNoControls(t, "stderr", r.stderr)
+		checkShows(t, "stderr", r.stderr, "bad.yaml:4: agents.a.key␛]52;c;VkFM␇")
+	})
+
 	t.Run("jsonl piped is exact", func(t *testing.T) {
 		r := runCLI(t, dir, runArgs("--db", ":memory:", "--output", "jsonl", injectedPrompt)...)
 		if r.code != exitIncomplete {
