@@ -8,6 +8,14 @@
 // when the run completed but a child session failed or a limit refused a
 // spawn; 1 when the run failed or could not start (any command's error);
 // 130 when cancelled.
+//
+// Text from models, tools and the store never drives the terminal: every
+// control character in it but the line feed and tab is shown visibly
+// (internal/termtext) on stderr, in every text output of sessions, and
+// in run's answer when stdout is a terminal. run's answer piped to a file
+// or a program is exact, as is JSON output (through a pipe the encoder's
+// bytes; on a terminal with its C1 controls written as \u escapes, the same
+// values).
 package main
 
 import (
@@ -17,6 +25,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/agentpool/agentpool/internal/termtext"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -39,7 +49,8 @@ func main() {
 			code = ee.code
 		}
 		if msg := err.Error(); msg != "" {
-			fmt.Fprintln(os.Stderr, "agentpool: "+strings.TrimSpace(msg))
+			// An error can quote a model, a tool or a stored session.
+			fmt.Fprintln(os.Stderr, "agentpool: "+termtext.Text(strings.TrimSpace(msg)))
 		}
 		os.Exit(code)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/hook"
+	"github.com/agentpool/agentpool/internal/termtext"
 	"github.com/agentpool/agentpool/internal/treeview"
 	"github.com/agentpool/agentpool/pool"
 )
@@ -58,17 +60,24 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 		return fmt.Errorf("--output must be text or jsonl, not %q", f.output)
 	}
 	reg := hook.New(hook.Options{Logger: slog.Default()})
+	// Everything written on stderr but the status tree (which makes its
+	// own text safe and draws its own escape sequences) goes through
+	// errw: names, errors, tool inputs and warnings come from models,
+	// tools and the store, and a control sequence in them is shown, never
+	// acted on, whether stderr is a terminal or not.
+	stderr := cmd.ErrOrStderr()
+	errw := termtext.NewWriter(stderr)
 	var approver *terminalApprover
-	if in, ok := cmd.InOrStdin().(*os.File); ok && term.IsTerminal(int(in.Fd())) && isTerminal(cmd.ErrOrStderr()) {
+	if in, ok := cmd.InOrStdin().(*os.File); ok && term.IsTerminal(int(in.Fd())) && isTerminal(stderr) {
 		// Tools whose policy is "ask" are asked about on the terminal.
-		approver = newTerminalApprover(in, cmd.ErrOrStderr())
+		approver = newTerminalApprover(in, errw)
 		reg.OnApproval.Use(approver.approve)
 	} else {
 		reg.OnApproval.Use(noTerminalApproval)
 	}
 	// Warnings of the runtime (a limit that refused a spawn, a store that
 	// failed) go to stderr; stdout is the answer or the event stream.
-	warnings := &warningWriter{w: cmd.ErrOrStderr()}
+	warnings := &warningWriter{w: errw}
 	defer warnings.release()
 	log := slog.New(slog.NewTextHandler(warnings, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	p, tel, err := openPoolTelemetry(f.poolFlags, pool.Options{Hooks: reg, Logger: log})
@@ -94,7 +103,16 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 	signal.Notify(pipes, syscall.SIGPIPE)
 	defer signal.Stop(pipes)
 
-	stdout := bufio.NewWriterSize(&pipeWriter{w: cmd.OutOrStdout(), cancel: cancel}, 64<<10)
+	// The answer on stdout is exact when stdout is a file or a pipe (it
+	// may be kept), and shown with its controls made visible on a
+	// terminal; JSONL on a terminal has its C1 controls escaped (the same
+	// JSON values).
+	var stdoutW io.Writer = &pipeWriter{w: cmd.OutOrStdout(), cancel: cancel}
+	stdoutTerminal := isTerminal(cmd.OutOrStdout())
+	if stdoutTerminal && f.output == "jsonl" {
+		stdoutW = termtext.NewJSONWriter(stdoutW)
+	}
+	stdout := bufio.NewWriterSize(stdoutW, 64<<10)
 	defer stdout.Flush()
 	var sink event.Sink
 	var js *jsonlSink
@@ -102,13 +120,12 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 	var tree *treeview.Live
 	switch f.output {
 	case "jsonl":
-		js = newJSONLSink(stdout, os.Stderr)
+		js = newJSONLSink(stdout, errw)
 		defer js.stop()
 		sink = js
 	default:
-		errw := cmd.ErrOrStderr()
-		if useTree(isTerminal(errw), os.Getenv) {
-			tree = treeview.Start(errw, nil)
+		if useTree(isTerminal(stderr), os.Getenv) {
+			tree = treeview.Start(stderr, nil)
 			sink = tree
 			warnings.hold() // written after the tree's last frame
 			if approver != nil {
@@ -124,7 +141,7 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 	}
 	node := f.agent
 	if f.session != "" {
-		if node, err = resumeNode(ctx, p, f.session, f.agent, manifestName(f.config), cmd.ErrOrStderr()); err != nil {
+		if node, err = resumeNode(ctx, p, f.session, f.agent, manifestName(f.config), errw); err != nil {
 			return err
 		}
 	}
@@ -147,8 +164,11 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 			tree.Finish(treeSummary(res))
 			warnings.release()
 		}
-		printSummary(cmd.ErrOrStderr(), res)
+		printSummary(errw, res)
 		if out := res.Result.Output; out != "" {
+			if stdoutTerminal {
+				out = termtext.Text(out)
+			}
 			fmt.Fprintln(stdout, out)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/internal/termtext"
 	"github.com/agentpool/agentpool/internal/treeview"
 	"github.com/agentpool/agentpool/model"
 	"github.com/agentpool/agentpool/session"
@@ -42,8 +43,13 @@ func (f *sessionsFlags) open() (session.Store, error) {
 	return openStore("", m)
 }
 
-// withStore runs fn on the opened store and closes it.
-func (f *sessionsFlags) withStore(cmd *cobra.Command, fn func(ctx context.Context, st session.Store, w io.Writer) error) error {
+// withStore runs fn on the opened store and closes it. fn writes to w,
+// stdout made safe for a terminal: JSON output (asJSON) is exact through
+// a pipe and has its C1 controls escaped on a terminal (the same JSON
+// values); text output always has its controls made visible
+// (termtext.Text): it shows stored model and tool output, and --json is
+// the exact form.
+func (f *sessionsFlags) withStore(cmd *cobra.Command, asJSON bool, fn func(ctx context.Context, st session.Store, w io.Writer) error) error {
 	st, err := f.open()
 	if err != nil {
 		return err
@@ -52,9 +58,16 @@ func (f *sessionsFlags) withStore(cmd *cobra.Command, fn func(ctx context.Contex
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	w := bufio.NewWriterSize(cmd.OutOrStdout(), 64<<10)
+	buf := bufio.NewWriterSize(cmd.OutOrStdout(), 64<<10)
+	var w io.Writer = termtext.NewWriter(buf)
+	if asJSON {
+		w = buf
+		if isTerminal(cmd.OutOrStdout()) {
+			w = termtext.NewJSONWriter(buf)
+		}
+	}
 	err = fn(ctx, st, w)
-	return errors.Join(err, w.Flush(), st.Close())
+	return errors.Join(err, buf.Flush(), st.Close())
 }
 
 func newSessionsCmd() *cobra.Command {
@@ -109,7 +122,7 @@ func newSessionsListCmd(f *sessionsFlags) *cobra.Command {
 		Short: "List sessions, newest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return f.withStore(cmd, func(ctx context.Context, st session.Store, w io.Writer) error {
+			return f.withStore(cmd, asJSON, func(ctx context.Context, st session.Store, w io.Writer) error {
 				list, err := st.ListSessions(ctx, session.ListOptions{RootsOnly: roots, Limit: limit})
 				if err != nil {
 					return err
@@ -129,7 +142,7 @@ func newSessionsListCmd(f *sessionsFlags) *cobra.Command {
 				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "ID\tAGENT\tSTATUS\tDEPTH\tTOKENS\tCOST\tCREATED\tTITLE")
 				for _, s := range list {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", s.ID, s.AgentName, status(s), s.Depth,
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", termtext.Line(s.ID), termtext.Line(s.AgentName), termtext.Line(status(s)), s.Depth,
 						s.TotalUsage.InputTokens+s.TotalUsage.OutputTokens, money(s.TotalCost),
 						s.CreatedAt.Local().Format("2006-01-02 15:04:05"), oneLine(s.Title, 60))
 				}
@@ -157,8 +170,10 @@ func money(c float64) string {
 	return fmt.Sprintf("$%.4f", c)
 }
 
+// oneLine is s on one line with its controls made visible, cut to n
+// characters.
 func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = strings.Join(strings.Fields(termtext.Line(s)), " ")
 	if r := []rune(s); len(r) > n {
 		return string(r[:n]) + "…"
 	}
@@ -203,7 +218,7 @@ func newSessionsTreeCmd(f *sessionsFlags) *cobra.Command {
 			"until the session ends (on a terminal; else it prints the tree once the session has ended).",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return f.withStore(cmd, func(ctx context.Context, st session.Store, w io.Writer) error {
+			return f.withStore(cmd, asJSON, func(ctx context.Context, st session.Store, w io.Writer) error {
 				s, err := resolveSession(ctx, st, args[0])
 				if err != nil {
 					return err
@@ -243,7 +258,7 @@ func newSessionsShowCmd(f *sessionsFlags) *cobra.Command {
 		Short: "Show a session's conversation",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return f.withStore(cmd, func(ctx context.Context, st session.Store, w io.Writer) error {
+			return f.withStore(cmd, asJSON, func(ctx context.Context, st session.Store, w io.Writer) error {
 				s, err := resolveSession(ctx, st, args[0])
 				if err != nil {
 					return err
@@ -268,7 +283,7 @@ func newSessionsShowCmd(f *sessionsFlags) *cobra.Command {
 				if s.ParentID != "" {
 					fmt.Fprintf(w, " · child of %s", s.ParentID)
 				}
-				fmt.Fprintf(w, "\n%s\n", s.Title)
+				fmt.Fprintf(w, "\n%s\n", termtext.Line(s.Title))
 				for _, m := range msgs {
 					printMessage(w, m, spawned)
 				}
@@ -341,7 +356,7 @@ func newSessionsEventsCmd(f *sessionsFlags) *cobra.Command {
 			"events (docs/spec/EVENTS.md §3, invariant 5). --json prints one event per line (JSONL).",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return f.withStore(cmd, func(ctx context.Context, st session.Store, w io.Writer) error {
+			return f.withStore(cmd, asJSON, func(ctx context.Context, st session.Store, w io.Writer) error {
 				s, err := resolveSession(ctx, st, args[0])
 				if err != nil {
 					return err
@@ -454,7 +469,7 @@ func newSessionsDeleteCmd(f *sessionsFlags) *cobra.Command {
 		Short: "Delete a session with its whole subtree, messages and events",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return f.withStore(cmd, func(ctx context.Context, st session.Store, w io.Writer) error {
+			return f.withStore(cmd, false, func(ctx context.Context, st session.Store, w io.Writer) error {
 				// Deleting needs the exact id: no prefixes.
 				all, err := session.Subtree(ctx, st, args[0])
 				if err != nil {

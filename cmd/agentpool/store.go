@@ -12,6 +12,7 @@ import (
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/hook"
 	"github.com/agentpool/agentpool/hook/command"
+	"github.com/agentpool/agentpool/internal/termtext"
 	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/session/memory"
 	"github.com/agentpool/agentpool/session/postgres"
@@ -33,7 +34,7 @@ func openStore(dbFlag string, m *config.Manifest) (session.Store, error) {
 	if path == memoryDB {
 		return memory.New(), nil
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	log := slog.New(slog.NewTextHandler(termtext.NewWriter(os.Stderr), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	if postgres.IsURL(path) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()

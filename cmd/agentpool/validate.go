@@ -9,6 +9,7 @@ import (
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/hook"
 	"github.com/agentpool/agentpool/hook/command"
+	"github.com/agentpool/agentpool/internal/termtext"
 	"github.com/agentpool/agentpool/pool"
 )
 
@@ -27,14 +28,16 @@ func newValidateCmd() *cobra.Command {
 			if err == nil {
 				err = command.Install(reg, m, command.Options{})
 			}
+			// A manifest's text is shown, never acted on by the terminal.
+			errw := termtext.NewWriter(cmd.ErrOrStderr())
 			if err != nil {
-				fmt.Fprintln(cmd.ErrOrStderr(), err)
+				fmt.Fprintln(errw, err)
 				return &exitError{code: 1, msg: ""}
 			}
 			// Warnings name accepted keys that change nothing (AgentPool
 			// features agentpool does not use); the manifest is valid.
 			for _, w := range m.Warnings {
-				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
+				fmt.Fprintln(errw, "warning:", w)
 			}
 			// Building the pool checks what the schema cannot (models, tools).
 			p, err := pool.New(m, pool.Options{Hooks: reg})

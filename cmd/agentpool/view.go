@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/internal/termtext"
 	"github.com/agentpool/agentpool/internal/treeview"
 	"github.com/agentpool/agentpool/pool"
 	"github.com/agentpool/agentpool/spawn"
@@ -40,7 +41,11 @@ func (v *liveView) Emit(e event.Event) {
 }
 
 // renderLine is the text form of one event, or "" when it is not shown.
+// What the event carries (names, descriptions, tool titles, errors) is
+// put on one line with its controls made visible (termtext.Line): one
+// event is one line, and a model cannot draw a line of its own.
 func renderLine(e event.Event) string {
+	line := termtext.Line
 	switch e := e.(type) {
 	case event.SpawnSessionStart:
 		icon := "🚀"
@@ -51,7 +56,7 @@ func renderLine(e event.Event) string {
 		if desc == "" {
 			desc = string(e.SpawnMechanism)
 		}
-		return fmt.Sprintf("%s **`%s`**: %s", icon, e.SourceName, desc)
+		return fmt.Sprintf("%s **`%s`**: %s", icon, line(e.SourceName), line(desc))
 	case event.SpawnSessionEnd:
 		icon := map[event.StopReason]string{event.StopCompleted: "✓", event.StopAborted: "⊘"}[e.StopReason]
 		if icon == "" {
@@ -61,18 +66,18 @@ func renderLine(e event.Event) string {
 		if e.Usage != nil {
 			tokens = e.Usage.InputTokens + e.Usage.OutputTokens
 		}
-		line := fmt.Sprintf("%s `%s` %s in %s, %d tokens", icon, e.SourceName, e.StopReason, time.Duration(e.DurationMS)*time.Millisecond, tokens)
+		s := fmt.Sprintf("%s `%s` %s in %s, %d tokens", icon, line(e.SourceName), line(string(e.StopReason)), time.Duration(e.DurationMS)*time.Millisecond, tokens)
 		if e.Error != "" {
-			line += ": " + e.Error
+			s += ": " + line(e.Error)
 		}
-		return line
+		return s
 	case event.ToolCallStart:
-		return fmt.Sprintf("· %s", e.Title)
+		return fmt.Sprintf("· %s", line(e.Title))
 	case event.RunError:
-		return fmt.Sprintf("✗ %s: %s", e.AgentName, e.Message)
+		return fmt.Sprintf("✗ %s: %s", line(e.AgentName), line(e.Message))
 	case event.Custom:
 		if e.EventType == spawn.EventSpawnRefused {
-			return fmt.Sprintf("⊘ **`%v`** refused by %v %v", e.EventData["node"], e.EventData["limit"], e.EventData["max"])
+			return line(fmt.Sprintf("⊘ **`%v`** refused by %v %v", e.EventData["node"], e.EventData["limit"], e.EventData["max"]))
 		}
 	}
 	return ""

@@ -11,4 +11,10 @@
 // and ticks for the spinner and elapsed times; `agentpool sessions tree`
 // draws a stored session's replayed stream with the same renderer, and
 // [Watch] redraws it while another process runs it (`--watch`).
+//
+// A frame's only escape sequences are the renderer's own (colours, and
+// bubbletea's cursor moves around it): every text it draws that came from
+// the events (session, agent and tool names, errors, ids, the root's
+// answer) goes through internal/termtext, so that a control sequence in
+// model or tool output is shown, never acted on by the terminal.
 package treeview

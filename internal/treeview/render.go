@@ -9,6 +9,7 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/internal/termtext"
 )
 
 // Options say how a frame is drawn.
@@ -89,9 +90,10 @@ func (m *Model) Render(o Options) string {
 }
 
 // lastLines is the end of the root's answer: its last n lines, wrapped
-// to width cells (0: not wrapped).
+// to width cells (0: not wrapped), with its controls made visible
+// (termtext.Text): it is model output.
 func (m *Model) lastLines(n, width int) []string {
-	ans := strings.TrimRight(m.answer.String(), "\n")
+	ans := strings.TrimRight(termtext.Text(m.answer.String()), "\n")
 	if ans == "" || n <= 0 {
 		return nil
 	}
@@ -190,24 +192,26 @@ func childNoun(n *Node) string {
 	return "session"
 }
 
-// describe is the line of one session.
+// describe is the line of one session. What the events carry (names,
+// tool names, errors, ids) goes through termtext.Line: a control
+// character in it is shown, never acted on, and the line stays one line.
 func (r *renderer) describe(n *Node) string {
 	st := r.st
-	name := n.Name
+	name := termtext.Line(n.Name)
 	if name == "" {
 		name = "run"
 	}
 	parts := []string{}
 	head := st.name.Render(name)
 	if n.Mechanism != "" {
-		head += " " + st.dim.Render("["+n.Mechanism+"]")
+		head += " " + st.dim.Render("["+termtext.Line(n.Mechanism)+"]")
 	}
 	tokens := subtreeTokens(n)
 	cost := subtreeCost(n)
 	if !n.Done {
 		head = st.run.Render(spinner[r.o.Frame%len(spinner)]) + " " + head
 		parts = append(parts, head, duration(r.o.Now.Sub(n.Start)))
-		act := n.activity
+		act := termtext.Line(n.activity)
 		switch {
 		case act != "":
 		case len(n.Children) > 0 && n.finished < len(n.Children):
@@ -235,11 +239,11 @@ func (r *renderer) describe(n *Node) string {
 		parts = append(parts, duration(n.Duration))
 	}
 	if r.o.IDs && n.ID != "" {
-		parts = append(parts, st.dim.Render(n.ID))
+		parts = append(parts, st.dim.Render(termtext.Line(n.ID)))
 	}
 	s := strings.Join(parts, st.dim.Render(" · "))
 	if n.Err != "" && n.Stop != event.StopCompleted {
-		s += st.bad.Render(": " + oneLine(n.Err, 100))
+		s += st.bad.Render(": " + oneLine(termtext.Line(n.Err), 100))
 	}
 	return s
 }
