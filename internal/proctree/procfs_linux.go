@@ -1,0 +1,148 @@
+package proctree
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// proc is what /proc/PID/stat says of a process.
+type proc struct {
+	ppid   int
+	zombie bool   // dead, waiting to be reaped (states Z, X)
+	start  uint64 // start time in clock ticks after boot: with the pid, the process's identity
+}
+
+// readStat reads /proc/PID/stat; false when the process is gone.
+func readStat(pid int) (proc, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return proc{}, false
+	}
+	return parseStat(b)
+}
+
+// parseStat parses "pid (comm) state ppid pgrp session ... starttime ...":
+// comm may hold spaces and ')', so the fields are counted from the last
+// ')'.
+func parseStat(b []byte) (proc, bool) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return proc{}, false
+	}
+	f := bytes.Fields(b[i+1:])
+	if len(f) < 20 {
+		return proc{}, false
+	}
+	ppid, err1 := strconv.Atoi(string(f[1]))
+	start, err2 := strconv.ParseUint(string(f[19]), 10, 64)
+	if err1 != nil || err2 != nil {
+		return proc{}, false
+	}
+	s := f[0]
+	return proc{ppid: ppid, zombie: len(s) == 1 && (s[0] == 'Z' || s[0] == 'X' || s[0] == 'x'), start: start}, true
+}
+
+// readProcs reads the stat of every process; false when /proc cannot be
+// listed.
+func readProcs() (map[int]proc, bool) {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return nil, false
+	}
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		return nil, false
+	}
+	procs := make(map[int]proc, len(names))
+	for _, name := range names {
+		if name[0] < '0' || name[0] > '9' {
+			continue
+		}
+		pid, err := strconv.Atoi(name)
+		if err != nil {
+			continue
+		}
+		if p, ok := readStat(pid); ok {
+			procs[pid] = p
+		}
+	}
+	return procs, true
+}
+
+// childrenOfSelf lists this process's children from
+// /proc/self/task/*/children (an adopted orphan is the child of one of its
+// threads), or from every process's stat when the kernel has no such file.
+func childrenOfSelf() []int {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err == nil && len(tasks) > 0 {
+		var kids []int
+		ok := true
+		for _, task := range tasks {
+			b, err := os.ReadFile("/proc/self/task/" + task.Name() + "/children")
+			if os.IsNotExist(err) && len(kids) == 0 {
+				ok = false // no CONFIG_PROC_CHILDREN (or the thread ended: scanned below)
+				break
+			}
+			for _, f := range strings.Fields(string(b)) {
+				if pid, err := strconv.Atoi(f); err == nil {
+					kids = append(kids, pid)
+				}
+			}
+		}
+		if ok {
+			return kids
+		}
+	}
+	procs, _ := readProcs()
+	self := os.Getpid()
+	var kids []int
+	for pid, p := range procs {
+		if p.ppid == self {
+			kids = append(kids, pid)
+		}
+	}
+	return kids
+}
+
+// hasEnv reports whether process pid's initial environment holds kv
+// ("NAME=value"); false when it cannot be read (another user's process,
+// a zombie).
+func hasEnv(pid int, kv string) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		return false
+	}
+	for len(b) > 0 {
+		var entry []byte
+		entry, b, _ = bytes.Cut(b, []byte{0})
+		if string(entry) == kv {
+			return true
+		}
+	}
+	return false
+}
+
+// descendants returns the processes of procs descended from the roots,
+// the roots included (those procs has).
+func descendants(procs map[int]proc, roots []int) map[int]proc {
+	kids := make(map[int][]int, len(procs))
+	for pid, p := range procs {
+		kids[p.ppid] = append(kids[p.ppid], pid)
+	}
+	out := map[int]proc{}
+	queue := append([]int(nil), roots...)
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		p, ok := procs[pid]
+		if _, seen := out[pid]; seen || !ok {
+			continue
+		}
+		out[pid] = p
+		queue = append(queue, kids[pid]...)
+	}
+	return out
+}
