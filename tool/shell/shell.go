@@ -38,7 +38,7 @@ var (
 	// SIGKILL.
 	termGrace = 2 * time.Second
 	// readGrace is how long output is still read after the tree was
-	// killed, for a process outside the group that holds the output open.
+	// killed, for a process that escaped the tree and holds the output open.
 	readGrace = 500 * time.Millisecond
 )
 
