@@ -5,6 +5,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // proc is what /proc/PID/stat says of a process.
@@ -16,11 +18,46 @@ type proc struct {
 
 // readStat reads /proc/PID/stat; false when the process is gone.
 func readStat(pid int) (proc, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	var buf [512]byte
+	return readStatInto(pid, buf[:])
+}
+
+// readStatInto reads /proc/PID/stat with buf (a stat line is a few
+// hundred bytes).
+func readStatInto(pid int, buf []byte) (proc, bool) {
+	b, err := readProcFile("/proc/"+strconv.Itoa(pid)+"/stat", buf)
 	if err != nil {
 		return proc{}, false
 	}
 	return parseStat(b)
+}
+
+// readProcFile reads a /proc file into buf, growing it when needed. It
+// uses the system calls themselves: an os.File costs more than the read
+// (the walk reads every process's stat).
+func readProcFile(path string, buf []byte) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	n := 0
+	for {
+		if n == len(buf) {
+			buf = append(buf, make([]byte, len(buf)+512)...)
+		}
+		m, err := unix.Read(fd, buf[n:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if m == 0 {
+			return buf[:n], nil
+		}
+		n += m
+	}
 }
 
 // parseStat parses "pid (comm) state ppid pgrp session ... starttime ...":
@@ -57,6 +94,7 @@ func readProcs() (map[int]proc, bool) {
 		return nil, false
 	}
 	procs := make(map[int]proc, len(names))
+	buf := make([]byte, 512)
 	for _, name := range names {
 		if name[0] < '0' || name[0] > '9' {
 			continue
@@ -65,7 +103,7 @@ func readProcs() (map[int]proc, bool) {
 		if err != nil {
 			continue
 		}
-		if p, ok := readStat(pid); ok {
+		if p, ok := readStatInto(pid, buf); ok {
 			procs[pid] = p
 		}
 	}
@@ -111,7 +149,7 @@ func childrenOfSelf() []int {
 // ("NAME=value"); false when it cannot be read (another user's process,
 // a zombie).
 func hasEnv(pid int, kv string) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	b, err := readProcFile("/proc/"+strconv.Itoa(pid)+"/environ", make([]byte, 4096))
 	if err != nil {
 		return false
 	}

@@ -267,3 +267,35 @@ func TestStartFailure(t *testing.T) {
 		}
 	})
 }
+
+// An escaped process that exits on its own while its tree still runs is
+// reaped at its SIGCHLD, not left a zombie until the tree ends.
+func TestReaperReapsAdoptedZombie(t *testing.T) {
+	eachMode(t, func(t *testing.T) {
+		hold(t, ReapTrees)
+		dir := t.TempDir()
+		cmd := exec.Command("/bin/sh", "-c", `setsid sh -c 'echo $$ > escaped.tmp && mv escaped.tmp escaped; while [ ! -e stop ]; do sleep 0.01; done' &
+while [ ! -s escaped ]; do sleep 0.01; done`)
+		cmd.Dir = dir
+		tr := New(cmd)
+		if err := tr.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = tr.End() })
+		if err := tr.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := os.ReadFile(filepath.Join(dir, "escaped"))
+		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		if p, ok := readStat(pid); !ok || p.ppid != os.Getpid() {
+			t.Fatalf("the escaped process %d is not this subreaper's child (%v)", pid, ok)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "stop"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if !pollDead(10*time.Second, func() bool { return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) }) {
+			p, _ := readStat(pid)
+			t.Errorf("the escaped process %d was not reaped (zombie %v)", pid, p.zombie)
+		}
+	})
+}
