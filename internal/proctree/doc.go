@@ -60,7 +60,7 @@
 //     process reparented to another subreaper than init.
 //   - A walk-mode process that escaped, then exited before any walk saw
 //     it, stays a zombie child of a ReapTrees subreaper (ReapAll reaps
-//     it).
+//     it). Without /proc the walk reaches the root's process group only.
 //   - When this process itself is SIGKILLed nothing runs its Ends: the
 //     trees survive it (stdio MCP servers get SIGKILL as their
 //     parent-death signal).

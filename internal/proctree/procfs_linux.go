@@ -145,22 +145,22 @@ func childrenOfSelf() []int {
 	return kids
 }
 
-// hasEnv reports whether process pid's initial environment holds kv
-// ("NAME=value"); false when it cannot be read (another user's process,
-// a zombie).
-func hasEnv(pid int, kv string) bool {
+// markOf returns the "markEnv=value" entry of process pid's initial
+// environment; "" when it has none or it cannot be read (another user's
+// process, a zombie).
+func markOf(pid int) string {
 	b, err := readProcFile("/proc/"+strconv.Itoa(pid)+"/environ", make([]byte, 4096))
 	if err != nil {
-		return false
+		return ""
 	}
 	for len(b) > 0 {
 		var entry []byte
 		entry, b, _ = bytes.Cut(b, []byte{0})
-		if string(entry) == kv {
-			return true
+		if v, ok := bytes.CutPrefix(entry, []byte(markEnv+"=")); ok {
+			return markEnv + "=" + string(v)
 		}
 	}
-	return false
+	return ""
 }
 
 // descendants returns the processes of procs descended from the roots,

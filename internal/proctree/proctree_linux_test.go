@@ -262,7 +262,10 @@ func TestStartFailure(t *testing.T) {
 				t.Errorf("cgroup %s left: %v", tr.sys.cg.dir, err)
 			}
 		}
-		if n := len(markedTrees()); n != 0 {
+		marked.mu.Lock()
+		n := len(marked.trees)
+		marked.mu.Unlock()
+		if n != 0 {
 			t.Errorf("%d marked trees left", n)
 		}
 	})

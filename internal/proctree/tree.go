@@ -12,7 +12,8 @@ import (
 var endBound = 5 * time.Second
 
 // Tree is a command started as the root of a process tree, with every
-// process it starts. It is safe for concurrent use.
+// process it starts. Once Start has returned its methods are safe for
+// concurrent use (the Cancel it installs may run during Start).
 type Tree struct {
 	cmd *exec.Cmd
 	sys treeSys // the platform's part
@@ -25,7 +26,8 @@ type Tree struct {
 // process group of its own and, on Linux, in a cgroup of its own or with
 // the tree's mark in its environment. A Cancel function that
 // exec.CommandContext set is replaced by one that kills the whole tree.
-// Start it with Start; call End once done with it.
+// Call New once cmd is configured (the mark is added to its Env), then
+// Start, and End once done with it.
 func New(cmd *exec.Cmd) *Tree {
 	t := &Tree{cmd: cmd}
 	if cmd.SysProcAttr == nil {

@@ -147,8 +147,9 @@ func (t *Tree) running() []int {
 	if cg := t.sys.cg; cg != nil {
 		return cg.pids()
 	}
+	ms, _ := t.members()
 	var pids []int
-	for pid, p := range t.members() {
+	for pid, p := range ms {
 		if !p.zombie {
 			pids = append(pids, pid)
 		}

@@ -97,33 +97,24 @@ func markedTree(pid int) *Tree {
 	if n == 0 {
 		return nil
 	}
-	for mark, t := range markedTrees() {
-		if hasEnv(pid, mark) {
-			return t
-		}
+	mark := markOf(pid)
+	if mark == "" {
+		return nil
 	}
-	return nil
-}
-
-func markedTrees() map[string]*Tree {
 	marked.mu.Lock()
 	defer marked.mu.Unlock()
-	m := make(map[string]*Tree, len(marked.trees))
-	for k, v := range marked.trees {
-		m[k] = v
-	}
-	return m
+	return marked.trees[mark]
 }
 
 // members walks /proc for the processes of t (zombies included): the
 // descendants of its root while the root is not reaped, of the processes
 // that carry its mark (escaped ones, adopted by this process when it is a
 // subreaper, by another otherwise), and of those seen in it before; it
-// records them as seen.
-func (t *Tree) members() map[int]proc {
+// records them as seen. False when /proc cannot be read.
+func (t *Tree) members() (map[int]proc, bool) {
 	procs, ok := readProcs()
 	if !ok {
-		return nil
+		return nil, false
 	}
 	root, rootStart := t.rootProcess()
 	var roots []int
@@ -139,7 +130,7 @@ func (t *Tree) members() map[int]proc {
 		// A process that left the tree was adopted by this process
 		// (a subreaper) or by some other: with a subreaper only this
 		// one's children need reading.
-		if (!adopting || p.ppid == self) && hasEnv(pid, t.sys.mark) {
+		if (!adopting || p.ppid == self) && markOf(pid) == t.sys.mark {
 			roots = append(roots, pid)
 		} else if seenIn(pid, p.start) == t {
 			roots = append(roots, pid)
@@ -148,7 +139,7 @@ func (t *Tree) members() map[int]proc {
 	ms := descendants(procs, roots)
 	delete(ms, self)
 	see(t, ms)
-	return ms
+	return ms, true
 }
 
 // sameProcess returns the check of signalIf for a process that started
@@ -162,10 +153,16 @@ func sameProcess(start uint64) func(pid int) bool {
 
 // signalMembers sends sig to the running members of t; false when none
 // runs. The root is signalled through os.Process, which holds its pidfd.
+// Without /proc only the root's process group can be reached.
 func (t *Tree) signalMembers(sig syscall.Signal) bool {
 	root, _ := t.rootProcess()
+	ms, ok := t.members()
+	if !ok {
+		_ = syscall.Kill(-root, sig)
+		return syscall.Kill(-root, 0) == nil
+	}
 	running := false
-	for pid, p := range t.members() {
+	for pid, p := range ms {
 		if p.zombie {
 			continue
 		}
@@ -181,7 +178,12 @@ func (t *Tree) signalMembers(sig syscall.Signal) bool {
 
 // livingMember reports whether a member of t runs.
 func (t *Tree) livingMember() bool {
-	for _, p := range t.members() {
+	ms, ok := t.members()
+	if !ok {
+		root, _ := t.rootProcess()
+		return syscall.Kill(-root, 0) == nil
+	}
+	for _, p := range ms {
 		if !p.zombie {
 			return true
 		}
