@@ -8,6 +8,7 @@ import (
 	"github.com/agentpool/agentpool/agent"
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/internal/otelpool"
+	"github.com/agentpool/agentpool/internal/proctree"
 	"github.com/agentpool/agentpool/model"
 	"github.com/agentpool/agentpool/processor"
 	"github.com/agentpool/agentpool/session/memory"
@@ -212,6 +213,18 @@ func build(cfg Config, opts Options, m *config.Manifest) (*Pool, error) {
 		p.defaultNode = p.order[0]
 	}
 	setApprovals(cfg, opts)
+	if opts.Subreaper {
+		release, err := proctree.BecomeSubreaper(proctree.ReapTrees)
+		switch {
+		case errors.Is(err, errors.ErrUnsupported):
+			opts.Logger.Debug("pool: Options.Subreaper: not on this system; processes that leave their process group escape")
+		case err != nil:
+			b.close()
+			return nil, err
+		default:
+			p.unreap = release
+		}
+	}
 	return p, nil
 }
 

@@ -62,6 +62,17 @@ type Options struct {
 	// the session's claim, its history, the session hooks, the recorder's
 	// watchers and the caller's sink.
 	Engine Engine
+	// Subreaper makes this process a child subreaper (Linux,
+	// prctl PR_SET_CHILD_SUBREAPER) from Build until Close: a process that
+	// a shell command, a hook or an MCP server started and that was
+	// orphaned after it left its process group (setsid, then its parent
+	// exited) is reparented to this process rather than to init, so it is
+	// killed with its tree and reaped. Only such adopted processes are
+	// reaped, never a child the program waits for itself. The setting is
+	// the process's: pools that set it share it until the last one
+	// closes. Elsewhere than Linux it does nothing. (The agentpool CLI is
+	// a subreaper for its whole life.)
+	Subreaper bool
 }
 
 // SessionHooks is implemented by an Options.Hooks value that observes
@@ -104,6 +115,8 @@ type Pool struct {
 	// undecorated ones, which Node returns).
 	obs    *otelpool.Observer
 	traced map[string]spawn.Node
+	// unreap releases Options.Subreaper's hold (nil: none).
+	unreap func()
 }
 
 // ErrUnknownNode is returned for a run of a node the pool does not have.
@@ -335,12 +348,17 @@ func title(prompt string) string {
 	return prompt
 }
 
-// Close stops the pool's background shells and MCP servers, flushes and
-// closes the store, then closes Options.Engine when it is an io.Closer.
+// Close stops the pool's background shells and MCP servers (each with
+// its whole process tree), flushes and closes the store, closes
+// Options.Engine when it is an io.Closer, then releases
+// Options.Subreaper.
 func (p *Pool) Close() error {
 	err := errors.Join(p.builtins.close(), p.store.Flush(context.Background()), p.store.Close())
 	if c, ok := p.engine.(io.Closer); ok {
 		err = errors.Join(err, c.Close())
+	}
+	if p.unreap != nil {
+		p.unreap() // after the trees ended with the builtins
 	}
 	return err
 }

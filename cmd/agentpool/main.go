@@ -26,6 +26,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentpool/agentpool/internal/proctree"
 	"github.com/agentpool/agentpool/internal/termtext"
 )
 
@@ -40,7 +41,21 @@ type exitError struct {
 
 func (e *exitError) Error() string { return e.msg }
 
-func main() {
+func main() { os.Exit(execute()) }
+
+// execute runs the command line and returns the exit code. For all of it
+// (run, serve, worker and the rest) the process is a child subreaper with
+// proctree.ReapAll, the policy of a program all of whose children are
+// process trees (the shell tools', the hooks', the MCP servers'): what
+// they leave behind, in a session of its own or orphaned, is reparented
+// to agentpool, killed with its tree and reaped, and whatever still
+// descends from agentpool when the command returns is killed.
+func execute() int {
+	release, err := proctree.BecomeSubreaper(proctree.ReapAll)
+	if err != nil && !errors.Is(err, errors.ErrUnsupported) {
+		fmt.Fprintln(os.Stderr, "agentpool: warning: processes that leave their process group may outlive a run: "+err.Error())
+	}
+	defer release()
 	root := newRootCmd()
 	if err := root.Execute(); err != nil {
 		code := 1
@@ -52,8 +67,9 @@ func main() {
 			// An error can quote a model, a tool or a stored session.
 			fmt.Fprintln(os.Stderr, "agentpool: "+termtext.Text(strings.TrimSpace(msg)))
 		}
-		os.Exit(code)
+		return code
 	}
+	return 0
 }
 
 func newRootCmd() *cobra.Command {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -361,4 +362,72 @@ func groupAlive(pgid int) bool {
 		}
 	}
 	return false
+}
+
+// TestSetsidEscape: `agentpool run` leaves no descendant behind, not even
+// one that left its process group and session (setsid) and was orphaned:
+// a background shell's escaped process and the shell itself are killed
+// and reaped by agentpool (a subreaper) whether the run completes or is
+// stopped by a signal.
+func TestSetsidEscape(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("needs /proc")
+	}
+	const escape = `echo $$ > shell.pid; setsid sh -c 'echo $$ > escaped.tmp && mv escaped.tmp escaped.pid; exec sleep 1000' & while [ ! -s escaped.pid ]; do sleep 0.01; done; echo started; sleep 1000`
+	for _, how := range []string{"completed", "SIGTERM"} {
+		t.Run(how, func(t *testing.T) {
+			dir := t.TempDir()
+			// The run completes once the escaped process runs.
+			last := `tool_calls: [{name: Bash, args: {command: "while [ ! -s escaped.pid ]; do sleep 0.01; done"}}]
+        - {text: done}`
+			if how == "SIGTERM" {
+				last = `{text: "never shown", delay: 1m}`
+			}
+			command, _ := json.Marshal(escape)
+			os.WriteFile(filepath.Join(dir, "agentpool.yaml"), []byte(`agents:
+  a:
+    tools: [execution]
+    tool_approval: {Bash: allow}
+    model:
+      type: scripted
+      turns:
+        - tool_calls: [{name: Bash, args: {command: `+string(command)+`, run_in_background: true}}]
+        - `+last+`
+`), 0o644)
+			cmd := exec.Command(cliBinary(t), "run", "--db", ":memory:", "go")
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "HOME="+t.TempDir())
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			pidIn := func(name string) int {
+				b, _ := os.ReadFile(filepath.Join(dir, name))
+				pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+				return pid
+			}
+			if how == "SIGTERM" {
+				for deadline := time.Now().Add(30 * time.Second); pidIn("escaped.pid") == 0; time.Sleep(20 * time.Millisecond) {
+					if time.Now().After(deadline) {
+						cmd.Process.Kill()
+						cmd.Wait()
+						t.Fatalf("the background shell never started: %s", stderr.String())
+					}
+				}
+				cmd.Process.Signal(syscall.SIGTERM)
+			}
+			err := cmd.Wait()
+			shell, escaped := pidIn("shell.pid"), pidIn("escaped.pid")
+			if shell == 0 || escaped == 0 {
+				t.Fatalf("the background shell did not run (%v): %s", err, stderr.String())
+			}
+			for _, pid := range []int{shell, escaped} {
+				if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+					syscall.Kill(pid, syscall.SIGKILL)
+					t.Errorf("process %d outlived agentpool run (%s): %v", pid, how, err)
+				}
+			}
+		})
+	}
 }

@@ -47,7 +47,7 @@ func (a *asyncHooks) close(ctx context.Context) {
 	select {
 	case <-done:
 	case <-ctx.Done():
-		a.stop() // kills their process groups
+		a.stop() // kills their process trees
 		<-done
 	}
 	a.stop()

@@ -36,11 +36,15 @@
 //   - A hook runs as "/bin/sh -c COMMAND", or with args as the executable
 //     itself, in the project directory (the manifest's directory), with
 //     CLAUDE_PROJECT_DIR set and ${CLAUDE_PROJECT_DIR} substituted (and
-//     CLAUDE_PLUGIN_ROOT for a plugin's hooks), in its own process group.
+//     CLAUDE_PLUGIN_ROOT for a plugin's hooks), as the root of a process
+//     tree (internal/proctree: on Linux a cgroup of its own where this
+//     process may make one, else the processes found by descent and by
+//     the tree's mark in their environment; elsewhere its process group).
 //     At its timeout (default 600 s), when the run is cancelled and when
-//     the hook exits the whole group is killed and the run goes on: a
-//     failing, hanging or crashing hook is a non-blocking error, logged and
-//     recorded, never a failed run.
+//     the hook exits the whole tree is killed, on Linux what left the
+//     process group and session (setsid, a double fork) included, and the
+//     run goes on: a failing, hanging or crashing hook is a non-blocking
+//     error, logged and recorded, never a failed run.
 //   - Exit code 0: stdout is parsed as JSON when it is JSON. Exit code 2:
 //     block, the reason is stderr. Any other code: non-blocking error.
 //   - A hook's stdout and stderr are kept to 1 MiB each. Stdout past that

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentpool/agentpool/internal/bounded"
+	"github.com/agentpool/agentpool/internal/proctree"
 )
 
 // maxOutput bounds what is kept of a hook's stdout and of its stderr.
@@ -72,7 +73,6 @@ func (b *Bridge) run(ctx context.Context, h handler, stdin []byte, env []string)
 	} else {
 		cmd = exec.CommandContext(tctx, b.opts.Shell, "-c", b.expand(h.command, h))
 	}
-	inOwnGroup(cmd)
 	cmd.WaitDelay = waitDelay
 	cmd.Dir = b.opts.ProjectDir
 	cmd.Env = append(os.Environ(), "CLAUDE_PROJECT_DIR="+b.opts.ProjectDir)
@@ -84,11 +84,18 @@ func (b *Bridge) run(ctx context.Context, h handler, stdin []byte, env []string)
 	cmd.Stdin = bytes.NewReader(stdin)
 	var stdout, stderr capped
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	// The hook runs as a process tree: a timeout or an ended run (Cancel)
+	// kills all of it, and so does the hook's exit (End), what left its
+	// process group and session included. Made last: it adds to cmd.Env.
+	tree := proctree.New(cmd)
 	start := time.Now()
-	err := cmd.Run()
-	// The hook has exited: what it left running in the background goes
-	// with it (its process group), as on a timeout.
-	killGroup(cmd)
+	err := tree.Start()
+	if err == nil {
+		err = tree.Wait()
+	}
+	if endErr := tree.End(); endErr != nil {
+		b.log.Warn("hook: processes it started could not be killed", "command", h.command, "error", endErr)
+	}
 	r := result{exitCode: -1, duration: time.Since(start), stdout: stdout.String(), stdoutCut: stdout.cut, stderr: stderr.String()}
 	if cmd.ProcessState != nil && cmd.ProcessState.Exited() {
 		r.exitCode = cmd.ProcessState.ExitCode()
@@ -96,7 +103,7 @@ func (b *Bridge) run(ctx context.Context, h handler, stdin []byte, env []string)
 	switch {
 	case tctx.Err() != nil && ctx.Err() == nil:
 		r.timedOut = true
-		r.err = fmt.Errorf("timed out after %s; its process group was killed", h.timeout)
+		r.err = fmt.Errorf("timed out after %s; it was killed with every process it started", h.timeout)
 	case ctx.Err() != nil:
 		r.err = fmt.Errorf("cancelled: %w", context.Cause(ctx))
 	case err != nil && errors.Is(err, exec.ErrWaitDelay) && r.exitCode >= 0:

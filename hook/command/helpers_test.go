@@ -16,19 +16,20 @@ import (
 	"sync"
 	"testing"
 
-	"go.uber.org/goleak"
-
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/hook"
 	"github.com/agentpool/agentpool/hook/command"
+	"github.com/agentpool/agentpool/internal/proctree/proctreetest"
 	"github.com/agentpool/agentpool/model"
 	"github.com/agentpool/agentpool/pool"
 	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/tool"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// As under the CLI, the test process is a subreaper: what a hook leaves
+// behind is reparented to it, killed with the hook's tree and reaped.
+func TestMain(m *testing.M) { proctreetest.VerifyTestMain(m) }
 
 // probe is a tool that records its calls.
 type probe struct {

@@ -61,11 +61,15 @@
 //
 // # No orphans
 //
-// A stdio server runs in its own process group with, on Linux, SIGKILL as
-// its parent-death signal (agentpool dying kills it). Whenever a server
-// process exits, what is left of its group is killed. Stopping a server
+// A stdio server runs as a process tree (internal/proctree: on Linux a
+// cgroup of its own where this process may make one, else the processes
+// found by descent and by the tree's mark in their environment;
+// elsewhere its process group) with, on Linux, SIGKILL as its
+// parent-death signal (agentpool dying kills it). Whenever a server
+// process exits, what is left of its tree is killed, on Linux what left
+// its process group and session (setsid) included. Stopping a server
 // (Close, or dropping a broken session) closes its stdin, waits a short
-// grace, then SIGKILLs the group and reaps the process. Manager.Close
+// grace, then SIGKILLs the tree and reaps the process. Manager.Close
 // ends in-flight calls, stops every server, waits for all of it and may
 // be called more than once; afterwards Tools and calls fail.
 package mcp

@@ -10,7 +10,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.uber.org/goleak"
+
+	"github.com/agentpool/agentpool/internal/proctree/proctreetest"
 )
 
 // The test binary doubles as a stdio MCP server (and as a long sleeper
@@ -32,7 +33,10 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	stopGrace = 300 * time.Millisecond
-	goleak.VerifyTestMain(m)
+	// As under the CLI, the test process is a subreaper: what a server
+	// leaves behind is reparented to it, killed with the server's tree and
+	// reaped.
+	proctreetest.VerifyTestMain(m)
 }
 
 func recordPID() {
@@ -106,9 +110,14 @@ func runHelperServer() int {
 		time.Sleep(100 * time.Millisecond)
 		return text("after garbage")
 	})
-	add("spawn", func(context.Context, textArgs) *sdk.CallToolResult {
+	// spawn starts a sleeper; with text "setsid", in a session of its own
+	// (out of the server's process group).
+	add("spawn", func(_ context.Context, in textArgs) *sdk.CallToolResult {
 		cmd := exec.Command(os.Args[0])
 		cmd.Env = append(os.Environ(), helperEnv+"=sleep")
+		if in.Text == "setsid" {
+			setsid(cmd)
+		}
 		if err := cmd.Start(); err != nil {
 			return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: err.Error()}}}
 		}

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentpool/agentpool/internal/proctree"
 )
 
 // helperServer configures the test binary as a stdio server; every helper
@@ -285,6 +287,46 @@ func TestStdioNoOrphans(t *testing.T) {
 	}
 	closeAndCheck(t, m, pids)
 	checkGone(t, child)
+}
+
+// TestSetsidEscape: a process a stdio server started in a session of its
+// own (setsid), orphaned when the server exits at Close, is killed and
+// reaped with the server's tree.
+func TestSetsidEscape(t *testing.T) {
+	for _, mode := range []string{"default", "walk"} {
+		t.Run(mode, func(t *testing.T) {
+			if mode == "walk" {
+				was := proctree.SetCgroups(false)
+				t.Cleanup(func() { proctree.SetCgroups(was) })
+			}
+			cfg, pids := helperServer(t, "helper", "")
+			m := newManager(t, cfg)
+			ts := toolset(t, m, "helper")
+			res := call(t, ts, "mcp__helper__spawn", map[string]string{"text": "setsid"})
+			wantOK(t, res, "")
+			child, err := strconv.Atoi(res.Content)
+			if err != nil {
+				t.Fatal(res.Content)
+			}
+			t.Cleanup(func() { syscall.Kill(child, syscall.SIGKILL) })
+			deadline := time.Now().Add(10 * time.Second)
+			for len(readPIDs(t, pids)) < 2 {
+				if time.Now().After(deadline) {
+					t.Fatalf("recorded pids %v, want the server and the escaped one", readPIDs(t, pids))
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			if err := m.Close(); err != nil {
+				t.Fatal(err)
+			}
+			for !errors.Is(syscall.Kill(child, 0), syscall.ESRCH) {
+				if time.Now().After(deadline) {
+					t.Fatalf("the escaped process %d outlived the server", child)
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		})
+	}
 }
 
 func TestStdioConcurrentStartAndClose(t *testing.T) {

@@ -378,7 +378,7 @@ func (sess *session) why() error {
 }
 
 // shutdown ends the session: in-flight calls return, the process (stdio)
-// gets EOF on stdin, a grace, then SIGKILL for its whole process group,
+// gets EOF on stdin, a grace, then SIGKILL for its whole process tree,
 // and the client session is closed. Idempotent; concurrent callers wait.
 func (sess *session) shutdown() {
 	sess.shutOnce.Do(func() {

@@ -11,10 +11,12 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentpool/agentpool/internal/proctree"
 )
 
 // stopGrace is how long a stdio server has to exit after its stdin is
-// closed before its process group is killed.
+// closed before its process tree is killed.
 var stopGrace = 2 * time.Second
 
 // stderrTail is how much of a server's stderr is kept for error messages.
@@ -24,6 +26,7 @@ const stderrTail = 8 << 10
 // plain pipes (no exec goroutines); its own goroutines end when it exits.
 type process struct {
 	cmd     *exec.Cmd
+	tree    *proctree.Tree
 	stdin   *os.File // our end of the server's stdin
 	stdout  *os.File // our end of the server's stdout
 	errPipe *os.File // our end of the server's stderr
@@ -36,9 +39,8 @@ type process struct {
 	stopOnce   sync.Once
 }
 
-// startProcess starts cfg's command in its own process group (which dies
-// with it, see killGroup) and, on Linux, with SIGKILL as its parent-death
-// signal.
+// startProcess starts cfg's command as a process tree (which dies with
+// it, see wait) and, on Linux, with SIGKILL as its parent-death signal.
 func startProcess(cfg ServerConfig, log *slog.Logger) (*process, error) {
 	cmd := exec.Command(cfg.Command, cfg.Args...)
 	cmd.Dir = cfg.Dir
@@ -48,7 +50,7 @@ func startProcess(cfg ServerConfig, log *slog.Logger) (*process, error) {
 			cmd.Env = append(cmd.Env, k+"="+cfg.Env[k])
 		}
 	}
-	setProcAttr(cmd)
+	setDeathSignal(cmd)
 	var files []*os.File // the six pipe ends
 	pipe := func() (r, w *os.File, err error) {
 		r, w, err = os.Pipe()
@@ -78,7 +80,8 @@ func startProcess(cfg ServerConfig, log *slog.Logger) (*process, error) {
 		return nil, err
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	err = cmd.Start()
+	tree := proctree.New(cmd) // made last: it adds to cmd.Env
+	err = tree.Start()
 	inR.Close()
 	outW.Close()
 	errW.Close()
@@ -87,7 +90,7 @@ func startProcess(cfg ServerConfig, log *slog.Logger) (*process, error) {
 		return nil, err
 	}
 	p := &process{
-		cmd: cmd, stdin: inW, stdout: outR, errPipe: errR,
+		cmd: cmd, tree: tree, stdin: inW, stdout: outR, errPipe: errR,
 		stderr: ring{max: stderrTail}, log: log,
 		exited: make(chan struct{}), stderrDone: make(chan struct{}),
 	}
@@ -97,11 +100,14 @@ func startProcess(cfg ServerConfig, log *slog.Logger) (*process, error) {
 	return p, nil
 }
 
-// wait reaps the process, then kills what is left of its process group
-// (children that would otherwise hold its stdout open, or be orphaned).
+// wait reaps the process, then kills what is left of its tree (children
+// that would otherwise hold its stdout open, or be orphaned, those in a
+// session of their own included).
 func (p *process) wait() {
-	p.exitErr = p.cmd.Wait()
-	killGroup(p.cmd.Process.Pid)
+	p.exitErr = p.tree.Wait()
+	if err := p.tree.End(); err != nil {
+		p.log.Error("mcp: processes the server started could not be killed", "pid", p.cmd.Process.Pid, "error", err)
+	}
 	p.log.Debug("mcp: server process exited", "pid", p.cmd.Process.Pid, "status", p.exitStatus())
 	close(p.exited)
 }
@@ -123,20 +129,19 @@ func (p *process) readStderr() {
 }
 
 // stop closes stdin, waits stopGrace for the server to exit, then kills
-// its process group; it returns once the process is reaped and its pipes
-// are closed.
+// its process tree; it returns once the process is reaped, its tree ended
+// and its pipes are closed.
 func (p *process) stop() {
 	p.stopOnce.Do(func() {
 		p.stdin.Close()
 		if !p.waitExit(stopGrace) {
-			killGroup(p.cmd.Process.Pid)
-			_ = p.cmd.Process.Kill()
+			p.tree.Kill()
 			if !p.waitExit(10 * time.Second) {
 				p.log.Error("mcp: server process survived SIGKILL", "pid", p.cmd.Process.Pid)
 			}
 		}
 		p.stdout.Close()
-		// The group is dead, so stderr is at EOF; bound the wait anyway.
+		// The tree is dead, so stderr is at EOF; bound the wait anyway.
 		select {
 		case <-p.stderrDone:
 		case <-time.After(time.Second):

@@ -8,13 +8,15 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
+	"github.com/agentpool/agentpool/internal/proctree"
 	"github.com/agentpool/agentpool/tool"
 	"github.com/agentpool/agentpool/tool/workspace"
 )
 
-// bgShell is a background shell: a local process group or a command in a
+// bgShell is a background shell: a local process tree or a command in a
 // front end's terminal.
 type bgShell struct {
 	t       *Toolset
@@ -25,7 +27,7 @@ type bgShell struct {
 
 	// A local shell.
 	cmd      *exec.Cmd
-	g        group
+	tree     *proctree.Tree
 	pr       *os.File
 	readDone chan error
 
@@ -107,11 +109,11 @@ func (t *Toolset) startBackground(ctx context.Context, call tool.Call, root, com
 }
 
 func (s *bgShell) startLocal(root string) error {
-	cmd, pr, err := startLocal(root, s.script)
+	cmd, tree, pr, err := startLocal(root, s.script)
 	if err != nil {
 		return err
 	}
-	s.cmd, s.g, s.pr = cmd, groupOf(cmd), pr
+	s.cmd, s.tree, s.pr = cmd, tree, pr
 	s.readDone = make(chan error, 1)
 	go func() {
 		b := make([]byte, 32<<10)
@@ -130,9 +132,9 @@ func (s *bgShell) startLocal(root string) error {
 }
 
 // waitLocal waits for the local shell, then kills what is left of its
-// group and reads the rest of its output.
+// tree and reads the rest of its output.
 func (s *bgShell) waitLocal() {
-	_ = s.cmd.Wait()
+	_ = s.tree.Wait()
 	code, sig := -1, ""
 	if s.cmd.ProcessState != nil {
 		code, sig = exitStatus(s.cmd.ProcessState)
@@ -140,7 +142,7 @@ func (s *bgShell) waitLocal() {
 	s.mu.Lock()
 	s.exited = true
 	s.mu.Unlock()
-	endGroup(s.g)
+	_ = endTree(s.tree)
 	_ = s.pr.SetReadDeadline(time.Now().Add(readGrace))
 	<-s.readDone
 	s.pr.Close()
@@ -286,7 +288,7 @@ func (s *bgShell) finish(code int, sig string, err error) {
 	t.wg.Done()
 }
 
-// stop kills the shell with its whole process group (or its terminal
+// stop kills the shell with its whole process tree (or its terminal
 // command) and waits until it finished.
 func (s *bgShell) stop() error {
 	s.mu.Lock()
@@ -312,7 +314,7 @@ func (s *bgShell) stop() error {
 		return err
 	}
 	if !exited {
-		s.g.terminate()
+		s.tree.Signal(syscall.SIGTERM)
 	}
 	select {
 	case <-s.done:
@@ -323,7 +325,7 @@ func (s *bgShell) stop() error {
 	exited = s.exited
 	s.mu.Unlock()
 	if !exited {
-		s.g.kill()
+		s.tree.Kill()
 	}
 	<-s.done
 	return nil

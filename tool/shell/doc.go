@@ -14,18 +14,25 @@
 //
 // Guarantees:
 //
-//   - The shell runs in a process group of its own. timeout is in
+//   - The shell runs as the root of a process tree (internal/proctree):
+//     on Linux a cgroup of its own when this process may make one, else
+//     the processes found in /proc by descent and by the tree's mark in
+//     their environment; elsewhere its process group. timeout is in
 //     milliseconds: default 120000, at most 600000 (a larger value is
 //     clamped and the result says so). At the timeout, or when the call's
-//     context ends (or Close is called), the whole group gets SIGTERM, then
-//     SIGKILL if it still runs 2 s later, so background grandchildren
-//     ("sleep 1000 &") die too. After the shell exits, whatever is left of
-//     its group is killed the same way: no process of the group outlives
+//     context ends (or Close is called), the whole tree gets SIGTERM,
+//     then SIGKILL if it still runs 2 s later, so background
+//     grandchildren ("sleep 1000 &") die too, and on Linux those that
+//     left the group and session ("setsid sleep 1000 &", a daemon's
+//     double fork) as well. After the shell exits, whatever is left of
+//     its tree is killed the same way: no process of the tree outlives
 //     the call (a lasting process is what run_in_background is for).
+//     When the process is a subreaper (the CLI; pool.Options.Subreaper)
+//     it reaps the orphans it adopted, so none stays a zombie.
 //   - The call never hangs on an output pipe: stdout and stderr share one
 //     pipe (their interleaving is kept) that is read for at most 0.5 s
-//     more once the group is gone, for a process that left the group
-//     (setsid) and still holds it.
+//     more once the tree is gone, for a process that escaped it (outside
+//     Linux: one that left the process group) and still holds it.
 //   - Output longer than 30,000 characters is cut in the middle: the first
 //     and the last 15,000 are kept, with the line
 //     "[... N characters cut from the middle of the output ...]" between
@@ -57,8 +64,8 @@
 // exited with code N", "Status: killed" (by KillShell or Close) or
 // "Status: terminated by SIGNAL". Once the status is not running the
 // output shown is complete. KillShell{shell_id} kills the shell's whole
-// process group (SIGTERM, then SIGKILL after 2 s) and waits for it. When a
-// background shell exits, what is left of its group is killed too.
+// process tree (SIGTERM, then SIGKILL after 2 s) and waits for it. When a
+// background shell exits, what is left of its tree is killed too.
 //
 // A background shell belongs to the session that started it
 // (tool.Call.SessionID): BashOutput and KillShell from another session
@@ -81,5 +88,5 @@
 // Process groups are then the front end's business.
 //
 // On systems without process groups (not Unix) only the shell itself is
-// killed.
+// killed. The limits of a tree are proctree's (see its package doc).
 package shell

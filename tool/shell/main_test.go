@@ -3,13 +3,11 @@ package shell
 import (
 	"testing"
 
-	"go.uber.org/goleak"
+	"github.com/agentpool/agentpool/internal/proctree/proctreetest"
 )
 
-func TestMain(m *testing.M) {
-	// Orphaned grandchildren are reparented to the test process, which
-	// reaps them in gone (an init that does not reap would keep them as
-	// zombies that signal 0 still reaches).
-	becomeSubreaper()
-	goleak.VerifyTestMain(m)
-}
+// As under the CLI, the test process is a subreaper: orphaned
+// grandchildren are reparented to it, killed with their tree and reaped
+// (an init that does not reap would keep them as zombies that signal 0
+// still reaches).
+func TestMain(m *testing.M) { proctreetest.VerifyTestMain(m) }

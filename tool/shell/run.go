@@ -8,8 +8,10 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"time"
 
+	"github.com/agentpool/agentpool/internal/proctree"
 	"github.com/agentpool/agentpool/tool"
 	"github.com/agentpool/agentpool/tool/workspace"
 )
@@ -89,38 +91,37 @@ func exitLine(code int, signal string) string {
 	return fmt.Sprintf("Exit code: %d", code)
 }
 
-// startLocal starts command in its own process group with stdout and
-// stderr on one pipe (so their order is kept); the caller reads r and must
-// close it.
-func startLocal(root, command string) (*exec.Cmd, *os.File, error) {
+// startLocal starts command as a process tree (see proctree) with stdout
+// and stderr on one pipe (so their order is kept); the caller reads r and
+// must close it, and end the tree.
+func startLocal(root, command string) (*exec.Cmd, *proctree.Tree, *os.File, error) {
 	pr, pw, err := os.Pipe()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	cmd := exec.Command(shellPath, "-c", command)
 	cmd.Dir = root
 	cmd.Stdout, cmd.Stderr = pw, pw
-	prepare(cmd)
-	err = cmd.Start()
+	tree := proctree.New(cmd)
+	err = tree.Start()
 	pw.Close() // the shell has its copy
 	if err != nil {
 		pr.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return cmd, pr, nil
+	return cmd, tree, pr, nil
 }
 
 // runLocal runs command here. At the timeout, or when ctx ends, the whole
-// process group gets SIGTERM, then SIGKILL after termGrace; after the
-// shell exits what is left of its group is killed the same way.
+// process tree gets SIGTERM, then SIGKILL after termGrace; after the
+// shell exits what is left of its tree is killed the same way.
 func runLocal(ctx context.Context, root, command string, timeoutMS int) run {
 	r := run{code: -1, timeoutMS: timeoutMS}
-	cmd, pr, err := startLocal(root, command)
+	cmd, tree, pr, err := startLocal(root, command)
 	if err != nil {
 		r.err = err
 		return r
 	}
-	g := groupOf(cmd)
 	c := newCapture(maxOutputChars)
 	readDone := make(chan error, 1)
 	go func() {
@@ -142,50 +143,49 @@ func runLocal(ctx context.Context, root, command string, timeoutMS int) run {
 		case <-ctx.Done():
 			r.cancelled = true
 		}
-		g.terminate()
+		tree.Signal(syscall.SIGTERM)
 		grace := time.NewTimer(termGrace)
 		defer grace.Stop()
 		select {
 		case <-exited:
 		case <-grace.C:
-			g.kill()
+			tree.Kill()
 		}
 	}()
-	_ = cmd.Wait()
+	_ = tree.Wait()
 	close(exited)
 	<-watched
 	if cmd.ProcessState != nil {
 		r.code, r.signal = exitStatus(cmd.ProcessState)
 	}
-	endGroup(g)
+	if err := endTree(tree); err != nil {
+		r.notes = append(r.notes, "Some processes the command started could not be killed: "+err.Error())
+	}
 	_ = pr.SetReadDeadline(time.Now().Add(readGrace))
 	if err := <-readDone; errors.Is(err, os.ErrDeadlineExceeded) {
-		r.notes = append(r.notes, "A process outside the command's process group kept its output open; reading stopped there.")
+		r.notes = append(r.notes, "A process that escaped the command's process tree kept its output open; reading stopped there.")
 	}
 	pr.Close()
 	r.output, r.cut = c.text()
 	return r
 }
 
-// endGroup kills what is left of a group whose shell exited: SIGTERM,
-// then SIGKILL to what still runs after termGrace.
-func endGroup(g group) {
-	if !g.alive() {
-		return
+// endTree ends what is left of a tree whose shell exited: SIGTERM, then
+// SIGKILL to what still runs after termGrace (End), which also reaps the
+// processes this one adopted.
+func endTree(tree *proctree.Tree) error {
+	if tree.Alive() {
+		tree.Signal(syscall.SIGTERM)
+		waitDead(tree, termGrace)
 	}
-	g.terminate()
-	if waitDead(g, termGrace) {
-		return
-	}
-	g.kill()
-	waitDead(g, time.Second)
+	return tree.End()
 }
 
-// waitDead polls until no process of g runs, for at most d.
-func waitDead(g group, d time.Duration) bool {
+// waitDead polls until no process of tree runs, for at most d.
+func waitDead(tree *proctree.Tree, d time.Duration) bool {
 	deadline := time.Now().Add(d)
 	for sleep := time.Millisecond; ; sleep = min(2*sleep, 50*time.Millisecond) {
-		if !g.alive() {
+		if !tree.Alive() {
 			return true
 		}
 		if time.Now().After(deadline) {

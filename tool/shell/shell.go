@@ -34,11 +34,11 @@ const (
 
 // Grace periods (variables for tests).
 var (
-	// termGrace is how long a process group has between SIGTERM and
+	// termGrace is how long a process tree has between SIGTERM and
 	// SIGKILL.
 	termGrace = 2 * time.Second
-	// readGrace is how long output is still read after the group was
-	// killed, for a process outside the group that holds the output open.
+	// readGrace is how long output is still read after the tree was
+	// killed, for a process that escaped the tree and holds the output open.
 	readGrace = 500 * time.Millisecond
 )
 
@@ -138,7 +138,7 @@ func (t *Toolset) Tools() []tool.Tool {
 	}
 }
 
-// Close kills every background shell (its whole process group) and waits
+// Close kills every background shell (its whole process tree) and waits
 // for them, and for the foreground commands in flight, which it cancels.
 // Later calls get an error result. Close may be called more than once.
 func (t *Toolset) Close() error {

@@ -1,0 +1,6 @@
+//go:build !unix
+
+package command
+
+// defaultShell runs hook commands.
+const defaultShell = "sh"
