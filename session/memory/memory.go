@@ -154,6 +154,9 @@ func running(e *entry) bool { return e.s.Status == session.StatusRunning }
 
 // CreateSession implements session.Store.
 func (st *Store) CreateSession(ctx context.Context, s session.Session) error {
+	if err := session.CheckWrite(ctx, 1); err != nil {
+		return err
+	}
 	if s.ID == "" {
 		return errors.New("memory: session id is empty")
 	}
@@ -212,6 +215,9 @@ func (st *Store) GetSession(_ context.Context, id string) (session.Session, erro
 
 // UpdateSession implements session.Store.
 func (st *Store) UpdateSession(ctx context.Context, id string, fn func(*session.Session)) error {
+	if err := session.CheckWrite(ctx, 1); err != nil {
+		return err
+	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.closed {
@@ -292,6 +298,9 @@ func (st *Store) ListSessions(_ context.Context, opts session.ListOptions) ([]se
 
 // DeleteSession implements session.Store.
 func (st *Store) DeleteSession(ctx context.Context, id string) error {
+	if err := session.CheckWrite(ctx, 1); err != nil {
+		return err
+	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.closed {
@@ -308,6 +317,9 @@ func (st *Store) DeleteSession(ctx context.Context, id string) error {
 // AppendMessages implements session.Store. The parts of all the messages
 // of one call share one allocation, and so do their tool arguments.
 func (st *Store) AppendMessages(ctx context.Context, sessionID string, msgs ...session.Message) error {
+	if err := session.CheckWrite(ctx, len(msgs)); err != nil {
+		return err
+	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.closed {
@@ -402,6 +414,9 @@ func (st *Store) Messages(_ context.Context, sessionID string) ([]session.Messag
 
 // AppendEvents implements session.Store.
 func (st *Store) AppendEvents(ctx context.Context, sessionID string, evs ...event.Event) error {
+	if err := session.CheckWrite(ctx, len(evs)); err != nil {
+		return err
+	}
 	for _, ev := range evs {
 		if err := check(ev); err != nil {
 			return session.ReportWrite(ctx, len(evs), err)
