@@ -28,6 +28,7 @@ type Faulty struct {
 	mu     sync.Mutex
 	armed  bool
 	left   int // writes that still pass while armed
+	writes int // writes taken (passed or failed)
 	failed int // writes failed
 }
 
@@ -48,6 +49,13 @@ func (f *Faulty) Lift() {
 	f.mu.Unlock()
 }
 
+// Writes returns how many writes were taken, passed or failed.
+func (f *Faulty) Writes() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.writes
+}
+
 // Failed returns how many writes failed.
 func (f *Faulty) Failed() int {
 	f.mu.Lock()
@@ -62,6 +70,7 @@ func (f *Faulty) Unwrap() session.Store { return f.Store }
 func (f *Faulty) take() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.writes++
 	switch {
 	case f.armed && f.left == 0:
 		f.failed++

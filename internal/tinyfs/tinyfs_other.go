@@ -1,0 +1,11 @@
+//go:build !linux
+
+package tinyfs
+
+import "testing"
+
+// Mount cannot mount here: see the package documentation.
+func Mount(t testing.TB, size int64) (string, error) { return "", errUnsupported }
+
+// Free is unknown here.
+func Free(dir string) (int64, error) { return 0, errUnsupported }

@@ -1,0 +1,113 @@
+package sqlite_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/internal/tinyfs"
+	"github.com/agentpool/agentpool/session"
+	"github.com/agentpool/agentpool/session/sqlite"
+)
+
+// tinyDisk mounts a small tmpfs for a real disk-full test; without the
+// right to mount it skips, saying so (under CI=true it fails).
+func tinyDisk(t *testing.T) string {
+	t.Helper()
+	dir, err := tinyfs.Mount(t, 8<<20)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(err)
+		}
+		t.Skipf("no disk to fill: %v", err)
+	}
+	return dir
+}
+
+// TestDiskFullDuringRun (the SQLite store's part), on a real file system
+// that fills up during a run: the run's appends are answered at once and
+// their commit fails later, yet the run's account (session.TrackWrites)
+// has the loss, naming the store and SQLite's "database or disk is full";
+// what is stored of the run is a prefix of what it wrote (the final
+// update after the hole is refused); the Release that could not commit
+// still ended the claim, so that once there is room again the session
+// can be claimed, and reopened it reads interrupted, not running.
+func TestDiskFullDuringRun(t *testing.T) {
+	dir := tinyDisk(t)
+	path := filepath.Join(dir, "db.sqlite")
+	st := open(t, path, sqlite.Options{})
+	bg := context.Background()
+	if err := st.CreateSession(bg, session.Session{ID: "ses_run", Status: session.StatusRunning}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Claim(bg, "ses_run"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, writes := session.TrackWrites(session.DeferCommits(bg))
+	if err := st.AppendEvents(ctx, "ses_run", event.RunStarted{RunID: "run_1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Flush(bg); err != nil {
+		t.Fatal(err)
+	}
+	filler := tinyfs.Fill(t, dir, 64<<10)
+
+	// Two MiB of answer on a disk with 64 KiB left.
+	chunk := strings.Repeat("x", 32<<10)
+	for i := range 64 {
+		if err := st.AppendEvents(ctx, "ses_run", event.PartDelta{Index: i, Delta: event.Delta{PartDeltaKind: "text", ContentDelta: chunk}}); err != nil {
+			t.Fatalf("append %d: %v", i, err)
+		}
+	}
+	err := st.UpdateSession(ctx, "ses_run", func(s *session.Session) { s.Status = session.StatusCompleted })
+	if err != nil && !errors.Is(err, session.ErrEarlierWriteLost) && !strings.Contains(err.Error(), "full") {
+		t.Fatalf("the final update: %v", err)
+	}
+	st.Release(ctx, "ses_run")
+
+	lost := writes.Err()
+	var ns *session.NotStoredError
+	if !errors.As(lost, &ns) || !strings.Contains(lost.Error(), fmt.Sprintf("store sqlite %s: database or disk is full", path)) {
+		t.Fatalf("the run's account = %v, want the store and SQLite's disk-full error", lost)
+	}
+	t.Logf("account: %v", lost)
+
+	// Room again.
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Claim(bg, "ses_run"); err != nil {
+		t.Fatalf("a claim after the failed release: %v", err)
+	}
+	if err := st.Release(bg, "ses_run"); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := st.Events(bg, "ses_run", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range recs[1:] {
+		if d, ok := r.Event.(event.PartDelta); !ok || d.Index != i {
+			t.Fatalf("stored event %d is %#v: not a prefix of the run's appends", i+1, r.Event)
+		}
+	}
+	if got := len(recs) - 1; got+ns.Writes < 65 {
+		t.Errorf("%d deltas stored and %d writes lost: some of the 65 writes are missing from both", got, ns.Writes)
+	}
+	if err := st.Close(); err != nil {
+		t.Logf("close: %v (the store's first failed commit)", err)
+	}
+	again := open(t, path, sqlite.Options{})
+	rec, err := again.GetSession(bg, "ses_run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Status != session.StatusInterrupted && rec.Status != session.StatusError {
+		t.Errorf("after reopening, the session reads %s, want interrupted or error", rec.Status)
+	}
+}
