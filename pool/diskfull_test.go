@@ -3,16 +3,22 @@ package pool_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/event/eventtest"
+	"github.com/agentpool/agentpool/internal/tinyfs"
 	"github.com/agentpool/agentpool/pool"
 	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/session/memory"
+	"github.com/agentpool/agentpool/session/sqlite"
 	"github.com/agentpool/agentpool/session/storetest"
 )
 
@@ -146,4 +152,61 @@ func rootText(evs []event.Event) string {
 		}
 	}
 	return b.String()
+}
+
+// TestDiskFullDuringRunSQLite: a delegated run on a SQLite database whose
+// file system is full, with a linger longer than the test, so that its
+// every write waits for the Release's commit, which cannot fit: nothing
+// of the run is stored, yet the run fails with SQLite's error and keeps
+// its answer; once there is room, the next run stores the session as
+// failed, with the cause.
+func TestDiskFullDuringRunSQLite(t *testing.T) {
+	disk, err := tinyfs.Mount(t, 4<<20)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(err)
+		}
+		t.Skipf("no disk to fill: %v", err)
+	}
+	path := filepath.Join(disk, "db.sqlite")
+	st, err := sqlite.Open(path, sqlite.Options{Linger: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := config.Parse("diskfull.yaml", []byte(faultManifest("", `
+      type: scripted
+      turns: ["worker done"]`, "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := pool.New(m, pool.Options{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	ctx := context.Background()
+	filler := tinyfs.Fill(t, disk, 0)
+
+	res, err := p.RunSink(ctx, pool.RunRequest{Prompt: "go"}, event.SinkFunc(func(event.Event) {}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.Result
+	if r.StopReason != event.StopError || !strings.Contains(fmt.Sprint(r.Err), "store sqlite "+path+": database or disk is full") || r.Output != "boss done" {
+		t.Fatalf("the run ended %s (%v) with output %q; want error, SQLite's disk-full error and the answer", r.StopReason, r.Err, r.Output)
+	}
+	if _, err := st.GetSession(ctx, res.SessionID); !errors.Is(err, session.ErrNotFound) {
+		t.Fatalf("the run's session before there is room: %v, want not stored", err)
+	}
+
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.RunSink(ctx, pool.RunRequest{Prompt: "again"}, event.SinkFunc(func(event.Event) {})); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := st.GetSession(ctx, res.SessionID)
+	if e, _ := rec.Metadata["error"].(string); err != nil || rec.Status != session.StatusError || !strings.Contains(e, "database or disk is full") {
+		t.Errorf("the session once there is room: %s (error %q), %v; want error with the cause", rec.Status, e, err)
+	}
 }

@@ -22,12 +22,21 @@ import (
 // recovers it (SQLite does at its next Open: interrupted).
 const maxUnsettled = 1024
 
-// unsettled lists the sessions of runs that lost writes and that could
-// not be marked failed yet, with the error of their run.
+// lostRun is a run that lost writes, as its session is to be settled.
+type lostRun struct {
+	sid   string
+	cause error // the run's *session.NotStoredError
+	// created is the record the run created its session with, nil for a
+	// resumed session: a new session the store never got is stored
+	// failed, a resumed one that is gone was deleted.
+	created *session.Session
+}
+
+// unsettled lists the runs that lost writes and whose sessions could not
+// be marked failed yet, oldest first, one per session.
 type unsettled struct {
-	mu    sync.Mutex // held while settling: one settler at a time
-	order []string
-	cause map[string]error
+	mu   sync.Mutex // held while settling: one settler at a time
+	runs []lostRun
 }
 
 // notStored is the result of a run whose store did not keep writes (err, a
@@ -42,15 +51,15 @@ func notStored(r spawn.Result, err error) spawn.Result {
 	return r
 }
 
-// settleLost marks the session sid of a run that lost writes as failed,
-// or, when the store fails again, keeps it for settlePending.
-func (p *Pool) settleLost(sid string, cause error) {
+// settleLost marks the session of run as failed, or, when the store fails
+// again, keeps it for settlePending.
+func (p *Pool) settleLost(run lostRun) {
 	p.lost.mu.Lock()
 	defer p.lost.mu.Unlock()
-	if err := p.settle(sid, cause); err != nil {
+	if err := p.settle(run); err != nil {
 		p.log.Error("mark the session of a run whose writes were lost as failed; tried again before the next run and at Close",
-			"session", sid, "err", err)
-		p.lost.add(sid, cause, p)
+			"session", run.sid, "err", err)
+		p.lost.add(run, p)
 	}
 }
 
@@ -64,55 +73,61 @@ func (p *Pool) settlePending(wait bool) {
 		return
 	}
 	defer p.lost.mu.Unlock()
-	for len(p.lost.order) > 0 {
-		sid := p.lost.order[0]
-		if err := p.settle(sid, p.lost.cause[sid]); err != nil {
-			p.log.Warn("mark the session of a run whose writes were lost as failed", "session", sid, "err", err)
+	for len(p.lost.runs) > 0 {
+		run := p.lost.runs[0]
+		if err := p.settle(run); err != nil {
+			p.log.Warn("mark the session of a run whose writes were lost as failed", "session", run.sid, "err", err)
 			return
 		}
-		p.lost.order = p.lost.order[1:]
-		delete(p.lost.cause, sid)
+		p.lost.runs = p.lost.runs[1:]
 	}
 }
 
-// add keeps sid for settlePending; p.lost.mu is held.
-func (u *unsettled) add(sid string, cause error, p *Pool) {
-	if u.cause == nil {
-		u.cause = map[string]error{}
+// add keeps run for settlePending (in place of an earlier run of its
+// session); p.lost.mu is held.
+func (u *unsettled) add(run lostRun, p *Pool) {
+	for i, r := range u.runs {
+		if r.sid == run.sid {
+			if r.created != nil {
+				run.created = r.created // the session's first run created it
+			}
+			u.runs[i] = run
+			return
+		}
 	}
-	if _, ok := u.cause[sid]; ok {
-		u.cause[sid] = cause
-		return
+	if len(u.runs) == maxUnsettled {
+		p.log.Error("too many sessions wait to be marked failed; one is left as it is stored", "session", u.runs[0].sid)
+		u.runs = u.runs[1:]
 	}
-	if len(u.order) == maxUnsettled {
-		p.log.Error("too many sessions wait to be marked failed; one is left as it is stored", "session", u.order[0])
-		delete(u.cause, u.order[0])
-		u.order = u.order[1:]
-	}
-	u.order = append(u.order, sid)
-	u.cause[sid] = cause
+	u.runs = append(u.runs, run)
 }
 
-// settle closes session sid of a run that lost writes as failed
-// (session.CloseFailed), under a claim of its own, with writes of its own
-// account: nil once they are all stored. A session another run holds now
-// is that run's to close (its resume closes what is open); a session the
-// store never got has nothing to settle.
-func (p *Pool) settle(sid string, cause error) error {
+// settle closes the session of run as failed (session.CloseFailed), under
+// a claim of its own, with writes of its own account: nil once they are
+// all stored. A session another run holds now is that run's to close (its
+// resume closes what is open). A new session of which the store got
+// nothing is stored failed, with the run's error.
+func (p *Pool) settle(run lostRun) error {
 	ctx, writes := session.TrackWrites(context.Background())
-	err := p.store.Claim(ctx, sid)
+	err := p.store.Claim(ctx, run.sid)
 	if errors.Is(err, session.ErrRunning) {
-		p.log.Warn("a run whose writes were lost left its session to another run", "session", sid)
+		p.log.Warn("a run whose writes were lost left its session to another run", "session", run.sid)
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	err = session.CloseFailed(ctx, p.store, sid, cause)
+	err = session.CloseFailed(ctx, p.store, run.sid, run.cause)
 	if errors.Is(err, session.ErrNotFound) {
 		err = nil
+		if run.created != nil {
+			rec := *run.created
+			rec.Status, rec.StopReason = session.StatusError, event.StopError
+			rec.Metadata = map[string]any{"error": run.cause.Error()}
+			err = p.store.CreateSession(ctx, rec)
+		}
 	}
-	if rerr := p.store.Release(ctx, sid); err == nil {
+	if rerr := p.store.Release(ctx, run.sid); err == nil {
 		err = rerr
 	}
 	if werr := writes.Err(); werr != nil {

@@ -262,7 +262,11 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 	if err := writes.Err(); err != nil {
 		p.log.Error("the store did not keep the run's writes: the run failed", "session", sid, "err", err)
 		res.Result = notStored(res.Result, err)
-		p.settleLost(sid, err)
+		run := lostRun{sid: sid, cause: err}
+		if req.SessionID == "" {
+			run.created = &sess
+		}
+		p.settleLost(run)
 	}
 	return res, nil
 }
