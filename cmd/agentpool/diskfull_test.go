@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -52,7 +53,7 @@ func bigAnswerProject(t *testing.T) string {
   short:
     model: {type: scripted, turns: ["ok"]}
   writer:
-    model: {type: scripted, max_response_bytes: 8000000, turns: ["` + bigAnswer + `"]}
+    model: {type: scripted, delay: 1ms, max_response_bytes: 8000000, turns: ["` + bigAnswer + `"]}
 `})
 	return dir
 }
@@ -80,7 +81,10 @@ func checkDiskFullRun(t *testing.T, r cliResult, store, cause string) string {
 
 // checkNotRunning opens the database as the next process does and checks
 // that the session reads failed or interrupted, never running (nor
-// completed).
+// completed). A session the store never got is not running either: the
+// run's first commit, which creates it, did not fit (the model's delay
+// keeps that commit small, so it is rare) and the process ended before
+// there was room to store it failed.
 func checkNotRunning(t *testing.T, db, sid string) {
 	t.Helper()
 	st, err := sqlite.Open(db, sqlite.Options{})
@@ -89,6 +93,10 @@ func checkNotRunning(t *testing.T, db, sid string) {
 	}
 	defer st.Close()
 	rec, err := st.GetSession(context.Background(), sid)
+	if errors.Is(err, session.ErrNotFound) {
+		t.Logf("nothing of session %s was stored: its first commit did not fit", sid)
+		return
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

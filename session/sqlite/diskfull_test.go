@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -112,5 +113,51 @@ func TestDiskFullDuringRun(t *testing.T) {
 	}
 	if rec.Status != session.StatusInterrupted && rec.Status != session.StatusError {
 		t.Errorf("after reopening, the session reads %s, want interrupted or error", rec.Status)
+	}
+}
+
+// TestDiskFullDuringRunCloseCannotWrite: a store that cannot delete its
+// row when it closes (a full disk; here another connection holds the
+// write lock past the busy timeout) leaves its lock file, free, so that
+// the next store sees it dead at once and recovers its running session
+// (interrupted), rather than taking it for alive until its lease ran out.
+func TestDiskFullDuringRunCloseCannotWrite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db.sqlite")
+	st, err := sqlite.Open(path, sqlite.Options{BusyTimeout: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bg := context.Background()
+	if err := st.CreateSession(bg, session.Session{ID: "ses_run", Status: session.StatusRunning}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Flush(bg); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	conn, err := db.Conn(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(bg, "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err == nil {
+		t.Fatal("Close deleted its row under another connection's write lock")
+	}
+	if _, err := conn.ExecContext(bg, "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	again := open(t, path, sqlite.Options{})
+	if got := again.Recovered(); len(got) != 1 || got[0] != "ses_run" {
+		t.Fatalf("recovered %v, want the closed store's running session", got)
+	}
+	if rec, err := again.GetSession(bg, "ses_run"); err != nil || rec.Status != session.StatusInterrupted {
+		t.Errorf("the session reads %s (%v), want interrupted", rec.Status, err)
 	}
 }

@@ -234,10 +234,18 @@ func Open(path string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// unlock lets go of this store's lock file.
+// unlock lets go of this store's lock file and removes it.
 func (s *Store) unlock() {
 	if s.lock != nil {
 		os.Remove(s.lock.Name())
+		s.releaseLock()
+	}
+}
+
+// releaseLock lets go of this store's lock file and leaves it: free, it
+// says that this store is dead.
+func (s *Store) releaseLock() {
+	if s.lock != nil {
 		s.lock.Close()
 		s.lock = nil
 	}

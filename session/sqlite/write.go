@@ -122,7 +122,15 @@ func (s *Store) Close() error {
 		if delErr == nil {
 			_, delErr = s.db.Exec(`DELETE FROM instances WHERE id = ?`, s.instance)
 		}
-		s.unlock()
+		if delErr == nil {
+			s.unlock()
+		} else {
+			// The row stays (a full disk): so does the lock file, free
+			// once closed, by which the next store sees this one dead
+			// at once (without it only the lease would, owner.go) and
+			// recovers its running sessions.
+			s.releaseLock()
+		}
 		s.stmts.close()
 		if s.wconn != nil {
 			s.wconn.Close()
