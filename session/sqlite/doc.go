@@ -112,7 +112,9 @@
 // Each open store is an instance: a row of the instances table (id, pid
 // and host, for messages; boot id; heartbeat) and an exclusive flock on
 // a lock file of its own, DB.instances/<id>.lock, taken before the row is
-// written and held until Close. A session records the instance that last
+// written and held until Close. A Close that cannot delete its row (a
+// full disk) leaves the file, free: the next store sees the instance dead
+// at once (rule 1 below) and recovers its sessions. A session records the instance that last
 // created or updated it (its owner).
 //
 // Whether an instance is alive is decided without trusting process ids,
