@@ -9,7 +9,6 @@
 package tinyfs
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -42,6 +41,3 @@ func Fill(t testing.TB, dir string, free int64) string {
 	}
 	return path
 }
-
-// errUnsupported is Mount's error where it cannot mount.
-var errUnsupported = fmt.Errorf("tinyfs: tmpfs mounts need Linux")

@@ -2,7 +2,13 @@
 
 package tinyfs
 
-import "testing"
+import (
+	"errors"
+	"testing"
+)
+
+// errUnsupported is Mount's error where it cannot mount.
+var errUnsupported = errors.New("tinyfs: tmpfs mounts need Linux")
 
 // Mount cannot mount here: see the package documentation.
 func Mount(t testing.TB, size int64) (string, error) { return "", errUnsupported }
