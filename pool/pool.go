@@ -264,7 +264,8 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 		res.Result = notStored(res.Result, err)
 		run := lostRun{sid: sid, cause: err}
 		if req.SessionID == "" {
-			run.created = &sess
+			created := sess // a copy: sess itself stays on the stack
+			run.created = &created
 		}
 		p.settleLost(run)
 	}

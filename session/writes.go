@@ -58,6 +58,20 @@ type RunWrites struct {
 
 type writesKey struct{}
 
+// writesContext is ctx with its account: one allocation for both (a run
+// makes one).
+type writesContext struct {
+	context.Context
+	w RunWrites
+}
+
+func (c *writesContext) Value(key any) any {
+	if key == (writesKey{}) {
+		return &c.w
+	}
+	return c.Context.Value(key)
+}
+
 // TrackWrites marks ctx for a run whose writes are accounted for: every
 // store reports to the returned RunWrites each write made with ctx (or a
 // context derived from it) that it did not keep, whether or not the call
@@ -67,8 +81,8 @@ type writesKey struct{}
 // state of the sessions they name (ErrNotFound, ErrExists, ErrRunning)
 // are not losses.
 func TrackWrites(ctx context.Context) (context.Context, *RunWrites) {
-	w := &RunWrites{}
-	return context.WithValue(ctx, writesKey{}, w), w
+	c := &writesContext{Context: ctx}
+	return c, &c.w
 }
 
 // WritesOf returns the RunWrites ctx was marked with, or nil.
