@@ -19,6 +19,15 @@
 // rolled up over the subtree. Events reach the caller in the order they were
 // recorded. Run returns only after every goroutine of the run has finished.
 //
+// A run whose store did not keep all of its writes (a full disk; every
+// write of the run is accounted for, session.TrackWrites, those answered
+// before their commit included) failed, whatever its node said: its
+// result has stop reason error and a *session.NotStoredError that names
+// the store and the cause, and keeps the node's output; its session is
+// marked failed (session.CloseFailed) once the store takes writes again:
+// at once, else before the pool's next run and at Close
+// (docs/spec/EVENTS.md §9).
+//
 // With Options.Engine a root runs on a durable execution engine instead
 // (the CLI's is Temporal's, package durable, which pool does not import):
 // the claim, the history, the session hooks and the recorder stay here;

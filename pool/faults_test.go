@@ -23,7 +23,10 @@ import (
 // errInjected is the failure of faultyStore's writes.
 var errInjected = errors.New("injected store failure")
 
-// faultyStore fails some writes of the store it wraps.
+// faultyStore fails some writes of the store it wraps. It does not keep
+// the Store contract on lost writes (session.TrackWrites): these cases
+// test how a run handles the errors it is answered; diskfull_test.go
+// tests the account, with storetest.Faulty.
 type faultyStore struct {
 	session.Store
 	// failCreate fails CreateSession of the sessions it selects.

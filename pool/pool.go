@@ -117,6 +117,7 @@ type Pool struct {
 	traced map[string]spawn.Node
 	// unreap releases Options.Subreaper's hold (nil: none).
 	unreap func()
+	lost   unsettled // sessions of runs that lost writes, to mark failed (lost.go)
 }
 
 // ErrUnknownNode is returned for a run of a node the pool does not have.
@@ -189,6 +190,15 @@ type RunResult struct {
 // errors.Is session.ErrRunning, a *session.RunningError that says where);
 // how the run ended is in RunResult.Result.
 //
+// A run whose store did not keep all of its writes (session.TrackWrites
+// accounts for every write of the run, those answered before their
+// commit included) failed, whatever its node said: RunResult.Result has
+// stop reason error and an Err that errors.Is session.ErrNotStored (a
+// *session.NotStoredError that names the store and the cause), and keeps
+// the node's Output. Its session is marked failed in the store
+// (session.CloseFailed); when the store fails again, before the next run
+// of the pool and at Close.
+//
 // The session is claimed in the store for the whole run (from before it
 // is read to after the session/end hook), so that no other run, in this
 // process or another one on the same store, runs it meanwhile. The run's
@@ -215,18 +225,21 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 			sid = id.DescendingAt(id.Session, now)
 		}
 	}
+	p.settlePending(false)
 	if err := p.store.Claim(ctx, sid); err != nil {
 		return RunResult{}, err
 	}
+	// The run acknowledges nothing outside this process before its
+	// Release returns (it returns after it): the store may make the run's
+	// session writes durable together rather than one by one. Every write
+	// of the run is accounted for, so that a lost one fails it.
+	ctx, writes := session.TrackWrites(session.DeferCommits(ctx))
+	released := false
 	defer func() {
-		if err := p.store.Release(detach.Context(ctx), sid); err != nil {
-			p.log.Warn("release the session's claim", "session", sid, "err", err)
+		if !released {
+			p.release(ctx, sid)
 		}
 	}()
-	// The run acknowledges nothing outside this process before that
-	// Release returns (it returns after it): the store may make the run's
-	// session writes durable together rather than one by one.
-	ctx = session.DeferCommits(ctx)
 	sess, history, err := p.loadSession(ctx, req, sid, name, node, now)
 	if err != nil {
 		return RunResult{}, err
@@ -256,7 +269,27 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 	if p.sessions != nil {
 		p.sessions.SessionEnd(spawn.WithInvocation(detach.Context(ctx), inv), sess, end.Result.StopReason)
 	}
-	return RunResult{SessionID: sess.ID, Result: end.Result, TotalUsage: end.TotalUsage, TotalCost: end.TotalCost}, nil
+	released = true
+	p.release(ctx, sid) // after it, the account of the run's writes is complete
+	res := RunResult{SessionID: sess.ID, Result: end.Result, TotalUsage: end.TotalUsage, TotalCost: end.TotalCost}
+	if err := writes.Err(); err != nil {
+		p.log.Error("the store did not keep the run's writes: the run failed", "session", sid, "err", err)
+		res.Result = notStored(res.Result, err)
+		run := lostRun{sid: sid, cause: err}
+		if req.SessionID == "" {
+			created := sess // a copy: sess itself stays on the stack
+			run.created = &created
+		}
+		p.settleLost(run)
+	}
+	return res, nil
+}
+
+// release ends the run's claim on sid once what the run wrote is durable.
+func (p *Pool) release(ctx context.Context, sid string) {
+	if err := p.store.Release(detach.Context(ctx), sid); err != nil {
+		p.log.Warn("release the session's claim", "session", sid, "err", err)
+	}
 }
 
 // loadSession returns the root session of a run whose claim is held: the
@@ -301,7 +334,9 @@ func (p *Pool) markRunning(ctx context.Context, sess session.Session, resume boo
 
 // Run runs a node as a root run and yields its events. Stopping the
 // iteration early cancels the run and waits for it to wind down. A non-nil
-// error is yielded last, only when the run could not start.
+// error is yielded last, only when the run could not start or when the
+// store did not keep the run's writes (see RunSink: an error that
+// errors.Is session.ErrNotStored).
 func (p *Pool) Run(ctx context.Context, req RunRequest) iter.Seq2[event.Event, error] {
 	return func(yield func(event.Event, error) bool) {
 		ctx, cancel := context.WithCancel(ctx)
@@ -311,12 +346,16 @@ func (p *Pool) Run(ctx context.Context, req RunRequest) iter.Seq2[event.Event, e
 		var runErr error
 		go func() {
 			defer close(ch)
-			_, runErr = p.RunSink(ctx, req, event.SinkFunc(func(e event.Event) {
+			var res RunResult
+			res, runErr = p.RunSink(ctx, req, event.SinkFunc(func(e event.Event) {
 				select {
 				case ch <- e:
 				case <-gone:
 				}
 			}))
+			if runErr == nil && errors.Is(res.Result.Err, session.ErrNotStored) {
+				runErr = res.Result.Err
+			}
 		}()
 		for e := range ch {
 			if !yield(e, nil) {
@@ -349,11 +388,14 @@ func title(prompt string) string {
 }
 
 // Close stops the pool's background shells and MCP servers (each with
-// its whole process tree), flushes and closes the store, closes
+// its whole process tree), marks failed the sessions of runs that lost
+// writes that are not yet (RunSink), flushes and closes the store, closes
 // Options.Engine when it is an io.Closer, then releases
 // Options.Subreaper.
 func (p *Pool) Close() error {
-	err := errors.Join(p.builtins.close(), p.store.Flush(context.Background()), p.store.Close())
+	bi := p.builtins.close()
+	p.settlePending(true)
+	err := errors.Join(bi, p.store.Flush(context.Background()), p.store.Close())
 	if c, ok := p.engine.(io.Closer); ok {
 		err = errors.Join(err, c.Close())
 	}

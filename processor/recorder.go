@@ -84,7 +84,7 @@ func (r *Recorder) Record(sessionID string, e event.Event) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if err := r.append(st, sessionID, e); err != nil {
+	if err := r.append(st, sessionID, e); err != nil && !errors.Is(err, session.ErrEarlierWriteLost) {
 		r.p.log.Warn("processor: store event", "session", sessionID, "kind", e.Kind(), "err", err)
 	}
 }
@@ -123,7 +123,9 @@ func (r *Recorder) record(e event.Event) bool {
 			err = r.append(st, sid, inner)
 		}
 	}
-	if err != nil {
+	if err != nil && !errors.Is(err, session.ErrEarlierWriteLost) {
+		// The refusals after a run's first lost write are counted in
+		// its account (session.TrackWrites), not logged one by one.
 		r.p.log.Warn("processor: store event", "session", sid, "kind", inner.Kind(), "err", err)
 	}
 	switch ev := inner.(type) {

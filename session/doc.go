@@ -16,4 +16,13 @@
 // would have written (docs/spec/EVENTS.md §8), and History gives every
 // tool call of a stored conversation a result, so that a resumed session
 // is a conversation providers accept.
+//
+// Lost writes: a run's writes may be answered before they are durable (a
+// store that queues appends, DeferCommits), so a run marks its context
+// with TrackWrites, and every store reports to that account each write of
+// the run it did not keep, answered or not, and refuses the run's writes
+// after the first loss (ErrEarlierWriteLost; Release excepted): what is
+// stored of a run is a prefix of what it wrote. A Release that cannot be
+// made durable still ends the claim. CloseFailed closes a session whose
+// run lost writes as failed (docs/spec/EVENTS.md §9).
 package session

@@ -55,9 +55,23 @@ func CloseInterrupted(ctx context.Context, st Store, id string) error {
 	if err != nil {
 		return err
 	}
-	_, err = closeSession(ctx, st, s)
+	_, err = closeSession(ctx, st, s, interrupted)
 	return err
 }
+
+// ending is how what a run left open is closed: the status and stop
+// reason of its unfinished sessions, the code and message of their
+// run_error and the error of their spawn_session_end, and the result of
+// their unfinished tool calls.
+type ending struct {
+	status        Status
+	stop          event.StopReason
+	code, message string
+	result        string
+}
+
+// interrupted closes a run whose process stopped (CloseInterrupted).
+var interrupted = ending{StatusInterrupted, event.StopInterrupted, InterruptedCode, interruptedMessage, InterruptedResult}
 
 // openLog is what a session's log left open.
 type openLog struct {
@@ -114,7 +128,7 @@ func unfinished(s Session) bool {
 
 // closeSession closes s (see CloseInterrupted) and returns the time of the
 // last event its run logged.
-func closeSession(ctx context.Context, st Store, s Session) (time.Time, error) {
+func closeSession(ctx context.Context, st Store, s Session, how ending) (time.Time, error) {
 	recs, err := st.Events(ctx, s.ID, 0)
 	if err != nil {
 		return time.Time{}, err
@@ -122,7 +136,7 @@ func closeSession(ctx context.Context, st Store, s Session) (time.Time, error) {
 	l := readLog(recs)
 	var add []event.Event
 	for _, start := range l.children {
-		end, err := closeChild(ctx, st, s.ID, start)
+		end, err := closeChild(ctx, st, s.ID, start, how)
 		if err != nil {
 			return l.last, err
 		}
@@ -131,24 +145,24 @@ func closeSession(ctx context.Context, st Store, s Session) (time.Time, error) {
 	for _, c := range l.calls {
 		add = append(add, event.ToolCallComplete{
 			ToolCallID: c.ToolCallID, ToolName: c.ToolName, ToolInput: c.RawInput,
-			ToolResult: InterruptedResult, IsError: true, AgentName: s.AgentName,
+			ToolResult: how.result, IsError: true, AgentName: s.AgentName,
 		})
 	}
 	if l.run != nil {
-		add = append(add, event.RunError{Message: interruptedMessage, Code: InterruptedCode, RunID: l.run.RunID, AgentName: l.run.AgentName})
+		add = append(add, event.RunError{Message: how.message, Code: how.code, RunID: l.run.RunID, AgentName: l.run.AgentName})
 	}
 	if len(add) > 0 {
 		if err := st.AppendEvents(ctx, s.ID, add...); err != nil {
 			return l.last, err
 		}
 	}
-	if err := closeConversation(ctx, st, s.ID, l.results); err != nil {
+	if err := closeConversation(ctx, st, s.ID, l.results, how.result); err != nil {
 		return l.last, err
 	}
 	if s.Status == StatusRunning || (s.Status == StatusInterrupted && s.StopReason == "") {
 		err = st.UpdateSession(ctx, s.ID, func(r *Session) {
 			if unfinished(*r) {
-				r.Status, r.StopReason = StatusInterrupted, event.StopInterrupted
+				r.Status, r.StopReason = how.status, how.stop
 			}
 		})
 	}
@@ -157,11 +171,11 @@ func closeSession(ctx context.Context, st Store, s Session) (time.Time, error) {
 
 // closeChild closes the child that start started (when its record says
 // it has not ended) and returns its spawn_session_end.
-func closeChild(ctx context.Context, st Store, parent string, start event.SpawnSessionStart) (event.SpawnSessionEnd, error) {
+func closeChild(ctx context.Context, st Store, parent string, start event.SpawnSessionStart, how ending) (event.SpawnSessionEnd, error) {
 	end := event.SpawnSessionEnd{
 		ChildSessionID: start.ChildSessionID, ParentSessionID: parent, ToolCallID: start.ToolCallID,
 		SourceName: start.SourceName, SourceType: start.SourceType, Depth: start.Depth,
-		StopReason: event.StopInterrupted, Error: interruptedMessage,
+		StopReason: how.stop, Error: how.message,
 	}
 	child, err := st.GetSession(ctx, start.ChildSessionID)
 	switch {
@@ -169,7 +183,7 @@ func closeChild(ctx context.Context, st Store, parent string, start event.SpawnS
 		// Deleted since: its end is all there is to write.
 		return end, nil
 	case unfinished(child):
-		last, err := closeSession(ctx, st, child)
+		last, err := closeSession(ctx, st, child, how)
 		if err != nil {
 			return end, err
 		}
@@ -198,7 +212,7 @@ func closeChild(ctx context.Context, st Store, parent string, start event.SpawnS
 // session's last assistant message, when only tool messages follow it (a
 // result stored elsewhere would not be where a provider looks for it:
 // History puts it right for the request).
-func closeConversation(ctx context.Context, st Store, id string, logged map[string]event.ToolCallComplete) error {
+func closeConversation(ctx context.Context, st Store, id string, logged map[string]event.ToolCallComplete, result string) error {
 	msgs, err := st.Messages(ctx, id)
 	if err != nil {
 		return err
@@ -210,7 +224,7 @@ func closeConversation(ctx context.Context, st Store, id string, logged map[stri
 	if i < 0 || msgs[i].Role != model.RoleAssistant {
 		return nil
 	}
-	missing := missingResults(msgs[i].Message, msgs[i+1:], logged)
+	missing := missingResults(msgs[i].Message, msgs[i+1:], logged, result)
 	if len(missing) == 0 {
 		return nil
 	}
@@ -222,8 +236,8 @@ func closeConversation(ctx context.Context, st Store, id string, logged map[stri
 
 // missingResults returns a result for each tool call of assistant that
 // none of the tool messages after it answers: the logged result when
-// there is one, else the error InterruptedResult.
-func missingResults(assistant model.Message, after []Message, logged map[string]event.ToolCallComplete) []model.Part {
+// there is one, else the error result.
+func missingResults(assistant model.Message, after []Message, logged map[string]event.ToolCallComplete, result string) []model.Part {
 	calls := assistant.ToolCalls()
 	if len(calls) == 0 {
 		return nil
@@ -241,7 +255,7 @@ func missingResults(assistant model.Message, after []Message, logged map[string]
 		if answered[c.ToolCallID] {
 			continue
 		}
-		p := model.Part{Kind: model.PartToolResult, ToolCallID: c.ToolCallID, ToolName: c.ToolName, Text: InterruptedResult, IsError: true}
+		p := model.Part{Kind: model.PartToolResult, ToolCallID: c.ToolCallID, ToolName: c.ToolName, Text: result, IsError: true}
 		if r, ok := logged[c.ToolCallID]; ok {
 			p.Text, p.IsError = r.ToolResult, r.IsError
 		}
@@ -265,7 +279,7 @@ func History(msgs []Message) []model.Message {
 		for j < len(msgs) && msgs[j].Role == model.RoleTool {
 			j++
 		}
-		missing := missingResults(msgs[i].Message, msgs[i+1:j], nil)
+		missing := missingResults(msgs[i].Message, msgs[i+1:j], nil, InterruptedResult)
 		if len(missing) == 0 {
 			continue
 		}

@@ -109,6 +109,14 @@ type ListOptions struct {
 }
 
 // Store persists sessions, messages and event logs.
+//
+// Lost writes: a store accounts for every write (CreateSession,
+// UpdateSession, DeleteSession, AppendMessages, AppendEvents, Release)
+// made with a context of TrackWrites that it does not keep, whether the
+// call returned the error or answered before the write was durable
+// (RunWrites.Lost, through ReportWrite), and once the run of that
+// context has lost a write it refuses the run's later writes but Release
+// (CheckWrite): the run's stored writes are a prefix of what it wrote.
 type Store interface {
 	// CreateSession stores a new session. ErrExists if the id is taken;
 	// ErrNotFound if ParentID names no session.
@@ -145,7 +153,11 @@ type Store interface {
 	// Release ends this store's claim on sessionID once every write
 	// accepted before the call is durable, so that the next owner sees what
 	// the run wrote. Releasing a session this store does not hold is a
-	// no-op.
+	// no-op. The claim ends even when the release cannot be made durable
+	// (the error says so): this store's claims no longer see it, and the
+	// store drops it from the database with a later write or its Close,
+	// so that a run whose writes failed does not hold its session for as
+	// long as the process lives.
 	Release(ctx context.Context, sessionID string) error
 	// Flush makes every write accepted so far durable.
 	Flush(ctx context.Context) error

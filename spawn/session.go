@@ -97,6 +97,8 @@ func (rt *Runtime) runSession(ctx context.Context, node Node, inv *Invocation, s
 	})
 	if err != nil {
 		rt.log.Warn("store session end", "session", inv.Session.ID, "err", err)
+		// The record's totals are unknown: this run's are what there is.
+		e.sessionUsage, e.sessionCost = e.usage, e.cost
 	}
 	return e
 }

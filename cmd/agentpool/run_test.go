@@ -21,6 +21,7 @@ const cliEnv = "AGENTPOOL_TEST_BINARY_IS_CLI"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(cliEnv) == "1" {
+		faultyStoreFromEnv()
 		main()
 		os.Exit(0)
 	}

@@ -71,6 +71,11 @@ func postgresTranscripts() string {
 	return transcriptsDir(db)
 }
 
+// testStoreWrapper, when set, wraps the store of every pool: the tests'
+// TestMain sets it in a CLI process they start, to make its store fail
+// like a full disk (storetest.Faulty). Never set otherwise.
+var testStoreWrapper func(session.Store) session.Store
+
 // openPoolStore opens the store of a pool and says where its sessions'
 // transcripts go: next to the database, or, for an in-memory store, in a
 // temporary directory that closing the store removes.
@@ -82,6 +87,9 @@ func openPoolStore(dbFlag string, m *config.Manifest) (session.Store, string, er
 	st, err := openStore(dbFlag, m)
 	if err != nil {
 		return nil, "", err
+	}
+	if testStoreWrapper != nil {
+		st = testStoreWrapper(st)
 	}
 	if postgres.IsURL(path) {
 		return st, postgresTranscripts(), nil

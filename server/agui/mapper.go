@@ -2,14 +2,16 @@ package agui
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
-	"github.com/agentpool/agentpool/server/agui/internal/wire"
-	"github.com/agentpool/agentpool/spawn"
 	"sort"
 
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/id"
 	"github.com/agentpool/agentpool/pool"
+	"github.com/agentpool/agentpool/server/agui/internal/wire"
+	"github.com/agentpool/agentpool/session"
+	"github.com/agentpool/agentpool/spawn"
 )
 
 // item is one mapped event on its way to the client, with what the queue
@@ -408,7 +410,10 @@ func (m *mapper) Finish(res pool.RunResult) {
 		m.end(&wire.Event{Type: wire.TypeRunFinished, ThreadID: m.cfg.ThreadID, RunID: m.cfg.RunID, Outcome: "cancelled"})
 	default:
 		msg, code := "", string(stop)
-		if m.rootErr != nil {
+		if errors.Is(res.Result.Err, session.ErrNotStored) {
+			// The stream completed; the store did not keep it.
+			msg, code = res.Result.Err.Error(), session.StoreErrorCode
+		} else if m.rootErr != nil {
 			msg = m.rootErr.Message
 			if m.rootErr.Code != "" {
 				code = m.rootErr.Code

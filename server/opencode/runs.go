@@ -536,8 +536,15 @@ func (s *Server) run(gen context.Context, st *sessionRuns, w *waiter, p *prompt)
 	s.mu.Unlock()
 
 	res, err := s.pool.RunSink(otelpool.WithRemoteParent(ctx, p.parent), pool.RunRequest{Node: p.node, Prompt: p.text, SessionID: p.sid}, event.SinkFunc(func(event.Event) {}))
+	// A run whose store did not keep its writes failed, although its
+	// stream (which the projection followed) completed: no event says so
+	// but this session.error.
+	failed := err
 	if err != nil {
 		s.log.Warn("opencode: run did not start", "session", p.sid, "node", p.node, "err", err)
+	} else if errors.Is(res.Result.Err, session.ErrNotStored) {
+		failed = res.Result.Err
+		s.log.Error("opencode: run failed: its writes were not stored", "session", p.sid, "node", p.node, "err", failed)
 	} else {
 		s.log.Info("opencode: run ended", "session", p.sid, "node", p.node, "stop", res.Result.StopReason)
 	}
@@ -549,8 +556,8 @@ func (s *Server) run(gen context.Context, st *sessionRuns, w *waiter, p *prompt)
 	}
 
 	s.mu.Lock()
-	if err != nil {
-		s.publishLocked("session.error", p.sid, sessionErrorProps{SessionID: p.sid, Error: messageError("", err.Error())})
+	if failed != nil {
+		s.publishLocked("session.error", p.sid, sessionErrorProps{SessionID: p.sid, Error: messageError("", failed.Error())})
 	}
 	if gerr == nil {
 		s.publishLocked("session.updated", p.sid, sessionInfoProps{SessionID: p.sid, Info: s.wireSession(rec)})

@@ -6,6 +6,7 @@ package memory
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/agentpool/agentpool/session"
@@ -31,11 +32,11 @@ func (st *Store) Claim(_ context.Context, sessionID string) error {
 }
 
 // Release implements session.Store; memory writes are durable at once.
-func (st *Store) Release(_ context.Context, sessionID string) error {
+func (st *Store) Release(ctx context.Context, sessionID string) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.closed {
-		return session.ErrClosed
+		return closedWrite(ctx, 1)
 	}
 	delete(st.claims, sessionID)
 	return nil
@@ -71,3 +72,15 @@ func (st *Store) claimedLineage(id string) (string, time.Time, bool) {
 	}
 	return "", time.Time{}, false
 }
+
+// closedWrite is the answer to a write of n items on a closed store: the
+// write is lost (session.ReportWrite), with ErrClosed. Memory loses no
+// other write.
+func closedWrite(ctx context.Context, n int) error {
+	session.WritesOf(ctx).Lost(n, errClosedWrite)
+	return session.ErrClosed
+}
+
+// errClosedWrite is how a run's account names a write lost to a closed
+// store.
+var errClosedWrite = fmt.Errorf("memory: %w", session.ErrClosed)

@@ -157,14 +157,17 @@ func clone(s session.Session) session.Session {
 func running(e *entry) bool { return e.s.Status == session.StatusRunning }
 
 // CreateSession implements session.Store.
-func (st *Store) CreateSession(_ context.Context, s session.Session) error {
+func (st *Store) CreateSession(ctx context.Context, s session.Session) error {
+	if err := session.CheckWrite(ctx, 1); err != nil {
+		return err
+	}
 	if s.ID == "" {
 		return errors.New("memory: session id is empty")
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.closed {
-		return session.ErrClosed
+		return closedWrite(ctx, 1)
 	}
 	if _, ok := st.sessions[s.ID]; ok {
 		return fmt.Errorf("%w: %s", session.ErrExists, s.ID)
@@ -216,11 +219,14 @@ func (st *Store) GetSession(_ context.Context, id string) (session.Session, erro
 }
 
 // UpdateSession implements session.Store.
-func (st *Store) UpdateSession(_ context.Context, id string, fn func(*session.Session)) error {
+func (st *Store) UpdateSession(ctx context.Context, id string, fn func(*session.Session)) error {
+	if err := session.CheckWrite(ctx, 1); err != nil {
+		return err
+	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.closed {
-		return session.ErrClosed
+		return closedWrite(ctx, 1)
 	}
 	e, ok := st.sessions[id]
 	if !ok {
@@ -308,11 +314,14 @@ func (st *Store) ListSessions(_ context.Context, opts session.ListOptions) ([]se
 }
 
 // DeleteSession implements session.Store.
-func (st *Store) DeleteSession(_ context.Context, id string) error {
+func (st *Store) DeleteSession(ctx context.Context, id string) error {
+	if err := session.CheckWrite(ctx, 1); err != nil {
+		return err
+	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.closed {
-		return session.ErrClosed
+		return closedWrite(ctx, 1)
 	}
 	e, ok := st.sessions[id]
 	if !ok {
@@ -324,11 +333,14 @@ func (st *Store) DeleteSession(_ context.Context, id string) error {
 
 // AppendMessages implements session.Store. The parts of all the messages
 // of one call share one allocation, and so do their tool arguments.
-func (st *Store) AppendMessages(_ context.Context, sessionID string, msgs ...session.Message) error {
+func (st *Store) AppendMessages(ctx context.Context, sessionID string, msgs ...session.Message) error {
+	if err := session.CheckWrite(ctx, len(msgs)); err != nil {
+		return err
+	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.closed {
-		return session.ErrClosed
+		return closedWrite(ctx, len(msgs))
 	}
 	e, ok := st.sessions[sessionID]
 	if !ok {
@@ -418,16 +430,19 @@ func (st *Store) Messages(_ context.Context, sessionID string) ([]session.Messag
 }
 
 // AppendEvents implements session.Store.
-func (st *Store) AppendEvents(_ context.Context, sessionID string, evs ...event.Event) error {
+func (st *Store) AppendEvents(ctx context.Context, sessionID string, evs ...event.Event) error {
+	if err := session.CheckWrite(ctx, len(evs)); err != nil {
+		return err
+	}
 	for _, ev := range evs {
 		if err := check(ev); err != nil {
-			return err
+			return session.ReportWrite(ctx, len(evs), err)
 		}
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.closed {
-		return session.ErrClosed
+		return closedWrite(ctx, len(evs))
 	}
 	e, ok := st.sessions[sessionID]
 	if !ok {

@@ -233,6 +233,10 @@ func (s *Store) Claim(ctx context.Context, sessionID string) error {
 	if _, err := tx.Exec(ctx, `LOCK TABLE claims IN SHARE ROW EXCLUSIVE MODE`); err != nil {
 		return s.wrap(err)
 	}
+	released, err := s.dropReleased(ctx, tx)
+	if err != nil {
+		return s.wrap(err)
+	}
 	rows, err := tx.Query(ctx, lineageClaims, sessionID, lockClass)
 	if err != nil {
 		return s.wrap(err)
@@ -277,15 +281,50 @@ func (s *Store) Claim(ctx context.Context, sessionID string) error {
 		sessionID, s.instance, time.Now().UnixNano()); err != nil {
 		return s.wrap(err)
 	}
-	return s.wrap(tx.Commit(ctx))
+	if err := tx.Commit(ctx); err != nil {
+		return s.wrap(err)
+	}
+	s.mu.Lock()
+	for _, id := range released {
+		delete(s.unreleased, id)
+	}
+	s.mu.Unlock()
+	return nil
 }
 
 // Release implements session.Store. Every write was committed before its
-// call returned, so the next owner sees the run's writes.
-func (s *Store) Release(ctx context.Context, sessionID string) error {
+// call returned, so the next owner sees the run's writes. A release that
+// fails still ends the claim: the session goes to s.unreleased, whose
+// rows this store's next Claim deletes before it looks (and Close with
+// the store's other claims), so that a run whose writes failed does not
+// keep its session claimed for as long as the store is open.
+func (s *Store) Release(ctx context.Context, sessionID string) (err error) {
+	defer s.account(ctx, 1, &err)
 	if s.isClosed() {
 		return session.ErrClosed
 	}
-	_, err := s.pool.Exec(ctx, `DELETE FROM claims WHERE session_id = $1 AND instance = $2`, sessionID, s.instance)
+	_, err = s.pool.Exec(ctx, `DELETE FROM claims WHERE session_id = $1 AND instance = $2`, sessionID, s.instance)
+	if err != nil {
+		s.mu.Lock()
+		s.unreleased[sessionID] = struct{}{}
+		s.mu.Unlock()
+	}
 	return s.wrap(err)
+}
+
+// dropReleased deletes in tx the claim rows of the releases that failed
+// (s.unreleased) and returns their sessions, which leave s.unreleased once
+// tx commits.
+func (s *Store) dropReleased(ctx context.Context, tx pgx.Tx) ([]string, error) {
+	s.mu.Lock()
+	ids := make([]string, 0, len(s.unreleased))
+	for id := range s.unreleased {
+		ids = append(ids, id)
+	}
+	s.mu.Unlock()
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	_, err := tx.Exec(ctx, `DELETE FROM claims WHERE instance = $1 AND session_id = ANY($2::text[])`, s.instance, ids)
+	return ids, err
 }

@@ -21,7 +21,13 @@
 //     schema, so several processes opening at once are safe, and refuses
 //     a schema newer than the code.
 //   - Every write is committed before its call returns: reads from any
-//     process see it, Flush has nothing to wait for.
+//     process see it, Flush has nothing to wait for. A write that fails,
+//     made with a context of session.TrackWrites, is counted in that
+//     run's account (with the store's URL, password hidden, and the
+//     server's error: SQLSTATE 53100 for a full disk), and the run's later
+//     writes are refused (session.ErrEarlierWriteLost): what is stored of a
+//     run is a prefix of what it wrote. A Release that fails still ends
+//     the claim: the store's next Claim deletes its row (and Close does).
 //   - Order: a session's events are numbered 1, 2, ... without gaps; gseq
 //     (Record.GlobalSeq) is store-wide and is also the commit order.
 //     Appends, from every process, take the event_counter row's lock

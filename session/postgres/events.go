@@ -43,7 +43,11 @@ func (a *appender) init() {}
 
 // AppendEvents implements session.Store. It returns once the events are
 // committed (with their seq and GlobalSeq) and their notice sent.
-func (s *Store) AppendEvents(ctx context.Context, sessionID string, evs ...event.Event) error {
+func (s *Store) AppendEvents(ctx context.Context, sessionID string, evs ...event.Event) (err error) {
+	defer s.account(ctx, len(evs), &err)
+	if err := session.CheckWrite(ctx, len(evs)); err != nil {
+		return err
+	}
 	if s.isClosed() {
 		return session.ErrClosed
 	}
@@ -182,7 +186,11 @@ func (s *Store) missingIfEmpty(ctx context.Context, sessionID string, n int) err
 
 // AppendMessages implements session.Store: one transaction, committed
 // before it returns.
-func (s *Store) AppendMessages(ctx context.Context, sessionID string, msgs ...session.Message) error {
+func (s *Store) AppendMessages(ctx context.Context, sessionID string, msgs ...session.Message) (err error) {
+	defer s.account(ctx, len(msgs), &err)
+	if err := session.CheckWrite(ctx, len(msgs)); err != nil {
+		return err
+	}
 	if s.isClosed() {
 		return session.ErrClosed
 	}
@@ -204,7 +212,7 @@ func (s *Store) AppendMessages(ctx context.Context, sessionID string, msgs ...se
 		synth, created = append(synth, m.Synthetic), append(created, unixNano(m.CreatedAt))
 	}
 	var pk int64
-	err := s.pool.QueryRow(ctx, `SELECT pk FROM sessions WHERE id = $1`, sessionID).Scan(&pk)
+	err = s.pool.QueryRow(ctx, `SELECT pk FROM sessions WHERE id = $1`, sessionID).Scan(&pk)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return notFound(sessionID)
 	}

@@ -58,7 +58,10 @@ type Store struct {
 
 	mu     sync.Mutex
 	closed bool
-	done   chan struct{} // closed by Close: background goroutines stop
+	// unreleased holds the sessions whose Release failed: their claims
+	// have ended, their rows are deleted by the next Claim (claims.go).
+	unreleased map[string]struct{}
+	done       chan struct{} // closed by Close: background goroutines stop
 
 	closeOnce sync.Once
 	closeErr  error
@@ -168,7 +171,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 		pool: pool, connCfg: cfg.ConnConfig, url: safe, password: password,
 		schema: schema, channel: channelName(schema), log: opts.Logger,
 		instance: id.Ascending("ins"), host: session.ThisProcess().Host,
-		done: make(chan struct{}),
+		done: make(chan struct{}), unreleased: map[string]struct{}{},
 	}
 	s.appends.init()
 	s.notify.init()
@@ -222,6 +225,21 @@ func (s *Store) wrap(err error) error {
 		return session.ErrClosed
 	}
 	return fmt.Errorf("postgres %s: %w", s.url, redact(err, s.password))
+}
+
+// account counts the write of n items that returned *err in the run's
+// account of lost writes (session.ReportWrite), naming this store: every
+// write is committed before its call returns, so its error is all there
+// is to report.
+func (s *Store) account(ctx context.Context, n int, err *error) {
+	if *err == nil || session.WritesOf(ctx) == nil {
+		return
+	}
+	e := *err
+	if errors.Is(e, session.ErrClosed) {
+		e = fmt.Errorf("postgres %s: %w", s.url, e)
+	}
+	session.ReportWrite(ctx, n, e)
 }
 
 // Flush implements session.Store. Every write is committed before its

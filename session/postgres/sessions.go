@@ -91,7 +91,11 @@ func sessionArgs(s session.Session) ([]any, error) {
 }
 
 // CreateSession implements session.Store.
-func (s *Store) CreateSession(ctx context.Context, sess session.Session) error {
+func (s *Store) CreateSession(ctx context.Context, sess session.Session) (err error) {
+	defer s.account(ctx, 1, &err)
+	if err := session.CheckWrite(ctx, 1); err != nil {
+		return err
+	}
 	if s.isClosed() {
 		return session.ErrClosed
 	}
@@ -104,9 +108,9 @@ func (s *Store) CreateSession(ctx context.Context, sess session.Session) error {
 	if sess.UpdatedAt.IsZero() {
 		sess.UpdatedAt = sess.CreatedAt
 	}
-	args, err := sessionArgs(sess)
-	if err != nil {
-		return fmt.Errorf("postgres: session %s: %w", sess.ID, err)
+	args, aerr := sessionArgs(sess)
+	if aerr != nil {
+		return fmt.Errorf("postgres: session %s: %w", sess.ID, aerr)
 	}
 	var parent *string
 	if sess.ParentID != "" {
@@ -143,7 +147,11 @@ func (s *Store) GetSession(ctx context.Context, id string) (session.Session, err
 // UpdateSession implements session.Store: the row is locked (FOR NO KEY
 // UPDATE, which appends to the session do not wait for) while fn runs, so concurrent updates from any process apply
 // one after the other. A panic in fn rolls back and is raised again.
-func (s *Store) UpdateSession(ctx context.Context, id string, fn func(*session.Session)) error {
+func (s *Store) UpdateSession(ctx context.Context, id string, fn func(*session.Session)) (err error) {
+	defer s.account(ctx, 1, &err)
+	if err := session.CheckWrite(ctx, 1); err != nil {
+		return err
+	}
 	if s.isClosed() {
 		return session.ErrClosed
 	}
@@ -265,7 +273,11 @@ func listQuery(opts session.ListOptions) (string, []any) {
 
 // DeleteSession implements session.Store: the foreign keys cascade to the
 // subtree, its messages and its events.
-func (s *Store) DeleteSession(ctx context.Context, id string) error {
+func (s *Store) DeleteSession(ctx context.Context, id string) (err error) {
+	defer s.account(ctx, 1, &err)
+	if err := session.CheckWrite(ctx, 1); err != nil {
+		return err
+	}
 	if s.isClosed() {
 		return session.ErrClosed
 	}

@@ -56,6 +56,9 @@ func (s *Store) applyClaim(ctx context.Context, st *txStatements, o *op) error {
 	// parent to exist): only a claim on its id can be in the way, which a
 	// point read finds; the recursive lineage query costs several times
 	// more.
+	if err := s.dropReleased(ctx, st); err != nil {
+		return err
+	}
 	if err := s.writeClaims(ctx, st); err != nil {
 		return err
 	}
@@ -135,6 +138,28 @@ func (s *Store) writeClaims(ctx context.Context, st *txStatements) error {
 // Release implements session.Store. The claim is deleted by the writer, in
 // queue order: in the same transaction as the run's last writes or after
 // them, so that the next owner reads them.
+//
+// A release whose commit fails still ends the claim: the session goes to
+// s.unreleased, whose rows this store's claims delete before they look
+// (applyClaim) and every later commit deletes (dropReleased), so that a
+// run whose writes failed does not keep its session claimed for as long
+// as the process lives.
 func (s *Store) Release(ctx context.Context, sessionID string) error {
-	return s.call(ctx, &op{kind: opRelease, sid: sessionID})
+	return s.call(ctx, &op{kind: opRelease, sid: sessionID, lost: session.WritesOf(ctx)})
+}
+
+// dropReleased deletes, in the open transaction, the claim rows of the
+// releases whose commit failed (s.unreleased) that it has not deleted yet;
+// they leave s.unreleased when it commits (commitTx).
+func (s *Store) dropReleased(ctx context.Context, st *txStatements) error {
+	for id := range s.unreleased {
+		if _, done := s.txReleased[id]; done {
+			continue
+		}
+		if _, err := st.get(st.delClaim).ExecContext(ctx, id, s.instance); err != nil {
+			return err
+		}
+		s.txReleased[id] = struct{}{}
+	}
+	return nil
 }

@@ -40,7 +40,16 @@
 //     an error at once), queue and return. Nothing accepted is ever
 //     dropped: when the queue is full (Options.MaxPending) appenders wait.
 //     A commit that fails is retried (the transaction replayed whole); an
-//     error that persists is logged and returned by the next Flush.
+//     error that persists is logged and returned by the next Flush, and
+//     every write it lost that was made with a context of
+//     session.TrackWrites (a run's: answered appends and deferred writes
+//     included) is counted in that run's account, with the store's path
+//     and SQLite's error, before any caller of the transaction is
+//     answered; the run's later writes are refused (an append is dropped
+//     and counted, a synchronous write answers session.ErrEarlierWriteLost),
+//     so what is stored of a run is a prefix of what it wrote. A Release
+//     whose commit fails still ends the claim: the store's next claim and
+//     commits delete its row.
 //   - DeleteSession, Release, Flush, and CreateSession and UpdateSession
 //     return once committed. Batching adapts to the load: a caller that
 //     finds no one applying applies the queue at once, on its own
@@ -106,7 +115,9 @@
 // Each open store is an instance: a row of the instances table (id, pid
 // and host, for messages; boot id; heartbeat) and an exclusive flock on
 // a lock file of its own, DB.instances/<id>.lock, taken before the row is
-// written and held until Close. A session records the instance that last
+// written and held until Close. A Close that cannot delete its row (a
+// full disk) leaves the file, free: the next store sees the instance dead
+// at once (rule 1 below) and recovers its sessions. A session records the instance that last
 // created or updated it (its owner).
 //
 // Whether an instance is alive is decided without trusting process ids,

@@ -101,8 +101,13 @@ type Store struct {
 	txErr     error            // the first failure in it
 	txCreated map[string]int64 // the sessions created in it: id -> pk
 	txClaims  map[string]int64 // the claims taken in it, rows not written yet: id -> time
-	wconn     *sql.Conn        // the writer's connection (nil for ":memory:", which has one)
-	dataVer   int64            // its PRAGMA data_version after the last transaction
+	// unreleased holds the sessions whose release failed to commit: their
+	// claims have ended, their rows are deleted by a later commit
+	// (claims.go); txReleased, those the open transaction deleted.
+	unreleased map[string]struct{}
+	txReleased map[string]struct{}
+	wconn      *sql.Conn // the writer's connection (nil for ":memory:", which has one)
+	dataVer    int64     // its PRAGMA data_version after the last transaction
 }
 
 var (
@@ -185,9 +190,11 @@ func Open(path string, opts Options) (*Store, error) {
 		done:   make(chan struct{}),
 		seqs:   map[int64]int64{},
 
-		txCreated: map[string]int64{},
-		txClaims:  map[string]int64{},
-		recs:      map[string]session.Session{},
+		txCreated:  map[string]int64{},
+		txClaims:   map[string]int64{},
+		unreleased: map[string]struct{}{},
+		txReleased: map[string]struct{}{},
+		recs:       map[string]session.Session{},
 	}
 	s.space = sync.NewCond(&s.mu)
 	fail = func(err error) (*Store, error) {
@@ -227,10 +234,18 @@ func Open(path string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// unlock lets go of this store's lock file.
+// unlock lets go of this store's lock file and removes it.
 func (s *Store) unlock() {
 	if s.lock != nil {
 		os.Remove(s.lock.Name())
+		s.releaseLock()
+	}
+}
+
+// releaseLock lets go of this store's lock file and leaves it: free, it
+// says that this store is dead.
+func (s *Store) releaseLock() {
+	if s.lock != nil {
 		s.lock.Close()
 		s.lock = nil
 	}

@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/agentpool/agentpool/session"
 )
 
 // process applies batch, in order, in the open transaction (beginning one
@@ -56,6 +58,13 @@ func (s *Store) exec(o *op) {
 	if o.kind == opBarrier || o.kind == opStop || s.txErr != nil {
 		return
 	}
+	if o.kind != opRelease && o.lost.Failed() {
+		// Its run lost a write: what follows a hole is not stored.
+		o.refused = true
+		o.res.err = session.ErrEarlierWriteLost
+		o.lost.Lost(o.items(), session.ErrEarlierWriteLost)
+		return
+	}
 	ctx := context.Background()
 	if o.kind == opGet && s.tx == nil {
 		// Nothing uncommitted: any connection reads the same.
@@ -88,6 +97,7 @@ func (s *Store) begin(ctx context.Context) error {
 	s.rows, s.mrows = s.rows[:0], s.mrows[:0]
 	clear(s.txCreated)
 	clear(s.txClaims)
+	clear(s.txReleased)
 	if s.wconn != nil {
 		// Before the transaction counts as open (cachedRecord): drop the
 		// cache if another connection committed since the last one.
@@ -155,6 +165,9 @@ func (s *Store) commitTx() {
 			err = s.insertRows(context.Background(), s.txSt)
 		}
 		if err == nil {
+			err = s.dropReleased(context.Background(), s.txSt)
+		}
+		if err == nil {
 			err = s.writeClaims(context.Background(), s.txSt)
 		}
 		if err == nil {
@@ -175,6 +188,9 @@ func (s *Store) commitTx() {
 	}
 	if writes && err == nil {
 		s.commits.Add(1)
+		for id := range s.txReleased {
+			delete(s.unreleased, id)
+		}
 	}
 	if err != nil {
 		s.forget(nil)
@@ -194,8 +210,7 @@ func (s *Store) replay() error {
 	}
 	err := func() error {
 		for _, o := range s.txOps {
-			switch o.kind {
-			case opBarrier, opStop, opGet:
+			if !o.isWrite() || o.refused {
 				continue
 			}
 			if !o.answered && o.opSync != nil {
@@ -212,9 +227,13 @@ func (s *Store) replay() error {
 				// while the transaction was rolled back, for example).
 				s.log.Error("session store: a write answered before its commit failed when its transaction was replayed",
 					"db", s.path, "session", o.sid, "err", o.res.err)
+				o.lost.Lost(o.items(), s.failure(o.res.err))
 			}
 		}
 		if err := s.insertRows(ctx, s.txSt); err != nil {
+			return err
+		}
+		if err := s.dropReleased(ctx, s.txSt); err != nil {
 			return err
 		}
 		return s.writeClaims(ctx, s.txSt)
@@ -231,8 +250,10 @@ func (s *Store) replay() error {
 // finish records the outcome of the transaction's ops and answers the
 // callers not answered yet. A failed transaction loses its writes: the
 // first error is kept for Flush, the loss of writes whose callers were
-// answered is logged, and appends queued for sessions it had created are
-// dropped (their keys were never committed).
+// answered is logged, every lost write is counted in its run's account
+// (session.RunWrites) before any caller is answered, a lost release
+// still ends its claim (s.unreleased), and appends queued for sessions
+// it had created are dropped (their keys were never committed).
 func (s *Store) finish(err error) {
 	lost := 0
 	var gone map[int64]bool
@@ -240,13 +261,24 @@ func (s *Store) finish(err error) {
 	if err != nil && s.werr == nil {
 		s.werr = fmt.Errorf("sqlite: commit: %w", err)
 	}
+	var cause error
+	if err != nil {
+		cause = s.failure(err)
+	}
 	for _, o := range s.txOps {
-		write := o.kind != opBarrier && o.kind != opStop && o.kind != opGet
-		if err != nil && write {
+		if err != nil && o.isWrite() && !o.refused {
+			if o.res.err == nil && !o.res.panicked {
+				// Applied, not committed (not an op the transaction
+				// refused for the state of its sessions).
+				o.lost.Lost(o.items(), cause)
+			}
 			if o.done == nil || o.answered {
 				lost += o.items()
 			} else {
 				o.res = result{err: fmt.Errorf("sqlite: commit: %w", err)}
+			}
+			if o.kind == opRelease {
+				s.unreleased[o.sid] = struct{}{}
 			}
 			if o.kind == opCreate && o.newPK != 0 {
 				if s.pks[o.sid] == o.newPK {
@@ -274,7 +306,7 @@ func (s *Store) finish(err error) {
 		}
 	}
 	if gone != nil {
-		lost += s.dropQueued(gone)
+		lost += s.dropQueued(gone, cause)
 	}
 	s.txOpen = false
 	s.mu.Unlock()
@@ -289,14 +321,16 @@ func (s *Store) finish(err error) {
 	}
 }
 
-// dropQueued removes from the queue the appends to the sessions of pks
-// and returns how many writes they held; s.mu is held.
-func (s *Store) dropQueued(pks map[int64]bool) int {
+// dropQueued removes from the queue the appends to the sessions of pks,
+// counts them lost (cause) in their runs' accounts and returns how many
+// writes they held; s.mu is held.
+func (s *Store) dropQueued(pks map[int64]bool, cause error) int {
 	n := 0
 	kept := s.queue[:0]
 	for _, o := range s.queue {
 		if (o.kind == opEvents || o.kind == opMessages) && pks[o.pk] {
 			n += o.items()
+			o.lost.Lost(o.items(), cause)
 			s.queued -= o.items()
 			s.pending--
 			continue
@@ -306,6 +340,12 @@ func (s *Store) dropQueued(pks map[int64]bool) int {
 	clear(s.queue[len(kept):])
 	s.queue = kept
 	return n
+}
+
+// failure is err as a run's account of lost writes keeps it: naming the
+// store ("sqlite /path/db: database or disk is full (13)").
+func (s *Store) failure(err error) error {
+	return fmt.Errorf("sqlite %s: %w", s.path, err)
 }
 
 // read reads o's session with p (a statement of any connection, or of the

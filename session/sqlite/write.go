@@ -31,7 +31,7 @@ func (s *Store) CreateSession(ctx context.Context, sess session.Session) error {
 	if err != nil {
 		return fmt.Errorf("sqlite: session %s: %w", sess.ID, err)
 	}
-	o := &op{kind: opCreate, deferred: s.deferred(ctx), sid: sess.ID, opSync: &opSync{pid: sess.ParentID, args: args}}
+	o := &op{kind: opCreate, deferred: s.deferred(ctx), sid: sess.ID, lost: session.WritesOf(ctx), opSync: &opSync{pid: sess.ParentID, args: args}}
 	o.rec = stored(sess, args[len(args)-1])
 	return s.call(ctx, o)
 }
@@ -40,7 +40,7 @@ func (s *Store) CreateSession(ctx context.Context, sess session.Session) error {
 // transaction; a panic in fn is raised again in the caller. It returns
 // once committed, or applied (see CreateSession).
 func (s *Store) UpdateSession(ctx context.Context, id string, fn func(*session.Session)) error {
-	return s.call(ctx, &op{kind: opUpdate, deferred: s.deferred(ctx), sid: id, opSync: &opSync{fn: fn}})
+	return s.call(ctx, &op{kind: opUpdate, deferred: s.deferred(ctx), sid: id, lost: session.WritesOf(ctx), opSync: &opSync{fn: fn}})
 }
 
 // deferred reports whether a create or update made with ctx may be
@@ -51,17 +51,17 @@ func (s *Store) deferred(ctx context.Context) bool {
 
 // DeleteSession implements session.Store.
 func (s *Store) DeleteSession(ctx context.Context, id string) error {
-	return s.call(ctx, &op{kind: opDelete, sid: id})
+	return s.call(ctx, &op{kind: opDelete, sid: id, lost: session.WritesOf(ctx)})
 }
 
 // AppendEvents implements session.Store. The events are encoded at once and
 // committed by the writer; see Flush.
 func (s *Store) AppendEvents(ctx context.Context, sessionID string, evs ...event.Event) error {
-	o := &op{kind: opEvents, sid: sessionID, at: time.Now().UnixNano(), evs: make([]encEvent, len(evs))}
+	o := &op{kind: opEvents, sid: sessionID, at: time.Now().UnixNano(), evs: make([]encEvent, len(evs)), lost: session.WritesOf(ctx)}
 	for i, e := range evs {
 		b, err := event.Marshal(e)
 		if err != nil {
-			return fmt.Errorf("sqlite: session %s: %w", sessionID, err)
+			return session.ReportWrite(ctx, len(evs), fmt.Errorf("sqlite: session %s: %w", sessionID, err))
 		}
 		o.evs[i] = encEvent{kind: string(e.Kind()), data: string(b)}
 	}
@@ -70,7 +70,7 @@ func (s *Store) AppendEvents(ctx context.Context, sessionID string, evs ...event
 
 // AppendMessages implements session.Store.
 func (s *Store) AppendMessages(ctx context.Context, sessionID string, msgs ...session.Message) error {
-	o := &op{kind: opMessages, sid: sessionID, msgs: make([]encMessage, len(msgs))}
+	o := &op{kind: opMessages, sid: sessionID, msgs: make([]encMessage, len(msgs)), lost: session.WritesOf(ctx)}
 	for i, m := range msgs {
 		em := encMessage{id: m.ID, agent: m.AgentName, role: string(m.Role), synthetic: m.Synthetic, created: unixNano(m.CreatedAt), parts: make([]encPart, len(m.Parts))}
 		for k, p := range m.Parts {
@@ -122,7 +122,15 @@ func (s *Store) Close() error {
 		if delErr == nil {
 			_, delErr = s.db.Exec(`DELETE FROM instances WHERE id = ?`, s.instance)
 		}
-		s.unlock()
+		if delErr == nil {
+			s.unlock()
+		} else {
+			// The row stays (a full disk): so does the lock file, free
+			// once closed, by which the next store sees this one dead
+			// at once (without it only the lease would, owner.go) and
+			// recovers its running sessions.
+			s.releaseLock()
+		}
 		s.stmts.close()
 		if s.wconn != nil {
 			s.wconn.Close()
@@ -151,6 +159,9 @@ func (s *Store) call(ctx context.Context, o *op) error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
+		if o.isWrite() {
+			o.lost.Lost(1, s.failure(session.ErrClosed))
+		}
 		return session.ErrClosed
 	}
 	s.queue = append(s.queue, o)
@@ -191,13 +202,21 @@ func (s *Store) commitHere(batch []*op) {
 }
 
 // enqueueAsync checks that the session exists, waits for room in the
-// queue and queues o.
+// queue and queues o. The append of a run that lost a write already is
+// counted lost and dropped (session.CheckWrite), without an error: an
+// append is answered before its commit, and the run learns of its losses
+// from its session.RunWrites.
 func (s *Store) enqueueAsync(ctx context.Context, o *op) error {
 	items := o.items()
+	if o.lost.Failed() {
+		o.lost.Lost(items, session.ErrEarlierWriteLost)
+		return nil
+	}
 	s.mu.Lock()
 	for {
 		if s.closed {
 			s.mu.Unlock()
+			o.lost.Lost(items, s.failure(session.ErrClosed))
 			return session.ErrClosed
 		}
 		pk, ok := s.pks[o.sid]
@@ -206,7 +225,7 @@ func (s *Store) enqueueAsync(ctx context.Context, o *op) error {
 			s.mu.Unlock()
 			pk, err := s.lookup(ctx, o.sid)
 			if err != nil {
-				return err
+				return session.ReportWrite(ctx, items, err)
 			}
 			if pk == 0 {
 				return notFound(o.sid)

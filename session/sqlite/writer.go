@@ -36,6 +36,7 @@ type op struct {
 	kind     opKind
 	deferred bool // create, update: answered once applied (session.DeferCommits)
 	answered bool // done has been sent to (owned by the writer's turn)
+	refused  bool // not applied: its run had lost a write (session.CheckWrite)
 	sid      string
 	pk       int64 // events, messages: the session's pk
 	at       int64 // enqueue time, Unix ns
@@ -43,7 +44,10 @@ type op struct {
 	msgs     []encMessage
 	done     chan result
 	res      result
-	*opSync  // nil for appends
+	// lost is the account of the writes of the op's run
+	// (session.TrackWrites), nil for a write made outside one.
+	lost    *session.RunWrites
+	*opSync // nil for appends
 }
 
 // opSync is the part of an op that only synchronous ops use: an append's
@@ -69,6 +73,11 @@ type opSync struct {
 // process can claim in between (doc.go, "Deferred commits").
 func (o *op) needsCommit() bool {
 	return o.done != nil && !o.deferred && o.kind != opGet && o.kind != opClaim
+}
+
+// isWrite reports whether o writes (barriers, stops and reads do not).
+func (o *op) isWrite() bool {
+	return o.kind != opBarrier && o.kind != opStop && o.kind != opGet
 }
 
 // eventRow is one row of the events table waiting to be inserted.

@@ -16,5 +16,12 @@
 // without Flush, many concurrent writers and readers, claims (one holder
 // per line of sessions, released and claimed again, a new session's id
 // claimed before it exists, exactly one winner among concurrent claims,
-// a *RunningError that names this process), and ErrClosed after Close. Each subtest opens its own store and closes it when done.
+// a *RunningError that names this process), ErrClosed after Close, and
+// the account of a run's writes (session.TrackWrites: refusals for a
+// session's state are no loss, a write the store cannot take is one; after
+// a loss the run's later writes are refused, its Release still ends its
+// claim). Each subtest opens its own store and closes it when done.
+//
+// Faulty wraps a store to fail its writes like a full disk, for the tests
+// of what runs do when their store fails.
 package storetest

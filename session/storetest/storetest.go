@@ -41,6 +41,8 @@ func Run(t *testing.T, open func(t *testing.T) session.Store) {
 		{"ClaimNewSession", testClaimNewSession},
 		{"ClaimConcurrent", testClaimConcurrent},
 		{"Closed", testClosed},
+		{"LostWrites", testLostWrites},
+		{"WritesAfterLoss", testWritesAfterLoss},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
