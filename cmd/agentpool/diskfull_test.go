@@ -39,10 +39,12 @@ func faultyStoreFromEnv() {
 	}
 }
 
-// bigAnswer is the answer of the disk-full runs: over a MiB, so that its
-// events do not fit in what is left of the disk, ending with a mark. The
-// scripted model streams a word per delta: 300 deltas of 4 KiB.
-var bigAnswer = strings.Repeat(strings.Repeat("x", 4<<10)+" ", 300) + "THE END"
+// bigAnswer is the answer of the disk-full runs: 800 KiB, so that its
+// events (and the message that repeats them) do not fit in what is left of
+// the disk, ending with a mark, while the manifest that holds it stays
+// under the 1 MiB bound of a manifest file. The scripted model streams a
+// word per delta: 200 deltas of 4 KiB.
+var bigAnswer = strings.Repeat(strings.Repeat("x", 4<<10)+" ", 200) + "THE END"
 
 // bigAnswerProject writes a project whose agent writer answers bigAnswer,
 // and whose agent short answers "ok".
