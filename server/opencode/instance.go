@@ -2,10 +2,10 @@ package opencode
 
 import (
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/agentpool/agentpool/internal/bounded"
 	"github.com/agentpool/agentpool/server/opencode/internal/wire"
 	"github.com/agentpool/agentpool/tool/mcp"
 )
@@ -55,10 +55,12 @@ func (s *Server) handleVcs(w http.ResponseWriter, r *http.Request) {
 }
 
 // gitBranch is the branch name HEAD points at in dir or the nearest parent
-// holding .git ("" when detached, absent or unreadable).
+// holding .git ("" when detached, absent or unreadable). HEAD is read
+// within the configuration bounds: a named pipe or a huge file there is
+// "unreadable", never waited for or read whole.
 func gitBranch(dir string) string {
 	for d := dir; ; d = filepath.Dir(d) {
-		head, err := os.ReadFile(filepath.Join(d, ".git", "HEAD"))
+		head, err := bounded.New(bounded.Config).ReadFile(filepath.Join(d, ".git", "HEAD"))
 		if err == nil {
 			ref, ok := strings.CutPrefix(strings.TrimSpace(string(head)), "ref: refs/heads/")
 			if !ok {
