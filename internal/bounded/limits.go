@@ -80,9 +80,6 @@ type Budget struct {
 // New returns the full budget of one load.
 func New(lim Limits) *Budget { return &Budget{lim: lim} }
 
-// Limits returns the bounds of the budget.
-func (b *Budget) Limits() Limits { return b.lim }
-
 // Take counts a document of size bytes read by the caller (as if by
 // ReadFile) and refuses it when it passes a bound.
 func (b *Budget) Take(size int64) error {
