@@ -23,6 +23,7 @@ func Run(t *testing.T, open func(t *testing.T) session.Store) {
 		{"CreateGet", testCreateGet},
 		{"CreateExists", testCreateExists},
 		{"CreateMissingParent", testCreateMissingParent},
+		{"SessionOwnParent", testSessionOwnParent},
 		{"NotFound", testNotFound},
 		{"Update", testUpdate},
 		{"MetadataCopyIsolation", testMetadataIsolation},
