@@ -10,17 +10,17 @@ import (
 )
 
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(*testing.T) session.Store { return memory.New() })
+	storetest.Run(t, storetest.Capabilities{MaxRoots: memory.DefaultMaxRoots}, func(*testing.T) session.Store { return memory.New() })
 }
 
 func TestConformanceUnbounded(t *testing.T) {
-	storetest.Run(t, func(*testing.T) session.Store { return memory.New(memory.WithMaxRoots(0)) })
+	storetest.Run(t, storetest.Capabilities{}, func(*testing.T) session.Store { return memory.New(memory.WithMaxRoots(0)) })
 }
 
 // The suite's roots are all running: a store bounded to one root must keep
 // every one of them.
 func TestConformanceOneRootAllRunning(t *testing.T) {
-	storetest.Run(t, func(*testing.T) session.Store { return memory.New(memory.WithMaxRoots(1)) })
+	storetest.Run(t, storetest.Capabilities{MaxRoots: 1}, func(*testing.T) session.Store { return memory.New(memory.WithMaxRoots(1)) })
 }
 
 // fn works on the stored record: a panic in it leaves the record as it

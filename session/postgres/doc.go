@@ -7,7 +7,8 @@
 //
 // In one schema (Options.Schema, else the connection's current schema;
 // created when missing): sessions (every field of session.Session, the
-// parent link a foreign key), messages (parts as a JSON array), events
+// parent link a foreign key; a session named as its own parent is refused
+// with session.ErrNotFound), messages (parts as a JSON array), events
 // (each event's wire JSON, event.Marshal, with its per-session seq and its
 // store-wide gseq), event_counter (the last gseq handed out), instances
 // (the open stores) and claims. Times are Unix nanoseconds. Deleting a

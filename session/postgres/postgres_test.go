@@ -40,7 +40,12 @@ func openWith(t *testing.T, opts postgres.Options) *postgres.Store {
 }
 
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) session.Store { return open(t) })
+	storetest.Run(t, storetest.Capabilities{
+		OpenShared: func(t *testing.T, st session.Store) session.Store {
+			return openWith(t, postgres.Options{Schema: st.(*postgres.Store).Schema()})
+		},
+		Notifies: true,
+	}, func(t *testing.T) session.Store { return open(t) })
 }
 
 // A panic in an update function is raised in the caller, changes nothing

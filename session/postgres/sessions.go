@@ -102,6 +102,11 @@ func (s *Store) CreateSession(ctx context.Context, sess session.Session) (err er
 	if sess.ID == "" {
 		return errors.New("postgres: session id is empty")
 	}
+	if sess.ParentID == sess.ID {
+		// The foreign key would find the row itself: a session that is its
+		// own parent is a cycle every walk up or down the tree runs into.
+		return notFound(sess.ParentID)
+	}
 	if sess.CreatedAt.IsZero() {
 		sess.CreatedAt = time.Now()
 	}

@@ -5,7 +5,8 @@
 // # What it stores
 //
 // Sessions (every field of session.Session, with the parent link as a
-// foreign key), conversation messages with one row per part, and the event
+// foreign key; a session named as its own parent is refused with
+// session.ErrNotFound, as the key alone would accept it), conversation messages with one row per part, and the event
 // log of every session: each event as its wire JSON (event.Marshal), with
 // a per-session sequence number (Record.Seq, 1, 2, ...) and a store-wide
 // one (Record.GlobalSeq, the row id) that orders events across sessions.

@@ -29,12 +29,24 @@ func openFile(t *testing.T) session.Store {
 	return st
 }
 
+// fileCaps: a file is shared with the other stores that open it.
+var fileCaps = storetest.Capabilities{
+	DeferredCommits: true,
+	OpenShared: func(t *testing.T, st session.Store) session.Store {
+		other, err := sqlite.Open(st.(*sqlite.Store).Path(), sqlite.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return other
+	},
+}
+
 func TestConformance(t *testing.T) {
-	storetest.Run(t, openFile)
+	storetest.Run(t, fileCaps, openFile)
 }
 
 func TestConformanceMemory(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) session.Store {
+	storetest.Run(t, storetest.Capabilities{DeferredCommits: true}, func(t *testing.T) session.Store {
 		st, err := sqlite.Open(":memory:", sqlite.Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -45,7 +57,8 @@ func TestConformanceMemory(t *testing.T) {
 
 // Tiny batches and a tiny queue exercise chunking and back-pressure.
 func TestConformanceSmallBatches(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) session.Store {
+	// No linger: the store commits every batch and ignores DeferCommits.
+	storetest.Run(t, storetest.Capabilities{OpenShared: fileCaps.OpenShared}, func(t *testing.T) session.Store {
 		st, err := sqlite.Open(filepath.Join(t.TempDir(), "test.db"), sqlite.Options{BatchSize: 3, MaxPending: 5, Linger: -1})
 		if err != nil {
 			t.Fatal(err)

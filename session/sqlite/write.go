@@ -20,6 +20,11 @@ func (s *Store) CreateSession(ctx context.Context, sess session.Session) error {
 	if sess.ID == "" {
 		return errors.New("sqlite: session id is empty")
 	}
+	if sess.ParentID == sess.ID {
+		// The foreign key would find the row itself: a session that is its
+		// own parent is a cycle every walk up or down the tree runs into.
+		return notFound(sess.ParentID)
+	}
 	now := time.Now()
 	if sess.CreatedAt.IsZero() {
 		sess.CreatedAt = now

@@ -3,13 +3,23 @@
 // empty store:
 //
 //	func TestConformance(t *testing.T) {
-//		storetest.Run(t, func(t *testing.T) session.Store { return memory.New() })
+//		caps := storetest.Capabilities{MaxRoots: memory.DefaultMaxRoots}
+//		storetest.Run(t, caps, func(t *testing.T) session.Store { return memory.New() })
 //	}
+//
+// Capabilities declares where a store legitimately differs: a bound on the
+// finished roots it keeps (MaxRoots), data shared with another store on it
+// (OpenShared: claims and committed writes seen across stores), commits
+// deferred by session.DeferCommits, and session.EventNotifier. The cases a
+// capability enables run; the others are skipped with the reason, never
+// worked around in a store's own tests. Every other case runs for every
+// store.
 //
 // The suite checks the Store contract as session.Store documents it:
 // creation and the parent link (ErrExists, ErrNotFound for a missing
-// parent), ErrNotFound from every call on an unknown session, atomic
-// updates that cannot move a session in the tree, copy isolation of
+// parent or a session named as its own), ErrNotFound from every call on
+// an unknown session, atomic updates that cannot move a session in the
+// tree, copy isolation of
 // metadata and messages, listing order and filters, deletion of a whole
 // subtree with its messages and events, per-session event order with
 // contiguous sequence numbers and one store-wide order, read-your-writes

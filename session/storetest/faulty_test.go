@@ -20,7 +20,7 @@ func TestMain(m *testing.M) {
 
 // Unarmed, a Faulty store is the store it wraps.
 func TestFaultyConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) session.Store { return storetest.NewFaulty(memory.New()) })
+	storetest.Run(t, storetest.Capabilities{MaxRoots: memory.DefaultMaxRoots}, func(t *testing.T) session.Store { return storetest.NewFaulty(memory.New()) })
 }
 
 // Armed, it lets n writes pass, fails the rest like a full disk (counted in

@@ -430,3 +430,15 @@ func testSubtree(t *testing.T, st session.Store) {
 		t.Errorf("Subtree of an unknown session = %v", err)
 	}
 }
+
+// A session cannot be its own parent: the parent does not exist yet, and a
+// store whose foreign key finds the new row itself would keep a cycle.
+func testSessionOwnParent(t *testing.T, st session.Store) {
+	ctx := context.Background()
+	if err := st.CreateSession(ctx, newSession("ses_1", "ses_1", 1, base)); !errors.Is(err, session.ErrNotFound) {
+		t.Fatalf("CreateSession of its own child = %v, want ErrNotFound", err)
+	}
+	if _, err := st.GetSession(ctx, "ses_1"); !errors.Is(err, session.ErrNotFound) {
+		t.Fatalf("a refused session is stored: %v", err)
+	}
+}

@@ -14,8 +14,10 @@ import (
 )
 
 // Run runs the conformance suite. open must return a new, empty store; the
-// suite closes it at the end of each subtest.
-func Run(t *testing.T, open func(t *testing.T) session.Store) {
+// suite closes it at the end of each subtest. caps declares where the store
+// differs from the others: the cases it enables run, the others are
+// skipped with the reason.
+func Run(t *testing.T, caps Capabilities, open func(t *testing.T) session.Store) {
 	tests := []struct {
 		name string
 		fn   func(t *testing.T, st session.Store)
@@ -23,6 +25,7 @@ func Run(t *testing.T, open func(t *testing.T) session.Store) {
 		{"CreateGet", testCreateGet},
 		{"CreateExists", testCreateExists},
 		{"CreateMissingParent", testCreateMissingParent},
+		{"SessionOwnParent", testSessionOwnParent},
 		{"NotFound", testNotFound},
 		{"Update", testUpdate},
 		{"MetadataCopyIsolation", testMetadataIsolation},
@@ -53,6 +56,20 @@ func Run(t *testing.T, open func(t *testing.T) session.Store) {
 				}
 			}()
 			tc.fn(t, st)
+		})
+	}
+	for _, tc := range capCases {
+		t.Run(tc.name, func(t *testing.T) {
+			if why := tc.skip(caps); why != "" {
+				t.Skip(why)
+			}
+			st := open(t)
+			defer func() {
+				if err := st.Close(); err != nil {
+					t.Errorf("Close: %v", err)
+				}
+			}()
+			tc.fn(t, caps, st)
 		})
 	}
 }
