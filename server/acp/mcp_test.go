@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/agentpool/agentpool/internal/proctree/proctreetest"
 	"os"
 	"strconv"
 	"strings"
@@ -13,6 +12,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentpool/agentpool/internal/proctree/proctreetest"
 )
 
 // mcpHelperEnv makes the test binary a stdio MCP server with the tools
