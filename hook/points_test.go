@@ -57,10 +57,13 @@ func TestEmitContainment(t *testing.T) {
 		note("failer")
 		return errors.New("listener failed")
 	}, hook.WithName("failer"))
+	// The hanger outlives its deadline until the run has completed: the
+	// run did not wait for it. Close then waits for it (nothing leaks).
+	runDone := make(chan struct{})
 	reg.OnSubagentStart.Register(func(ctx context.Context, _ hook.SubagentStart) error {
 		note("hanger")
-		<-ctx.Done() // honours its deadline, so the test leaks nothing
-		time.Sleep(20 * time.Millisecond)
+		<-ctx.Done()
+		<-runDone
 		return nil
 	}, hook.WithName("hanger"), hook.WithTimeout(30*time.Millisecond))
 	reg.OnSubagentStart.Register(func(context.Context, hook.SubagentStart) error {
@@ -75,6 +78,7 @@ func TestEmitContainment(t *testing.T) {
 	h.agent("child", scripted(t, text("child done")))
 	h.agent("parent", scripted(t, callTurn("task", map[string]any{"agent_or_team": "child", "prompt": "x"}), text("parent done")), spawn.SubagentTools()...)
 	res, _, _ := h.run(context.Background(), "parent", "go")
+	close(runDone)
 	if res.StopReason != event.StopCompleted || res.Output != "parent done" {
 		t.Fatalf("run ended %s (%q): %v", res.StopReason, res.Output, res.Err)
 	}

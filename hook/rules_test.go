@@ -441,6 +441,10 @@ func TestRule6PendingInjectionsStoredAtTeardown(t *testing.T) {
 					accepted = append(accepted, msg)
 					mu.Unlock()
 					if i%50 == 0 {
+						// A pace, not a wait: injections race with the
+						// run's teardown, and an injector that never
+						// pauses (even with runtime.Gosched) keeps the
+						// child taking injected turns and never ending.
 						time.Sleep(time.Millisecond)
 					}
 				}

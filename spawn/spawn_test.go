@@ -344,10 +344,7 @@ func TestAsyncNoSpuriousTurn(t *testing.T) {
 	}))
 	waitBG := tool.New("wait_bg", "lets the background task end and waits for it", func(ctx context.Context, _ tool.Call, _ struct{}) (tool.Result, error) {
 		close(gate)
-		inv := spawn.InvocationFrom(ctx)
-		for inv.PendingAsync() > 0 {
-			time.Sleep(100 * time.Microsecond)
-		}
+		spawn.InvocationFrom(ctx).AwaitAsync(ctx) // the result is in the inbox now
 		return tool.Result{Content: "idle"}, nil
 	})
 	parent := newFnModel(func(_ context.Context, turn int, _ *model.Request) reply {
@@ -446,11 +443,19 @@ func TestTeamMembersParent(t *testing.T) {
 	}
 }
 
-// countNode counts how many of its sessions run at once.
+// countNode counts how many of its sessions run at once; the first that
+// runs as the second at once closes both.
 type countNode struct {
 	name     string
 	cur, max *atomic.Int64
 	ran      *atomic.Int64
+	both     *twoAtOnce
+}
+
+// twoAtOnce is closed once two countNodes ran at once.
+type twoAtOnce struct {
+	once sync.Once
+	ch   chan struct{}
 }
 
 func (c countNode) Name() string                 { return c.name }
@@ -466,11 +471,16 @@ func (c countNode) Run(ctx context.Context, inv *spawn.Invocation) spawn.Result 
 			break
 		}
 	}
-	// Hold the slot until two ran at once (or a while), so that a limit
-	// that lets more through is seen.
-	deadline := time.Now().Add(2 * time.Second)
-	for c.max.Load() < 2 && time.Now().Before(deadline) && ctx.Err() == nil {
-		time.Sleep(200 * time.Microsecond)
+	if n >= 2 {
+		c.both.once.Do(func() { close(c.both.ch) })
+	}
+	// Hold the slot until two ran at once, so that a limit that lets more
+	// through is seen. The timer bounds only a limit that lets fewer
+	// through (the test then fails on the count, not by hanging).
+	select {
+	case <-c.both.ch:
+	case <-ctx.Done():
+	case <-time.After(2 * time.Second):
 	}
 	c.cur.Add(-1)
 	c.ran.Add(1)
@@ -483,10 +493,11 @@ func (c countNode) Run(ctx context.Context, inv *spawn.Invocation) spawn.Result 
 func TestMaxChildren(t *testing.T) {
 	h := newHarness(t, spawn.Limits{MaxChildren: 2})
 	var cur, maxRun, ran atomic.Int64
+	both := &twoAtOnce{ch: make(chan struct{})}
 	var members []string
 	for i := range 10 {
 		name := fmt.Sprintf("m%d", i)
-		h.add(countNode{name: name, cur: &cur, max: &maxRun, ran: &ran})
+		h.add(countNode{name: name, cur: &cur, max: &maxRun, ran: &ran, both: both})
 		members = append(members, name)
 	}
 	tm, err := team.New(team.Config{Name: "ten", Mode: team.Parallel, Members: members})

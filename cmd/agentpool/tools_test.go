@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/internal/proctree/proctreetest"
 )
 
 // toolResults returns the tool_call_complete events of a jsonl run, at any
@@ -218,11 +219,12 @@ func markedProcesses(t *testing.T, marker string) []string {
 // process of its own in the server's process group (a child the server
 // started), which carries the marker too: a test that finds no marked
 // process left proves that the whole group ended.
-func mcpManifest(server, marker, lastTurn string) string {
+// The shell writes the file started before it becomes the server.
+func mcpManifest(server, marker, started, lastTurn string) string {
 	return `mcp_servers:
   - name: everything
     command: sh
-    args: ["-c", "sleep 1000 & exec node '` + server + `' stdio"]
+    args: ["-c", "sleep 1000 & echo $$ > '` + started + `'; exec node '` + server + `' stdio"]
     env: {AGENTPOOL_TEST_MARKER: "` + marker + `"}
 agents:
   a:
@@ -238,7 +240,7 @@ func TestRunMCPServerNoOrphan(t *testing.T) {
 	server := mcpEverything(t)
 	dir := t.TempDir()
 	marker := "mcp-" + dir // unique: a temp dir's base name is not
-	os.WriteFile(filepath.Join(dir, "agentpool.yaml"), []byte(mcpManifest(server, marker, "text: done")), 0o644)
+	os.WriteFile(filepath.Join(dir, "agentpool.yaml"), []byte(mcpManifest(server, marker, filepath.Join(dir, "mcp.started"), "text: done")), 0o644)
 	r := runCLI(t, dir, "run", "--db", ":memory:", "--output", "jsonl", "--allow", "mcp__*", "go")
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
@@ -259,7 +261,8 @@ func TestRunMCPServerGoneAfterSignal(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
 			marker := "mcp-" + dir // unique: a temp dir's base name is not
-			os.WriteFile(filepath.Join(dir, "agentpool.yaml"), []byte(mcpManifest(server, marker, `{text: "never shown", delay: 1m}`)), 0o644)
+			started := filepath.Join(dir, "mcp.started")
+			os.WriteFile(filepath.Join(dir, "agentpool.yaml"), []byte(mcpManifest(server, marker, started, `{text: "never shown", delay: 1m}`)), 0o644)
 			cmd := exec.Command(cliBinary(t), "run", "--db", ":memory:", "--allow", "mcp__*", "go")
 			cmd.Dir = dir
 			cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "HOME="+t.TempDir())
@@ -268,14 +271,13 @@ func TestRunMCPServerGoneAfterSignal(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			deadline := time.Now().Add(30 * time.Second)
-			for len(markedProcesses(t, marker)) == 0 {
-				if time.Now().After(deadline) {
-					cmd.Process.Kill()
-					cmd.Wait()
-					t.Fatalf("the MCP server never started: %s", stderr.String())
-				}
-				time.Sleep(20 * time.Millisecond)
+			if !proctreetest.WaitFile(started, 30*time.Second, hasLine) {
+				cmd.Process.Kill()
+				cmd.Wait()
+				t.Fatalf("the MCP server never started: %s", stderr.String())
+			}
+			if len(markedProcesses(t, marker)) == 0 {
+				t.Fatal("the MCP server started without the marker")
 			}
 			cmd.Process.Signal(sig)
 			err := cmd.Wait()
@@ -318,21 +320,26 @@ func TestRunBackgroundShellGoneAfterSignal(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			var child, group int
-			for deadline := time.Now().Add(30 * time.Second); child == 0 || group == 0; time.Sleep(20 * time.Millisecond) {
-				if time.Now().After(deadline) {
-					cmd.Process.Kill()
-					cmd.Wait()
-					t.Fatalf("the background shell never started: %s", stderr.String())
+			if !proctreetest.WaitFile(filepath.Join(dir, "child.pid"), 30*time.Second, hasLine) {
+				cmd.Process.Kill()
+				cmd.Wait()
+				t.Fatalf("the background shell never started: %s", stderr.String())
+			}
+			// The shell wrote $! after the fork: the child runs (or is a
+			// zombie of the shell, which waits for it), so its stat is there.
+			b, _ := os.ReadFile(filepath.Join(dir, "child.pid"))
+			child, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+			var group int
+			if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", child)); err == nil && child > 0 {
+				// pid (comm) state ppid pgrp ...
+				if f := strings.Fields(string(st[bytes.LastIndexByte(st, ')')+1:])); len(f) > 2 {
+					group, _ = strconv.Atoi(f[2])
 				}
-				b, _ := os.ReadFile(filepath.Join(dir, "child.pid"))
-				child, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-				if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", child)); err == nil && child > 0 {
-					// pid (comm) state ppid pgrp ...
-					if f := strings.Fields(string(st[bytes.LastIndexByte(st, ')')+1:])); len(f) > 2 {
-						group, _ = strconv.Atoi(f[2])
-					}
-				}
+			}
+			if group == 0 {
+				cmd.Process.Kill()
+				cmd.Wait()
+				t.Fatalf("no process group for the background shell's child %d", child)
 			}
 			t.Cleanup(func() { syscall.Kill(-group, syscall.SIGKILL) })
 			cmd.Process.Signal(sig)
@@ -346,6 +353,9 @@ func TestRunBackgroundShellGoneAfterSignal(t *testing.T) {
 		})
 	}
 }
+
+// hasLine reports whether a file a shell writes holds a whole line.
+func hasLine(b []byte) bool { return bytes.HasSuffix(b, []byte("\n")) }
 
 // groupAlive reports whether a process of group pgid runs (zombies do not
 // count).
@@ -408,12 +418,10 @@ func TestSetsidEscape(t *testing.T) {
 				return pid
 			}
 			if how == "SIGTERM" {
-				for deadline := time.Now().Add(30 * time.Second); pidIn("escaped.pid") == 0; time.Sleep(20 * time.Millisecond) {
-					if time.Now().After(deadline) {
-						cmd.Process.Kill()
-						cmd.Wait()
-						t.Fatalf("the background shell never started: %s", stderr.String())
-					}
+				if !proctreetest.WaitFile(filepath.Join(dir, "escaped.pid"), 30*time.Second, hasLine) {
+					cmd.Process.Kill()
+					cmd.Wait()
+					t.Fatalf("the background shell never started: %s", stderr.String())
 				}
 				cmd.Process.Signal(syscall.SIGTERM)
 			}

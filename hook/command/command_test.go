@@ -15,6 +15,7 @@ import (
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/hook"
 	"github.com/agentpool/agentpool/hook/command"
+	"github.com/agentpool/agentpool/internal/proctree/proctreetest"
 	"github.com/agentpool/agentpool/model"
 	"github.com/agentpool/agentpool/pool"
 )
@@ -299,12 +300,8 @@ sleep 30`}, tl)
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(3 * time.Second)
-	for alive(pid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the background grandchild %d survived the timeout", pid)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !proctreetest.WaitExit(pid, 3*time.Second) { // its pidfd tells
+		t.Fatalf("the background grandchild %d survived the timeout", pid)
 	}
 	runs := p.hookRuns(res.SessionID)
 	if len(runs) != 1 || runs[0]["decision"] != "timeout" || runs[0]["timed_out"] != true {

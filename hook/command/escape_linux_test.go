@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentpool/agentpool/internal/proctree"
+	"github.com/agentpool/agentpool/internal/proctree/proctreetest"
 )
 
 // escapeHook starts a process that leaves the hook's process group and
@@ -67,12 +68,11 @@ func readPID(t *testing.T, dir string) int {
 // (kill(pid, 0) is ESRCH).
 func wantGone(t *testing.T, pid int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
-		if time.Now().After(deadline) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("the escaped process %d outlived the hook", pid)
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !proctreetest.WaitExit(pid, 5*time.Second) { // its pidfd tells
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		t.Fatalf("the escaped process %d outlived the hook", pid)
+	}
+	if !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+		t.Fatalf("the escaped process %d exited but was not reaped", pid)
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -235,18 +234,4 @@ func settingsFor(event, matcher, command string, timeout int) string {
 	}
 	b, _ := json.Marshal(map[string]any{"hooks": map[string]any{event: []any{g}}})
 	return string(b)
-}
-
-// alive reports whether a process exists and is not a zombie.
-func alive(pid int) bool {
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	// state is the field after the parenthesized command name
-	s := string(stat)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
-		return s[i+2] != 'Z' && s[i+2] != 'X'
-	}
-	return true
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentpool/agentpool/hook"
 	"github.com/agentpool/agentpool/hook/command"
+	"github.com/agentpool/agentpool/internal/proctree/proctreetest"
 	"github.com/agentpool/agentpool/model"
 )
 
@@ -60,12 +61,8 @@ exit 0`}, tl)
 		t.Fatal(err)
 	}
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(raw)))
-	deadline := time.Now().Add(5 * time.Second)
-	for alive(pid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the hook's background child %d outlived the hook", pid)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !proctreetest.WaitExit(pid, 5*time.Second) { // its pidfd tells
+		t.Fatalf("the hook's background child %d outlived the hook", pid)
 	}
 }
 

@@ -3,7 +3,6 @@ package acp
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -13,6 +12,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentpool/agentpool/internal/proctree/proctreetest"
 )
 
 // mcpHelperEnv makes the test binary a stdio MCP server with the tools
@@ -50,19 +51,13 @@ func helperServer(t *testing.T, name string) map[string]any {
 	}}
 }
 
-// gone waits until process pid no longer exists.
+// gone waits until process pid has exited: its pidfd tells. (The stop
+// reaps it in a goroutine of its own after; that has no notice to wait
+// for, and goleak fails the package if that goroutine never ends.)
 func gone(t *testing.T, pid int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		err := syscall.Kill(pid, 0)
-		if errors.Is(err, syscall.ESRCH) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("MCP server process %d still exists (%v)", pid, err)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !proctreetest.WaitExit(pid, 10*time.Second) {
+		t.Fatalf("MCP server process %d still runs", pid)
 	}
 }
 

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
+	"testing/synctest"
 
 	"github.com/agentpool/agentpool/internal/queue"
 )
@@ -86,6 +86,12 @@ func (w blockingWriter) Write(p []byte) (int, error) {
 // A full queue holds its producer; a write failure releases it (and every
 // later send fails at once), and reports the failure.
 func TestOutboxFullThenFailure(t *testing.T) {
+	// In a bubble: synctest.Wait returns once the writer and the waiting
+	// sender are blocked, the notice these steps wait for.
+	synctest.Test(t, outboxFullThenFailure)
+}
+
+func outboxFullThenFailure(t *testing.T) {
 	w := blockingWriter{release: make(chan struct{})}
 	failed := make(chan error, 1)
 	o := newOutbox(w, 2, func(err error) { failed <- err })
@@ -94,7 +100,10 @@ func TestOutboxFullThenFailure(t *testing.T) {
 	if err := o.send("s", map[string]int{"n": 0}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { return o.queue("s").Len() == 0 }) // taken by the writer
+	synctest.Wait() // the writer took it and blocks in Write
+	if n := o.queue("s").Len(); n != 0 {
+		t.Fatalf("the writer did not take the first message: %d queued", n)
+	}
 	if err := o.update("s", "s", toolCallUpdate{SessionUpdate: updateToolCall, ToolCallID: "c", Title: "t", Status: statusInProgress}); err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +124,10 @@ func TestOutboxFullThenFailure(t *testing.T) {
 	// A lifecycle message waits for room.
 	waited := make(chan error, 1)
 	go func() { waited <- o.send("s", map[string]string{"lifecycle": "x"}) }()
-	waitFor(t, func() bool { return o.queue("s").Stats().Waited > 0 }) // it waits for space
+	synctest.Wait() // the sender blocks
+	if o.queue("s").Stats().Waited == 0 {
+		t.Fatal("the lifecycle message did not wait for space")
+	}
 	select {
 	case err := <-waited:
 		t.Fatalf("a send to a full queue returned: %v", err)
@@ -136,18 +148,6 @@ func TestOutboxFullThenFailure(t *testing.T) {
 	}
 	o.close()
 	o.wait()
-}
-
-// waitFor polls cond until it holds.
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	for range 10000 {
-		if cond() {
-			return
-		}
-		time.Sleep(time.Millisecond)
-	}
-	t.Fatal("condition never held")
 }
 
 // The writer encodes a chunk or a progress update in place, byte for byte

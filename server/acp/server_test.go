@@ -669,22 +669,20 @@ func TestContextCancelEndsServe(t *testing.T) {
 	go func() { done <- srv.Serve(ctx, inR, &out) }()
 	io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/"}}`+"\n")
 	var sid string
-	for sid == "" {
-		time.Sleep(5 * time.Millisecond)
+	out.waitFor(t, 10*time.Second, func(s string) bool {
 		var r struct {
 			Result struct {
 				SessionID string `json:"sessionId"`
 			} `json:"result"`
 		}
-		if line, _, ok := strings.Cut(out.String(), "\n"); ok {
+		if line, _, ok := strings.Cut(s, "\n"); ok {
 			_ = json.Unmarshal([]byte(line), &r)
 			sid = r.Result.SessionID
 		}
-	}
+		return sid != ""
+	})
 	io.WriteString(inW, `{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"`+sid+`","prompt":[{"type":"text","text":"x"}]}}`+"\n")
-	for !strings.Contains(out.String(), spawnToolCallPrefix) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	out.waitFor(t, 10*time.Second, func(s string) bool { return strings.Contains(s, spawnToolCallPrefix) })
 	cancel()
 	select {
 	case err := <-done:
@@ -700,15 +698,50 @@ func TestContextCancelEndsServe(t *testing.T) {
 	inW.Close() // releases the reader goroutine
 }
 
+// syncBuffer is a Serve output tests can read while it is written;
+// waitFor waits on its notice of each write.
 type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
+	mu    sync.Mutex
+	b     strings.Builder
+	wrote chan struct{} // a token once written since it was last taken
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
+	n, err := s.b.Write(p)
+	if s.wrote == nil {
+		s.wrote = make(chan struct{}, 1)
+	}
+	wrote := s.wrote
+	s.mu.Unlock()
+	select {
+	case wrote <- struct{}{}:
+	default:
+	}
+	return n, err
+}
+
+// waitFor returns once cond holds for what was written, looking again
+// after each write; it fails the test after d.
+func (s *syncBuffer) waitFor(t *testing.T, d time.Duration, cond func(string) bool) string {
+	t.Helper()
+	s.mu.Lock()
+	if s.wrote == nil {
+		s.wrote = make(chan struct{}, 1)
+	}
+	wrote := s.wrote
+	s.mu.Unlock()
+	timeout := time.After(d)
+	for {
+		if out := s.String(); cond(out) {
+			return out
+		}
+		select {
+		case <-wrote:
+		case <-timeout:
+			t.Fatalf("output did not come in %s: %q", d, s.String())
+		}
+	}
 }
 
 func (s *syncBuffer) String() string {

@@ -249,24 +249,38 @@ func (c *sseClient) events() []map[string]any {
 // wait returns the first event that matches, waiting up to d.
 func (c *sseClient) wait(match func(map[string]any) bool, d time.Duration) map[string]any {
 	c.t.Helper()
-	deadline := time.After(d)
-	for {
+	return c.waitN(match, 1, d)[0]
+}
+
+// waitN returns the first n events that match, waiting up to d: it looks
+// again at each event the stream delivers (its wake notice).
+func (c *sseClient) waitN(match func(map[string]any) bool, n int, d time.Duration) []map[string]any {
+	c.t.Helper()
+	matching := func() []map[string]any {
+		var got []map[string]any
 		for _, e := range c.events() {
 			if match(e) {
-				return e
+				if got = append(got, e); len(got) == n {
+					return got
+				}
 			}
+		}
+		return nil
+	}
+	deadline := time.After(d)
+	for {
+		if got := matching(); got != nil {
+			return got
 		}
 		select {
 		case <-c.wake:
 		case <-c.done:
-			for _, e := range c.events() {
-				if match(e) {
-					return e
-				}
+			if got := matching(); got != nil {
+				return got
 			}
-			c.t.Fatalf("event stream ended before the awaited event (%d events)", len(c.events()))
+			c.t.Fatalf("event stream ended before the awaited events (%d events)", len(c.events()))
 		case <-deadline:
-			c.t.Fatalf("awaited event did not come in %s (%d events)", d, len(c.events()))
+			c.t.Fatalf("awaited events did not come in %s (%d events)", d, len(c.events()))
 		}
 	}
 }

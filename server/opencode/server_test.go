@@ -1,10 +1,13 @@
 package opencode
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -299,42 +302,37 @@ agents:
 	// Two prompts at once: the second waits for the first.
 	mustCall(t, 204, "POST", base+"/session/"+sid+"/prompt_async", promptBody("first"))
 	mustCall(t, 204, "POST", base+"/session/"+sid+"/prompt_async", promptBody("second"))
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		msgs := arr(mustCall(t, 200, "GET", base+"/session/"+sid+"/message", ""))
-		if len(msgs) == 5 && len(obj(mustCall(t, 200, "GET", base+"/session/status", ""))) == 0 {
-			mustMatchResponse(t, "get", "/session/{sessionID}/message", "200", msgs)
-			var roles []string
-			for _, m := range msgs {
-				roles = append(roles, str(get(m, "info", "role")))
-			}
-			if strings.Join(roles, ",") != "user,user,assistant,user,assistant" {
-				t.Fatalf("roles %v", roles)
-			}
-			if get(arr(get(msgs[3], "parts"))[0], "text") != "second" || get(msgs[4], "info", "parentID") != get(msgs[3], "info", "id") {
-				t.Fatalf("messages %v", msgs)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("prompts did not both run: %v", msgs)
-		}
-		time.Sleep(20 * time.Millisecond)
+	// Both ran once the session went idle a second time (the noReply
+	// message ran nothing).
+	isStatus := func(e map[string]any) bool {
+		return get(e, "properties", "sessionID") == sid && (e["type"] == "session.status" || e["type"] == "session.idle")
 	}
-	// The session went busy and idle twice, never overlapping. The event
-	// stream may still be delivering the last of them: wait for six.
+	ev.waitN(isType("session.idle", sid), 2, 10*time.Second)
+	msgs := arr(mustCall(t, 200, "GET", base+"/session/"+sid+"/message", ""))
+	if len(msgs) != 5 {
+		t.Fatalf("prompts did not both run: %v", msgs)
+	}
+	if st := obj(mustCall(t, 200, "GET", base+"/session/status", "")); len(st) != 0 {
+		t.Fatalf("status after both ran: %v", st)
+	}
+	mustMatchResponse(t, "get", "/session/{sessionID}/message", "200", msgs)
+	var roles []string
+	for _, m := range msgs {
+		roles = append(roles, str(get(m, "info", "role")))
+	}
+	if strings.Join(roles, ",") != "user,user,assistant,user,assistant" {
+		t.Fatalf("roles %v", roles)
+	}
+	if get(arr(get(msgs[3], "parts"))[0], "text") != "second" || get(msgs[4], "info", "parentID") != get(msgs[3], "info", "id") {
+		t.Fatalf("messages %v", msgs)
+	}
+	// The session went busy and idle twice, never overlapping: the second
+	// session.idle is the last of the six.
 	var seq []string
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		seq = seq[:0]
-		for _, e := range ev.events() {
-			if get(e, "properties", "sessionID") == sid && (e["type"] == "session.status" || e["type"] == "session.idle") {
-				seq = append(seq, str(e["type"])+":"+str(get(e, "properties", "status", "type")))
-			}
+	for _, e := range ev.events() {
+		if isStatus(e) {
+			seq = append(seq, str(e["type"])+":"+str(get(e, "properties", "status", "type")))
 		}
-		if len(seq) >= 6 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 	if got := strings.Join(seq, " "); got != "session.status:busy session.status:idle session.idle: session.status:busy session.status:idle session.idle:" {
 		t.Fatalf("status sequence %s", got)
@@ -449,6 +447,29 @@ func TestDoc(t *testing.T) {
 	}
 }
 
+// acceptedBefore makes sure the server accepted every connection dialled
+// before: it answers a request on a new connection, and a listener hands
+// out connections in the order their handshakes completed.
+func acceptedBefore(t *testing.T, addr string) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := io.WriteString(c, "GET /global/health HTTP/1.1\r\nHost: "+addr+"\r\nConnection: close\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 200 {
+		t.Fatalf("health: %d", res.StatusCode)
+	}
+}
+
 func TestServeShutsDown(t *testing.T) {
 	noLeaks(t)
 	p := newPool(t, slowYAML)
@@ -471,7 +492,7 @@ func TestServeShutsDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer idle.Close()
-	time.Sleep(20 * time.Millisecond)
+	acceptedBefore(t, ln.Addr().String())
 	start := time.Now()
 	cancel()
 	select {

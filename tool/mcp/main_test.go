@@ -29,14 +29,26 @@ func TestMain(m *testing.M) {
 		os.Exit(runHelperServer())
 	case "sleep":
 		recordPID()
-		time.Sleep(time.Hour)
-		os.Exit(0)
+		hang()
 	}
 	stopGrace = 300 * time.Millisecond
 	// As under the CLI, the test process is a subreaper: what a server
 	// leaves behind is reparented to it, killed with the server's tree and
 	// reaped.
 	proctreetest.VerifyTestMain(m)
+}
+
+// hang blocks until the process is killed: it reads a pipe whose writer
+// it holds open, so no byte and no EOF ever come (a helper that must hang
+// is the behaviour under test, and no sleep of a guessed length).
+func hang() {
+	r, w, err := os.Pipe()
+	if err != nil {
+		panic(err)
+	}
+	defer w.Close()
+	r.Read(make([]byte, 1))
+	panic("hang: read a pipe nobody writes")
 }
 
 func recordPID() {
@@ -62,7 +74,7 @@ func runHelperServer() int {
 		fmt.Fprintln(os.Stderr, "helper: bad config, giving up")
 		return 2
 	case "hang-start":
-		time.Sleep(time.Hour)
+		hang()
 	case "garbage-start":
 		fmt.Println("Welcome to the server! (not JSON)")
 	case "fail-unless":
@@ -102,13 +114,13 @@ func runHelperServer() int {
 		return text("survived")
 	})
 	add("hang", func(context.Context, textArgs) *sdk.CallToolResult {
-		time.Sleep(time.Hour) // ignores cancellation
+		hang() // ignores cancellation
 		return nil
 	})
 	add("garbage", func(context.Context, textArgs) *sdk.CallToolResult {
 		os.Stdout.WriteString("this is not JSON-RPC\n")
-		time.Sleep(100 * time.Millisecond)
-		return text("after garbage")
+		hang() // no answer after the garbage: the client must act on it alone
+		return nil
 	})
 	// spawn starts a sleeper; with text "setsid", in a session of its own
 	// (out of the server's process group).

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -24,10 +25,14 @@ type memServer struct {
 	dials    int
 	dialErr  error
 	sessions []*sdk.ServerSession
+	hanging  chan struct{} // gets a value each time the hang tool is entered
 }
 
 func newMemServer(t *testing.T, opts *sdk.ServerOptions) *memServer {
-	ms := &memServer{srv: sdk.NewServer(&sdk.Implementation{Name: "mem", Version: "1"}, opts)}
+	ms := &memServer{
+		srv:     sdk.NewServer(&sdk.Implementation{Name: "mem", Version: "1"}, opts),
+		hanging: make(chan struct{}, 16),
+	}
 	// Registered before the Manager's cleanup, so it runs after it.
 	t.Cleanup(ms.killSessions)
 	type echoArgs struct {
@@ -63,6 +68,10 @@ func newMemServer(t *testing.T, opts *sdk.ServerOptions) *memServer {
 		}}, nil
 	})
 	raw("hang", func(ctx context.Context, _ *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		select {
+		case ms.hanging <- struct{}{}:
+		default:
+		}
 		<-ctx.Done()
 		return nil, ctx.Err()
 	})
@@ -215,27 +224,52 @@ func TestResults(t *testing.T) {
 	}
 }
 
+// noticeHandler is a slog.Handler that sends on its channel each record
+// whose message is msg: the test's notice of what the Manager logs.
+type noticeHandler struct {
+	msg string
+	ch  chan struct{}
+}
+
+func (h noticeHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h noticeHandler) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h noticeHandler) WithGroup(string) slog.Handler            { return h }
+func (h noticeHandler) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == h.msg {
+		select {
+		case h.ch <- struct{}{}:
+		default: // one pending notice says as much as several
+		}
+	}
+	return nil
+}
+
 func TestListChanged(t *testing.T) {
 	ms := newMemServer(t, nil)
-	ts := toolset(t, newManager(t, memConfig(ms)), "mem")
+	changed := noticeHandler{msg: "mcp: server says its tools changed", ch: make(chan struct{}, 4)}
+	m, err := NewManager([]ServerConfig{memConfig(ms)}, Options{StartTimeout: 20 * time.Second, Logger: slog.New(changed)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	ts := toolset(t, m, "mem")
 	listAll(t, ts)
 
+	// After the client got the server's notice, the next list is fresh.
 	waitFor := func(name string, present bool) {
 		t.Helper()
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			names := toolNames(listAll(t, ts))
-			found := false
-			for _, n := range names {
-				found = found || n == name
-			}
-			if found == present {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("tools = %v: %s present = %v, want %v", names, name, found, present)
-			}
-			time.Sleep(10 * time.Millisecond)
+		select {
+		case <-changed.ch:
+		case <-time.After(5 * time.Second):
+			t.Fatal("no tools/list_changed notice")
+		}
+		names := toolNames(listAll(t, ts))
+		found := false
+		for _, n := range names {
+			found = found || n == name
+		}
+		if found != present {
+			t.Fatalf("tools = %v: %s present = %v, want %v", names, name, found, present)
 		}
 	}
 	ms.srv.AddTool(&sdk.Tool{Name: "added.tool", InputSchema: map[string]any{"type": "object"}},
@@ -402,7 +436,7 @@ func TestClose(t *testing.T) {
 		res, _ := hang.Call(context.Background(), tool.Call{Name: "mcp__mem__hang"})
 		done <- res
 	}()
-	time.Sleep(50 * time.Millisecond) // let the call reach the server
+	<-ms.hanging // the call reached the server
 	start := time.Now()
 	if err := m.Close(); err != nil {
 		t.Fatal(err)

@@ -168,6 +168,9 @@ func startHTTPEverything(t *testing.T, entry, transport string) string {
 		if time.Now().After(deadline) {
 			t.Fatalf("server-everything %s does not listen on %s:\n%s", transport, addr, out.String())
 		}
+		// A third-party server started by npx: it gives no readiness notice
+		// to wait for and its log lines are not a contract, so this waits
+		// for its port (the test runs only with npm and its packages).
 		time.Sleep(50 * time.Millisecond)
 	}
 	return "http://" + addr

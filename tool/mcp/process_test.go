@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentpool/agentpool/internal/proctree"
+	"github.com/agentpool/agentpool/internal/proctree/proctreetest"
 )
 
 // helperServer configures the test binary as a stdio server; every helper
@@ -70,20 +71,24 @@ func readPIDs(t *testing.T, file string) []int {
 	return pids
 }
 
-// checkGone fails the test for every pid still running (after a moment
-// for SIGKILLs to land).
+// checkGone fails the test for every pid that has not exited within a
+// bound (SIGKILLs land asynchronously; the pidfd tells when they have).
 func checkGone(t *testing.T, pids ...int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
 	for _, pid := range pids {
-		for !gone(pid) {
-			if time.Now().After(deadline) {
-				t.Errorf("process %d still runs", pid)
-				syscall.Kill(pid, syscall.SIGKILL)
-				break
-			}
-			time.Sleep(10 * time.Millisecond)
+		if !proctreetest.WaitExit(pid, 5*time.Second) {
+			t.Errorf("process %d still runs", pid)
+			syscall.Kill(pid, syscall.SIGKILL)
 		}
+	}
+}
+
+// waitPIDs waits until n helper processes have recorded their pids in
+// file (each appends and closes it: an inotify notice).
+func waitPIDs(t *testing.T, file string, n int, why string) {
+	t.Helper()
+	if !proctreetest.WaitFile(file, 10*time.Second, func(b []byte) bool { return len(strings.Fields(string(b))) >= n }) {
+		t.Fatalf("recorded pids %v, want %s", readPIDs(t, file), why)
 	}
 }
 
@@ -278,13 +283,7 @@ func TestStdioNoOrphans(t *testing.T) {
 	}
 	// Wait until the grandchild has recorded itself (it starts up
 	// concurrently): killing it earlier would also pass, proving less.
-	deadline := time.Now().Add(10 * time.Second)
-	for len(readPIDs(t, pids)) < 2 {
-		if time.Now().After(deadline) {
-			t.Fatalf("recorded pids %v, want the server and the grandchild", readPIDs(t, pids))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitPIDs(t, pids, 2, "the server and the grandchild")
 	closeAndCheck(t, m, pids)
 	checkGone(t, child)
 }
@@ -309,21 +308,14 @@ func TestSetsidEscape(t *testing.T) {
 				t.Fatal(res.Content)
 			}
 			t.Cleanup(func() { syscall.Kill(child, syscall.SIGKILL) })
-			deadline := time.Now().Add(10 * time.Second)
-			for len(readPIDs(t, pids)) < 2 {
-				if time.Now().After(deadline) {
-					t.Fatalf("recorded pids %v, want the server and the escaped one", readPIDs(t, pids))
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
+			waitPIDs(t, pids, 2, "the server and the escaped one")
 			if err := m.Close(); err != nil {
 				t.Fatal(err)
 			}
-			for !errors.Is(syscall.Kill(child, 0), syscall.ESRCH) {
-				if time.Now().After(deadline) {
-					t.Fatalf("the escaped process %d outlived the server", child)
-				}
-				time.Sleep(5 * time.Millisecond)
+			// Exited, told by its pidfd; that the subreaper then reaps it
+			// at SIGCHLD is proctree's test (it has no notice to wait for).
+			if !proctreetest.WaitExit(child, 10*time.Second) {
+				t.Fatalf("the escaped process %d outlived the server", child)
 			}
 		})
 	}
@@ -353,9 +345,14 @@ func TestStdioConcurrentStartAndClose(t *testing.T) {
 	cfg2, pids2 := helperServer(t, "second", "")
 	m2 := newManager(t, cfg2)
 	ts2 := toolset(t, m2, "second")
-	go ts2.Tools(context.Background())
-	time.Sleep(20 * time.Millisecond)
+	started := make(chan struct{})
+	go func() {
+		defer close(started)
+		ts2.Tools(context.Background())
+	}()
+	waitPIDs(t, pids2, 1, "the second server")
 	m2.Close()
+	<-started
 	closeAndCheck(t, m, pids)
 	checkGone(t, readPIDs(t, pids2)...)
 }

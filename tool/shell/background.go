@@ -39,7 +39,8 @@ type bgShell struct {
 	prev    string // the terminal's output as last read
 	gone    bool   // released (under pullMu)
 
-	done chan struct{} // closed once finished, all its output buffered
+	done     chan struct{} // closed once finished, all its output buffered
+	appended chan struct{} // holds a token once output was added since it was last taken (the tests' notice)
 
 	mu       sync.Mutex
 	buf      []byte // output not yet returned by BashOutput
@@ -67,7 +68,7 @@ func (t *Toolset) startBackground(ctx context.Context, call tool.Call, root, com
 	t.running++
 	t.wg.Add(1)
 	t.nextID++
-	s := &bgShell{t: t, id: fmt.Sprintf("bash_%d", t.nextID), session: call.SessionID, command: command, script: script, done: make(chan struct{}), code: -1}
+	s := &bgShell{t: t, id: fmt.Sprintf("bash_%d", t.nextID), session: call.SessionID, command: command, script: script, done: make(chan struct{}), appended: make(chan struct{}, 1), code: -1}
 	t.mu.Unlock()
 
 	var err error
@@ -245,10 +246,14 @@ func (s *bgShell) release(ctx context.Context) {
 // append adds output, dropping the oldest beyond bgBufferBytes.
 func (s *bgShell) append(p []byte) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.buf = append(s.buf, p...)
 	if len(s.buf) > 2*bgBufferBytes {
 		s.trim()
+	}
+	s.mu.Unlock()
+	select {
+	case s.appended <- struct{}{}:
+	default: // a token is already waiting
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentpool/agentpool/internal/proctree"
+	"github.com/agentpool/agentpool/internal/proctree/proctreetest"
 	"github.com/agentpool/agentpool/tool"
 )
 
@@ -32,13 +33,12 @@ func eachTreeMode(t *testing.T, f func(t *testing.T)) {
 // (by the tools, not by the test), so that kill(pid, 0) is ESRCH.
 func wantGone(t *testing.T, pid int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
-		if time.Now().After(deadline) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("the escaped process %d outlived its command", pid)
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !proctreetest.WaitExit(pid, 5*time.Second) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		t.Fatalf("the escaped process %d outlived its command", pid)
+	}
+	if !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+		t.Fatalf("the escaped process %d exited but was not reaped", pid)
 	}
 }
 

@@ -5,7 +5,6 @@ package shell
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentpool/agentpool/internal/proctree/proctreetest"
 	"github.com/agentpool/agentpool/tool"
 	"github.com/agentpool/agentpool/tool/workspace"
 )
@@ -69,40 +69,31 @@ func (e *env) path(name string) string { return filepath.Join(e.ws.Root(), name)
 // readPid waits for a file holding a pid (written by the command).
 func (e *env) readPid(name string) int {
 	e.t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		b, err := os.ReadFile(e.path(name))
-		if err == nil && strings.HasSuffix(string(b), "\n") {
-			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-			if err != nil {
-				e.t.Fatalf("%s: %v", name, err)
-			}
-			return pid
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("no pid in %s", name)
-		}
-		time.Sleep(5 * time.Millisecond)
+	line := func(b []byte) bool { return strings.HasSuffix(string(b), "\n") }
+	if !proctreetest.WaitFile(e.path(name), 5*time.Second, line) {
+		e.t.Fatalf("no pid in %s", name)
 	}
+	b, err := os.ReadFile(e.path(name))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		e.t.Fatalf("%s: %v", name, err)
+	}
+	return pid
 }
 
-// gone fails the test unless process pid ends soon (reaping it if it is a
-// zombie child of the test process, its subreaper).
+// gone fails the test unless process pid ends soon (its pidfd tells),
+// reaping it if it is a zombie child of the test process, its subreaper.
 func gone(t *testing.T, pid int) {
 	t.Helper()
-	deadline := time.Now().Add(3 * time.Second)
-	for {
-		var ws syscall.WaitStatus
-		_, _ = syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
-		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-			return
-		}
-		if time.Now().After(deadline) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("process %d still exists", pid)
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !proctreetest.WaitExit(pid, 3*time.Second) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		t.Fatalf("process %d still exists", pid)
 	}
+	var ws syscall.WaitStatus
+	_, _ = syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
 }
 
 func lastLine(s string) string {
@@ -327,11 +318,16 @@ func TestCaptureCharacters(t *testing.T) {
 }
 
 // bashOutputUntil reads a background shell until cond holds for the
-// accumulated output and the last result, and returns them.
+// accumulated output and the last result, and returns them. Between reads
+// it waits for the shell's notice of new output or of its end.
 func (e *env) bashOutputUntil(id string, cond func(all string, last tool.Result) bool) (string, tool.Result) {
 	e.t.Helper()
+	s := e.ts.lookup(id, "s1")
+	if s == nil {
+		e.t.Fatalf("no background shell %s", id)
+	}
 	var all strings.Builder
-	deadline := time.Now().Add(5 * time.Second)
+	timeout := time.After(5 * time.Second)
 	for {
 		r := e.call(BashOutput, BashOutputArgs{BashID: id})
 		if r.IsError {
@@ -343,10 +339,12 @@ func (e *env) bashOutputUntil(id string, cond func(all string, last tool.Result)
 		if cond(all.String(), r) {
 			return all.String(), r
 		}
-		if time.Now().After(deadline) {
+		select {
+		case <-s.appended:
+		case <-s.done:
+		case <-timeout:
 			e.t.Fatalf("gave up; read %q, last %q", all.String(), r.Content)
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 

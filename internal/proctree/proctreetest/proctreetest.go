@@ -1,6 +1,8 @@
 // Package proctreetest is the TestMain of the packages that start process
 // trees: the test process is a subreaper, as the CLI is, and no goroutine
-// outlives the tests.
+// outlives the tests. Its waits (WaitExit, WaitFile) block on the
+// kernel's notice (a pidfd, inotify), never in a loop of sleeps; their
+// bound only fails a test that would hang. They need Linux.
 package proctreetest
 
 import (
