@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentpool/agentpool/internal/slognotice"
+
 	"github.com/agentpool/agentpool/internal/pgtest"
 	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/session/postgres"
@@ -84,7 +86,7 @@ func TestClaimTakenOverWhenOwnerDies(t *testing.T) {
 func TestOwnerConnectionRestored(t *testing.T) {
 	name, _ := pgtest.Schema(t)
 	back := make(chan struct{}, 1)
-	log := slog.New(noticeHandler{msg: "session store: the connection that holds this process's claims is back", ch: back})
+	log := slog.New(slognotice.New("session store: the connection that holds this process's claims is back", back))
 	a, b := openWith(t, postgres.Options{Schema: name, OwnerCheck: 50 * time.Millisecond, Logger: log}), openIn(t, name)
 	ctx := context.Background()
 	if err := a.Claim(ctx, "ses_1"); err != nil {
@@ -103,25 +105,4 @@ func TestOwnerConnectionRestored(t *testing.T) {
 	if err := b.Claim(ctx, "ses_1"); !errors.Is(err, session.ErrRunning) {
 		t.Fatalf("b.Claim after a's owner connection is back = %v", err)
 	}
-}
-
-// noticeHandler is a slog.Handler that sends on ch each record whose
-// message is msg (without blocking): the test's notice of what the store
-// logs.
-type noticeHandler struct {
-	msg string
-	ch  chan struct{}
-}
-
-func (h noticeHandler) Enabled(context.Context, slog.Level) bool { return true }
-func (h noticeHandler) WithAttrs([]slog.Attr) slog.Handler       { return h }
-func (h noticeHandler) WithGroup(string) slog.Handler            { return h }
-func (h noticeHandler) Handle(_ context.Context, r slog.Record) error {
-	if r.Message == h.msg {
-		select {
-		case h.ch <- struct{}{}:
-		default:
-		}
-	}
-	return nil
 }

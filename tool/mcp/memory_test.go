@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentpool/agentpool/internal/slognotice"
+
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentpool/agentpool/tool"
@@ -224,30 +226,11 @@ func TestResults(t *testing.T) {
 	}
 }
 
-// noticeHandler is a slog.Handler that sends on its channel each record
-// whose message is msg: the test's notice of what the Manager logs.
-type noticeHandler struct {
-	msg string
-	ch  chan struct{}
-}
-
-func (h noticeHandler) Enabled(context.Context, slog.Level) bool { return true }
-func (h noticeHandler) WithAttrs([]slog.Attr) slog.Handler       { return h }
-func (h noticeHandler) WithGroup(string) slog.Handler            { return h }
-func (h noticeHandler) Handle(_ context.Context, r slog.Record) error {
-	if r.Message == h.msg {
-		select {
-		case h.ch <- struct{}{}:
-		default: // one pending notice says as much as several
-		}
-	}
-	return nil
-}
-
 func TestListChanged(t *testing.T) {
 	ms := newMemServer(t, nil)
-	changed := noticeHandler{msg: "mcp: server says its tools changed", ch: make(chan struct{}, 4)}
-	m, err := NewManager([]ServerConfig{memConfig(ms)}, Options{StartTimeout: 20 * time.Second, Logger: slog.New(changed)})
+	changed := make(chan struct{}, 4)
+	log := slog.New(slognotice.New("mcp: server says its tools changed", changed))
+	m, err := NewManager([]ServerConfig{memConfig(ms)}, Options{StartTimeout: 20 * time.Second, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +242,7 @@ func TestListChanged(t *testing.T) {
 	waitFor := func(name string, present bool) {
 		t.Helper()
 		select {
-		case <-changed.ch:
+		case <-changed:
 		case <-time.After(5 * time.Second):
 			t.Fatal("no tools/list_changed notice")
 		}
