@@ -164,10 +164,12 @@ func (m *Model) read(ctx context.Context, st *provider.CallState, events *provid
 		case err != nil:
 			return m.fail(ctx, st, err, true)
 		}
-		switch ev.Name {
-		case "", "ping":
+		switch {
+		case ev.Name == "" || ev.Name == "ping" || len(ev.Data) == 0:
+			// Events without a name or data carry nothing of the
+			// response.
 			continue
-		case "error":
+		case ev.Name == "error":
 			return m.streamError(st, ev.Data)
 		}
 		var se streamEvent

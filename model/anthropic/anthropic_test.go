@@ -491,3 +491,17 @@ func TestStreamLineTooLong(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// An event with a name but no data, or data but no name, carries nothing
+// and is skipped, as are comments.
+func TestEventsWithoutDataOrName(t *testing.T) {
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, ": hi\n\nevent: content_block_delta\ndata:\n\ndata: {\"type\":\"message_stop\"}\n\n")
+		providertest.SSE(w, messageStart(1, 0, 0), messageDelta("end_turn", 2), messageStop)
+	})
+	providertest.WantStream(t, f.model(t, nil), providertest.Hello(), []model.Chunk{
+		{Kind: model.ChunkUsage, Usage: event.Usage{InputTokens: 1, OutputTokens: 2}},
+		{Kind: model.ChunkFinish, FinishReason: model.FinishStop},
+	})
+}

@@ -102,15 +102,15 @@ func New(cfg Config) (*Model, error) {
 		return nil, err
 	}
 	h := http.Header{}
-	for k, v := range cfg.Headers {
-		h.Set(k, v)
-	}
-	// Set after the configured headers, which must not replace them.
 	h.Set("Accept", "application/json")
 	h.Set("Content-Type", "application/json")
 	h.Set("User-Agent", provider.UserAgent)
 	if key := ep.APIKey(); key != "" {
 		h.Set("Authorization", "Bearer "+key)
+	}
+	// Last: a gateway may need its own Authorization or User-Agent.
+	for k, v := range cfg.Headers {
+		h.Set(k, v)
 	}
 	return &Model{cfg: cfg, header: h, ep: ep}, nil
 }
@@ -162,7 +162,11 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 			}
 			if ck.Error != nil {
 				// An error object instead of a chunk.
-				yield(model.Chunk{}, m.ep.StreamError(st, errorMessage(ev.Data), nil))
+				err := context.Cause(ctx)
+				if err == nil {
+					err = m.ep.StreamError(st, errorMessage(ev.Data), nil)
+				}
+				yield(model.Chunk{}, err)
 				return
 			}
 			for _, c := range s.chunks(&ck) {

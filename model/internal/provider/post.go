@@ -38,7 +38,7 @@ const (
 type CallState struct {
 	Attempts int    // HTTP requests made so far
 	Status   int    // status of the last response; 0 when none came
-	Body     []byte // body of the last response when its status is >= 400
+	Body     []byte // body of the last response when its status is >= 300
 }
 
 // Answered reports whether the last response had a 2xx status: its stream
@@ -136,7 +136,9 @@ func (e *Endpoint) attempt(ctx context.Context, st *CallState, target string, he
 		cancel()
 		return nil, errors.New("bad request URL") // the URL is not shown: it may carry a key
 	}
-	req.Header = header.Clone()
+	if header != nil {
+		req.Header = header.Clone()
+	}
 	st.Attempts++
 	st.Status, st.Body = 0, nil
 	res, err := e.HTTPClient.Do(req)
