@@ -158,6 +158,9 @@ func openPoolTelemetry(f poolFlags, opts pool.Options) (*pool.Pool, *otelpool.Pr
 		}
 		opts.Engine = eng
 	}
+	if opts.Registry == nil {
+		opts.Registry = newRegistry()
+	}
 	p, err := pool.New(m, opts)
 	if err != nil {
 		if c, ok := opts.Engine.(*temporalEngine); ok {
