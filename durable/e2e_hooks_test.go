@@ -139,7 +139,7 @@ func TestAsyncTaskAndCommandHooksOnWorker(t *testing.T) {
 	if err := command.Install(reg, m, command.Options{TranscriptDir: t.TempDir()}); err != nil {
 		t.Fatal(err)
 	}
-	ref, err := pool.New(m, pool.Options{Store: memory.New(), Hooks: reg})
+	ref, err := pool.New(m, pool.Options{Store: memory.New(), Hooks: reg, Registry: batteries.Registry()})
 	if err != nil {
 		t.Fatal(err)
 	}
