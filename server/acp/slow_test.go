@@ -159,18 +159,18 @@ func TestSlowClientBlocksNoOtherSession(t *testing.T) {
 	}
 
 	// The talker's chunks coalesce in its full queue while the client reads
-	// nothing.
-	for i := 0; ; i++ {
-		srv.mu.Lock()
-		c := srv.conn
-		srv.mu.Unlock()
-		if merged, _ := c.out.stats(); merged > 0 {
-			break
-		}
-		if i == 60000 {
-			t.Fatal("the talker's chunks never coalesced")
-		}
-		time.Sleep(time.Millisecond)
+	// nothing, until a chunk no longer fits a coalesced one (64 KiB) and
+	// the run waits for room: the queue group's notice of that wait.
+	srv.mu.Lock()
+	c := srv.conn
+	srv.mu.Unlock()
+	select {
+	case <-c.out.group.Blocked():
+	case <-time.After(time.Minute):
+		t.Fatal("the talker's run never waited on its full queue")
+	}
+	if merged, _ := c.out.stats(); merged == 0 {
+		t.Error("the talker waited on its queue, but no chunk coalesced first")
 	}
 
 	// Now read everything.
