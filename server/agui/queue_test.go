@@ -2,13 +2,17 @@ package agui
 
 import (
 	"context"
-	"github.com/agentpool/agentpool/server/agui/internal/wire"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentpool/agentpool/hook"
+	"github.com/agentpool/agentpool/pool"
+	"github.com/agentpool/agentpool/server/agui/internal/wire"
+	"github.com/agentpool/agentpool/server/internal/servertest"
 
 	"github.com/agentpool/agentpool/internal/queue"
 )
@@ -174,7 +178,7 @@ func (w *gatedWriter) Write(b []byte) (int, error) {
 // TestSlowClient: with a tiny queue and a client that stalls, the run
 // still produces a complete, valid stream, with deltas merged.
 func TestSlowClient(t *testing.T) {
-	p := newPool(t, nestedYAML)
+	p := servertest.Pool(t, nestedYAML)
 	count := func(evs []ev) (n int) {
 		for _, e := range evs {
 			if e["type"] == wire.TypeTextMessageContent {
@@ -183,19 +187,44 @@ func TestSlowClient(t *testing.T) {
 		}
 		return n
 	}
-	run := func(s *Server, thread string, stall time.Duration) []ev {
+	run := func(s *Server, thread string, stall <-chan struct{}) []ev {
 		w := &gatedWriter{hdr: http.Header{}, gate: make(chan struct{})}
 		r := httptest.NewRequest("POST", "/", strings.NewReader(runBody(thread, "Research.")))
 		r.Header.Set("Content-Type", "application/json")
-		go func() { time.Sleep(stall); close(w.gate) }()
+		go func() { <-stall; close(w.gate) }()
 		s.ServeHTTP(w, r)
 		if w.code != 200 {
 			t.Fatalf("status %d: %s", w.code, w.buf)
 		}
 		return parseSSE(t, w.buf)
 	}
-	fast := run(New(p, Options{}), "thread-fast", 0)
-	slow := run(New(p, Options{QueueSize: 4}), "thread-slow", 300*time.Millisecond)
+	open := make(chan struct{})
+	close(open)
+	fast := run(New(p, Options{}), "thread-fast", open)
+	// The slow client reads nothing until the run waits on its full queue
+	// (Blocked) or, should it never fill, the run has ended (the root's
+	// session/end, before its last events are queued).
+	reg := hook.New(hook.Options{})
+	rootEnded := make(chan struct{})
+	var once sync.Once
+	reg.OnSessionEnd.Register(func(_ context.Context, e hook.SessionEnd) error {
+		if e.Agent == "planner" {
+			once.Do(func() { close(rootEnded) })
+		}
+		return nil
+	})
+	queues := make(chan *queue.Queue[item], 1)
+	stall := make(chan struct{})
+	go func() {
+		q := <-queues
+		select {
+		case <-q.Blocked():
+		case <-rootEnded:
+		}
+		close(stall)
+	}()
+	slowPool := servertest.PoolWith(t, nestedYAML, pool.Options{Hooks: reg})
+	slow := run(New(slowPool, Options{QueueSize: 4, onQueue: func(q *queue.Queue[item]) { queues <- q }}), "thread-slow", stall)
 	verifyStream(t, slow, "")
 	// Whether deltas merge here depends on where the stalled queue fills
 	// up (scheduling); TestSlowClientBlocksNoOtherRun checks merging
