@@ -44,12 +44,21 @@ func stats(q *queue.Queue[item]) (merged, dropped int) {
 	return s.Merged, s.Dropped
 }
 
-func blocked(t *testing.T, done <-chan struct{}) {
+// blocked checks that the push behind done waits for room: q tells when
+// a push first waited (Blocked), and that push has not returned.
+func blocked(t *testing.T, q *queue.Queue[item], done <-chan struct{}) {
 	t.Helper()
 	select {
 	case <-done:
 		t.Fatal("push returned; want it to wait")
-	case <-time.After(50 * time.Millisecond):
+	case <-q.Blocked():
+	case <-time.After(5 * time.Second):
+		t.Fatal("push neither returned nor waited")
+	}
+	select {
+	case <-done:
+		t.Fatal("push returned; want it to wait")
+	default:
 	}
 }
 
@@ -81,7 +90,7 @@ func TestQueueMergesDeltasWhenFull(t *testing.T) {
 	// Another session's delta merges past other owners' events only; the
 	// root's only earlier event is not a delta, so it waits.
 	done := pushAsync(q, delta("root", "m0", "x"))
-	blocked(t, done)
+	blocked(t, q, done)
 	got, ok := take(q, context.Background())
 	if !ok || types(got) != "STEP_STARTED: TEXT_MESSAGE_CONTENT:abc" {
 		t.Fatalf("take = %q", types(got))
@@ -98,7 +107,7 @@ func TestQueueNeverMergesAcrossOwnEvents(t *testing.T) {
 	q.Push(lifecycle("c", wire.TypeTextMessageEnd))
 	// Same message, but an event of the same session lies between.
 	done := pushAsync(q, delta("c", "m1", "b"))
-	blocked(t, done)
+	blocked(t, q, done)
 	take(q, context.Background())
 	returned(t, done)
 
@@ -106,7 +115,7 @@ func TestQueueNeverMergesAcrossOwnEvents(t *testing.T) {
 	q = newQueue(1)
 	q.Push(delta("c", "m1", "a"))
 	done = pushAsync(q, delta("c", "m2", "b"))
-	blocked(t, done)
+	blocked(t, q, done)
 	take(q, context.Background())
 	returned(t, done)
 }
@@ -116,7 +125,7 @@ func TestQueueLifecycleWaitsDroppableDrops(t *testing.T) {
 	q.Push(lifecycle("r", wire.TypeStepStarted))
 	returned(t, pushAsync(q, item{ev: &wire.Event{Type: wire.TypeCustom, Name: "tool_call_progress"}, owner: "r", class: classDroppable}))
 	done := pushAsync(q, lifecycle("r", wire.TypeStepFinished))
-	blocked(t, done)
+	blocked(t, q, done)
 	if got, _ := take(q, context.Background()); types(got) != "STEP_STARTED:" {
 		t.Fatalf("take = %q", types(got))
 	}
@@ -133,7 +142,7 @@ func TestQueueAbandonAndClose(t *testing.T) {
 	q := newQueue(1)
 	q.Push(lifecycle("r", wire.TypeStepStarted))
 	done := pushAsync(q, lifecycle("r", wire.TypeStepFinished))
-	blocked(t, done)
+	blocked(t, q, done)
 	q.Abort(nil)
 	returned(t, done)
 	returned(t, pushAsync(q, lifecycle("r", wire.TypeRunFinished))) // discarded at once
