@@ -7,20 +7,26 @@ import (
 	"github.com/agentpool/agentpool/id"
 )
 
+// eventStreams serves the event streams (GET /event, /global/event):
+// each client a subscriber of the hub.
+type eventStreams struct {
+	*base
+}
+
 // handleEvents answers GET /event: the server's events as SSE, first
 // server.connected. With a directory (?directory= or the SDK's header),
 // only the events of that directory's sessions.
-func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
+func (s *eventStreams) handleEvents(w http.ResponseWriter, r *http.Request) {
 	s.stream(w, r, requestDir(r), false)
 }
 
 // handleGlobalEvents answers GET /global/event: every directory's events,
 // each frame {directory, payload}.
-func (s *Server) handleGlobalEvents(w http.ResponseWriter, r *http.Request) {
+func (s *eventStreams) handleGlobalEvents(w http.ResponseWriter, r *http.Request) {
 	s.stream(w, r, "", true)
 }
 
-func (s *Server) stream(w http.ResponseWriter, r *http.Request, dir string, global bool) {
+func (s *eventStreams) stream(w http.ResponseWriter, r *http.Request, dir string, global bool) {
 	connDir := dir
 	if connDir == "" {
 		connDir = s.dir
