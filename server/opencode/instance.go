@@ -18,21 +18,10 @@ import (
 // starts and shows nothing rather than failing. docs/opencode.md lists
 // every route with its status.
 
-// instanceAPI serves the routes of the instance: paths, project,
-// health, agents, config, providers, MCP, VCS and the empty shapes.
+// instanceAPI serves the routes of the instance's surroundings: MCP,
+// VCS, directories, the v2 location and the empty shapes.
 type instanceAPI struct {
 	*base
-}
-
-// handleProviderList answers GET /provider: the providers of the pool's
-// agents, every one connected (the pool holds the keys).
-func (s *instanceAPI) handleProviderList(w http.ResponseWriter, r *http.Request) {
-	p := s.providers()
-	out := wire.ProviderList{All: p.Providers, Default: p.Default, Connected: []string{}}
-	for _, prov := range p.Providers {
-		out.Connected = append(out.Connected, prov.ID)
-	}
-	writeJSON(w, http.StatusOK, out)
 }
 
 // handleMCP answers GET /mcp: the manifest's MCP servers by name. A server
@@ -57,7 +46,7 @@ func (s *instanceAPI) handleMCP(w http.ResponseWriter, r *http.Request) {
 // handleVcs answers GET /vcs: the branch checked out in the request's
 // directory (read from .git/HEAD), or {} outside a git work tree.
 func (s *instanceAPI) handleVcs(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, wire.VcsInfo{Branch: gitBranch(s.dirOrDefault(r))})
+	writeJSON(w, http.StatusOK, wire.VcsInfo{Branch: gitBranch(dirOrDefault(r, s.dir))})
 }
 
 // gitBranch is the branch name HEAD points at in dir or the nearest parent
@@ -83,7 +72,7 @@ func gitBranch(dir string) string {
 // handleDirectories answers GET /project/{projectID}/directories: the one
 // directory the server serves.
 func (s *instanceAPI) handleDirectories(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, []wire.ProjectDirectory{{Directory: s.dirOrDefault(r)}})
+	writeJSON(w, http.StatusOK, []wire.ProjectDirectory{{Directory: dirOrDefault(r, s.dir)}})
 }
 
 func (s *instanceAPI) handleCapabilities(w http.ResponseWriter, r *http.Request) {
@@ -114,7 +103,7 @@ func (s *instanceAPI) v2Dir(r *http.Request) string {
 	if d := r.URL.Query().Get("location[directory]"); d != "" {
 		return filepath.Clean(d)
 	}
-	return s.dirOrDefault(r)
+	return dirOrDefault(r, s.dir)
 }
 
 func (s *instanceAPI) handleLocation(w http.ResponseWriter, r *http.Request) {

@@ -124,7 +124,8 @@ type UI interface {
 // http.Handler. Close it when done.
 //
 // Its work is split by concern (doc.go, Concurrency): the route groups
-// sessionsAPI, historyAPI, promptsAPI, eventStreams and instanceAPI, the
+// sessionsAPI, historyAPI, promptsAPI, eventStreams, configAPI and
+// instanceAPI, the
 // eventMapper that turns the projection's changes into bus events, and
 // the shared state they reach through base (per-session state in
 // sessionFacts, the prompt budget, the event hub), each guarded by its
@@ -136,8 +137,8 @@ type Server struct {
 	handler http.Handler // mux behind the token and CORS checks (httpsec)
 
 	sessions *sessionsAPI
-	events   *eventStreams
 	instance *instanceAPI
+	config   *configAPI
 	mapper   *eventMapper
 
 	// The server watches the session tree of the pool's runs (from New
@@ -201,8 +202,9 @@ func New(p *pool.Pool, opts Options) *Server {
 	b.runs, b.stopRuns = context.WithCancel(context.Background())
 	b.prompts = &promptsAPI{b}
 	b.history = &historyAPI{b}
+	b.streams = &eventStreams{b}
 	s := &Server{base: b, mux: http.NewServeMux(),
-		sessions: &sessionsAPI{b}, events: &eventStreams{b}, instance: &instanceAPI{b}, mapper: &eventMapper{b}}
+		sessions: &sessionsAPI{b}, instance: &instanceAPI{b}, config: &configAPI{b}, mapper: &eventMapper{b}}
 	s.routes = s.routeTable()
 	for _, rt := range s.routes {
 		s.mux.Handle(rt.method+" "+rt.path, s.wrap(rt.handler))

@@ -41,6 +41,7 @@ type base struct {
 	// The route groups that others call into.
 	prompts *promptsAPI
 	history *historyAPI
+	streams *eventStreams
 }
 
 // runGate admits runs until the server closes, and lets Close wait for
@@ -77,7 +78,9 @@ func (g *runGate) close() {
 // writes to it (a prompt's user message, the end of a run) take it, and
 // publish the session's events while they hold it, so that they reach the
 // bus in the order the state changed. No lock of another session is
-// taken while it is held (eviction only tries others: TryLock).
+// taken while it is held (eviction only tries others: TryLock). Besides
+// its fields it guards the maps of trans (byID, parts and the message
+// list), which index the same messages and change together.
 type sessState struct {
 	// dir and title are set without the lock: read by every conversion
 	// of a session (wireSession), of this session or of its children.
