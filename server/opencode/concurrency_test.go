@@ -1,13 +1,19 @@
 package opencode
 
 import (
+	"context"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -168,4 +174,92 @@ func typeName(e ast.Expr) string {
 		return "." + e.Sel.Name
 	}
 	return ""
+}
+
+// TestHubIdsAscendUnderConcurrentPublishers: runs publish at once, from
+// many goroutines; every stream gets every event once, with ids that
+// ascend, and all streams get them in the same order (the hub gives the
+// id and queues the event in one step).
+func TestHubIdsAscendUnderConcurrentPublishers(t *testing.T) {
+	const publishers, each = 8, 200
+	h := newHub(publishers * each)
+	subs := []*subscriber{
+		h.subscribe("", false, lifecycle("", "server.connected")),
+		h.subscribe("", true, lifecycle("", "server.connected")),
+	}
+	var wg sync.WaitGroup
+	for p := range publishers {
+		wg.Go(func() {
+			for i := range each {
+				h.publish(&busEvent{typ: "session.updated", session: fmt.Sprintf("ses_%d", p), props: []byte(strconv.Itoa(i))})
+			}
+		})
+	}
+	wg.Wait()
+	var orders [][]string
+	for _, sub := range subs {
+		var ids []string
+		next := map[string]int{} // session -> the next props it must carry
+		for len(ids) < publishers*each {
+			batch, ok := take(sub, context.Background(), nil)
+			if !ok {
+				t.Fatal("take failed")
+			}
+			for _, e := range batch {
+				if e.session == "" {
+					continue // server.connected
+				}
+				if n := next[e.session]; string(e.props) != strconv.Itoa(n) {
+					t.Fatalf("session %s: event %s after %d of its events", e.session, e.props, n)
+				}
+				next[e.session]++
+				if len(ids) > 0 && e.id <= ids[len(ids)-1] {
+					t.Fatalf("id %s after %s", e.id, ids[len(ids)-1])
+				}
+				ids = append(ids, e.id)
+			}
+		}
+		orders = append(orders, ids)
+	}
+	if !slices.Equal(orders[0], orders[1]) {
+		t.Fatal("the two streams got the events in different orders")
+	}
+	h.close()
+}
+
+// TestRunGateWaitsForEveryAdmittedRun: runs are admitted while the gate
+// closes; none is admitted after close began, and close returns only
+// after every admitted run ended (wg.Add never races wg.Wait: the race
+// detector would say so).
+func TestRunGateWaitsForEveryAdmittedRun(t *testing.T) {
+	var g runGate
+	var admitted, ended atomic.Int64
+	release := make(chan struct{})
+	var callers sync.WaitGroup
+	for range 64 {
+		callers.Go(func() {
+			if g.enter() {
+				admitted.Add(1)
+				go func() {
+					<-release
+					ended.Add(1)
+					g.wg.Done()
+				}()
+			}
+		})
+	}
+	closed := make(chan struct{})
+	go func() {
+		g.close()
+		close(closed)
+	}()
+	callers.Wait()
+	close(release)
+	<-closed
+	if a, e := admitted.Load(), ended.Load(); a != e {
+		t.Fatalf("close returned with %d of %d admitted runs ended", e, a)
+	}
+	if g.enter() {
+		t.Fatal("a run was admitted after close")
+	}
 }
