@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentpool/agentpool/batteries"
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/event/eventtest"
@@ -162,7 +163,7 @@ teams:
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := pool.New(m, pool.Options{Store: st})
+	p, err := pool.New(m, pool.Options{Store: st, Registry: batteries.Registry()})
 	if err != nil {
 		t.Fatal(err)
 	}
