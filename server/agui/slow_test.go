@@ -113,16 +113,15 @@ agents:
 		t.Error("the quick run's session/end did not fire before its stream ended")
 	}
 	<-queues // quick's
-	// The talker's deltas merge in its full queue while its client reads
-	// nothing, until a delta no longer fits a merged one (64 KiB) and the
-	// run waits for room: the queue's notice of that wait.
+	// The talker's run waits for room in its full queue while its client
+	// reads nothing: the queue's notice of that wait. (Whether deltas
+	// merged before the first wait depends on whether the writer took the
+	// run's first event before the queue filled with lifecycle events; the
+	// merges are checked over the whole stream below.)
 	select {
 	case <-talkerQueue.Blocked():
 	case <-time.After(time.Minute):
 		t.Fatal("the talker's run never waited on its full queue")
-	}
-	if merged, _ := stats(talkerQueue); merged == 0 {
-		t.Error("the talker waited on its queue, but no delta merged first")
 	}
 	queued := talkerQueue.Len()
 	if queued > 4 {
