@@ -48,14 +48,32 @@ type ToolInfo struct {
 	Input     json.RawMessage // a frozen copy: changing it changes nothing that runs
 }
 
-// ToolDecision answers tools/pre-execute.
+// The actions of a ToolDecision.
+const (
+	ToolAllow = "allow"
+	ToolDeny  = "deny"
+	ToolAsk   = "ask" // ask for approval first (hook.Registry: approval/request)
+)
+
+// ToolDecision answers tools/pre-execute. It is one type for both sides of
+// the point: what a hook.Registry listener answers (allow, deny, or ask,
+// which the registry turns into allow or deny by asking for approval) and
+// what Hooks.PreTool gives the run. The empty Action allows, so that a
+// listener's zero answer changes nothing.
+//
+// The run executes the call only when Allows: an ask that reaches the run
+// unanswered and an unknown action deny it (fail closed).
 type ToolDecision struct {
-	Allow  bool
-	Reason string
-	// Input, when set (and valid JSON), replaces the call's arguments: the
-	// tool runs with it and tools/post-execute sees it.
-	Input json.RawMessage
+	Action string `json:"action,omitempty"` // ToolAllow, ToolDeny or ToolAsk
+	Reason string `json:"reason,omitempty"` // why it was denied or asked
+	// UpdatedInput, when set (and valid JSON), replaces the call's
+	// arguments (allow and ask): the tool runs with it and
+	// tools/post-execute sees it.
+	UpdatedInput json.RawMessage `json:"updated_input,omitempty"`
 }
+
+// Allows reports whether the call runs: Action is ToolAllow or empty.
+func (d ToolDecision) Allows() bool { return d.Action == "" || d.Action == ToolAllow }
 
 // TurnStopInfo is the payload of agent/turn-stop.
 type TurnStopInfo struct {
@@ -192,12 +210,37 @@ func (h envHooks) PreTool(ctx context.Context, t ToolInfo) ToolDecision {
 	if h.quiet(HookPreTool) {
 		return h.local.PreTool(ctx, t)
 	}
-	var d ToolDecision
-	if err := h.env.RunHook(ctx, h.inv, h.agent, HookPreTool, t, &d); err != nil {
-		return ToolDecision{Reason: "the tools/pre-execute hooks could not run: " + err.Error()}
+	var w toolDecisionWire
+	if err := h.env.RunHook(ctx, h.inv, h.agent, HookPreTool, t, &w); err != nil {
+		return ToolDecision{Action: ToolDeny, Reason: "the tools/pre-execute hooks could not run: " + err.Error()}
 	}
-	if string(d.Input) == "null" {
-		d.Input = nil // no new input (JSON's null), not the input null
+	return w.decision()
+}
+
+// toolDecisionWire decodes a ToolDecision that came back through a
+// HookEnv, including the form it had before it had an Action (an Allow
+// flag and an Input; a durable engine may replay answers recorded then):
+// without the flag an old denial would decode as an empty Action, which
+// allows.
+type toolDecisionWire struct {
+	ToolDecision
+	Allow *bool           `json:"Allow"`
+	Input json.RawMessage `json:"Input"`
+}
+
+func (w toolDecisionWire) decision() ToolDecision {
+	d := w.ToolDecision
+	if w.Allow != nil && d.Action == "" {
+		d.Action = ToolDeny
+		if *w.Allow {
+			d.Action = ToolAllow
+		}
+		if d.UpdatedInput == nil {
+			d.UpdatedInput = w.Input
+		}
+	}
+	if string(d.UpdatedInput) == "null" {
+		d.UpdatedInput = nil // no new input (JSON's null), not the input null
 	}
 	return d
 }

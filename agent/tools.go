@@ -223,12 +223,20 @@ func (r *run) execute(ctx context.Context, t tool.Tool, call tool.Call) tool.Res
 	}
 	info := ToolInfo{Agent: r.a.cfg.Name, SessionID: r.inv.Session.ID, ToolName: call.Name, CallID: call.ID, Input: slices.Clone(call.Args)}
 	d := h.PreTool(ctx, info)
-	if !d.Allow {
-		return tool.Errorf("tool %s denied: %s", call.Name, d.Reason)
+	if !d.Allows() {
+		reason := d.Reason
+		if d.Action != ToolDeny {
+			// An ask no one resolved, or an action this run does not know.
+			reason = fmt.Sprintf("tools/pre-execute answered %q, which is not allow or deny", d.Action)
+			if d.Reason != "" {
+				reason += " (" + d.Reason + ")"
+			}
+		}
+		return tool.Errorf("tool %s denied: %s", call.Name, reason)
 	}
-	if len(d.Input) > 0 && json.Valid(d.Input) {
-		call.Args = slices.Clone(d.Input)
-		info.Input = slices.Clone(d.Input)
+	if len(d.UpdatedInput) > 0 && json.Valid(d.UpdatedInput) {
+		call.Args = slices.Clone(d.UpdatedInput)
+		info.Input = slices.Clone(d.UpdatedInput)
 	}
 	res := r.call(ctx, t, call)
 	return h.PostTool(ctx, info, res)

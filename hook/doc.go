@@ -15,9 +15,9 @@
 //
 //	reg := hook.New(hook.Options{Logger: log})
 //	reg.OnSubagentEnd.Register(func(ctx context.Context, e hook.SubagentEnd) error { ...; return nil })
-//	reg.OnPreExecute.Use(func(ctx context.Context, c hook.ToolCall, next hook.Next[hook.ToolCall, hook.ToolDecision]) hook.ToolDecision {
+//	reg.OnPreExecute.Use(func(ctx context.Context, c hook.ToolCall, next hook.Next[hook.ToolCall, agent.ToolDecision]) agent.ToolDecision {
 //		if c.ToolName == "rm" {
-//			return hook.ToolDecision{Action: hook.Deny, Reason: "not here"}
+//			return agent.ToolDecision{Action: agent.ToolDeny, Reason: "not here"}
 //		}
 //		return next(ctx, c)
 //	})
@@ -53,7 +53,7 @@
 //     subagent/end's last_assistant_message (content blocks, deep-copied
 //     when the child settled; if a copy fails the event still fires
 //     without the field). A tool's input is a frozen copy (change the
-//     arguments with ToolDecision.UpdatedInput); the model request of
+//     arguments with agent.ToolDecision.UpdatedInput); the model request of
 //     agent/request is the session's own deep copy.
 //   - subagent/start fires only after the child is ready (stored and
 //     registered): a listener can Inject into it, and what it injects is
