@@ -42,8 +42,8 @@ var hookOptions = workflow.ActivityOptions{
 	RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1},
 }
 
-// sessionHooks is pool.SessionHooks (the pool's hooks value implements
-// it with spawn.Lifecycle: a *hook.Registry does).
+// sessionHooks are the root session points of the pool's hooks (a
+// *hook.Registry, which also implements spawn.Lifecycle).
 type sessionHooks interface {
 	SessionStart(ctx context.Context, s session.Session, source string)
 	SessionEnd(ctx context.Context, s session.Session, reason event.StopReason)

@@ -10,8 +10,9 @@
 // default decision. Both are generic, so every point is typed; ForAgent
 // scopes a listener to one agent's runs and to the delegations it starts.
 //
-// A Registry holds every point (OnSessionStart ... OnSubagentEnd) and
-// implements agent.Hooks, spawn.Lifecycle and pool.SessionHooks:
+// A Registry holds every point (OnSessionStart ... OnSubagentEnd) and the
+// agents' tool_approval policies; it implements agent.Hooks and
+// spawn.Lifecycle and is what pool.Options.Hooks takes:
 //
 //	reg := hook.New(hook.Options{Logger: log})
 //	reg.OnSubagentEnd.Register(func(ctx context.Context, e hook.SubagentEnd) error { ...; return nil })

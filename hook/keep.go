@@ -47,7 +47,7 @@ type keptSession struct {
 	closing string // the cause EndSession gave while a run was in progress
 }
 
-// SessionStart implements pool.SessionHooks (session/start).
+// SessionStart fires session/start for a root session (the pool calls it).
 func (r *Registry) SessionStart(ctx context.Context, s session.Session, source string) {
 	inv := spawn.InvocationFrom(ctx)
 	if keptRun(ctx) {
@@ -71,7 +71,7 @@ func (r *Registry) SessionStart(ctx context.Context, s session.Session, source s
 	r.OnSessionStart.Fire(ctx, SessionStart{SessionID: s.ID, Agent: s.AgentName, Source: source, Model: modelOf(inv, s.AgentName)})
 }
 
-// SessionEnd implements pool.SessionHooks (session/end). For a run of a
+// SessionEnd fires session/end for a root session (the pool calls it). For a run of a
 // kept session (KeepSession) it only notes how the run ended, unless the
 // session was closed while the run was in progress: then the session ends
 // now.

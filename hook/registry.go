@@ -26,12 +26,13 @@ type Options struct {
 	EmitTimeout time.Duration
 }
 
-// Registry holds every hook point of docs/spec/HOOKS.md §2. It implements
-// agent.Hooks, spawn.Lifecycle and pool.SessionHooks, so that
+// Registry holds every hook point of docs/spec/HOOKS.md §2 and the agents'
+// tool_approval policies. It implements agent.Hooks and spawn.Lifecycle,
+// and its SessionStart and SessionEnd are the root sessions' points;
 //
 //	pool.New(m, pool.Options{Hooks: reg})
 //
-// wires it into a pool. Register listeners before the first run; the
+// wires all of it into a pool. Register listeners before the first run; the
 // points are safe for concurrent use.
 type Registry struct {
 	// OnSessionStart fires when a root run begins (pool.RunSink).

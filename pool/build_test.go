@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
+	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/agentpool/agentpool/agent"
@@ -138,8 +140,6 @@ func TestBuildRejects(t *testing.T) {
 			`agent "lead": ToolApproval["Bash"]: unknown approval "maybe" (known: allow, ask, deny)`,
 			`Config.Limits.MaxDepth: must not be negative`,
 		}},
-		{"hooks of no known kind", pool.Config{Agents: []pool.AgentSpec{lead(nil)}}, pool.Options{Hooks: "reg"},
-			[]string{`Options.Hooks: string implements none of agent.Hooks, spawn.Lifecycle, pool.SessionHooks and pool.ApprovalPolicies`}},
 		{"duplicate tool", pool.Config{Agents: []pool.AgentSpec{lead(func(a *pool.AgentSpec) { a.Tools = []tool.Tool{getWeather, getWeather} })}},
 			pool.Options{}, []string{`agent lead: duplicate tool "get_weather"`}},
 	}
@@ -363,5 +363,58 @@ agents:
 	if err == nil || !strings.Contains(err.Error(), `model type "nope" is not supported by this build (registered: `) ||
 		!strings.Contains(err.Error(), "anthropic, echo-test, fallback, openai, scripted, test") {
 		t.Errorf("unknown type: %v", err)
+	}
+}
+
+// Options.Hooks is a *hook.Registry: no interface to satisfy, nothing to
+// assert. With one, a root node that is not an agent goes through its
+// prompt and session points; without one (nil), runs need none of them
+// and tool_approval is not enforced.
+func TestOptionsHooksTyped(t *testing.T) {
+	if f, _ := reflect.TypeFor[pool.Options]().FieldByName("Hooks"); f.Type != reflect.TypeFor[*hook.Registry]() {
+		t.Fatalf("Options.Hooks is %v, want *hook.Registry", f.Type)
+	}
+
+	reg := hook.New(hook.Options{})
+	var mu sync.Mutex
+	var seen []string
+	note := func(s string) {
+		mu.Lock()
+		seen = append(seen, s)
+		mu.Unlock()
+	}
+	reg.OnSessionStart.Register(func(_ context.Context, s hook.SessionStart) error {
+		note("start:" + s.Source)
+		return nil
+	})
+	reg.OnPromptSubmit.Use(func(ctx context.Context, p hook.Prompt, next hook.Next[hook.Prompt, hook.PromptDecision]) hook.PromptDecision {
+		note("prompt:" + p.Content)
+		return next(ctx, p)
+	})
+	reg.OnSessionEnd.Register(func(_ context.Context, s hook.SessionEnd) error {
+		note("end:" + string(s.Reason))
+		return nil
+	})
+	p := build(t, pool.Config{Nodes: []spawn.Node{shout{}}}, pool.Options{Hooks: reg})
+	if res := run(t, p, "shout", "hi"); res.Output != "HI" {
+		t.Fatalf("output %q", res.Output)
+	}
+	mu.Lock()
+	got := strings.Join(seen, " ")
+	mu.Unlock()
+	if got != "start:startup prompt:hi end:completed" {
+		t.Errorf("hooks saw %q", got)
+	}
+
+	// No hooks: the same runs, and a policy nothing enforces.
+	p = build(t, pool.Config{Nodes: []spawn.Node{shout{}}}, pool.Options{})
+	if res := run(t, p, "shout", "hi"); res.Output != "HI" {
+		t.Fatalf("output without hooks %q", res.Output)
+	}
+	cfg := weatherConfig()
+	cfg.Agents[1].ToolApproval = map[string]string{"get_*": config.ApprovalDeny}
+	p = build(t, cfg, pool.Options{})
+	if res := run(t, p, "", "Weather?"); strings.Contains(res.Output, "denied") {
+		t.Errorf("without hooks the policy was enforced: %+v", res)
 	}
 }

@@ -8,9 +8,9 @@
 // a manifest: an undefined worker or team member, a duplicate name, a
 // missing model or a team cycle is an error at construction, with every
 // problem reported. Model types are registered (RegisterModel), not fixed:
-// openai, anthropic, test and scripted are built in. Options.Hooks takes
-// one value (a *hook.Registry) that may implement agent.Hooks,
-// spawn.Lifecycle, SessionHooks and ApprovalPolicies.
+// openai, anthropic, test and scripted are built in. Options.Hooks is
+// the *hook.Registry that holds every hook point and the agents'
+// tool_approval policies.
 //
 // A root run creates (or, to resume, reopens) a root session, runs the node,
 // records every event of the run in the store in stream order (each event

@@ -12,9 +12,9 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/agentpool/agentpool/agent"
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/hook"
 	"github.com/agentpool/agentpool/id"
 	"github.com/agentpool/agentpool/internal/detach"
 	"github.com/agentpool/agentpool/internal/otelpool"
@@ -32,12 +32,12 @@ type Options struct {
 	// Store keeps sessions; an in-memory store when nil.
 	Store  session.Store
 	Logger *slog.Logger
-	// Hooks observe and steer runs (nil: none). The value may implement
-	// any of agent.Hooks (the agent's interception seams), spawn.Lifecycle
-	// (subagent start and end), SessionHooks (root session start and end)
-	// and ApprovalPolicies (the agents' tool_approval); *hook.Registry
-	// implements all four. A value that implements none is an error.
-	Hooks any
+	// Hooks observe and steer runs (nil: none): every point of
+	// docs/spec/HOOKS.md (the agents' seams, subagent and root session
+	// start and end), the agents' tool_approval policies (Build hands
+	// them to it) and a session's shell environment file for Bash
+	// (Registry.SetShellEnvFile).
+	Hooks *hook.Registry
 	// ExtraTools are offered to every agent, besides its own tools.
 	ExtraTools []tool.Tool
 	// Workspace is the directory the file and shell tools act in; empty:
@@ -75,25 +75,6 @@ type Options struct {
 	Subreaper bool
 }
 
-// SessionHooks is implemented by an Options.Hooks value that observes
-// root sessions: the session/start and session/end points of
-// docs/spec/HOOKS.md. Both are called synchronously with a context that
-// carries the root Invocation (spawn.InvocationFrom) and the caller's
-// values (hook.KeepSession): SessionStart after the session is registered
-// and before the node runs (so what it injects reaches the first model
-// request), SessionEnd once after the run and all its children have
-// ended. source is "startup" for a new session and "resume" for a
-// continued one; reason is the run's stop reason.
-//
-// A root run of a node that is not an agent (a team) also goes through the
-// agent.Hooks of Options.Hooks: PromptSubmit with the user's prompt before
-// it runs and TurnStop with its output when it completed, as an agent run
-// as the root calls them itself.
-type SessionHooks interface {
-	SessionStart(ctx context.Context, s session.Session, source string)
-	SessionEnd(ctx context.Context, s session.Session, reason event.StopReason)
-}
-
 // Pool is a set of runnable nodes (agents, teams, custom nodes) built from
 // a manifest (New) or from Go values (Build). It is safe for concurrent
 // runs.
@@ -106,10 +87,16 @@ type Pool struct {
 	order       []string
 	defaultNode string
 	log         *slog.Logger
-	sessions    SessionHooks // nil: none
-	rootHooks   agent.Hooks  // the user's prompt of a root run that is not an agent's (rootNode); nil: none
-	builtins    *builtins
-	engine      Engine // nil: runs in this process
+	// hooks are Options.Hooks (nil: none). A root run calls its
+	// session/start after the session is registered and before the node
+	// runs (so what it injects reaches the first model request) and its
+	// session/end once after the run and all its children have ended,
+	// both with the root Invocation in their context. A root node that is
+	// not an agent (a team) goes through its agent/prompt-submit and
+	// agent/turn-stop as an agent does (rootNode).
+	hooks    *hook.Registry
+	builtins *builtins
+	engine   Engine // nil: runs in this process
 	// obs makes the runs' spans and metrics (nil: none); traced holds the
 	// nodes it decorates, which the runtime runs (nodes keeps the
 	// undecorated ones, which Node returns).
@@ -253,12 +240,12 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 		p.rt.Release(inv)
 		return RunResult{}, err
 	}
-	if p.sessions != nil {
-		source := "startup"
+	if p.hooks != nil {
+		source := hook.SourceStartup
 		if req.SessionID != "" {
-			source = "resume"
+			source = hook.SourceResume
 		}
-		p.sessions.SessionStart(spawn.WithInvocation(ctx, inv), sess, source)
+		p.hooks.SessionStart(spawn.WithInvocation(ctx, inv), sess, source)
 	}
 	var end spawn.RunEnd
 	if p.engine != nil {
@@ -266,8 +253,8 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 	} else {
 		end = p.rt.RunRoot(ctx, p.obs.Node(p.rootNode(node)), inv, now)
 	}
-	if p.sessions != nil {
-		p.sessions.SessionEnd(spawn.WithInvocation(detach.Context(ctx), inv), sess, end.Result.StopReason)
+	if p.hooks != nil {
+		p.hooks.SessionEnd(spawn.WithInvocation(detach.Context(ctx), inv), sess, end.Result.StopReason)
 	}
 	released = true
 	p.release(ctx, sid) // after it, the account of the run's writes is complete
