@@ -156,8 +156,9 @@ type run struct {
 	// appends are of one message but for injected batches.
 	stored [1]session.Message
 	turn   turnState // the model response being streamed
-	// tools and specs are the agent's, or, when the run's context carries
-	// extra tools (tool.WithExtra), the agent's plus those.
+	// tools and specs are the agent's, or, with toolsets (its own, or
+	// those its invocation was lent: spawn.Invocation.Toolsets), the
+	// agent's plus theirs.
 	tools map[string]tool.Tool
 	specs []model.ToolSpec
 	// env is the run's surroundings under a durable engine (spawn.Env);
@@ -291,7 +292,7 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 	}()
 
 	r.sink.Emit(event.RunStarted{SessionID: inv.Session.ID, RunID: inv.RunID, AgentName: a.cfg.Name, ParentSessionID: inv.Session.ParentID})
-	r.tools, r.specs = a.toolsFor(ctx, r.sink)
+	r.tools, r.specs = a.toolsFor(ctx, inv, r.sink)
 
 	prompt := inv.Prompt
 	if h := r.hooks; h != nil && prompt != "" {

@@ -84,8 +84,8 @@
 //
 // A spawn that does not come from a team's reservation costs one Spawns
 // activity (a store update of the run's first session) before the child
-// is created. Toolsets a run's context
-// carries (a client's MCP servers) are a toolset_error. A hook's
+// is created. Toolsets lent to a run (pool.RunRequest.Toolsets: a
+// client's MCP servers) are not offered: they are not on the workers. A hook's
 // per-process state (the command bridge's transcripts, loop guard, a
 // tool call's duration) does not travel between workers; what an async
 // command hook says after its step ended is dropped; hook_run records of

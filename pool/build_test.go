@@ -418,3 +418,52 @@ func TestOptionsHooksTyped(t *testing.T) {
 		t.Errorf("without hooks the policy was enforced: %+v", res)
 	}
 }
+
+// lentSet is a toolset a caller lends to one run (RunRequest.Toolsets).
+type lentSet struct {
+	mu    sync.Mutex
+	asked int
+	tools []tool.Tool
+}
+
+func (s *lentSet) Name() string { return "lent" }
+
+func (s *lentSet) Tools(context.Context) ([]tool.Tool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.asked++
+	return s.tools, nil
+}
+
+// Toolsets a caller lends a run are a field of its request, not a value
+// hidden in its context: the root and the children it spawns offer their
+// tools for that run, and a later run of the same session that lends
+// nothing does not.
+func TestLentToolsetsAreExplicit(t *testing.T) {
+	cfg := weatherConfig()
+	cfg.Agents[1].Tools = nil // the forecaster's get_weather is lent only
+	p := build(t, cfg, pool.Options{})
+	set := &lentSet{tools: []tool.Tool{getWeather}}
+	sink, _ := eventtest.Collect()
+	res, err := p.RunSink(context.Background(), pool.RunRequest{Prompt: "Weather?", Toolsets: []tool.Toolset{set}}, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Result.Output, "It is sunny in Paris") {
+		t.Errorf("with the lent toolset: %q", res.Result.Output)
+	}
+	set.mu.Lock()
+	asked := set.asked
+	set.mu.Unlock()
+	if asked != 2 {
+		t.Errorf("the lent toolset was asked %d times, want 2 (lead and its worker)", asked)
+	}
+
+	res, err = p.RunSink(context.Background(), pool.RunRequest{Prompt: "Weather?", SessionID: res.SessionID}, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Result.Output, "I cannot tell") {
+		t.Errorf("without the lent toolset: %q", res.Result.Output)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"iter"
 	"log/slog"
+	"slices"
 	"time"
 
 	"go.opentelemetry.io/otel/metric"
@@ -160,6 +161,13 @@ type RunRequest struct {
 	// NewSessionID, when set, is the id of the session to create (protocol
 	// servers that allocate ids themselves).
 	NewSessionID string
+	// Toolsets are lent to this run only, besides the agents' own tools:
+	// every agent of the run (the root and the children it spawns) offers
+	// their tools, its own winning a name both have (the MCP servers an
+	// ACP client named for its session). A failing toolset costs the run
+	// its tools and is reported in the stream. A run on Options.Engine
+	// does not get them.
+	Toolsets []tool.Toolset
 }
 
 // RunResult is how a root run ended.
@@ -236,6 +244,7 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 	if err != nil {
 		return RunResult{}, err
 	}
+	inv.Toolsets = slices.Clip(req.Toolsets)
 	if err := p.markRunning(ctx, sess, req.SessionID != ""); err != nil {
 		p.rt.Release(inv)
 		return RunResult{}, err
