@@ -7,10 +7,12 @@
 // teams, custom nodes). Build validates a Config as config.Parse validates
 // a manifest: an undefined worker or team member, a duplicate name, a
 // missing model or a team cycle is an error at construction, with every
-// problem reported. Model types are registered (RegisterModel), not fixed:
-// openai, anthropic, test and scripted are built in. Options.Hooks is
-// the *hook.Registry that holds every hook point and the agents'
-// tool_approval policies.
+// problem reported. Model types are wired in with a Registry value
+// (Options.Registry; no package-level registration): test, scripted and
+// fallback are built in, and package batteries wires in openai, anthropic,
+// the fetch toolset and MCP, so that this package needs no provider SDK or
+// HTTP client. Options.Hooks is the *hook.Registry that holds every hook
+// point and the agents' tool_approval policies.
 //
 // A root run creates (or, to resume, reopens) a root session, runs the node,
 // records every event of the run in the store in stream order (each event

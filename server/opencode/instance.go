@@ -31,9 +31,11 @@ func (s *Server) handleProviderList(w http.ResponseWriter, r *http.Request) {
 
 // handleMCP answers GET /mcp: the manifest's MCP servers by name. A server
 // starts on the first use of its tools; until then it shows as disabled.
+// Servers wired in other than by batteries (not an *mcp.Manager) have no
+// status to show.
 func (s *Server) handleMCP(w http.ResponseWriter, r *http.Request) {
 	out := map[string]wire.MCPStatus{}
-	if m := s.pool.MCP(); m != nil {
+	if m, ok := s.pool.MCP().(*mcp.Manager); ok {
 		for _, st := range m.Servers() {
 			switch st.State {
 			case mcp.StateConnected:

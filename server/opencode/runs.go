@@ -15,6 +15,7 @@ import (
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/id"
 	"github.com/agentpool/agentpool/internal/otelpool"
+	"github.com/agentpool/agentpool/internal/otelprop"
 	"github.com/agentpool/agentpool/model"
 	"github.com/agentpool/agentpool/pool"
 	"github.com/agentpool/agentpool/server/opencode/internal/wire"
@@ -168,7 +169,7 @@ func (s *Server) parsePromptBody(w http.ResponseWriter, r *http.Request, rec ses
 			Message: "Session " + sid + " is busy: it runs as part of another run; prompt it when it is idle"})
 		return nil, false
 	}
-	return &prompt{rec: rec, sid: sid, node: node, text: text, body: body, created: time.Now(), parent: otelpool.FromHeader(r.Header),
+	return &prompt{rec: rec, sid: sid, node: node, text: text, body: body, created: time.Now(), parent: otelprop.FromHeader(r.Header),
 		hold: hold, textAt: textAt}, true
 }
 
