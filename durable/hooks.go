@@ -45,8 +45,8 @@ var hookOptions = workflow.ActivityOptions{
 // sessionHooks are the root session points of the pool's hooks (a
 // *hook.Registry, which also implements spawn.Lifecycle).
 type sessionHooks interface {
-	SessionStart(ctx context.Context, s session.Session, source string)
-	SessionEnd(ctx context.Context, s session.Session, reason event.StopReason)
+	SessionStart(ctx context.Context, s session.Session, source string, kept bool)
+	SessionEnd(ctx context.Context, s session.Session, reason event.StopReason, kept bool)
 }
 
 // sessionPayload is the payload of session/start and session/end.
@@ -126,10 +126,10 @@ func (a *Activities) callHook(ctx context.Context, in HookInput, out *HookOutput
 			if err != nil {
 				return nil, err
 			}
-			sh.SessionStart(ctx, in.Session, p.Source)
+			sh.SessionStart(ctx, in.Session, p.Source, false)
 			out.ChildInjected = a.runtime().Release(reg)
 		} else {
-			sh.SessionEnd(detach.Context(ctx), in.Session, p.StopReason)
+			sh.SessionEnd(detach.Context(ctx), in.Session, p.StopReason, false)
 		}
 		return nil, nil
 	}

@@ -64,8 +64,8 @@
 //     neither fires when the child could not be created (depth limit,
 //     unknown node, store failure).
 //   - session/start and session/end bracket a root session: its run, or,
-//     for a session its front end keeps open across runs (KeepSession on
-//     each run's context), from its first run to EndSession.
+//     for a session its front end keeps open across runs
+//     (pool.RunRequest.KeepSession), from its first run to EndSession.
 //   - Approval fails closed: tools/pre-execute answering Ask goes to
 //     approval/request; no listener, no answer, an unknown outcome,
 //     rejected or cancelled all deny the call (the model is told why).

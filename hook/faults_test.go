@@ -82,7 +82,7 @@ func TestSessionFaultsGoToTheStore(t *testing.T) {
 	node, _ := h.rt.Lookup("solo")
 	node.Run(ctx, inv)
 	h.rt.Release(inv)
-	reg.SessionEnd(ctx, inv.Session, event.StopCompleted)
+	reg.SessionEnd(ctx, inv.Session, event.StopCompleted, false)
 	for _, e := range out.events() {
 		if c, ok := e.(event.Custom); ok && c.EventType == hook.EventHookError {
 			t.Errorf("session/end fault in the live stream: %v", c.EventData)

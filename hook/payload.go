@@ -20,7 +20,7 @@ const (
 
 // SessionStart is the payload of session/start: a root session begins (a
 // root run, or the first run of a session its caller keeps open across
-// runs: KeepSession).
+// runs: pool.RunRequest.KeepSession).
 type SessionStart struct {
 	SessionID string `json:"session_id"`
 	Agent     string `json:"agent"`  // the agent or team the run starts
@@ -32,7 +32,7 @@ type SessionStart struct {
 // Why a root session ended (SessionEnd.Cause).
 const (
 	// CauseRunEnded: the root run ended, and with it the session (every
-	// session but those kept open with KeepSession).
+	// session but those kept open across runs: pool.RunRequest.KeepSession).
 	CauseRunEnded = "run_ended"
 	// CauseClosed: the front end closed a session it kept open.
 	CauseClosed = "closed"

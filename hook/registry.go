@@ -68,7 +68,7 @@ type Registry struct {
 	policies map[string]map[string]string // agent -> tool_approval
 	always   map[alwaysKey]bool           // allowed_always answers
 	started  map[callKey]time.Time        // when an allowed tool call started
-	kept     map[string]*keptSession      // sessions kept open across runs (KeepSession)
+	kept     map[string]*keptSession      // sessions kept open across runs (SessionStart's kept)
 	closers  []func(context.Context) error
 	shellEnv func(context.Context) string // SetShellEnvFile
 }
@@ -523,7 +523,7 @@ func (r *Registry) SubagentEnd(ctx context.Context, info spawn.EndInfo) {
 // Points describes every hook point, in the order of docs/spec/HOOKS.md §2.
 func Points() []PointInfo {
 	return []PointInfo{
-		{PointSessionStart, KindEmit, "A root session begins: a root run, or the first run of a session kept open across runs (KeepSession).", reflect.TypeFor[SessionStart](), nil},
+		{PointSessionStart, KindEmit, "A root session begins: a root run, or the first run of a session kept open across runs (RunRequest.KeepSession).", reflect.TypeFor[SessionStart](), nil},
 		{PointSessionEnd, KindEmit, "A root session and all of its children have ended: at the end of its run, or when a session kept open is closed (EndSession).", reflect.TypeFor[SessionEnd](), nil},
 		{PointPromptSubmit, KindSeam, "A prompt is about to be added to the conversation: allow (optionally with extra context) or block with a reason.", reflect.TypeFor[Prompt](), reflect.TypeFor[PromptDecision]()},
 		{PointRequest, KindSeam, "A model request is about to be sent: return it, changed or not.", reflect.TypeFor[ModelRequest](), reflect.TypeFor[*model.Request]()},

@@ -173,6 +173,11 @@ type RunRequest struct {
 	// its tools and is reported in the stream. A run on Options.Engine
 	// does not get them.
 	Toolsets []tool.Toolset
+	// KeepSession keeps the session open across runs for the hooks
+	// (Options.Hooks): session/start fires at its first kept run only and
+	// session/end when the caller ends it (hook.Registry.EndSession), not
+	// around each run. The ACP server keeps an editor's session open so.
+	KeepSession bool
 }
 
 // RunResult is how a root run ended.
@@ -259,7 +264,7 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 		if req.SessionID != "" {
 			source = hook.SourceResume
 		}
-		p.hooks.SessionStart(spawn.WithInvocation(ctx, inv), sess, source)
+		p.hooks.SessionStart(spawn.WithInvocation(ctx, inv), sess, source, req.KeepSession)
 	}
 	var end spawn.RunEnd
 	if p.engine != nil {
@@ -268,7 +273,7 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 		end = p.rt.RunRoot(ctx, p.obs.Node(p.rootNode(node)), inv, now)
 	}
 	if p.hooks != nil {
-		p.hooks.SessionEnd(spawn.WithInvocation(detach.Context(ctx), inv), sess, end.Result.StopReason)
+		p.hooks.SessionEnd(spawn.WithInvocation(detach.Context(ctx), inv), sess, end.Result.StopReason, req.KeepSession)
 	}
 	released = true
 	p.release(ctx, sid) // after it, the account of the run's writes is complete

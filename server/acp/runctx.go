@@ -55,7 +55,8 @@ func (c *conn) sessionWorkspace(sid, cwd string) *workspace.Workspace {
 // runContext is the context of one prompt's run on session s: its
 // workspace (the session's cwd) and the client's file system and
 // terminals as far as the client advertised them. It lends req the
-// session's MCP servers' toolsets.
+// session's MCP servers' toolsets and keeps the session open across its
+// prompts' runs for the hooks (UseHooks).
 func (c *conn) runContext(ctx context.Context, s *acpSession, conv *converter, req *pool.RunRequest) context.Context {
 	s.mu.Lock()
 	ws, mgr := s.ws, s.mcp
@@ -77,7 +78,8 @@ func (c *conn) runContext(ctx context.Context, s *acpSession, conv *converter, r
 		ctx = workspace.WithTerminal(ctx, clientTerminal{c: c, session: s.id, conv: conv})
 	}
 	conv.terms = c.terms
-	return c.s.keepSession(ctx)
+	req.KeepSession = c.s.keepsSessions()
+	return ctx
 }
 
 // relocator fixes the locations of a tool_call for a session whose
