@@ -362,11 +362,6 @@ func (r *Registry) PreTool(ctx context.Context, t agent.ToolInfo) agent.ToolDeci
 			reason = "denied by a hook"
 		}
 		return agent.ToolDecision{Action: agent.ToolDeny, Reason: reason}
-	default:
-		reason := fmt.Sprintf("a tools/pre-execute hook answered the unknown action %q (want %q, %q or %q)",
-			d.Action, agent.ToolAllow, agent.ToolDeny, agent.ToolAsk)
-		r.Logger().Warn("unknown tools/pre-execute action; the tool call is denied", "action", d.Action, "tool", t.ToolName, "agent", t.Agent)
-		return agent.ToolDecision{Action: agent.ToolDeny, Reason: reason}
 	case agent.ToolAsk:
 		key := alwaysKey{t.SessionID, t.ToolName}
 		r.mu.Lock()
@@ -394,6 +389,11 @@ func (r *Registry) PreTool(ctx context.Context, t agent.ToolInfo) agent.ToolDeci
 				r.mu.Unlock()
 			}
 		}
+	default:
+		reason := fmt.Sprintf("a tools/pre-execute hook answered the unknown action %q (want %q, %q or %q)",
+			d.Action, agent.ToolAllow, agent.ToolDeny, agent.ToolAsk)
+		r.Logger().Warn("unknown tools/pre-execute action; the tool call is denied", "action", d.Action, "tool", t.ToolName, "agent", t.Agent)
+		return agent.ToolDecision{Action: agent.ToolDeny, Reason: reason}
 	}
 	// The tool runs now: PostTool reports how long it took.
 	r.mu.Lock()

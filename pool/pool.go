@@ -238,7 +238,7 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 	// Release returns (it returns after it): the store may make the run's
 	// session writes durable together rather than one by one. Every write
 	// of the run is accounted for, so that a lost one fails it.
-	ctx, writes := session.TrackWrites(session.DeferCommits(ctx))
+	ctx, writes := session.TrackWrites(ctx, session.WriteOptions{DeferCommits: true})
 	released := false
 	defer func() {
 		if !released {
