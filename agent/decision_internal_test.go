@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// A tools/pre-execute answer that comes back through a HookEnv decodes in
+// A tools/pre-execute answer that comes back through a hookEnv decodes in
 // its current form and in the form it had before Action (Allow, Input),
 // which a durable engine may replay: an old denial still denies.
 func TestToolDecisionWire(t *testing.T) {

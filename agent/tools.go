@@ -27,11 +27,11 @@ func (a *Agent) toolsFor(ctx context.Context, inv *spawn.Invocation, sink event.
 	var extra []tool.Tool
 	toolsets := append(a.cfg.Toolsets[:len(a.cfg.Toolsets):len(a.cfg.Toolsets)], inv.Toolsets...)
 	var (
-		listed  []ToolsetList // the agent's toolsets, listed by a ToolsetEnv
+		listed  []ToolsetList // the agent's toolsets, listed by a toolsetEnv
 		listErr error
 	)
 	if inv.Env != nil && len(a.cfg.Toolsets) > 0 {
-		if te, ok := inv.Env.(ToolsetEnv); ok {
+		if te, ok := inv.Env.(toolsetEnv); ok {
 			listed, listErr = te.ListToolsets(ctx, inv, a.cfg.Name)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/agentpool/agentpool/agent"
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/id"
+	"github.com/agentpool/agentpool/internal/durablewire"
 	"github.com/agentpool/agentpool/model"
 	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/spawn"
@@ -78,7 +79,11 @@ func inBranch(ctx context.Context) bool {
 	return ok
 }
 
-var _ spawn.Env = (*wfEnv)(nil)
+var (
+	_ spawn.Env              = (*wfEnv)(nil)
+	_ durablewire.HookEnv    = (*wfEnv)(nil)
+	_ durablewire.ToolsetEnv = (*wfEnv)(nil)
+)
 
 func newEnv(wctx workflow.Context, j *journal, cancel context.CancelCauseFunc, queue string) *wfEnv {
 	return &wfEnv{root: wctx, j: j, ids: id.NewSeeded(sha256.Sum256([]byte("agentpool/" + j.sid))), cancel: cancel, queue: queue}
@@ -158,7 +163,7 @@ var listOptions = workflow.ActivityOptions{
 	RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 3},
 }
 
-// ListToolsets implements agent.ToolsetEnv: the Toolsets activity, on a
+// ListToolsets implements durablewire.ToolsetEnv: the Toolsets activity, on a
 // worker, where the pool's toolsets run (their calls are Tool activities).
 func (e *wfEnv) ListToolsets(ctx context.Context, inv *spawn.Invocation, name string) ([]agent.ToolsetList, error) {
 	wc := e.wctx(ctx)
