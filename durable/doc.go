@@ -60,7 +60,7 @@
 // coroutine of its own: the task call returns its task id at once, the
 // child's end is delivered to the parent's inbox (its next model request)
 // and the parent waits for its outstanding children before it ends, as in
-// this process (spawn.Env.Await, spawn.Invocation.StartTask and EndTask).
+// this process (spawn.Env.Await, spawn.Children.StartTask and EndTask).
 // max_children is a count of the session's running children (further
 // spawns wait), max_spawns one count for the whole run, on the record of
 // the run's first session (MetaSpawnBudget, SessionInput.Budget), taken by

@@ -195,9 +195,9 @@ func (e *wfEnv) write(wc workflow.Context) error {
 // child workflow whose id is its session id, under the spawn's timeout;
 // its end is written with the parent's next step. An async child runs in
 // a workflow coroutine of its own: the call returns its task at once, and
-// its end is delivered to the session's inbox (spawn.Invocation.EndTask),
+// its end is delivered to the session's inbox (spawn.Children.EndTask),
 // as in this process.
-func (e *wfEnv) Spawn(ctx context.Context, parent *spawn.Invocation, req spawn.Request) (spawn.Child, error) {
+func (e *wfEnv) Spawn(ctx context.Context, parent *spawn.Invocation, req spawn.Request, kids spawn.Children) (spawn.Child, error) {
 	wc := e.wctx(ctx)
 	limits := parent.Runtime.Limits()
 	if e.children >= limits.MaxChildren {
@@ -284,18 +284,18 @@ func (e *wfEnv) Spawn(ctx context.Context, parent *spawn.Invocation, req spawn.R
 		}
 	}
 	if !req.Async {
-		return spawn.Child{SessionID: child.ID, Result: e.runChild(wc, parent, &req, in, &info)}, nil
+		return spawn.Child{SessionID: child.ID, Result: e.runChild(wc, parent, kids, &req, in, &info)}, nil
 	}
-	task := parent.StartTask(start.TaskID, child.ID, child.AgentName)
+	task := kids.StartTask(start.TaskID, child.ID, child.AgentName)
 	workflow.Go(wc, func(c workflow.Context) {
-		parent.EndTask(task, e.runChild(c, parent, &req, in, &info))
+		kids.EndTask(task, e.runChild(c, parent, kids, &req, in, &info))
 	})
 	return spawn.Child{SessionID: child.ID, TaskID: task.ID}, nil
 }
 
 // runChild runs the child workflow of in, rolls its totals up into the
 // parent, emits its spawn_session_end and gives its slot back.
-func (e *wfEnv) runChild(wc workflow.Context, parent *spawn.Invocation, req *spawn.Request, in SessionInput, info *spawn.StartInfo) spawn.Result {
+func (e *wfEnv) runChild(wc workflow.Context, parent *spawn.Invocation, kids spawn.Children, req *spawn.Request, in SessionInput, info *spawn.StartInfo) spawn.Result {
 	defer func() { e.children-- }()
 	child := in.Session
 	cwc := workflow.WithChildOptions(wc, workflow.ChildWorkflowOptions{
@@ -315,7 +315,7 @@ func (e *wfEnv) runChild(wc workflow.Context, parent *spawn.Invocation, req *spa
 	} else {
 		res = out.Result()
 	}
-	parent.AddChildTotals(out.TotalUsage, out.TotalCost)
+	kids.AddTotals(out.TotalUsage, out.TotalCost)
 	end := event.SpawnSessionEnd{
 		ChildSessionID: child.ID, ParentSessionID: parent.Session.ID, ToolCallID: req.ToolCallID,
 		SourceName: child.AgentName, SourceType: child.SourceType, Depth: child.Depth,

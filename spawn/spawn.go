@@ -60,7 +60,7 @@ func Spawn(ctx context.Context, parent *Invocation, req Request) (Child, error) 
 		return Child{}, err
 	}
 	if parent.Env != nil {
-		return parent.Env.Spawn(ctx, parent, req)
+		return parent.Env.Spawn(ctx, parent, req, Children{parent: parent})
 	}
 	// Concurrency: wait for a slot among the parent's running children.
 	sem := parent.h.slots(rt.limits.MaxChildren)

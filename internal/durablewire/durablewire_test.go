@@ -24,6 +24,9 @@ import (
 type fakeEnv struct {
 	mu   sync.Mutex
 	used []string
+	// An async spawn's task and the parent's side that reports its end.
+	task *spawn.Task
+	kids spawn.Children
 }
 
 var (
@@ -55,8 +58,13 @@ func (e *fakeEnv) Tool(context.Context, *spawn.Invocation, string, tool.Call) to
 	return tool.Result{Content: "ran"}
 }
 
-func (e *fakeEnv) Spawn(_ context.Context, _ *spawn.Invocation, req spawn.Request) (spawn.Child, error) {
+func (e *fakeEnv) Spawn(_ context.Context, _ *spawn.Invocation, req spawn.Request, kids spawn.Children) (spawn.Child, error) {
 	e.note("spawn:" + req.Node.Name())
+	if req.Async {
+		e.task, e.kids = kids.StartTask("tsk_1", "ses_async", req.Node.Name()), kids
+		return spawn.Child{SessionID: "ses_async", TaskID: e.task.ID}, nil
+	}
+	kids.AddTotals(event.Usage{InputTokens: 7, OutputTokens: 3}, 0.5)
 	return spawn.Child{SessionID: "ses_child"}, nil
 }
 
@@ -158,6 +166,44 @@ func TestSeamsReachTheRun(t *testing.T) {
 	}
 	if got := env.seen(); !strings.HasSuffix(got, "take spawn:main") {
 		t.Errorf("a spawn under the Env did not take from its budget first: %q", got)
+	}
+}
+
+// An Env that runs children elsewhere reports them to the parent through
+// the spawn.Children its Spawn is given: a sync child's totals roll up
+// into the parent's, an async child is pending from StartTask and its end
+// reaches the parent's inbox before it stops being pending.
+func TestChildrenReportToTheParent(t *testing.T) {
+	m, err := testmodel.New(testmodel.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := agent.New(agent.Config{Name: "main", Model: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := spawn.NewRuntime(spawn.Config{Store: memory.New()})
+	env := &fakeEnv{}
+	inv := spawn.NewEnvInvocation(rt, env, session.Session{ID: "ses_root", AgentName: "main"}, "run_1", "hi", "", nil, event.Discard)
+	ctx := context.Background()
+
+	if _, err := spawn.Spawn(ctx, inv, spawn.Request{Node: a, Prompt: "sync"}); err != nil {
+		t.Fatal(err)
+	}
+	if u, cost := inv.ChildTotals(); u.InputTokens != 7 || u.OutputTokens != 3 || cost != 0.5 {
+		t.Errorf("child totals %+v, %v; want 7+3 tokens, 0.5", u, cost)
+	}
+
+	c, err := spawn.Spawn(ctx, inv, spawn.Request{Node: a, Prompt: "async", Async: true})
+	if err != nil || c.TaskID != "tsk_1" {
+		t.Fatalf("async spawn: %+v, %v", c, err)
+	}
+	if n := inv.PendingAsync(); n != 1 {
+		t.Fatalf("pending after StartTask: %d", n)
+	}
+	env.kids.EndTask(env.task, spawn.Result{Output: "async done", StopReason: event.StopCompleted})
+	if n, inbox := inv.PendingAsync(), inv.Inbox().Len(); n != 0 || inbox != 1 {
+		t.Errorf("after EndTask: %d pending, %d in the inbox; want 0 and 1", n, inbox)
 	}
 }
 
