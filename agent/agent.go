@@ -156,14 +156,15 @@ type run struct {
 	// appends are of one message but for injected batches.
 	stored [1]session.Message
 	turn   turnState // the model response being streamed
-	// tools and specs are the agent's, or, when the run's context carries
-	// extra tools (tool.WithExtra), the agent's plus those.
+	// tools and specs are the agent's, or, with toolsets (its own, or
+	// those its invocation was lent: spawn.Invocation.Toolsets), the
+	// agent's plus theirs.
 	tools map[string]tool.Tool
 	specs []model.ToolSpec
 	// env is the run's surroundings under a durable engine (spawn.Env);
 	// nil in this process's runs, which take the direct paths.
 	env spawn.Env
-	// hooks are the agent's Hooks, or, under an Env that is a HookEnv,
+	// hooks are the agent's Hooks, or, under an Env that is a hookEnv,
 	// the same hooks called through it.
 	hooks Hooks
 }
@@ -269,7 +270,7 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 	msgs := make([]model.Message, len(inv.History), len(inv.History)+4)
 	copy(msgs, inv.History)
 	r := &run{a: a, inv: inv, sink: inv.Sink, msgs: msgs, added: len(msgs), persistCtx: detach.Context(ctx), env: inv.Env, hooks: a.cfg.Hooks}
-	if he, ok := r.env.(HookEnv); ok && r.hooks != nil {
+	if he, ok := r.env.(hookEnv); ok && r.hooks != nil {
 		r.hooks = envHooks{env: he, inv: inv, agent: a.cfg.Name, local: r.hooks}
 	}
 	if spawn.InvocationFrom(ctx) != inv {
@@ -291,7 +292,7 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 	}()
 
 	r.sink.Emit(event.RunStarted{SessionID: inv.Session.ID, RunID: inv.RunID, AgentName: a.cfg.Name, ParentSessionID: inv.Session.ParentID})
-	r.tools, r.specs = a.toolsFor(ctx, r.sink)
+	r.tools, r.specs = a.toolsFor(ctx, inv, r.sink)
 
 	prompt := inv.Prompt
 	if h := r.hooks; h != nil && prompt != "" {
@@ -474,7 +475,7 @@ func (r *run) lastText() string {
 }
 
 // Hooks returns the agent's hooks (nil: none): what a durable engine's
-// hook activity calls (HookEnv).
+// hook activity calls (hookEnv).
 func (a *Agent) Hooks() Hooks { return a.cfg.Hooks }
 
 // Tool returns the agent's own tool of that name (what a durable engine's

@@ -43,6 +43,13 @@ func (r *recorder) kinds() []string {
 // runAgent runs a in a fresh root session and returns the result and events.
 func runAgent(t *testing.T, ctx context.Context, a *agent.Agent, prompt string) (spawn.Result, *recorder, session.Store) {
 	t.Helper()
+	return runAgentWith(t, ctx, a, prompt, nil)
+}
+
+// runAgentWith is runAgent with set, when not nil, called on the root
+// invocation before the run.
+func runAgentWith(t *testing.T, ctx context.Context, a *agent.Agent, prompt string, set func(*spawn.Invocation)) (spawn.Result, *recorder, session.Store) {
+	t.Helper()
 	st := memory.New()
 	rt := spawn.NewRuntime(spawn.Config{Store: st})
 	s := session.Session{ID: "ses_root", AgentName: a.Name(), Status: session.StatusRunning}
@@ -53,6 +60,9 @@ func runAgent(t *testing.T, ctx context.Context, a *agent.Agent, prompt string) 
 	inv, err := rt.NewRoot(s, "run_1", prompt, nil, rec)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if set != nil {
+		set(inv)
 	}
 	res := a.Run(ctx, inv)
 	rt.Release(inv)

@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 
 	"github.com/agentpool/agentpool/model"
 	"github.com/agentpool/agentpool/spawn"
@@ -48,14 +47,32 @@ type ToolInfo struct {
 	Input     json.RawMessage // a frozen copy: changing it changes nothing that runs
 }
 
-// ToolDecision answers tools/pre-execute.
+// The actions of a ToolDecision.
+const (
+	ToolAllow = "allow"
+	ToolDeny  = "deny"
+	ToolAsk   = "ask" // ask for approval first (hook.Registry: approval/request)
+)
+
+// ToolDecision answers tools/pre-execute. It is one type for both sides of
+// the point: what a hook.Registry listener answers (allow, deny, or ask,
+// which the registry turns into allow or deny by asking for approval) and
+// what Hooks.PreTool gives the run. The empty Action allows, so that a
+// listener's zero answer changes nothing.
+//
+// The run executes the call only when Allows: an ask that reaches the run
+// unanswered and an unknown action deny it (fail closed).
 type ToolDecision struct {
-	Allow  bool
-	Reason string
-	// Input, when set (and valid JSON), replaces the call's arguments: the
-	// tool runs with it and tools/post-execute sees it.
-	Input json.RawMessage
+	Action string `json:"action,omitempty"` // ToolAllow, ToolDeny or ToolAsk
+	Reason string `json:"reason,omitempty"` // why it was denied or asked
+	// UpdatedInput, when set (and valid JSON), replaces the call's
+	// arguments (allow and ask): the tool runs with it and
+	// tools/post-execute sees it.
+	UpdatedInput json.RawMessage `json:"updated_input,omitempty"`
 }
+
+// Allows reports whether the call runs: Action is ToolAllow or empty.
+func (d ToolDecision) Allows() bool { return d.Action == "" || d.Action == ToolAllow }
 
 // TurnStopInfo is the payload of agent/turn-stop.
 type TurnStopInfo struct {
@@ -70,20 +87,20 @@ type StopDecision struct {
 	Reason   string
 }
 
-// HookEnv is implemented by a spawn.Env whose run must not do I/O (a
+// hookEnv is implemented by a spawn.Env whose run must not do I/O (a
 // durable engine's workflow): the agent's hooks, which may run commands,
 // are then called through it, where I/O may be done (on Temporal, an
-// activity on a worker calls the agent's own Hooks with CallHook), and
-// their answers come back to the run. An Env that does not implement it
-// has the hooks called in the run, as in this process.
-type HookEnv interface {
-	// RunHook calls point (Hook*) of the Hooks of the named agent with
-	// payload in, for inv's session, and decodes the answer into out. An
-	// error leaves out as it was: the caller's default.
+// activity on a worker calls the agent's own Hooks with
+// internal/durablewire.CallHook), and their answers come back to the run.
+// An Env that does not implement it has the hooks called in the run, as in
+// this process. Only the durable engine implements it: its contract is
+// internal/durablewire.HookEnv, which has this method set.
+type hookEnv interface {
 	RunHook(ctx context.Context, inv *spawn.Invocation, agent, point string, in, out any) error
 }
 
-// The points of Hooks, as HookEnv and CallHook name them.
+// The points of Hooks, as a durable engine's hook calls name them
+// (internal/durablewire.HookEnv, CallHook).
 const (
 	HookPromptSubmit = "agent/prompt-submit"
 	HookModelRequest = "agent/request"
@@ -105,58 +122,19 @@ type PostToolInfo struct {
 	Result tool.Result `json:"result"`
 }
 
-// CallHook calls point of h with the JSON payload in (what a HookEnv's
-// RunHook was given) and returns the answer, for a HookEnv's side that
-// may do I/O.
-func CallHook(ctx context.Context, h Hooks, point string, in []byte) (any, error) {
-	switch point {
-	case HookPromptSubmit:
-		var p PromptInfo
-		if err := json.Unmarshal(in, &p); err != nil {
-			return nil, err
-		}
-		return h.PromptSubmit(ctx, p), nil
-	case HookModelRequest:
-		var p RequestInfo
-		if err := json.Unmarshal(in, &p); err != nil {
-			return nil, err
-		}
-		return h.ModelRequest(ctx, p.Agent, p.SessionID, &p.Request), nil
-	case HookPreTool:
-		var p ToolInfo
-		if err := json.Unmarshal(in, &p); err != nil {
-			return nil, err
-		}
-		return h.PreTool(ctx, p), nil
-	case HookPostTool:
-		var p PostToolInfo
-		if err := json.Unmarshal(in, &p); err != nil {
-			return nil, err
-		}
-		return h.PostTool(ctx, p.Tool, p.Result), nil
-	case HookTurnStop:
-		var p TurnStopInfo
-		if err := json.Unmarshal(in, &p); err != nil {
-			return nil, err
-		}
-		return h.TurnStop(ctx, p), nil
-	}
-	return nil, fmt.Errorf("unknown hook point %q", point)
-}
-
 // QuietHooks is implemented by Hooks that can tell a point with nothing
-// to run (no listener; hook.Registry): under a HookEnv such a point is
+// to run (no listener; hook.Registry): under a hookEnv such a point is
 // called in the run itself, where it does no I/O, rather than through the
 // Env (an activity per model request and tool call saved).
 type QuietHooks interface {
 	Quiet(point string) bool
 }
 
-// envHooks are the Hooks of a run under a HookEnv: each call goes through
+// envHooks are the Hooks of a run under a hookEnv: each call goes through
 // it; a call that fails gives the point's default (a tool call is denied:
 // approval fails closed).
 type envHooks struct {
-	env   HookEnv
+	env   hookEnv
 	inv   *spawn.Invocation
 	agent string
 	local Hooks // the agent's own, for the quiet points
@@ -192,12 +170,37 @@ func (h envHooks) PreTool(ctx context.Context, t ToolInfo) ToolDecision {
 	if h.quiet(HookPreTool) {
 		return h.local.PreTool(ctx, t)
 	}
-	var d ToolDecision
-	if err := h.env.RunHook(ctx, h.inv, h.agent, HookPreTool, t, &d); err != nil {
-		return ToolDecision{Reason: "the tools/pre-execute hooks could not run: " + err.Error()}
+	var w toolDecisionWire
+	if err := h.env.RunHook(ctx, h.inv, h.agent, HookPreTool, t, &w); err != nil {
+		return ToolDecision{Action: ToolDeny, Reason: "the tools/pre-execute hooks could not run: " + err.Error()}
 	}
-	if string(d.Input) == "null" {
-		d.Input = nil // no new input (JSON's null), not the input null
+	return w.decision()
+}
+
+// toolDecisionWire decodes a ToolDecision that came back through a
+// hookEnv, including the form it had before it had an Action (an Allow
+// flag and an Input; a durable engine may replay answers recorded then):
+// without the flag an old denial would decode as an empty Action, which
+// allows.
+type toolDecisionWire struct {
+	ToolDecision
+	Allow *bool           `json:"Allow"`
+	Input json.RawMessage `json:"Input"`
+}
+
+func (w toolDecisionWire) decision() ToolDecision {
+	d := w.ToolDecision
+	if w.Allow != nil && d.Action == "" {
+		d.Action = ToolDeny
+		if *w.Allow {
+			d.Action = ToolAllow
+		}
+		if d.UpdatedInput == nil {
+			d.UpdatedInput = w.Input
+		}
+	}
+	if string(d.UpdatedInput) == "null" {
+		d.UpdatedInput = nil // no new input (JSON's null), not the input null
 	}
 	return d
 }

@@ -20,31 +20,27 @@ import (
 // give its tools to a run (event_data: toolset, error).
 const EventToolsetError = "toolset_error"
 
-// toolsFor returns the tools of a run under ctx: the agent's own, the tools
-// of its toolsets, and the extra tools the context carries (tool.WithExtra),
+// toolsFor returns the tools of inv's run: the agent's own, the tools of
+// its toolsets and of the toolsets inv was lent (Invocation.Toolsets),
 // each name once (the first wins).
-func (a *Agent) toolsFor(ctx context.Context, sink event.Sink) (map[string]tool.Tool, []model.ToolSpec) {
-	extra := tool.ExtraFrom(ctx)
-	toolsets := append(a.cfg.Toolsets[:len(a.cfg.Toolsets):len(a.cfg.Toolsets)], tool.ToolsetsFrom(ctx)...)
+func (a *Agent) toolsFor(ctx context.Context, inv *spawn.Invocation, sink event.Sink) (map[string]tool.Tool, []model.ToolSpec) {
+	var extra []tool.Tool
+	toolsets := append(a.cfg.Toolsets[:len(a.cfg.Toolsets):len(a.cfg.Toolsets)], inv.Toolsets...)
 	var (
-		inv     *spawn.Invocation
-		listed  []ToolsetList // the agent's toolsets, listed by a ToolsetEnv
+		listed  []ToolsetList // the agent's toolsets, listed by a toolsetEnv
 		listErr error
 	)
-	if len(toolsets) > 0 {
-		inv = spawn.InvocationFrom(ctx)
-	}
-	if inv != nil && inv.Env != nil && len(a.cfg.Toolsets) > 0 {
-		if te, ok := inv.Env.(ToolsetEnv); ok {
+	if inv.Env != nil && len(a.cfg.Toolsets) > 0 {
+		if te, ok := inv.Env.(toolsetEnv); ok {
 			listed, listErr = te.ListToolsets(ctx, inv, a.cfg.Name)
 		}
 	}
 	for i, ts := range toolsets {
-		if inv != nil && inv.Env != nil {
+		if inv.Env != nil {
 			// Asking a toolset is I/O, which a durable engine's
 			// deterministic run cannot do: its Env lists the agent's
 			// own toolsets where they run (a worker), and runs their
-			// calls there too; a context's toolsets (a client's) are not
+			// calls there too; lent toolsets (a client's) are not
 			// there.
 			got, err := envToolset(listed, listErr, i, len(a.cfg.Toolsets))
 			if err != nil {
@@ -223,12 +219,20 @@ func (r *run) execute(ctx context.Context, t tool.Tool, call tool.Call) tool.Res
 	}
 	info := ToolInfo{Agent: r.a.cfg.Name, SessionID: r.inv.Session.ID, ToolName: call.Name, CallID: call.ID, Input: slices.Clone(call.Args)}
 	d := h.PreTool(ctx, info)
-	if !d.Allow {
-		return tool.Errorf("tool %s denied: %s", call.Name, d.Reason)
+	if !d.Allows() {
+		reason := d.Reason
+		if d.Action != ToolDeny {
+			// An ask no one resolved, or an action this run does not know.
+			reason = fmt.Sprintf("tools/pre-execute answered %q, which is not allow or deny", d.Action)
+			if d.Reason != "" {
+				reason += " (" + d.Reason + ")"
+			}
+		}
+		return tool.Errorf("tool %s denied: %s", call.Name, reason)
 	}
-	if len(d.Input) > 0 && json.Valid(d.Input) {
-		call.Args = slices.Clone(d.Input)
-		info.Input = slices.Clone(d.Input)
+	if len(d.UpdatedInput) > 0 && json.Valid(d.UpdatedInput) {
+		call.Args = slices.Clone(d.UpdatedInput)
+		info.Input = slices.Clone(d.UpdatedInput)
 	}
 	res := r.call(ctx, t, call)
 	return h.PostTool(ctx, info, res)

@@ -9,15 +9,15 @@ import (
 	"github.com/agentpool/agentpool/tool"
 )
 
-// ToolsetEnv is implemented by a spawn.Env whose run must not do I/O (a
+// toolsetEnv is implemented by a spawn.Env whose run must not do I/O (a
 // durable engine's workflow): the agent's toolsets (MCP servers) are
 // listed through it, where they run (on Temporal, an activity on a worker
 // calls ListToolsets), and their calls go through Env.Tool, whose side
 // finds them with ToolsetTool. An Env that does not implement it gets a
-// toolset_error for each toolset.
-type ToolsetEnv interface {
-	// ListToolsets returns what each of the agent's toolsets gave, in
-	// order; an error is every toolset's.
+// toolset_error for each toolset. Only the durable engine implements it:
+// its contract is internal/durablewire.ToolsetEnv, which has this method
+// set.
+type toolsetEnv interface {
 	ListToolsets(ctx context.Context, inv *spawn.Invocation, agent string) ([]ToolsetList, error)
 }
 
@@ -34,7 +34,7 @@ type ToolsetList struct {
 var errNoEnvToolsets = errors.New("toolsets are not available under a durable execution engine")
 
 // envToolset returns the tools of toolset i of a run under an Env, from
-// what its ToolsetEnv listed (own is how many are the agent's own; the
+// what its toolsetEnv listed (own is how many are the agent's own; the
 // rest come from the run's context and are not listed).
 func envToolset(listed []ToolsetList, listErr error, i, own int) ([]tool.Tool, error) {
 	switch {
@@ -56,7 +56,7 @@ func envToolset(listed []ToolsetList, listErr error, i, own int) ([]tool.Tool, e
 	return out, nil
 }
 
-// listedTool is a tool of a toolset listed by a ToolsetEnv: the run
+// listedTool is a tool of a toolset listed by a toolsetEnv: the run
 // offers it to the model, and its calls go through the Env (Env.Tool),
 // never here.
 type listedTool struct{ info tool.Info }
@@ -68,7 +68,7 @@ func (t listedTool) Call(context.Context, tool.Call) (tool.Result, error) {
 }
 
 // ListToolsets asks each of the agent's toolsets for its tools (what a
-// ToolsetEnv's side does where the toolsets run).
+// toolsetEnv's side does where the toolsets run).
 func (a *Agent) ListToolsets(ctx context.Context) []ToolsetList {
 	out := make([]ToolsetList, len(a.cfg.Toolsets))
 	for i, ts := range a.cfg.Toolsets {

@@ -10,6 +10,7 @@ import (
 	"github.com/agentpool/agentpool/agent"
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/model/testmodel"
+	"github.com/agentpool/agentpool/spawn"
 	"github.com/agentpool/agentpool/tool"
 )
 
@@ -62,8 +63,10 @@ func TestToolsetsExtraAndDisplayFields(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := tool.WithToolsets(tool.WithExtra(context.Background(), mk("extra")), ctxSet)
-	res, rec, _ := runAgent(t, ctx, a, "go")
+	extra := &staticToolset{name: "lent", tools: []tool.Tool{mk("extra")}}
+	res, rec, _ := runAgentWith(t, context.Background(), a, "go", func(inv *spawn.Invocation) {
+		inv.Toolsets = []tool.Toolset{extra, ctxSet}
+	})
 	if res.Err != nil || res.Output != "done" {
 		t.Fatalf("result %+v", res)
 	}
@@ -114,7 +117,7 @@ func TestToolsetsExtraAndDisplayFields(t *testing.T) {
 	}
 }
 
-func TestAgentsOwnToolWinsOverExtra(t *testing.T) {
+func TestAgentsOwnToolWinsOverLent(t *testing.T) {
 	own := tool.New("dup", "own", func(context.Context, tool.Call, struct{}) (tool.Result, error) {
 		return tool.Result{Content: "own"}, nil
 	})
@@ -126,7 +129,9 @@ func TestAgentsOwnToolWinsOverExtra(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, rec, _ := runAgent(t, tool.WithExtra(context.Background(), other), a, "go")
+	_, rec, _ := runAgentWith(t, context.Background(), a, "go", func(inv *spawn.Invocation) {
+		inv.Toolsets = []tool.Toolset{&staticToolset{name: "lent", tools: []tool.Tool{other}}}
+	})
 	for _, e := range rec.evs {
 		if c, ok := e.(event.ToolCallComplete); ok && c.ToolResult != "own" {
 			t.Errorf("result %q: the extra tool replaced the agent's own", c.ToolResult)

@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/agentpool/agentpool/internal/durablewire"
 	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/spawn"
 )
@@ -115,9 +116,9 @@ func (a *Activities) Spawns(ctx context.Context, in SpawnsInput) (SpawnsOutput, 
 	return out, a.Store.Flush(ctx)
 }
 
-var _ spawn.SpawnBudget = (*wfEnv)(nil)
+var _ durablewire.SpawnBudget = (*wfEnv)(nil)
 
-// TakeSpawns implements spawn.SpawnBudget: the Spawns activity.
+// TakeSpawns implements durablewire.SpawnBudget: the Spawns activity.
 func (e *wfEnv) TakeSpawns(ctx context.Context, inv *spawn.Invocation, n, limit int) (int, bool, error) {
 	out, err := e.spawns(e.wctx(ctx), SpawnsInput{Budget: e.budget, Key: e.NewID(ctx, "bgt"), N: n, Limit: limit})
 	if err != nil {
@@ -126,7 +127,7 @@ func (e *wfEnv) TakeSpawns(ctx context.Context, inv *spawn.Invocation, n, limit 
 	return out.Left, out.OK, nil
 }
 
-// ReturnSpawns implements spawn.SpawnBudget: the Spawns activity, also
+// ReturnSpawns implements durablewire.SpawnBudget: the Spawns activity, also
 // after a cancellation of the workflow (a cancelled team gives back what
 // it did not use).
 func (e *wfEnv) ReturnSpawns(ctx context.Context, inv *spawn.Invocation, n int) {

@@ -60,32 +60,32 @@
 // coroutine of its own: the task call returns its task id at once, the
 // child's end is delivered to the parent's inbox (its next model request)
 // and the parent waits for its outstanding children before it ends, as in
-// this process (spawn.Env.Await, spawn.Invocation.StartTask and EndTask).
+// this process (spawn.Env.Await, spawn.Children.StartTask and EndTask).
 // max_children is a count of the session's running children (further
 // spawns wait), max_spawns one count for the whole run, on the record of
 // the run's first session (MetaSpawnBudget, SessionInput.Budget), taken by
-// the Spawns activity (spawn.SpawnBudget: one spawn for a delegation, a
+// the Spawns activity (durablewire.SpawnBudget: one spawn for a delegation, a
 // team's reservation at once, once per key under retries), so that
 // children running at the same time refuse exactly as in this process; the
 // spawn timeout a workflow timer in the child that cancels its run with
 // spawn.ErrTimeout as the cause (SessionInput.Timeout).
 //
 // Hooks run on the worker: a hook point with listeners is the Hook
-// activity (agent.HookEnv for the agent's points; subagent/start and /end
+// activity (durablewire.HookEnv for the agent's points; subagent/start and /end
 // and the root's session/start and /end from the workflow when the pool
 // has them and the submitter does not run them itself, as pool.RunSink
 // does: SessionInput.SubmitterHooks); its answer and what it injected come back to the workflow,
 // the events it emitted are journaled. A point without listeners is
 // called in the workflow (it does no I/O: agent.QuietHooks). An agent's
 // toolsets (MCP servers) are listed by the Toolsets activity and their
-// calls are Tool activities, on the worker (agent.ToolsetEnv).
+// calls are Tool activities, on the worker (durablewire.ToolsetEnv).
 //
 // # Limits
 //
 // A spawn that does not come from a team's reservation costs one Spawns
 // activity (a store update of the run's first session) before the child
-// is created. Toolsets a run's context
-// carries (a client's MCP servers) are a toolset_error. A hook's
+// is created. Toolsets lent to a run (pool.RunRequest.Toolsets: a
+// client's MCP servers) are not offered: they are not on the workers. A hook's
 // per-process state (the command bridge's transcripts, loop guard, a
 // tool call's duration) does not travel between workers; what an async
 // command hook says after its step ended is dropped; hook_run records of

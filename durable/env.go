@@ -14,6 +14,7 @@ import (
 	"github.com/agentpool/agentpool/agent"
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/id"
+	"github.com/agentpool/agentpool/internal/durablewire"
 	"github.com/agentpool/agentpool/model"
 	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/spawn"
@@ -78,7 +79,11 @@ func inBranch(ctx context.Context) bool {
 	return ok
 }
 
-var _ spawn.Env = (*wfEnv)(nil)
+var (
+	_ spawn.Env              = (*wfEnv)(nil)
+	_ durablewire.HookEnv    = (*wfEnv)(nil)
+	_ durablewire.ToolsetEnv = (*wfEnv)(nil)
+)
 
 func newEnv(wctx workflow.Context, j *journal, cancel context.CancelCauseFunc, queue string) *wfEnv {
 	return &wfEnv{root: wctx, j: j, ids: id.NewSeeded(sha256.Sum256([]byte("agentpool/" + j.sid))), cancel: cancel, queue: queue}
@@ -158,7 +163,7 @@ var listOptions = workflow.ActivityOptions{
 	RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 3},
 }
 
-// ListToolsets implements agent.ToolsetEnv: the Toolsets activity, on a
+// ListToolsets implements durablewire.ToolsetEnv: the Toolsets activity, on a
 // worker, where the pool's toolsets run (their calls are Tool activities).
 func (e *wfEnv) ListToolsets(ctx context.Context, inv *spawn.Invocation, name string) ([]agent.ToolsetList, error) {
 	wc := e.wctx(ctx)
@@ -190,9 +195,9 @@ func (e *wfEnv) write(wc workflow.Context) error {
 // child workflow whose id is its session id, under the spawn's timeout;
 // its end is written with the parent's next step. An async child runs in
 // a workflow coroutine of its own: the call returns its task at once, and
-// its end is delivered to the session's inbox (spawn.Invocation.EndTask),
+// its end is delivered to the session's inbox (spawn.Children.EndTask),
 // as in this process.
-func (e *wfEnv) Spawn(ctx context.Context, parent *spawn.Invocation, req spawn.Request) (spawn.Child, error) {
+func (e *wfEnv) Spawn(ctx context.Context, parent *spawn.Invocation, req spawn.Request, kids spawn.Children) (spawn.Child, error) {
 	wc := e.wctx(ctx)
 	limits := parent.Runtime.Limits()
 	if e.children >= limits.MaxChildren {
@@ -279,18 +284,18 @@ func (e *wfEnv) Spawn(ctx context.Context, parent *spawn.Invocation, req spawn.R
 		}
 	}
 	if !req.Async {
-		return spawn.Child{SessionID: child.ID, Result: e.runChild(wc, parent, &req, in, &info)}, nil
+		return spawn.Child{SessionID: child.ID, Result: e.runChild(wc, parent, kids, &req, in, &info)}, nil
 	}
-	task := parent.StartTask(start.TaskID, child.ID, child.AgentName)
+	task := kids.StartTask(start.TaskID, child.ID, child.AgentName)
 	workflow.Go(wc, func(c workflow.Context) {
-		parent.EndTask(task, e.runChild(c, parent, &req, in, &info))
+		kids.EndTask(task, e.runChild(c, parent, kids, &req, in, &info))
 	})
 	return spawn.Child{SessionID: child.ID, TaskID: task.ID}, nil
 }
 
 // runChild runs the child workflow of in, rolls its totals up into the
 // parent, emits its spawn_session_end and gives its slot back.
-func (e *wfEnv) runChild(wc workflow.Context, parent *spawn.Invocation, req *spawn.Request, in SessionInput, info *spawn.StartInfo) spawn.Result {
+func (e *wfEnv) runChild(wc workflow.Context, parent *spawn.Invocation, kids spawn.Children, req *spawn.Request, in SessionInput, info *spawn.StartInfo) spawn.Result {
 	defer func() { e.children-- }()
 	child := in.Session
 	cwc := workflow.WithChildOptions(wc, workflow.ChildWorkflowOptions{
@@ -310,7 +315,7 @@ func (e *wfEnv) runChild(wc workflow.Context, parent *spawn.Invocation, req *spa
 	} else {
 		res = out.Result()
 	}
-	parent.AddChildTotals(out.TotalUsage, out.TotalCost)
+	kids.AddTotals(out.TotalUsage, out.TotalCost)
 	end := event.SpawnSessionEnd{
 		ChildSessionID: child.ID, ParentSessionID: parent.Session.ID, ToolCallID: req.ToolCallID,
 		SourceName: child.AgentName, SourceType: child.SourceType, Depth: child.Depth,

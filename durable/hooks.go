@@ -10,9 +10,9 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/agentpool/agentpool/agent"
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/internal/detach"
+	"github.com/agentpool/agentpool/internal/durablewire"
 	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/spawn"
 )
@@ -23,7 +23,7 @@ import (
 // that carries an Invocation of the session (its id, run, prompt, the
 // store), as in this process; the events the hooks emit (hook_run ...)
 // are written to the session's log by the activity, and what they inject
-// comes back to the workflow. Agent points (agent.HookEnv) go through
+// comes back to the workflow. Agent points (durablewire.HookEnv) go through
 // wfEnv.RunHook; the subagent lifecycle and the root's session/start and
 // session/end are called by the workflow when the pool has them.
 
@@ -42,11 +42,11 @@ var hookOptions = workflow.ActivityOptions{
 	RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1},
 }
 
-// sessionHooks is pool.SessionHooks (the pool's hooks value implements
-// it with spawn.Lifecycle: a *hook.Registry does).
+// sessionHooks are the root session points of the pool's hooks (a
+// *hook.Registry, which also implements spawn.Lifecycle).
 type sessionHooks interface {
-	SessionStart(ctx context.Context, s session.Session, source string)
-	SessionEnd(ctx context.Context, s session.Session, reason event.StopReason)
+	SessionStart(ctx context.Context, s session.Session, source string, kept bool)
+	SessionEnd(ctx context.Context, s session.Session, reason event.StopReason, kept bool)
 }
 
 // sessionPayload is the payload of session/start and session/end.
@@ -126,10 +126,10 @@ func (a *Activities) callHook(ctx context.Context, in HookInput, out *HookOutput
 			if err != nil {
 				return nil, err
 			}
-			sh.SessionStart(ctx, in.Session, p.Source)
+			sh.SessionStart(ctx, in.Session, p.Source, false)
 			out.ChildInjected = a.runtime().Release(reg)
 		} else {
-			sh.SessionEnd(detach.Context(ctx), in.Session, p.StopReason)
+			sh.SessionEnd(detach.Context(ctx), in.Session, p.StopReason, false)
 		}
 		return nil, nil
 	}
@@ -141,10 +141,10 @@ func (a *Activities) callHook(ctx context.Context, in HookInput, out *HookOutput
 	if h == nil {
 		return nil, fmt.Errorf("agent %s has no hooks", in.Node)
 	}
-	return agent.CallHook(ctx, h, in.Point, in.In)
+	return durablewire.CallHook(ctx, h, in.Point, in.In)
 }
 
-// RunHook implements agent.HookEnv: the Hook activity. What the hooks
+// RunHook implements durablewire.HookEnv: the Hook activity. What the hooks
 // injected is injected into inv's session.
 func (e *wfEnv) RunHook(ctx context.Context, inv *spawn.Invocation, node, point string, in, out any) error {
 	res, err := e.hook(ctx, HookInput{Node: node, Point: point, Session: inv.Session, RunID: inv.RunID, Prompt: inv.Prompt, ToolCallID: inv.ToolCallID}, in)

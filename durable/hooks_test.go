@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agentpool/agentpool/agent"
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/event/eventtest"
 	"github.com/agentpool/agentpool/hook"
@@ -34,10 +35,10 @@ func TestWorkflowHooks(t *testing.T) {
 		got = append(got, s)
 		mu.Unlock()
 	}
-	reg.OnPreExecute.Use(func(ctx context.Context, c hook.ToolCall, next hook.Next[hook.ToolCall, hook.ToolDecision]) hook.ToolDecision {
+	reg.OnPreExecute.Use(func(ctx context.Context, c hook.ToolCall, next hook.Next[hook.ToolCall, agent.ToolDecision]) agent.ToolDecision {
 		note("pre:" + c.ToolName)
 		if c.ToolName == "rm" {
-			return hook.ToolDecision{Action: hook.Deny, Reason: "not here"}
+			return agent.ToolDecision{Action: agent.ToolDeny, Reason: "not here"}
 		}
 		return next(ctx, c)
 	})

@@ -155,7 +155,7 @@ func (e *Engine) Session(wctx workflow.Context, in SessionInput) (SessionOutput,
 	}
 	if runSessionHooks {
 		// After the session's end, as in this process; what its hooks
-		// emit is recorded only (pool.SessionHooks), so nothing is left
+		// emit is recorded only (hook.Registry.SessionEnd), so nothing is left
 		// to write.
 		_, _ = env.hook(ctx, HookInput{Point: hookSessionEnd, Session: in.Session, RunID: in.RunID}, sessionPayload{StopReason: out.StopReason})
 	}

@@ -10,14 +10,15 @@
 // default decision. Both are generic, so every point is typed; ForAgent
 // scopes a listener to one agent's runs and to the delegations it starts.
 //
-// A Registry holds every point (OnSessionStart ... OnSubagentEnd) and
-// implements agent.Hooks, spawn.Lifecycle and pool.SessionHooks:
+// A Registry holds every point (OnSessionStart ... OnSubagentEnd) and the
+// agents' tool_approval policies; it implements agent.Hooks and
+// spawn.Lifecycle and is what pool.Options.Hooks takes:
 //
 //	reg := hook.New(hook.Options{Logger: log})
 //	reg.OnSubagentEnd.Register(func(ctx context.Context, e hook.SubagentEnd) error { ...; return nil })
-//	reg.OnPreExecute.Use(func(ctx context.Context, c hook.ToolCall, next hook.Next[hook.ToolCall, hook.ToolDecision]) hook.ToolDecision {
+//	reg.OnPreExecute.Use(func(ctx context.Context, c hook.ToolCall, next hook.Next[hook.ToolCall, agent.ToolDecision]) agent.ToolDecision {
 //		if c.ToolName == "rm" {
-//			return hook.ToolDecision{Action: hook.Deny, Reason: "not here"}
+//			return agent.ToolDecision{Action: agent.ToolDeny, Reason: "not here"}
 //		}
 //		return next(ctx, c)
 //	})
@@ -53,7 +54,7 @@
 //     subagent/end's last_assistant_message (content blocks, deep-copied
 //     when the child settled; if a copy fails the event still fires
 //     without the field). A tool's input is a frozen copy (change the
-//     arguments with ToolDecision.UpdatedInput); the model request of
+//     arguments with agent.ToolDecision.UpdatedInput); the model request of
 //     agent/request is the session's own deep copy.
 //   - subagent/start fires only after the child is ready (stored and
 //     registered): a listener can Inject into it, and what it injects is
@@ -63,8 +64,8 @@
 //     neither fires when the child could not be created (depth limit,
 //     unknown node, store failure).
 //   - session/start and session/end bracket a root session: its run, or,
-//     for a session its front end keeps open across runs (KeepSession on
-//     each run's context), from its first run to EndSession.
+//     for a session its front end keeps open across runs
+//     (pool.RunRequest.KeepSession), from its first run to EndSession.
 //   - Approval fails closed: tools/pre-execute answering Ask goes to
 //     approval/request; no listener, no answer, an unknown outcome,
 //     rejected or cancelled all deny the call (the model is told why).

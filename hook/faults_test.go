@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/agentpool/agentpool/agent"
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/event/eventtest"
 	"github.com/agentpool/agentpool/hook"
@@ -16,7 +17,7 @@ import (
 // inside a run, in the store only for session/start and session/end.
 func TestListenerFaultsAreRecorded(t *testing.T) {
 	reg := hook.New(hook.Options{})
-	reg.OnPreExecute.Use(func(context.Context, hook.ToolCall, hook.Next[hook.ToolCall, hook.ToolDecision]) hook.ToolDecision {
+	reg.OnPreExecute.Use(func(context.Context, hook.ToolCall, hook.Next[hook.ToolCall, agent.ToolDecision]) agent.ToolDecision {
 		panic("pre-execute exploded")
 	}, hook.WithName("bad-seam"))
 	reg.OnSubagentStart.Register(func(context.Context, hook.SubagentStart) error {
@@ -81,7 +82,7 @@ func TestSessionFaultsGoToTheStore(t *testing.T) {
 	node, _ := h.rt.Lookup("solo")
 	node.Run(ctx, inv)
 	h.rt.Release(inv)
-	reg.SessionEnd(ctx, inv.Session, event.StopCompleted)
+	reg.SessionEnd(ctx, inv.Session, event.StopCompleted, false)
 	for _, e := range out.events() {
 		if c, ok := e.(event.Custom); ok && c.EventType == hook.EventHookError {
 			t.Errorf("session/end fault in the live stream: %v", c.EventData)

@@ -14,25 +14,10 @@ import (
 // A protocol server such as ACP keeps a session open across prompts: each
 // prompt is one root run of the pool, but for the session's hooks (and for
 // Claude Code hooks, whose SessionStart and SessionEnd fire once per
-// session) the session starts once and ends once. The server marks the
-// context of every prompt's run with KeepSession and tells the registry
-// when the session closes with EndSession.
-
-type keepKey struct{}
-
-// KeepSession marks ctx as the context of one run of a root session that
-// its caller keeps open across runs and ends with EndSession: session/start
-// fires for the first run of the session only (source startup when the
-// session has no history yet, resume when it has), and session/end only
-// when the session ends, not after each run.
-func KeepSession(ctx context.Context) context.Context {
-	return context.WithValue(ctx, keepKey{}, true)
-}
-
-func keptRun(ctx context.Context) bool {
-	v, _ := ctx.Value(keepKey{}).(bool)
-	return v
-}
+// session) the session starts once and ends once. The server asks for
+// every prompt's run to be kept (pool.RunRequest.KeepSession, which the
+// pool passes to SessionStart and SessionEnd as kept) and tells the
+// registry when the session closes with EndSession.
 
 // keptSession is a session kept open, from its first run's start to its
 // end.
@@ -47,10 +32,13 @@ type keptSession struct {
 	closing string // the cause EndSession gave while a run was in progress
 }
 
-// SessionStart implements pool.SessionHooks (session/start).
-func (r *Registry) SessionStart(ctx context.Context, s session.Session, source string) {
+// SessionStart fires session/start for a root session (the pool calls it).
+// A run of a session its caller keeps open across runs (kept) and ends
+// with EndSession fires it for the first run of the session only (source
+// startup when the session has no history yet, resume when it has).
+func (r *Registry) SessionStart(ctx context.Context, s session.Session, source string, kept bool) {
 	inv := spawn.InvocationFrom(ctx)
-	if keptRun(ctx) {
+	if kept {
 		r.mu.Lock()
 		k := r.kept[s.ID]
 		first := k == nil
@@ -71,12 +59,12 @@ func (r *Registry) SessionStart(ctx context.Context, s session.Session, source s
 	r.OnSessionStart.Fire(ctx, SessionStart{SessionID: s.ID, Agent: s.AgentName, Source: source, Model: modelOf(inv, s.AgentName)})
 }
 
-// SessionEnd implements pool.SessionHooks (session/end). For a run of a
-// kept session (KeepSession) it only notes how the run ended, unless the
-// session was closed while the run was in progress: then the session ends
-// now.
-func (r *Registry) SessionEnd(ctx context.Context, s session.Session, reason event.StopReason) {
-	if !keptRun(ctx) {
+// SessionEnd fires session/end for a root session (the pool calls it). For a
+// run of a kept session (kept, as SessionStart) it only notes how the run
+// ended, unless the session was closed while the run was in progress: then
+// the session ends now.
+func (r *Registry) SessionEnd(ctx context.Context, s session.Session, reason event.StopReason, kept bool) {
+	if !kept {
 		r.OnSessionEnd.Fire(ctx, SessionEnd{SessionID: s.ID, Agent: s.AgentName, Reason: reason, Cause: CauseRunEnded})
 		return
 	}
@@ -100,7 +88,7 @@ func (r *Registry) SessionEnd(ctx context.Context, s session.Session, reason eve
 	}
 }
 
-// EndSession ends a session kept open with KeepSession: session/end fires
+// EndSession ends a session kept open across runs (kept): session/end fires
 // now, with cause (CauseClosed, CauseDisconnected) and the stop reason of
 // its latest run, or, when a run of it is in progress, as soon as that run
 // ends. A session that had no run since it was last ended has not started:

@@ -59,17 +59,17 @@ func keptPool(t *testing.T) (*pool.Pool, *hook.Registry, *sessionLog) {
 // A session kept open across runs (a protocol server's session) starts at
 // its first run and ends when EndSession ends it, not around each run; a
 // run in progress when it is ended ends it when that run ends. Without
-// KeepSession every run is a session of its own.
-func TestKeepSession(t *testing.T) {
+// KeepSession every run is a session of its own. Keeping is a field of the
+// request, not a value of the run's context.
+func TestKeepSessionInRequest(t *testing.T) {
 	p, reg, log := keptPool(t)
 	ctx := context.Background()
-	kept := hook.KeepSession(ctx)
-	res, err := p.RunSink(kept, pool.RunRequest{Prompt: "a"}, event.Discard)
+	res, err := p.RunSink(ctx, pool.RunRequest{Prompt: "a", KeepSession: true}, event.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, prompt := range []string{"b", "c"} {
-		if _, err := p.RunSink(kept, pool.RunRequest{Prompt: prompt, SessionID: res.SessionID}, event.Discard); err != nil {
+		if _, err := p.RunSink(ctx, pool.RunRequest{Prompt: prompt, SessionID: res.SessionID, KeepSession: true}, event.Discard); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -93,7 +93,7 @@ func TestKeepSession(t *testing.T) {
 		}
 		return next(ctx, s)
 	})
-	if _, err := p.RunSink(kept, pool.RunRequest{Prompt: "d", SessionID: res.SessionID}, event.Discard); err != nil {
+	if _, err := p.RunSink(ctx, pool.RunRequest{Prompt: "d", SessionID: res.SessionID, KeepSession: true}, event.Discard); err != nil {
 		t.Fatal(err)
 	}
 	<-ended

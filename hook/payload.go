@@ -20,7 +20,7 @@ const (
 
 // SessionStart is the payload of session/start: a root session begins (a
 // root run, or the first run of a session its caller keeps open across
-// runs: KeepSession).
+// runs: pool.RunRequest.KeepSession).
 type SessionStart struct {
 	SessionID string `json:"session_id"`
 	Agent     string `json:"agent"`  // the agent or team the run starts
@@ -32,7 +32,7 @@ type SessionStart struct {
 // Why a root session ended (SessionEnd.Cause).
 const (
 	// CauseRunEnded: the root run ended, and with it the session (every
-	// session but those kept open with KeepSession).
+	// session but those kept open across runs: pool.RunRequest.KeepSession).
 	CauseRunEnded = "run_ended"
 	// CauseClosed: the front end closed a session it kept open.
 	CauseClosed = "closed"
@@ -75,28 +75,13 @@ type ModelRequest struct {
 
 // ToolCall is the input of tools/pre-execute. Input is a frozen copy of
 // the arguments: changing it changes nothing that runs (use
-// ToolDecision.UpdatedInput).
+// agent.ToolDecision.UpdatedInput).
 type ToolCall struct {
 	Agent     string          `json:"agent"`
 	SessionID string          `json:"session_id"`
 	ToolName  string          `json:"tool_name"`
 	CallID    string          `json:"call_id"`
 	Input     json.RawMessage `json:"input"`
-}
-
-// Tool actions (ToolDecision.Action).
-const (
-	Allow = "allow"
-	Deny  = "deny"
-	Ask   = "ask" // ask for approval (approval/request); no answer denies
-)
-
-// ToolDecision answers tools/pre-execute. An empty Action allows.
-type ToolDecision struct {
-	Action string `json:"action"` // allow, deny or ask
-	Reason string `json:"reason,omitempty"`
-	// UpdatedInput, when set, replaces the tool's arguments (allow and ask).
-	UpdatedInput json.RawMessage `json:"updated_input,omitempty"`
 }
 
 // ToolOutcome is the input of tools/post-execute and the payload of

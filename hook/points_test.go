@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentpool/agentpool/agent"
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/hook"
@@ -170,7 +171,7 @@ func TestForAgentScope(t *testing.T) {
 		seen = append(seen, s)
 		mu.Unlock()
 	}
-	reg.OnPreExecute.Use(func(ctx context.Context, c hook.ToolCall, next hook.Next[hook.ToolCall, hook.ToolDecision]) hook.ToolDecision {
+	reg.OnPreExecute.Use(func(ctx context.Context, c hook.ToolCall, next hook.Next[hook.ToolCall, agent.ToolDecision]) agent.ToolDecision {
 		add("pre:" + c.Agent + ":" + c.ToolName)
 		return next(ctx, c)
 	}, hook.ForAgent("parent"))
@@ -222,7 +223,7 @@ func TestPreExecuteAndApproval(t *testing.T) {
 
 	t.Run("frozen input and updated input", func(t *testing.T) {
 		reg := hook.New(hook.Options{})
-		reg.OnPreExecute.Use(func(ctx context.Context, c hook.ToolCall, next hook.Next[hook.ToolCall, hook.ToolDecision]) hook.ToolDecision {
+		reg.OnPreExecute.Use(func(ctx context.Context, c hook.ToolCall, next hook.Next[hook.ToolCall, agent.ToolDecision]) agent.ToolDecision {
 			second := strings.Contains(string(c.Input), "2")
 			for i := range c.Input {
 				c.Input[i] = ' ' // scribbling on the copy changes nothing
@@ -242,8 +243,8 @@ func TestPreExecuteAndApproval(t *testing.T) {
 
 	t.Run("deny reaches the model", func(t *testing.T) {
 		reg := hook.New(hook.Options{})
-		reg.OnPreExecute.Use(func(ctx context.Context, c hook.ToolCall, next hook.Next[hook.ToolCall, hook.ToolDecision]) hook.ToolDecision {
-			return hook.ToolDecision{Action: hook.Deny, Reason: "probes are off today"}
+		reg.OnPreExecute.Use(func(ctx context.Context, c hook.ToolCall, next hook.Next[hook.ToolCall, agent.ToolDecision]) agent.ToolDecision {
+			return agent.ToolDecision{Action: agent.ToolDeny, Reason: "probes are off today"}
 		})
 		h, p, m := newRun(t, reg)
 		_, sid, _ := h.run(context.Background(), "main", "go")

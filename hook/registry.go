@@ -26,12 +26,13 @@ type Options struct {
 	EmitTimeout time.Duration
 }
 
-// Registry holds every hook point of docs/spec/HOOKS.md §2. It implements
-// agent.Hooks, spawn.Lifecycle and pool.SessionHooks, so that
+// Registry holds every hook point of docs/spec/HOOKS.md §2 and the agents'
+// tool_approval policies. It implements agent.Hooks and spawn.Lifecycle,
+// and its SessionStart and SessionEnd are the root sessions' points;
 //
 //	pool.New(m, pool.Options{Hooks: reg})
 //
-// wires it into a pool. Register listeners before the first run; the
+// wires all of it into a pool. Register listeners before the first run; the
 // points are safe for concurrent use.
 type Registry struct {
 	// OnSessionStart fires when a root run begins (pool.RunSink).
@@ -45,7 +46,7 @@ type Registry struct {
 	// OnPreExecute decides whether a tool call runs: allow, deny, or ask
 	// (which goes to OnApproval). Its default is the agent's tool_approval
 	// policy from the manifest (allow when there is none).
-	OnPreExecute *Seam[ToolCall, ToolDecision]
+	OnPreExecute *Seam[ToolCall, agent.ToolDecision]
 	// OnPostExecute sees a tool's result and may add feedback or context.
 	OnPostExecute *Seam[ToolOutcome, PostDecision]
 	// OnToolResult observes every finished tool call.
@@ -67,7 +68,7 @@ type Registry struct {
 	policies map[string]map[string]string // agent -> tool_approval
 	always   map[alwaysKey]bool           // allowed_always answers
 	started  map[callKey]time.Time        // when an allowed tool call started
-	kept     map[string]*keptSession      // sessions kept open across runs (KeepSession)
+	kept     map[string]*keptSession      // sessions kept open across runs (SessionStart's kept)
 	closers  []func(context.Context) error
 	shellEnv func(context.Context) string // SetShellEnvFile
 }
@@ -118,7 +119,7 @@ func New(opts Options) *Registry {
 		agents: func(p Prompt) []string { return one(p.Agent) }}
 	r.OnRequest = &Seam[ModelRequest, *model.Request]{name: PointRequest, core: c,
 		agents: func(p ModelRequest) []string { return one(p.Agent) }}
-	r.OnPreExecute = &Seam[ToolCall, ToolDecision]{name: PointPreExecute, core: c, clone: cloneToolCall,
+	r.OnPreExecute = &Seam[ToolCall, agent.ToolDecision]{name: PointPreExecute, core: c, clone: cloneToolCall,
 		agents: func(p ToolCall) []string { return one(p.Agent) }}
 	r.OnPostExecute = &Seam[ToolOutcome, PostDecision]{name: PointPostExecute, core: c, clone: cloneOutcome,
 		agents: func(p ToolOutcome) []string { return one(p.Agent) }}
@@ -298,14 +299,14 @@ func (r *Registry) Policy(agentName, toolName string) string {
 }
 
 // policyDecision is the default of tools/pre-execute.
-func (r *Registry) policyDecision(_ context.Context, in ToolCall) ToolDecision {
+func (r *Registry) policyDecision(_ context.Context, in ToolCall) agent.ToolDecision {
 	switch r.Policy(in.Agent, in.ToolName) {
 	case config.ApprovalDeny:
-		return ToolDecision{Action: Deny, Reason: fmt.Sprintf("the tool_approval policy of agent %s denies %s", in.Agent, in.ToolName)}
+		return agent.ToolDecision{Action: agent.ToolDeny, Reason: fmt.Sprintf("the tool_approval policy of agent %s denies %s", in.Agent, in.ToolName)}
 	case config.ApprovalAsk:
-		return ToolDecision{Action: Ask, Reason: fmt.Sprintf("the tool_approval policy of agent %s asks before %s", in.Agent, in.ToolName)}
+		return agent.ToolDecision{Action: agent.ToolAsk, Reason: fmt.Sprintf("the tool_approval policy of agent %s asks before %s", in.Agent, in.ToolName)}
 	default:
-		return ToolDecision{Action: Allow}
+		return agent.ToolDecision{Action: agent.ToolAllow}
 	}
 }
 
@@ -347,19 +348,21 @@ func (r *Registry) ModelRequest(ctx context.Context, agentName, sessionID string
 }
 
 // PreTool implements agent.Hooks: tools/pre-execute, then approval/request
-// when the answer is ask.
+// when the answer is ask. It answers allow or deny only: an action other
+// than allow, deny and ask denies, with a reason that names it.
 func (r *Registry) PreTool(ctx context.Context, t agent.ToolInfo) agent.ToolDecision {
 	in := ToolCall{Agent: t.Agent, SessionID: t.SessionID, ToolName: t.ToolName, CallID: t.CallID, Input: cloneRaw(t.Input)}
 	d := r.OnPreExecute.Run(ctx, in, r.policyDecision)
 	input := cloneRaw(d.UpdatedInput)
 	switch d.Action {
-	case Deny:
+	case "", agent.ToolAllow:
+	case agent.ToolDeny:
 		reason := d.Reason
 		if reason == "" {
 			reason = "denied by a hook"
 		}
-		return agent.ToolDecision{Reason: reason}
-	case Ask:
+		return agent.ToolDecision{Action: agent.ToolDeny, Reason: reason}
+	case agent.ToolAsk:
 		key := alwaysKey{t.SessionID, t.ToolName}
 		r.mu.Lock()
 		always := r.always[key]
@@ -375,7 +378,7 @@ func (r *Registry) PreTool(ctx context.Context, t agent.ToolInfo) agent.ToolDeci
 				if a.Reason != "" {
 					msg += ": " + a.Reason
 				}
-				return agent.ToolDecision{Reason: msg}
+				return agent.ToolDecision{Action: agent.ToolDeny, Reason: msg}
 			}
 			if len(a.UpdatedInput) > 0 {
 				input = cloneRaw(a.UpdatedInput)
@@ -386,12 +389,17 @@ func (r *Registry) PreTool(ctx context.Context, t agent.ToolInfo) agent.ToolDeci
 				r.mu.Unlock()
 			}
 		}
+	default:
+		reason := fmt.Sprintf("a tools/pre-execute hook answered the unknown action %q (want %q, %q or %q)",
+			d.Action, agent.ToolAllow, agent.ToolDeny, agent.ToolAsk)
+		r.Logger().Warn("unknown tools/pre-execute action; the tool call is denied", "action", d.Action, "tool", t.ToolName, "agent", t.Agent)
+		return agent.ToolDecision{Action: agent.ToolDeny, Reason: reason}
 	}
 	// The tool runs now: PostTool reports how long it took.
 	r.mu.Lock()
 	r.started[callKey{t.SessionID, t.CallID}] = time.Now()
 	r.mu.Unlock()
-	return agent.ToolDecision{Allow: true, Input: input}
+	return agent.ToolDecision{Action: agent.ToolAllow, UpdatedInput: input}
 }
 
 // RequestApproval runs approval/request. req is snapshotted on entry. Fail
@@ -515,11 +523,11 @@ func (r *Registry) SubagentEnd(ctx context.Context, info spawn.EndInfo) {
 // Points describes every hook point, in the order of docs/spec/HOOKS.md §2.
 func Points() []PointInfo {
 	return []PointInfo{
-		{PointSessionStart, KindEmit, "A root session begins: a root run, or the first run of a session kept open across runs (KeepSession).", reflect.TypeFor[SessionStart](), nil},
+		{PointSessionStart, KindEmit, "A root session begins: a root run, or the first run of a session kept open across runs (RunRequest.KeepSession).", reflect.TypeFor[SessionStart](), nil},
 		{PointSessionEnd, KindEmit, "A root session and all of its children have ended: at the end of its run, or when a session kept open is closed (EndSession).", reflect.TypeFor[SessionEnd](), nil},
 		{PointPromptSubmit, KindSeam, "A prompt is about to be added to the conversation: allow (optionally with extra context) or block with a reason.", reflect.TypeFor[Prompt](), reflect.TypeFor[PromptDecision]()},
 		{PointRequest, KindSeam, "A model request is about to be sent: return it, changed or not.", reflect.TypeFor[ModelRequest](), reflect.TypeFor[*model.Request]()},
-		{PointPreExecute, KindSeam, "A tool call is about to run: allow, deny with a reason, or ask (approval/request). The default is the agent's tool_approval policy.", reflect.TypeFor[ToolCall](), reflect.TypeFor[ToolDecision]()},
+		{PointPreExecute, KindSeam, "A tool call is about to run: allow, deny with a reason, or ask (approval/request). The default is the agent's tool_approval policy.", reflect.TypeFor[ToolCall](), reflect.TypeFor[agent.ToolDecision]()},
 		{PointPostExecute, KindSeam, "A tool returned: accept (optionally with extra context) or block with feedback for the model.", reflect.TypeFor[ToolOutcome](), reflect.TypeFor[PostDecision]()},
 		{PointToolResult, KindEmit, "A tool call finished (after tools/post-execute).", reflect.TypeFor[ToolOutcome](), nil},
 		{PointTurnStop, KindSeam, "The model answered without tool calls: stop, or continue with a reason (the next user message).", reflect.TypeFor[TurnStop](), reflect.TypeFor[StopDecision]()},

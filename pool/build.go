@@ -1,7 +1,6 @@
 package pool
 
 import (
-	"context"
 	"errors"
 	"log/slog"
 
@@ -76,8 +75,8 @@ type AgentSpec struct {
 	MaxToolCallsPerTurn int
 	// ToolApproval is the manifest's `tool_approval` (tool name, path.Match
 	// pattern or "*" -> config.ApprovalAllow, ApprovalAsk or ApprovalDeny).
-	// Options.Hooks enforces it when it implements ApprovalPolicies (as
-	// *hook.Registry does).
+	// Options.Hooks enforces it (without Options.Hooks nothing does: Build
+	// logs a warning).
 	ToolApproval map[string]string
 	// Disabled names tools of the Builtin toolsets that the agent does not
 	// get (a toolset's `tools: {NAME: false}`); each must exist.
@@ -136,20 +135,6 @@ func (t *TeamSpec) requireAll() bool {
 	return !t.ContinueOnFailure
 }
 
-// ShellEnvFiles is implemented by an Options.Hooks value that knows a
-// session's shell environment file (hook.Registry: Claude Code's
-// CLAUDE_ENV_FILE): the Bash tool sources it before each command.
-type ShellEnvFiles interface {
-	ShellEnvFile(ctx context.Context) string
-}
-
-// ApprovalPolicies is implemented by an Options.Hooks value that enforces
-// tool approval policies (*hook.Registry): Build hands it the ToolApproval
-// of every agent that has one.
-type ApprovalPolicies interface {
-	SetToolApproval(agentName string, policy map[string]string)
-}
-
 // Build builds a pool from Go values. Every problem of cfg is reported
 // (errors.Join), each naming the agent, team or node and the field; a
 // worker or team member that names nothing defined is an error here, not
@@ -162,7 +147,7 @@ func Build(cfg Config, opts Options) (*Pool, error) {
 // one made from cfg).
 func build(cfg Config, opts Options, m *config.Manifest) (*Pool, error) {
 	cfg.Limits = limitsWithDefaults(cfg.Limits)
-	if err := errors.Join(cfg.validate(), checkHooks(opts.Hooks)); err != nil {
+	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
 	if m == nil {
@@ -193,8 +178,9 @@ func build(cfg Config, opts Options, m *config.Manifest) (*Pool, error) {
 		return nil, err
 	}
 	b.skillsCfg, b.log = cfg.Skills, opts.Logger
-	if se, ok := opts.Hooks.(ShellEnvFiles); ok {
-		b.shellEnv = se.ShellEnvFile
+	if opts.Hooks != nil {
+		// Claude Code's CLAUDE_ENV_FILE: Bash sources it before each command.
+		b.shellEnv = opts.Hooks.ShellEnvFile
 	}
 	for _, w := range m.Warnings {
 		opts.Logger.Warn("manifest: " + w.String())
@@ -234,10 +220,13 @@ func build(cfg Config, opts Options, m *config.Manifest) (*Pool, error) {
 // makeNodes makes the runtime and the nodes of a validated cfg: agents,
 // then teams, then custom nodes.
 func (p *Pool) makeNodes(cfg Config, opts Options) error {
-	p.sessions, _ = opts.Hooks.(SessionHooks)
-	lifecycle, _ := opts.Hooks.(spawn.Lifecycle)
-	agentHooks, _ := opts.Hooks.(agent.Hooks)
-	p.rootHooks = agentHooks
+	p.hooks = opts.Hooks
+	// Interfaces are nil, not a nil *hook.Registry, without hooks.
+	var lifecycle spawn.Lifecycle
+	var agentHooks agent.Hooks
+	if opts.Hooks != nil {
+		lifecycle, agentHooks = opts.Hooks, opts.Hooks
+	}
 	p.rt = spawn.NewRuntime(spawn.Config{
 		Store: opts.Store,
 		Limits: spawn.Limits{
@@ -335,14 +324,13 @@ func (cfg *Config) descriptions() map[string]string {
 // setApprovals hands the agents' tool approval policies to the hooks, or
 // warns that nothing will enforce them.
 func setApprovals(cfg Config, opts Options) {
-	ap, ok := opts.Hooks.(ApprovalPolicies)
 	for _, a := range cfg.Agents {
 		switch {
 		case a.ToolApproval == nil:
-		case ok:
-			ap.SetToolApproval(a.Name, a.ToolApproval)
+		case opts.Hooks != nil:
+			opts.Hooks.SetToolApproval(a.Name, a.ToolApproval)
 		default:
-			opts.Logger.Warn("tool_approval is not enforced: Options.Hooks does not implement pool.ApprovalPolicies", "agent", a.Name)
+			opts.Logger.Warn("tool_approval is not enforced: the pool has no Options.Hooks", "agent", a.Name)
 		}
 	}
 }

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
+	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/agentpool/agentpool/agent"
@@ -138,8 +140,6 @@ func TestBuildRejects(t *testing.T) {
 			`agent "lead": ToolApproval["Bash"]: unknown approval "maybe" (known: allow, ask, deny)`,
 			`Config.Limits.MaxDepth: must not be negative`,
 		}},
-		{"hooks of no known kind", pool.Config{Agents: []pool.AgentSpec{lead(nil)}}, pool.Options{Hooks: "reg"},
-			[]string{`Options.Hooks: string implements none of agent.Hooks, spawn.Lifecycle, pool.SessionHooks and pool.ApprovalPolicies`}},
 		{"duplicate tool", pool.Config{Agents: []pool.AgentSpec{lead(func(a *pool.AgentSpec) { a.Tools = []tool.Tool{getWeather, getWeather} })}},
 			pool.Options{}, []string{`agent lead: duplicate tool "get_weather"`}},
 	}
@@ -386,6 +386,108 @@ agents:
 			}()
 			pool.NewRegistry().AddModel(bad, func(config.ModelSpec) (model.Model, error) { return echoModel{}, nil })
 		}()
+	}
+}
+
+// Options.Hooks is a *hook.Registry: no interface to satisfy, nothing to
+// assert. With one, a root node that is not an agent goes through its
+// prompt and session points; without one (nil), runs need none of them
+// and tool_approval is not enforced.
+func TestOptionsHooksTyped(t *testing.T) {
+	if f, _ := reflect.TypeFor[pool.Options]().FieldByName("Hooks"); f.Type != reflect.TypeFor[*hook.Registry]() {
+		t.Fatalf("Options.Hooks is %v, want *hook.Registry", f.Type)
+	}
+
+	reg := hook.New(hook.Options{})
+	var mu sync.Mutex
+	var seen []string
+	note := func(s string) {
+		mu.Lock()
+		seen = append(seen, s)
+		mu.Unlock()
+	}
+	reg.OnSessionStart.Register(func(_ context.Context, s hook.SessionStart) error {
+		note("start:" + s.Source)
+		return nil
+	})
+	reg.OnPromptSubmit.Use(func(ctx context.Context, p hook.Prompt, next hook.Next[hook.Prompt, hook.PromptDecision]) hook.PromptDecision {
+		note("prompt:" + p.Content)
+		return next(ctx, p)
+	})
+	reg.OnSessionEnd.Register(func(_ context.Context, s hook.SessionEnd) error {
+		note("end:" + string(s.Reason))
+		return nil
+	})
+	p := build(t, pool.Config{Nodes: []spawn.Node{shout{}}}, pool.Options{Hooks: reg})
+	if res := run(t, p, "shout", "hi"); res.Output != "HI" {
+		t.Fatalf("output %q", res.Output)
+	}
+	mu.Lock()
+	got := strings.Join(seen, " ")
+	mu.Unlock()
+	if got != "start:startup prompt:hi end:completed" {
+		t.Errorf("hooks saw %q", got)
+	}
+
+	// No hooks: the same runs, and a policy nothing enforces.
+	p = build(t, pool.Config{Nodes: []spawn.Node{shout{}}}, pool.Options{})
+	if res := run(t, p, "shout", "hi"); res.Output != "HI" {
+		t.Fatalf("output without hooks %q", res.Output)
+	}
+	cfg := weatherConfig()
+	cfg.Agents[1].ToolApproval = map[string]string{"get_*": config.ApprovalDeny}
+	p = build(t, cfg, pool.Options{})
+	if res := run(t, p, "", "Weather?"); strings.Contains(res.Output, "denied") {
+		t.Errorf("without hooks the policy was enforced: %+v", res)
+	}
+}
+
+// lentSet is a toolset a caller lends to one run (RunRequest.Toolsets).
+type lentSet struct {
+	mu    sync.Mutex
+	asked int
+	tools []tool.Tool
+}
+
+func (s *lentSet) Name() string { return "lent" }
+
+func (s *lentSet) Tools(context.Context) ([]tool.Tool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.asked++
+	return s.tools, nil
+}
+
+// Toolsets a caller lends a run are a field of its request, not a value
+// hidden in its context: the root and the children it spawns offer their
+// tools for that run, and a later run of the same session that lends
+// nothing does not.
+func TestLentToolsetsAreExplicit(t *testing.T) {
+	cfg := weatherConfig()
+	cfg.Agents[1].Tools = nil // the forecaster's get_weather is lent only
+	p := build(t, cfg, pool.Options{})
+	set := &lentSet{tools: []tool.Tool{getWeather}}
+	sink, _ := eventtest.Collect()
+	res, err := p.RunSink(context.Background(), pool.RunRequest{Prompt: "Weather?", Toolsets: []tool.Toolset{set}}, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Result.Output, "It is sunny in Paris") {
+		t.Errorf("with the lent toolset: %q", res.Result.Output)
+	}
+	set.mu.Lock()
+	asked := set.asked
+	set.mu.Unlock()
+	if asked != 2 {
+		t.Errorf("the lent toolset was asked %d times, want 2 (lead and its worker)", asked)
+	}
+
+	res, err = p.RunSink(context.Background(), pool.RunRequest{Prompt: "Weather?", SessionID: res.SessionID}, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Result.Output, "I cannot tell") {
+		t.Errorf("without the lent toolset: %q", res.Result.Output)
 	}
 }
 

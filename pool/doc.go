@@ -11,9 +11,8 @@
 // (Options.Registry; no package-level registration): test, scripted and
 // fallback are built in, and package batteries wires in openai, anthropic,
 // the fetch toolset and MCP, so that this package needs no provider SDK or
-// HTTP client. Options.Hooks takes
-// one value (a *hook.Registry) that may implement agent.Hooks,
-// spawn.Lifecycle, SessionHooks and ApprovalPolicies.
+// HTTP client. Options.Hooks is the *hook.Registry that holds every hook
+// point and the agents' tool_approval policies.
 //
 // A root run creates (or, to resume, reopens) a root session, runs the node,
 // records every event of the run in the store in stream order (each event

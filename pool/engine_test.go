@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/hook"
 	"github.com/agentpool/agentpool/model"
 	"github.com/agentpool/agentpool/pool"
 	"github.com/agentpool/agentpool/session"
@@ -69,16 +70,22 @@ type sessionHooks struct {
 	start, end []string
 }
 
-func (h *sessionHooks) SessionStart(_ context.Context, s session.Session, source string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.start = append(h.start, source)
-}
-
-func (h *sessionHooks) SessionEnd(_ context.Context, s session.Session, reason event.StopReason) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.end = append(h.end, string(reason))
+// registry is a hook registry whose session points h counts.
+func (h *sessionHooks) registry() *hook.Registry {
+	reg := hook.New(hook.Options{})
+	reg.OnSessionStart.Register(func(_ context.Context, s hook.SessionStart) error {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.start = append(h.start, s.Source)
+		return nil
+	})
+	reg.OnSessionEnd.Register(func(_ context.Context, s hook.SessionEnd) error {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.end = append(h.end, string(s.Reason))
+		return nil
+	})
+	return reg
 }
 
 // watcher collects what a processor hands its watchers.
@@ -101,7 +108,7 @@ func enginePool(t *testing.T) (*pool.Pool, *fakeEngine, *sessionHooks, *watcher)
 	}
 	eng := &fakeEngine{t: t}
 	hooks := &sessionHooks{}
-	p, err := pool.New(m, pool.Options{Engine: eng, Hooks: hooks})
+	p, err := pool.New(m, pool.Options{Engine: eng, Hooks: hooks.registry()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"log"
 	"strings"
 
+	"github.com/agentpool/agentpool/agent"
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/hook"
@@ -195,9 +196,9 @@ func ExampleBuild_hook() {
 		fmt.Printf("%s delegates to %s (%s)\n", s.ParentAgent, s.Name, s.Mechanism)
 		return nil
 	})
-	reg.OnPreExecute.Use(func(ctx context.Context, c hook.ToolCall, next hook.Next[hook.ToolCall, hook.ToolDecision]) hook.ToolDecision {
+	reg.OnPreExecute.Use(func(ctx context.Context, c hook.ToolCall, next hook.Next[hook.ToolCall, agent.ToolDecision]) agent.ToolDecision {
 		if c.ToolName == "get_weather" {
-			return hook.ToolDecision{Action: hook.Deny, Reason: "no forecasts today"}
+			return agent.ToolDecision{Action: agent.ToolDeny, Reason: "no forecasts today"}
 		}
 		return next(ctx, c)
 	})

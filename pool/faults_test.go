@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/agentpool/agentpool/agent"
 	"github.com/agentpool/agentpool/batteries"
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/event"
@@ -149,7 +150,7 @@ func TestFaults(t *testing.T) {
         - "worker done"`,
 			setup: func(t *testing.T, st session.Store) (session.Store, pool.Options) {
 				reg := hook.New(hook.Options{})
-				reg.OnPreExecute.Use(func(ctx context.Context, in hook.ToolCall, next hook.Next[hook.ToolCall, hook.ToolDecision]) hook.ToolDecision {
+				reg.OnPreExecute.Use(func(ctx context.Context, in hook.ToolCall, next hook.Next[hook.ToolCall, agent.ToolDecision]) agent.ToolDecision {
 					if in.ToolName == "echo" {
 						panic("pre-execute listener exploded")
 					}

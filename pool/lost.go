@@ -108,7 +108,7 @@ func (u *unsettled) add(run lostRun, p *Pool) {
 // resume closes what is open). A new session of which the store got
 // nothing is stored failed, with the run's error.
 func (p *Pool) settle(run lostRun) error {
-	ctx, writes := session.TrackWrites(context.Background())
+	ctx, writes := session.TrackWrites(context.Background(), session.WriteOptions{})
 	err := p.store.Claim(ctx, run.sid)
 	if errors.Is(err, session.ErrRunning) {
 		p.log.Warn("a run whose writes were lost left its session to another run", "session", run.sid)

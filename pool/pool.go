@@ -7,14 +7,15 @@ import (
 	"io"
 	"iter"
 	"log/slog"
+	"slices"
 	"time"
 
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/agentpool/agentpool/agent"
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/hook"
 	"github.com/agentpool/agentpool/id"
 	"github.com/agentpool/agentpool/internal/detach"
 	"github.com/agentpool/agentpool/internal/otelpool"
@@ -31,12 +32,12 @@ type Options struct {
 	// Store keeps sessions; an in-memory store when nil.
 	Store  session.Store
 	Logger *slog.Logger
-	// Hooks observe and steer runs (nil: none). The value may implement
-	// any of agent.Hooks (the agent's interception seams), spawn.Lifecycle
-	// (subagent start and end), SessionHooks (root session start and end)
-	// and ApprovalPolicies (the agents' tool_approval); *hook.Registry
-	// implements all four. A value that implements none is an error.
-	Hooks any
+	// Hooks observe and steer runs (nil: none): every point of
+	// docs/spec/HOOKS.md (the agents' seams, subagent and root session
+	// start and end), the agents' tool_approval policies (Build hands
+	// them to it) and a session's shell environment file for Bash
+	// (Registry.SetShellEnvFile).
+	Hooks *hook.Registry
 	// ExtraTools are offered to every agent, besides its own tools.
 	ExtraTools []tool.Tool
 	// Workspace is the directory the file and shell tools act in; empty:
@@ -80,25 +81,6 @@ type Options struct {
 	Registry *Registry
 }
 
-// SessionHooks is implemented by an Options.Hooks value that observes
-// root sessions: the session/start and session/end points of
-// docs/spec/HOOKS.md. Both are called synchronously with a context that
-// carries the root Invocation (spawn.InvocationFrom) and the caller's
-// values (hook.KeepSession): SessionStart after the session is registered
-// and before the node runs (so what it injects reaches the first model
-// request), SessionEnd once after the run and all its children have
-// ended. source is "startup" for a new session and "resume" for a
-// continued one; reason is the run's stop reason.
-//
-// A root run of a node that is not an agent (a team) also goes through the
-// agent.Hooks of Options.Hooks: PromptSubmit with the user's prompt before
-// it runs and TurnStop with its output when it completed, as an agent run
-// as the root calls them itself.
-type SessionHooks interface {
-	SessionStart(ctx context.Context, s session.Session, source string)
-	SessionEnd(ctx context.Context, s session.Session, reason event.StopReason)
-}
-
 // Pool is a set of runnable nodes (agents, teams, custom nodes) built from
 // a manifest (New) or from Go values (Build). It is safe for concurrent
 // runs.
@@ -111,10 +93,16 @@ type Pool struct {
 	order       []string
 	defaultNode string
 	log         *slog.Logger
-	sessions    SessionHooks // nil: none
-	rootHooks   agent.Hooks  // the user's prompt of a root run that is not an agent's (rootNode); nil: none
-	builtins    *builtins
-	engine      Engine // nil: runs in this process
+	// hooks are Options.Hooks (nil: none). A root run calls its
+	// session/start after the session is registered and before the node
+	// runs (so what it injects reaches the first model request) and its
+	// session/end once after the run and all its children have ended,
+	// both with the root Invocation in their context. A root node that is
+	// not an agent (a team) goes through its agent/prompt-submit and
+	// agent/turn-stop as an agent does (rootNode).
+	hooks    *hook.Registry
+	builtins *builtins
+	engine   Engine // nil: runs in this process
 	// obs makes the runs' spans and metrics (nil: none); traced holds the
 	// nodes it decorates, which the runtime runs (nodes keeps the
 	// undecorated ones, which Node returns).
@@ -178,6 +166,18 @@ type RunRequest struct {
 	// NewSessionID, when set, is the id of the session to create (protocol
 	// servers that allocate ids themselves).
 	NewSessionID string
+	// Toolsets are lent to this run only, besides the agents' own tools:
+	// every agent of the run (the root and the children it spawns) offers
+	// their tools, its own winning a name both have (the MCP servers an
+	// ACP client named for its session). A failing toolset costs the run
+	// its tools and is reported in the stream. A run on Options.Engine
+	// does not get them.
+	Toolsets []tool.Toolset
+	// KeepSession keeps the session open across runs for the hooks
+	// (Options.Hooks): session/start fires at its first kept run only and
+	// session/end when the caller ends it (hook.Registry.EndSession), not
+	// around each run. The ACP server keeps an editor's session open so.
+	KeepSession bool
 }
 
 // RunResult is how a root run ended.
@@ -238,7 +238,7 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 	// Release returns (it returns after it): the store may make the run's
 	// session writes durable together rather than one by one. Every write
 	// of the run is accounted for, so that a lost one fails it.
-	ctx, writes := session.TrackWrites(session.DeferCommits(ctx))
+	ctx, writes := session.TrackWrites(ctx, session.WriteOptions{DeferCommits: true})
 	released := false
 	defer func() {
 		if !released {
@@ -254,16 +254,17 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 	if err != nil {
 		return RunResult{}, err
 	}
+	inv.Toolsets = slices.Clip(req.Toolsets)
 	if err := p.markRunning(ctx, sess, req.SessionID != ""); err != nil {
 		p.rt.Release(inv)
 		return RunResult{}, err
 	}
-	if p.sessions != nil {
-		source := "startup"
+	if p.hooks != nil {
+		source := hook.SourceStartup
 		if req.SessionID != "" {
-			source = "resume"
+			source = hook.SourceResume
 		}
-		p.sessions.SessionStart(spawn.WithInvocation(ctx, inv), sess, source)
+		p.hooks.SessionStart(spawn.WithInvocation(ctx, inv), sess, source, req.KeepSession)
 	}
 	var end spawn.RunEnd
 	if p.engine != nil {
@@ -271,8 +272,8 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 	} else {
 		end = p.rt.RunRoot(ctx, p.obs.Node(p.rootNode(node)), inv, now)
 	}
-	if p.sessions != nil {
-		p.sessions.SessionEnd(spawn.WithInvocation(detach.Context(ctx), inv), sess, end.Result.StopReason)
+	if p.hooks != nil {
+		p.hooks.SessionEnd(spawn.WithInvocation(detach.Context(ctx), inv), sess, end.Result.StopReason, req.KeepSession)
 	}
 	released = true
 	p.release(ctx, sid) // after it, the account of the run's writes is complete

@@ -17,13 +17,13 @@ import (
 // its end reaches agent/turn-stop (Stop), such a node runs behind a
 // rootGate.
 func (p *Pool) rootNode(n spawn.Node) spawn.Node {
-	if p.rootHooks == nil {
+	if p.hooks == nil {
 		return n
 	}
 	if _, ok := n.(*agent.Agent); ok {
 		return n
 	}
-	return rootGate{Node: n, hooks: p.rootHooks}
+	return rootGate{Node: n, hooks: p.hooks}
 }
 
 // rootGate runs a root node that is not an agent between the hooks an

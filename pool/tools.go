@@ -41,7 +41,7 @@ type builtins struct {
 	skills     *skills.Toolset
 	log        *slog.Logger
 	// shellEnv names a session's environment file for Bash (nil: none),
-	// from the hooks (ShellEnvFiles).
+	// from Options.Hooks (hook.Registry.ShellEnvFile).
 	shellEnv func(context.Context) string
 
 	closeOnce sync.Once

@@ -8,10 +8,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agentpool/agentpool/agent"
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/internal/hostallow"
-	"github.com/agentpool/agentpool/spawn"
 	"github.com/agentpool/agentpool/team"
 )
 
@@ -248,17 +246,4 @@ func (cfg *Config) teamBudgets() []error {
 		}
 	}
 	return errs
-}
-
-// checkHooks rejects an Options.Hooks value that implements none of the
-// interfaces the pool uses (most likely a mistake).
-func checkHooks(h any) error {
-	if h == nil {
-		return nil
-	}
-	switch h.(type) {
-	case agent.Hooks, spawn.Lifecycle, SessionHooks, ApprovalPolicies:
-		return nil
-	}
-	return fmt.Errorf("Options.Hooks: %T implements none of agent.Hooks, spawn.Lifecycle, pool.SessionHooks and pool.ApprovalPolicies", h)
 }

@@ -18,10 +18,10 @@
 // is a conversation providers accept.
 //
 // Lost writes: a run's writes may be answered before they are durable (a
-// store that queues appends, DeferCommits), so a run marks its context
-// with TrackWrites, and every store reports to that account each write of
-// the run it did not keep, answered or not, and refuses the run's writes
-// after the first loss (ErrEarlierWriteLost; Release excepted): what is
+// store that queues appends, WriteOptions.DeferCommits), so a run opens
+// an account with TrackWrites, and every store reports to that account
+// each write of the run it did not keep, answered or not, and refuses the
+// run's writes after the first loss (ErrEarlierWriteLost; Release excepted): what is
 // stored of a run is a prefix of what it wrote. A Release that cannot be
 // made durable still ends the claim. CloseFailed closes a session whose
 // run lost writes as failed (docs/spec/EVENTS.md §9).

@@ -9,11 +9,35 @@ import (
 )
 
 // A run's writes and what became of them. Some writes are answered before
-// they are durable (appends queued for a writer, writes made under
-// DeferCommits), so their caller never sees a failed commit; a run that
-// wants to know whether everything it wrote was kept marks its context
-// with TrackWrites, and the store accounts to that mark for every write
-// made with it that it did not keep.
+// they are durable (appends queued for a writer, writes of a run whose
+// commits are deferred: WriteOptions.DeferCommits), so their caller never
+// sees a failed commit; a run that wants to know whether everything it
+// wrote was kept opens an account with TrackWrites, and the store accounts
+// to it for every write made with its context that it did not keep.
+//
+// The account travels in the run's context, not in an argument, because a
+// run's writes are made by every layer of the run (spawn, agent, recorder,
+// hooks) through one shared Store, whose methods take a context: the
+// account is the one value of that context the Store contract names
+// (WritesOf), and how the run's writes may be taken is an explicit option
+// of it, not a flag of its own.
+
+// WriteOptions say how a store may take the writes of one run
+// (TrackWrites).
+type WriteOptions struct {
+	// DeferCommits: the run acknowledges nothing outside its process
+	// before a later Release or Flush of the same store returns (a pool
+	// run hands its result out after its Release). A store may then let
+	// the run's CreateSession and UpdateSession return once the write is
+	// applied (visible to this store's reads, its constraints checked, fn
+	// run) and make it durable with a later commit, at the latest with
+	// that Release or Flush. Every write keeps its order: a write is
+	// durable only with every write before it. A store may ignore it;
+	// other processes may see such a write later than its return. A
+	// deferred write that is then not kept is a loss of the account, which
+	// is why deferring comes only with one.
+	DeferCommits bool
+}
 
 // ErrNotStored is the error (errors.Is) of a write, or of a whole run,
 // that a store did not keep.
@@ -50,6 +74,7 @@ func (e *NotStoredError) Unwrap() error { return e.Err }
 // RunWrites is the account of one run's writes (TrackWrites): the writes
 // its store did not keep. Safe for concurrent use.
 type RunWrites struct {
+	opts   WriteOptions
 	failed atomic.Bool // read on every write of the run: no lock
 	mu     sync.Mutex
 	first  error
@@ -72,16 +97,17 @@ func (c *writesContext) Value(key any) any {
 	return c.Context.Value(key)
 }
 
-// TrackWrites marks ctx for a run whose writes are accounted for: every
-// store reports to the returned RunWrites each write made with ctx (or a
+// TrackWrites opens the account of a run whose writes are accounted for
+// and may be taken as opts says: every store reports to the returned RunWrites each write made with ctx (or a
 // context derived from it) that it did not keep, whether or not the call
 // returned the error (a write answered before its commit, an append that
 // was queued), and refuses the run's writes after the first one it lost
 // (ErrEarlierWriteLost; Release excepted). Writes refused because of the
 // state of the sessions they name (ErrNotFound, ErrExists, ErrRunning)
 // are not losses.
-func TrackWrites(ctx context.Context) (context.Context, *RunWrites) {
+func TrackWrites(ctx context.Context, opts WriteOptions) (context.Context, *RunWrites) {
 	c := &writesContext{Context: ctx}
+	c.w.opts = opts
 	return c, &c.w
 }
 
@@ -90,6 +116,11 @@ func WritesOf(ctx context.Context) *RunWrites {
 	w, _ := ctx.Value(writesKey{}).(*RunWrites)
 	return w
 }
+
+// CommitsDeferred reports whether the run's commits may be deferred
+// (WriteOptions.DeferCommits). Nil-safe: a write made outside a run's
+// account is never deferred.
+func (w *RunWrites) CommitsDeferred() bool { return w != nil && w.opts.DeferCommits }
 
 // Lost records that n writes were not kept, because of err. Nil-safe.
 func (w *RunWrites) Lost(n int, err error) {

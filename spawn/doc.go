@@ -19,7 +19,7 @@
 // a run continues a child session; the refusal then says so. Reserve takes
 // spawns of the run's budget ahead, all or none, for spawns that must all
 // happen (a team's members). The budget is counted in this process, unless
-// the invocation's Env keeps it (SpawnBudget: a durable engine, whose
+// the invocation's Env keeps it (internal/durablewire.SpawnBudget: a durable engine, whose
 // sessions run as workflows of their own, keeps it in the shared store).
 //
 // Ordering: everything a child emits reaches the parent sink after its

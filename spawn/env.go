@@ -34,8 +34,9 @@ type Env interface {
 	// Spawn runs the child of req (its limits checked, req.Node set) as
 	// Spawn does: it emits the child's spawn_session_start and
 	// spawn_session_end to parent.Sink exactly once each, or returns an
-	// error having emitted nothing.
-	Spawn(ctx context.Context, parent *Invocation, req Request) (Child, error)
+	// error having emitted nothing. It reports the child's run to the
+	// parent through kids: its totals, and, for an async child, its task.
+	Spawn(ctx context.Context, parent *Invocation, req Request, kids Children) (Child, error)
 	// Parallel runs fn(ctx, i) for every i in [0, n) concurrently and
 	// returns when all have returned; each fn gets its branch's ctx.
 	Parallel(ctx context.Context, n int, fn func(ctx context.Context, i int))
@@ -107,11 +108,6 @@ func NewEnvInvocation(rt *Runtime, env Env, s session.Session, runID, prompt, to
 	return inv
 }
 
-// AddChildTotals adds a child's usage and cost (its own and its
-// descendants') to the session's totals of its ended children: what an Env
-// that runs children elsewhere reports back.
-func (inv *Invocation) AddChildTotals(u event.Usage, cost float64) { inv.addChildTotals(u, cost) }
-
 // ChildTotals returns the usage and cost of every descendant that ended.
 func (inv *Invocation) ChildTotals() (event.Usage, float64) { return inv.childTotals() }
 
@@ -126,21 +122,31 @@ func (inv *Invocation) AwaitAsync(ctx context.Context) {
 	inv.Env.Await(ctx, func() bool { return inv.PendingAsync() == 0 })
 }
 
-// StartTask records an async child that an Env started for the session:
-// its task (taskID) in the run's task table (task_status, task_output
-// find it), pending (PendingAsync) until EndTask.
-func (inv *Invocation) StartTask(taskID, sessionID, node string) *Task {
+// Children is the parent's side of the children an Env runs elsewhere
+// (Env.Spawn gets it): what the Env reports back so that the parent's
+// run sees them as it sees the children it runs itself. Only an Env's
+// Spawn gets one; a node cannot report children it did not spawn.
+type Children struct{ parent *Invocation }
+
+// AddTotals adds a child's usage and cost (its own and its descendants')
+// to the parent's totals of its ended children.
+func (c Children) AddTotals(u event.Usage, cost float64) { c.parent.addChildTotals(u, cost) }
+
+// StartTask records an async child that the Env started: its task
+// (taskID) in the run's task table (task_status, task_output find it),
+// pending (Invocation.PendingAsync) until EndTask.
+func (c Children) StartTask(taskID, sessionID, node string) *Task {
 	t := &Task{ID: taskID, SessionID: sessionID, Node: node, done: make(chan struct{})}
-	inv.run.tasks.add(t)
-	inv.h.pendingAsync.Add(1)
+	c.parent.run.tasks.add(t)
+	c.parent.h.pendingAsync.Add(1)
 	return t
 }
 
 // EndTask ends a task of StartTask as an async child's end does in this
 // process: its result is the task's, and the message that tells it is
-// injected into the session (its next model request gets it) before the
-// task stops being pending.
-func (inv *Invocation) EndTask(t *Task, res Result) { inv.endTask(t, res) }
+// injected into the parent's session (its next model request gets it)
+// before the task stops being pending.
+func (c Children) EndTask(t *Task, res Result) { c.parent.endTask(t, res) }
 
 // LastAssistant returns a deep copy of the content blocks of a child's
 // final output, as subagent/end gets them (EndInfo.LastAssistant).

@@ -93,26 +93,25 @@ func (rt *Runtime) takeSpawn(ctx context.Context, parent *Invocation, node Node,
 	return &LimitError{Node: node.Name(), Limit: LimitMaxSpawns, Max: rt.limits.MaxSpawns}
 }
 
-// SpawnBudget is implemented by an Env whose sessions are runs of their
+// spawnBudget is implemented by an Env whose sessions are runs of their
 // own (a durable engine's child workflows, on any worker) and that keeps
 // the budget (max_spawns) of the run that spawned them where all of them
 // reach it, so that children running at the same time count against one
 // budget as they do in this process. Spawn and Reserve take spawns through
 // it, Release gives them back; an Env without it counts in the
-// invocation's run state.
-type SpawnBudget interface {
-	// TakeSpawns takes n spawns of the budget of inv's run (limit of
-	// them), all or none; left is what was left before (0 when none). An
-	// error is the budget's that could not be reached: nothing was taken.
+// invocation's run state. Only the durable engine implements it: its
+// contract, with the methods' documentation, is
+// internal/durablewire.SpawnBudget, which has this method set (the
+// durablewire tests check that a run under an Env uses it).
+type spawnBudget interface {
 	TakeSpawns(ctx context.Context, inv *Invocation, n, limit int) (left int, ok bool, err error)
-	// ReturnSpawns gives n spawns taken by TakeSpawns back.
 	ReturnSpawns(ctx context.Context, inv *Invocation, n int)
 }
 
 // take takes n spawns of parent's run budget, through its Env when that
 // keeps the budget.
 func (rt *Runtime) take(ctx context.Context, parent *Invocation, n int) (left int, ok bool, err error) {
-	if b, isB := parent.Env.(SpawnBudget); isB {
+	if b, isB := parent.Env.(spawnBudget); isB {
 		return b.TakeSpawns(ctx, parent, n, rt.limits.MaxSpawns)
 	}
 	left, ok = parent.run.take(n, rt.limits.MaxSpawns)
@@ -191,7 +190,7 @@ func (r *Reservation) Release(ctx context.Context) {
 	if n <= 0 {
 		return
 	}
-	if b, ok := r.inv.Env.(SpawnBudget); ok {
+	if b, ok := r.inv.Env.(spawnBudget); ok {
 		b.ReturnSpawns(ctx, r.inv, int(n))
 		return
 	}

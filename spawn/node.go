@@ -7,6 +7,7 @@ import (
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/model"
 	"github.com/agentpool/agentpool/session"
+	"github.com/agentpool/agentpool/tool"
 )
 
 // Node is a runnable unit: an agent or a team.
@@ -51,6 +52,13 @@ type Invocation struct {
 	// Env is the run's surroundings when a durable engine runs the
 	// session (see Env); nil in this process's runs.
 	Env Env
+	// Toolsets are lent to this run by its caller, besides the agents'
+	// own (pool.RunRequest.Toolsets: the MCP servers an ACP client named
+	// for its session): every agent of the run offers their tools, its
+	// own winning a name both have. Children spawned in the run are lent
+	// them too. A run under an Env offers none (they are not where the
+	// Env runs tools).
+	Toolsets []tool.Toolset
 
 	run     *runState // the root's rootRun, shared by the whole tree
 	rootRun runState

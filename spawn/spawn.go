@@ -60,7 +60,7 @@ func Spawn(ctx context.Context, parent *Invocation, req Request) (Child, error) 
 		return Child{}, err
 	}
 	if parent.Env != nil {
-		return parent.Env.Spawn(ctx, parent, req)
+		return parent.Env.Spawn(ctx, parent, req, Children{parent: parent})
 	}
 	// Concurrency: wait for a slot among the parent's running children.
 	sem := parent.h.slots(rt.limits.MaxChildren)
@@ -96,6 +96,7 @@ func Spawn(ctx context.Context, parent *Invocation, req Request) (Child, error) 
 	inv := &Invocation{
 		Session: child, RunID: id.AscendingAt(id.Run, now), Prompt: req.Prompt, History: model.CloneMessages(req.History),
 		Runtime: rt, ToolCallID: req.ToolCallID, Mechanism: req.Mechanism, run: parent.run,
+		Toolsets: parent.Toolsets,
 	}
 	// The wrapper reads the child's record from the invocation: nothing a
 	// node does changes inv.Session (the store keeps the live record).

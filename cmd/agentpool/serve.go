@@ -125,7 +125,7 @@ func openPoolTelemetry(f poolFlags, opts pool.Options) (*pool.Pool, *otelwire.Pr
 	if err := config.CheckFiles(manifestName(f.config), m); err != nil {
 		return nil, nil, err
 	}
-	reg, _ := opts.Hooks.(*hook.Registry)
+	reg := opts.Hooks
 	if opts.Hooks == nil {
 		reg = hook.New(hook.Options{Logger: slog.Default()})
 		opts.Hooks = reg

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/agentpool/agentpool/agent"
 	"github.com/agentpool/agentpool/hook"
 )
 
@@ -32,7 +33,7 @@ func (b *Bridge) toolPayload(ctx context.Context, c hook.ToolCall) (map[string]a
 	return payload, v
 }
 
-func (b *Bridge) preToolUse(ctx context.Context, in hook.ToolCall, next hook.Next[hook.ToolCall, hook.ToolDecision]) hook.ToolDecision {
+func (b *Bridge) preToolUse(ctx context.Context, in hook.ToolCall, next hook.Next[hook.ToolCall, agent.ToolDecision]) agent.ToolDecision {
 	payload, v := b.toolPayload(ctx, in)
 	runs := b.fire(ctx, firing{event: PreToolUse, targets: append([]string{v.name}, v.aliases...), payload: payload,
 		tmpl: HookRun{ToolName: v.name, ToolUseID: in.CallID}})
@@ -62,7 +63,7 @@ func (b *Bridge) preToolUse(ctx context.Context, in hook.ToolCall, next hook.Nex
 		if reason == "" {
 			reason = "denied by a PreToolUse hook"
 		}
-		return hook.ToolDecision{Action: hook.Deny, Reason: reason}
+		return agent.ToolDecision{Action: agent.ToolDeny, Reason: reason}
 	}
 	if updated != nil {
 		in.Input = updated

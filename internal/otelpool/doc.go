@@ -14,7 +14,7 @@
 //     the tool call that spawned it (task, ask_<worker>) or of the team
 //     that runs it. So a span made there parents on the execute_tool or
 //     team span through the context, with no lookup table. The
-//     spawn.Lifecycle and pool.SessionHooks seams were the alternative, but
+//     hook points (spawn.Lifecycle, session start and end) were the alternative, but
 //     they cannot change the context the node runs with, so they could
 //     only nest children through a table keyed by session id.
 //   - Models (model.Model): the chat span covers one Stream, from its first

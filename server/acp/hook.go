@@ -8,7 +8,7 @@ import (
 
 // UseHooks makes s the approver of reg (UseApprovals) and keeps the root
 // sessions of reg's hooks in step with ACP sessions: the runs of a
-// session's prompts are one session for them (hook.KeepSession), so that
+// session's prompts are one session for them (pool.RunRequest.KeepSession), so that
 // session/start fires at its first prompt and session/end when the session
 // is closed (session/close) or the connection ends (hook.CauseClosed,
 // hook.CauseDisconnected), not around every prompt. The returned function
@@ -18,14 +18,9 @@ func (s *Server) UseHooks(reg *hook.Registry) (remove func()) {
 	return s.UseApprovals(reg)
 }
 
-// keepSession marks the context of a prompt's run as one run of the ACP
-// session (UseHooks).
-func (s *Server) keepSession(ctx context.Context) context.Context {
-	if s.hooks.Load() == nil {
-		return ctx
-	}
-	return hook.KeepSession(ctx)
-}
+// keepsSessions reports whether the runs of a session's prompts are one
+// session for the hooks (UseHooks).
+func (s *Server) keepsSessions() bool { return s.hooks.Load() != nil }
 
 // endSession tells the hooks (UseHooks) that an ACP session ended.
 func (s *Server) endSession(sessionID, cause string) {

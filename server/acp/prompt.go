@@ -112,7 +112,8 @@ func (c *conn) runPrompt(ctx context.Context, s *acpSession, run *promptRun, mod
 		c.mu.Unlock()
 	}()
 	c.log.Info("acp: prompt", "session", s.id, "mode", mode)
-	res, err := c.s.pool.RunSink(c.runContext(ctx, s, conv), pool.RunRequest{Node: mode, Prompt: text, SessionID: s.id}, conv)
+	req := pool.RunRequest{Node: mode, Prompt: text, SessionID: s.id}
+	res, err := c.s.pool.RunSink(c.runContext(ctx, s, conv, &req), req, conv)
 	stop := res.Result.StopReason
 	if run.cancelled.Load() || (err != nil && ctx.Err() != nil) {
 		stop = event.StopAborted

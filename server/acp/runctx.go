@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/agentpool/agentpool/event"
-	"github.com/agentpool/agentpool/tool"
+	"github.com/agentpool/agentpool/pool"
 	"github.com/agentpool/agentpool/tool/workspace"
 )
 
@@ -53,10 +53,11 @@ func (c *conn) sessionWorkspace(sid, cwd string) *workspace.Workspace {
 }
 
 // runContext is the context of one prompt's run on session s: its
-// workspace (the session's cwd), its MCP servers' toolsets, and the
-// client's file system and terminals as far as the client advertised
-// them.
-func (c *conn) runContext(ctx context.Context, s *acpSession, conv *converter) context.Context {
+// workspace (the session's cwd) and the client's file system and
+// terminals as far as the client advertised them. It lends req the
+// session's MCP servers' toolsets and keeps the session open across its
+// prompts' runs for the hooks (UseHooks).
+func (c *conn) runContext(ctx context.Context, s *acpSession, conv *converter, req *pool.RunRequest) context.Context {
 	s.mu.Lock()
 	ws, mgr := s.ws, s.mcp
 	s.mu.Unlock()
@@ -68,7 +69,7 @@ func (c *conn) runContext(ctx context.Context, s *acpSession, conv *converter) c
 		conv.relocate = relocator(ws, c.s.pool.Workspace())
 	}
 	if mgr != nil {
-		ctx = tool.WithToolsets(ctx, mgr.Toolsets()...)
+		req.Toolsets = mgr.Toolsets()
 	}
 	if caps.read || caps.write {
 		ctx = workspace.WithFS(ctx, clientFS{c: c, session: s.id, read: caps.read, write: caps.write})
@@ -77,7 +78,8 @@ func (c *conn) runContext(ctx context.Context, s *acpSession, conv *converter) c
 		ctx = workspace.WithTerminal(ctx, clientTerminal{c: c, session: s.id, conv: conv})
 	}
 	conv.terms = c.terms
-	return c.s.keepSession(ctx)
+	req.KeepSession = c.s.keepsSessions()
+	return ctx
 }
 
 // relocator fixes the locations of a tool_call for a session whose

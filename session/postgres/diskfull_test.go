@@ -44,7 +44,7 @@ func TestDiskFullDuringRun(t *testing.T) {
 	if err := st.Claim(bg, "ses_run"); err != nil {
 		t.Fatal(err)
 	}
-	ctx, writes := session.TrackWrites(bg)
+	ctx, writes := session.TrackWrites(bg, session.WriteOptions{})
 	if err := st.AppendEvents(ctx, "ses_run", event.RunStarted{RunID: "run_1"}); err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ func count(t *testing.T, path, q string, args ...any) int {
 	return n
 }
 
-// Writes made with a context marked by session.DeferCommits are answered
+// Writes of a run that defers its commits (session.WriteOptions) are answered
 // once applied (errors included) and visible to the store at once, and
 // committed by the next Flush or Release; a claim taken in the open
 // transaction keeps another store out all the same.
@@ -37,7 +37,7 @@ func TestDeferredWrites(t *testing.T) {
 	// A linger longer than the test: only Flush and Release commit.
 	a := open(t, path, sqlite.Options{Linger: time.Hour})
 	b := open(t, path, sqlite.Options{})
-	ctx := session.DeferCommits(context.Background())
+	ctx, _ := session.TrackWrites(context.Background(), session.WriteOptions{DeferCommits: true})
 
 	if err := a.Claim(ctx, "ses_root"); err != nil {
 		t.Fatal(err)
@@ -104,7 +104,7 @@ func TestRecordCacheSeesOtherStores(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "cache.db")
 	a := open(t, path, sqlite.Options{Linger: time.Hour})
 	b := open(t, path, sqlite.Options{})
-	ctx := session.DeferCommits(context.Background())
+	ctx, _ := session.TrackWrites(context.Background(), session.WriteOptions{DeferCommits: true})
 	if err := a.CreateSession(ctx, session.Session{ID: "ses_1", Title: "by a"}); err != nil {
 		t.Fatal(err)
 	}

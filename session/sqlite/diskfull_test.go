@@ -51,7 +51,7 @@ func TestDiskFullDuringRun(t *testing.T) {
 	if err := st.Claim(bg, "ses_run"); err != nil {
 		t.Fatal(err)
 	}
-	ctx, writes := session.TrackWrites(session.DeferCommits(bg))
+	ctx, writes := session.TrackWrites(bg, session.WriteOptions{DeferCommits: true})
 	if err := st.AppendEvents(ctx, "ses_run", event.RunStarted{RunID: "run_1"}); err != nil {
 		t.Fatal(err)
 	}

@@ -60,9 +60,9 @@
 // # Deferred commits, and why they keep the guarantees
 //
 // Some writes are answered once applied, before their commit:
-// CreateSession and UpdateSession made with a context marked by
-// session.DeferCommits (pool.Pool.RunSink marks its run's context after
-// its claim), Claim, and GetSession's reads. A delegated call is then one
+// CreateSession and UpdateSession of a run whose account defers commits
+// (session.TrackWrites with WriteOptions.DeferCommits: pool.Pool.RunSink
+// opens one after its claim), Claim, and GetSession's reads. A delegated call is then one
 // commit (at its Release) instead of one per claim, create, update and
 // release. The guarantees hold because:
 //

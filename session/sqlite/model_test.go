@@ -107,10 +107,11 @@ func (m *writerModel) close() {
 	}
 }
 
-// ctx draws whether the write's commit is deferred (session.DeferCommits).
+// ctx draws whether the write's commit is deferred (session.WriteOptions.DeferCommits).
 func (m *writerModel) ctx(rt *rapid.T) context.Context {
 	if rapid.Bool().Draw(rt, "deferred") {
-		return session.DeferCommits(context.Background())
+		ctx, _ := session.TrackWrites(context.Background(), session.WriteOptions{DeferCommits: true})
+		return ctx
 	}
 	return context.Background()
 }
@@ -288,7 +289,7 @@ func (m *writerModel) concurrent(rt *rapid.T) {
 	deferred := rapid.Bool().Draw(rt, "deferred")
 	ctx := context.Background()
 	if deferred {
-		ctx = session.DeferCommits(ctx)
+		ctx, _ = session.TrackWrites(ctx, session.WriteOptions{DeferCommits: true})
 	}
 	start := m.next
 	m.next += 2 * n

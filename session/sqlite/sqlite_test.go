@@ -57,7 +57,7 @@ func TestConformanceMemory(t *testing.T) {
 
 // Tiny batches and a tiny queue exercise chunking and back-pressure.
 func TestConformanceSmallBatches(t *testing.T) {
-	// No linger: the store commits every batch and ignores DeferCommits.
+	// No linger: the store commits every batch and ignores WriteOptions.DeferCommits.
 	storetest.Run(t, storetest.Capabilities{OpenShared: fileCaps.OpenShared}, func(t *testing.T) session.Store {
 		st, err := sqlite.Open(filepath.Join(t.TempDir(), "test.db"), sqlite.Options{BatchSize: 3, MaxPending: 5, Linger: -1})
 		if err != nil {

@@ -13,7 +13,7 @@ import (
 )
 
 // CreateSession implements session.Store. It returns once the session is
-// committed, or, with a context marked by session.DeferCommits, once it is
+// committed, or, for a run that defers its commits (session.WriteOptions), once it is
 // applied in the open transaction (committed later, before any write
 // queued after it).
 func (s *Store) CreateSession(ctx context.Context, sess session.Session) error {
@@ -49,9 +49,9 @@ func (s *Store) UpdateSession(ctx context.Context, id string, fn func(*session.S
 }
 
 // deferred reports whether a create or update made with ctx may be
-// answered before its commit (session.DeferCommits).
+// answered before its commit (session.WriteOptions.DeferCommits).
 func (s *Store) deferred(ctx context.Context) bool {
-	return s.opts.Linger > 0 && session.CommitsDeferred(ctx)
+	return s.opts.Linger > 0 && session.WritesOf(ctx).CommitsDeferred()
 }
 
 // DeleteSession implements session.Store.

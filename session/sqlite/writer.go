@@ -34,7 +34,7 @@ const (
 // (tx.go).
 type op struct {
 	kind     opKind
-	deferred bool // create, update: answered once applied (session.DeferCommits)
+	deferred bool // create, update: answered once applied (session.WriteOptions.DeferCommits)
 	answered bool // done has been sent to (owned by the writer's turn)
 	refused  bool // not applied: its run had lost a write (session.CheckWrite)
 	sid      string

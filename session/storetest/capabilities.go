@@ -22,7 +22,7 @@ type Capabilities struct {
 	// process would (a file, a database); nil for a store whose data lives
 	// and dies with it. Claims and committed writes are seen across them.
 	OpenShared func(t *testing.T, st session.Store) session.Store
-	// DeferredCommits: the store honours session.DeferCommits (answers a
+	// DeferredCommits: the store honours session.WriteOptions.DeferCommits (answers a
 	// write once applied, commits it by the next Flush or Release).
 	DeferredCommits bool
 	// Notifies: the store implements session.EventNotifier.
@@ -60,7 +60,7 @@ var capCases = []capCase{
 	{"SharedReads", needShared, testSharedReads},
 	{"DeferredCommits", func(c Capabilities) string {
 		if !c.DeferredCommits {
-			return "the store ignores session.DeferCommits (Capabilities.DeferredCommits)"
+			return "the store ignores session.WriteOptions.DeferCommits (Capabilities.DeferredCommits)"
 		}
 		return ""
 	}, testDeferredCommits},
@@ -198,11 +198,11 @@ func testSharedReads(t *testing.T, caps Capabilities, st session.Store) {
 	}
 }
 
-// Writes made with a context marked by session.DeferCommits are answered
+// Writes of a run that defers its commits (session.WriteOptions) are answered
 // with their outcome, read back at once by the store, and committed by
 // the next Flush (seen by another store on the data, when there is one).
 func testDeferredCommits(t *testing.T, caps Capabilities, st session.Store) {
-	ctx := session.DeferCommits(context.Background())
+	ctx, _ := session.TrackWrites(context.Background(), session.WriteOptions{DeferCommits: true})
 	mustCreate(t, st, newSession("ses_1", "", 0, base))
 	if err := st.CreateSession(ctx, newSession("ses_2", "ses_1", 1, base)); err != nil {
 		t.Fatal(err)

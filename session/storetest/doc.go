@@ -17,7 +17,7 @@
 //   - OpenShared: opens a second store on the same data (a file, a
 //     database). Set, SharedClaims and SharedReads check that claims and
 //     committed writes are seen across the stores; nil, they are skipped.
-//   - DeferredCommits: honours session.DeferCommits. Set, DeferredCommits
+//   - DeferredCommits: honours session.WriteOptions.DeferCommits. Set, DeferredCommits
 //     checks deferred writes are answered, read back and committed by
 //     Flush; unset, skipped.
 //   - Notifies: implements session.EventNotifier. Set, SubscribeEvents

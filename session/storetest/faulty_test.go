@@ -36,7 +36,7 @@ func TestFaultyFailsAfterN(t *testing.T) {
 	if err := st.AppendEvents(bg, "ses_1", event.PartEnd{}); err != nil {
 		t.Fatalf("the write allowed failed: %v", err)
 	}
-	ctx, writes := session.TrackWrites(bg)
+	ctx, writes := session.TrackWrites(bg, session.WriteOptions{})
 	if err := st.AppendEvents(ctx, "ses_1", event.PartEnd{}, event.PartEnd{}); !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("write past the fault = %v, want ENOSPC", err)
 	}

@@ -14,7 +14,7 @@ import (
 // the state of its session is no loss; a write the store cannot take is
 // one, reported even when the call's error is all the caller sees.
 func testLostWrites(t *testing.T, st session.Store) {
-	ctx, writes := session.TrackWrites(context.Background())
+	ctx, writes := session.TrackWrites(context.Background(), session.WriteOptions{})
 	mustCreate(t, st, newSession("ses_1", "", 0, base))
 	if err := st.CreateSession(ctx, newSession("ses_1", "", 0, base)); !errors.Is(err, session.ErrExists) {
 		t.Fatalf("CreateSession of a taken id = %v, want ErrExists", err)
@@ -51,7 +51,7 @@ func testWritesAfterLoss(t *testing.T, st session.Store) {
 	if err := st.Claim(bg, "ses_1"); err != nil {
 		t.Fatal(err)
 	}
-	ctx, writes := session.TrackWrites(bg)
+	ctx, writes := session.TrackWrites(bg, session.WriteOptions{})
 	writes.Lost(1, errors.New("disk full"))
 
 	if err := st.CreateSession(ctx, newSession("ses_2", "", 0, base)); !errors.Is(err, session.ErrEarlierWriteLost) {
