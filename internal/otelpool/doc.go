@@ -36,12 +36,13 @@
 // on spans only when OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT is
 // true, the conventions' opt-in; API keys and headers never are.
 //
-// Setup reads the standard OTEL_* environment variables (and a manifest's
-// `observability:` block) and makes the SDK's providers with the contrib
-// autoexport package; nothing is made when neither asks for export.
-// Propagator is the W3C trace-context propagator the servers read a
-// request's `traceparent` with; other transports (a Temporal worker) use
-// it and the providers of Setup to continue a run's trace.
+// Export says what the standard OTEL_* environment variables (and a
+// manifest's `observability:` block) ask to export; the SDK's providers and
+// exporters that do it are made by internal/otelwire.Setup, in
+// agentpool-full only, so this package links the OpenTelemetry API and not
+// the SDK. Propagator is the W3C trace-context propagator the servers read
+// a request's `traceparent` with; other transports (a Temporal worker) use
+// it and the providers of otelwire.Setup to continue a run's trace.
 //
 // A session run as a Temporal workflow (package durable) is traced by the
 // Temporal SDK's interceptor instead of Node: workflow code replays, so it

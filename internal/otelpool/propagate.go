@@ -43,3 +43,12 @@ func WithRemoteParent(ctx context.Context, sc trace.SpanContext) context.Context
 	}
 	return trace.ContextWithRemoteSpanContext(ctx, sc)
 }
+
+// Propagator is the propagator of trace context across processes: W3C
+// trace context (traceparent, tracestate) and baggage. The servers read a
+// request's traceparent with it; internal/otelwire.Setup also installs it
+// as the global one (otel.GetTextMapPropagator), which other
+// instrumentation (a Temporal worker's interceptor) uses.
+func Propagator() propagation.TextMapPropagator {
+	return propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
+}
