@@ -28,7 +28,7 @@ var providerKeys = []string{"model", "base_url", "api_key", "api_key_env", "temp
 // nothing. It panics when typ is not a name (a letter, then letters,
 // digits, "_" and "-").
 func RegisterModelType(typ string) {
-	if !nameRE.MatchString(typ) {
+	if !nameRE().MatchString(typ) {
 		panic(fmt.Sprintf("config: RegisterModelType: invalid model type %q", typ))
 	}
 	r := &registeredModelTypes

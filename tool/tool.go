@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	"github.com/invopop/jsonschema"
 
@@ -119,16 +120,21 @@ func Title(t Tool, call Call) string {
 // Func is a typed function tool: its arguments are decoded into A, whose
 // struct yields the JSON schema shown to the model.
 type funcTool[A any] struct {
-	info Info
-	fn   func(ctx context.Context, call Call, args A) (Result, error)
+	info   Info // but Parameters
+	params func() json.RawMessage
+	fn     func(ctx context.Context, call Call, args A) (Result, error)
 }
 
-// New builds a typed tool. The schema of A is reflected once, here. Use
-// `json` tags for names and `jsonschema:"description=..."` tags for help.
+// New builds a typed tool. The schema of A is reflected once, when the
+// tool's Info is first asked for: the builtin tools are package variables,
+// and reflecting their schemas at package init cost every process that
+// links them (agentpool version too) about a millisecond. Use `json` tags
+// for names and `jsonschema:"description=..."` tags for help.
 func New[A any](name, description string, fn func(ctx context.Context, call Call, args A) (Result, error)) Tool {
 	return &funcTool[A]{
-		info: Info{Name: name, Description: description, Parameters: SchemaOf[A](), Kind: KindOther},
-		fn:   fn,
+		info:   Info{Name: name, Description: description, Kind: KindOther},
+		params: sync.OnceValue(SchemaOf[A]),
+		fn:     fn,
 	}
 }
 
@@ -175,7 +181,11 @@ type titleTool struct {
 func (t titleTool) Title(c Call) string         { return t.title(c) }
 func (t titleTool) Locations(c Call) []Location { return Locations(t.Tool, c) }
 
-func (f *funcTool[A]) Info() Info { return f.info }
+func (f *funcTool[A]) Info() Info {
+	i := f.info
+	i.Parameters = f.params()
+	return i
+}
 
 func (f *funcTool[A]) Call(ctx context.Context, call Call) (Result, error) {
 	var args A
