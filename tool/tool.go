@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/invopop/jsonschema"
-
 	"github.com/agentpool/agentpool/event"
 )
 
@@ -120,20 +118,20 @@ func Title(t Tool, call Call) string {
 // Func is a typed function tool: its arguments are decoded into A, whose
 // struct yields the JSON schema shown to the model.
 type funcTool[A any] struct {
-	info   Info // but Parameters
-	params func() json.RawMessage
+	info   Info // without Parameters: see schema
+	schema func() json.RawMessage
 	fn     func(ctx context.Context, call Call, args A) (Result, error)
 }
 
-// New builds a typed tool. The schema of A is reflected once, when the
-// tool's Info is first asked for: the builtin tools are package variables,
-// and reflecting their schemas at package init cost every process that
-// links them (agentpool version too) about a millisecond. Use `json` tags
-// for names and `jsonschema:"description=..."` tags for help.
+// New builds a typed tool. Use `json` tags for names and
+// `jsonschema:"description=..."` tags for help (SchemaOf). The schema of
+// A is reflected once, on the first Info: tools are often package-level
+// values, and a program that never offers one to a model (or a test that
+// never lists it) should not pay for reflecting it at init.
 func New[A any](name, description string, fn func(ctx context.Context, call Call, args A) (Result, error)) Tool {
 	return &funcTool[A]{
 		info:   Info{Name: name, Description: description, Kind: KindOther},
-		params: sync.OnceValue(SchemaOf[A]),
+		schema: sync.OnceValue(SchemaOf[A]),
 		fn:     fn,
 	}
 }
@@ -182,9 +180,9 @@ func (t titleTool) Title(c Call) string         { return t.title(c) }
 func (t titleTool) Locations(c Call) []Location { return Locations(t.Tool, c) }
 
 func (f *funcTool[A]) Info() Info {
-	i := f.info
-	i.Parameters = f.params()
-	return i
+	info := f.info
+	info.Parameters = f.schema()
+	return info
 }
 
 func (f *funcTool[A]) Call(ctx context.Context, call Call) (Result, error) {
@@ -197,18 +195,4 @@ func (f *funcTool[A]) Call(ctx context.Context, call Call) (Result, error) {
 		return Errorf("invalid arguments for %s: %v", f.info.Name, err), nil
 	}
 	return f.fn(ctx, call, args)
-}
-
-// SchemaOf returns the JSON schema of A's struct, inlined (no $defs).
-func SchemaOf[A any]() json.RawMessage {
-	r := jsonschema.Reflector{DoNotReference: true, ExpandedStruct: true, AllowAdditionalProperties: false}
-	var zero A
-	s := r.Reflect(&zero)
-	s.Version = ""
-	s.ID = ""
-	b, err := json.Marshal(s)
-	if err != nil {
-		panic(fmt.Sprintf("tool: schema of %T: %v", zero, err))
-	}
-	return b
 }

@@ -26,6 +26,8 @@ func TestTemporalNotInMainBinary(t *testing.T) {
 	forbidden := []string{
 		"go.temporal.io/",
 		"google.golang.org/grpc",
+		"google.golang.org/protobuf",
+		"github.com/prometheus/",
 		"go.opentelemetry.io/otel/sdk",
 		"go.opentelemetry.io/otel/exporters/",
 		"go.opentelemetry.io/contrib/",

@@ -174,6 +174,9 @@ func openPoolTelemetry(f poolFlags, opts pool.Options) (*pool.Pool, Telemetry, e
 		}
 		opts.Engine = eng
 	}
+	if opts.Registry == nil {
+		opts.Registry = newRegistry()
+	}
 	p, err := pool.New(m, opts)
 	if err != nil {
 		if c, ok := opts.Engine.(io.Closer); ok {

@@ -1,10 +1,14 @@
-// Package otelwire makes the OpenTelemetry SDK's tracer and meter providers
-// with their exporters (OTLP over HTTP or gRPC, console, Prometheus, through
-// the contrib autoexport package) from the standard OTEL_* environment and
-// a manifest's observability block: Setup. It is the only package of the
-// module that links the SDK and the exporters, and only agentpool-full
-// imports it (through cmd/agentpool-full), so the light agentpool binary
-// neither links nor initialises them. What to export is decided by
-// otelpool.Export, which both binaries share; the spans and metrics
-// themselves are made by package otelpool against the OpenTelemetry API.
+// Package otelwire makes the OpenTelemetry SDK's tracer and meter
+// providers that the standard OTEL_* environment variables and a
+// manifest's `observability:` block ask for (Setup), with the contrib
+// autoexport package, the OTLP exporters (gRPC and HTTP) and Prometheus.
+//
+// It is the only place agentpool imports the SDK and its exporters, and
+// only agentpool-full imports it (through cmd/agentpool-full), so the light
+// agentpool binary neither links nor initialises them. The pool and its
+// observer (internal/otelpool) take any trace.TracerProvider and
+// metric.MeterProvider and depend on the OpenTelemetry API alone, so a
+// library user who does not trace does not build the exporters, gRPC or
+// protobuf. What to export is decided by otelpool.Export, which both
+// binaries share.
 package otelwire

@@ -21,6 +21,7 @@ import (
 
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/internal/otelpool"
+	"github.com/agentpool/agentpool/internal/otelprop"
 )
 
 // Providers are the SDK's tracer and meter providers that Setup made.
@@ -65,7 +66,7 @@ func (p *Providers) Shutdown(ctx context.Context) error {
 
 // Setup makes the providers that the standard OpenTelemetry environment
 // variables and the manifest's observability block ask for, and installs
-// them as the global ones (with otelpool.Propagator). It returns nil,
+// them as the global ones (with otelprop.Propagator). It returns nil,
 // having made nothing, when nothing asks for export (otelpool.Export, the
 // rule the light agentpool binary also applies to decide that it needs
 // agentpool-full).
@@ -126,7 +127,7 @@ func Setup(ctx context.Context, obs config.Observability) (*Providers, error) {
 	if p.mp != nil {
 		otel.SetMeterProvider(p.mp)
 	}
-	otel.SetTextMapPropagator(otelpool.Propagator())
+	otel.SetTextMapPropagator(otelprop.Propagator())
 	return p, nil
 }
 
