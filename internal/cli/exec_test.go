@@ -164,7 +164,8 @@ func TestFullBinaryMissing(t *testing.T) {
 	} {
 		r := lightCLI(t, exe, dir, emptyPath, c.env, c.args...)
 		if r.code != 1 || !strings.Contains(r.stderr, c.reason) || !strings.Contains(r.stderr, "needs agentpool-full") ||
-			!strings.Contains(r.stderr, "make build") || !strings.Contains(r.stderr, "go install github.com/agentpool/agentpool/cmd/agentpool-full@latest") {
+			!strings.Contains(r.stderr, "make build") || !strings.Contains(r.stderr, "go install github.com/agentpool/agentpool/cmd/agentpool-full@latest") ||
+			!strings.Contains(r.stderr, "go run ./cmd/agentpool-full") {
 			t.Errorf("%s: exit %d, stderr:\n%s", c.name, r.code, r.stderr)
 		}
 		if r.stdout != "" {

@@ -197,7 +197,8 @@ func (e Extensions) runFull(reason string) error {
 	if err != nil {
 		return fmt.Errorf("%s, which needs %s (agentpool with the Temporal engine and the OpenTelemetry exporters): %v; "+
 			"build it with `make build` (bin/%s) or `go install github.com/agentpool/agentpool/cmd/%s@latest`, "+
-			"and put it next to agentpool or on PATH", reason, FullName, err, FullName, FullName)
+			"and put it next to agentpool or on PATH (from a checkout, `go run ./cmd/%s` runs it in place of `go run ./cmd/agentpool`)",
+			reason, FullName, err, FullName, FullName, FullName)
 	}
 	if e.execed {
 		return fmt.Errorf("%s, which needs %s, but %s, started for it, is not the full binary (rebuild it with `make build`)", reason, FullName, path)
