@@ -81,6 +81,9 @@ func quoteAll(args []string) []string {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == spawnArg {
+		os.Exit(spawnMain(os.Args[2:]))
+	}
 	var (
 		benchtime = flag.String("benchtime", "1s", "go test -benchtime for every suite")
 		outPath   = flag.String("o", "BENCHMARKS.md", "report to write")

@@ -48,24 +48,62 @@ type procFigures struct {
 	rssKiB int64
 }
 
+// spawnArg, as benchreport's first argument, makes it the helper runProc
+// measures through (spawnMain).
+const spawnArg = "-startup-spawn"
+
 // runProc runs path with args to its end and returns its figures and
-// stderr.
+// stderr. It runs it through a fresh benchreport process (spawnMain), not
+// from this one: Linux starts a child's max RSS at the RSS of the process
+// that forked it (the child shares its parent's memory until exec, and
+// exec keeps the high-water mark), so a figure taken from here would be at
+// least this process's own peak (tens of MB after the other suites), not
+// the program's.
 func runProc(path string, args, env []string) (procFigures, []byte, error) {
-	c := exec.Command(path, args...)
+	self, err := os.Executable()
+	if err != nil {
+		return procFigures{}, nil, err
+	}
+	c := exec.Command(self, append([]string{spawnArg, path}, args...)...)
 	c.Env = env
-	var stderr bytes.Buffer
-	c.Stdout, c.Stderr = nil, &stderr // stdout: /dev/null
+	var stdout, stderr bytes.Buffer
+	c.Stdout, c.Stderr = &stdout, &stderr
+	if err := c.Run(); err != nil {
+		return procFigures{}, stderr.Bytes(), fmt.Errorf("%s %s: %w: %s", path, strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	var wallNS, rss int64
+	if _, err := fmt.Sscanf(stdout.String(), "%d %d", &wallNS, &rss); err != nil {
+		return procFigures{}, nil, fmt.Errorf("%s: the helper printed %q: %v", path, stdout.String(), err)
+	}
+	return procFigures{wall: time.Duration(wallNS), rssKiB: rss}, stderr.Bytes(), nil
+}
+
+// spawnMain is benchreport started by runProc: it runs args[0] with the
+// rest of args (stdout to /dev/null, stderr passed on), and prints its
+// wall time (start to wait4) in ns and its max RSS (wait4's rusage, KiB
+// on Linux). Being a small fresh process, its own RSS, the floor of the
+// child's figure, stays a few MB (a Go hello world measures 2 MB so).
+func spawnMain(args []string) int {
+	if len(args) == 0 {
+		fmt.Fprintln(os.Stderr, "benchreport: "+spawnArg+" needs a program")
+		return 2
+	}
+	c := exec.Command(args[0], args[1:]...)
+	c.Stdout, c.Stderr = nil, os.Stderr // stdout: /dev/null
 	start := time.Now()
 	err := c.Run()
 	wall := time.Since(start)
 	if err != nil {
-		return procFigures{}, stderr.Bytes(), fmt.Errorf("%s %s: %w: %s", path, strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
 	ru, ok := c.ProcessState.SysUsage().(*syscall.Rusage)
 	if !ok {
-		return procFigures{}, nil, errors.New("no rusage from wait4")
+		fmt.Fprintln(os.Stderr, errors.New("no rusage from wait4"))
+		return 1
 	}
-	return procFigures{wall: wall, rssKiB: ru.Maxrss}, stderr.Bytes(), nil // Maxrss: KiB on Linux
+	fmt.Printf("%d %d\n", wall.Nanoseconds(), ru.Maxrss)
+	return 0
 }
 
 // initSum is the sum of the clock times of GODEBUG=inittrace=1's lines

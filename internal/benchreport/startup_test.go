@@ -1,6 +1,9 @@
 package main
 
 import (
+	"os"
+	"os/exec"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -76,4 +79,37 @@ func TestInitSumAndMedian(t *testing.T) {
 	if got := median([]float64{4, 1, 3, 2}); got != 2.5 {
 		t.Errorf("median of 4 = %v", got)
 	}
+}
+
+// TestMain lets the test binary be runProc's helper, as benchreport is.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == spawnArg {
+		os.Exit(spawnMain(os.Args[2:]))
+	}
+	os.Exit(m.Run())
+}
+
+// TestRunProcRSSNotFlooredByCaller: a program's max RSS is its own, not
+// the measuring process's. Measured straight from a process that holds
+// 128 MB, wait4 would report at least that for any child.
+func TestRunProcRSSNotFlooredByCaller(t *testing.T) {
+	truePath, err := exec.LookPath("true")
+	if err != nil {
+		t.Skip("no true program on PATH")
+	}
+	ballast := make([]byte, 128<<20)
+	for i := range ballast {
+		ballast[i] = 1 // resident
+	}
+	r, _, err := runProc(truePath, nil, os.Environ())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.rssKiB <= 0 || r.rssKiB > 64<<10 {
+		t.Errorf("true's max RSS %d KiB; want its own (a few MB), not the 128 MB caller's", r.rssKiB)
+	}
+	if r.wall <= 0 {
+		t.Errorf("wall %v", r.wall)
+	}
+	runtime.KeepAlive(ballast)
 }
