@@ -1,7 +1,6 @@
 package otelpool
 
 import (
-	"os"
 	"strings"
 
 	"github.com/agentpool/agentpool/config"
@@ -42,13 +41,6 @@ func Export(obs config.Observability, lookup func(string) (string, bool)) (trace
 	traces = wants("OTEL_TRACES_EXPORTER", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
 	metrics = wants("OTEL_METRICS_EXPORTER", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT")
 	return traces, metrics
-}
-
-// ExportWanted says whether Export asks for either signal, reading the
-// process environment.
-func ExportWanted(obs config.Observability) bool {
-	t, m := Export(obs, os.LookupEnv)
-	return t || m
 }
 
 // ManifestExports says whether the manifest's observability block asks for
