@@ -10,8 +10,13 @@ all: build
 # -s -w: no symbol table nor DWARF (65 MB -> 45 MB; panics keep their
 # stack traces); -trimpath: no local paths in the binary.
 BUILDFLAGS ?= -trimpath -ldflags='-s -w'
+# Two binaries, one go build (the packages they share compile once):
+# bin/agentpool, the light CLI (no Temporal, gRPC nor OpenTelemetry SDK:
+# it starts in milliseconds), and bin/agentpool-full, the same CLI with the
+# Temporal engine and the OpenTelemetry exporters, which agentpool runs in
+# its place for `worker`, temporal manifests and telemetry export.
 build:
-	CGO_ENABLED=0 $(GO) build $(BUILDFLAGS) -o bin/agentpool ./cmd/agentpool
+	CGO_ENABLED=0 $(GO) build $(BUILDFLAGS) -o bin/ ./cmd/agentpool ./cmd/agentpool-full
 
 # test: formatting, vet, the Go suite with the race detector and the
 # protocol tests with the real npm clients. The steps spend most of their
@@ -21,7 +26,7 @@ build:
 # start when test-deps and build-race are done (build-race first, so that
 # with an empty build cache go test reuses what it compiled instead of
 # compiling the same race packages at the same time). The critical path is
-# test-go (its longest packages: cmd/agentpool, durable). TEST_JOBS=1 runs
+# test-go (its longest packages: internal/cli, durable). TEST_JOBS=1 runs
 # the steps one after another.
 TEST_JOBS ?= 4
 test:
@@ -72,7 +77,7 @@ test-deps: bin/temporal
 		else sudo apt-get update -qq && sudo apt-get install -y -qq chromium; fi; }
 	$(step_end)
 
-# The PostgreSQL tests (session/postgres, cmd/agentpool) use the server
+# The PostgreSQL tests (session/postgres, internal/cli) use the server
 # tests/pg/start.sh starts (Debian's postgresql, installed when missing),
 # each in a schema of its own; AGENTPOOL_TEST_POSTGRES set in the
 # environment wins (another server). Unset, they skip, except under
@@ -98,7 +103,8 @@ bin/temporal:
 npm_install = if [ -f .npm-install-platform ]; then npm install --no-save --no-audit --no-fund --loglevel=error; \
 	else npm ci --no-audit --no-fund --loglevel=error; fi
 
-# build-race: the binary with the race detector, for the Node suites. After
+# build-race: the light binary with the race detector, for the Node suites
+# (they need neither Temporal nor telemetry export, so no agentpool-full). After
 # test-go it only compiles package main and links (test-go compiled every
 # other package with -race); a plain build would compile everything again.
 build-race:

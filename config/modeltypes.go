@@ -34,7 +34,7 @@ type Options struct {
 // letter, then letters, digits, "_" and "-").
 func (o Options) check() error {
 	for _, t := range o.ModelTypes {
-		if !nameRE.MatchString(t) {
+		if !nameRE().MatchString(t) {
 			return fmt.Errorf("config: Options.ModelTypes: invalid model type %q (a letter, then letters, digits, \"_\" and \"-\")", t)
 		}
 	}

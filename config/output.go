@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -45,7 +46,9 @@ var (
 		"json_schema_extra", "field_config", "dependent_required", "dependent_schema", "constraints",
 	}
 	constraintKeys = []string{"enum", "gt", "ge", "lt", "le", "multiple_of", "min_length", "max_length", "pattern", "min_items", "max_items", "unique_items"}
-	schemaNameRE   = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
+	// Compiled on first use, not at package init, which every process
+	// linking the package pays (agentpool version too).
+	schemaNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9_-]+`) })
 )
 
 // responseLibrary reads `responses:`.
@@ -93,7 +96,7 @@ func (p *parser) response(n *yaml.Node, path, name string) *OutputSpec {
 	if e, ok := f["result_tool_name"]; ok && name == "" {
 		o.Name = p.str(e.val, path+".result_tool_name")
 	}
-	if o.Name = strings.Trim(schemaNameRE.ReplaceAllString(o.Name, "_"), "_"); o.Name == "" {
+	if o.Name = strings.Trim(schemaNameRE().ReplaceAllString(o.Name, "_"), "_"); o.Name == "" {
 		o.Name = "final_result"
 	}
 	for _, k := range []string{"result_tool_description", "description"} {

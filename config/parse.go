@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -47,8 +48,10 @@ var (
 		"delay":              {ModelTest, ModelScripted},
 	}
 
-	nameRE     = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`)
-	yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+	// Compiled on first use, not at package init, which every process
+	// linking the package pays (agentpool version too).
+	nameRE     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`) })
+	yamlLineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: line (\d+): (.*)$`) })
 )
 
 func (p *parser) parse(data []byte) *Manifest {
@@ -113,7 +116,7 @@ func (p *parser) decode(data []byte) *yaml.Node {
 func (p *parser) syntax(err error, data []byte) {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	reported := 0
-	if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
+	if m := yamlLineRE().FindStringSubmatch(err.Error()); m != nil {
 		reported, _ = strconv.Atoi(m[1])
 		msg = m[2]
 	}
@@ -204,7 +207,7 @@ func (p *parser) manifest(m *Manifest, root *yaml.Node) {
 
 // checkName reports a name that does not match nameRE.
 func (p *parser) checkName(line int, path, name string) {
-	if !nameRE.MatchString(name) {
+	if !nameRE().MatchString(name) {
 		p.add(line, path, "invalid name %q: names start with a letter and hold only letters, digits, \"_\" and \"-\"", name)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -61,11 +62,13 @@ type MCPServer struct {
 }
 
 var (
-	mcpKeys     = []string{"name", "type", "command", "args", "env", "environment", "url", "headers", "enabled", "timeout"}
-	mcpTypes    = []string{MCPStdio, MCPSSE, MCPStreamableHTTP}
-	mcpNameRE   = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
-	mcpBadChars = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
-	envVarRE    = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
+	mcpKeys  = []string{"name", "type", "command", "args", "env", "environment", "url", "headers", "enabled", "timeout"}
+	mcpTypes = []string{MCPStdio, MCPSSE, MCPStreamableHTTP}
+	// Compiled on first use, not at package init, which every process
+	// linking the package pays (agentpool version too).
+	mcpNameRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]+$`) })
+	mcpBadChars = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9_-]+`) })
+	envVarRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`) })
 )
 
 // canonicalToolset returns the toolset type a written name means.
@@ -305,8 +308,8 @@ func (p *parser) mcpConfigFile(n *yaml.Node, path string) []MCPServer {
 		c := doc.MCPServers[name]
 		var missing []string
 		expand := func(s string) string {
-			return envVarRE.ReplaceAllStringFunc(s, func(m string) string {
-				sub := envVarRE.FindStringSubmatch(m)
+			return envVarRE().ReplaceAllStringFunc(s, func(m string) string {
+				sub := envVarRE().FindStringSubmatch(m)
 				if v, ok := os.LookupEnv(sub[1]); ok {
 					return v
 				}
@@ -388,7 +391,7 @@ func serverName(args []string) string {
 	for _, ext := range []string{".js", ".mjs", ".py", ".ts"} {
 		cand = strings.TrimSuffix(cand, ext)
 	}
-	cand = strings.Trim(mcpBadChars.ReplaceAllString(cand, "_"), "_")
+	cand = strings.Trim(mcpBadChars().ReplaceAllString(cand, "_"), "_")
 	if cand == "" {
 		cand = "mcp"
 	}
@@ -461,7 +464,7 @@ func (p *parser) checkMCPNames(m *Manifest) {
 	fix := func(list []MCPServer, path string) {
 		for i := range list {
 			s := &list[i]
-			if !mcpNameRE.MatchString(s.Name) {
+			if !mcpNameRE().MatchString(s.Name) {
 				p.add(s.Line, path, "invalid MCP server name %q: use letters, digits, \"_\" and \"-\"", s.Name)
 				continue
 			}

@@ -160,7 +160,7 @@ func TestAsyncTaskAndCommandHooksOnWorker(t *testing.T) {
 	// Submitted by a pool (pool.Options.Engine, as the CLI does): the
 	// pool runs the root's session hooks, the workflow does not run them
 	// again.
-	sub, err := pool.New(m, pool.Options{Store: st, Hooks: reg, Engine: submitter{c: c, st: st}})
+	sub, err := pool.New(m, pool.Options{Store: st, Hooks: reg, Registry: batteries.Registry(), Engine: submitter{c: c, st: st}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,9 +58,9 @@ var cli struct {
 	out  []byte
 }
 
-// cliBinary builds cmd/agentpool once per test binary (quick once the
-// build cache holds it), for the checks that read the store from another
-// process; TestMain removes it.
+// cliBinary builds cmd/agentpool-full (the CLI with the worker) once per
+// test binary (quick once the build cache holds it), for the checks that
+// read the store from another process; TestMain removes it.
 func cliBinary(tb testing.TB) string {
 	tb.Helper()
 	cli.once.Do(func() {
@@ -81,11 +81,11 @@ func cliBinary(tb testing.TB) string {
 			// full compile of the CLI's dependencies.
 			args = append(args, "-race")
 		}
-		cmd := exec.Command(goCmd, append(args, "github.com/agentpool/agentpool/cmd/agentpool")...)
+		cmd := exec.Command(goCmd, append(args, "github.com/agentpool/agentpool/cmd/agentpool-full")...)
 		cli.out, cli.err = cmd.CombinedOutput()
 	})
 	if cli.err != nil {
-		tb.Fatalf("building cmd/agentpool: %v\n%s", cli.err, cli.out)
+		tb.Fatalf("building cmd/agentpool-full: %v\n%s", cli.err, cli.out)
 	}
 	return cli.path
 }

@@ -65,7 +65,9 @@ func NewRegistry() *Registry {
 }
 
 // typeRE is what a model type may be, as config.Options.ModelTypes.
-var typeRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`)
+// Compiled on first use, not at package init, which every process linking
+// the package pays (agentpool version too).
+var typeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`) })
 
 // AddModel makes the model type typ available to manifests (`model: TYPE`,
 // `model: TYPE:MODEL` or `model: {type: TYPE, ...}`; config.Options) and
@@ -75,7 +77,7 @@ var typeRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`)
 // a name (a letter, then letters, digits, "_" and "-") or f is nil: both
 // are the program's mistakes, found the first time it runs.
 func (r *Registry) AddModel(typ string, f ModelFactory) *Registry {
-	if !typeRE.MatchString(typ) {
+	if !typeRE().MatchString(typ) {
 		panic(fmt.Sprintf("pool: Registry.AddModel: invalid model type %q (a letter, then letters, digits, \"_\" and \"-\")", typ))
 	}
 	if f == nil {

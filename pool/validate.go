@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/internal/hostallow"
@@ -15,7 +16,8 @@ import (
 
 // nameRE is the rule for node names, as in the manifest (a worker becomes
 // the tool ask_<name>, which models accept only in this alphabet).
-var nameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`)
+// Compiled on first use, not at package init (start-up).
+var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`) })
 
 // agentErr, teamErr and nodeErr format a problem of one entry of a Config
 // as `agent "NAME": FIELD: message` (no field: `agent "NAME": message`).
@@ -48,7 +50,7 @@ func (cfg *Config) validate() error {
 		switch {
 		case name == "":
 			bad(fmt.Errorf("%s: Name is required", where))
-		case !nameRE.MatchString(name):
+		case !nameRE().MatchString(name):
 			bad(entryErr(kind, name, "", "invalid name: names start with a letter and hold only letters, digits, \"_\" and \"-\""))
 		case kinds[name] != "":
 			bad(entryErr(kind, name, "", "name is already used by %s %q (agents, teams and nodes share one namespace)", an(kinds[name]), name))

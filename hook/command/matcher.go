@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // matcher is a compiled matcher, with Claude Code's rules: empty or "*"
@@ -19,14 +20,16 @@ type matcher struct {
 	re    *regexp.Regexp
 }
 
-var plainMatcher = regexp.MustCompile(`^[A-Za-z0-9_|]+$`)
+// Compiled on first use, not at package init, which every process
+// linking the package pays (agentpool version too).
+var plainMatcher = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_|]+$`) })
 
 func compileMatcher(m string) (matcher, error) {
 	m = strings.TrimSpace(m)
 	if m == "" || m == "*" {
 		return matcher{all: true}, nil
 	}
-	if plainMatcher.MatchString(m) {
+	if plainMatcher().MatchString(m) {
 		return matcher{names: strings.Split(m, "|")}, nil
 	}
 	re, err := regexp.Compile(m)

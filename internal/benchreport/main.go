@@ -6,7 +6,9 @@
 //	go run ./internal/benchreport [-benchtime 1s] [-o BENCHMARKS.md] [-raw bin/bench]
 //
 // With -parse, nothing runs: the raw outputs saved by an earlier run in the
-// -raw directory are read again (to regenerate the report).
+// -raw directory are read again (to regenerate the report). With -startup,
+// only the start-up comparison runs (a few seconds) and its section and
+// target rows are printed, the report left as it is.
 package main
 
 import (
@@ -79,14 +81,25 @@ func quoteAll(args []string) []string {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == spawnArg {
+		os.Exit(spawnMain(os.Args[2:]))
+	}
 	var (
 		benchtime = flag.String("benchtime", "1s", "go test -benchtime for every suite")
 		outPath   = flag.String("o", "BENCHMARKS.md", "report to write")
 		rawDir    = flag.String("raw", "bin/bench", "directory for the raw go test outputs")
 		parseOnly = flag.Bool("parse", false, "do not run: regenerate the report from the raw outputs in -raw")
 		goCmd     = flag.String("go", "go", "the go command")
+		startOnly = flag.Bool("startup", false, "only run the start-up comparison and print its section")
 	)
 	flag.Parse()
+	if *startOnly {
+		if err := startupOnly(*goCmd, *rawDir); err != nil {
+			fmt.Fprintln(os.Stderr, "benchreport:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*benchtime, *outPath, *rawDir, *goCmd, *parseOnly); err != nil {
 		fmt.Fprintln(os.Stderr, "benchreport:", err)
 		os.Exit(1)
@@ -142,6 +155,14 @@ func run(benchtime, outPath, rawDir, goCmd string, parseOnly bool) error {
 		}
 		groups = append(groups, parse(cmdline, out))
 	}
+	// The start-up comparison: not a go test suite, its raw output in the
+	// same form.
+	if g, err := startupGroup(goCmd, rawDir, parseOnly); err != nil {
+		fmt.Fprintf(os.Stderr, "benchreport: start-up: %v\n", err)
+		failed = true
+	} else {
+		groups = append(groups, g)
+	}
 	if !parseOnly {
 		machine.loadAfter = loadavg()
 		if err := os.WriteFile(filepath.Join(rawDir, "machine.txt"), []byte(machine.String()), 0o644); err != nil {
@@ -160,5 +181,53 @@ func run(benchtime, outPath, rawDir, goCmd string, parseOnly bool) error {
 	if failed {
 		return fmt.Errorf("some benchmark commands failed (see above); the report has what ran")
 	}
+	return nil
+}
+
+// startupGroup measures the start-up comparison (or reads its raw output
+// with parseOnly) and saves its raw output as startup.txt.
+func startupGroup(goCmd, rawDir string, parseOnly bool) (group, error) {
+	rawPath := filepath.Join(rawDir, "startup.txt")
+	cmdline := startupCommand(goCmd)
+	var out []byte
+	var err error
+	if parseOnly {
+		if out, err = os.ReadFile(rawPath); os.IsNotExist(err) {
+			return group{}, nil // raw outputs from before the comparison
+		} else if err != nil {
+			return group{}, err
+		}
+		if first, rest, ok := bytes.Cut(out, []byte("\n")); ok && bytes.HasPrefix(first, []byte("$ ")) {
+			cmdline, out = string(first[2:]), rest
+		}
+	} else {
+		fmt.Printf("$ %s\n", cmdline)
+		if out, err = measureStartup(goCmd); err != nil {
+			return group{}, err
+		}
+		os.Stdout.Write(out)
+		if err := os.WriteFile(rawPath, append([]byte("$ "+cmdline+"\n"), out...), 0o644); err != nil {
+			return group{}, err
+		}
+	}
+	return parse(cmdline, out), nil
+}
+
+// startupOnly runs the start-up comparison alone and prints its target
+// rows and section.
+func startupOnly(goCmd, rawDir string) error {
+	if err := os.MkdirAll(rawDir, 0o755); err != nil {
+		return err
+	}
+	g, err := startupGroup(goCmd, rawDir, false)
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nload average (1, 5, 15 min): %s\n\n| target | benchmark | figure | CPU-time figure | limit | status |\n|---|---|---|---|---|---|\n", loadavg())
+	startupTargets(&b, []group{g})
+	b.WriteString("\n")
+	startupSection(&b, []group{g})
+	fmt.Print(b.String())
 	return nil
 }

@@ -144,7 +144,9 @@ func render(m machine, groups []group, notes string) string {
 	}
 	ratioRow(&b, groups)
 	storeTargets(&b, groups)
+	startupTargets(&b, groups)
 	w("\n")
+	startupSection(&b, groups)
 	storeSection(&b, groups)
 	postgresSection(&b, groups)
 	temporalSection(&b, groups)

@@ -36,12 +36,14 @@
 // on spans only when OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT is
 // true, the conventions' opt-in; API keys and headers never are.
 //
-// This package depends on the OpenTelemetry API only. Making the SDK's
-// providers from the OTEL_* environment variables and a manifest's
-// `observability:` block is internal/otelwire's (Setup), which only the
-// command imports; reading a caller's `traceparent` is internal/otelprop's
-// (FromHeader, FromTraceparent, Propagator), which the servers and a
-// Temporal worker use to continue a run's trace (WithRemoteParent).
+// This package depends on the OpenTelemetry API only. Export says what the
+// OTEL_* environment variables and a manifest's `observability:` block ask
+// to export; making the SDK's providers and exporters that do it is
+// internal/otelwire's (Setup), which only agentpool-full imports, so the
+// light agentpool binary can apply the same rule without the SDK. Reading
+// a caller's `traceparent` is internal/otelprop's (FromHeader,
+// FromTraceparent, Propagator), which the servers and a Temporal worker
+// use to continue a run's trace (WithRemoteParent).
 //
 // A session run as a Temporal workflow (package durable) is traced by the
 // Temporal SDK's interceptor instead of Node: workflow code replays, so it

@@ -4,9 +4,11 @@
 // autoexport package, the OTLP exporters (gRPC and HTTP) and Prometheus.
 //
 // It is the only place agentpool imports the SDK and its exporters, and
-// only the agentpool command imports it: the pool and its observer
-// (internal/otelpool) take any trace.TracerProvider and
+// only agentpool-full imports it (through cmd/agentpool-full), so the light
+// agentpool binary neither links nor initialises them. The pool and its
+// observer (internal/otelpool) take any trace.TracerProvider and
 // metric.MeterProvider and depend on the OpenTelemetry API alone, so a
 // library user who does not trace does not build the exporters, gRPC or
-// protobuf.
+// protobuf. What to export is decided by otelpool.Export, which both
+// binaries share.
 package otelwire

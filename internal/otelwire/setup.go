@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentpool/agentpool/config"
+	"github.com/agentpool/agentpool/internal/otelpool"
 	"github.com/agentpool/agentpool/internal/otelprop"
 )
 
@@ -65,8 +66,10 @@ func (p *Providers) Shutdown(ctx context.Context) error {
 
 // Setup makes the providers that the standard OpenTelemetry environment
 // variables and the manifest's observability block ask for, and installs
-// them as the global ones (with otelprop.Propagator). It returns nil, having made
-// nothing, when nothing asks for export.
+// them as the global ones (with otelprop.Propagator). It returns nil,
+// having made nothing, when nothing asks for export (otelpool.Export, the
+// rule the light agentpool binary also applies to decide that it needs
+// agentpool-full).
 //
 // Traces are exported when OTEL_TRACES_EXPORTER is set (otlp, console;
 // none turns them off), or when it is unset and an OTLP endpoint is given,
@@ -80,12 +83,8 @@ func (p *Providers) Shutdown(ctx context.Context) error {
 // timeouts, OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES, sampling) is read
 // by the SDK and its exporters as the specification says.
 func Setup(ctx context.Context, obs config.Observability) (*Providers, error) {
-	if strings.EqualFold(os.Getenv("OTEL_SDK_DISABLED"), "true") {
-		return nil, nil
-	}
+	tracesOn, metricsOn := otelpool.Export(obs, os.LookupEnv)
 	man := manifestExport(obs)
-	tracesOn := wants("OTEL_TRACES_EXPORTER", man, "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
-	metricsOn := wants("OTEL_METRICS_EXPORTER", man, "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT")
 	if !tracesOn && !metricsOn {
 		return nil, nil
 	}
@@ -132,16 +131,6 @@ func Setup(ctx context.Context, obs config.Observability) (*Providers, error) {
 	return p, nil
 }
 
-// wants says whether a signal is exported: its exporter variable names
-// one other than none, or is unset while an OTLP endpoint is given (by the
-// environment or the manifest).
-func wants(exporterVar string, man *manifestOTLP, endpointVars ...string) bool {
-	if v, ok := os.LookupEnv(exporterVar); ok && strings.TrimSpace(v) != "" {
-		return !strings.EqualFold(strings.TrimSpace(v), "none")
-	}
-	return man != nil || envSet(endpointVars...)
-}
-
 func envSet(names ...string) bool {
 	for _, n := range names {
 		if strings.TrimSpace(os.Getenv(n)) != "" {
@@ -164,7 +153,7 @@ type manifestOTLP struct {
 // asks for none (disabled, no block, or a hosted provider agentpool does
 // not export to: logfire, langsmith, agentops, arize).
 func manifestExport(o config.Observability) *manifestOTLP {
-	if !o.Enabled || o.Provider != "custom" || o.Endpoint == "" {
+	if !otelpool.ManifestExports(o) {
 		return nil
 	}
 	m := &manifestOTLP{endpoint: o.Endpoint, headers: o.Headers}

@@ -33,12 +33,14 @@ type mcpServerEntry struct {
 	Headers []envVariable `json:"headers"`
 }
 
-var unsafeNameChars = regexp.MustCompile(`[^A-Za-z0-9_-]`)
+// Compiled on first use, not at package init, which every process
+// linking the package pays (agentpool version too).
+var unsafeNameChars = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9_-]`) })
 
 // mcpName makes an ACP server name (free text) a valid agentpool server
 // name: characters outside [A-Za-z0-9_-] become '_' ("my server" ->
 // "my_server"), so the tools are mcp__my_server__<tool>.
-func mcpName(name string) string { return unsafeNameChars.ReplaceAllString(name, "_") }
+func mcpName(name string) string { return unsafeNameChars().ReplaceAllString(name, "_") }
 
 // parseMCPServers checks mcpServers and turns them into server
 // configurations whose stdio processes run in dir. An invalid entry is an

@@ -106,7 +106,9 @@ type Manager struct {
 	closeOnce sync.Once
 }
 
-var validName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+// Compiled on first use, not at package init, which every process
+// linking the package pays (agentpool version too).
+var validName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]+$`) })
 
 // NewManager validates the configurations; no server starts here.
 func NewManager(servers []ServerConfig, opts Options) (*Manager, error) {
@@ -150,7 +152,7 @@ func normalize(cfg ServerConfig) (ServerConfig, error) {
 	if cfg.Name == "" {
 		return cfg, errors.New("name is empty")
 	}
-	if !validName.MatchString(cfg.Name) {
+	if !validName().MatchString(cfg.Name) {
 		return cfg, errors.New("name must match [A-Za-z0-9_-]+")
 	}
 	if cfg.Timeout < 0 {

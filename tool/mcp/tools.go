@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -20,10 +21,12 @@ import (
 // `mcp__.*` or `mcp__git__.*` rely on it). Characters of the tool name
 // outside [A-Za-z0-9_-] become '_', as model APIs accept no others.
 func ToolName(server, mcpTool string) string {
-	return "mcp__" + server + "__" + unsafeChars.ReplaceAllString(mcpTool, "_")
+	return "mcp__" + server + "__" + unsafeChars().ReplaceAllString(mcpTool, "_")
 }
 
-var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9_-]`)
+// Compiled on first use, not at package init, which every process
+// linking the package pays (agentpool version too).
+var unsafeChars = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9_-]`) })
 
 // emptySchema replaces a missing or unusable input schema.
 var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)

@@ -1,0 +1,33 @@
+// Command agentpool-full is agentpool with the Temporal engine (`worker`,
+// manifests with execution: {engine: temporal}) and the OpenTelemetry
+// exporters: the same commands (internal/cli) with the extensions the
+// light binary leaves out to start fast. agentpool runs it in its own place
+// when a command needs them; it can also be run directly.
+package main
+
+import (
+	"context"
+	"os"
+
+	"github.com/agentpool/agentpool/config"
+	"github.com/agentpool/agentpool/internal/cli"
+	"github.com/agentpool/agentpool/internal/otelwire"
+	"github.com/agentpool/agentpool/internal/temporalcli"
+)
+
+func main() { os.Exit(cli.Main(extensions())) }
+
+// extensions are the Temporal engine and the OpenTelemetry exporters.
+func extensions() cli.Extensions {
+	return cli.Extensions{Temporal: temporalcli.Temporal{}, Telemetry: telemetry}
+}
+
+// telemetry is otelwire.Setup as a cli.Telemetry: nil (not a nil
+// *Providers in an interface) when nothing is exported.
+func telemetry(ctx context.Context, obs config.Observability) (cli.Telemetry, error) {
+	p, err := otelwire.Setup(ctx, obs)
+	if p == nil {
+		return nil, err
+	}
+	return p, err
+}

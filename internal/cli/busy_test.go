@@ -1,0 +1,67 @@
+package cli
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentpool/agentpool/event"
+)
+
+// `run --session ID` while another agentpool process runs that session is
+// refused, and the error says which process on which host runs it.
+func TestRunSessionRefusedWhileRunning(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "s.db")
+	manifest := filepath.Join(dir, "m.yaml")
+	os.WriteFile(manifest, []byte(`
+agents:
+  slow:
+    model: {type: scripted, delay: 100ms, turns: ["`+strings.Repeat("word ", 300)+`"]}
+`), 0o644)
+	first := exec.Command(cliBinary(t), "run", "-c", manifest, "--db", db, "--output", "jsonl", "take your time")
+	first.Dir = dir
+	first.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "HOME="+t.TempDir())
+	out, err := first.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		first.Process.Kill()
+		first.Wait()
+	}()
+	guard := time.AfterFunc(60*time.Second, func() { first.Process.Kill() })
+	defer guard.Stop()
+	sc := bufio.NewScanner(out)
+	sc.Buffer(nil, 1<<20)
+	if !sc.Scan() {
+		t.Fatal("the first run wrote nothing")
+	}
+	e, err := event.Decode(sc.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid := e.(event.RunStarted).SessionID
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+
+	r := runCLI(t, dir, "run", "-c", manifest, "--db", db, "--output", "jsonl", "--session", sid, "me too")
+	host, _ := os.Hostname()
+	want := fmt.Sprintf("session %s is already running (in process %d on host %s)", sid, first.Process.Pid, host)
+	if r.code != 1 || !strings.Contains(r.stderr, want) {
+		t.Fatalf("second run of a running session: exit %d\nstderr: %s\nwant an error with %q", r.code, r.stderr, want)
+	}
+	if strings.Contains(r.stdout, `"run_started"`) {
+		t.Errorf("the refused run started: %s", r.stdout)
+	}
+}

@@ -1,0 +1,27 @@
+// Package cli is the agentpool command line: the cobra command tree of
+// both binaries, cmd/agentpool (light: no Temporal SDK, no OpenTelemetry
+// SDK or exporters, no gRPC, so that it starts in a few milliseconds) and
+// cmd/agentpool-full (the same tree with Extensions for Temporal and
+// OpenTelemetry export). The light binary replaces itself with
+// agentpool-full (syscall.Exec, same arguments and environment) before a
+// command acts when that command needs them: `worker`, a manifest with
+// execution: {engine: temporal}, or telemetry export asked for by the
+// OTEL_* environment or the manifest's observability block.
+//
+//	agentpool run [-c FILE] [--agent NAME] [--output text|jsonl] [--db PATH] PROMPT
+//	agentpool validate FILE
+//	agentpool version
+//
+// Exit codes of run: 0 when the run and every child session completed; 3
+// when the run completed but a child session failed or a limit refused a
+// spawn; 1 when the run failed or could not start (any command's error);
+// 130 when cancelled.
+//
+// Text from models, tools and the store never drives the terminal: every
+// control character in it but the line feed and tab is shown visibly
+// (internal/termtext) on stderr, in every text output of sessions, and
+// in run's answer when stdout is a terminal. run's answer piped to a file
+// or a program is exact, as is JSON output (through a pipe the encoder's
+// bytes; on a terminal with its C1 controls written as \u escapes, the same
+// values).
+package cli

@@ -1,0 +1,116 @@
+package cli
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/spawn"
+)
+
+// exitIncomplete is the exit code of a run that completed while part of its
+// work did not: a child session failed or a limit refused a spawn.
+const exitIncomplete = 3
+
+// outcome passes a run's stream on and notes the work that did not happen,
+// so that a run which completed anyway does not look like a full success:
+// child sessions (anywhere in the tree) that ended without completing, and
+// spawns refused by a limit (spawn_refused events).
+type outcome struct {
+	next event.Sink
+
+	mu      sync.Mutex
+	failed  []string       // names of the failed child sessions, in order
+	refused map[string]int // "max_spawns 2" -> spawns it refused
+}
+
+func newOutcome(next event.Sink) *outcome {
+	return &outcome{next: next, refused: map[string]int{}}
+}
+
+// Emit implements event.Sink.
+func (o *outcome) Emit(e event.Event) {
+	inner := e
+	if w, ok := e.(event.Subagent); ok {
+		inner = w.Event // never a wrapper itself (docs/spec/EVENTS.md §3.5)
+	}
+	switch v := inner.(type) {
+	case event.SpawnSessionEnd:
+		if v.StopReason != event.StopCompleted && v.StopReason != event.StopMaxTokens {
+			o.mu.Lock()
+			o.failed = append(o.failed, v.SourceName)
+			o.mu.Unlock()
+		}
+	case event.Custom:
+		if v.EventType == spawn.EventSpawnRefused {
+			o.mu.Lock()
+			o.refused[fmt.Sprintf("%v %v", v.EventData["limit"], v.EventData["max"])]++
+			o.mu.Unlock()
+		}
+	}
+	o.next.Emit(e)
+}
+
+// summary says what did not happen ("run completed, but 1 child session
+// failed (bad)"), or "" when nothing failed and nothing was refused.
+func (o *outcome) summary() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var parts []string
+	if n := len(o.failed); n > 0 {
+		parts = append(parts, fmt.Sprintf("%s failed (%s)", plural(n, "child session"), countNames(o.failed)))
+	}
+	if len(o.refused) > 0 {
+		n := 0
+		limits := make([]string, 0, len(o.refused))
+		for l, k := range o.refused {
+			n += k
+			limits = append(limits, l)
+		}
+		slices.Sort(limits)
+		verb := "were"
+		if n == 1 {
+			verb = "was"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s refused (%s)", plural(n, "spawn"), verb, strings.Join(limits, ", ")))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "run completed, but " + strings.Join(parts, " and ")
+}
+
+// plural is "1 spawn" or "3 spawns".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// countNames lists names in first-seen order, with a count for repeated
+// ones ("bad, worse ×2"), at most ten of them.
+func countNames(names []string) string {
+	counts := map[string]int{}
+	var order []string
+	for _, n := range names {
+		if counts[n] == 0 {
+			order = append(order, n)
+		}
+		counts[n]++
+	}
+	var out []string
+	for i, n := range order {
+		if i == 10 {
+			out = append(out, fmt.Sprintf("and %d more", len(order)-i))
+			break
+		}
+		if c := counts[n]; c > 1 {
+			n = fmt.Sprintf("%s ×%d", n, c)
+		}
+		out = append(out, n)
+	}
+	return strings.Join(out, ", ")
+}

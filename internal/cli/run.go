@@ -1,0 +1,193 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/hook"
+	"github.com/agentpool/agentpool/internal/termtext"
+	"github.com/agentpool/agentpool/internal/treeview"
+	"github.com/agentpool/agentpool/pool"
+)
+
+type runFlags struct {
+	poolFlags
+	agent   string
+	output  string
+	session string
+}
+
+func newRunCmd(ext Extensions) *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run [flags] PROMPT",
+		Short: "Run an agent or team on a prompt",
+		Long: "Run an agent or team on a prompt. Without --config, ./agentpool.yaml is used when present, " +
+			"else the built-in offline demo pool.",
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runMain(cmd, f, strings.Join(args, " "))
+		},
+	}
+	fl := cmd.Flags()
+	f.poolFlags.register(cmd, ext)
+	fl.StringVar(&f.agent, "agent", "", "agent or team to run (default: the manifest's default_agent)")
+	fl.StringVar(&f.output, "output", "text", "output format: text or jsonl")
+	fl.StringVar(&f.session, "session", "", "continue this session with its history")
+	return cmd
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w any) bool {
+	fd, ok := w.(interface{ Fd() uintptr })
+	return ok && term.IsTerminal(int(fd.Fd()))
+}
+
+func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
+	if f.output != "text" && f.output != "jsonl" {
+		return fmt.Errorf("--output must be text or jsonl, not %q", f.output)
+	}
+	reg := hook.New(hook.Options{Logger: slog.Default()})
+	// Everything written on stderr but the status tree (which makes its
+	// own text safe and draws its own escape sequences) goes through
+	// errw: names, errors, tool inputs and warnings come from models,
+	// tools and the store, and a control sequence in them is shown, never
+	// acted on, whether stderr is a terminal or not.
+	stderr := cmd.ErrOrStderr()
+	errw := termtext.NewWriter(stderr)
+	var approver *terminalApprover
+	if in, ok := cmd.InOrStdin().(*os.File); ok && term.IsTerminal(int(in.Fd())) && isTerminal(stderr) {
+		// Tools whose policy is "ask" are asked about on the terminal.
+		approver = newTerminalApprover(in, errw)
+		reg.OnApproval.Use(approver.approve)
+	} else {
+		reg.OnApproval.Use(noTerminalApproval)
+	}
+	// Warnings of the runtime (a limit that refused a spawn, a store that
+	// failed) go to stderr; stdout is the answer or the event stream.
+	warnings := &warningWriter{w: errw}
+	defer warnings.release()
+	log := slog.New(slog.NewTextHandler(warnings, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	p, tel, err := openPoolTelemetry(f.poolFlags, pool.Options{Hooks: reg, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer shutdownTelemetry(tel, log) // last: flushes the spans of every run
+	defer p.Close()
+	defer closeHooks(reg) // first: background hooks still record into the store
+
+	parent := cmd.Context()
+	if parent == nil {
+		parent = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(parent, stopSignals...)
+	defer stop()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	// A closed stdout fails the write (pipeWriter then cancels the run)
+	// rather than kill the process with SIGPIPE. Notify, not Ignore: an
+	// ignored SIGPIPE would be inherited by the commands the tools start.
+	pipes := make(chan os.Signal, 1)
+	signal.Notify(pipes, syscall.SIGPIPE)
+	defer signal.Stop(pipes)
+
+	// The answer on stdout is exact when stdout is a file or a pipe (it
+	// may be kept), and shown with its controls made visible on a
+	// terminal; JSONL on a terminal has its C1 controls escaped (the same
+	// JSON values).
+	var stdoutW io.Writer = &pipeWriter{w: cmd.OutOrStdout(), cancel: cancel}
+	stdoutTerminal := isTerminal(cmd.OutOrStdout())
+	if stdoutTerminal && f.output == "jsonl" {
+		stdoutW = termtext.NewJSONWriter(stdoutW)
+	}
+	stdout := bufio.NewWriterSize(stdoutW, 64<<10)
+	defer stdout.Flush()
+	var sink event.Sink
+	var js *jsonlSink
+	var view *liveView
+	var tree *treeview.Live
+	switch f.output {
+	case "jsonl":
+		js = newJSONLSink(stdout, errw)
+		defer js.stop()
+		sink = js
+	default:
+		if useTree(isTerminal(stderr), os.Getenv) {
+			tree = treeview.Start(stderr, nil)
+			sink = tree
+			warnings.hold() // written after the tree's last frame
+			if approver != nil {
+				approver.lock = tree.Locker() // a question is not drawn over
+			}
+		} else {
+			view = newLiveView(errw)
+			if approver != nil {
+				approver.lock = &view.mu // a question is not cut by the live view
+			}
+			sink = view
+		}
+	}
+	node := f.agent
+	if f.session != "" {
+		if node, err = resumeNode(ctx, p, f.session, f.agent, manifestName(f.config), errw); err != nil {
+			return err
+		}
+	}
+	out := newOutcome(sink)
+	// In this process, or on the pool's Temporal workers (execution:
+	// {engine: temporal}, see openPoolTelemetry): the same stream either way.
+	res, err := p.RunSink(ctx, pool.RunRequest{Node: node, Prompt: prompt, SessionID: f.session}, out)
+	if js != nil {
+		js.stop() // no flush of its own may run beside the ones below
+	}
+	if err != nil {
+		if tree != nil {
+			tree.Stop()
+			warnings.release()
+		}
+		return err
+	}
+	if tree != nil || view != nil {
+		if tree != nil {
+			tree.Finish(treeSummary(res))
+			warnings.release()
+		}
+		printSummary(errw, res)
+		if out := res.Result.Output; out != "" {
+			if stdoutTerminal {
+				out = termtext.Text(out)
+			}
+			fmt.Fprintln(stdout, out)
+		}
+	}
+	if err := stdout.Flush(); errors.Is(context.Cause(ctx), errStdoutClosed) || errors.Is(err, syscall.EPIPE) {
+		return &exitError{code: exitStdoutClosed, msg: fmt.Sprintf("run stopped: %v (session %s: %s)", errStdoutClosed, res.SessionID, res.Result.StopReason)}
+	}
+	switch res.Result.StopReason {
+	case event.StopCompleted, event.StopMaxTokens:
+		if msg := out.summary(); msg != "" {
+			return &exitError{code: exitIncomplete, msg: msg}
+		}
+		return nil
+	case event.StopAborted:
+		return &exitError{code: 130, msg: "run cancelled"}
+	default:
+		msg := string(res.Result.StopReason)
+		if res.Result.Err != nil {
+			msg = res.Result.Err.Error()
+		}
+		return &exitError{code: 1, msg: "run failed: " + msg}
+	}
+}

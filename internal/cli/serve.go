@@ -1,0 +1,274 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/agentpool/agentpool/config"
+	"github.com/agentpool/agentpool/hook"
+	"github.com/agentpool/agentpool/hook/command"
+	"github.com/agentpool/agentpool/pool"
+	"github.com/agentpool/agentpool/server/httpsec"
+	"github.com/spf13/cobra"
+)
+
+// stopSignals end a command that runs the pool (run, serve): its runs are
+// cancelled and the pool closed, which also stops the background shells
+// and MCP servers the tools started. SIGHUP is among them because a closed
+// terminal would otherwise kill the process outright, leaving those
+// processes running.
+var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+
+// serveCommands are the protocol servers; each server file appends its
+// subcommand in an init func.
+var serveCommands []func(Extensions) *cobra.Command
+
+func init() {
+	extraCommands = append(extraCommands, newServeCmd)
+}
+
+func newServeCmd(ext Extensions) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the pool over a protocol (acp, agui, opencode) or as a web view (web)",
+	}
+	for _, add := range serveCommands {
+		cmd.AddCommand(add(ext))
+	}
+	return cmd
+}
+
+// poolFlags are the flags every command that builds a pool shares.
+type poolFlags struct {
+	config    string
+	db        string
+	workspace string
+	allow     []string
+	// worker: the pool runs the workflows of its task queue (agentpool
+	// worker) and submits none.
+	worker bool
+	// ext: the Temporal engine and the telemetry exporters, when this
+	// binary has them.
+	ext Extensions
+}
+
+// register registers the flags and marks cmd as one that builds a pool:
+// before it runs, the root checks whether its manifest needs what this
+// binary lacks (Extensions.execFullIfNeeded).
+func (f *poolFlags) register(cmd *cobra.Command, ext Extensions) {
+	f.ext = ext
+	if cmd.Annotations == nil {
+		cmd.Annotations = map[string]string{}
+	}
+	if cmd.Annotations[annotationNeeds] == "" {
+		cmd.Annotations[annotationNeeds] = needsManifest
+	}
+	cmd.Flags().StringVarP(&f.config, "config", "c", "", "manifest file (default ./agentpool.yaml, else the built-in demo)")
+	cmd.Flags().StringVar(&f.db, "db", "", "session database: a path, :memory:, or a postgres:// URL (default: storage.path or storage.url, else the user data directory)")
+	f.registerTools(cmd)
+}
+
+// registerTools registers the flags of the builtin tools.
+func (f *poolFlags) registerTools(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.workspace, "workspace", "", "directory the file and shell tools act in (default: the manifest's workspace, else the current directory)")
+	cmd.Flags().StringArrayVar(&f.allow, "allow", nil, "run this tool (name or pattern such as \"mcp__*\" or \"*\") without asking, for every agent; repeatable")
+}
+
+// applyAllow adds the --allow patterns to every agent's tool_approval.
+func applyAllow(m *config.Manifest, patterns []string) error {
+	for _, pat := range patterns {
+		if _, err := path.Match(pat, ""); err != nil || strings.TrimSpace(pat) == "" {
+			return fmt.Errorf("--allow %q: not a tool name or pattern", pat)
+		}
+		for _, a := range m.Agents {
+			if a.ToolApproval == nil {
+				a.ToolApproval = map[string]string{}
+			}
+			a.ToolApproval[pat] = config.ApprovalAllow
+		}
+	}
+	return nil
+}
+
+// openPool loads the manifest, opens the store and builds the pool, traced
+// when the OTEL_* environment or the manifest's observability block asks
+// for it (docs/tracing.md). The caller closes the pool (which flushes and
+// closes the store), then calls the returned func, which flushes and stops
+// the tracing (a no-op without it).
+//
+// Hooks: the manifest's tool_approval policies and the command hooks of
+// hooks.settings are installed on opts.Hooks when it is a *hook.Registry
+// (a server may pass one holding its approval listener), else on a new
+// registry; this is the one place they are installed (twice would run
+// every hook twice). The caller closes a registry it passed (closeHooks).
+// Transcripts of the sessions (the hooks' transcript_path) are written
+// next to the session database, or in a temporary directory that goes
+// with an in-memory store.
+func openPool(f poolFlags, opts pool.Options) (*pool.Pool, func(), error) {
+	p, tel, err := openPoolTelemetry(f, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, func() { shutdownTelemetry(tel, opts.Logger) }, nil
+}
+
+// openPoolTelemetry is openPool with the OpenTelemetry providers that the
+// OTEL_* environment and the manifest's observability block ask for (nil:
+// none), given to the pool.
+func openPoolTelemetry(f poolFlags, opts pool.Options) (*pool.Pool, Telemetry, error) {
+	m, err := loadManifest(f.config)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := applyAllow(m, f.allow); err != nil {
+		return nil, nil, err
+	}
+	if opts.Workspace == "" {
+		opts.Workspace = f.workspace
+	}
+	if err := config.CheckFiles(manifestName(f.config), m); err != nil {
+		return nil, nil, err
+	}
+	reg := opts.Hooks
+	if opts.Hooks == nil {
+		reg = hook.New(hook.Options{Logger: slog.Default()})
+		opts.Hooks = reg
+	}
+	st, transcripts, err := openPoolStore(f.db, m)
+	if err != nil {
+		return nil, nil, err
+	}
+	if reg != nil {
+		if err := command.Install(reg, m, command.Options{Logger: opts.Logger, TranscriptDir: transcripts}); err != nil {
+			st.Close()
+			return nil, nil, err
+		}
+	}
+	opts.Store = st
+	tel, err := f.ext.telemetry(m.Observability)
+	if err != nil {
+		st.Close()
+		return nil, nil, fmt.Errorf("tracing: %w", err)
+	}
+	tp := tracerProvider(tel)
+	if tel != nil {
+		opts.TracerProvider, opts.MeterProvider = tp, tel.MeterProvider()
+	}
+	if m.Execution.Temporal() && !f.worker {
+		// The root sessions are submitted to the pool's task queue (the
+		// pool closes the client).
+		eng, err := f.ext.temporal().Engine(m.Execution, st, opts.Logger, tp)
+		if err != nil {
+			st.Close()
+			shutdownTelemetry(tel, opts.Logger)
+			return nil, nil, err
+		}
+		opts.Engine = eng
+	}
+	if opts.Registry == nil {
+		opts.Registry = newRegistry()
+	}
+	p, err := pool.New(m, opts)
+	if err != nil {
+		if c, ok := opts.Engine.(io.Closer); ok {
+			c.Close()
+		}
+		st.Close()
+		shutdownTelemetry(tel, opts.Logger)
+		return nil, nil, err
+	}
+	return p, tel, nil
+}
+
+// shutdownTelemetry flushes and stops the providers, waiting at most 5 s
+// for an exporter that does not answer.
+func shutdownTelemetry(tel Telemetry, log *slog.Logger) {
+	if tel == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := tel.Shutdown(ctx); err != nil && log != nil {
+		log.Warn("tracing: flush at exit", "err", err)
+	}
+}
+
+// httpFlags are the flags the HTTP servers (agui, opencode) share: where
+// to listen, the bearer token, the CORS origins. See package httpsec.
+type httpFlags struct {
+	addr     string
+	token    string
+	cors     []string
+	maxConns int
+}
+
+func (f *httpFlags) register(cmd *cobra.Command, defaultAddr string) {
+	cmd.Flags().StringVar(&f.addr, "addr", defaultAddr, "address to listen on (host:port); any non-loopback address needs a token")
+	cmd.Flags().StringVar(&f.token, "token", "", "bearer token every request must carry (Authorization: Bearer TOKEN); default $"+httpsec.EnvToken+
+		" (prefer it: a flag shows in the process list); required to listen on a non-loopback address")
+	cmd.Flags().StringSliceVar(&f.cors, "cors-origin", nil, "browser origin (scheme://host:port) allowed to call the server; repeatable, \"*\" for any; default none")
+	cmd.Flags().IntVar(&f.maxConns, "max-conns", httpsec.DefaultMaxConns, "connections held at once; more wait until one closes")
+}
+
+// tokenValue is the token of --token, else of the environment.
+func (f *httpFlags) tokenValue() string {
+	if f.token != "" {
+		return f.token
+	}
+	return os.Getenv(httpsec.EnvToken)
+}
+
+// listen checks the bind rule (a non-loopback address needs a token) and
+// listens.
+func (f *httpFlags) listen() (net.Listener, error) {
+	if err := httpsec.CheckBind(f.addr, f.tokenValue()); err != nil {
+		return nil, err
+	}
+	return net.Listen("tcp", f.addr)
+}
+
+// serveHTTP is what the HTTP servers share: the bind rule (checked before
+// anything is opened), the pool, signal handling, the listener and the
+// "NAME listening on http://ADDR" line on stderr that scripts and tests
+// read the port from.
+func serveHTTP(cmd *cobra.Command, f poolFlags, h httpFlags, name string,
+	serve func(ctx context.Context, p *pool.Pool, ln net.Listener, logger *slog.Logger) error) error {
+	logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelInfo}))
+	if err := httpsec.CheckBind(h.addr, h.tokenValue()); err != nil {
+		return err
+	}
+	if h.maxConns < 1 {
+		return fmt.Errorf("--max-conns must be at least 1, got %d", h.maxConns)
+	}
+	reg := hook.New(hook.Options{Logger: logger})
+	p, shutdown, err := openPool(f, pool.Options{Logger: logger, Hooks: reg})
+	if err != nil {
+		return err
+	}
+	defer shutdown() // last: flushes the spans of every run
+	defer p.Close()
+	defer closeHooks(reg) // first: background hooks still record into the store
+
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(ctx, stopSignals...)
+	defer stop()
+
+	ln, err := h.listen()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "%s listening on http://%s\n", name, ln.Addr())
+	return serve(ctx, p, ln, logger)
+}

@@ -1,0 +1,160 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/event/eventtest"
+	"github.com/agentpool/agentpool/internal/pgtest"
+	"github.com/agentpool/agentpool/internal/temporaltest"
+)
+
+// devServer starts the Temporal dev server (AGENTPOOL_TEMPORAL_BIN, built
+// by make test-deps) on loopback for the test; skipped without it, but
+// under CI=true.
+func devServer(t *testing.T) string {
+	t.Helper()
+	bin := os.Getenv("AGENTPOOL_TEMPORAL_BIN")
+	if bin == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("AGENTPOOL_TEMPORAL_BIN is not set (make test-deps builds bin/temporal)")
+		}
+		t.Skip("AGENTPOOL_TEMPORAL_BIN is not set: no Temporal dev server (make test-deps builds bin/temporal)")
+	}
+	port := func() string {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	}
+	p := port()
+	cmd := exec.Command(bin, "server", "start-dev", "--headless", "--ip", "127.0.0.1", "--port", p,
+		"--http-port", port(), "--metrics-port", port(), "--db-filename", filepath.Join(t.TempDir(), "t.db"), "--log-level", "error")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL} // no orphan if the test binary dies (a timeout panic skips cleanups)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); <-done })
+	addr := "127.0.0.1:" + p
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	if err := temporaltest.WaitServing(ctx, addr, done); err != nil {
+		t.Fatalf("temporal dev server not ready: %v", err)
+	}
+	return addr
+}
+
+const temporalPool = `
+default_agent: lead
+agents:
+  lead:
+    tools: [subagent]
+    model:
+      type: scripted
+      turns:
+        - tool_calls: [{name: task, args: {agent_or_team: helper, prompt: "Help."}}]
+        - "lead done"
+  helper: {model: {type: scripted, turns: ["helped"]}}
+`
+
+// startWorker runs `agentpool worker -c manifest --db db` for the test and
+// returns its stderr; the cleanup stops it with SIGTERM and fails the test
+// unless it exits 0 soon after.
+func startWorker(t *testing.T, manifest, db string) *lockedBuf {
+	t.Helper()
+	w := exec.Command(cliBinary(t), "worker", "-c", manifest, "--db", db)
+	w.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "HOME="+t.TempDir())
+	w.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	werr := &lockedBuf{}
+	w.Stderr = werr
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	wdone := make(chan error, 1)
+	go func() { wdone <- w.Wait() }()
+	t.Cleanup(func() {
+		_ = w.Process.Signal(syscall.SIGTERM)
+		select {
+		case err := <-wdone:
+			if err != nil {
+				t.Errorf("worker after SIGTERM: %v\n%s", err, werr.String())
+			}
+		case <-time.After(40 * time.Second):
+			_ = w.Process.Kill()
+			<-wdone
+			t.Error("worker did not stop on SIGTERM")
+		}
+	})
+	return werr
+}
+
+// temporalDB is the store of a test on Temporal: a PostgreSQL schema when
+// AGENTPOOL_TEST_POSTGRES is set (the store for several machines, as in
+// CI), else a SQLite file in dir.
+func temporalDB(t *testing.T, dir string) string {
+	if os.Getenv(pgtest.Env) != "" {
+		_, db := pgtest.Schema(t)
+		return db
+	}
+	return filepath.Join(dir, "pool.db")
+}
+
+// agentpool run with engine temporal, on an agentpool worker: the same
+// output, exit code and stream shape as the run in one process; the
+// worker stops on SIGTERM.
+func TestRunOnTemporalWorker(t *testing.T) {
+	t.Parallel() // mostly waits on its CLI processes
+	addr := devServer(t)
+	dir := t.TempDir()
+	local := filepath.Join(dir, "local.yaml")
+	remote := filepath.Join(dir, "remote.yaml")
+	os.WriteFile(local, []byte(temporalPool), 0o644)
+	os.WriteFile(remote, []byte(temporalPool+fmt.Sprintf("execution: {engine: temporal, address: %q, task_queue: cli-test}\n", addr)), 0o644)
+	db := temporalDB(t, dir)
+
+	werr := startWorker(t, remote, db)
+
+	got := runCLI(t, dir, "run", "-c", remote, "--db", db, "--output", "jsonl", "go")
+	if got.code != 0 {
+		t.Fatalf("run on temporal: exit %d\n%s\nworker: %s", got.code, got.stderr, werr.String())
+	}
+	want := runCLI(t, dir, "run", "-c", local, "--db", filepath.Join(dir, "local.db"), "--output", "jsonl", "go")
+	a, b := decodeJSONL(t, got.stdout), decodeJSONL(t, want.stdout)
+	root := a[0].(event.RunStarted).SessionID
+	if err := eventtest.CheckInvariants(root, a); err != nil {
+		t.Errorf("invariants: %v", err)
+	}
+	if sa, sb := kinds(root, a), kinds(b[0].(event.RunStarted).SessionID, b); sa != sb {
+		t.Errorf("streams differ:\ntemporal:   %s\nin process: %s", sa, sb)
+	}
+	if last, ok := a[len(a)-1].(event.StreamComplete); !ok || last.Message.Content != "lead done" {
+		t.Errorf("last event = %#v", a[len(a)-1])
+	}
+}
+
+func kinds(root string, evs []event.Event) string {
+	var b strings.Builder
+	for _, e := range evs {
+		_, inner := event.Unwrap(root, e)
+		d := 0
+		if s, ok := e.(event.Subagent); ok {
+			d = len(s.Path)
+		}
+		fmt.Fprintf(&b, "%d:%s ", d, inner.Kind())
+	}
+	return b.String()
+}

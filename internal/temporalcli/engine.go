@@ -1,0 +1,60 @@
+package temporalcli
+
+import (
+	"context"
+	"log/slog"
+
+	"go.opentelemetry.io/otel/trace"
+	"go.temporal.io/sdk/client"
+
+	"github.com/agentpool/agentpool/config"
+	"github.com/agentpool/agentpool/durable"
+	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/pool"
+	"github.com/agentpool/agentpool/session"
+	"github.com/agentpool/agentpool/spawn"
+)
+
+// temporalEngine is the pool.Engine of a manifest whose execution engine is
+// temporal: a root run is submitted to the pool's task queue, where
+// `agentpool worker` processes run it, and its tree's events are followed
+// from the shared store (durable.RunRoot). Every command that runs root
+// sessions (run, serve acp|agui|opencode|web) gives it to its pool.
+type temporalEngine struct {
+	c     client.Client
+	store session.Store
+	queue string
+}
+
+// Engine implements cli.Temporal: it dials the frontend of x and returns
+// the engine that submits root runs to x's task queue. Close it (Pool.Close
+// does) to close the client.
+func (Temporal) Engine(x config.Execution, st session.Store, log *slog.Logger, tp trace.TracerProvider) (pool.Engine, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	c, err := dial(x, log, tp)
+	if err != nil {
+		return nil, err
+	}
+	return &temporalEngine{c: c, store: st, queue: x.TaskQueue}, nil
+}
+
+// RunRoot implements pool.Engine.
+func (e *temporalEngine) RunRoot(ctx context.Context, run pool.EngineRun, sink event.Sink) (spawn.Result, error) {
+	_, out, err := durable.RunRoot(ctx, e.c, e.store, durable.RootRequest{
+		Node: run.Node, Prompt: run.Prompt, TaskQueue: e.queue,
+		Stored: run.Session, History: run.History, RunID: run.RunID,
+		SubmitterHooks: true, // pool.RunSink runs them
+	}, sink)
+	if err != nil {
+		return spawn.Result{}, err
+	}
+	return out.Result(), nil
+}
+
+// Close closes the Temporal client (Pool.Close calls it).
+func (e *temporalEngine) Close() error {
+	e.c.Close()
+	return nil
+}
