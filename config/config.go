@@ -220,7 +220,7 @@ type ToolsetSpec struct {
 	Disabled []string
 	// AllowedHosts are the fetch toolset's `allowed_hosts:`: host names,
 	// IP addresses and CIDR networks that WebFetch may reach although they
-	// are not public (hostallow.Check, as webfetch.CheckAllowedHost, says what each may be).
+	// are not public (hostallow.Check says what each may be).
 	AllowedHosts []string
 	Line         int
 }

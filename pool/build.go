@@ -83,7 +83,7 @@ type AgentSpec struct {
 	Disabled []string
 	// FetchAllowedHosts are the host names, IP addresses and CIDR networks
 	// that the agent's WebFetch may reach although they are not public
-	// (the fetch toolset's `allowed_hosts:`; webfetch.CheckAllowedHost).
+	// (the fetch toolset's `allowed_hosts:`; hostallow.Check).
 	// They need config.ToolsetFetch in Builtin.
 	FetchAllowedHosts []string
 	// Output makes the agent's final answer a structured one.

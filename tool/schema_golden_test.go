@@ -43,8 +43,11 @@ type kinds struct {
 	NoTag  string            //nolint:tagliatelle // the Go name is the JSON name
 	Dict   map[string]nested `json:"dict,omitempty"`
 	embedded
-	hidden string
+	hidden string // unexported: never in the schema
 }
+
+// The field is there for the schema to leave out; this keeps it used.
+var _ = kinds{hidden: ""}
 
 type nested struct {
 	X string `json:"x" jsonschema:"enum=p,enum=q"`

@@ -19,7 +19,8 @@ type AllowList struct {
 	list hostallow.List
 }
 
-// ParseAllowList reads allowed_hosts entries (see CheckAllowedHost); the
+// ParseAllowList reads allowed_hosts entries (hostallow.Check says what each
+// may be: a host name, an IP address or a network in CIDR notation); the
 // error names the first entry that is not one.
 func ParseAllowList(entries []string) (AllowList, error) {
 	l, err := hostallow.Parse(entries)
@@ -28,13 +29,6 @@ func ParseAllowList(entries []string) (AllowList, error) {
 	}
 	return AllowList{list: l}, nil
 }
-
-// CheckAllowedHost reports what is wrong with one allowed_hosts entry:
-// a host name (localhost, wiki.internal: any address it resolves to is
-// allowed), an IP address (127.0.0.1, ::1) or a network in CIDR notation
-// (10.0.0.0/8, fd00::/8: every address in it is allowed, whatever name
-// leads there).
-func CheckAllowedHost(entry string) error { return hostallow.Check(entry) }
 
 // classifyAddr says what kind of non-public address ip is, or "" for a
 // public one.
