@@ -150,7 +150,7 @@ func ToolApprovalFor(policy map[string]string, tool string) string {
 
 // ModelSpec is an agent's `model:`.
 type ModelSpec struct {
-	Type  string // ModelTest, ModelScripted, ModelOpenAI, ModelAnthropic, ModelFallback or a registered type (RegisterModelType)
+	Type  string // ModelTest, ModelScripted, ModelOpenAI, ModelAnthropic, ModelFallback or a type of Options.ModelTypes
 	Model string // provider model id, e.g. "gpt-4o-mini" ("" for test/scripted)
 	// Provider names the OpenAI-compatible service of a `provider:model`
 	// id ("openrouter", "groq", ...; see Providers); "" for the type's own
@@ -220,7 +220,7 @@ type ToolsetSpec struct {
 	Disabled []string
 	// AllowedHosts are the fetch toolset's `allowed_hosts:`: host names,
 	// IP addresses and CIDR networks that WebFetch may reach although they
-	// are not public (webfetch.CheckAllowedHost says what each may be).
+	// are not public (hostallow.Check, as webfetch.CheckAllowedHost, says what each may be).
 	AllowedHosts []string
 	Line         int
 }
@@ -306,8 +306,19 @@ func (m *Manifest) EntryPoint() string {
 
 // Load reads and validates a manifest file. Errors name the file (as passed),
 // line and field; validation errors are an *Error. Manifest.Path is set to the
-// absolute path of the file.
+// absolute path of the file. It checks syntax only as to model types (every
+// type of ModelTypes is accepted); LoadWith checks them against what the
+// program can build.
 func Load(path string) (*Manifest, error) {
+	return LoadWith(path, Options{})
+}
+
+// LoadWith is Load with the program's Options: a model type that
+// opts.ModelTypes does not list is an error.
+func LoadWith(path string, opts Options) (*Manifest, error) {
+	if err := opts.check(); err != nil {
+		return nil, err
+	}
 	budget := bounded.New(bounded.Config)
 	data, err := budget.ReadFile(path)
 	if err != nil {
@@ -317,7 +328,7 @@ func Load(path string) (*Manifest, error) {
 		}
 		return nil, err
 	}
-	m, err := parseWithin(path, data, budget)
+	m, err := parseWithin(path, data, budget, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -332,17 +343,28 @@ func Load(path string) (*Manifest, error) {
 // Parse validates manifest bytes. name is used in error messages (e.g.
 // "agentpool.yaml"). Validation errors are an *Error listing every issue.
 // The bytes, and the files the manifest reads, are held to bounded.Config.
+// As Load, it accepts every model type of ModelTypes; ParseWith checks them
+// against what the program can build.
 func Parse(name string, data []byte) (*Manifest, error) {
+	return ParseWith(name, data, Options{})
+}
+
+// ParseWith is Parse with the program's Options: a model type that
+// opts.ModelTypes does not list is an error.
+func ParseWith(name string, data []byte, opts Options) (*Manifest, error) {
+	if err := opts.check(); err != nil {
+		return nil, err
+	}
 	budget := bounded.New(bounded.Config)
 	if err := budget.Take(int64(len(data))); err != nil {
 		return nil, &Error{Issues: []Issue{{File: name, Msg: err.Error()}}}
 	}
-	return parseWithin(name, data, budget)
+	return parseWithin(name, data, budget, opts)
 }
 
 // parseWithin validates manifest bytes already counted in budget.
-func parseWithin(name string, data []byte, budget *bounded.Budget) (*Manifest, error) {
-	p := &parser{file: name, budget: budget}
+func parseWithin(name string, data []byte, budget *bounded.Budget, opts Options) (*Manifest, error) {
+	p := &parser{file: name, budget: budget, opts: opts}
 	m := p.parse(data)
 	if err := p.err(); err != nil {
 		return nil, err

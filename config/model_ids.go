@@ -135,12 +135,12 @@ func (p *parser) modelID(ms *ModelSpec, s string, n *yaml.Node, path string) boo
 }
 
 // unknownModel is the error of a model string that names nothing known.
-func unknownModel(s string) string {
+func (p *parser) unknownModel(s string) string {
 	prefix, _, _ := strings.Cut(s, ":")
-	if sg := suggest(prefix, append(ModelTypes(), providerNames()...)); sg != "" {
+	if sg := suggest(prefix, append(p.modelTypes(), providerNames()...)); sg != "" {
 		return "unknown model type " + quote(prefix) + sg
 	}
-	return "unknown model type " + quote(prefix) + " (types: " + strings.Join(ModelTypes(), ", ") + "; providers: " + strings.Join(providerNames(), ", ") + ", as PROVIDER:MODEL)"
+	return "unknown model type " + quote(prefix) + " (types: " + strings.Join(p.modelTypes(), ", ") + "; providers: " + strings.Join(providerNames(), ", ") + ", as PROVIDER:MODEL)"
 }
 
 func quote(s string) string { return `"` + s + `"` }

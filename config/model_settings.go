@@ -77,7 +77,7 @@ func (p *parser) modelMapType(ms *ModelSpec, e entry, f map[string]entry, path s
 		typ = strings.TrimSpace(deref(pe.val).Value)
 		te = pe
 	default:
-		p.add(e.line(), path, "missing required field \"type\" (one of %s, or an identifier such as \"openai:gpt-4o-mini\")", strings.Join(ModelTypes(), ", "))
+		p.add(e.line(), path, "missing required field \"type\" (one of %s, or an identifier such as \"openai:gpt-4o-mini\")", strings.Join(p.modelTypes(), ", "))
 		return
 	}
 	at, tp := te.val, path+".type"
@@ -99,7 +99,7 @@ func (p *parser) modelMapType(ms *ModelSpec, e entry, f map[string]entry, path s
 		if _, ok := ident(); ok {
 			p.modelString(ms, ie.val, path+".identifier")
 		}
-	case contains(ModelTypes(), typ):
+	case p.recognized(typ):
 		ms.Type = typ
 		ms.CallAllTools = typ == ModelTest // AgentPool's default: call_tools: all
 		if id, ok := ident(); ok {
@@ -108,7 +108,7 @@ func (p *parser) modelMapType(ms *ModelSpec, e entry, f map[string]entry, path s
 	default:
 		pr, ok := LookupProvider(typ)
 		if !ok {
-			p.add(at.Line, tp, "%s", unknownModelType(typ))
+			p.add(at.Line, tp, "%s", p.unknownModelType(typ))
 			return
 		}
 		ms.Type, ms.Provider = ModelOpenAI, pr.Name
@@ -212,7 +212,7 @@ func (p *parser) modelSettings(ms *ModelSpec, e entry, f map[string]entry, path 
 	}
 	if ms.Type == ModelFallback {
 		for _, k := range byLine(f, append(slices.Clip(modelKeys), agentPoolModelKeys...)...) {
-			if k != "type" && k != "models" && modelKeyTypesFor(k) == nil {
+			if k != "type" && k != "models" && p.modelKeyTypesFor(k) == nil {
 				p.add(f[k].line(), join(path, k), "field %q does not apply to fallback models (set it on each model)", k)
 			}
 		}

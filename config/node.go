@@ -15,6 +15,8 @@ import (
 // parser walks a yaml.Node tree by hand, collecting issues with lines.
 type parser struct {
 	file string
+	// opts say which model types the program can build.
+	opts Options
 	// budget bounds the files the manifest reads and the YAML nodes it
 	// holds, its own included (bounded.Config).
 	budget *bounded.Budget

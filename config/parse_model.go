@@ -25,11 +25,12 @@ func (p *parser) model(e entry, path string) ModelSpec {
 	default:
 		p.add(e.val.Line, path, "expected a model name or a mapping, got %s", describe(d))
 	}
+	p.checkWired(ms, path)
 	return ms
 }
 
-func unknownModelType(t string) string {
-	known := ModelTypes()
+func (p *parser) unknownModelType(t string) string {
+	known := p.modelTypes()
 	if s := suggest(t, known); s != "" {
 		return "unknown model type " + strconv.Quote(t) + s
 	}
@@ -60,14 +61,14 @@ func (p *parser) modelString(ms *ModelSpec, n *yaml.Node, path string) {
 		}
 		ms.Type, ms.Model = typ, strings.TrimSpace(id)
 	default:
-		if isRegisteredModelType(typ) {
+		if p.registered(typ) {
 			ms.Type, ms.Model = typ, strings.TrimSpace(id)
 			return
 		}
 		if p.modelID(ms, s, n, path) {
 			return
 		}
-		p.add(n.Line, path, "%s", unknownModel(s))
+		p.add(n.Line, path, "%s", p.unknownModel(s))
 	}
 }
 
@@ -89,7 +90,7 @@ func (p *parser) modelMap(ms *ModelSpec, e entry, path string) {
 	if ms.Type != "" {
 		for _, k := range keys {
 			fe, ok := f[k]
-			if types := modelKeyTypesFor(k); ok && types != nil && !contains(types, ms.Type) {
+			if types := p.modelKeyTypesFor(k); ok && types != nil && !contains(types, ms.Type) {
 				p.add(fe.line(), join(path, k), "field %q does not apply to %s models (only to %s)", k, ms.Type, andList(types))
 			}
 		}
@@ -106,7 +107,7 @@ func (p *parser) modelMap(ms *ModelSpec, e entry, path string) {
 	if n, fp, ok := get("base_url"); ok {
 		ms.BaseURL = p.str(n, fp)
 		// Checked only where the key applies (else that is the error).
-		if ms.BaseURL != "" && contains(modelKeyTypesFor("base_url"), ms.Type) {
+		if ms.BaseURL != "" && contains(p.modelKeyTypesFor("base_url"), ms.Type) {
 			if !isHTTPURL(ms.BaseURL) {
 				p.add(n.Line, fp, "expected an http:// or https:// URL with a host, such as %q, got %q", "http://127.0.0.1:11434/v1", ms.BaseURL)
 			} else if problem := baseURLQueryProblem(ms.BaseURL); problem != "" {

@@ -9,7 +9,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/agentpool/agentpool/tool/webfetch"
+	"github.com/agentpool/agentpool/internal/hostallow"
 )
 
 // ToolsetSkills is AgentPool's skills toolset: load_skill and list_skills
@@ -221,7 +221,7 @@ func (p *parser) allowedHosts(n *yaml.Node, path string) []string {
 		if !ok {
 			continue
 		}
-		if err := webfetch.CheckAllowedHost(h); err != nil {
+		if err := hostallow.Check(h); err != nil {
 			p.add(c.Line, index(path, i), "%v", err)
 			continue
 		}

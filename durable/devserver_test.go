@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"go.temporal.io/sdk/client"
+	"github.com/agentpool/agentpool/internal/temporaltest"
 )
 
 // EnvTemporalBin names the Temporal CLI (make test-deps builds bin/temporal).
@@ -58,32 +58,24 @@ func startDevServer(t testing.TB) string {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
+	exited := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(exited) }()
 	t.Cleanup(func() {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-waited
+		<-exited
 	})
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		c, err := client.Dial(client.Options{HostPort: addr, Logger: quietLogger{}})
-		if err == nil {
-			_, err = c.CheckHealth(context.Background(), &client.CheckHealthRequest{})
-			c.Close()
-			if err == nil {
-				return addr
-			}
-		}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	if err := temporaltest.WaitServing(ctx, addr, exited); err != nil {
 		select {
-		case err := <-waited:
-			t.Fatalf("temporal dev server exited: %v", err)
+		case <-exited:
+			t.Fatalf("temporal dev server exited: %v", waitErr)
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("temporal dev server at %s not ready: %v", addr, err)
-		}
-		time.Sleep(200 * time.Millisecond)
+		t.Fatalf("temporal dev server at %s not ready: %v", addr, err)
 	}
+	return addr
 }
 
 // quietLogger drops the SDK's log.

@@ -12,6 +12,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/agentpool/agentpool/batteries"
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/event/eventtest"
@@ -93,7 +94,7 @@ func TestAsyncTaskAndCommandHooksOnWorker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := pool.New(m, pool.Options{Store: st})
+	p, err := pool.New(m, pool.Options{Store: st, Registry: batteries.Registry()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +139,7 @@ func TestAsyncTaskAndCommandHooksOnWorker(t *testing.T) {
 	if err := command.Install(reg, m, command.Options{TranscriptDir: t.TempDir()}); err != nil {
 		t.Fatal(err)
 	}
-	ref, err := pool.New(m, pool.Options{Store: memory.New(), Hooks: reg})
+	ref, err := pool.New(m, pool.Options{Store: memory.New(), Hooks: reg, Registry: batteries.Registry()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -329,7 +329,17 @@ func TestKillWorkerMidChild(t *testing.T) {
 		defer func(d time.Duration) { PollEvery = d }(PollEvery)
 		PollEvery = time.Hour
 	}
-	sink, got := eventtest.Collect()
+	collect, got := eventtest.Collect()
+	// arrived: a token after each event the follower streamed, for
+	// checkLive to look again at got rather than sleep.
+	arrived := make(chan struct{}, 1)
+	sink := event.SinkFunc(func(e event.Event) {
+		collect.Emit(e)
+		select {
+		case arrived <- struct{}{}:
+		default:
+		}
+	})
 	killed := make(chan time.Time, 1)
 	ran, stop := make(chan struct{}), make(chan struct{})
 	go func() {
@@ -344,7 +354,7 @@ func TestKillWorkerMidChild(t *testing.T) {
 		workers[key].kill()
 		killed <- at
 		// While the child's model call waits to be made again.
-		checkLive(t, cliBin, db, st, got)
+		checkLive(t, cliBin, db, st, got, arrived)
 	}()
 	node, _ := p.Node("boss")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

@@ -18,9 +18,14 @@ import (
 // and that `agentpool sessions list / tree / events`, other processes
 // on the same database, show the run: the root, its running child, the
 // child's log.
-func checkLive(t *testing.T, cli, db string, st session.Store, got func() []event.Event) {
+//
+// arrived has a token after each event the follower streamed: got is
+// looked at again on it, not in a loop of sleeps.
+func checkLive(t *testing.T, cli, db string, st session.Store, got func() []event.Event, arrived <-chan struct{}) {
 	var root, child string
-	for deadline := time.Now().Add(10 * time.Second); child == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	timeout := time.After(10 * time.Second)
+wait:
+	for {
 		for _, e := range got() {
 			switch v := e.(type) {
 			case event.RunStarted:
@@ -28,6 +33,14 @@ func checkLive(t *testing.T, cli, db string, st session.Store, got func() []even
 			case event.SpawnSessionStart:
 				child = v.ChildSessionID
 			}
+		}
+		if child != "" {
+			break
+		}
+		select {
+		case <-arrived:
+		case <-timeout:
+			break wait
 		}
 	}
 	if root == "" || child == "" {

@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentpool/agentpool/internal/otelpool"
+	"github.com/agentpool/agentpool/internal/otelprop"
 	"github.com/agentpool/agentpool/spawn"
 )
 
@@ -33,7 +34,7 @@ func TracingInterceptor(tp trace.TracerProvider) (interceptor.Interceptor, error
 	}
 	return temporalotel.NewTracingInterceptor(temporalotel.TracerOptions{
 		Tracer:            tp.Tracer("go.temporal.io/sdk"),
-		TextMapPropagator: otelpool.Propagator(),
+		TextMapPropagator: otelprop.Propagator(),
 	})
 }
 

@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -429,27 +430,37 @@ func TestRule6PendingInjectionsStoredAtTeardown(t *testing.T) {
 			accepted []string
 			childID  string
 		)
-		reg.OnSubagentStart.Register(func(_ context.Context, s hook.SubagentStart) error {
-			childID = s.ID
+		// Bursts of injections: one as the child starts, one from each of
+		// its first turn stops, each racing the run's decision to take
+		// another turn or to end. After the last burst nothing more is
+		// injected, so the child ends (an injector that never pauses
+		// keeps it taking injected turns). No pace in time is needed.
+		const bursts, perBurst = 6, 50
+		var next, started atomic.Int64
+		burst := func(id string) {
 			wg.Go(func() {
-				for i := 0; ; i++ {
-					msg := fmt.Sprintf("n%d", i)
-					if err := h.rt.Inject(s.ID, msg); err != nil {
-						return
+				for range perBurst {
+					msg := fmt.Sprintf("n%d", next.Add(1))
+					if err := h.rt.Inject(id, msg); err != nil {
+						return // ended
 					}
 					mu.Lock()
 					accepted = append(accepted, msg)
 					mu.Unlock()
-					if i%50 == 0 {
-						// A pace, not a wait: injections race with the
-						// run's teardown, and an injector that never
-						// pauses (even with runtime.Gosched) keeps the
-						// child taking injected turns and never ending.
-						time.Sleep(time.Millisecond)
-					}
 				}
 			})
+		}
+		reg.OnSubagentStart.Register(func(_ context.Context, s hook.SubagentStart) error {
+			childID = s.ID
+			started.Add(1)
+			burst(s.ID)
 			return nil
+		})
+		reg.OnTurnStop.Use(func(ctx context.Context, s hook.TurnStop, next hook.Next[hook.TurnStop, hook.StopDecision]) hook.StopDecision {
+			if s.IsSubagent() && started.Add(1) <= bursts {
+				burst(s.SessionID)
+			}
+			return next(ctx, s)
 		})
 		h.agent("child", scripted(t, testmodel.Turn{Text: "child done", Delay: time.Millisecond}))
 		h.agent("parent", scripted(t, callTurn("task", map[string]any{"agent_or_team": "child", "prompt": "x"}), text("done")), spawn.SubagentTools()...)
@@ -468,6 +479,7 @@ func TestRule6PendingInjectionsStoredAtTeardown(t *testing.T) {
 		if len(accepted) == 0 {
 			t.Fatal("no injection was accepted")
 		}
+		t.Logf("%d of %d injections accepted", len(accepted), next.Load())
 		for _, a := range accepted {
 			if stored[a] != 1 {
 				t.Fatalf("accepted injection %s stored %d times (of %d accepted)", a, stored[a], len(accepted))

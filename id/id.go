@@ -1,7 +1,7 @@
 package id
 
 import (
-	crand "crypto/rand"
+	"encoding/binary"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -33,7 +33,7 @@ type Generator struct {
 	// buf holds pre-generated random bytes so that one refill serves
 	// hundreds of ids; pos is the next unread byte. They come from a
 	// ChaCha8 stream (a cryptographically strong generator) seeded once
-	// from crypto/rand: refilling from the kernel for every few hundred ids
+	// (see seed): refilling from the kernel for every few hundred ids
 	// cost more than the rest of the id.
 	buf [randBufLen]byte
 	pos int
@@ -140,12 +140,16 @@ func (g *Generator) clock() time.Time {
 	return time.Now()
 }
 
+// seed is a seed no other process draws: from math/rand/v2's global
+// generator, which the runtime seeds from the kernel's entropy at start
+// (a ChaCha8 stream per thread). Ids must be unique, not secret (they are
+// names, never credentials), so crypto/rand, which would bring the
+// crypto packages (about 30) into every package that makes ids, is not
+// needed.
 func seed() [32]byte {
 	var s [32]byte
-	if _, err := crand.Read(s[:]); err != nil {
-		// crypto/rand.Read never fails on supported platforms (Go 1.24+
-		// crashes the program itself if it would); keep the contract explicit.
-		panic("id: crypto/rand failed: " + err.Error())
+	for i := 0; i < len(s); i += 8 {
+		binary.LittleEndian.PutUint64(s[i:], rand.Uint64())
 	}
 	return s
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentpool/agentpool/agent"
+	"github.com/agentpool/agentpool/batteries"
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/event/eventtest"
@@ -37,7 +38,7 @@ func runCorpus(t *testing.T, file, node string) corpusRun {
 	if err := os.WriteFile(filepath.Join(ws, "notes.md"), []byte("Ship on Friday.\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p, err := pool.New(m, pool.Options{Workspace: ws})
+	p, err := pool.New(m, pool.Options{Workspace: ws, Registry: batteries.Registry()})
 	if err != nil {
 		t.Fatalf("pool.New %s: %v", file, err)
 	}

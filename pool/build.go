@@ -185,7 +185,10 @@ func build(cfg Config, opts Options, m *config.Manifest) (*Pool, error) {
 	for _, a := range cfg.Agents {
 		lists = append(lists, a.MCPServers)
 	}
-	b, err := newBuiltins(dir, lists...)
+	if opts.Registry == nil {
+		opts.Registry = NewRegistry()
+	}
+	b, err := newBuiltins(dir, opts.Registry, lists...)
 	if err != nil {
 		return nil, err
 	}

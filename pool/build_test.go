@@ -267,7 +267,7 @@ agents:
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := pool.FromManifest(m)
+	cfg, err := pool.FromManifest(m, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,54 +314,132 @@ func (m echoModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[mod
 	}
 }
 
-func TestRegisterModel(t *testing.T) {
-	pool.RegisterModel("echo-test", func(spec config.ModelSpec) (model.Model, error) {
+// TestRegistry: a model type added to a Registry parses when the parser
+// is given the registry's types and builds with the pool given the
+// registry; another registry, or none, does not have it.
+func TestRegistry(t *testing.T) {
+	reg := pool.NewRegistry().AddModel("echo-test", func(spec config.ModelSpec) (model.Model, error) {
 		if spec.Model == "" {
 			return nil, fmt.Errorf("echo-test needs a model id")
 		}
 		return echoModel{id: spec.Model}, nil
 	})
-	if !slices.Contains(pool.ModelTypes(), "echo-test") || !slices.Contains(config.ModelTypes(), "echo-test") {
-		t.Fatalf("not registered: %v / %v", pool.ModelTypes(), config.ModelTypes())
+	if got, want := reg.ModelTypes(), []string{config.ModelTest, config.ModelScripted, config.ModelFallback, "echo-test"}; !slices.Equal(got, want) {
+		t.Fatalf("ModelTypes = %v, want %v", got, want)
 	}
-	m, err := config.Parse("a.yaml", []byte(`
+	if slices.Contains(pool.NewRegistry().ModelTypes(), "echo-test") || slices.Contains(config.ModelTypes(), "echo-test") {
+		t.Fatal("AddModel changed something besides its registry")
+	}
+	opts := config.Options{ModelTypes: reg.ModelTypes()}
+	m, err := config.ParseWith("a.yaml", []byte(`
 agents:
   a:
     model: {type: echo-test, model: parrot, base_url: "http://localhost:1"}
   b:
     model: echo-test:mynah
-`))
+  c:
+    model: {type: fallback, models: ["echo-test:owl"]}
+`), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := pool.New(m, pool.Options{})
+	p, err := pool.New(m, pool.Options{Registry: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	for node, want := range map[string]string{"a": "parrot:hi", "b": "mynah:hi"} {
+	for node, want := range map[string]string{"a": "parrot:hi", "b": "mynah:hi", "c": "owl:hi"} {
 		if res := run(t, p, node, "hi"); res.Output != want {
 			t.Errorf("%s: %q, want %q", node, res.Output, want)
 		}
 	}
+	// Without the registry the manifest does not build, and the error says
+	// how to wire the type in.
+	if _, err := pool.New(m, pool.Options{}); err == nil || !strings.Contains(err.Error(), `agent a: model type "echo-test" is not wired into this program (wired: test, scripted, fallback); `+config.WiringHint) {
+		t.Errorf("without the registry: %v", err)
+	}
 
 	// A key that does not apply to the type is still an error; a factory's
 	// error names the agent.
-	if _, err := config.Parse("a.yaml", []byte("agents:\n  a:\n    model: {type: echo-test, turns: [x]}\n")); err == nil ||
+	if _, err := config.ParseWith("a.yaml", []byte("agents:\n  a:\n    model: {type: echo-test, turns: [x]}\n"), opts); err == nil ||
 		!strings.Contains(err.Error(), `field "turns" does not apply to echo-test models (only to scripted)`) {
 		t.Errorf("turns on echo-test: %v", err)
 	}
-	m, err = config.Parse("a.yaml", []byte("agents:\n  a:\n    model: echo-test\n"))
+	m, err = config.ParseWith("a.yaml", []byte("agents:\n  a:\n    model: echo-test\n"), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := pool.New(m, pool.Options{}); err == nil || err.Error() != "agent a: echo-test needs a model id" {
+	if _, err := pool.New(m, pool.Options{Registry: reg}); err == nil || err.Error() != "agent a: echo-test needs a model id" {
 		t.Errorf("factory error: %v", err)
 	}
 
-	_, err = pool.NewModel(config.ModelSpec{Type: "nope"})
-	if err == nil || !strings.Contains(err.Error(), `model type "nope" is not supported by this build (registered: `) ||
-		!strings.Contains(err.Error(), "anthropic, echo-test, fallback, openai, scripted, test") {
+	_, err = reg.NewModel(config.ModelSpec{Type: "nope"})
+	if err == nil || !strings.Contains(err.Error(), `model type "nope" is not wired into this program (wired: test, scripted, fallback, echo-test); `) {
 		t.Errorf("unknown type: %v", err)
 	}
+	for _, bad := range []string{"", "my:type", "1x"} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("AddModel(%q) did not panic", bad)
+				}
+			}()
+			pool.NewRegistry().AddModel(bad, func(config.ModelSpec) (model.Model, error) { return echoModel{}, nil })
+		}()
+	}
 }
+
+// TestUnwiredToolsets: the fetch toolset and MCP servers need the
+// registry to wire them in; without, Build says so, and with makers, the
+// pool uses what they make.
+func TestUnwiredToolsets(t *testing.T) {
+	fetchCfg := pool.Config{Agents: []pool.AgentSpec{{Name: "a", Model: echoModel{id: "x"}, Builtin: []string{config.ToolsetFetch}}}}
+	if _, err := pool.Build(fetchCfg, pool.Options{}); err == nil || !strings.Contains(err.Error(), "the fetch toolset is not wired into this program") {
+		t.Errorf("fetch without a maker: %v", err)
+	}
+	mcpCfg := pool.Config{
+		Agents:     []pool.AgentSpec{{Name: "a", Model: echoModel{id: "x"}}},
+		MCPServers: []config.MCPServer{{Name: "srv", Command: "true", Enabled: true}},
+	}
+	if _, err := pool.Build(mcpCfg, pool.Options{}); err == nil || !strings.Contains(err.Error(), `MCP server "srv": MCP is not wired into this program`) {
+		t.Errorf("MCP without a maker: %v", err)
+	}
+
+	var asked [][]string
+	reg := pool.NewRegistry().SetFetch(func(allowed []string) (tool.Tool, error) {
+		asked = append(asked, allowed)
+		return getWeather, nil
+	})
+	fetchCfg.Agents = append(fetchCfg.Agents, pool.AgentSpec{Name: "b", Model: echoModel{id: "x"}, Builtin: []string{config.ToolsetFetch}, FetchAllowedHosts: []string{"localhost"}})
+	build(t, fetchCfg, pool.Options{Registry: reg})
+	if want := [][]string{{}, {"localhost"}}; len(asked) != 2 || len(asked[0]) != 0 || !slices.Equal(asked[1], want[1]) {
+		t.Errorf("FetchMaker calls %q, want one per allow-list %q", asked, want)
+	}
+
+	mcps := &fakeMCP{}
+	var gotDir string
+	reg = pool.NewRegistry().SetMCP(func(servers []config.MCPServer, dir string) (pool.MCPServers, error) {
+		gotDir = dir
+		if len(servers) != 1 || servers[0].Name != "srv" {
+			t.Errorf("servers %+v", servers)
+		}
+		return mcps, nil
+	})
+	ws := t.TempDir()
+	p, err := pool.Build(mcpCfg, pool.Options{Registry: reg, Workspace: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.MCP() != pool.MCPServers(mcps) || gotDir == "" {
+		t.Errorf("MCP() = %v, dir %q", p.MCP(), gotDir)
+	}
+	if err := p.Close(); err != nil || !mcps.closed {
+		t.Errorf("Close: %v, MCP servers closed: %v", err, mcps.closed)
+	}
+}
+
+// fakeMCP has no servers and records Close.
+type fakeMCP struct{ closed bool }
+
+func (f *fakeMCP) Toolset(string) (tool.Toolset, bool) { return nil, false }
+func (f *fakeMCP) Close() error                        { f.closed = true; return nil }

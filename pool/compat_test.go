@@ -151,7 +151,7 @@ func TestSkillsInjectAll(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := pool.FromManifest(m)
+	cfg, err := pool.FromManifest(m, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,8 +7,11 @@
 // teams, custom nodes). Build validates a Config as config.Parse validates
 // a manifest: an undefined worker or team member, a duplicate name, a
 // missing model or a team cycle is an error at construction, with every
-// problem reported. Model types are registered (RegisterModel), not fixed:
-// openai, anthropic, test and scripted are built in. Options.Hooks takes
+// problem reported. Model types are wired in with a Registry value
+// (Options.Registry; no package-level registration): test, scripted and
+// fallback are built in, and package batteries wires in openai, anthropic,
+// the fetch toolset and MCP, so that this package needs no provider SDK or
+// HTTP client. Options.Hooks takes
 // one value (a *hook.Registry) that may implement agent.Hooks,
 // spawn.Lifecycle, SessionHooks and ApprovalPolicies.
 //

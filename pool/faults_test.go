@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/agentpool/agentpool/batteries"
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/event/eventtest"
@@ -239,7 +240,7 @@ func TestFaults(t *testing.T) {
 			if tc.setup != nil {
 				st, opts = tc.setup(t, inner)
 			}
-			opts.Store = st
+			opts.Store, opts.Registry = st, batteries.Registry()
 			p, err := pool.New(m, opts)
 			if err != nil {
 				t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentpool/agentpool/batteries"
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/pool"
@@ -29,7 +30,7 @@ agents:
   closed:
     model: `+turns+`
     tools: [fetch]
-`, pool.Options{})
+`, pool.Options{Registry: batteries.Registry()})
 	result := func(node string) event.ToolCallComplete {
 		t.Helper()
 		res, _, evs := runSpawns(t, p, node)
@@ -58,7 +59,7 @@ func TestFetchAllowedHostsChecked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := pool.FromManifest(m)
+	cfg, err := pool.FromManifest(m, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentpool/agentpool/batteries"
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/internal/strictapi"
@@ -95,7 +96,7 @@ agents:
 			}
 			st := memory.New()
 			c := writeCrashed(t, st)
-			p, err := pool.New(m, pool.Options{Store: st})
+			p, err := pool.New(m, pool.Options{Store: st, Registry: batteries.Registry()})
 			if err != nil {
 				t.Fatal(err)
 			}

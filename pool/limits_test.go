@@ -90,7 +90,7 @@ func TestBuildRequireAllByMode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := pool.FromManifest(mf)
+	cfg, err := pool.FromManifest(mf, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

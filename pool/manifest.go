@@ -13,10 +13,13 @@ import (
 	"github.com/agentpool/agentpool/team"
 )
 
-// New builds a pool from a validated manifest: FromManifest, then Build.
-// The pool's Manifest is m.
+// New builds a pool from a validated manifest: FromManifest with
+// opts.Registry, then Build. The pool's Manifest is m.
 func New(m *config.Manifest, opts Options) (*Pool, error) {
-	cfg, err := FromManifest(m)
+	if opts.Registry == nil {
+		opts.Registry = NewRegistry()
+	}
+	cfg, err := FromManifest(m, opts.Registry)
 	if err != nil {
 		return nil, err
 	}
@@ -24,11 +27,14 @@ func New(m *config.Manifest, opts Options) (*Pool, error) {
 }
 
 // FromManifest converts a validated manifest to a Config, building every
-// agent's model with the factory registered for its type (RegisterModel).
+// agent's model with reg (nil: NewRegistry()), which must have its type.
 // A program may add to the result (tools of one agent, custom nodes) before
 // it calls Build; the workspace is resolved against the manifest's
 // directory.
-func FromManifest(m *config.Manifest) (Config, error) {
+func FromManifest(m *config.Manifest, reg *Registry) (Config, error) {
+	if reg == nil {
+		reg = NewRegistry()
+	}
 	cfg := Config{Default: m.DefaultAgent, Limits: m.Limits, MCPServers: m.MCPServers, Skills: m.Skills}
 	if m.Workspace != "" {
 		cfg.Workspace = m.ResolvePath(m.Workspace)
@@ -40,7 +46,7 @@ func FromManifest(m *config.Manifest) (Config, error) {
 	var errs []error
 	for _, name := range m.AgentOrder {
 		a := m.Agents[name]
-		mdl, err := NewModel(a.Model)
+		mdl, err := reg.NewModel(a.Model)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("agent %s: %w", name, err))
 			continue

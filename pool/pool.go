@@ -23,7 +23,6 @@ import (
 	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/spawn"
 	"github.com/agentpool/agentpool/tool"
-	"github.com/agentpool/agentpool/tool/mcp"
 	"github.com/agentpool/agentpool/tool/workspace"
 )
 
@@ -73,6 +72,12 @@ type Options struct {
 	// closes. Elsewhere than Linux it does nothing. (The agentpool CLI is
 	// a subreaper for its whole life.)
 	Subreaper bool
+	// Registry wires in what the core does not build itself: model types
+	// beyond test, scripted and fallback, the fetch toolset and MCP
+	// servers. nil: NewRegistry() (offline models, no fetch, no MCP).
+	// New builds the manifest's models with it; batteries.Registry() has
+	// everything agentpool ships.
+	Registry *Registry
 }
 
 // SessionHooks is implemented by an Options.Hooks value that observes
@@ -408,6 +413,7 @@ func (p *Pool) Close() error {
 // Workspace returns the directory the pool's file and shell tools act in.
 func (p *Pool) Workspace() *workspace.Workspace { return p.builtins.ws }
 
-// MCP returns the pool's MCP server manager, nil when the manifest declares
-// no server.
-func (p *Pool) MCP() *mcp.Manager { return p.builtins.mcp }
+// MCP returns the pool's MCP servers, as the Registry's MCPMaker made
+// them (batteries: a *mcp.Manager); nil when no enabled server is
+// declared.
+func (p *Pool) MCP() MCPServers { return p.builtins.mcp }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agentpool/agentpool/batteries"
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/pool"
@@ -101,7 +102,7 @@ agents:
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := pool.New(m, pool.Options{})
+	p, err := pool.New(m, pool.Options{Registry: batteries.Registry()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,76 +3,171 @@ package pool
 import (
 	"errors"
 	"fmt"
-	"sort"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/model"
+	"github.com/agentpool/agentpool/model/fallback"
+	"github.com/agentpool/agentpool/tool"
 )
 
 // ModelFactory builds the model a manifest's `model:` entry describes.
 // It is called once per agent, when the pool is built.
 type ModelFactory func(spec config.ModelSpec) (model.Model, error)
 
-// models is the registry of model types: the builtin ones (test, scripted,
-// openai, anthropic; see models.go) and those a program registers.
-var models struct {
-	sync.RWMutex
-	byType map[string]ModelFactory
+// FetchMaker makes the fetch toolset's tool (WebFetch) for agents that may
+// reach the given allowed_hosts besides public addresses (each entry
+// checked already; see config.Toolset.AllowedHosts). The pool calls it
+// once per distinct allow-list.
+type FetchMaker func(allowedHosts []string) (tool.Tool, error)
+
+// MCPServers are the MCP servers of a pool: the toolset of each by name,
+// and Close, which stops those that started.
+type MCPServers interface {
+	Toolset(name string) (tool.Toolset, bool)
+	Close() error
 }
 
-// RegisterModel makes a model type available to manifests (`model: TYPE`,
-// `model: TYPE:MODEL` or `model: {type: TYPE, ...}`) and to NewModel:
-// f builds the model of every agent whose model has that type. It also
-// registers the type with the manifest parser (config.RegisterModelType),
-// so call it before loading a manifest that uses it, typically from an
-// init function. Registering a type again replaces its factory (a program
-// may wrap a builtin provider). It panics when typ is not a name (a
-// letter, then letters, digits, "_" and "-") or f is nil.
-func RegisterModel(typ string, f ModelFactory) {
+// MCPMaker makes the MCPServers of the enabled servers listed; their
+// commands run in dir (the pool's workspace). It must not start them: a
+// server starts when a run first needs its tools.
+type MCPMaker func(servers []config.MCPServer, dir string) (MCPServers, error)
+
+// Registry is what a pool can build beyond its core: the model types and
+// the toolsets that need the network (fetch, MCP). It is explicit (no
+// package holds one): a program makes one with NewRegistry, adds to it and
+// passes it in Options.Registry and to FromManifest, so that the pool
+// package itself depends on no provider SDK or HTTP client. Package
+// batteries returns one with everything agentpool ships wired in.
+//
+// NewRegistry has the offline model types test, scripted and fallback.
+// A Registry is safe for concurrent use; factories run outside its lock.
+type Registry struct {
+	mu     sync.RWMutex
+	models map[string]ModelFactory
+	order  []string // model types in the order added
+	fetch  FetchMaker
+	mcp    MCPMaker
+}
+
+// NewRegistry returns a Registry with the builtin model types: test,
+// scripted (the offline test models) and fallback (the models of its
+// list, each built by this registry, in order).
+func NewRegistry() *Registry {
+	r := &Registry{models: map[string]ModelFactory{}}
+	r.add(config.ModelTest, newTestModel)
+	r.add(config.ModelScripted, newTestModel)
+	r.add(config.ModelFallback, r.newFallback)
+	return r
+}
+
+// typeRE is what a model type may be, as config.Options.ModelTypes.
+var typeRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`)
+
+// AddModel makes the model type typ available to manifests (`model: TYPE`,
+// `model: TYPE:MODEL` or `model: {type: TYPE, ...}`; config.Options) and
+// to NewModel: f builds the model of every agent whose model has that type.
+// Adding a type again replaces its factory (a program may wrap a builtin
+// provider). It returns r, so that calls chain, and panics when typ is not
+// a name (a letter, then letters, digits, "_" and "-") or f is nil: both
+// are the program's mistakes, found the first time it runs.
+func (r *Registry) AddModel(typ string, f ModelFactory) *Registry {
+	if !typeRE.MatchString(typ) {
+		panic(fmt.Sprintf("pool: Registry.AddModel: invalid model type %q (a letter, then letters, digits, \"_\" and \"-\")", typ))
+	}
 	if f == nil {
-		panic(fmt.Sprintf("pool: RegisterModel(%q): nil factory", typ))
+		panic(fmt.Sprintf("pool: Registry.AddModel(%q): nil factory", typ))
 	}
-	config.RegisterModelType(typ) // panics on an invalid name
-	models.Lock()
-	defer models.Unlock()
-	if models.byType == nil {
-		models.byType = map[string]ModelFactory{}
-	}
-	models.byType[typ] = f
+	r.add(typ, f)
+	return r
 }
 
-// ModelTypes lists the registered model types, sorted.
-func ModelTypes() []string {
-	models.RLock()
-	defer models.RUnlock()
-	out := make([]string, 0, len(models.byType))
-	for t := range models.byType {
-		out = append(out, t)
+func (r *Registry) add(typ string, f ModelFactory) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.models[typ]; !ok {
+		r.order = append(r.order, typ)
 	}
-	sort.Strings(out)
-	return out
+	r.models[typ] = f
+}
+
+// SetFetch wires in the fetch toolset (config.ToolsetFetch); without it,
+// an agent that lists the toolset is an error at Build. It returns r.
+func (r *Registry) SetFetch(f FetchMaker) *Registry {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.fetch = f
+	return r
+}
+
+// SetMCP wires in MCP servers; without it, a pool that declares an enabled
+// server is an error at Build. It returns r.
+func (r *Registry) SetMCP(m MCPMaker) *Registry {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.mcp = m
+	return r
+}
+
+// ModelTypes lists the model types of r in the order added (the builtin
+// ones first): what config.Options.ModelTypes takes.
+func (r *Registry) ModelTypes() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return slices.Clone(r.order)
 }
 
 // NewModel builds the model a manifest entry describes, with the factory
-// registered for its type (an empty type is the test model). An
-// unregistered type is an error that lists the registered ones.
-func NewModel(spec config.ModelSpec) (model.Model, error) {
+// added for its type (an empty type is the test model). A type r does not
+// have is an error that lists those it has and says how to add one.
+func (r *Registry) NewModel(spec config.ModelSpec) (model.Model, error) {
 	typ := spec.Type
 	if typ == "" {
 		typ = config.ModelTest
 	}
-	models.RLock()
-	f, ok := models.byType[typ]
-	models.RUnlock()
+	r.mu.RLock()
+	f, ok := r.models[typ]
+	r.mu.RUnlock()
 	if !ok {
-		return nil, fmt.Errorf("model type %q is not supported by this build (registered: %s)", typ, strings.Join(ModelTypes(), ", "))
+		return nil, fmt.Errorf("model type %q is not wired into this program (wired: %s); %s", typ, strings.Join(r.ModelTypes(), ", "), config.WiringHint)
 	}
 	m, err := f(spec)
 	if err == nil && m == nil {
 		err = errors.New("the factory returned no model")
 	}
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// fetchMaker and mcpMaker return what is wired in (nil: nothing).
+func (r *Registry) fetchMaker() FetchMaker {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.fetch
+}
+
+func (r *Registry) mcpMaker() MCPMaker {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.mcp
+}
+
+// newFallback builds the models of a fallback model with r, in order.
+func (r *Registry) newFallback(spec config.ModelSpec) (model.Model, error) {
+	models := make([]model.Model, 0, len(spec.Fallback))
+	for i, s := range spec.Fallback {
+		m, err := r.NewModel(s)
+		if err != nil {
+			return nil, fmt.Errorf("fallback model %d: %w", i, err)
+		}
+		models = append(models, m)
+	}
+	m, err := fallback.New(models...)
 	if err != nil {
 		return nil, err
 	}

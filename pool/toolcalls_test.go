@@ -31,7 +31,7 @@ agents:
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := pool.FromManifest(m)
+	cfg, err := pool.FromManifest(m, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -15,11 +14,9 @@ import (
 	"github.com/agentpool/agentpool/spawn"
 	"github.com/agentpool/agentpool/tool"
 	"github.com/agentpool/agentpool/tool/files"
-	"github.com/agentpool/agentpool/tool/mcp"
 	"github.com/agentpool/agentpool/tool/shell"
 	"github.com/agentpool/agentpool/tool/skills"
 	"github.com/agentpool/agentpool/tool/todo"
-	"github.com/agentpool/agentpool/tool/webfetch"
 	"github.com/agentpool/agentpool/tool/workspace"
 )
 
@@ -34,7 +31,9 @@ type builtins struct {
 	// fetch holds one WebFetch per allow-list (agents' allowed_hosts),
 	// keyed by fetchKey.
 	fetch map[string]tool.Tool
-	mcp   *mcp.Manager
+	// makeFetch makes them (nil: the fetch toolset is not wired in).
+	makeFetch FetchMaker
+	mcp       MCPServers
 	// skillsCfg says where skills are; skills is its toolset, made on
 	// first use.
 	skillsCfg  config.Skills
@@ -50,9 +49,9 @@ type builtins struct {
 }
 
 // newBuiltins opens the workspace dir (the current directory when empty)
-// and makes the MCP manager of every enabled server listed (servers
-// themselves start when a run first needs them).
-func newBuiltins(dir string, lists ...[]config.MCPServer) (*builtins, error) {
+// and makes, with reg, the MCP servers of every enabled server listed
+// (servers themselves start when a run first needs them).
+func newBuiltins(dir string, reg *Registry, lists ...[]config.MCPServer) (*builtins, error) {
 	if dir == "" {
 		wd, err := os.Getwd()
 		if err != nil {
@@ -60,28 +59,34 @@ func newBuiltins(dir string, lists ...[]config.MCPServer) (*builtins, error) {
 		}
 		dir = wd
 	}
-	b := &builtins{}
+	b := &builtins{makeFetch: reg.fetchMaker()}
 	var err error
 	if b.ws, err = workspace.New(dir); err != nil {
 		return nil, err
 	}
-	var servers []mcp.ServerConfig
+	var servers []config.MCPServer
 	for _, list := range lists {
 		for _, s := range list {
-			if !s.Enabled {
-				continue
+			if s.Enabled {
+				servers = append(servers, s)
 			}
-			servers = append(servers, mcp.ServerConfig{
-				Name: s.Name, Transport: s.Type, Command: s.Command, Args: s.Args, Env: s.Env,
-				Dir: b.ws.Root(), URL: s.URL, Headers: s.Headers, Timeout: s.Timeout,
-			})
 		}
 	}
-	if len(servers) > 0 {
-		if b.mcp, err = mcp.NewManager(servers, mcp.Options{ClientName: "agentpool", ClientVersion: buildVersion()}); err != nil {
-			return nil, err
-		}
+	if len(servers) == 0 {
+		return b, nil
 	}
+	makeMCP := reg.mcpMaker()
+	if makeMCP == nil {
+		return nil, fmt.Errorf("MCP server %q: MCP is not wired into this program (pool.Registry.SetMCP; batteries.Registry() wires it)", servers[0].Name)
+	}
+	mcps, err := makeMCP(servers, b.ws.Root())
+	if err != nil {
+		return nil, err
+	}
+	if mcps == nil {
+		return nil, errors.New("the Registry's MCPMaker returned no servers")
+	}
+	b.mcp = mcps
 	return b, nil
 }
 
@@ -130,15 +135,21 @@ func (b *builtins) fetchTool(allowed []string) (tool.Tool, error) {
 	if f, ok := b.fetch[key]; ok {
 		return f, nil
 	}
-	allow, err := webfetch.ParseAllowList(allowed)
+	if b.makeFetch == nil {
+		return nil, fmt.Errorf("the %s toolset is not wired into this program (pool.Registry.SetFetch; batteries.Registry() wires it)", config.ToolsetFetch)
+	}
+	f, err := b.makeFetch(slices.Clone(allowed))
 	if err != nil {
 		return nil, fmt.Errorf("allowed_hosts: %w", err)
+	}
+	if f == nil {
+		return nil, errors.New("the Registry's FetchMaker returned no tool")
 	}
 	if b.fetch == nil {
 		b.fetch = map[string]tool.Tool{}
 	}
-	b.fetch[key] = webfetch.New(webfetch.Options{Allow: allow})
-	return b.fetch[key], nil
+	b.fetch[key] = f
+	return f, nil
 }
 
 // fetchKey identifies an allow-list whatever the order and repetitions of
@@ -179,12 +190,4 @@ func (b *builtins) close() error {
 		b.closeErr = errors.Join(errs...)
 	})
 	return b.closeErr
-}
-
-// buildVersion is the main module's version, for the MCP client info.
-func buildVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		return bi.Main.Version
-	}
-	return "dev"
 }

@@ -10,9 +10,9 @@ import (
 
 	"github.com/agentpool/agentpool/agent"
 	"github.com/agentpool/agentpool/config"
+	"github.com/agentpool/agentpool/internal/hostallow"
 	"github.com/agentpool/agentpool/spawn"
 	"github.com/agentpool/agentpool/team"
-	"github.com/agentpool/agentpool/tool/webfetch"
 )
 
 // nameRE is the rule for node names, as in the manifest (a worker becomes
@@ -99,7 +99,7 @@ func (cfg *Config) validate() error {
 			}
 		}
 		for i, h := range a.FetchAllowedHosts {
-			if err := webfetch.CheckAllowedHost(h); err != nil {
+			if err := hostallow.Check(h); err != nil {
 				bad(agentErr(a.Name, fmt.Sprintf("FetchAllowedHosts[%d]", i), "%v", err))
 			}
 		}

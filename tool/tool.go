@@ -5,8 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-
-	"github.com/invopop/jsonschema"
+	"sync"
 
 	"github.com/agentpool/agentpool/event"
 )
@@ -119,16 +118,21 @@ func Title(t Tool, call Call) string {
 // Func is a typed function tool: its arguments are decoded into A, whose
 // struct yields the JSON schema shown to the model.
 type funcTool[A any] struct {
-	info Info
-	fn   func(ctx context.Context, call Call, args A) (Result, error)
+	info   Info // without Parameters: see schema
+	schema func() json.RawMessage
+	fn     func(ctx context.Context, call Call, args A) (Result, error)
 }
 
-// New builds a typed tool. The schema of A is reflected once, here. Use
-// `json` tags for names and `jsonschema:"description=..."` tags for help.
+// New builds a typed tool. Use `json` tags for names and
+// `jsonschema:"description=..."` tags for help (SchemaOf). The schema of
+// A is reflected once, on the first Info: tools are often package-level
+// values, and a program that never offers one to a model (or a test that
+// never lists it) should not pay for reflecting it at init.
 func New[A any](name, description string, fn func(ctx context.Context, call Call, args A) (Result, error)) Tool {
 	return &funcTool[A]{
-		info: Info{Name: name, Description: description, Parameters: SchemaOf[A](), Kind: KindOther},
-		fn:   fn,
+		info:   Info{Name: name, Description: description, Kind: KindOther},
+		schema: sync.OnceValue(SchemaOf[A]),
+		fn:     fn,
 	}
 }
 
@@ -175,7 +179,11 @@ type titleTool struct {
 func (t titleTool) Title(c Call) string         { return t.title(c) }
 func (t titleTool) Locations(c Call) []Location { return Locations(t.Tool, c) }
 
-func (f *funcTool[A]) Info() Info { return f.info }
+func (f *funcTool[A]) Info() Info {
+	info := f.info
+	info.Parameters = f.schema()
+	return info
+}
 
 func (f *funcTool[A]) Call(ctx context.Context, call Call) (Result, error) {
 	var args A
@@ -187,18 +195,4 @@ func (f *funcTool[A]) Call(ctx context.Context, call Call) (Result, error) {
 		return Errorf("invalid arguments for %s: %v", f.info.Name, err), nil
 	}
 	return f.fn(ctx, call, args)
-}
-
-// SchemaOf returns the JSON schema of A's struct, inlined (no $defs).
-func SchemaOf[A any]() json.RawMessage {
-	r := jsonschema.Reflector{DoNotReference: true, ExpandedStruct: true, AllowAdditionalProperties: false}
-	var zero A
-	s := r.Reflect(&zero)
-	s.Version = ""
-	s.ID = ""
-	b, err := json.Marshal(s)
-	if err != nil {
-		panic(fmt.Sprintf("tool: schema of %T: %v", zero, err))
-	}
-	return b
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/event/eventtest"
 	"github.com/agentpool/agentpool/id"
+	"github.com/agentpool/agentpool/internal/proctree/proctreetest"
 	"github.com/agentpool/agentpool/internal/strictapi"
 	"github.com/agentpool/agentpool/session"
 )
@@ -179,15 +180,41 @@ func TestServeAGUIOnTemporal(t *testing.T) {
 	for sc.Scan() && !strings.Contains(sc.Text(), "RUN_STARTED") {
 	}
 	res.Body.Close()
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		s := storedSession(t, db, gone)
-		if s.Status == session.StatusAborted {
-			break
+	var status session.Status
+	if !waitStored(t, db, 30*time.Second, func(st session.Store) bool {
+		s, err := st.GetSession(context.Background(), gone)
+		if err != nil {
+			t.Fatal(err)
 		}
+		status = s.Status
+		return status == session.StatusAborted
+	}) {
+		t.Fatalf("session of the client that went away: %s, want aborted\nworker: %s", status, werr.String())
+	}
+}
+
+// waitStored reports whether done held within bound for the store db,
+// opened once (opening it writes to it), asking at first and again at
+// each notice (inotify) of a write to the SQLite file (the database and
+// its WAL) by another process. A PostgreSQL store notifies appends only,
+// and a session's final status is written after its last events: there
+// it looks again every 100ms, the one wait with no notice.
+func waitStored(t *testing.T, db string, bound time.Duration, done func(session.Store) bool) bool {
+	t.Helper()
+	st, _, err := openPoolStore(db, &config.Manifest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if !strings.Contains(db, "://") && !strings.Contains(db, "=") {
+		return proctreetest.WaitDir(filepath.Dir(db), bound, func() bool { return done(st) })
+	}
+	for deadline := time.Now().Add(bound); !done(st); time.Sleep(100 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("session of the client that went away: %s, want aborted\nworker: %s", s.Status, werr.String())
+			return false
 		}
 	}
+	return true
 }
 
 // acpProc is a `serve acp` process the test talks JSON-RPC to.

@@ -5,8 +5,17 @@ import (
 	"io/fs"
 	"os"
 
+	"github.com/agentpool/agentpool/batteries"
 	"github.com/agentpool/agentpool/config"
+	"github.com/agentpool/agentpool/pool"
 )
+
+// newRegistry is what the command wires into its pools: everything
+// agentpool ships (models, fetch, MCP).
+func newRegistry() *pool.Registry { return batteries.Registry() }
+
+// manifestOptions check a manifest's model types against newRegistry.
+func manifestOptions() config.Options { return batteries.ConfigOptions(newRegistry()) }
 
 // defaultManifestFile is used by run when it exists and no -c is given.
 const defaultManifestFile = "agentpool.yaml"
@@ -15,10 +24,10 @@ const defaultManifestFile = "agentpool.yaml"
 // present, else the built-in default.
 func loadManifest(path string) (*config.Manifest, error) {
 	if path != "" {
-		return config.Load(path)
+		return config.LoadWith(path, manifestOptions())
 	}
 	if _, err := os.Stat(defaultManifestFile); err == nil {
-		return config.Load(defaultManifestFile)
+		return config.LoadWith(defaultManifestFile, manifestOptions())
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}

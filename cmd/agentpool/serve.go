@@ -15,7 +15,7 @@ import (
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/hook"
 	"github.com/agentpool/agentpool/hook/command"
-	"github.com/agentpool/agentpool/internal/otelpool"
+	"github.com/agentpool/agentpool/internal/otelwire"
 	"github.com/agentpool/agentpool/pool"
 	"github.com/agentpool/agentpool/server/httpsec"
 	"github.com/spf13/cobra"
@@ -111,7 +111,7 @@ func openPool(f poolFlags, opts pool.Options) (*pool.Pool, func(), error) {
 // openPoolTelemetry is openPool with the OpenTelemetry providers that the
 // OTEL_* environment and the manifest's observability block ask for (nil:
 // none), given to the pool.
-func openPoolTelemetry(f poolFlags, opts pool.Options) (*pool.Pool, *otelpool.Providers, error) {
+func openPoolTelemetry(f poolFlags, opts pool.Options) (*pool.Pool, *otelwire.Providers, error) {
 	m, err := loadManifest(f.config)
 	if err != nil {
 		return nil, nil, err
@@ -141,7 +141,7 @@ func openPoolTelemetry(f poolFlags, opts pool.Options) (*pool.Pool, *otelpool.Pr
 		}
 	}
 	opts.Store = st
-	tel, err := otelpool.Setup(context.Background(), m.Observability)
+	tel, err := otelwire.Setup(context.Background(), m.Observability)
 	if err != nil {
 		st.Close()
 		return nil, nil, fmt.Errorf("tracing: %w", err)
@@ -158,6 +158,9 @@ func openPoolTelemetry(f poolFlags, opts pool.Options) (*pool.Pool, *otelpool.Pr
 		}
 		opts.Engine = eng
 	}
+	if opts.Registry == nil {
+		opts.Registry = newRegistry()
+	}
 	p, err := pool.New(m, opts)
 	if err != nil {
 		if c, ok := opts.Engine.(*temporalEngine); ok {
@@ -172,7 +175,7 @@ func openPoolTelemetry(f poolFlags, opts pool.Options) (*pool.Pool, *otelpool.Pr
 
 // shutdownTelemetry flushes and stops the providers, waiting at most 5 s
 // for an exporter that does not answer.
-func shutdownTelemetry(tel *otelpool.Providers, log *slog.Logger) {
+func shutdownTelemetry(tel *otelwire.Providers, log *slog.Logger) {
 	if tel == nil {
 		return
 	}

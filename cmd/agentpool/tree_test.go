@@ -11,7 +11,6 @@ import (
 	"sync"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/creack/pty"
 )
@@ -101,8 +100,9 @@ type ptyRun struct {
 	ptmx   *os.File
 	stdout bytes.Buffer
 	mu     sync.Mutex
-	screen bytes.Buffer // all the terminal received
-	read   chan struct{}
+	screen bytes.Buffer  // all the terminal received
+	read   chan struct{} // closed when the terminal is read out
+	more   chan struct{} // a token after each read since the last look (waitFor)
 }
 
 func startPTY(t *testing.T, env []string, args ...string) *ptyRun {
@@ -121,7 +121,7 @@ func startPTYWith(t *testing.T, env []string, stdoutTTY bool, args ...string) *p
 	if err := pty.Setsize(ptmx, &pty.Winsize{Rows: 40, Cols: 120}); err != nil {
 		t.Fatal(err)
 	}
-	r := &ptyRun{ptmx: ptmx, read: make(chan struct{})}
+	r := &ptyRun{ptmx: ptmx, read: make(chan struct{}), more: make(chan struct{}, 1)}
 	r.cmd = exec.Command(cliBinary(t), args...)
 	r.cmd.Dir = t.TempDir()
 	r.cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "HOME="+t.TempDir(), "NO_COLOR=", "TERM=xterm-256color")
@@ -145,6 +145,10 @@ func startPTYWith(t *testing.T, env []string, stdoutTTY bool, args ...string) *p
 			r.mu.Lock()
 			r.screen.Write(buf[:n])
 			r.mu.Unlock()
+			select {
+			case r.more <- struct{}{}:
+			default:
+			}
 			if err != nil {
 				return // EIO once the run closed the terminal
 			}
@@ -185,7 +189,7 @@ func (r *ptyRun) waitFor(s string) {
 		select {
 		case <-r.read:
 			return
-		case <-time.After(20 * time.Millisecond):
+		case <-r.more: // the terminal got more: look again
 		}
 	}
 }

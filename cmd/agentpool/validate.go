@@ -19,7 +19,7 @@ func newValidateCmd() *cobra.Command {
 		Short: "Check a manifest; print its errors with file and line",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, err := config.Load(args[0])
+			m, err := config.LoadWith(args[0], manifestOptions())
 			if err == nil {
 				err = config.CheckFiles(args[0], m)
 			}
@@ -40,7 +40,7 @@ func newValidateCmd() *cobra.Command {
 				fmt.Fprintln(errw, "warning:", w)
 			}
 			// Building the pool checks what the schema cannot (models, tools).
-			p, err := pool.New(m, pool.Options{Hooks: reg})
+			p, err := pool.New(m, pool.Options{Hooks: reg, Registry: newRegistry()})
 			if err != nil {
 				return &exitError{code: 1, msg: fmt.Sprintf("%s: %v", args[0], err)}
 			}

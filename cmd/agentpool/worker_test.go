@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net"
 	"os"
 	"os/exec"
@@ -14,11 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"go.temporal.io/sdk/client"
-
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/event/eventtest"
 	"github.com/agentpool/agentpool/internal/pgtest"
+	"github.com/agentpool/agentpool/internal/temporaltest"
 )
 
 // devServer starts the Temporal dev server (AGENTPOOL_TEMPORAL_BIN, built
@@ -52,19 +50,12 @@ func devServer(t *testing.T) string {
 	go func() { _ = cmd.Wait(); close(done) }()
 	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); <-done })
 	addr := "127.0.0.1:" + p
-	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		c, err := client.Dial(client.Options{HostPort: addr, Logger: newTemporalLogger(slog.New(slog.DiscardHandler))})
-		if err == nil {
-			_, err = c.CheckHealth(context.Background(), &client.CheckHealthRequest{})
-			c.Close()
-			if err == nil {
-				return addr
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("temporal dev server not ready: %v", err)
-		}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	if err := temporaltest.WaitServing(ctx, addr, done); err != nil {
+		t.Fatalf("temporal dev server not ready: %v", err)
 	}
+	return addr
 }
 
 const temporalPool = `

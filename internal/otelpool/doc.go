@@ -36,12 +36,12 @@
 // on spans only when OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT is
 // true, the conventions' opt-in; API keys and headers never are.
 //
-// Setup reads the standard OTEL_* environment variables (and a manifest's
-// `observability:` block) and makes the SDK's providers with the contrib
-// autoexport package; nothing is made when neither asks for export.
-// Propagator is the W3C trace-context propagator the servers read a
-// request's `traceparent` with; other transports (a Temporal worker) use
-// it and the providers of Setup to continue a run's trace.
+// This package depends on the OpenTelemetry API only. Making the SDK's
+// providers from the OTEL_* environment variables and a manifest's
+// `observability:` block is internal/otelwire's (Setup), which only the
+// command imports; reading a caller's `traceparent` is internal/otelprop's
+// (FromHeader, FromTraceparent, Propagator), which the servers and a
+// Temporal worker use to continue a run's trace (WithRemoteParent).
 //
 // A session run as a Temporal workflow (package durable) is traced by the
 // Temporal SDK's interceptor instead of Node: workflow code replays, so it

@@ -3,7 +3,6 @@ package proctree
 import (
 	"bufio"
 	"bytes"
-	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -110,7 +109,7 @@ func makeBase() bool {
 		sweepStale(cgroups.mount + cgroups.self)
 	}
 	var r [6]byte
-	_, _ = rand.Read(r[:])
+	fillRandom(r[:])
 	base := *ownPrefix.Load() + hex.EncodeToString(r[:])
 	if err := os.Mkdir(cgroups.mount+base, 0o755); err != nil {
 		cgroups.unusable = true // read-only, not ours, or too many cgroups

@@ -1,7 +1,6 @@
 package proctree
 
 import (
-	"crypto/rand"
 	"encoding/hex"
 	"os"
 	"strconv"
@@ -33,7 +32,7 @@ type seenProc struct {
 // newMark returns a new tree mark, "markEnv=PID-RANDOM".
 func newMark() string {
 	var r [8]byte
-	_, _ = rand.Read(r[:])
+	fillRandom(r[:])
 	return markEnv + "=" + strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(r[:])
 }
 

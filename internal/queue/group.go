@@ -12,7 +12,9 @@ import (
 // own producers wait (Block). Use NewGroup; a queue joins it through
 // Options.Group and stays one of its queues until the group ends.
 type Group[T any] struct {
-	wake chan struct{}
+	wake    chan struct{}
+	blocked chan struct{} // closed when a push of any queue first waits (Blocked)
+	once    sync.Once     // closes blocked
 
 	mu      sync.Mutex
 	queues  []*Queue[T]
@@ -25,8 +27,15 @@ type Group[T any] struct {
 
 // NewGroup returns a group without queues.
 func NewGroup[T any]() *Group[T] {
-	return &Group[T]{wake: make(chan struct{}, 1)}
+	return &Group[T]{wake: make(chan struct{}, 1), blocked: make(chan struct{})}
 }
+
+// Blocked returns a channel closed when a push of any of the group's
+// queues first waited for room (see Queue.Blocked).
+func (g *Group[T]) Blocked() <-chan struct{} { return g.blocked }
+
+// noteBlocked closes blocked once. A queue's mu is held; it takes no lock.
+func (g *Group[T]) noteBlocked() { g.once.Do(func() { close(g.blocked) }) }
 
 // join adds q (New), ending it at once when the group has ended.
 func (g *Group[T]) join(q *Queue[T]) {

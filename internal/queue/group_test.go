@@ -51,9 +51,15 @@ func TestGroupOnlyFullQueueWaits(t *testing.T) {
 		a.Push(life("a", "1"))
 		a.Push(delta("a", "2"))
 		a.Push(delta("a", "3")) // merges, without waiting
+		if isClosed(g.Blocked()) {
+			t.Fatal("the group's Blocked closed before a push waited")
+		}
 		done := pushAsync(a, life("a", "end"))
 		if !waiting(done) {
 			t.Fatal("lifecycle push on a full queue did not wait")
+		}
+		if !isClosed(g.Blocked()) || !isClosed(a.Blocked()) || isClosed(b.Blocked()) {
+			t.Fatal("Blocked: want the group's and a's closed, b's open")
 		}
 		for _, s := range []string{"1", "2"} {
 			if err := b.Push(life("b", s)); err != nil {

@@ -144,6 +144,7 @@ type Queue[T any] struct {
 	aborted bool
 	err     error         // why Push fails: set by Close or Abort
 	space   chan struct{} // closed when the consumer takes the items; nil when no push waits
+	blocked chan struct{} // closed when a push first waits for room (Blocked)
 	wake    chan struct{} // a push or the end, for Take (not for a group's queue)
 	listed  bool          // in group.turns
 	calm    int           // batches of at most keep items in a row
@@ -164,6 +165,7 @@ func New[T any](o Options[T]) *Queue[T] {
 	q := &Queue[T]{
 		capacity: o.Capacity, hard: o.Capacity * o.Factor, scan: o.Scan,
 		merge: o.Merge, drop: o.Drop, overflow: o.Overflow, group: o.Group,
+		blocked: make(chan struct{}),
 	}
 	if q.group == nil {
 		q.wake = make(chan struct{}, 1)
@@ -212,7 +214,12 @@ func (q *Queue[T]) Push(v T) error {
 			space := q.space
 			if !waited {
 				waited = true
-				q.stats.Waited++
+				if q.stats.Waited++; q.stats.Waited == 1 {
+					close(q.blocked)
+					if q.group != nil {
+						q.group.noteBlocked()
+					}
+				}
 			}
 			q.mu.Unlock()
 			<-space
@@ -236,6 +243,12 @@ func (q *Queue[T]) Push(v T) error {
 		return nil
 	}
 }
+
+// Blocked returns a channel closed when a push first waited for room
+// (Block): the queue was full of items that neither merged nor dropped.
+// It is the notice that a producer is held by its consumer, for those
+// (tests, metrics) that wait for that state rather than poll Stats.
+func (q *Queue[T]) Blocked() <-chan struct{} { return q.blocked }
 
 // Merge is the merge scan of a full queue: it asks merge about next and the
 // items of queued from the latest back, at most scan of them, until one

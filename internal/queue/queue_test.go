@@ -114,10 +114,16 @@ func TestMergeWhenFull(t *testing.T) {
 		if q.Len() != 3 {
 			t.Fatalf("len %d", q.Len())
 		}
+		if isClosed(q.Blocked()) {
+			t.Fatal("Blocked closed before a push waited")
+		}
 		// Lifecycle: waits (Block).
 		done := pushAsync(q, life("a", "end"))
 		if !waiting(done) {
 			t.Fatal("lifecycle push returned on a full queue")
+		}
+		if !isClosed(q.Blocked()) {
+			t.Fatal("Blocked not closed while a push waits")
 		}
 		if got := show(take(t, q)); got != "a=x b=pq a=yz" {
 			t.Fatalf("batch %s", got)
@@ -559,14 +565,22 @@ func TestConcurrentDisconnect(t *testing.T) {
 	const subs, n = 4, 5000
 	var qs []*Queue[item]
 	got := make([]map[int][]int, subs)
+	// took[i] is signalled after each Take of subscriber i: the producer
+	// that finds its queue nearly full waits on it rather than polling.
+	took := make([]chan struct{}, subs)
 	var wg sync.WaitGroup
 	for i := range subs {
 		q := New(Options[item]{Capacity: 8, Factor: 4, Overflow: Disconnect, Merge: mergeItem})
 		qs = append(qs, q)
 		got[i] = map[int][]int{}
+		took[i] = make(chan struct{}, 1)
 		wg.Go(func() {
 			for {
 				b, err := q.Take(context.Background())
+				select {
+				case took[i] <- struct{}{}:
+				default:
+				}
 				if err != nil {
 					return
 				}
@@ -578,9 +592,9 @@ func TestConcurrentDisconnect(t *testing.T) {
 	}
 	stalled := New(Options[item]{Capacity: 8, Factor: 4, Overflow: Disconnect, Merge: mergeItem})
 	for i := range n {
-		for _, q := range qs {
+		for j, q := range qs {
 			for q.Len() >= 8*4-1 { // a fast consumer: not cut off
-				time.Sleep(time.Microsecond)
+				<-took[j] // a Take since (or just before) Len
 			}
 			q.Push(item{p: i % 3, nums: []int{i / 3}, life: i%7 == 0})
 		}
@@ -607,5 +621,15 @@ func TestConcurrentDisconnect(t *testing.T) {
 	}
 	if s := stalled.Stats(); !s.Lagged || s.MaxDepth != 32 {
 		t.Fatalf("stalled subscriber: %+v", s)
+	}
+}
+
+// isClosed reports whether c is closed, without waiting.
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
 	}
 }

@@ -1,16 +1,13 @@
 package anthropic
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"io"
 	"iter"
-	"maps"
 	"net/http"
-	"slices"
-	"strings"
 	"time"
-
-	sdk "github.com/anthropics/anthropic-sdk-go/v2"
-	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/model"
@@ -31,7 +28,7 @@ const (
 	DefaultMaxRetries = 3
 	// MaxRetryDelay caps the wait between two attempts. A server that asks
 	// (Retry-After) for a longer wait is not retried: its error is returned.
-	MaxRetryDelay = 60 * time.Second
+	MaxRetryDelay = provider.MaxRetryDelay
 )
 
 // Environment variables read by New.
@@ -53,7 +50,7 @@ type Config struct {
 	APIKey    string
 	APIKeyEnv string
 	// Temperature is accepted for manifest compatibility but not sent: the
-	// Messages API version of SDK v2 (2026-10-21) has no temperature.
+	// Messages API version 2026-10-21 has no temperature.
 	Temperature *float64
 	// MaxTokens is max_tokens; 0 means DefaultMaxTokens.
 	MaxTokens int
@@ -75,8 +72,8 @@ type Config struct {
 // concurrent use.
 type Model struct {
 	cfg    Config
-	client sdk.Client
-	ep     *provider.Endpoint // base URL, key, error texts
+	header http.Header        // of every request; never changed after New
+	ep     *provider.Endpoint // base URL, key, retries, error texts
 }
 
 var (
@@ -99,29 +96,15 @@ func New(cfg Config) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := []option.RequestOption{
-		// The key and base URL are resolved above; no profile files or
-		// other ambient credentials.
-		option.WithoutEnvironmentDefaults(),
-		option.WithHTTPClient(ep.HTTPClient),
-		option.WithBaseURL(ep.BaseURL),
-		option.WithMaxRetries(ep.Retries),
-		option.WithMiddleware(observe),
-	}
+	h := http.Header{}
+	h.Set("Accept", "application/json")
+	h.Set("Content-Type", "application/json")
+	h.Set("User-Agent", provider.UserAgent)
+	h.Set("Anthropic-Version", apiVersion)
 	if key := ep.APIKey(); key != "" {
-		opts = append(opts, option.WithAPIKey(key))
+		h.Set("Authorization", "Bearer "+key)
 	}
-	if cfg.Timeout > 0 {
-		opts = append(opts, option.WithRequestTimeout(cfg.Timeout))
-	}
-	// The base URL's query goes with every request (the SDK resolves
-	// paths against the base URL, which drops it).
-	for _, k := range slices.Sorted(maps.Keys(ep.Query)) {
-		for _, v := range ep.Query[k] {
-			opts = append(opts, option.WithQueryAdd(k, v))
-		}
-	}
-	return &Model{cfg: cfg, client: sdk.NewClient(opts...), ep: ep}, nil
+	return &Model{cfg: cfg, header: h, ep: ep}, nil
 }
 
 // ID returns the model id.
@@ -141,33 +124,22 @@ func (m *Model) Price() (inputPerMillion, outputPerMillion float64) {
 // known so far (the input tokens) is yielded before the error.
 func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
 	return func(yield func(model.Chunk, error) bool) {
-		ctx2, st, params, err := provider.Begin(ctx, m.ep, req, m.params)
+		st, body, err := provider.Begin(m.ep, req, m.params)
 		if err != nil {
 			yield(model.Chunk{}, err)
 			return
 		}
-		stream := m.client.Messages.NewStreaming(ctx2, params)
-		defer stream.Close()
+		res, err := m.ep.Post(ctx, st, "v1/messages", m.header, body)
+		if err != nil {
+			yield(model.Chunk{}, m.fail(ctx, st, err, false))
+			return
+		}
+		defer res.Body.Close()
 
 		s := streamState{blocks: map[int64]*block{}}
-		for stream.Next() {
-			for _, c := range s.chunks(stream.Current()) {
-				if !yield(c, nil) {
-					return
-				}
-			}
-			if s.stopped {
-				return
-			}
-		}
-		var fail error
-		switch err := stream.Err(); {
-		case context.Cause(ctx) != nil:
-			fail = context.Cause(ctx)
-		case err != nil:
-			fail = m.wrap(st, err, s.started || st.Answered())
-		default:
-			fail = m.ep.NewError(0, "stream ended before message_stop", nil)
+		fail := m.read(ctx, st, provider.NewEventReader(res.Body), &s, yield)
+		if fail == nil {
+			return // message_stop, or the consumer stopped
 		}
 		if s.started && !s.usageSent {
 			if !yield(model.Chunk{Kind: model.ChunkUsage, Usage: s.usage}, nil) {
@@ -175,6 +147,43 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 			}
 		}
 		yield(model.Chunk{}, fail)
+	}
+}
+
+// read yields the chunks of the events until message_stop (nil) or the
+// consumer stops (nil), else returns why the stream failed.
+func (m *Model) read(ctx context.Context, st *provider.CallState, events *provider.EventReader, s *streamState, yield func(model.Chunk, error) bool) error {
+	for {
+		ev, err := events.Next()
+		switch {
+		case err == io.EOF:
+			if cause := context.Cause(ctx); cause != nil {
+				return cause
+			}
+			return m.ep.NewError(0, "stream ended before message_stop", nil)
+		case err != nil:
+			return m.fail(ctx, st, err, true)
+		}
+		switch {
+		case ev.Name == "" || ev.Name == "ping" || len(ev.Data) == 0:
+			// Events without a name or data carry nothing of the
+			// response.
+			continue
+		case ev.Name == "error":
+			return m.streamError(st, ev.Data)
+		}
+		var se streamEvent
+		if err := json.Unmarshal(ev.Data, &se); err != nil {
+			return m.fail(ctx, st, err, true)
+		}
+		for _, c := range s.chunks(&se) {
+			if !yield(c, nil) {
+				return nil
+			}
+		}
+		if s.stopped {
+			return nil
+		}
 	}
 }
 
@@ -196,7 +205,7 @@ type streamState struct {
 	stop      string
 }
 
-func (s *streamState) chunks(ev sdk.MessageStreamEventUnion) []model.Chunk {
+func (s *streamState) chunks(ev *streamEvent) []model.Chunk {
 	switch ev.Type {
 	case "message_start":
 		s.started = true
@@ -223,7 +232,7 @@ func (s *streamState) chunks(ev sdk.MessageStreamEventUnion) []model.Chunk {
 		case "tool_use":
 			b.tool = s.tools
 			s.tools++
-			b.input = strings.TrimSpace(cb.JSON.Input.Raw())
+			b.input = string(bytes.TrimSpace(cb.Input))
 			return []model.Chunk{{Kind: model.ChunkToolCall, Index: b.tool, ToolCallID: cb.ID, ToolName: cb.Name}}
 		}
 	case "content_block_delta":
@@ -253,7 +262,7 @@ func (s *streamState) chunks(ev sdk.MessageStreamEventUnion) []model.Chunk {
 			return []model.Chunk{{Kind: model.ChunkToolCall, Index: b.tool, ArgsDelta: b.input}}
 		}
 	case "message_delta":
-		s.stop = string(ev.Delta.StopReason)
+		s.stop = ev.Delta.StopReason
 		u := ev.Usage
 		s.usage.OutputTokens = u.OutputTokens
 		// The counts of message_delta are cumulative; newer API versions

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -317,28 +318,6 @@ func TestRetryAfterTooLongIsNotWaited(t *testing.T) {
 	}
 }
 
-func TestRetryAfterParse(t *testing.T) {
-	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	for _, tc := range []struct {
-		h    http.Header
-		want time.Duration
-		ok   bool
-	}{
-		{http.Header{"Retry-After": {"2"}}, 2 * time.Second, true},
-		{http.Header{"Retry-After": {"0.5"}}, 500 * time.Millisecond, true},
-		{http.Header{"Retry-After": {now.Add(90 * time.Second).Format(http.TimeFormat)}}, 90 * time.Second, true},
-		{http.Header{"Retry-After": {now.Add(-time.Hour).Format(http.TimeFormat)}}, 0, true},
-		{http.Header{"Retry-After-Ms": {"250"}, "Retry-After": {"9"}}, 250 * time.Millisecond, true},
-		{http.Header{"Retry-After": {"soon"}}, 0, false},
-		{http.Header{}, 0, false},
-	} {
-		got, ok := retryAfter(tc.h, now)
-		if got != tc.want || ok != tc.ok {
-			t.Errorf("%v: got %s %v, want %s %v", tc.h, got, ok, tc.want, tc.ok)
-		}
-	}
-}
-
 func TestUnauthorizedNeverShowsKey(t *testing.T) {
 	const key = "sk-ant-api03-SECRET-0123456789"
 	f := newFake(t, func(w http.ResponseWriter, r *http.Request, n int) {
@@ -468,8 +447,8 @@ func TestTimeoutMidStream(t *testing.T) {
 
 // TestBaseURLQueryKept: a base URL with a query (Azure's
 // "?api-version=...", a gateway's key) sends that query with every
-// request, retries included; the SDK resolves request paths against the
-// base URL, which drops its query.
+// request, retries included (request paths are resolved against the
+// base URL, which would drop its query).
 func TestBaseURLQueryKept(t *testing.T) {
 	f := newFake(t, func(w http.ResponseWriter, r *http.Request, n int) {
 		if n == 0 {
@@ -495,4 +474,34 @@ func TestBaseURLQueryKept(t *testing.T) {
 			t.Errorf("request %d: query = %v, want api-version=2024-06-01 and tag=[a b/c]", i, q)
 		}
 	}
+}
+
+// TestStreamLineTooLong: a server that sends an event line above 1 MiB
+// (and then nothing) ends the stream with a clear error, at once.
+func TestStreamLineTooLong(t *testing.T) {
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		providertest.SSE(w, messageStart(4, 0, 0))
+		io.WriteString(w, "event: content_block_delta\ndata: "+strings.Repeat("x", 2<<20))
+		w.(http.Flusher).Flush()
+		providertest.Hold(r)
+	})
+	got, err := providertest.Collect(t, f.model(t, nil), providertest.Hello())
+	providertest.WantChunks(t, got, []model.Chunk{{Kind: model.ChunkUsage, Usage: event.Usage{InputTokens: 4, OutputTokens: 1}}})
+	if err == nil || err.Error() != "anthropic: stream broken: server-sent event longer than 1048576 bytes" {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// An event with a name but no data, or data but no name, carries nothing
+// and is skipped, as are comments.
+func TestEventsWithoutDataOrName(t *testing.T) {
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, ": hi\n\nevent: content_block_delta\ndata:\n\ndata: {\"type\":\"message_stop\"}\n\n")
+		providertest.SSE(w, messageStart(1, 0, 0), messageDelta("end_turn", 2), messageStop)
+	})
+	providertest.WantStream(t, f.model(t, nil), providertest.Hello(), []model.Chunk{
+		{Kind: model.ChunkUsage, Usage: event.Usage{InputTokens: 1, OutputTokens: 2}},
+		{Kind: model.ChunkFinish, FinishReason: model.FinishStop},
+	})
 }

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	sdk "github.com/anthropics/anthropic-sdk-go/v2"
-
 	"github.com/agentpool/agentpool/model"
 )
 
@@ -22,57 +20,50 @@ import (
 //     tool results and an injected user note travel together, results
 //     first.
 //   - Tools become custom tools with their JSON schema as input_schema.
-func (m *Model) params(req *model.Request) (sdk.MessageNewParams, error) {
-	p := sdk.MessageNewParams{Model: sdk.Model(m.cfg.Model), MaxTokens: DefaultMaxTokens}
+func (m *Model) params(req *model.Request) (*messagesRequest, error) {
+	p := &messagesRequest{Model: m.cfg.Model, MaxTokens: DefaultMaxTokens, Stream: true, StopSequences: m.cfg.Stop}
 	if m.cfg.MaxTokens > 0 {
-		p.MaxTokens = int64(m.cfg.MaxTokens)
+		p.MaxTokens = m.cfg.MaxTokens
 	}
 	if req.System != "" {
-		p.System = []sdk.TextBlockParam{{Text: req.System}}
-	}
-	if len(m.cfg.Stop) > 0 {
-		p.StopSequences = m.cfg.Stop
+		p.System = []textBlock{{Type: "text", Text: req.System}}
 	}
 	if o := req.Output; o != nil {
 		// Structured outputs: the answer follows the JSON schema.
 		var schema map[string]any
 		if err := json.Unmarshal(o.Schema, &schema); err != nil {
-			return p, fmt.Errorf("anthropic: output schema: %w", err)
+			return nil, fmt.Errorf("anthropic: output schema: %w", err)
 		}
-		p.OutputConfig = sdk.OutputConfigParam{Format: sdk.JSONOutputFormatParam{Schema: schema}}
+		p.OutputConfig = &outputConfig{Format: outputFormat{Type: "json_schema", Schema: o.Schema}}
 	}
 	msgs, err := messages(req.Messages)
 	if err != nil {
-		return p, err
+		return nil, err
 	}
 	p.Messages = msgs
 	for _, t := range req.Tools {
 		schema, err := inputSchema(t)
 		if err != nil {
-			return p, err
+			return nil, err
 		}
-		tp := sdk.ToolParam{Name: t.Name, InputSchema: schema}
-		if t.Description != "" {
-			tp.Description = sdk.String(t.Description)
-		}
-		p.Tools = append(p.Tools, sdk.ToolUnionParam{OfTool: &tp})
+		p.Tools = append(p.Tools, tool{Name: t.Name, Description: t.Description, InputSchema: schema})
 	}
 	return p, nil
 }
 
-func messages(in []model.Message) ([]sdk.MessageParam, error) {
+func messages(in []model.Message) ([]message, error) {
 	var (
-		out      []sdk.MessageParam
+		out      []message
 		lastRole model.Role
 	)
 	for i, msg := range in {
 		role := msg.Role
-		var blocks []sdk.ContentBlockParamUnion
+		var blocks []any
 		for _, part := range msg.Parts {
 			switch part.Kind {
 			case model.PartText:
 				if part.Text != "" {
-					blocks = append(blocks, sdk.NewTextBlock(part.Text))
+					blocks = append(blocks, textBlock{Type: "text", Text: part.Text})
 				}
 			case model.PartThinking:
 				// Not sent back: the API needs the signature of a
@@ -81,19 +72,16 @@ func messages(in []model.Message) ([]sdk.MessageParam, error) {
 				if role != model.RoleAssistant {
 					return nil, fmt.Errorf("anthropic: message %d: a %s message cannot carry tool calls", i, role)
 				}
-				blocks = append(blocks, sdk.NewToolUseBlock(part.ToolCallID, toolInput(part.Args), part.ToolName))
+				blocks = append(blocks, toolUseBlock{Type: "tool_use", ID: part.ToolCallID, Name: part.ToolName, Input: toolInput(part.Args)})
 			case model.PartToolResult:
 				if role == model.RoleAssistant {
 					return nil, fmt.Errorf("anthropic: message %d: an assistant message cannot carry tool results", i)
 				}
-				tr := sdk.ToolResultBlockParam{ToolUseID: part.ToolCallID}
+				tr := toolResultBlock{Type: "tool_result", ToolUseID: part.ToolCallID, IsError: part.IsError}
 				if part.Text != "" {
-					tr.Content = []sdk.ToolResultBlockParamContentUnion{{OfText: &sdk.TextBlockParam{Text: part.Text}}}
+					tr.Content = []textBlock{{Type: "text", Text: part.Text}}
 				}
-				if part.IsError {
-					tr.IsError = sdk.Bool(true)
-				}
-				blocks = append(blocks, sdk.ContentBlockParamUnion{OfToolResult: &tr})
+				blocks = append(blocks, tr)
 			default:
 				return nil, fmt.Errorf("anthropic: message %d: unknown part kind %q", i, part.Kind)
 			}
@@ -110,18 +98,10 @@ func messages(in []model.Message) ([]sdk.MessageParam, error) {
 		}
 		if len(out) > 0 && role == lastRole {
 			last := &out[len(out)-1]
-			if role == model.RoleUser {
-				last.OfUser.Content = append(last.OfUser.Content, blocks...)
-			} else {
-				last.OfAssistant.Content = append(last.OfAssistant.Content, blocks...)
-			}
+			last.Content = append(last.Content, blocks...)
 			continue
 		}
-		if role == model.RoleUser {
-			out = append(out, sdk.NewUserMessage(blocks...))
-		} else {
-			out = append(out, sdk.NewAssistantMessage(blocks...))
-		}
+		out = append(out, message{Role: string(role), Content: blocks})
 		lastRole = role
 	}
 	return out, nil
@@ -145,40 +125,33 @@ func toolInput(args json.RawMessage) any {
 }
 
 // inputSchema converts a tool's JSON schema; an empty one is an object
-// without properties.
-func inputSchema(t model.ToolSpec) (sdk.ToolInputSchemaParam, error) {
-	var s sdk.ToolInputSchemaParam
+// without properties. The type is always "object", and "required" keeps
+// its names only.
+func inputSchema(t model.ToolSpec) (map[string]any, error) {
 	raw := strings.TrimSpace(string(t.Parameters))
-	if raw == "" || raw == "null" {
-		s.Properties = map[string]any{}
-		return s, nil
-	}
-	var m map[string]any
-	if err := json.Unmarshal([]byte(raw), &m); err != nil || m == nil {
-		return s, fmt.Errorf("anthropic: tool %s: parameters are not a JSON schema object", t.Name)
-	}
-	for k, v := range m {
-		switch k {
-		case "type":
-			// Always "object".
-		case "properties":
-			s.Properties = v
-		case "required":
-			list, _ := v.([]any)
-			for _, r := range list {
-				if name, ok := r.(string); ok {
-					s.Required = append(s.Required, name)
-				}
-			}
-		default:
-			if s.ExtraFields == nil {
-				s.ExtraFields = map[string]any{}
-			}
-			s.ExtraFields[k] = v
+	s := map[string]any{}
+	if raw != "" && raw != "null" {
+		if err := json.Unmarshal([]byte(raw), &s); err != nil || s == nil {
+			return nil, fmt.Errorf("anthropic: tool %s: parameters are not a JSON schema object", t.Name)
 		}
 	}
-	if s.Properties == nil {
-		s.Properties = map[string]any{}
+	s["type"] = "object"
+	if s["properties"] == nil {
+		s["properties"] = map[string]any{}
+	}
+	if r, ok := s["required"]; ok {
+		list, _ := r.([]any)
+		var names []string
+		for _, x := range list {
+			if name, ok := x.(string); ok {
+				names = append(names, name)
+			}
+		}
+		if names == nil {
+			delete(s, "required")
+		} else {
+			s["required"] = names
+		}
 	}
 	return s, nil
 }

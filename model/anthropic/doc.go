@@ -1,9 +1,7 @@
-// Package anthropic is the model provider for Anthropic's Messages API,
-// built on the official Go SDK, github.com/anthropics/anthropic-sdk-go/v2.
-//
-// The v2 module path is used because it is the current line: v1 ended at
-// v1.84.0 and v2.0.0 followed the next day with the API version 2026-10-21;
-// all later releases are v2.
+// Package anthropic is the model provider for Anthropic's Messages API, a
+// client of its own on net/http (no SDK): wire.go has the JSON it sends
+// and reads, for the API version 2026-10-21 (the anthropic-version
+// header).
 //
 // A Model sends each model.Request as one streaming request and turns the
 // server-sent events into chunks:
@@ -21,8 +19,8 @@
 // The system prompt goes in `system`; role "tool" messages become user
 // messages of tool_result blocks. Thinking parts of the history are not sent
 // back, since model.Part keeps no thinking signature; the manifest has no
-// key to enable extended thinking. Temperature is not sent: the API
-// version of SDK v2 has no such parameter.
+// key to enable extended thinking. Temperature is not sent: API version
+// 2026-10-21 has no such parameter.
 //
 // Configuration (Config, from the manifest's model keys): the key is
 // Config.APIKey, else the variable named by APIKeyEnv, else
@@ -39,14 +37,18 @@
 //     iterating (the response body is closed). It starts no goroutine of
 //     its own.
 //   - Responses 408, 409, 429 and 5xx (529 overloaded included) and
-//     connection errors are retried by the SDK, at most MaxRetries times
-//     (DefaultMaxRetries), with exponential backoff and jitter capped at
-//     8s, honouring Retry-After (seconds or HTTP date) and Retry-After-Ms;
-//     a requested wait above MaxRetryDelay is not retried. Retries happen
-//     only before the response streams, so before any chunk is yielded.
+//     connection errors are retried, at most MaxRetries times
+//     (DefaultMaxRetries), with exponential backoff from 0.5s to 8s less up
+//     to 25% jitter, honouring Retry-After (seconds or HTTP date),
+//     Retry-After-Ms and the server's X-Should-Retry; a requested wait
+//     above MaxRetryDelay is not retried. Retries happen only before the
+//     response streams, so before any chunk is yielded.
+//   - An event of the stream above 1 MiB ends it with an error (no
+//     unbounded buffering); an error body is read up to 64 KiB.
 //   - Failures are an *Error such as `anthropic: 401 unauthorized: <server
 //     message> (...)` or `anthropic: stream error: overloaded_error:
 //     Overloaded`. API keys never appear in errors, events or logs:
 //     messages are built from the status and the server's message, and the
-//     key is redacted from anything the server echoes.
+//     key is redacted from anything the server echoes. Transport errors
+//     never show the request URL.
 package anthropic

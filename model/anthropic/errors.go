@@ -1,15 +1,8 @@
 package anthropic
 
 import (
-	"errors"
-	"math"
+	"context"
 	"net/http"
-	"strconv"
-	"strings"
-	"time"
-
-	sdk "github.com/anthropics/anthropic-sdk-go/v2"
-	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
 	"github.com/agentpool/agentpool/model/internal/provider"
 )
@@ -22,76 +15,19 @@ import (
 // retries). Its text never contains the API key.
 type Error = provider.Error
 
-// observe counts attempts, keeps the body of an error response and stops
-// retries that the server wants delayed longer than MaxRetryDelay (the SDK
-// would wait for any Retry-After).
-func observe(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-	res, err := next(req)
-	if !provider.Observe(req, res) || res == nil {
-		return res, err
-	}
-	if d, ok := retryAfter(res.Header, time.Now()); ok && d > MaxRetryDelay {
-		res.Header.Set("X-Should-Retry", "false")
-	}
-	return res, err
+// fail turns the error of a call into an *Error (or the context's cause).
+func (m *Model) fail(ctx context.Context, st *provider.CallState, err error, streaming bool) error {
+	return m.ep.Fail(ctx, st, err, streaming, statusText, errorMessage)
 }
 
-// retryAfter reads Retry-After-Ms, or Retry-After in seconds or as an HTTP
-// date.
-func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
-	if v := h.Get("Retry-After-Ms"); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 && !math.IsInf(ms, 0) {
-			return time.Duration(math.Min(ms, float64(math.MaxInt64/int64(time.Millisecond))) * float64(time.Millisecond)), true
-		}
+// streamError is the error of an `event: error` in a stream that began
+// with 200: "stream error: <type>: <message>".
+func (m *Model) streamError(st *provider.CallState, data []byte) error {
+	typ, msg := errorMessage(data)
+	if typ != "" {
+		msg = typ + ": " + msg
 	}
-	v := h.Get("Retry-After")
-	if v == "" {
-		return 0, false
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		if s < 0 || math.IsNaN(s) {
-			return 0, false
-		}
-		if s > float64(math.MaxInt64/int64(time.Second)) {
-			return time.Duration(math.MaxInt64), true
-		}
-		return time.Duration(s * float64(time.Second)), true
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(0, t.Sub(now)), true
-	}
-	return 0, false
-}
-
-// wrap turns an error of the SDK into an *Error.
-func (m *Model) wrap(st *provider.CallState, err error, streaming bool) error {
-	if st.Status >= 400 {
-		typ, msg := errorMessage(st.Body)
-		e := m.ep.StatusError(st, statusText(st.Status), msg, err)
-		e.Type = typ
-		return e
-	}
-	const streamingPrefix = "received error while streaming: "
-	var (
-		apiErr   *sdk.Error
-		typ, msg string
-	)
-	switch {
-	case errors.As(err, &apiErr):
-		// An `event: error` in a stream that began with 200.
-		typ, msg = string(apiErr.Type()), apiErr.Message
-		if msg == "" {
-			_, msg = errorMessage([]byte(apiErr.RawJSON()))
-		}
-		if typ != "" {
-			msg = typ + ": " + msg
-		}
-	case strings.HasPrefix(err.Error(), streamingPrefix):
-		typ, msg = errorMessage([]byte(strings.TrimPrefix(err.Error(), streamingPrefix)))
-	default:
-		return m.ep.CallError(st, err, streaming)
-	}
-	e := m.ep.StreamError(st, msg, err)
+	e := m.ep.StreamError(st, msg, nil)
 	e.Type = typ
 	return e
 }

@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	sdk "github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/shared"
-
 	"github.com/agentpool/agentpool/model"
 )
 
@@ -20,60 +17,51 @@ import (
 //   - Every tool_result part (role "tool") becomes a tool message with its
 //     tool_call_id; text parts of such a message follow as a user message.
 //   - Tools become function tools with their JSON schema as parameters.
-func (m *Model) params(req *model.Request) (sdk.ChatCompletionNewParams, error) {
-	p := sdk.ChatCompletionNewParams{
+func (m *Model) params(req *model.Request) (*chatRequest, error) {
+	p := &chatRequest{
 		Model:         m.cfg.Model,
-		StreamOptions: sdk.ChatCompletionStreamOptionsParam{IncludeUsage: sdk.Bool(true)},
-	}
-	if m.cfg.Temperature != nil {
-		p.Temperature = sdk.Float(*m.cfg.Temperature)
+		Stream:        true,
+		StreamOptions: &streamOptions{IncludeUsage: true},
+		Temperature:   m.cfg.Temperature,
 	}
 	if m.cfg.MaxTokens > 0 {
 		if m.ep.Official {
-			p.MaxCompletionTokens = sdk.Int(int64(m.cfg.MaxTokens))
+			p.MaxCompletionTokens = m.cfg.MaxTokens
 		} else {
-			p.MaxTokens = sdk.Int(int64(m.cfg.MaxTokens))
+			p.MaxTokens = m.cfg.MaxTokens
 		}
 	}
-	m.settings(&p)
+	m.settings(p)
 	if o := req.Output; o != nil {
-		var schema any
-		if err := json.Unmarshal(o.Schema, &schema); err != nil {
-			return p, fmt.Errorf("output schema: %w", err)
+		schema, err := checkJSON(o.Schema)
+		if err != nil {
+			return nil, fmt.Errorf("output schema: %w", err)
 		}
-		js := shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: o.Name, Schema: schema}
-		if o.Description != "" {
-			js.Description = sdk.String(o.Description)
-		}
-		p.ResponseFormat = sdk.ChatCompletionNewParamsResponseFormatUnion{OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{JSONSchema: js}}
+		p.ResponseFormat = &responseFormat{Type: "json_schema", JSONSchema: jsonSchema{Name: o.Name, Description: o.Description, Schema: schema}}
 	}
 	msgs, err := messages(req)
 	if err != nil {
-		return p, err
+		return nil, err
 	}
 	p.Messages = msgs
 	for _, t := range req.Tools {
 		params, err := schema(t)
 		if err != nil {
-			return p, err
+			return nil, err
 		}
-		def := shared.FunctionDefinitionParam{Name: t.Name, Parameters: params}
-		if t.Description != "" {
-			def.Description = sdk.String(t.Description)
-		}
-		p.Tools = append(p.Tools, sdk.ChatCompletionFunctionTool(def))
+		p.Tools = append(p.Tools, chatTool{Type: "function", Function: functionDef{Name: t.Name, Description: t.Description, Parameters: params}})
 	}
 	return p, nil
 }
 
-func messages(req *model.Request) ([]sdk.ChatCompletionMessageParamUnion, error) {
-	var out []sdk.ChatCompletionMessageParamUnion
+func messages(req *model.Request) ([]chatMessage, error) {
+	var out []chatMessage
 	if req.System != "" {
-		out = append(out, sdk.SystemMessage(req.System))
+		out = append(out, chatMessage{Role: "system", Content: &req.System})
 	}
 	for i, msg := range req.Messages {
 		var text strings.Builder
-		var calls []sdk.ChatCompletionMessageToolCallUnionParam
+		var calls []chatToolCall
 		for _, part := range msg.Parts {
 			switch part.Kind {
 			case model.PartText:
@@ -83,14 +71,9 @@ func messages(req *model.Request) ([]sdk.ChatCompletionMessageParamUnion, error)
 				if args == "" {
 					args = "{}"
 				}
-				calls = append(calls, sdk.ChatCompletionMessageToolCallUnionParam{
-					OfFunction: &sdk.ChatCompletionMessageFunctionToolCallParam{
-						ID:       part.ToolCallID,
-						Function: sdk.ChatCompletionMessageFunctionToolCallFunctionParam{Name: part.ToolName, Arguments: args},
-					},
-				})
+				calls = append(calls, chatToolCall{ID: part.ToolCallID, Type: "function", Function: functionCall{Name: part.ToolName, Arguments: args}})
 			case model.PartToolResult:
-				out = append(out, sdk.ToolMessage(part.Text, part.ToolCallID))
+				out = append(out, chatMessage{Role: "tool", Content: ptr(part.Text), ToolCallID: part.ToolCallID})
 			case model.PartThinking:
 				// Reasoning is not sent back.
 			default:
@@ -103,17 +86,17 @@ func messages(req *model.Request) ([]sdk.ChatCompletionMessageParamUnion, error)
 				return nil, fmt.Errorf("openai: message %d: a %s message cannot carry tool calls", i, msg.Role)
 			}
 			if text.Len() > 0 {
-				out = append(out, sdk.UserMessage(text.String()))
+				out = append(out, chatMessage{Role: "user", Content: ptr(text.String())})
 			}
 		case model.RoleAssistant:
 			if text.Len() == 0 && len(calls) == 0 {
 				continue // e.g. only thinking
 			}
-			am := sdk.ChatCompletionAssistantMessageParam{ToolCalls: calls}
+			am := chatMessage{Role: "assistant", ToolCalls: calls}
 			if text.Len() > 0 {
-				am.Content.OfString = sdk.String(text.String())
+				am.Content = ptr(text.String())
 			}
-			out = append(out, sdk.ChatCompletionMessageParamUnion{OfAssistant: &am})
+			out = append(out, am)
 		default:
 			return nil, fmt.Errorf("openai: message %d: unknown role %q", i, msg.Role)
 		}
@@ -121,42 +104,34 @@ func messages(req *model.Request) ([]sdk.ChatCompletionMessageParamUnion, error)
 	return out, nil
 }
 
-// schema decodes a tool's JSON schema; an empty one is an object without
+func ptr[T any](v T) *T { return &v }
+
+// schema checks a tool's JSON schema; an empty one is an object without
 // properties.
-func schema(t model.ToolSpec) (shared.FunctionParameters, error) {
+func schema(t model.ToolSpec) (json.RawMessage, error) {
 	raw := strings.TrimSpace(string(t.Parameters))
 	if raw == "" || raw == "null" {
-		return shared.FunctionParameters{"type": "object", "properties": map[string]any{}}, nil
+		return json.RawMessage(`{"type":"object","properties":{}}`), nil
 	}
-	var p map[string]any
+	var p map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(raw), &p); err != nil || p == nil {
 		return nil, fmt.Errorf("openai: tool %s: parameters are not a JSON schema object", t.Name)
 	}
-	return p, nil
+	return json.RawMessage(raw), nil
+}
+
+// checkJSON checks that raw is JSON (any value).
+func checkJSON(raw json.RawMessage) (json.RawMessage, error) {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, err
+	}
+	return raw, nil
 }
 
 // settings copies the optional sampling settings into p.
-func (m *Model) settings(p *sdk.ChatCompletionNewParams) {
+func (m *Model) settings(p *chatRequest) {
 	c := &m.cfg
-	if c.TopP != nil {
-		p.TopP = sdk.Float(*c.TopP)
-	}
-	if c.PresencePenalty != nil {
-		p.PresencePenalty = sdk.Float(*c.PresencePenalty)
-	}
-	if c.FrequencyPenalty != nil {
-		p.FrequencyPenalty = sdk.Float(*c.FrequencyPenalty)
-	}
-	if c.Seed != nil {
-		p.Seed = sdk.Int(*c.Seed)
-	}
-	if len(c.Stop) > 0 {
-		p.Stop = sdk.ChatCompletionNewParamsStopUnion{OfStringArray: c.Stop}
-	}
-	if c.ParallelToolCalls != nil {
-		p.ParallelToolCalls = sdk.Bool(*c.ParallelToolCalls)
-	}
-	if c.ReasoningEffort != "" {
-		p.ReasoningEffort = shared.ReasoningEffort(c.ReasoningEffort)
-	}
+	p.TopP, p.PresencePenalty, p.FrequencyPenalty, p.Seed = c.TopP, c.PresencePenalty, c.FrequencyPenalty, c.Seed
+	p.Stop, p.ParallelToolCalls, p.ReasoningEffort = c.Stop, c.ParallelToolCalls, c.ReasoningEffort
 }

@@ -1,7 +1,7 @@
 // Package openai is the model provider for OpenAI's Chat Completions API and
 // every server that speaks it (Azure-style gateways, Ollama, llama.cpp
-// server, vLLM, LM Studio, OpenRouter, ...), built on the official
-// github.com/openai/openai-go/v3 module.
+// server, vLLM, LM Studio, OpenRouter, ...), a client of its own on
+// net/http (no SDK): wire.go has the JSON it sends and reads.
 //
 // A Model sends each model.Request as one streaming request (`stream: true`,
 // `stream_options: {include_usage: true}`) and yields:
@@ -30,15 +30,19 @@
 //     and the error is the context's cause) and when the consumer stops
 //     iterating (the response body is closed). It starts no goroutine of
 //     its own.
-//   - Responses 408, 409, 429 and 5xx and connection errors are retried by
-//     the SDK, at most MaxRetries times (DefaultMaxRetries), with
-//     exponential backoff from 0.5s with jitter, capped at MaxRetryDelay,
-//     honouring Retry-After (seconds or HTTP date) and Retry-After-Ms up to
-//     MaxRetryDelay (a longer requested wait is not retried). Retries
-//     happen only before the response streams, so before any chunk is
-//     yielded.
+//   - Responses 408, 409, 429 and 5xx and connection errors are retried,
+//     at most MaxRetries times (DefaultMaxRetries), with exponential
+//     backoff from 0.5s to 8s less up to 25% jitter, honouring
+//     Retry-After (seconds or HTTP date) and Retry-After-Ms up to
+//     MaxRetryDelay (a longer requested wait is not retried) and the
+//     server's X-Should-Retry. Retries happen only before the response
+//     streams, so before any chunk is yielded.
+//   - An event of the stream above 1 MiB ends it with an error (no
+//     unbounded buffering); an error body is read up to 64 KiB.
 //   - Failures are an *Error such as `openai: 401 unauthorized: <server
 //     message> (...)`. API keys never appear in errors, events or logs:
 //     messages are built from the status and the server's message, and the
-//     key is redacted from anything the server echoes.
+//     key is redacted from anything the server echoes. Transport errors
+//     never show the request URL (it may carry a password or a key in its
+//     query).
 package openai

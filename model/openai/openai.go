@@ -1,16 +1,14 @@
 package openai
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
+	"io"
 	"iter"
-	"maps"
 	"net/http"
-	"slices"
 	"time"
-
-	sdk "github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/model"
@@ -28,7 +26,7 @@ const (
 	DefaultMaxRetries = 3
 	// MaxRetryDelay caps the wait between two attempts. A server that asks
 	// (Retry-After) for a longer wait is not retried: its error is returned.
-	MaxRetryDelay = 60 * time.Second
+	MaxRetryDelay = provider.MaxRetryDelay
 )
 
 // Environment variables read by New.
@@ -79,8 +77,8 @@ type Config struct {
 // for concurrent use.
 type Model struct {
 	cfg    Config
-	client sdk.Client
-	ep     *provider.Endpoint // base URL, key, error texts
+	header http.Header        // of every request; never changed after New
+	ep     *provider.Endpoint // base URL, key, retries, error texts
 }
 
 var (
@@ -103,30 +101,18 @@ func New(cfg Config) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := []option.RequestOption{
-		option.WithHTTPClient(ep.HTTPClient),
-		option.WithBaseURL(ep.BaseURL),
-		option.WithMaxRetries(ep.Retries),
-		option.WithMaxRetryDelay(MaxRetryDelay),
-		option.WithMiddleware(observe),
-	}
+	h := http.Header{}
+	h.Set("Accept", "application/json")
+	h.Set("Content-Type", "application/json")
+	h.Set("User-Agent", provider.UserAgent)
 	if key := ep.APIKey(); key != "" {
-		opts = append(opts, option.WithAPIKey(key))
+		h.Set("Authorization", "Bearer "+key)
 	}
-	if cfg.Timeout > 0 {
-		opts = append(opts, option.WithRequestTimeout(cfg.Timeout))
-	}
-	// The base URL's query goes with every request (the SDK resolves
-	// paths against the base URL, which drops it).
-	for _, k := range slices.Sorted(maps.Keys(ep.Query)) {
-		for _, v := range ep.Query[k] {
-			opts = append(opts, option.WithQueryAdd(k, v))
-		}
-	}
+	// Last: a gateway may need its own Authorization or User-Agent.
 	for k, v := range cfg.Headers {
-		opts = append(opts, option.WithHeader(k, v))
+		h.Set(k, v)
 	}
-	return &Model{cfg: cfg, client: sdk.NewClient(opts...), ep: ep}, nil
+	return &Model{cfg: cfg, header: h, ep: ep}, nil
 }
 
 // ID returns the model id.
@@ -144,31 +130,50 @@ func (m *Model) Price() (inputPerMillion, outputPerMillion float64) {
 // is done).
 func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
 	return func(yield func(model.Chunk, error) bool) {
-		ctx2, st, params, err := provider.Begin(ctx, m.ep, req, m.params)
+		st, body, err := provider.Begin(m.ep, req, m.params)
 		if err != nil {
 			yield(model.Chunk{}, err)
 			return
 		}
-		stream := m.client.Chat.Completions.NewStreaming(ctx2, params)
-		defer stream.Close()
-
-		var (
-			s       streamState
-			yielded bool
-		)
-		s.ids = map[int64]int{}
-		for stream.Next() {
-			for _, c := range s.chunks(stream.Current()) {
-				yielded = true
+		res, err := m.ep.Post(ctx, st, "chat/completions", m.header, body)
+		if err != nil {
+			yield(model.Chunk{}, m.fail(ctx, st, err, false))
+			return
+		}
+		defer res.Body.Close()
+		events := provider.NewEventReader(res.Body)
+		s := streamState{ids: map[int64]int{}}
+		for {
+			ev, err := events.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				yield(model.Chunk{}, m.fail(ctx, st, err, true))
+				return
+			}
+			if bytes.HasPrefix(ev.Data, []byte("[DONE]")) {
+				break
+			}
+			var ck chatChunk
+			if err := json.Unmarshal(ev.Data, &ck); err != nil {
+				yield(model.Chunk{}, m.fail(ctx, st, err, true))
+				return
+			}
+			if ck.Error != nil {
+				// An error object instead of a chunk.
+				err := context.Cause(ctx)
+				if err == nil {
+					err = m.ep.StreamError(st, errorMessage(ev.Data), nil)
+				}
+				yield(model.Chunk{}, err)
+				return
+			}
+			for _, c := range s.chunks(&ck) {
 				if !yield(c, nil) {
 					return
 				}
 			}
-		}
-		if err := stream.Err(); err != nil {
-			started := yielded || st.Answered()
-			yield(model.Chunk{}, m.wrap(ctx, st, err, started))
-			return
 		}
 		if err := context.Cause(ctx); err != nil {
 			yield(model.Chunk{}, err)
@@ -191,14 +196,14 @@ type streamState struct {
 }
 
 // chunks turns one Chat Completions chunk into model chunks.
-func (s *streamState) chunks(ck sdk.ChatCompletionChunk) []model.Chunk {
+func (s *streamState) chunks(ck *chatChunk) []model.Chunk {
 	var out []model.Chunk
 	for _, ch := range ck.Choices {
 		if ch.Index != 0 {
 			continue // only one choice is asked for
 		}
 		d := ch.Delta
-		if r := reasoning(d); r != "" {
+		if r := cmp.Or(d.ReasoningContent, d.Reasoning); r != "" {
 			out = append(out, model.Chunk{Kind: model.ChunkThinking, Text: r})
 		}
 		if d.Content != "" {
@@ -229,8 +234,7 @@ func (s *streamState) chunks(ck sdk.ChatCompletionChunk) []model.Chunk {
 			s.finish = ch.FinishReason
 		}
 	}
-	if ck.JSON.Usage.Valid() {
-		u := ck.Usage
+	if u := ck.Usage; u != nil {
 		out = append(out, model.Chunk{Kind: model.ChunkUsage, Usage: event.Usage{
 			InputTokens:     u.PromptTokens,
 			OutputTokens:    u.CompletionTokens,
@@ -259,21 +263,4 @@ func (s *streamState) finishReason() string {
 		return model.FinishToolCalls
 	}
 	return model.FinishStop
-}
-
-// reasoning returns the reasoning text of a delta as local servers send
-// it: "reasoning_content" (llama.cpp, vLLM, DeepSeek) or "reasoning"
-// (Ollama, OpenRouter, newer vLLM).
-func reasoning(d sdk.ChatCompletionChunkChoiceDelta) string {
-	for _, name := range []string{"reasoning_content", "reasoning"} {
-		f, ok := d.JSON.ExtraFields[name]
-		if !ok {
-			continue
-		}
-		var s string
-		if raw := f.Raw(); raw != "" && raw != "null" && json.Unmarshal([]byte(raw), &s) == nil && s != "" {
-			return s
-		}
-	}
-	return ""
 }

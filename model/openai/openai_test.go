@@ -454,8 +454,8 @@ func TestTimeoutMidStream(t *testing.T) {
 
 // TestBaseURLQueryKept: a base URL with a query (Azure's
 // "?api-version=...", a gateway's key) sends that query with every
-// request, retries included; the SDK resolves request paths against the
-// base URL, which drops its query.
+// request, retries included (request paths are resolved against the
+// base URL, which would drop its query).
 func TestBaseURLQueryKept(t *testing.T) {
 	f := newFake(t, func(w http.ResponseWriter, r *http.Request, n int) {
 		if n == 0 {
@@ -479,5 +479,21 @@ func TestBaseURLQueryKept(t *testing.T) {
 		if q.Get("api-version") != "2024-06-01" || fmt.Sprint(q["tag"]) != "[a b/c]" {
 			t.Errorf("request %d: query = %v, want api-version=2024-06-01 and tag=[a b/c]", i, q)
 		}
+	}
+}
+
+// TestStreamLineTooLong: a server that sends an event line above 1 MiB
+// (and then nothing) ends the stream with a clear error, at once.
+func TestStreamLineTooLong(t *testing.T) {
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		providertest.SSEData(w, chunk(`{"content":"a"}`, ""))
+		io.WriteString(w, "data: "+strings.Repeat("x", 2<<20))
+		w.(http.Flusher).Flush()
+		providertest.Hold(r)
+	})
+	got, err := providertest.Collect(t, f.model(t, nil), providertest.Hello())
+	providertest.WantChunks(t, got, []model.Chunk{{Kind: model.ChunkText, Text: "a"}})
+	if err == nil || err.Error() != "openai: stream broken: server-sent event longer than 1048576 bytes" {
+		t.Fatalf("err = %v", err)
 	}
 }

@@ -41,3 +41,21 @@ func TestSettingsAndStructuredOutput(t *testing.T) {
 		t.Errorf("X-Title = %q", got)
 	}
 }
+
+// The configured headers come last: a gateway that wants its own
+// Authorization (or User-Agent) gets it instead of the default.
+func TestHeadersReplaceDefaults(t *testing.T) {
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		providertest.SSEData(w, chunk(`{"content":"ok"}`, "stop"), "[DONE]")
+	})
+	m := f.model(t, func(c *Config) {
+		c.Headers = map[string]string{"authorization": "Token gw-1", "User-Agent": "mine/1"}
+	})
+	if _, err := providertest.Collect(t, m, providertest.Hello()); err != nil {
+		t.Fatal(err)
+	}
+	h := f.Header(0)
+	if h.Get("Authorization") != "Token gw-1" || h.Get("User-Agent") != "mine/1" || len(h.Values("Authorization")) != 1 {
+		t.Fatalf("headers %v", h)
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/agentpool/agentpool/server/internal/servertest"
 )
 
 // A prompt for a session that another run holds (another process on the
@@ -11,7 +13,7 @@ import (
 // invalid-request error that says where the session runs; once that run
 // has let go, the prompt runs.
 func TestPromptRefusedWhileAnotherRunHoldsTheSession(t *testing.T) {
-	p := newPool(t, nestedYAML)
+	p := servertest.Pool(t, nestedYAML)
 	h := startServer(t, p, Options{})
 	h.initialize(false)
 	sid := h.newSession()

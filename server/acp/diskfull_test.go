@@ -6,11 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentpool/agentpool/config"
-	"github.com/agentpool/agentpool/pool"
+	"github.com/agentpool/agentpool/server/internal/servertest"
 	"github.com/agentpool/agentpool/session"
-	"github.com/agentpool/agentpool/session/memory"
-	"github.com/agentpool/agentpool/session/storetest"
 )
 
 // TestDiskFullDuringRun (ACP): a prompt whose run finds the store full
@@ -19,20 +16,11 @@ import (
 // reason; once there is room again the session reads error after another
 // session's prompt, and takes prompts again.
 func TestDiskFullDuringRun(t *testing.T) {
-	m, err := config.Parse("agentpool.yaml", []byte(`
+	p, st := servertest.FaultyPool(t, `
 agents:
   boss:
     model: {type: scripted, turns: ["the answer", "the answer", "the answer"]}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := storetest.NewFaulty(memory.New())
-	p, err := pool.New(m, pool.Options{Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
+`)
 	h := startServer(t, p, Options{})
 	h.initialize(false)
 

@@ -10,6 +10,7 @@ import (
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/hook"
 	"github.com/agentpool/agentpool/pool"
+	"github.com/agentpool/agentpool/server/internal/servertest"
 )
 
 type permissionParams struct {
@@ -69,7 +70,7 @@ func (h *harness) noMessage() {
 }
 
 func TestRequestApproval(t *testing.T) {
-	h := startServer(t, newPool(t, nestedYAML), Options{})
+	h := startServer(t, servertest.Pool(t, nestedYAML), Options{})
 	h.initialize(false)
 	sid := h.newSession()
 	ctx := context.Background()
@@ -168,7 +169,7 @@ func TestRequestApproval(t *testing.T) {
 }
 
 func TestRequestApprovalPendingAtEOF(t *testing.T) {
-	h := startServer(t, newPool(t, nestedYAML), Options{})
+	h := startServer(t, servertest.Pool(t, nestedYAML), Options{})
 	h.initialize(false)
 	sid := h.newSession()
 	ch := ask(h.srv, context.Background(), ApprovalRequest{SessionID: sid, ToolName: "shell", CallID: "c"})

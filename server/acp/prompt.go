@@ -14,6 +14,7 @@ import (
 	"github.com/agentpool/agentpool/agent"
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/internal/otelpool"
+	"github.com/agentpool/agentpool/internal/otelprop"
 	"github.com/agentpool/agentpool/pool"
 	"github.com/agentpool/agentpool/session"
 )
@@ -46,7 +47,7 @@ func (c *conn) prompt(reqID json.RawMessage, params json.RawMessage) *rpcError {
 	// traced; anything else in _meta is ignored.
 	tp, _ := p.Meta["traceparent"].(string)
 	ts, _ := p.Meta["tracestate"].(string)
-	ctx, cancel := context.WithCancel(otelpool.WithRemoteParent(c.ctx, otelpool.FromTraceparent(tp, ts)))
+	ctx, cancel := context.WithCancel(otelpool.WithRemoteParent(c.ctx, otelprop.FromTraceparent(tp, ts)))
 	run := &promptRun{cancel: cancel}
 	s.mu.Lock()
 	if s.run != nil {

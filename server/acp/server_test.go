@@ -16,9 +16,9 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/pool"
+	"github.com/agentpool/agentpool/server/internal/servertest"
 	"github.com/agentpool/agentpool/session"
 )
 
@@ -107,20 +107,6 @@ agents:
       turns:
         - error: upstream failed
 `
-
-func newPool(t *testing.T, yaml string) *pool.Pool {
-	t.Helper()
-	m, err := config.Parse("agentpool.yaml", []byte(yaml))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := pool.New(m, pool.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
-	return p
-}
 
 // wire is any message the server writes.
 type wire struct {
@@ -347,7 +333,7 @@ func stopReason(t *testing.T, w wire) string {
 }
 
 func TestInitialize(t *testing.T) {
-	h := startServer(t, newPool(t, nestedYAML), Options{Version: "1.2.3"})
+	h := startServer(t, servertest.Pool(t, nestedYAML), Options{Version: "1.2.3"})
 	var res struct {
 		ProtocolVersion   int `json:"protocolVersion"`
 		AgentCapabilities struct {
@@ -370,7 +356,7 @@ func TestInitialize(t *testing.T) {
 }
 
 func TestMalformedInput(t *testing.T) {
-	h := startServer(t, newPool(t, nestedYAML), Options{MaxLineBytes: 4096})
+	h := startServer(t, servertest.Pool(t, nestedYAML), Options{MaxLineBytes: 4096})
 	expectErr := func(id string, code int) {
 		t.Helper()
 		w := h.next()
@@ -439,7 +425,7 @@ func TestLineLimit32MiB(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes 64 MiB")
 	}
-	h := startServer(t, newPool(t, nestedYAML), Options{})
+	h := startServer(t, servertest.Pool(t, nestedYAML), Options{})
 	h.timeout = 2 * time.Minute // the race detector makes 32 MiB of JSON slow
 	// An unknown method: the answer (-32601 with the id) shows that the
 	// whole line was read and parsed.
@@ -469,7 +455,7 @@ func TestLineLimit32MiB(t *testing.T) {
 func TestPromptNested(t *testing.T) {
 	for _, subagents := range []bool{false, true} {
 		t.Run(fmt.Sprintf("subagents=%v", subagents), func(t *testing.T) {
-			p := newPool(t, nestedYAML)
+			p := servertest.Pool(t, nestedYAML)
 			h := startServer(t, p, Options{})
 			h.initialize(subagents)
 			sid := h.newSession()
@@ -514,7 +500,7 @@ func TestPromptNested(t *testing.T) {
 }
 
 func TestPromptFailingChildAndModes(t *testing.T) {
-	p := newPool(t, slowYAML)
+	p := servertest.Pool(t, slowYAML)
 	h := startServer(t, p, Options{Agent: "mixed"})
 	h.initialize(false)
 	sid := h.newSession()
@@ -554,7 +540,7 @@ func TestPromptFailingChildAndModes(t *testing.T) {
 }
 
 func TestPromptMaxTurns(t *testing.T) {
-	h := startServer(t, newPool(t, nestedYAML), Options{Agent: "turns"})
+	h := startServer(t, servertest.Pool(t, nestedYAML), Options{Agent: "turns"})
 	h.initialize(false)
 	sid := h.newSession()
 	w, notes := h.call("session/prompt", promptParams(sid, "loop"))
@@ -565,7 +551,7 @@ func TestPromptMaxTurns(t *testing.T) {
 }
 
 func TestCancel(t *testing.T) {
-	p := newPool(t, slowYAML)
+	p := servertest.Pool(t, slowYAML)
 	h := startServer(t, p, Options{})
 	h.initialize(true)
 	sid := h.newSession()
@@ -631,7 +617,7 @@ func TestCancel(t *testing.T) {
 }
 
 func TestEOFCancelsRunningPrompts(t *testing.T) {
-	p := newPool(t, slowYAML)
+	p := servertest.Pool(t, slowYAML)
 	h := startServer(t, p, Options{})
 	h.initialize(false)
 	sid := h.newSession()
@@ -656,7 +642,7 @@ func TestEOFCancelsRunningPrompts(t *testing.T) {
 }
 
 func TestContextCancelEndsServe(t *testing.T) {
-	p := newPool(t, slowYAML)
+	p := servertest.Pool(t, slowYAML)
 	srv, err := New(Options{Pool: p})
 	if err != nil {
 		t.Fatal(err)
@@ -753,7 +739,7 @@ func (s *syncBuffer) String() string {
 func TestLoadReplaysHistory(t *testing.T) {
 	for _, subagents := range []bool{false, true} {
 		t.Run(fmt.Sprintf("subagents=%v", subagents), func(t *testing.T) {
-			p := newPool(t, nestedYAML)
+			p := servertest.Pool(t, nestedYAML)
 			h := startServer(t, p, Options{})
 			h.initialize(subagents)
 			sid := h.newSession()
@@ -824,7 +810,7 @@ func render(notes []note) string {
 }
 
 func TestListSessions(t *testing.T) {
-	p := newPool(t, nestedYAML)
+	p := servertest.Pool(t, nestedYAML)
 	h := startServer(t, p, Options{Cwd: "/default"})
 	h.initialize(false)
 	sid := h.newSession()

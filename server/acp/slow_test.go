@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/hook"
 	"github.com/agentpool/agentpool/pool"
+	"github.com/agentpool/agentpool/server/internal/servertest"
 )
 
 // slowClientYAML: talker calls a tool, then streams a long answer word by
@@ -68,21 +68,13 @@ func TestSlowClientBlocksNoOtherSession(t *testing.T) {
 		words     = 100000 // 500 KB of text: more than the talker's queue holds
 		queueSize = 4
 	)
-	m, err := config.Parse("agentpool.yaml", []byte(slowClientYAML(words)))
-	if err != nil {
-		t.Fatal(err)
-	}
 	reg := hook.New(hook.Options{})
 	ended := make(chan string, 3)
 	reg.OnSessionEnd.Register(func(_ context.Context, e hook.SessionEnd) error {
 		ended <- e.SessionID
 		return nil
 	})
-	p, err := pool.New(m, pool.Options{Hooks: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	p := servertest.PoolWith(t, slowClientYAML(words), pool.Options{Hooks: reg})
 	var logs lockedLog
 	srv, err := New(Options{Pool: p, QueueSize: queueSize, ProgressInterval: -1, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
@@ -159,18 +151,18 @@ func TestSlowClientBlocksNoOtherSession(t *testing.T) {
 	}
 
 	// The talker's chunks coalesce in its full queue while the client reads
-	// nothing.
-	for i := 0; ; i++ {
-		srv.mu.Lock()
-		c := srv.conn
-		srv.mu.Unlock()
-		if merged, _ := c.out.stats(); merged > 0 {
-			break
-		}
-		if i == 60000 {
-			t.Fatal("the talker's chunks never coalesced")
-		}
-		time.Sleep(time.Millisecond)
+	// nothing, until a chunk no longer fits a coalesced one (64 KiB) and
+	// the run waits for room: the queue group's notice of that wait.
+	srv.mu.Lock()
+	c := srv.conn
+	srv.mu.Unlock()
+	select {
+	case <-c.out.group.Blocked():
+	case <-time.After(time.Minute):
+		t.Fatal("the talker's run never waited on its full queue")
+	}
+	if merged, _ := c.out.stats(); merged == 0 {
+		t.Error("the talker waited on its queue, but no chunk coalesced first")
 	}
 
 	// Now read everything.

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/pool"
+	"github.com/agentpool/agentpool/server/internal/servertest"
 )
 
 // toolsYAML is an examples/tools.yaml-like manifest: one agent with the
@@ -40,17 +40,8 @@ func call(name, args string) string {
 // that a session's cwd is told apart from it).
 func newToolsPool(t *testing.T, yaml string) (*pool.Pool, string) {
 	t.Helper()
-	m, err := config.Parse("agentpool.yaml", []byte(yaml))
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := realDir(t, t.TempDir())
-	p, err := pool.New(m, pool.Options{Workspace: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
-	return p, dir
+	return servertest.PoolWith(t, yaml, pool.Options{Workspace: dir}), dir
 }
 
 func realDir(t *testing.T, dir string) string {

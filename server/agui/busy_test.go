@@ -8,8 +8,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/pool"
+	"github.com/agentpool/agentpool/server/internal/servertest"
 	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/session/memory"
 )
@@ -65,20 +65,12 @@ func (g *gateStore) checkLocked() {
 // Concurrent POSTs on one thread: exactly one of them runs, every other one
 // is answered 409, in every trial.
 func TestConcurrentRunsOnOneThread(t *testing.T) {
-	m, err := config.Parse("test.yaml", []byte(`
+	gate := &gateStore{Store: memory.New()}
+	p := servertest.PoolWith(t, `
 agents:
   boss:
     model: {type: test, custom_output_text: "answer"}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	gate := &gateStore{Store: memory.New()}
-	p, err := pool.New(m, pool.Options{Store: gate})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
+`, pool.Options{Store: gate})
 	_, ts := newServer(t, p, Options{})
 	runOK(t, ts.URL+"/", runBody("thread-contended", "first"))
 

@@ -5,12 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentpool/agentpool/config"
-	"github.com/agentpool/agentpool/pool"
 	"github.com/agentpool/agentpool/server/agui/internal/wire"
+	"github.com/agentpool/agentpool/server/internal/servertest"
 	"github.com/agentpool/agentpool/session"
-	"github.com/agentpool/agentpool/session/memory"
-	"github.com/agentpool/agentpool/session/storetest"
 )
 
 // TestDiskFullDuringRun (AG-UI): a run whose store fills up before its
@@ -19,20 +16,11 @@ import (
 // there is room again the thread's session reads error after the next
 // run, never running.
 func TestDiskFullDuringRun(t *testing.T) {
-	m, err := config.Parse("test.yaml", []byte(`
+	p, st := servertest.FaultyPool(t, `
 agents:
   boss:
     model: {type: scripted, turns: ["the answer"]}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := storetest.NewFaulty(memory.New())
-	p, err := pool.New(m, pool.Options{Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
+`)
 	_, ts := newServer(t, p, Options{})
 
 	// A run takes n writes; the last few find the disk full (the answer

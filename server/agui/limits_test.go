@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentpool/agentpool/server/agui/internal/wire"
 	"github.com/agentpool/agentpool/server/httpsec/httpsectest"
+	"github.com/agentpool/agentpool/server/internal/servertest"
 )
 
 // patientYAML answers after more than a minute (two chunks 40 s apart).
@@ -48,7 +49,7 @@ func runRequest(path, body string, hdr ...string) string {
 // holding the connection forever.
 func TestSlowBodyIsCut(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		httpsectest.CheckStalledBody(t, serveBubble(t, New(newPool(t, nestedYAML), Options{})), "/", `{"threadId":`, DefaultBodyTimeout)
+		httpsectest.CheckStalledBody(t, serveBubble(t, New(servertest.Pool(t, nestedYAML), Options{})), "/", `{"threadId":`, DefaultBodyTimeout)
 	})
 }
 
@@ -57,7 +58,7 @@ func TestSlowBodyIsCut(t *testing.T) {
 // the connection is closed.
 func TestUnauthorizedBeforeBody(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		httpsectest.CheckUnauthorizedBeforeBody(t, serveBubble(t, New(newPool(t, nestedYAML), Options{Token: "agui-token"})), "/")
+		httpsectest.CheckUnauthorizedBeforeBody(t, serveBubble(t, New(servertest.Pool(t, nestedYAML), Options{Token: "agui-token"})), "/")
 	})
 }
 
@@ -65,7 +66,7 @@ func TestUnauthorizedBeforeBody(t *testing.T) {
 // one more is accepted only when another closes.
 func TestConnectionCap(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		httpsectest.CheckConnectionCap(t, serveBubble(t, New(newPool(t, nestedYAML), Options{})), DefaultMaxConns, "/healthz")
+		httpsectest.CheckConnectionCap(t, serveBubble(t, New(servertest.Pool(t, nestedYAML), Options{})), DefaultMaxConns, "/healthz")
 	})
 }
 
@@ -73,7 +74,7 @@ func TestConnectionCap(t *testing.T) {
 // request, not the run streamed in answer.
 func TestRunOutlivesBodyTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ln := serveBubble(t, New(newPool(t, patientYAML), Options{}))
+		ln := serveBubble(t, New(servertest.Pool(t, patientYAML), Options{}))
 		c := ln.Dial()
 		defer c.Close()
 		start := time.Now()
@@ -94,12 +95,12 @@ func TestRunOutlivesBodyTimeout(t *testing.T) {
 // TestThreadIDLength: a threadId longer than MaxThreadIDBytes is refused
 // with 400 and a message that says why; one of that length is fine.
 func TestThreadIDLength(t *testing.T) {
-	noLeaks(t)
-	p := newPool(t, nestedYAML)
+	servertest.NoLeaks(t)
+	p := servertest.Pool(t, nestedYAML)
 	_, ts := newServer(t, p, Options{})
-	resp, b := post(t, ts.URL+"/", runBody(strings.Repeat("t", MaxThreadIDBytes+1), "hi"))
-	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), fmt.Sprintf("threadId is longer than %d bytes", MaxThreadIDBytes)) {
-		t.Errorf("long threadId: %d %s", resp.StatusCode, b)
+	a := post(t, ts.URL+"/", runBody(strings.Repeat("t", MaxThreadIDBytes+1), "hi"))
+	if a.Code != http.StatusBadRequest || !strings.Contains(a.Body, fmt.Sprintf("threadId is longer than %d bytes", MaxThreadIDBytes)) {
+		t.Errorf("long threadId: %d %s", a.Code, a.Body)
 	}
 	runOK(t, ts.URL+"/", runBody(strings.Repeat("t", MaxThreadIDBytes), "hi"))
 }
@@ -108,8 +109,8 @@ func TestThreadIDLength(t *testing.T) {
 // MaxThreads idle threads; a pruned thread is found again in the store
 // (its session's metadata) and continues its session.
 func TestThreadTableBounded(t *testing.T) {
-	noLeaks(t)
-	p := newPool(t, nestedYAML)
+	servertest.NoLeaks(t)
+	p := servertest.Pool(t, nestedYAML)
 	s, ts := newServer(t, p, Options{MaxThreads: 2})
 	first := runOK(t, ts.URL+"/", runBody("thread-a", "one"))
 	for _, th := range []string{"thread-b", "thread-c", "thread-d"} {

@@ -2,13 +2,17 @@ package agui
 
 import (
 	"context"
-	"github.com/agentpool/agentpool/server/agui/internal/wire"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentpool/agentpool/hook"
+	"github.com/agentpool/agentpool/pool"
+	"github.com/agentpool/agentpool/server/agui/internal/wire"
+	"github.com/agentpool/agentpool/server/internal/servertest"
 
 	"github.com/agentpool/agentpool/internal/queue"
 )
@@ -40,12 +44,21 @@ func stats(q *queue.Queue[item]) (merged, dropped int) {
 	return s.Merged, s.Dropped
 }
 
-func blocked(t *testing.T, done <-chan struct{}) {
+// blocked checks that the push behind done waits for room: q tells when
+// a push first waited (Blocked), and that push has not returned.
+func blocked(t *testing.T, q *queue.Queue[item], done <-chan struct{}) {
 	t.Helper()
 	select {
 	case <-done:
 		t.Fatal("push returned; want it to wait")
-	case <-time.After(50 * time.Millisecond):
+	case <-q.Blocked():
+	case <-time.After(5 * time.Second):
+		t.Fatal("push neither returned nor waited")
+	}
+	select {
+	case <-done:
+		t.Fatal("push returned; want it to wait")
+	default:
 	}
 }
 
@@ -77,7 +90,7 @@ func TestQueueMergesDeltasWhenFull(t *testing.T) {
 	// Another session's delta merges past other owners' events only; the
 	// root's only earlier event is not a delta, so it waits.
 	done := pushAsync(q, delta("root", "m0", "x"))
-	blocked(t, done)
+	blocked(t, q, done)
 	got, ok := take(q, context.Background())
 	if !ok || types(got) != "STEP_STARTED: TEXT_MESSAGE_CONTENT:abc" {
 		t.Fatalf("take = %q", types(got))
@@ -94,7 +107,7 @@ func TestQueueNeverMergesAcrossOwnEvents(t *testing.T) {
 	q.Push(lifecycle("c", wire.TypeTextMessageEnd))
 	// Same message, but an event of the same session lies between.
 	done := pushAsync(q, delta("c", "m1", "b"))
-	blocked(t, done)
+	blocked(t, q, done)
 	take(q, context.Background())
 	returned(t, done)
 
@@ -102,7 +115,7 @@ func TestQueueNeverMergesAcrossOwnEvents(t *testing.T) {
 	q = newQueue(1)
 	q.Push(delta("c", "m1", "a"))
 	done = pushAsync(q, delta("c", "m2", "b"))
-	blocked(t, done)
+	blocked(t, q, done)
 	take(q, context.Background())
 	returned(t, done)
 }
@@ -112,7 +125,7 @@ func TestQueueLifecycleWaitsDroppableDrops(t *testing.T) {
 	q.Push(lifecycle("r", wire.TypeStepStarted))
 	returned(t, pushAsync(q, item{ev: &wire.Event{Type: wire.TypeCustom, Name: "tool_call_progress"}, owner: "r", class: classDroppable}))
 	done := pushAsync(q, lifecycle("r", wire.TypeStepFinished))
-	blocked(t, done)
+	blocked(t, q, done)
 	if got, _ := take(q, context.Background()); types(got) != "STEP_STARTED:" {
 		t.Fatalf("take = %q", types(got))
 	}
@@ -129,7 +142,7 @@ func TestQueueAbandonAndClose(t *testing.T) {
 	q := newQueue(1)
 	q.Push(lifecycle("r", wire.TypeStepStarted))
 	done := pushAsync(q, lifecycle("r", wire.TypeStepFinished))
-	blocked(t, done)
+	blocked(t, q, done)
 	q.Abort(nil)
 	returned(t, done)
 	returned(t, pushAsync(q, lifecycle("r", wire.TypeRunFinished))) // discarded at once
@@ -174,7 +187,7 @@ func (w *gatedWriter) Write(b []byte) (int, error) {
 // TestSlowClient: with a tiny queue and a client that stalls, the run
 // still produces a complete, valid stream, with deltas merged.
 func TestSlowClient(t *testing.T) {
-	p := newPool(t, nestedYAML)
+	p := servertest.Pool(t, nestedYAML)
 	count := func(evs []ev) (n int) {
 		for _, e := range evs {
 			if e["type"] == wire.TypeTextMessageContent {
@@ -183,19 +196,44 @@ func TestSlowClient(t *testing.T) {
 		}
 		return n
 	}
-	run := func(s *Server, thread string, stall time.Duration) []ev {
+	run := func(s *Server, thread string, stall <-chan struct{}) []ev {
 		w := &gatedWriter{hdr: http.Header{}, gate: make(chan struct{})}
 		r := httptest.NewRequest("POST", "/", strings.NewReader(runBody(thread, "Research.")))
 		r.Header.Set("Content-Type", "application/json")
-		go func() { time.Sleep(stall); close(w.gate) }()
+		go func() { <-stall; close(w.gate) }()
 		s.ServeHTTP(w, r)
 		if w.code != 200 {
 			t.Fatalf("status %d: %s", w.code, w.buf)
 		}
 		return parseSSE(t, w.buf)
 	}
-	fast := run(New(p, Options{}), "thread-fast", 0)
-	slow := run(New(p, Options{QueueSize: 4}), "thread-slow", 300*time.Millisecond)
+	open := make(chan struct{})
+	close(open)
+	fast := run(New(p, Options{}), "thread-fast", open)
+	// The slow client reads nothing until the run waits on its full queue
+	// (Blocked) or, should it never fill, the run has ended (the root's
+	// session/end, before its last events are queued).
+	reg := hook.New(hook.Options{})
+	rootEnded := make(chan struct{})
+	var once sync.Once
+	reg.OnSessionEnd.Register(func(_ context.Context, e hook.SessionEnd) error {
+		if e.Agent == "planner" {
+			once.Do(func() { close(rootEnded) })
+		}
+		return nil
+	})
+	queues := make(chan *queue.Queue[item], 1)
+	stall := make(chan struct{})
+	go func() {
+		q := <-queues
+		select {
+		case <-q.Blocked():
+		case <-rootEnded:
+		}
+		close(stall)
+	}()
+	slowPool := servertest.PoolWith(t, nestedYAML, pool.Options{Hooks: reg})
+	slow := run(New(slowPool, Options{QueueSize: 4, onQueue: func(q *queue.Queue[item]) { queues <- q }}), "thread-slow", stall)
 	verifyStream(t, slow, "")
 	// Whether deltas merge here depends on where the stalled queue fills
 	// up (scheduling); TestSlowClientBlocksNoOtherRun checks merging

@@ -3,11 +3,13 @@ package agui
 import (
 	"context"
 	"errors"
-	"github.com/agentpool/agentpool/server/agui/internal/wire"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/agentpool/agentpool/server/agui/internal/wire"
+	"github.com/agentpool/agentpool/server/internal/servertest"
 
 	"github.com/agentpool/agentpool/server/httpsec"
 )
@@ -64,8 +66,8 @@ func request(t *testing.T, method, url, body string, hdr map[string]string) (*ht
 // TestServerSecurity: with a token every route needs it; without one the
 // server only serves loopback; no CORS unless configured.
 func TestServerSecurity(t *testing.T) {
-	noLeaks(t)
-	p := newPool(t, nestedYAML)
+	servertest.NoLeaks(t)
+	p := servertest.Pool(t, nestedYAML)
 	const token = "agui-token-5d41402abc4b2a76"
 
 	url := serveOn(t, New(p, Options{Token: token}))

@@ -5,18 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/agentpool/agentpool/server/agui/internal/wire"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
-	"go.uber.org/goleak"
+	"github.com/agentpool/agentpool/server/agui/internal/wire"
+	"github.com/agentpool/agentpool/server/internal/servertest"
 
-	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/id"
 	"github.com/agentpool/agentpool/pool"
 	"github.com/agentpool/agentpool/session"
@@ -87,36 +85,10 @@ agents:
     tools: [{type: subagent}]
 `
 
-// noLeaks checks, after every other cleanup of t (servers, pools), that
-// no goroutine started during the test is left.
-func noLeaks(t *testing.T) {
-	opt := goleak.IgnoreCurrent()
-	t.Cleanup(func() {
-		http.DefaultClient.CloseIdleConnections()
-		goleak.VerifyNone(t, opt)
-	})
-}
-
-func newPool(t *testing.T, src string) *pool.Pool {
-	t.Helper()
-	m, err := config.Parse("test.yaml", []byte(src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := pool.New(m, pool.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
-	return p
-}
-
 func newServer(t *testing.T, p *pool.Pool, opts Options) (*Server, *httptest.Server) {
 	t.Helper()
 	s := New(p, opts)
-	ts := httptest.NewServer(s)
-	t.Cleanup(ts.Close)
-	return s, ts
+	return s, servertest.Serve(t, s)
 }
 
 func runBody(thread, prompt string) string {
@@ -127,33 +99,19 @@ func runBody(thread, prompt string) string {
 	return string(b)
 }
 
-func post(t *testing.T, url, body string) (*http.Response, []byte) {
+// post posts an AG-UI run body, asking for an event stream.
+func post(t *testing.T, url, body string) servertest.Answer {
 	t.Helper()
-	req, err := http.NewRequest("POST", url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, b
+	return servertest.PostJSON(t, url, body, "Accept", "text/event-stream")
 }
 
 func runOK(t *testing.T, url, body string) []ev {
 	t.Helper()
-	resp, b := post(t, url, body)
-	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		t.Fatalf("status %d %s: %s", resp.StatusCode, resp.Header.Get("Content-Type"), b)
+	a := post(t, url, body)
+	if a.Code != 200 || !strings.HasPrefix(a.Header.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("status %d %s: %s", a.Code, a.Header.Get("Content-Type"), a.Body)
 	}
-	return parseSSE(t, b)
+	return parseSSE(t, []byte(a.Body))
 }
 
 // rootOf finds the root session of a thread.
@@ -176,7 +134,7 @@ func rootOf(t *testing.T, st session.Store, thread string) session.Session {
 }
 
 func TestNestedRunMapping(t *testing.T) {
-	p := newPool(t, nestedYAML)
+	p := servertest.Pool(t, nestedYAML)
 	_, ts := newServer(t, p, Options{})
 	evs := runOK(t, ts.URL+"/", runBody("thread-nested", "Research the Go scheduler."))
 	rootSess := rootOf(t, p.Store(), "thread-nested")
@@ -257,7 +215,7 @@ func TestNestedRunMapping(t *testing.T) {
 }
 
 func TestErrorsMapping(t *testing.T) {
-	p := newPool(t, slowYAML)
+	p := servertest.Pool(t, slowYAML)
 	_, ts := newServer(t, p, Options{})
 
 	// A failing root: RUN_ERROR, last, with everything closed before it.
@@ -291,8 +249,8 @@ func TestErrorsMapping(t *testing.T) {
 // TestDisconnectCancelsRun: a client that goes away cancels its run; the
 // child ends aborted, as stored.
 func TestDisconnectCancelsRun(t *testing.T) {
-	noLeaks(t)
-	p := newPool(t, slowYAML)
+	servertest.NoLeaks(t)
+	p := servertest.Pool(t, slowYAML)
 	_, ts := newServer(t, p, Options{})
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -324,25 +282,22 @@ func TestDisconnectCancelsRun(t *testing.T) {
 	cancel()
 	resp.Body.Close()
 
+	// Close waits for the handler, and the handler for the run it
+	// cancelled (it returns once RunSink has): no poll of the store.
+	ts.Close()
+
 	st := p.Store()
 	rootID := rootOf(t, st, "thread-gone").ID
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		r, err1 := st.GetSession(context.Background(), rootID)
-		c, err2 := st.GetSession(context.Background(), childID)
-		if err1 != nil || err2 != nil {
-			t.Fatal(err1, err2)
-		}
-		if r.Status == session.StatusAborted && c.Status == session.StatusAborted {
-			if c.ParentID != rootID {
-				t.Errorf("child parent %s, want %s", c.ParentID, rootID)
-			}
-			break
-		}
-		if r.Status != session.StatusRunning && r.Status != session.StatusAborted || time.Now().After(deadline) {
-			t.Fatalf("root %s, child %s: want both aborted", r.Status, c.Status)
-		}
-		time.Sleep(10 * time.Millisecond)
+	r, err1 := st.GetSession(context.Background(), rootID)
+	c, err2 := st.GetSession(context.Background(), childID)
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	if r.Status != session.StatusAborted || c.Status != session.StatusAborted {
+		t.Errorf("root %s, child %s: want both aborted", r.Status, c.Status)
+	}
+	if c.ParentID != rootID {
+		t.Errorf("child parent %s, want %s", c.ParentID, rootID)
 	}
 	if p.Runtime().Running(rootID) || p.Runtime().Running(childID) {
 		t.Error("sessions still registered as running")
@@ -350,7 +305,7 @@ func TestDisconnectCancelsRun(t *testing.T) {
 }
 
 func TestThreads(t *testing.T) {
-	p := newPool(t, slowYAML)
+	p := servertest.Pool(t, slowYAML)
 	_, ts := newServer(t, p, Options{})
 	st := p.Store()
 	ctx := context.Background()
@@ -396,14 +351,14 @@ func TestThreads(t *testing.T) {
 			childID = e["subagentRunId"].(string)
 		}
 	}
-	resp, b := post(t, ts.URL+"/", runBody(childID, "go"))
-	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "child session") {
-		t.Fatalf("child session as thread: %d %s", resp.StatusCode, b)
+	a := post(t, ts.URL+"/", runBody(childID, "go"))
+	if a.Code != http.StatusBadRequest || !strings.Contains(a.Body, "child session") {
+		t.Fatalf("child session as thread: %d %s", a.Code, a.Body)
 	}
 }
 
 func TestBusyThread(t *testing.T) {
-	p := newPool(t, slowYAML)
+	p := servertest.Pool(t, slowYAML)
 	_, ts := newServer(t, p, Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -417,15 +372,15 @@ func TestBusyThread(t *testing.T) {
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() && !strings.Contains(sc.Text(), wire.TypeSubagentStarted) {
 	}
-	r2, b := post(t, ts.URL+"/", runBody("thread-busy", "again"))
-	if r2.StatusCode != http.StatusConflict || !strings.Contains(string(b), `"error"`) {
-		t.Fatalf("second run on a busy thread: %d %s", r2.StatusCode, b)
+	a := post(t, ts.URL+"/", runBody("thread-busy", "again"))
+	if a.Code != http.StatusConflict || !strings.Contains(a.Body, `"error"`) {
+		t.Fatalf("second run on a busy thread: %d %s", a.Code, a.Body)
 	}
 	cancel()
 }
 
 func TestBadRequests(t *testing.T) {
-	p := newPool(t, nestedYAML)
+	p := servertest.Pool(t, nestedYAML)
 	_, ts := newServer(t, p, Options{MaxBodyBytes: 1 << 10})
 	good := runBody("thread-ok", "hi")
 	for _, tc := range []struct {
@@ -482,7 +437,7 @@ func TestBadRequests(t *testing.T) {
 }
 
 func TestAgentsAndHealth(t *testing.T) {
-	p := newPool(t, nestedYAML)
+	p := servertest.Pool(t, nestedYAML)
 	_, ts := newServer(t, p, Options{})
 	resp, err := http.Get(ts.URL + "/agents")
 	if err != nil {
@@ -509,8 +464,8 @@ func TestAgentsAndHealth(t *testing.T) {
 // TestShutdownEndsStreams: a server shutting down cancels its runs and
 // still ends each stream properly (RUN_FINISHED, outcome cancelled).
 func TestShutdownEndsStreams(t *testing.T) {
-	noLeaks(t)
-	p := newPool(t, slowYAML)
+	servertest.NoLeaks(t)
+	p := servertest.Pool(t, slowYAML)
 	s := New(p, Options{})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

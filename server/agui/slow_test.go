@@ -3,7 +3,6 @@ package agui
 import (
 	"context"
 	"fmt"
-	"github.com/agentpool/agentpool/server/agui/internal/wire"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -14,7 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentpool/agentpool/config"
+	"github.com/agentpool/agentpool/server/agui/internal/wire"
+	"github.com/agentpool/agentpool/server/internal/servertest"
+
 	"github.com/agentpool/agentpool/hook"
 	"github.com/agentpool/agentpool/internal/queue"
 	"github.com/agentpool/agentpool/pool"
@@ -45,19 +46,16 @@ func (l *lockedLog) String() string {
 // run goes through from start to end. When the slow client reads again it
 // gets a complete, valid stream with every word, in far fewer deltas.
 func TestSlowClientBlocksNoOtherRun(t *testing.T) {
-	noLeaks(t)
+	servertest.NoLeaks(t)
 	const words = 100000
 	long := strings.TrimSpace(strings.Repeat("word ", words))
-	m, err := config.Parse("agentpool.yaml", fmt.Appendf(nil, `
+	src := fmt.Sprintf(`
 agents:
   talker:
     model: {type: scripted, turns: [%q]}
   quick:
     model: {type: scripted, turns: ["quick answer"]}
-`, long))
-	if err != nil {
-		t.Fatal(err)
-	}
+`, long)
 	reg := hook.New(hook.Options{})
 	var (
 		mu    sync.Mutex
@@ -69,11 +67,7 @@ agents:
 		mu.Unlock()
 		return nil
 	})
-	p, err := pool.New(m, pool.Options{Hooks: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
+	p := servertest.PoolWith(t, src, pool.Options{Hooks: reg})
 	var logs lockedLog
 	queues := make(chan *queue.Queue[item], 2)
 	s := New(p, Options{QueueSize: 4, Logger: slog.New(slog.NewTextHandler(&logs, nil)), onQueue: func(q *queue.Queue[item]) { queues <- q }})
@@ -120,15 +114,15 @@ agents:
 	}
 	<-queues // quick's
 	// The talker's deltas merge in its full queue while its client reads
-	// nothing.
-	for i := 0; ; i++ {
-		if merged, _ := stats(talkerQueue); merged > 0 {
-			break
-		}
-		if i == 60000 {
-			t.Fatal("the talker's deltas never merged")
-		}
-		time.Sleep(time.Millisecond)
+	// nothing, until a delta no longer fits a merged one (64 KiB) and the
+	// run waits for room: the queue's notice of that wait.
+	select {
+	case <-talkerQueue.Blocked():
+	case <-time.After(time.Minute):
+		t.Fatal("the talker's run never waited on its full queue")
+	}
+	if merged, _ := stats(talkerQueue); merged == 0 {
+		t.Error("the talker waited on its queue, but no delta merged first")
 	}
 	queued := talkerQueue.Len()
 	if queued > 4 {

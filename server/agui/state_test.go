@@ -3,7 +3,6 @@ package agui
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/agentpool/agentpool/server/agui/internal/wire"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -12,7 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentpool/agentpool/config"
+	"github.com/agentpool/agentpool/server/agui/internal/wire"
+	"github.com/agentpool/agentpool/server/internal/servertest"
+
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/pool"
 	"github.com/agentpool/agentpool/spawn"
@@ -478,15 +479,7 @@ func wantTodos(statuses ...string) []any {
 // with the current list and keeps the client's own state.
 func TestToolsRunState(t *testing.T) {
 	dir := t.TempDir()
-	m, err := config.Parse("tools.yaml", []byte(toolsYAML))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := pool.New(m, pool.Options{Workspace: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
+	p := servertest.PoolWith(t, toolsYAML, pool.Options{Workspace: dir})
 	_, ts := newServer(t, p, Options{})
 
 	body := func(run string, state any) string {

@@ -7,8 +7,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/pool"
+	"github.com/agentpool/agentpool/server/internal/servertest"
 	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/session/sqlite"
 )
@@ -52,7 +52,7 @@ func (c *listCounter) take() (read, unfiltered int) {
 // TestAGUIThreadGrowthMemoryIndex in the stores' packages; the time per
 // run: BenchmarkAGUIRunThreads.)
 func TestAGUIThreadGrowth(t *testing.T) {
-	noLeaks(t)
+	servertest.NoLeaks(t)
 	const maxThreads, stored = 4, 60
 	st, err := sqlite.Open(filepath.Join(t.TempDir(), "threads.db"), sqlite.Options{})
 	if err != nil {
@@ -60,15 +60,7 @@ func TestAGUIThreadGrowth(t *testing.T) {
 	}
 	t.Cleanup(func() { st.Close() })
 	seedThreads(t, st, stored)
-	m, err := config.Parse("answer.yaml", []byte(answerYAML))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := pool.New(m, pool.Options{Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
+	p := servertest.PoolWith(t, answerYAML, pool.Options{Store: st})
 	seeded := func(thread string) string {
 		t.Helper()
 		found, err := st.ListSessions(context.Background(), session.ListOptions{Thread: thread})

@@ -7,13 +7,14 @@ import (
 	"testing"
 
 	"github.com/agentpool/agentpool/internal/otelpool/otelpooltest"
+	"github.com/agentpool/agentpool/server/internal/servertest"
 )
 
 // TestTraceparentParentsTheRun checks that a run request's W3C
 // traceparent header makes the caller's span the parent of the run's root
 // span, and that a run without one starts a trace of its own.
 func TestTraceparentParentsTheRun(t *testing.T) {
-	noLeaks(t)
+	servertest.NoLeaks(t)
 	p, rec := otelpooltest.TracedPool(t, nestedYAML)
 	_, ts := newServer(t, p, Options{})
 

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/agentpool/agentpool/id"
 	"github.com/agentpool/agentpool/internal/jsonstr"
 	"github.com/agentpool/agentpool/internal/queue"
 )
@@ -85,13 +86,24 @@ func (d *deltaProps) appendJSON(b []byte) []byte {
 }
 
 // hub fans events out to the subscribers (SSE clients). Publishing never
-// blocks: each subscriber has its own queue (internal/queue, Disconnect
-// policy), and publish holds no lock of the hub while it fans out: it
-// reads the current list of subscribers, which subscribe and unsubscribe
-// replace (copy on write).
+// waits for a client: each subscriber has its own queue (internal/queue,
+// Disconnect policy). publish reads the current list of subscribers,
+// which subscribe and unsubscribe replace (copy on write).
+//
+// pub is the one lock every session's events pass through, and it is
+// kept on purpose: it gives each event its id and queues it for every
+// subscriber in one step, so that ids ascend on every stream and every
+// stream gets the events in the same order (a client that follows two
+// streams, or a reconnecting one, sees one history). Sharding it by
+// session would keep each session's order but not the ids' on a stream
+// that carries many sessions (every /event stream). What it covers is
+// short and allocates nothing: an id and one queue push per subscriber;
+// encoding, the mapping of changes and the transcripts are done before
+// it, under the session's own lock.
 type hub struct {
 	size int
 	subs atomic.Pointer[[]*subscriber] // read-only once stored
+	pub  sync.Mutex                    // serializes publish and barrier
 
 	mu     sync.Mutex // serializes subscribe, unsubscribe and close
 	closed bool
@@ -164,11 +176,15 @@ func (h *hub) unsubscribe(s *subscriber) {
 	s.Abort(nil)
 }
 
-// publish queues e for every subscriber that wants it. It never waits and
-// holds no lock of the hub; each push takes only its queue's own lock.
-// Callers serialize their publishes (the server's lock), so that every
-// subscriber gets the events in the same order.
+// publish gives e its id (unless it has one) and queues it for every
+// subscriber that wants it. It never waits for a client; each push takes only its queue's own
+// lock, under h.pub (see hub).
 func (h *hub) publish(e *busEvent) {
+	h.pub.Lock()
+	defer h.pub.Unlock()
+	if e.id == "" {
+		e.id = id.Ascending(id.Event)
+	}
 	for _, s := range *h.subs.Load() {
 		if s.dir == "" || s.global || s.dir == e.dir {
 			_ = s.Push(e) // fails only for a subscriber that is gone or cut off
@@ -180,9 +196,10 @@ func (h *hub) publish(e *busEvent) {
 // gets the events of directory dir, and returns their channels: each is
 // closed when that subscriber's client has been sent every event
 // published before the call. A subscriber that goes away before then
-// never closes its channel (wait with a bound). Callers hold the lock that
-// serializes publish.
+// never closes its channel (wait with a bound).
 func (h *hub) barrier(dir string) []chan struct{} {
+	h.pub.Lock()
+	defer h.pub.Unlock()
 	var out []chan struct{}
 	for _, s := range *h.subs.Load() {
 		if s.dir == "" || s.global || s.dir == dir {

@@ -7,11 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentpool/agentpool/config"
-	"github.com/agentpool/agentpool/pool"
+	"github.com/agentpool/agentpool/server/internal/servertest"
 	"github.com/agentpool/agentpool/session"
-	"github.com/agentpool/agentpool/session/memory"
-	"github.com/agentpool/agentpool/session/storetest"
 )
 
 // TestDiskFullDuringRun (OpenCode): a prompt whose run finds the store
@@ -20,21 +17,12 @@ import (
 // stream completed: nothing else says it failed); once there is room
 // again the session reads error after the next run, never running.
 func TestDiskFullDuringRun(t *testing.T) {
-	noLeaks(t)
-	m, err := config.Parse("test.yaml", []byte(`
+	servertest.NoLeaks(t)
+	p, st := servertest.FaultyPool(t, `
 agents:
   boss:
     model: {type: scripted, turns: ["the answer", "the answer"]}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := storetest.NewFaulty(memory.New())
-	p, err := pool.New(m, pool.Options{Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
+`)
 	_, base := newServer(t, p, Options{})
 	ev := subscribe(t, base+"/event")
 

@@ -183,6 +183,45 @@
 // data); every other request is the API's, unchanged, 404 included.
 // Without Options.UI nothing differs.
 //
+// # Concurrency
+//
+// The server is split by concern: the route groups sessionsAPI
+// (sessions.go, sessiondiff.go), historyAPI (history.go, todo.go: the
+// messages and todo list), promptsAPI (runs.go: prompts, their queue and
+// abort), eventStreams (events.go: SSE and the waits on it), configAPI
+// and instanceAPI (info.go, instance.go), and the eventMapper (mapper.go)
+// that turns the projection's changes into bus events. They share base
+// (state.go): what New sets, read-only after, and the handles below. No
+// lock covers every session.
+//
+//   - sessState.mu, one per session, guards the session's transcript (its
+//     message list and the two maps that index it), its prompt queue
+//     (sessionRuns) and its run in progress. The mapping of a change and
+//     the server's own writes to a session (a prompt's user message, a
+//     run's end, a title, a deletion) hold it while they publish the
+//     session's events, so a session's events keep the order of its
+//     state. Its directory, title and busy flag are atomics, read without
+//     it. A holder of a session's lock waits for no other session's lock:
+//     eviction only tries others (TryLock), directories are atomics.
+//   - sessionFacts (a sync.Map) finds a session's state; the transcripts
+//     in memory are counted and bounded with atomics (an LRU clock per
+//     session); one eviction scan runs at a time (TryLock).
+//   - promptBudget.mu guards the prompt budget's counts (the server's and
+//     one map by session): taken per prompt (admitted, sized, ended),
+//     never per event.
+//   - hub.pub is the one lock every event passes through: it gives the
+//     event its id and queues it for every subscriber in one step, so
+//     that ids ascend on every stream and all streams agree on the order.
+//     It covers no encoding (done before, under the session's lock) and
+//     no wait for a client. hub.mu serializes subscribe and unsubscribe;
+//     each subscriber's queue has its own lock.
+//   - runGate.mu makes the check that the server is not closing and the
+//     WaitGroup's Add one step, so that Close's Wait never races an Add.
+//
+// Lock order: a session's lock, then promptBudget.mu or hub.pub (each
+// taken last, never both at once). The processor's projection calls the
+// mapper with none of these held.
+//
 // Server.Close (and Serve when its context ends) cancels the runs in
 // flight, answers their blocking prompts, ends every event stream and
 // stops watching the processor; no goroutine outlives it.

@@ -1,26 +1,35 @@
 package opencode
 
 import (
+	"context"
 	"net/http"
 	"time"
 
 	"github.com/agentpool/agentpool/id"
 )
 
+// eventStreams serves the event streams (GET /event, /global/event):
+// each client a subscriber of the hub; and it lets a prompt's reply wait
+// for the streams that carry the prompt's events (awaitStream,
+// awaitDelivery).
+type eventStreams struct {
+	*base
+}
+
 // handleEvents answers GET /event: the server's events as SSE, first
 // server.connected. With a directory (?directory= or the SDK's header),
 // only the events of that directory's sessions.
-func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
+func (s *eventStreams) handleEvents(w http.ResponseWriter, r *http.Request) {
 	s.stream(w, r, requestDir(r), false)
 }
 
 // handleGlobalEvents answers GET /global/event: every directory's events,
 // each frame {directory, payload}.
-func (s *Server) handleGlobalEvents(w http.ResponseWriter, r *http.Request) {
+func (s *eventStreams) handleGlobalEvents(w http.ResponseWriter, r *http.Request) {
 	s.stream(w, r, "", true)
 }
 
-func (s *Server) stream(w http.ResponseWriter, r *http.Request, dir string, global bool) {
+func (s *eventStreams) stream(w http.ResponseWriter, r *http.Request, dir string, global bool) {
 	connDir := dir
 	if connDir == "" {
 		connDir = s.dir
@@ -74,3 +83,73 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, dir string, glob
 		s.log.Warn("opencode: slow event client", "merged_deltas", st.Merged, "max_queued", st.MaxDepth, "disconnected", st.Lagged)
 	}
 }
+
+// maxStreamWait bounds how long a prompt waits for its client's event
+// stream (awaitStream).
+const maxStreamWait = 300 * time.Millisecond
+
+// awaitStream waits, at most maxStreamWait, until an /event stream gets
+// session sid's events. `opencode run` opens its /event stream and posts
+// its prompt at the same moment; a run that takes milliseconds (a local
+// or cached model) could end before the stream is subscribed, and the
+// client would print nothing. A client that reads /global/event only (the
+// TUI) pays the bound once per prompt.
+func (s *eventStreams) awaitStream(ctx context.Context, sid string) {
+	dir := s.dirOfID(sid)
+	timeout := time.NewTimer(maxStreamWait)
+	defer timeout.Stop()
+	for {
+		ok, joined := s.hub.streamFor(dir)
+		if ok {
+			return
+		}
+		select {
+		case <-joined:
+		case <-timeout.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// maxDeliveryWait bounds how long a prompt's reply waits for slow event
+// clients (awaitDelivery).
+const maxDeliveryWait = 5 * time.Second
+
+// awaitDelivery returns once every event stream that gets session sid's
+// events has sent its client everything published so far, or after
+// maxDeliveryWait, or when ctx ends. A client such as `opencode run` quits
+// when its prompt request returns: without this it could quit before its
+// event stream delivered the answer.
+func (s *eventStreams) awaitDelivery(ctx context.Context, sid string) {
+	barriers := s.hub.barrier(s.dirOfID(sid))
+	timeout := time.NewTimer(maxDeliveryWait)
+	defer timeout.Stop()
+	for _, b := range barriers {
+		select {
+		case <-b:
+		case <-timeout.C:
+			s.log.Warn("opencode: an event client is slow; answering the prompt before it received every event", "session", sid)
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+	if len(barriers) == 0 {
+		return
+	}
+	// Written is not yet read: `opencode run` exits as soon as the reply
+	// arrives, dropping events it has received but not yet handled. A
+	// short grace lets a client on the same machine handle them first.
+	grace := time.NewTimer(deliveryGrace)
+	defer grace.Stop()
+	select {
+	case <-grace.C:
+	case <-ctx.Done():
+	}
+}
+
+// deliveryGrace is how long a prompt's reply waits after its events were
+// written to the open event streams (awaitDelivery).
+const deliveryGrace = 100 * time.Millisecond

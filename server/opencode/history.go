@@ -15,6 +15,12 @@ import (
 	"github.com/agentpool/agentpool/session"
 )
 
+// historyAPI serves what a session's transcript answers (its messages,
+// its todo list) and rebuilds transcripts from the store.
+type historyAPI struct {
+	*base
+}
+
 // handleMessages answers GET /session/{id}/message: [{info, parts}] in
 // order. ?limit=N keeps the last N, ?before=<message id> those before it.
 //
@@ -22,7 +28,7 @@ import (
 // the ones its events built, with the same ids. Others (an earlier
 // process, or evicted from memory) are rebuilt from the stored
 // conversation.
-func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
+func (s *historyAPI) handleMessages(w http.ResponseWriter, r *http.Request) {
 	sid := r.PathValue("sessionID")
 	ctx := r.Context()
 	rec, err := s.store.GetSession(ctx, sid)
@@ -42,15 +48,16 @@ func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 	}
 	before := q.Get("before")
 
-	s.mu.Lock()
-	t := s.touchLocked(sid, false)
+	st := s.facts.ensure(sid)
+	st.mu.Lock()
+	t := s.facts.touch(st, false)
 	needPrompt := t != nil && t.cutPrompt != nil
-	s.mu.Unlock()
+	st.mu.Unlock()
 	if needPrompt {
 		// A child's prompt arrives cut to 200 bytes in its spawn event; the
 		// store has it whole.
 		full := firstUserText(ctx, s.store, sid)
-		s.mu.Lock()
+		st.mu.Lock()
 		if t.cutPrompt != nil {
 			if p := t.parts[t.cutPrompt.ID]; p != nil && full != "" && strings.HasPrefix(full, strings.TrimSuffix(t.cutPrompt.Text, "...")) {
 				c := *t.cutPrompt
@@ -59,23 +66,23 @@ func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 			}
 			t.cutPrompt = nil
 		}
-		s.mu.Unlock()
+		st.mu.Unlock()
 	}
-	s.mu.Lock()
-	if t = s.touchLocked(sid, false); t != nil {
+	st.mu.Lock()
+	if t = s.facts.touch(st, false); t != nil {
 		var whole map[*tpart]string
 		if want := t.shelvedLocked(t.pick(before, limit)); want != nil {
 			// Long prompt texts are kept in the store only (shelf.go).
-			s.mu.Unlock()
+			st.mu.Unlock()
 			whole = unshelve(ctx, s.store, sid, want)
-			s.mu.Lock()
+			st.mu.Lock()
 		}
 		b := t.encode(before, limit, whole)
-		s.mu.Unlock()
+		st.mu.Unlock()
 		writeRaw(w, http.StatusOK, b)
 		return
 	}
-	s.mu.Unlock()
+	st.mu.Unlock()
 	writeRaw(w, http.StatusOK, s.storeTranscript(ctx, rec).encode(before, limit, nil))
 }
 
@@ -102,16 +109,14 @@ func firstUserText(ctx context.Context, st session.Store, sid string) string {
 // sessionId, parentSessionId) and gives the child's output. A team
 // session (which keeps no conversation of its own) gets one assistant
 // message with a task part per member session.
-func (s *Server) storeTranscript(ctx context.Context, rec session.Session) *transcript {
+func (s *historyAPI) storeTranscript(ctx context.Context, rec session.Session) *transcript {
 	t := newTranscript()
 	msgs, err := s.store.Messages(ctx, rec.ID)
 	if err != nil {
 		s.log.Warn("opencode: read messages", "session", rec.ID, "err", err)
 		return t
 	}
-	s.mu.Lock()
-	dir := s.dirOfLocked(rec)
-	s.mu.Unlock()
+	dir := s.dirOf(rec)
 	reports, err := processor.ToolReports(ctx, s.store, rec.ID)
 	if err != nil {
 		s.log.Warn("opencode: read events", "session", rec.ID, "err", err)
@@ -206,6 +211,28 @@ func (s *Server) storeTranscript(ctx context.Context, rec session.Session) *tran
 	return t
 }
 
+// seed fills the transcript of a session that has none in memory (one
+// from an earlier process, or evicted) from the store, so that a new run
+// continues the messages a client has seen.
+func (s *historyAPI) seed(ctx context.Context, sid string) {
+	st := s.facts.ensure(sid)
+	st.mu.Lock()
+	ok := st.trans != nil
+	st.mu.Unlock()
+	if ok {
+		return
+	}
+	rec, err := s.store.GetSession(ctx, sid)
+	if err != nil {
+		return
+	}
+	t := s.storeTranscript(ctx, rec)
+	t.shelveStored()
+	st.mu.Lock()
+	s.facts.keep(st, t)
+	st.mu.Unlock()
+}
+
 // storedCall is a tool call of a stored conversation: its part, and what
 // the event log says of it.
 type storedCall struct {
@@ -228,7 +255,7 @@ func (sc *storedCall) call(res *model.Part) *toolCall {
 }
 
 // foldResult completes a tool part with its result.
-func (s *Server) foldResult(sc *storedCall, res model.Part, at int64) {
+func (s *historyAPI) foldResult(sc *storedCall, res model.Part, at int64) {
 	tp := sc.tp
 	part := tp.v.(*wire.ToolPart)
 	run := part.State.(*wire.ToolStateRunning)
@@ -265,7 +292,7 @@ func (s *Server) foldResult(sc *storedCall, res model.Part, at int64) {
 
 // teamMessages gives a session without a conversation of its own (a
 // team) one assistant message with a task part per child session.
-func (s *Server) teamMessages(ctx context.Context, t *transcript, rec session.Session, dir string) {
+func (s *historyAPI) teamMessages(ctx context.Context, t *transcript, rec session.Session, dir string) {
 	kids, err := s.store.ListSessions(ctx, session.ListOptions{ParentID: rec.ID})
 	if err != nil || len(kids) == 0 {
 		return

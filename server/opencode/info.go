@@ -10,16 +10,33 @@ import (
 	"github.com/agentpool/agentpool/server/opencode/internal/wire"
 )
 
-// dirOrDefault is the request's directory, else the server's.
-func (s *Server) dirOrDefault(r *http.Request) string {
+// configAPI serves what the pool is: paths, project, health, agents,
+// config and providers.
+type configAPI struct {
+	*base
+}
+
+// dirOrDefault is the request's directory, else def (the server's).
+func dirOrDefault(r *http.Request, def string) string {
 	if d := requestDir(r); d != "" {
 		return d
 	}
-	return s.dir
+	return def
 }
 
-func (s *Server) handlePath(w http.ResponseWriter, r *http.Request) {
-	dir := s.dirOrDefault(r)
+// handleProviderList answers GET /provider: the providers of the pool's
+// agents, every one connected (the pool holds the keys).
+func (s *configAPI) handleProviderList(w http.ResponseWriter, r *http.Request) {
+	p := s.providers()
+	out := wire.ProviderList{All: p.Providers, Default: p.Default, Connected: []string{}}
+	for _, prov := range p.Providers {
+		out.Connected = append(out.Connected, prov.ID)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *configAPI) handlePath(w http.ResponseWriter, r *http.Request) {
+	dir := dirOrDefault(r, s.dir)
 	home, _ := os.UserHomeDir()
 	state := ""
 	if d, err := os.UserCacheDir(); err == nil {
@@ -34,20 +51,20 @@ func (s *Server) handlePath(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, wire.Path{Home: home, State: state, Config: cfg, Worktree: dir, Directory: dir})
 }
 
-func (s *Server) handleProject(w http.ResponseWriter, r *http.Request) {
-	dir := s.dirOrDefault(r)
+func (s *configAPI) handleProject(w http.ResponseWriter, r *http.Request) {
+	dir := dirOrDefault(r, s.dir)
 	t := ms(s.started)
 	writeJSON(w, http.StatusOK, wire.Project{ID: projectID(dir), Worktree: dir, Name: filepath.Base(dir), Time: wire.ProjectTime{Created: t, Updated: t}, Sandboxes: []string{}})
 }
 
-func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+func (s *configAPI) handleHealth(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, wire.Health{Healthy: true, Version: s.opts.Version})
 }
 
 // modeOf is a node's OpenCode agent mode: the default node is the
 // primary agent; every other node may be chosen as the session's agent or
 // delegated to.
-func (s *Server) modeOf(name string) string {
+func (s *configAPI) modeOf(name string) string {
 	if name == s.pool.DefaultNode() {
 		return "primary"
 	}
@@ -55,7 +72,7 @@ func (s *Server) modeOf(name string) string {
 }
 
 // handleAgents answers GET /agent: the pool's agents and teams.
-func (s *Server) handleAgents(w http.ResponseWriter, r *http.Request) {
+func (s *configAPI) handleAgents(w http.ResponseWriter, r *http.Request) {
 	m := s.pool.Manifest()
 	out := []wire.Agent{}
 	for _, name := range s.pool.NodeNames() {
@@ -76,7 +93,7 @@ func (s *Server) handleAgents(w http.ResponseWriter, r *http.Request) {
 
 // handleConfig answers GET /config: the default agent and model and the
 // agents, in OpenCode's config shape.
-func (s *Server) handleConfig(w http.ResponseWriter, r *http.Request) {
+func (s *configAPI) handleConfig(w http.ResponseWriter, r *http.Request) {
 	def := s.pool.DefaultNode()
 	ref := s.modelOf(def)
 	cfg := wire.Config{DefaultAgent: def, Model: ref.ProviderID + "/" + ref.ModelID, Agent: map[string]wire.AgentConfig{}}
@@ -105,12 +122,12 @@ var providerNames = map[string]string{
 // handleProviders answers GET /config/providers: the providers and models
 // the pool's agents use; default maps each provider to the model of its
 // first agent (the default node's first).
-func (s *Server) handleProviders(w http.ResponseWriter, r *http.Request) {
+func (s *configAPI) handleProviders(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s.providers())
 }
 
 // providers lists the providers and models the pool's agents use.
-func (s *Server) providers() wire.Providers {
+func (s *configAPI) providers() wire.Providers {
 	m := s.pool.Manifest()
 	out := wire.Providers{Providers: []wire.Provider{}, Default: map[string]string{}}
 	byID := map[string]*wire.Provider{}

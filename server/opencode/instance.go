@@ -18,22 +18,19 @@ import (
 // starts and shows nothing rather than failing. docs/opencode.md lists
 // every route with its status.
 
-// handleProviderList answers GET /provider: the providers of the pool's
-// agents, every one connected (the pool holds the keys).
-func (s *Server) handleProviderList(w http.ResponseWriter, r *http.Request) {
-	p := s.providers()
-	out := wire.ProviderList{All: p.Providers, Default: p.Default, Connected: []string{}}
-	for _, prov := range p.Providers {
-		out.Connected = append(out.Connected, prov.ID)
-	}
-	writeJSON(w, http.StatusOK, out)
+// instanceAPI serves the routes of the instance's surroundings: MCP,
+// VCS, directories, the v2 location and the empty shapes.
+type instanceAPI struct {
+	*base
 }
 
 // handleMCP answers GET /mcp: the manifest's MCP servers by name. A server
 // starts on the first use of its tools; until then it shows as disabled.
-func (s *Server) handleMCP(w http.ResponseWriter, r *http.Request) {
+// Servers wired in other than by batteries (not an *mcp.Manager) have no
+// status to show.
+func (s *instanceAPI) handleMCP(w http.ResponseWriter, r *http.Request) {
 	out := map[string]wire.MCPStatus{}
-	if m := s.pool.MCP(); m != nil {
+	if m, ok := s.pool.MCP().(*mcp.Manager); ok {
 		for _, st := range m.Servers() {
 			switch st.State {
 			case mcp.StateConnected:
@@ -50,8 +47,8 @@ func (s *Server) handleMCP(w http.ResponseWriter, r *http.Request) {
 
 // handleVcs answers GET /vcs: the branch checked out in the request's
 // directory (read from .git/HEAD), or {} outside a git work tree.
-func (s *Server) handleVcs(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, wire.VcsInfo{Branch: gitBranch(s.dirOrDefault(r))})
+func (s *instanceAPI) handleVcs(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, wire.VcsInfo{Branch: gitBranch(dirOrDefault(r, s.dir))})
 }
 
 // gitBranch is the branch name HEAD points at in dir or the nearest parent
@@ -76,17 +73,17 @@ func gitBranch(dir string) string {
 
 // handleDirectories answers GET /project/{projectID}/directories: the one
 // directory the server serves.
-func (s *Server) handleDirectories(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, []wire.ProjectDirectory{{Directory: s.dirOrDefault(r)}})
+func (s *instanceAPI) handleDirectories(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, []wire.ProjectDirectory{{Directory: dirOrDefault(r, s.dir)}})
 }
 
-func (s *Server) handleCapabilities(w http.ResponseWriter, r *http.Request) {
+func (s *instanceAPI) handleCapabilities(w http.ResponseWriter, r *http.Request) {
 	// Background subagents are the task tool's run_in_background; the
 	// TUI's "move a running subagent to the background" is not offered.
 	writeJSON(w, http.StatusOK, wire.ExperimentalCapabilities{BackgroundSubagents: false})
 }
 
-func (s *Server) handleConsole(w http.ResponseWriter, r *http.Request) {
+func (s *instanceAPI) handleConsole(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, wire.ConsoleState{ConsoleManagedProviders: []string{}})
 }
 
@@ -97,21 +94,21 @@ func emptyObject(w http.ResponseWriter, r *http.Request) { writeRaw(w, http.Stat
 
 // location is the v2 API's LocationInfo of a request: the served directory
 // and its project.
-func (s *Server) location(r *http.Request) wire.LocationInfo {
+func (s *instanceAPI) location(r *http.Request) wire.LocationInfo {
 	dir := s.v2Dir(r)
 	return wire.LocationInfo{Directory: dir, Project: wire.LocationProject{ID: projectID(dir), Directory: dir}}
 }
 
 // v2Dir is the directory of a v2 API request (?location[directory]=),
 // else that of a v1 request, else the server's.
-func (s *Server) v2Dir(r *http.Request) string {
+func (s *instanceAPI) v2Dir(r *http.Request) string {
 	if d := r.URL.Query().Get("location[directory]"); d != "" {
 		return filepath.Clean(d)
 	}
-	return s.dirOrDefault(r)
+	return dirOrDefault(r, s.dir)
 }
 
-func (s *Server) handleLocation(w http.ResponseWriter, r *http.Request) {
+func (s *instanceAPI) handleLocation(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s.location(r))
 }
 
@@ -119,6 +116,6 @@ func (s *Server) handleLocation(w http.ResponseWriter, r *http.Request) {
 // exposes through the v1 routes only (agents, providers, models) or has
 // none of (integrations, references, skills, commands): an empty data list
 // at the request's location.
-func (s *Server) handleEmptyV2List(w http.ResponseWriter, r *http.Request) {
+func (s *instanceAPI) handleEmptyV2List(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, wire.V2List{Location: s.location(r), Data: []any{}})
 }

@@ -9,22 +9,19 @@ import (
 	"time"
 
 	"github.com/agentpool/agentpool/event"
-	"github.com/agentpool/agentpool/id"
 	"github.com/agentpool/agentpool/processor"
 	"github.com/agentpool/agentpool/server/opencode/internal/wire"
 	"github.com/agentpool/agentpool/session"
 )
 
-// publishLocked sends one event to every subscriber. s.mu is held, so
-// the events of the server and of every run reach the bus in one order.
-func (s *Server) publishLocked(typ, sid string, props any) {
-	e := &busEvent{id: id.Ascending(id.Event), typ: typ, session: sid}
+// publish sends one event to every subscriber. The event of a session is
+// published while its lock is held, so that a session's events reach the
+// bus in the order its state changed; the bus orders all of them (hub).
+// The properties are encoded here, before the bus's lock.
+func (s *base) publish(typ, sid string, props any) {
+	e := &busEvent{typ: typ, session: sid}
 	if sid != "" {
-		if d, ok := s.dirs[sid]; ok {
-			e.dir = d
-		} else {
-			e.dir = s.dir
-		}
+		e.dir = s.dirOfID(sid)
 	}
 	if d, ok := props.(deltaProps); ok {
 		e.delta = &d
@@ -40,66 +37,101 @@ func (s *Server) publishLocked(typ, sid string, props any) {
 }
 
 // setBusyLocked marks a session running and publishes session.status
-// busy on the change.
-func (s *Server) setBusyLocked(sid string) {
-	if s.busy[sid] {
+// busy on the change. st.mu is held.
+func (s *base) setBusyLocked(st *sessState, sid string) {
+	if st.busy.Load() {
 		return
 	}
-	s.busy[sid] = true
-	s.publishLocked("session.status", sid, sessionStatusProps{SessionID: sid, Status: wire.SessionStatus{Type: "busy"}})
+	st.busy.Store(true)
+	s.publish("session.status", sid, sessionStatusProps{SessionID: sid, Status: wire.SessionStatus{Type: "busy"}})
 }
 
 // setIdleLocked ends a session's run: session.status idle, session.idle.
-func (s *Server) setIdleLocked(sid string) {
-	delete(s.busy, sid)
-	s.publishLocked("session.status", sid, sessionStatusProps{SessionID: sid, Status: wire.SessionStatus{Type: "idle"}})
-	s.publishLocked("session.idle", sid, sessionIDProps{SessionID: sid})
+// st.mu is held.
+func (s *base) setIdleLocked(st *sessState, sid string) {
+	st.busy.Store(false)
+	s.publish("session.status", sid, sessionStatusProps{SessionID: sid, Status: wire.SessionStatus{Type: "idle"}})
+	s.publish("session.idle", sid, sessionIDProps{SessionID: sid})
+}
+
+// eventMapper maps the projection's Changes to bus events and keeps the
+// transcripts they build. It runs inside the runs' recorders, many at
+// once: each change takes the lock of its own session only, and it never
+// waits for a client.
+type eventMapper struct {
+	*base
 }
 
 // onChanges maps the projection's Changes of one event to bus events and
-// keeps the transcripts. It runs inside the run's recorder: it never
-// waits for a client.
-func (s *Server) onChanges(owner string, cs []processor.Change) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// keeps the transcripts, in the order of cs.
+func (s *eventMapper) onChanges(owner string, cs []processor.Change) {
 	now := time.Now()
 	for _, c := range cs {
-		switch c := c.(type) {
-		case processor.SessionCreated:
-			s.sessionCreated(c.Info)
-		case processor.SessionUpdated:
-			s.dirOfLocked(c.Info)
-			s.publishLocked("session.updated", c.Info.ID, sessionInfoProps{SessionID: c.Info.ID, Info: s.wireSession(c.Info)})
-			if c.Info.Status == session.StatusRunning {
-				s.setBusyLocked(c.Info.ID)
-			}
-		case processor.SessionIdle:
-			if s.active[c.SessionID] != nil {
-				// The root of a run of this server: its idle follows the
-				// run's end (runs.go), once the store has its totals.
-				continue
-			}
-			s.setIdleLocked(c.SessionID)
-		case processor.SessionError:
-			s.publishLocked("session.error", c.SessionID, sessionErrorProps{SessionID: c.SessionID, Error: messageError(c.Code, c.Message)})
-		case processor.MessageUpdated:
-			s.messageUpdated(c.Info, now)
-		case processor.PartUpdated:
-			s.partUpdated(c.Part, now)
-		case processor.PartDelta:
-			s.partDelta(c)
-		case processor.PlanUpdated:
-			s.planUpdated(c)
-		}
+		s.change(c, now)
 	}
 }
 
-func (s *Server) sessionCreated(rec session.Session) {
-	s.dirOfLocked(rec)
-	s.touchLocked(rec.ID, true)
-	s.publishLocked("session.created", rec.ID, sessionInfoProps{SessionID: rec.ID, Info: s.wireSession(rec)})
+// change maps one Change under the lock of its session.
+func (s *eventMapper) change(c processor.Change, now time.Time) {
+	var sid string
+	switch c := c.(type) {
+	case processor.SessionCreated:
+		sid = c.Info.ID
+	case processor.SessionUpdated:
+		sid = c.Info.ID
+	case processor.SessionIdle:
+		sid = c.SessionID
+	case processor.SessionError:
+		sid = c.SessionID
+	case processor.MessageUpdated:
+		sid = c.Info.SessionID
+	case processor.PartUpdated:
+		sid = c.Part.SessionID
+	case processor.PartDelta:
+		sid = c.SessionID
+	case processor.PlanUpdated:
+		sid = c.SessionID
+	default:
+		return
+	}
+	st := s.facts.ensure(sid)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	switch c := c.(type) {
+	case processor.SessionCreated:
+		s.sessionCreated(st, c.Info)
+	case processor.SessionUpdated:
+		s.dirOf(c.Info)
+		s.publish("session.updated", c.Info.ID, sessionInfoProps{SessionID: c.Info.ID, Info: s.wireSession(c.Info)})
+		if c.Info.Status == session.StatusRunning {
+			s.setBusyLocked(st, c.Info.ID)
+		}
+	case processor.SessionIdle:
+		if st.active != nil {
+			// The root of a run of this server: its idle follows the
+			// run's end (runs.go), once the store has its totals.
+			return
+		}
+		s.setIdleLocked(st, c.SessionID)
+	case processor.SessionError:
+		s.publish("session.error", c.SessionID, sessionErrorProps{SessionID: c.SessionID, Error: messageError(c.Code, c.Message)})
+	case processor.MessageUpdated:
+		s.messageUpdated(st, c.Info, now)
+	case processor.PartUpdated:
+		s.partUpdated(st, c.Part, now)
+	case processor.PartDelta:
+		s.partDelta(st, c)
+	case processor.PlanUpdated:
+		s.planUpdated(st, c)
+	}
+}
+
+func (s *eventMapper) sessionCreated(st *sessState, rec session.Session) {
+	s.dirOf(rec)
+	s.facts.touch(st, true)
+	s.publish("session.created", rec.ID, sessionInfoProps{SessionID: rec.ID, Info: s.wireSession(rec)})
 	if rec.Status == session.StatusRunning {
-		s.setBusyLocked(rec.ID)
+		s.setBusyLocked(st, rec.ID)
 	}
 }
 
@@ -120,13 +152,10 @@ func isAbortText(msg string) bool {
 		msg == "parent session ended first" || strings.Contains(msg, "context canceled")
 }
 
-func (s *Server) messageUpdated(info processor.Message, now time.Time) {
+func (s *eventMapper) messageUpdated(st *sessState, info processor.Message, now time.Time) {
 	sid := info.SessionID
-	t := s.touchLocked(sid, true)
-	dir := s.dirs[sid]
-	if dir == "" {
-		dir = s.dir
-	}
+	t := s.facts.touch(st, true)
+	dir := s.dirOfID(sid)
 	agent := info.Agent
 	m := t.byID[info.ID]
 	if info.Role == processor.RoleUser {
@@ -135,13 +164,13 @@ func (s *Server) messageUpdated(info processor.Message, now time.Time) {
 				Agent: agent, Model: s.modelOf(agent)}}
 			t.add(m)
 		}
-		s.publishLocked("message.updated", sid, messageProps{SessionID: sid, Info: m.user})
+		s.publish("message.updated", sid, messageProps{SessionID: sid, Info: m.user})
 		return
 	}
 	if m == nil {
 		parent := info.ParentID
 		if parent == "" {
-			if ar := s.active[sid]; ar != nil {
+			if ar := st.active; ar != nil {
 				parent = ar.userMsg
 			} else {
 				parent = t.lastUser()
@@ -157,10 +186,10 @@ func (s *Server) messageUpdated(info processor.Message, now time.Time) {
 		}}
 		t.add(m)
 		updateAssistant(m.asst, info)
-		s.publishLocked("message.updated", sid, messageProps{SessionID: sid, Info: m.asst})
+		s.publish("message.updated", sid, messageProps{SessionID: sid, Info: m.asst})
 		pid := newPartID()
 		t.putPart(m, pid, &wire.StepStartPart{ID: pid, SessionID: sid, MessageID: info.ID, Type: "step-start"})
-		s.publishLocked("message.part.updated", sid, partProps{SessionID: sid, Part: t.parts[pid].v, Time: ms(now)})
+		s.publish("message.part.updated", sid, partProps{SessionID: sid, Part: t.parts[pid].v, Time: ms(now)})
 		if info.Completed.IsZero() {
 			return
 		}
@@ -174,10 +203,10 @@ func (s *Server) messageUpdated(info processor.Message, now time.Time) {
 			m.finished = true
 			pid := newPartID()
 			t.putPart(m, pid, &wire.StepFinishPart{ID: pid, SessionID: sid, MessageID: a.ID, Type: "step-finish", Reason: a.Finish, Cost: a.Cost, Tokens: a.Tokens})
-			s.publishLocked("message.part.updated", sid, partProps{SessionID: sid, Part: t.parts[pid].v, Time: ms(now)})
+			s.publish("message.part.updated", sid, partProps{SessionID: sid, Part: t.parts[pid].v, Time: ms(now)})
 		}
 	}
-	s.publishLocked("message.updated", sid, messageProps{SessionID: sid, Info: a})
+	s.publish("message.updated", sid, messageProps{SessionID: sid, Info: a})
 }
 
 // updateAssistant copies what a change of the projection carries.
@@ -215,9 +244,9 @@ func finishReason(info processor.Message, m *tmsg) string {
 	return "stop"
 }
 
-func (s *Server) partUpdated(p processor.Part, now time.Time) {
+func (s *eventMapper) partUpdated(st *sessState, p processor.Part, now time.Time) {
 	sid := p.SessionID
-	t := s.touchLocked(sid, true)
+	t := s.facts.touch(st, true)
 	v := s.wirePart(p, now)
 	m := t.byID[p.MessageID]
 	if tp, ok := v.(*wire.TextPart); ok && m != nil && m.user != nil {
@@ -238,7 +267,7 @@ func (s *Server) partUpdated(p processor.Part, now time.Time) {
 			t.cutPrompt = tp
 		}
 	}
-	s.publishLocked("message.part.updated", sid, partProps{SessionID: sid, Part: v, Time: ms(now)})
+	s.publish("message.part.updated", sid, partProps{SessionID: sid, Part: v, Time: ms(now)})
 }
 
 // toolTransition decides whether a new state of a tool part is published
@@ -287,8 +316,8 @@ func cutLength(text string) bool {
 	return strings.HasSuffix(text, "...") && len(text) >= 200 && len(text) <= 203
 }
 
-func (s *Server) partDelta(d processor.PartDelta) {
-	if t := s.touchLocked(d.SessionID, false); t != nil {
+func (s *eventMapper) partDelta(st *sessState, d processor.PartDelta) {
+	if t := s.facts.touch(st, false); t != nil {
 		if p, ok := t.parts[d.PartID]; ok {
 			switch v := p.v.(type) {
 			case *wire.TextPart:
@@ -302,12 +331,12 @@ func (s *Server) partDelta(d processor.PartDelta) {
 			}
 		}
 	}
-	s.publishLocked("message.part.delta", d.SessionID, deltaProps{SessionID: d.SessionID, MessageID: d.MessageID, PartID: d.PartID, Field: d.Field, Delta: d.Delta})
+	s.publish("message.part.delta", d.SessionID, deltaProps{SessionID: d.SessionID, MessageID: d.MessageID, PartID: d.PartID, Field: d.Field, Delta: d.Delta})
 }
 
 // wirePart converts a part of the projection. Parts are values: a later
 // change replaces the part, never edits one already published.
-func (s *Server) wirePart(p processor.Part, now time.Time) any {
+func (s *eventMapper) wirePart(p processor.Part, now time.Time) any {
 	switch p.Type {
 	case processor.PartReasoning:
 		return &wire.ReasoningPart{ID: p.ID, SessionID: p.SessionID, MessageID: p.MessageID, Type: "reasoning", Text: p.Text, Time: partTime(p, now)}

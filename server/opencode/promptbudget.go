@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
 
 	"github.com/agentpool/agentpool/server/opencode/internal/wire"
 )
@@ -19,7 +20,24 @@ import (
 // arrived. Before this, only waiting prompts were counted: 80 sessions
 // with one 7 MiB running prompt each held 2 GB.
 
-// promptHold is what one prompt holds of the budget. Guarded by s.mu.
+// promptBudget counts what the prompts hold, by session and on the
+// server. Its lock is taken once or twice per prompt (admission, the
+// body's size, the run's end), never per event: the server's bounds need
+// one count of all sessions, which a lock per session cannot give.
+type promptBudget struct {
+	opts *Options // the bounds: Max(Session)Prompt(Byte)s
+
+	mu     sync.Mutex
+	held   heldPrompts             // the budget in use
+	heldBy map[string]*heldPrompts // ... by session, sessions holding prompts only
+}
+
+func newPromptBudget(opts *Options) *promptBudget {
+	return &promptBudget{opts: opts, heldBy: map[string]*heldPrompts{}}
+}
+
+// promptHold is what one prompt holds of the budget. Guarded by
+// promptBudget.mu.
 type promptHold struct {
 	sid      string
 	bytes    int
@@ -35,14 +53,15 @@ type promptRefused struct {
 
 func (e *promptRefused) Error() string { return e.msg }
 
-// heldPrompts is what the prompts of one session hold. Guarded by s.mu.
+// heldPrompts is what the prompts of one session hold. Guarded by
+// promptBudget.mu.
 type heldPrompts struct {
 	prompts, bytes int
 }
 
 // holdPrompt reserves room for a prompt of the given weight in session
 // sid, or says why there is none.
-func (s *Server) holdPrompt(sid string, bytes int) (*promptHold, *promptRefused) {
+func (s *promptBudget) hold(sid string, bytes int) (*promptHold, *promptRefused) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	h := &promptHold{sid: sid}
@@ -55,7 +74,7 @@ func (s *Server) holdPrompt(sid string, bytes int) (*promptHold, *promptRefused)
 
 // resizeHold sets the weight of h to what its body turned out to be: less
 // than reserved always fits, more must fit as a new prompt would.
-func (s *Server) resizeHold(h *promptHold, bytes int) *promptRefused {
+func (s *promptBudget) resize(h *promptHold, bytes int) *promptRefused {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if bytes > h.bytes {
@@ -67,26 +86,40 @@ func (s *Server) resizeHold(h *promptHold, bytes int) *promptRefused {
 	return nil
 }
 
-// releaseHoldLocked gives h's room back; a second release does nothing.
-// s.mu is held.
-func (s *Server) releaseHoldLocked(h *promptHold) {
-	if h == nil || h.released {
+// release gives h's room back; a second release does nothing.
+func (s *promptBudget) release(h *promptHold) {
+	if h == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if h.released {
 		return
 	}
 	s.addLocked(h, -h.bytes, -1)
 	h.released = true
 }
 
-// releaseHold is releaseHoldLocked for a caller without s.mu.
-func (s *Server) releaseHold(h *promptHold) {
+// inSession is what the prompts of session sid hold now.
+func (s *promptBudget) inSession(sid string) heldPrompts {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.releaseHoldLocked(h)
+	if h := s.heldBy[sid]; h != nil {
+		return *h
+	}
+	return heldPrompts{}
+}
+
+// inUse is what all prompts hold now.
+func (s *promptBudget) inUse() heldPrompts {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.held
 }
 
 // addLocked adds bytes and prompts to h, its session's and the server's
 // counts. s.mu is held.
-func (s *Server) addLocked(h *promptHold, bytes, prompts int) {
+func (s *promptBudget) addLocked(h *promptHold, bytes, prompts int) {
 	h.bytes += bytes
 	s.held.bytes += bytes
 	s.held.prompts += prompts
@@ -105,8 +138,8 @@ func (s *Server) addLocked(h *promptHold, bytes, prompts int) {
 // fitsLocked checks that h, a new prompt (isNew) or one held already,
 // fits with a weight of bytes in its session and on the server. s.mu is
 // held.
-func (s *Server) fitsLocked(h *promptHold, bytes int, isNew bool) *promptRefused {
-	o := &s.opts
+func (s *promptBudget) fitsLocked(h *promptHold, bytes int, isNew bool) *promptRefused {
+	o := s.opts
 	switch {
 	case bytes > o.MaxSessionPromptBytes:
 		return &promptRefused{http.StatusRequestEntityTooLarge, fmt.Sprintf(
@@ -167,7 +200,7 @@ func discardBody(r *http.Request) {
 // expectedBodySize is what to reserve for r's body before reading it: its
 // Content-Length (at most MaxBodyBytes, the most that is read of it),
 // else the most a body may be (or, when smaller, a prompt).
-func (s *Server) expectedBodySize(r *http.Request) int {
+func (s *promptsAPI) expectedBodySize(r *http.Request) int {
 	if r.ContentLength >= 0 {
 		return int(min(r.ContentLength, s.opts.MaxBodyBytes))
 	}

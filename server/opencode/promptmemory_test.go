@@ -99,9 +99,7 @@ func TestOpenCodePromptMemory(t *testing.T) {
 		if accepted != bound/body {
 			t.Errorf("%d prompts of %d bytes accepted under a bound of %d bytes, want %d", accepted, body, bound, bound/body)
 		}
-		s.mu.Lock()
-		held := s.held
-		s.mu.Unlock()
+		held := s.budget.inUse()
 		if held.prompts != accepted || held.bytes != accepted*body {
 			t.Errorf("the server holds %+v, want %d prompts of %d bytes", held, accepted, body)
 		}
@@ -113,9 +111,7 @@ func TestOpenCodePromptMemory(t *testing.T) {
 		for _, sid := range sessions {
 			mustCall(t, http.StatusOK, "POST", base+"/session/"+sid+"/abort", "")
 		}
-		s.mu.Lock()
-		held = s.held
-		s.mu.Unlock()
+		held = s.budget.inUse()
 		if held != (heldPrompts{}) {
 			t.Errorf("after every abort the server still holds %+v", held)
 		}
@@ -162,12 +158,7 @@ func TestOpenCodePromptMemory(t *testing.T) {
 		if code, v = chunked(other, 1<<20); code != http.StatusNoContent {
 			t.Errorf("a chunked prompt of 1 MiB: %d %v", code, v)
 		}
-		var held heldPrompts
-		s.mu.Lock()
-		if h := s.heldBy[other]; h != nil {
-			held = *h
-		}
-		s.mu.Unlock()
+		held := s.budget.inSession(other)
 		if held != (heldPrompts{prompts: 1, bytes: 1 << 20}) {
 			t.Errorf("a chunked prompt of 1 MiB holds %+v", held)
 		}
@@ -197,9 +188,7 @@ func TestOpenCodePromptMemory(t *testing.T) {
 			defer slow.Close()
 			httpsectest.Send(slow, head(800<<10)+`{"parts":[`)
 			synctest.Wait()
-			s.mu.Lock()
-			held := s.held
-			s.mu.Unlock()
+			held := s.budget.inUse()
 			if held != (heldPrompts{prompts: 1, bytes: 800 << 10}) {
 				t.Errorf("while its body arrives a prompt holds %+v, want its Content-Length", held)
 			}
@@ -222,9 +211,7 @@ func TestOpenCodePromptMemory(t *testing.T) {
 				if err != nil || res.StatusCode != c.status || !strings.Contains(body, c.says) || time.Since(begin) != 0 {
 					t.Errorf("Content-Length %d: %v %v %s after %s; want %d at once, saying %q", c.length, res, err, body, time.Since(begin), c.status, c.says)
 				}
-				s.mu.Lock()
-				held = s.held
-				s.mu.Unlock()
+				held = s.budget.inUse()
 				if held != (heldPrompts{prompts: 1, bytes: 800 << 10}) {
 					t.Errorf("after the refusal of %d bytes the server holds %+v", c.length, held)
 				}
@@ -232,9 +219,7 @@ func TestOpenCodePromptMemory(t *testing.T) {
 			if res, body, err := httpsectest.Response(slow); err != nil || res.StatusCode != http.StatusRequestTimeout {
 				t.Errorf("the stalled body: %v %v %s", res, err, body)
 			}
-			s.mu.Lock()
-			held = s.held
-			s.mu.Unlock()
+			held = s.budget.inUse()
 			if held != (heldPrompts{}) {
 				t.Errorf("after the stalled body timed out the server holds %+v", held)
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/id"
 	"github.com/agentpool/agentpool/internal/otelpool"
+	"github.com/agentpool/agentpool/internal/otelprop"
 	"github.com/agentpool/agentpool/model"
 	"github.com/agentpool/agentpool/pool"
 	"github.com/agentpool/agentpool/server/opencode/internal/wire"
@@ -52,21 +53,27 @@ type prompt struct {
 	partAt map[string]int
 }
 
-// runsOfLocked returns the run state of a session. s.mu is held.
-func (s *Server) runsOfLocked(sid string) *sessionRuns {
-	st, ok := s.state[sid]
-	if !ok {
-		st = &sessionRuns{}
-		st.gen, st.cancel = context.WithCancelCause(s.runs)
-		s.state[sid] = st
+// promptsAPI serves the prompt routes (message, prompt_async, abort) and
+// runs the prompts, one at a time per session (sessionRuns, under the
+// session's lock).
+type promptsAPI struct {
+	*base
+}
+
+// runsOfLocked returns the run queue of a session. st.mu is held.
+func (s *promptsAPI) runsOfLocked(st *sessState) *sessionRuns {
+	if st.runs == nil {
+		q := &sessionRuns{}
+		q.gen, q.cancel = context.WithCancelCause(s.runs)
+		st.runs = q
 	}
-	return st
+	return st.runs
 }
 
 // parsePrompt validates a prompt body. It answers and returns false on
 // failure. A prompt it returns holds its share of the prompt budget,
 // reserved before the body is read.
-func (s *Server) parsePrompt(w http.ResponseWriter, r *http.Request) (*prompt, bool) {
+func (s *promptsAPI) parsePrompt(w http.ResponseWriter, r *http.Request) (*prompt, bool) {
 	sid := r.PathValue("sessionID")
 	rec, err := s.store.GetSession(r.Context(), sid)
 	if err != nil {
@@ -78,7 +85,7 @@ func (s *Server) parsePrompt(w http.ResponseWriter, r *http.Request) (*prompt, b
 		bodyTooLarge(w, s.opts.MaxBodyBytes)
 		return nil, false
 	}
-	hold, refused := s.holdPrompt(sid, s.expectedBodySize(r))
+	hold, refused := s.budget.hold(sid, s.expectedBodySize(r))
 	if refused != nil {
 		discardBody(r)
 		writeRefused(w, refused)
@@ -86,19 +93,19 @@ func (s *Server) parsePrompt(w http.ResponseWriter, r *http.Request) (*prompt, b
 	}
 	p, ok := s.parsePromptBody(w, r, rec, hold)
 	if !ok {
-		s.releaseHold(hold)
+		s.budget.release(hold)
 	}
 	return p, ok
 }
 
 // parsePromptBody reads and validates the body of a prompt for rec.
-func (s *Server) parsePromptBody(w http.ResponseWriter, r *http.Request, rec session.Session, hold *promptHold) (*prompt, bool) {
+func (s *promptsAPI) parsePromptBody(w http.ResponseWriter, r *http.Request, rec session.Session, hold *promptHold) (*prompt, bool) {
 	sid := rec.ID
 	raw, ok := s.bodyBytes(w, r)
 	if !ok {
 		return nil, false
 	}
-	if refused := s.resizeHold(hold, len(raw)); refused != nil {
+	if refused := s.budget.resize(hold, len(raw)); refused != nil {
 		writeRefused(w, refused)
 		return nil, false
 	}
@@ -159,16 +166,18 @@ func (s *Server) parsePromptBody(w http.ResponseWriter, r *http.Request, rec ses
 	}
 	// Prompts of this server queue up; a session that runs in a run of its
 	// own (a subagent at work) cannot take one.
-	s.mu.Lock()
-	st, ours := s.state[sid]
-	ours = ours && st.running
-	s.mu.Unlock()
+	ours := false
+	if st := s.facts.get(sid); st != nil {
+		st.mu.Lock()
+		ours = st.runs != nil && st.runs.running
+		st.mu.Unlock()
+	}
 	if !ours && s.pool.Runtime().Running(sid) {
 		writeJSON(w, http.StatusConflict, wire.SessionBusyError{Tag: "SessionBusyError", SessionID: sid,
 			Message: "Session " + sid + " is busy: it runs as part of another run; prompt it when it is idle"})
 		return nil, false
 	}
-	return &prompt{rec: rec, sid: sid, node: node, text: text, body: body, created: time.Now(), parent: otelpool.FromHeader(r.Header),
+	return &prompt{rec: rec, sid: sid, node: node, text: text, body: body, created: time.Now(), parent: otelprop.FromHeader(r.Header),
 		hold: hold, textAt: textAt}, true
 }
 
@@ -217,10 +226,10 @@ func joinPrompt(parts []wire.PartInput, pieces []promptPiece) (string, []int) {
 }
 
 // userMessageLocked records and publishes the user message of a prompt.
-// s.mu is held.
-func (s *Server) userMessageLocked(p *prompt) *tmsg {
-	s.dirOfLocked(p.rec)
-	t := s.touchLocked(p.sid, true)
+// st.mu is held.
+func (s *promptsAPI) userMessageLocked(st *sessState, p *prompt) *tmsg {
+	s.dirOf(p.rec)
+	t := s.facts.touch(st, true)
 	mid := p.body.MessageID
 	if mid == "" || t.byID[mid] != nil {
 		mid = id.Ascending(id.Message)
@@ -228,7 +237,7 @@ func (s *Server) userMessageLocked(p *prompt) *tmsg {
 	m := &tmsg{user: &wire.UserMessage{ID: mid, SessionID: p.sid, Role: "user", Time: wire.UserMessageTime{Created: ms(p.created)},
 		Agent: p.node, Model: s.modelOf(p.node), System: p.body.System, Tools: p.body.Tools}}
 	t.add(m)
-	s.publishLocked("message.updated", p.sid, messageProps{SessionID: p.sid, Info: m.user})
+	s.publish("message.updated", p.sid, messageProps{SessionID: p.sid, Info: m.user})
 	now := ms(p.created)
 	for i, in := range p.body.Parts {
 		pid := in.ID
@@ -255,46 +264,21 @@ func (s *Server) userMessageLocked(p *prompt) *tmsg {
 			}
 			p.partAt[pid] = at
 		}
-		s.publishLocked("message.part.updated", p.sid, partProps{SessionID: p.sid, Part: v, Time: now})
+		s.publish("message.part.updated", p.sid, partProps{SessionID: p.sid, Part: v, Time: now})
 	}
 	return m
 }
 
-// seed fills the transcript of a session that has none in memory (one
-// from an earlier process, or evicted) from the store, so that a new run
-// continues the messages a client has seen.
-func (s *Server) seed(ctx context.Context, sid string) {
-	s.mu.Lock()
-	_, ok := s.trans[sid]
-	s.mu.Unlock()
-	if ok {
-		return
-	}
-	rec, err := s.store.GetSession(ctx, sid)
-	if err != nil {
-		return
-	}
-	t := s.storeTranscript(ctx, rec)
-	t.shelveStored()
-	s.mu.Lock()
-	if _, ok := s.trans[sid]; !ok {
-		s.trans[sid] = t
-		s.touchLocked(sid, false)
-	}
-	s.mu.Unlock()
-}
-
 // retitle gives a session created without a title its first prompt's.
-func (s *Server) retitle(ctx context.Context, p *prompt) {
+func (s *promptsAPI) retitle(ctx context.Context, p *prompt) {
 	rec, err := s.store.GetSession(ctx, p.sid)
 	if err != nil {
 		return
 	}
-	s.mu.Lock()
-	cur, set := s.titles[p.sid]
-	s.mu.Unlock()
-	if !set {
-		cur = rec.Title
+	st := s.facts.ensure(p.sid)
+	cur := rec.Title
+	if t := st.title.Load(); t != nil {
+		cur = *t
 	}
 	if !strings.HasPrefix(cur, defaultTitlePrefix) {
 		return
@@ -304,10 +288,10 @@ func (s *Server) retitle(ctx context.Context, p *prompt) {
 		return
 	}
 	rec.Title = title
-	s.mu.Lock()
-	s.titles[p.sid] = title
-	s.publishLocked("session.updated", p.sid, sessionInfoProps{SessionID: p.sid, Info: s.wireSession(rec)})
-	s.mu.Unlock()
+	st.mu.Lock()
+	st.title.Store(&title)
+	s.publish("session.updated", p.sid, sessionInfoProps{SessionID: p.sid, Info: s.wireSession(rec)})
+	st.mu.Unlock()
 }
 
 // titleOf is a session's title from its first prompt: the first line, cut
@@ -327,7 +311,7 @@ func titleOf(text string) string {
 // handlePrompt answers POST /session/{id}/message: it waits for the turn
 // to end and answers the last assistant message with its parts. The run
 // goes on when the client goes away; only abort (or shutdown) ends it.
-func (s *Server) handlePrompt(w http.ResponseWriter, r *http.Request) {
+func (s *promptsAPI) handlePrompt(w http.ResponseWriter, r *http.Request) {
 	p, ok := s.parsePrompt(w, r)
 	if !ok {
 		return
@@ -336,100 +320,19 @@ func (s *Server) handlePrompt(w http.ResponseWriter, r *http.Request) {
 		writeRaw(w, http.StatusOK, s.noReply(r.Context(), p))
 		return
 	}
-	s.awaitStream(r.Context(), p.sid)
+	s.streams.awaitStream(r.Context(), p.sid)
 	done := s.enqueue(p)
 	select {
 	case res := <-done:
-		s.awaitDelivery(r.Context(), p.sid)
+		s.streams.awaitDelivery(r.Context(), p.sid)
 		writeRaw(w, http.StatusOK, res)
 	case <-r.Context().Done():
 	}
 }
 
-// maxStreamWait bounds how long a prompt waits for its client's event
-// stream (awaitStream).
-const maxStreamWait = 300 * time.Millisecond
-
-// awaitStream waits, at most maxStreamWait, until an /event stream gets
-// session sid's events. `opencode run` opens its /event stream and posts
-// its prompt at the same moment; a run that takes milliseconds (a local
-// or cached model) could end before the stream is subscribed, and the
-// client would print nothing. A client that reads /global/event only (the
-// TUI) pays the bound once per prompt.
-func (s *Server) awaitStream(ctx context.Context, sid string) {
-	s.mu.Lock()
-	dir, ok := s.dirs[sid]
-	if !ok {
-		dir = s.dir
-	}
-	s.mu.Unlock()
-	timeout := time.NewTimer(maxStreamWait)
-	defer timeout.Stop()
-	for {
-		ok, joined := s.hub.streamFor(dir)
-		if ok {
-			return
-		}
-		select {
-		case <-joined:
-		case <-timeout.C:
-			return
-		case <-ctx.Done():
-			return
-		}
-	}
-}
-
-// maxDeliveryWait bounds how long a prompt's reply waits for slow event
-// clients (awaitDelivery).
-const maxDeliveryWait = 5 * time.Second
-
-// awaitDelivery returns once every event stream that gets session sid's
-// events has sent its client everything published so far, or after
-// maxDeliveryWait, or when ctx ends. A client such as `opencode run` quits
-// when its prompt request returns: without this it could quit before its
-// event stream delivered the answer.
-func (s *Server) awaitDelivery(ctx context.Context, sid string) {
-	s.mu.Lock()
-	dir, ok := s.dirs[sid]
-	if !ok {
-		dir = s.dir
-	}
-	barriers := s.hub.barrier(dir)
-	s.mu.Unlock()
-	timeout := time.NewTimer(maxDeliveryWait)
-	defer timeout.Stop()
-	for _, b := range barriers {
-		select {
-		case <-b:
-		case <-timeout.C:
-			s.log.Warn("opencode: an event client is slow; answering the prompt before it received every event", "session", sid)
-			return
-		case <-ctx.Done():
-			return
-		}
-	}
-	if len(barriers) == 0 {
-		return
-	}
-	// Written is not yet read: `opencode run` exits as soon as the reply
-	// arrives, dropping events it has received but not yet handled. A
-	// short grace lets a client on the same machine handle them first.
-	grace := time.NewTimer(deliveryGrace)
-	defer grace.Stop()
-	select {
-	case <-grace.C:
-	case <-ctx.Done():
-	}
-}
-
-// deliveryGrace is how long a prompt's reply waits after its events were
-// written to the open event streams (awaitDelivery).
-const deliveryGrace = 100 * time.Millisecond
-
 // handlePromptAsync answers POST /session/{id}/prompt_async: 204 at once;
 // the prompt runs (after the session's earlier prompts).
-func (s *Server) handlePromptAsync(w http.ResponseWriter, r *http.Request) {
+func (s *promptsAPI) handlePromptAsync(w http.ResponseWriter, r *http.Request) {
 	p, ok := s.parsePrompt(w, r)
 	if !ok {
 		return
@@ -444,14 +347,15 @@ func (s *Server) handlePromptAsync(w http.ResponseWriter, r *http.Request) {
 
 // noReply stores the prompt as a user message without running the model
 // (the next run sees it in its history) and returns {info, parts} of it.
-func (s *Server) noReply(ctx context.Context, p *prompt) json.RawMessage {
-	defer s.releaseHold(p.hold)
-	s.seed(ctx, p.sid)
+func (s *promptsAPI) noReply(ctx context.Context, p *prompt) json.RawMessage {
+	defer s.budget.release(p.hold)
+	s.history.seed(ctx, p.sid)
 	s.retitle(ctx, p)
-	s.mu.Lock()
-	m := s.userMessageLocked(p)
+	st := s.facts.ensure(p.sid)
+	st.mu.Lock()
+	m := s.userMessageLocked(st, p)
 	b, _ := json.Marshal(m.withParts(nil))
-	s.mu.Unlock()
+	st.mu.Unlock()
 	msg := session.Message{ID: m.user.ID, SessionID: p.sid, AgentName: p.node, CreatedAt: p.created, Message: model.UserText(p.text)}
 	if err := s.store.AppendMessages(context.WithoutCancel(ctx), p.sid, msg); err != nil {
 		s.log.Warn("opencode: store noReply message", "session", p.sid, "err", err)
@@ -459,11 +363,11 @@ func (s *Server) noReply(ctx context.Context, p *prompt) json.RawMessage {
 	}
 	if len(p.text) > maxKeptText {
 		sum := sumOf(p.text)
-		s.mu.Lock()
-		if t := s.trans[p.sid]; t != nil { // (else dropped since, m with it)
+		st.mu.Lock()
+		if t := st.trans; t != nil { // (else dropped since, m with it)
 			t.shelveLocked(m, p.text, sum, p.partAt)
 		}
-		s.mu.Unlock()
+		st.mu.Unlock()
 	}
 	return b
 }
@@ -471,50 +375,49 @@ func (s *Server) noReply(ctx context.Context, p *prompt) json.RawMessage {
 // enqueue runs a prompt after the session's earlier ones and delivers
 // the answer on the returned channel (buffered: nobody needs to read it).
 // The prompt's hold on the budget (which admitted it) ends with its run.
-func (s *Server) enqueue(p *prompt) <-chan json.RawMessage {
+func (s *promptsAPI) enqueue(p *prompt) <-chan json.RawMessage {
 	done := make(chan json.RawMessage, 1)
-	s.mu.Lock()
-	if s.closing {
-		s.releaseHoldLocked(p.hold)
-		s.mu.Unlock()
+	if !s.gate.enter() {
+		s.budget.release(p.hold)
 		done <- s.emptyAnswer(p, "", "server shutting down", true)
 		return done
 	}
-	st := s.runsOfLocked(p.sid)
-	gen := st.gen
+	ss := s.facts.ensure(p.sid)
+	ss.mu.Lock()
+	q := s.runsOfLocked(ss)
+	gen := q.gen
 	var w *waiter
-	if st.running {
-		w = s.waitLocked(st, p.hold)
+	if q.running {
+		w = q.waitLocked(p.hold)
 	} else {
-		st.running = true
+		q.running = true
 	}
-	s.mu.Unlock()
-	s.wg.Add(1)
+	ss.mu.Unlock()
 	go func() {
-		defer s.wg.Done()
-		done <- s.run(gen, st, w, p)
+		defer s.gate.wg.Done()
+		done <- s.run(gen, ss, q, w, p)
 	}()
 	return done
 }
 
 // run waits for the prompt's turn (w is nil when it has it already) and
 // runs it.
-func (s *Server) run(gen context.Context, st *sessionRuns, w *waiter, p *prompt) json.RawMessage {
+func (s *promptsAPI) run(gen context.Context, ss *sessState, q *sessionRuns, w *waiter, p *prompt) json.RawMessage {
 	if w != nil {
 		select {
 		case <-w.turn:
 		case <-gen.Done():
-			s.mu.Lock()
-			s.leaveLocked(st, w)
-			s.mu.Unlock()
+			ss.mu.Lock()
+			q.leaveLocked(w, s.budget)
+			ss.mu.Unlock()
 			return s.abortedAnswer(p)
 		}
 	}
 	defer func() {
-		s.mu.Lock()
-		s.releaseLocked(st)
-		s.releaseHoldLocked(p.hold) // (done already when the run ran)
-		s.mu.Unlock()
+		ss.mu.Lock()
+		q.releaseLocked()
+		ss.mu.Unlock()
+		s.budget.release(p.hold) // (done already when the run ran)
 	}()
 	if gen.Err() != nil {
 		return s.abortedAnswer(p)
@@ -523,17 +426,17 @@ func (s *Server) run(gen context.Context, st *sessionRuns, w *waiter, p *prompt)
 	defer cancel(nil)
 
 	bg := context.WithoutCancel(ctx)
-	s.seed(bg, p.sid)
+	s.history.seed(bg, p.sid)
 	s.retitle(bg, p)
 	if err := s.store.UpdateSession(bg, p.sid, func(r *session.Session) { r.AgentName = p.node }); err != nil {
 		s.log.Warn("opencode: record agent", "session", p.sid, "err", err)
 	}
 	ar := &activeRun{node: p.node, done: make(chan struct{})}
-	s.mu.Lock()
-	ar.userMsg = s.userMessageLocked(p).user.ID
-	s.active[p.sid] = ar
-	s.setBusyLocked(p.sid)
-	s.mu.Unlock()
+	ss.mu.Lock()
+	ar.userMsg = s.userMessageLocked(ss, p).user.ID
+	ss.active = ar
+	s.setBusyLocked(ss, p.sid)
+	ss.mu.Unlock()
 
 	res, err := s.pool.RunSink(otelpool.WithRemoteParent(ctx, p.parent), pool.RunRequest{Node: p.node, Prompt: p.text, SessionID: p.sid}, event.SinkFunc(func(event.Event) {}))
 	// A run whose store did not keep its writes failed, although its
@@ -552,19 +455,19 @@ func (s *Server) run(gen context.Context, st *sessionRuns, w *waiter, p *prompt)
 	stored := err == nil && s.promptStored(bg, p)
 	var sum [sha256.Size]byte
 	if stored {
-		sum = sumOf(p.text) // not under s.mu: a prompt may be megabytes
+		sum = sumOf(p.text) // not under the lock: a prompt may be megabytes
 	}
 
-	s.mu.Lock()
+	ss.mu.Lock()
 	if failed != nil {
-		s.publishLocked("session.error", p.sid, sessionErrorProps{SessionID: p.sid, Error: messageError("", failed.Error())})
+		s.publish("session.error", p.sid, sessionErrorProps{SessionID: p.sid, Error: messageError("", failed.Error())})
 	}
 	if gerr == nil {
-		s.publishLocked("session.updated", p.sid, sessionInfoProps{SessionID: p.sid, Info: s.wireSession(rec)})
+		s.publish("session.updated", p.sid, sessionInfoProps{SessionID: p.sid, Info: s.wireSession(rec)})
 	}
-	delete(s.active, p.sid)
+	ss.active = nil
 	var out json.RawMessage
-	if t := s.trans[p.sid]; t != nil {
+	if t := ss.trans; t != nil {
 		if m := t.lastAssistant(); m != nil && m.asst.ParentID == ar.userMsg {
 			out, _ = json.Marshal(m.withParts(nil))
 		}
@@ -574,9 +477,9 @@ func (s *Server) run(gen context.Context, st *sessionRuns, w *waiter, p *prompt)
 	}
 	// The prompt's room is free, and its long texts are on the shelf,
 	// before the session goes idle: the client's next prompt finds both.
-	s.releaseHoldLocked(p.hold)
-	s.setIdleLocked(p.sid)
-	s.mu.Unlock()
+	s.budget.release(p.hold)
+	s.setIdleLocked(ss, p.sid)
+	ss.mu.Unlock()
 	close(ar.done)
 	if out == nil {
 		msg := "the run produced no answer"
@@ -594,7 +497,7 @@ func (s *Server) run(gen context.Context, st *sessionRuns, w *waiter, p *prompt)
 // on the shelf) and the store holds p's text whole as a user message of
 // its session (the agent stores its prompt; a team root keeps no
 // conversation, so its prompt stays in memory).
-func (s *Server) promptStored(ctx context.Context, p *prompt) bool {
+func (s *promptsAPI) promptStored(ctx context.Context, p *prompt) bool {
 	if len(p.text) <= maxKeptText {
 		return false
 	}
@@ -611,25 +514,20 @@ func (s *Server) promptStored(ctx context.Context, p *prompt) bool {
 }
 
 // abortedAnswer is the answer of a prompt aborted before it ran.
-func (s *Server) abortedAnswer(p *prompt) json.RawMessage {
+func (s *promptsAPI) abortedAnswer(p *prompt) json.RawMessage {
 	return s.emptyAnswer(p, "", "aborted before it ran", true)
 }
 
 // emptyAnswer is an assistant message without parts that carries why
 // there is no answer. It is not stored.
-func (s *Server) emptyAnswer(p *prompt, parent, msg string, aborted bool) json.RawMessage {
+func (s *promptsAPI) emptyAnswer(p *prompt, parent, msg string, aborted bool) json.RawMessage {
 	now := ms(time.Now())
 	mid := id.Ascending(id.Message)
 	if parent == "" {
 		parent = mid
 	}
 	ref := s.modelOf(p.node)
-	s.mu.Lock()
-	dir := s.dirs[p.sid]
-	s.mu.Unlock()
-	if dir == "" {
-		dir = s.dir
-	}
+	dir := s.dirOfID(p.sid)
 	code := ""
 	if aborted {
 		code = string(event.StopAborted)
@@ -647,7 +545,7 @@ func (s *Server) emptyAnswer(p *prompt, parent, msg string, aborted bool) json.R
 // belongs to, since runs are cancelled as a whole), waits for the run to
 // wind down (children end aborted, the session goes idle) and answers
 // true.
-func (s *Server) handleAbort(w http.ResponseWriter, r *http.Request) {
+func (s *promptsAPI) handleAbort(w http.ResponseWriter, r *http.Request) {
 	sid := r.PathValue("sessionID")
 	ctx := r.Context()
 	rec, err := s.store.GetSession(ctx, sid)
@@ -657,9 +555,12 @@ func (s *Server) handleAbort(w http.ResponseWriter, r *http.Request) {
 	}
 	// Find the run this session belongs to: its own, or an ancestor's.
 	for {
-		s.mu.Lock()
-		_, ok := s.active[rec.ID]
-		s.mu.Unlock()
+		ok := false
+		if st := s.facts.get(rec.ID); st != nil {
+			st.mu.Lock()
+			ok = st.active != nil
+			st.mu.Unlock()
+		}
 		if ok || rec.ParentID == "" {
 			break
 		}
@@ -675,15 +576,19 @@ func (s *Server) handleAbort(w http.ResponseWriter, r *http.Request) {
 
 // abort cancels the run and queued prompts of a session and waits (up to
 // DefaultAbortWait) for the run to end.
-func (s *Server) abort(ctx context.Context, sid string) {
-	s.mu.Lock()
-	ar := s.active[sid]
-	if st, ok := s.state[sid]; ok {
-		st.cancel(errAborted)
-		st.gen, st.cancel = context.WithCancelCause(s.runs)
-		s.dropWaitingLocked(st)
+func (s *promptsAPI) abort(ctx context.Context, sid string) {
+	st := s.facts.get(sid)
+	if st == nil {
+		return
 	}
-	s.mu.Unlock()
+	st.mu.Lock()
+	ar := st.active
+	if q := st.runs; q != nil {
+		q.cancel(errAborted)
+		q.gen, q.cancel = context.WithCancelCause(s.runs)
+		q.dropWaitingLocked(s.budget)
+	}
+	st.mu.Unlock()
 	if ar == nil {
 		return
 	}

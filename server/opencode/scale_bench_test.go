@@ -79,11 +79,24 @@ func BenchmarkScale(b *testing.B) {
 		name  string
 		every time.Duration
 	}{{"burst", 0}, {"paced-5ms", 5 * time.Millisecond}} {
-		scale(b, v.name, v.every)
+		scale(b, scaleSessions, v.name, v.every)
 	}
 }
 
-func scale(b *testing.B, name string, every time.Duration) {
+// contentionRoots root sessions are prompted at once by
+// BenchmarkContention.
+const contentionRoots = 32
+
+// BenchmarkContention is BenchmarkScale's burst with contentionRoots
+// roots: the load under which to take a mutex or block profile of the
+// server (-mutexprofile), where every run's events meet the server's
+// shared state.
+func BenchmarkContention(b *testing.B) {
+	scale(b, contentionRoots, "burst", 0)
+}
+
+func scale(b *testing.B, sessions int, name string, every time.Duration) {
+	scaleSessions := sessions
 	b.Run(fmt.Sprintf("opencode/sessions=%d/%s", scaleSessions, name), func(b *testing.B) {
 		p, err := bench.NewSpawnerPool(nil, []spawn.Node{&stamper{n: scaleEvents, every: every}})
 		if err != nil {

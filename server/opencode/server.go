@@ -122,42 +122,30 @@ type UI interface {
 
 // Server serves a pool over the OpenCode server API. It implements
 // http.Handler. Close it when done.
+//
+// Its work is split by concern (doc.go, Concurrency): the route groups
+// sessionsAPI, historyAPI, promptsAPI, eventStreams, configAPI and
+// instanceAPI, the
+// eventMapper that turns the projection's changes into bus events, and
+// the shared state they reach through base (per-session state in
+// sessionFacts, the prompt budget, the event hub), each guarded by its
+// own lock. The server holds no lock over all sessions.
 type Server struct {
-	pool    *pool.Pool
-	store   session.Store
-	opts    Options
-	log     *slog.Logger
-	dir     string
-	root    string // the workspace of the pool's file tools (relative titles)
-	started time.Time
+	*base
 	routes  []*route
 	mux     *http.ServeMux
 	handler http.Handler // mux behind the token and CORS checks (httpsec)
-	hub     *hub
-	models  map[string]wire.ModelRef // node name -> its model
-	// proj is the session tree of the pool's runs, which the server
-	// watches (from New on) and maps to bus events (onChanges).
-	proj    *processor.Projection
+
+	sessions *sessionsAPI
+	instance *instanceAPI
+	config   *configAPI
+	mapper   *eventMapper
+
+	// The server watches the session tree of the pool's runs (from New
+	// on) and maps it to bus events (eventMapper.onChanges).
 	unwatch func()
 	unsub   func()
-
-	// runs is the parent of every run's context: it ends on Close.
-	runs     context.Context
-	stopRuns context.CancelFunc
-	wg       sync.WaitGroup
-	closed   sync.Once
-
-	mu      sync.Mutex
-	closing bool                    // Close began: no new runs
-	held    heldPrompts             // the prompt budget in use (promptbudget.go)
-	heldBy  map[string]*heldPrompts // ... by session, sessions holding prompts only
-	trans   map[string]*transcript  // session id -> its messages
-	tick    int64                   // LRU clock of trans
-	dirs    map[string]string       // session id -> directory
-	titles  map[string]string       // titles set through this server
-	busy    map[string]bool         // sessions running now
-	state   map[string]*sessionRuns // root sessions prompted through this server
-	active  map[string]*activeRun   // root session id -> its run in progress
+	closed  sync.Once
 }
 
 // New builds a Server for p, with its own projection of the runs p's
@@ -203,17 +191,20 @@ func New(p *pool.Pool, opts Options) *Server {
 	if opts.MaxPromptBytes <= 0 {
 		opts.MaxPromptBytes = DefaultMaxPromptBytes
 	}
-	s := &Server{
+	b := &base{
 		pool: p, store: p.Store(), opts: opts, log: opts.Logger, dir: opts.Directory, started: time.Now(),
-		mux: http.NewServeMux(), hub: newHub(opts.QueueSize), models: nodeModels(p),
-		trans: map[string]*transcript{}, dirs: map[string]string{}, titles: map[string]string{},
-		busy: map[string]bool{}, state: map[string]*sessionRuns{}, active: map[string]*activeRun{},
-		heldBy: map[string]*heldPrompts{},
+		models: nodeModels(p), hub: newHub(opts.QueueSize), facts: newSessionFacts(opts.MaxSessions),
 	}
+	b.budget = newPromptBudget(&b.opts)
 	if ws := p.Workspace(); ws != nil {
-		s.root = ws.Root()
+		b.root = ws.Root()
 	}
-	s.runs, s.stopRuns = context.WithCancel(context.Background())
+	b.runs, b.stopRuns = context.WithCancel(context.Background())
+	b.prompts = &promptsAPI{b}
+	b.history = &historyAPI{b}
+	b.streams = &eventStreams{b}
+	s := &Server{base: b, mux: http.NewServeMux(),
+		sessions: &sessionsAPI{b}, instance: &instanceAPI{b}, config: &configAPI{b}, mapper: &eventMapper{b}}
 	s.routes = s.routeTable()
 	for _, rt := range s.routes {
 		s.mux.Handle(rt.method+" "+rt.path, s.wrap(rt.handler))
@@ -221,7 +212,7 @@ func New(p *pool.Pool, opts Options) *Server {
 	s.mux.Handle("/", s.wrap(s.handleNoRoute))
 	s.handler = s.secured(s.security())
 	s.proj = processor.NewProjection(p.Processor().Store(), opts.Logger)
-	s.unsub = s.proj.Subscribe(s.onChanges)
+	s.unsub = s.proj.Subscribe(s.mapper.onChanges)
 	s.unwatch = p.Processor().Watch(s.proj)
 	return s
 }
@@ -257,11 +248,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 // stream and stops watching the processor. It is idempotent.
 func (s *Server) Close() {
 	s.closed.Do(func() {
-		s.mu.Lock()
-		s.closing = true
-		s.mu.Unlock()
 		s.stopRuns()
-		s.wg.Wait()
+		s.gate.close()
 		s.hub.close()
 		s.unwatch()
 		s.unsub()
@@ -490,7 +478,7 @@ func providerOf(modelType string) string {
 
 // modelOf returns the model of a node (the default node's when the name is
 // unknown, as for sessions of other pools).
-func (s *Server) modelOf(node string) wire.ModelRef {
+func (s *base) modelOf(node string) wire.ModelRef {
 	if m, ok := s.models[node]; ok {
 		return m
 	}

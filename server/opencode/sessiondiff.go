@@ -14,7 +14,7 @@ import (
 // files were first changed. Changes made by child sessions are in their
 // own session's diff. The messageID filter is not supported: the whole
 // session's changes are answered.
-func (s *Server) handleSessionDiff(w http.ResponseWriter, r *http.Request) {
+func (s *sessionsAPI) handleSessionDiff(w http.ResponseWriter, r *http.Request) {
 	sid := r.PathValue("sessionID")
 	ctx := r.Context()
 	if _, err := s.store.GetSession(ctx, sid); err != nil {

@@ -2,7 +2,6 @@ package opencode
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,12 +24,14 @@ const defaultTitlePrefix = "New session - "
 
 // wireSession turns a stored (or projected) session into OpenCode's shape.
 // cost and tokens are the session's subtree totals once known, else its
-// own. s.mu is held.
-func (s *Server) wireSession(rec session.Session) wire.Session {
-	dir := s.dirOfLocked(rec)
+// own. It takes no lock.
+func (s *base) wireSession(rec session.Session) wire.Session {
+	dir := s.dirOf(rec)
 	title := rec.Title
-	if t, ok := s.titles[rec.ID]; ok {
-		title = t
+	if st := s.facts.get(rec.ID); st != nil {
+		if t := st.title.Load(); t != nil {
+			title = *t
+		}
 	}
 	usage, cost := rec.TotalUsage, rec.TotalCost
 	if usage.IsZero() {
@@ -75,31 +76,8 @@ func tokens(in, out, reasoning, read, write int64) wire.Tokens {
 	return wire.Tokens{Input: in, Output: out, Reasoning: reasoning, Cache: wire.TokensCache{Read: read, Write: write}}
 }
 
-// dirOfLocked returns the directory of a session: its recorded one, else
-// its parent's, else the server's. s.mu is held.
-func (s *Server) dirOfLocked(rec session.Session) string {
-	if d, ok := s.dirs[rec.ID]; ok {
-		return d
-	}
-	d, _ := rec.Metadata[MetadataDirectory].(string)
-	if d == "" && rec.ParentID != "" {
-		if pd, ok := s.dirs[rec.ParentID]; ok {
-			d = pd
-		} else if p, err := s.store.GetSession(context.Background(), rec.ParentID); err == nil {
-			d = s.dirOfLocked(p)
-		}
-	}
-	if d == "" {
-		d = s.dir
-	}
-	s.dirs[rec.ID] = d
-	return d
-}
-
-// wireSessions converts sessions under one lock.
-func (s *Server) wireSessions(recs []session.Session) []wire.Session {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// wireSessions converts sessions.
+func (s *base) wireSessions(recs []session.Session) []wire.Session {
 	out := make([]wire.Session, 0, len(recs))
 	for _, r := range recs {
 		out = append(out, s.wireSession(r))
@@ -110,7 +88,7 @@ func (s *Server) wireSessions(recs []session.Session) []wire.Session {
 // readBody decodes a JSON body into v. An empty body is {} when
 // emptyOK. It answers 400 (413 for a body too large, 408 for one that did
 // not arrive in time) and returns false when the body is not acceptable.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request, v any, emptyOK bool) bool {
+func (s *base) readBody(w http.ResponseWriter, r *http.Request, v any, emptyOK bool) bool {
 	b, ok := s.bodyBytes(w, r)
 	return ok && decodeBody(w, b, v, emptyOK)
 }
@@ -119,7 +97,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, v any, emptyOK
 // one that did not arrive in time, 400 for another failure, and returns
 // false then. A body of known length is read into a buffer of its size
 // (io.ReadAll would grow one to up to twice that).
-func (s *Server) bodyBytes(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+func (s *base) bodyBytes(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	var buf bytes.Buffer
 	if n := r.ContentLength; n > 0 && n <= s.opts.MaxBodyBytes {
 		buf.Grow(int(n) + bytes.MinRead) // ReadFrom wants MinRead free to see the end
@@ -172,7 +150,13 @@ func decodeBody(w http.ResponseWriter, b []byte, v any, emptyOK bool) bool {
 	return true
 }
 
-func (s *Server) handleCreateSession(w http.ResponseWriter, r *http.Request) {
+// sessionsAPI serves the session routes: create, get, list, children,
+// update, delete, status and diff.
+type sessionsAPI struct {
+	*base
+}
+
+func (s *sessionsAPI) handleCreateSession(w http.ResponseWriter, r *http.Request) {
 	var body wire.CreateSessionBody
 	if !s.readBody(w, r, &body, true) {
 		return
@@ -207,9 +191,7 @@ func (s *Server) handleCreateSession(w http.ResponseWriter, r *http.Request) {
 		}
 		rec.ParentID, rec.Depth = parent.ID, parent.Depth+1
 		if dir == "" {
-			s.mu.Lock()
-			dir = s.dirOfLocked(parent)
-			s.mu.Unlock()
+			dir = s.dirOf(parent)
 		}
 	}
 	if dir == "" {
@@ -228,32 +210,30 @@ func (s *Server) handleCreateSession(w http.ResponseWriter, r *http.Request) {
 		storeError(w, rec.ParentID, err)
 		return
 	}
-	s.mu.Lock()
-	s.dirs[rec.ID] = dir
-	s.touchLocked(rec.ID, true)
+	st := s.facts.ensure(rec.ID)
+	st.mu.Lock()
+	st.dir.Store(&dir)
+	s.facts.touch(st, true)
 	info := s.wireSession(rec)
-	s.publishLocked("session.created", rec.ID, sessionInfoProps{SessionID: rec.ID, Info: info})
-	s.mu.Unlock()
+	s.publish("session.created", rec.ID, sessionInfoProps{SessionID: rec.ID, Info: info})
+	st.mu.Unlock()
 	writeJSON(w, http.StatusOK, info)
 }
 
-func (s *Server) handleGetSession(w http.ResponseWriter, r *http.Request) {
+func (s *sessionsAPI) handleGetSession(w http.ResponseWriter, r *http.Request) {
 	sid := r.PathValue("sessionID")
 	rec, err := s.store.GetSession(r.Context(), sid)
 	if err != nil {
 		storeError(w, sid, err)
 		return
 	}
-	s.mu.Lock()
-	info := s.wireSession(rec)
-	s.mu.Unlock()
-	writeJSON(w, http.StatusOK, info)
+	writeJSON(w, http.StatusOK, s.wireSession(rec))
 }
 
 // handleListSessions answers GET /session: newest first; ?roots=true only
 // root sessions; ?limit=N at most N; ?directory= only that directory's;
 // ?search= titles containing the text; ?start= updated at or after.
-func (s *Server) handleListSessions(w http.ResponseWriter, r *http.Request) {
+func (s *sessionsAPI) handleListSessions(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	roots := false
 	if v := q.Get("roots"); v != "" {
@@ -310,7 +290,7 @@ func (s *Server) handleListSessions(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleChildren answers GET /session/{id}/children, oldest first.
-func (s *Server) handleChildren(w http.ResponseWriter, r *http.Request) {
+func (s *sessionsAPI) handleChildren(w http.ResponseWriter, r *http.Request) {
 	sid := r.PathValue("sessionID")
 	if _, err := s.store.GetSession(r.Context(), sid); err != nil {
 		storeError(w, sid, err)
@@ -325,7 +305,7 @@ func (s *Server) handleChildren(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s.wireSessions(kids))
 }
 
-func (s *Server) handleUpdateSession(w http.ResponseWriter, r *http.Request) {
+func (s *sessionsAPI) handleUpdateSession(w http.ResponseWriter, r *http.Request) {
 	sid := r.PathValue("sessionID")
 	ctx := r.Context()
 	if _, err := s.store.GetSession(ctx, sid); err != nil {
@@ -361,20 +341,21 @@ func (s *Server) handleUpdateSession(w http.ResponseWriter, r *http.Request) {
 		storeError(w, sid, err)
 		return
 	}
-	s.mu.Lock()
+	st := s.facts.ensure(sid)
+	st.mu.Lock()
 	if body.Title != nil {
-		s.titles[sid] = *body.Title
+		st.title.Store(body.Title)
 	}
 	info := s.wireSession(rec)
-	s.publishLocked("session.updated", sid, sessionInfoProps{SessionID: sid, Info: info})
-	s.mu.Unlock()
+	s.publish("session.updated", sid, sessionInfoProps{SessionID: sid, Info: info})
+	st.mu.Unlock()
 	writeJSON(w, http.StatusOK, info)
 }
 
 // handleDeleteSession deletes a session with its subtree: a run in
 // progress in it is aborted first; session.deleted is published for every
 // deleted session, children first.
-func (s *Server) handleDeleteSession(w http.ResponseWriter, r *http.Request) {
+func (s *sessionsAPI) handleDeleteSession(w http.ResponseWriter, r *http.Request) {
 	sid := r.PathValue("sessionID")
 	ctx := r.Context()
 	tree, err := session.Subtree(ctx, s.store, sid)
@@ -383,42 +364,39 @@ func (s *Server) handleDeleteSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for _, rec := range tree {
-		s.abort(ctx, rec.ID)
+		s.prompts.abort(ctx, rec.ID)
 	}
 	if err := s.store.DeleteSession(ctx, sid); err != nil {
 		storeError(w, sid, err)
 		return
 	}
-	s.mu.Lock()
 	for i := len(tree) - 1; i >= 0; i-- {
 		rec := tree[i]
+		st := s.facts.ensure(rec.ID)
+		st.mu.Lock()
 		info := s.wireSession(rec)
-		s.publishLocked("session.deleted", rec.ID, sessionInfoProps{SessionID: rec.ID, Info: info})
-		delete(s.trans, rec.ID)
-		delete(s.titles, rec.ID)
-		delete(s.busy, rec.ID)
-		if st, ok := s.state[rec.ID]; ok {
-			st.cancel(errAborted)
-			delete(s.state, rec.ID)
+		s.publish("session.deleted", rec.ID, sessionInfoProps{SessionID: rec.ID, Info: info})
+		st.busy.Store(false)
+		if q := st.runs; q != nil {
+			q.cancel(errAborted)
+			st.runs = nil
 		}
-		delete(s.dirs, rec.ID)
+		st.mu.Unlock()
+		s.facts.drop(rec.ID)
 	}
-	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, true)
 }
 
 // handleStatus answers GET /session/status: the running sessions (of the
 // request's directory, when it names one) as {id: {type: busy}}.
-func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
+func (s *sessionsAPI) handleStatus(w http.ResponseWriter, r *http.Request) {
 	dir := requestDir(r)
 	out := map[string]wire.SessionStatus{}
-	s.mu.Lock()
-	for sid := range s.busy {
-		if dir == "" || s.dirs[sid] == dir {
+	s.facts.each(func(sid string, st *sessState) {
+		if st.busy.Load() && (dir == "" || s.dirOfID(sid) == dir) {
 			out[sid] = wire.SessionStatus{Type: "busy"}
 		}
-	}
-	s.mu.Unlock()
+	})
 	writeJSON(w, http.StatusOK, out)
 }
 

@@ -46,8 +46,8 @@ func cutText(s string) string {
 
 // shelveLocked puts m's long user texts on the shelf. whole is the stored
 // user text that holds them all, each at its offset in at (by part id),
-// and sum its sumOf. A part whose text is not there is kept whole. s.mu is
-// held.
+// and sum its sumOf. A part whose text is not there is kept whole. The
+// session's lock is held.
 func (t *transcript) shelveLocked(m *tmsg, whole string, sum [sha256.Size]byte, at map[string]int) {
 	for _, p := range m.parts {
 		text, ok := partText(p.v)
@@ -62,7 +62,7 @@ func (t *transcript) shelveLocked(m *tmsg, whole string, sum [sha256.Size]byte, 
 
 // shelveStored puts the long user texts of a transcript just built from
 // the store on the shelf, each part being a stored text. It hashes them:
-// call it before the transcript is shared (s.mu not held).
+// call it before the transcript is shared (no lock held).
 func (t *transcript) shelveStored() {
 	for _, m := range t.msgs {
 		if m.user == nil {
@@ -110,8 +110,8 @@ func withPartText(v any, text string) any {
 	return v
 }
 
-// shelvedLocked returns the shelved parts of msgs, nil when none. s.mu is
-// held.
+// shelvedLocked returns the shelved parts of msgs, nil when none. The
+// session's lock is held.
 func (t *transcript) shelvedLocked(msgs []*tmsg) map[*tpart]*shelved {
 	if t.shelved == 0 {
 		return nil

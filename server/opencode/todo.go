@@ -29,41 +29,42 @@ func todosOfPlan(entries []event.PlanEntry) []wire.Todo {
 }
 
 // planUpdated keeps a session's new todo list and publishes todo.updated.
-// s.mu is held.
-func (s *Server) planUpdated(c processor.PlanUpdated) {
+// st.mu is held.
+func (s *eventMapper) planUpdated(st *sessState, c processor.PlanUpdated) {
 	todos := todosOfPlan(c.Entries)
-	s.touchLocked(c.SessionID, true).todos = todos
-	s.publishLocked("todo.updated", c.SessionID, todoProps{SessionID: c.SessionID, Todos: todos})
+	s.facts.touch(st, true).todos = todos
+	s.publish("todo.updated", c.SessionID, todoProps{SessionID: c.SessionID, Todos: todos})
 }
 
 // handleTodo answers GET /session/{id}/todo: the session's todo list, []
 // when it has none.
-func (s *Server) handleTodo(w http.ResponseWriter, r *http.Request) {
+func (s *historyAPI) handleTodo(w http.ResponseWriter, r *http.Request) {
 	sid := r.PathValue("sessionID")
 	ctx := r.Context()
 	if _, err := s.store.GetSession(ctx, sid); err != nil {
 		storeError(w, sid, err)
 		return
 	}
-	s.mu.Lock()
-	if t := s.touchLocked(sid, false); t != nil && t.todos != nil {
+	st := s.facts.ensure(sid)
+	st.mu.Lock()
+	if t := s.facts.touch(st, false); t != nil && t.todos != nil {
 		todos := t.todos
-		s.mu.Unlock()
+		st.mu.Unlock()
 		writeJSON(w, http.StatusOK, todos)
 		return
 	}
-	s.mu.Unlock()
+	st.mu.Unlock()
 	plan, _, err := s.proj.Plan(ctx, sid)
 	if err != nil {
 		storeError(w, sid, err)
 		return
 	}
 	todos := todosOfPlan(plan)
-	s.mu.Lock()
+	st.mu.Lock()
 	// A todo.updated that came meanwhile is newer: keep it.
-	if t := s.trans[sid]; t != nil && t.todos == nil {
+	if t := st.trans; t != nil && t.todos == nil {
 		t.todos = todos
 	}
-	s.mu.Unlock()
+	st.mu.Unlock()
 	writeJSON(w, http.StatusOK, todos)
 }

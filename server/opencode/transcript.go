@@ -1,9 +1,7 @@
 package opencode
 
 import (
-	"cmp"
 	"encoding/json"
-	"slices"
 	"strings"
 
 	"github.com/agentpool/agentpool/id"
@@ -16,7 +14,6 @@ type transcript struct {
 	msgs  []*tmsg
 	byID  map[string]*tmsg
 	parts map[string]*tpart // part id -> part
-	used  int64             // LRU clock
 	// cutPrompt: the first user message's text is the spawn's prompt,
 	// possibly cut to 200 bytes; GET .../message restores it from the store.
 	cutPrompt *wire.TextPart
@@ -160,53 +157,6 @@ func (m *tmsg) withParts(whole map[*tpart]string) wire.MessageWithParts {
 		}
 	}
 	return wire.MessageWithParts{Info: m.info(), Parts: parts}
-}
-
-// touchLocked returns the transcript of sid, creating it when create is
-// set (else nil when there is none), and marks it used. When the cache is
-// over its bound it drops the least recently used transcript of a session
-// that is not running. s.mu is held.
-func (s *Server) touchLocked(sid string, create bool) *transcript {
-	s.tick++
-	t, ok := s.trans[sid]
-	if !ok {
-		if !create {
-			return nil
-		}
-		t = newTranscript()
-		s.trans[sid] = t
-		if len(s.trans) > s.opts.MaxSessions {
-			s.evictLocked(sid)
-		}
-	}
-	t.used = s.tick
-	return t
-}
-
-// evictLocked drops the least recently used transcripts of sessions that
-// are not running, keep excepted, until the cache is an eighth under its
-// bound: one scan per MaxSessions/8 new transcripts, not one per new
-// transcript (a scan visits every transcript).
-func (s *Server) evictLocked(keep string) {
-	type idle struct {
-		sid  string
-		used int64
-	}
-	var victims []idle
-	for sid, t := range s.trans {
-		if sid == keep || s.busy[sid] || s.active[sid] != nil {
-			continue
-		}
-		victims = append(victims, idle{sid, t.used})
-	}
-	slices.SortFunc(victims, func(a, b idle) int { return cmp.Compare(a.used, b.used) })
-	target := s.opts.MaxSessions - s.opts.MaxSessions/8
-	for _, v := range victims {
-		if len(s.trans) <= target {
-			break
-		}
-		delete(s.trans, v.sid)
-	}
 }
 
 // derivedID makes a stable id of the given prefix for the n-th thing

@@ -29,20 +29,24 @@ func TestPartGrow(t *testing.T) {
 // used transcripts of idle sessions go, down to 7/8 of the bound; running
 // sessions and the recently used ones stay.
 func TestEvictionKeepsRecentAndRunning(t *testing.T) {
-	s := &Server{opts: Options{MaxSessions: 16}, trans: map[string]*transcript{}, busy: map[string]bool{"s0": true}, active: map[string]*activeRun{}}
+	f := newSessionFacts(16)
+	f.ensure("s0").busy.Store(true)
 	for i := range 17 {
-		s.touchLocked(fmt.Sprintf("s%d", i), true)
+		st := f.ensure(fmt.Sprintf("s%d", i))
+		st.mu.Lock()
+		f.touch(st, true)
+		st.mu.Unlock()
 	}
-	if len(s.trans) != 14 {
-		t.Fatalf("%d transcripts after 17 with MaxSessions 16, want 14", len(s.trans))
+	if n := f.transcripts(); n != 14 {
+		t.Fatalf("%d transcripts after 17 with MaxSessions 16, want 14", n)
 	}
 	for _, sid := range []string{"s0", "s4", "s16"} {
-		if s.trans[sid] == nil {
+		if f.get(sid).trans == nil {
 			t.Errorf("%s evicted", sid)
 		}
 	}
 	for _, sid := range []string{"s1", "s2", "s3"} {
-		if s.trans[sid] != nil {
+		if f.get(sid).trans != nil {
 			t.Errorf("%s kept, the oldest idle ones go first", sid)
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net"
 	"net/http"
 	"regexp"
@@ -13,8 +12,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/agentpool/agentpool/config"
-	"github.com/agentpool/agentpool/pool"
+	"github.com/agentpool/agentpool/server/internal/servertest"
 	"github.com/agentpool/agentpool/server/opencode"
 	"github.com/agentpool/agentpool/server/web"
 )
@@ -32,14 +30,7 @@ agents:
 // loopback port with Serve, as the CLI does, until the test ends.
 func serve(t *testing.T, opts opencode.Options, noUI bool) string {
 	t.Helper()
-	m, err := config.Parse("test.yaml", []byte(manifest))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := pool.New(m, pool.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := servertest.Pool(t, manifest)
 	if !noUI {
 		opts.UI = web.New()
 	}
@@ -56,41 +47,15 @@ func serve(t *testing.T, opts opencode.Options, noUI bool) string {
 		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
 			t.Errorf("Serve: %v", err)
 		}
-		p.Close()
 		http.DefaultClient.CloseIdleConnections()
 	})
 	return "http://" + ln.Addr().String()
 }
 
-type answer struct {
-	code int
-	h    http.Header
-	body string
-}
-
-func do(t *testing.T, method, url string, hdr ...string) answer {
+// do makes one request without a body (servertest.Do).
+func do(t *testing.T, method, url string, hdr ...string) servertest.Answer {
 	t.Helper()
-	req, err := http.NewRequest(method, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i+1 < len(hdr); i += 2 {
-		if hdr[i] == "Host" {
-			req.Host = hdr[i+1]
-			continue
-		}
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return answer{res.StatusCode, res.Header, string(b)}
+	return servertest.Do(t, method, url, "", hdr...)
 }
 
 // TestPageAndAssets: the page and every file it loads, directly or by a
@@ -100,22 +65,22 @@ func do(t *testing.T, method, url string, hdr ...string) answer {
 func TestPageAndAssets(t *testing.T) {
 	base := serve(t, opencode.Options{}, false)
 	page := do(t, "GET", base+"/")
-	if page.code != 200 || page.h.Get("Content-Type") != "text/html; charset=utf-8" {
-		t.Fatalf("GET /: %d %q", page.code, page.h.Get("Content-Type"))
+	if page.Code != 200 || page.Header.Get("Content-Type") != "text/html; charset=utf-8" {
+		t.Fatalf("GET /: %d %q", page.Code, page.Header.Get("Content-Type"))
 	}
-	checkHeaders(t, "/", page.h)
-	for _, tag := range regexp.MustCompile(`(?s)<script[^>]*>`).FindAllString(page.body, -1) {
+	checkHeaders(t, "/", page.Header)
+	for _, tag := range regexp.MustCompile(`(?s)<script[^>]*>`).FindAllString(page.Body, -1) {
 		if !strings.Contains(tag, `src="/ui/`) {
 			t.Errorf("a script that is not a file of the UI: %s", tag)
 		}
 	}
-	if strings.Contains(page.body, " style=") || strings.Contains(page.body, "<style") {
+	if strings.Contains(page.Body, " style=") || strings.Contains(page.Body, "<style") {
 		t.Error("inline style in the page (the CSP refuses it)")
 	}
 
 	want := map[string]string{".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8", ".svg": "image/svg+xml"}
 	seen := map[string]bool{}
-	queue := regexp.MustCompile(`(?:src|href)="(/ui/[^"]+)"`).FindAllStringSubmatch(page.body, -1)
+	queue := regexp.MustCompile(`(?:src|href)="(/ui/[^"]+)"`).FindAllStringSubmatch(page.Body, -1)
 	paths := []string{}
 	for _, m := range queue {
 		paths = append(paths, m[1])
@@ -130,12 +95,12 @@ func TestPageAndAssets(t *testing.T) {
 		seen[p] = true
 		a := do(t, "GET", base+p)
 		ext := p[strings.LastIndex(p, "."):]
-		if a.code != 200 || a.h.Get("Content-Type") != want[ext] || a.body == "" {
-			t.Errorf("GET %s: %d %q (%d bytes)", p, a.code, a.h.Get("Content-Type"), len(a.body))
+		if a.Code != 200 || a.Header.Get("Content-Type") != want[ext] || a.Body == "" {
+			t.Errorf("GET %s: %d %q (%d bytes)", p, a.Code, a.Header.Get("Content-Type"), len(a.Body))
 			continue
 		}
-		checkHeaders(t, p, a.h)
-		for _, m := range imports.FindAllStringSubmatch(a.body, -1) {
+		checkHeaders(t, p, a.Header)
+		for _, m := range imports.FindAllStringSubmatch(a.Body, -1) {
 			paths = append(paths, web.AssetPrefix+m[1])
 		}
 	}
@@ -146,12 +111,12 @@ func TestPageAndAssets(t *testing.T) {
 	}
 
 	head := do(t, "HEAD", base+"/ui/app.js")
-	if head.code != 200 || head.body != "" || head.h.Get("Content-Type") != want[".js"] {
-		t.Errorf("HEAD /ui/app.js: %d %q %q", head.code, head.h.Get("Content-Type"), head.body)
+	if head.Code != 200 || head.Body != "" || head.Header.Get("Content-Type") != want[".js"] {
+		t.Errorf("HEAD /ui/app.js: %d %q %q", head.Code, head.Header.Get("Content-Type"), head.Body)
 	}
-	etag := head.h.Get("ETag")
-	if re := do(t, "GET", base+"/ui/app.js", "If-None-Match", etag); etag == "" || re.code != http.StatusNotModified {
-		t.Errorf("revalidation with ETag %q: %d", etag, re.code)
+	etag := head.Header.Get("ETag")
+	if re := do(t, "GET", base+"/ui/app.js", "If-None-Match", etag); etag == "" || re.Code != http.StatusNotModified {
+		t.Errorf("revalidation with ETag %q: %d", etag, re.Code)
 	}
 }
 
@@ -169,11 +134,11 @@ func checkHeaders(t *testing.T, path string, h http.Header) {
 }
 
 // notFoundError reports whether a is the OpenCode API's 404.
-func notFoundError(a answer) bool {
+func notFoundError(a servertest.Answer) bool {
 	var v struct {
 		Name string `json:"name"`
 	}
-	return a.code == 404 && json.Unmarshal([]byte(a.body), &v) == nil && v.Name == "NotFoundError"
+	return a.Code == 404 && json.Unmarshal([]byte(a.Body), &v) == nil && v.Name == "NotFoundError"
 }
 
 // TestOtherPathsStayTheAPI: only GET and HEAD of the UI's own files are
@@ -185,20 +150,20 @@ func TestOtherPathsStayTheAPI(t *testing.T) {
 		{"GET", "/ui/nope.js"}, {"GET", "/ui/"}, {"GET", "/ui"}, {"GET", "/index.html"},
 		{"GET", "/nowhere"}, {"POST", "/"}, {"DELETE", "/ui/app.js"}, {"GET", "/ui/../doc/x"},
 	} {
-		if a := do(t, r.method, base+r.path); !notFoundError(a) || a.h.Get("Content-Security-Policy") != "" {
-			t.Errorf("%s %s: %d %s (want the API's 404)", r.method, r.path, a.code, a.body)
+		if a := do(t, r.method, base+r.path); !notFoundError(a) || a.Header.Get("Content-Security-Policy") != "" {
+			t.Errorf("%s %s: %d %s (want the API's 404)", r.method, r.path, a.Code, a.Body)
 		}
 	}
-	if a := do(t, "GET", base+"/global/health"); a.code != 200 || !strings.Contains(a.body, `"healthy":true`) {
-		t.Errorf("GET /global/health beside the UI: %d %s", a.code, a.body)
+	if a := do(t, "GET", base+"/global/health"); a.Code != 200 || !strings.Contains(a.Body, `"healthy":true`) {
+		t.Errorf("GET /global/health beside the UI: %d %s", a.Code, a.Body)
 	}
 
 	plain := serve(t, opencode.Options{}, true)
 	if a := do(t, "GET", plain+"/"); !notFoundError(a) {
-		t.Errorf("GET / without a UI: %d %s", a.code, a.body)
+		t.Errorf("GET / without a UI: %d %s", a.Code, a.Body)
 	}
 	if a := do(t, "GET", plain+"/ui/app.js"); !notFoundError(a) {
-		t.Errorf("GET /ui/app.js without a UI: %d %s", a.code, a.body)
+		t.Errorf("GET /ui/app.js without a UI: %d %s", a.Code, a.Body)
 	}
 }
 
@@ -209,29 +174,29 @@ func TestSecurity(t *testing.T) {
 	const token = "web-token-0b9d7e1a"
 	base := serve(t, opencode.Options{Token: token}, false)
 	for _, p := range []string{"/", "/ui/app.js", "/ui/style.css"} {
-		if a := do(t, "GET", base+p); a.code != 200 {
-			t.Errorf("GET %s without the token: %d", p, a.code)
+		if a := do(t, "GET", base+p); a.Code != 200 {
+			t.Errorf("GET %s without the token: %d", p, a.Code)
 		}
 	}
 	for _, r := range []struct{ method, path string }{
 		{"GET", "/session"}, {"GET", "/event"}, {"GET", "/agent"}, {"POST", "/session"}, {"POST", "/"}, {"GET", "/ui/nope.js"},
 	} {
-		if a := do(t, r.method, base+r.path); a.code != http.StatusUnauthorized || strings.Contains(a.body, token) {
-			t.Errorf("%s %s without the token: %d %s", r.method, r.path, a.code, a.body)
+		if a := do(t, r.method, base+r.path); a.Code != http.StatusUnauthorized || strings.Contains(a.Body, token) {
+			t.Errorf("%s %s without the token: %d %s", r.method, r.path, a.Code, a.Body)
 		}
 	}
-	if a := do(t, "GET", base+"/session", "Authorization", "Bearer "+token); a.code != 200 {
-		t.Errorf("GET /session with the token: %d %s", a.code, a.body)
+	if a := do(t, "GET", base+"/session", "Authorization", "Bearer "+token); a.Code != 200 {
+		t.Errorf("GET /session with the token: %d %s", a.Code, a.Body)
 	}
 
 	open := serve(t, opencode.Options{}, false)
-	if a := do(t, "GET", open+"/", "Host", "evil.example"); a.code != http.StatusForbidden {
-		t.Errorf("GET / for a non-loopback Host (DNS rebinding): %d", a.code)
+	if a := do(t, "GET", open+"/", "Host", "evil.example"); a.Code != http.StatusForbidden {
+		t.Errorf("GET / for a non-loopback Host (DNS rebinding): %d", a.Code)
 	}
-	if a := do(t, "GET", open+"/ui/app.js", "Origin", "https://evil.example"); a.code != http.StatusForbidden {
-		t.Errorf("GET /ui/app.js from another origin: %d", a.code)
+	if a := do(t, "GET", open+"/ui/app.js", "Origin", "https://evil.example"); a.Code != http.StatusForbidden {
+		t.Errorf("GET /ui/app.js from another origin: %d", a.Code)
 	}
-	if a := do(t, "GET", open+"/", "Origin", open); a.code != 200 {
-		t.Errorf("GET / from the server's own origin: %d", a.code)
+	if a := do(t, "GET", open+"/", "Origin", open); a.Code != 200 {
+		t.Errorf("GET / from the server's own origin: %d", a.Code)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentpool/agentpool/batteries"
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/event/eventtest"
@@ -84,6 +85,7 @@ func crashChild() bool {
 	}
 	var count atomic.Int64
 	var root atomic.Value
+	more := make(chan struct{}, 1) // a token once events came since the last ACK
 	go p.RunSink(context.Background(), pool.RunRequest{Prompt: "go"}, event.SinkFunc(func(e event.Event) {
 		if rs, ok := e.(event.RunStarted); ok && count.Load() == 0 {
 			root.Store(rs.SessionID)
@@ -91,11 +93,19 @@ func crashChild() bool {
 		// The recorder stored e before handing it on: counting here counts
 		// events the store has accepted.
 		count.Add(1)
+		select {
+		case more <- struct{}{}:
+		default:
+		}
 	}))
-	deadline := time.Now().Add(2 * time.Minute) // never outlive a lost parent for long
+	lost := time.After(2 * time.Minute) // never outlive a lost parent for long
 	printedRoot := false
-	for time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
+	for {
+		select {
+		case <-more:
+		case <-lost:
+			os.Exit(4)
+		}
 		n := count.Load()
 		if err := st.Flush(context.Background()); err != nil {
 			return fail(err)
@@ -106,8 +116,6 @@ func crashChild() bool {
 		}
 		fmt.Println("ACK", n)
 	}
-	os.Exit(4)
-	return true
 }
 
 func TestKillDuringRun(t *testing.T) {
@@ -162,7 +170,7 @@ teams:
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := pool.New(m, pool.Options{Store: st})
+	p, err := pool.New(m, pool.Options{Store: st, Registry: batteries.Registry()})
 	if err != nil {
 		t.Fatal(err)
 	}

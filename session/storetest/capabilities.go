@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/session"
@@ -43,6 +44,18 @@ var capCases = []capCase{
 		}
 		return ""
 	}, testManyRoots},
+	{"RootRetention", func(c Capabilities) string {
+		if c.MaxRoots <= 0 {
+			return "the store keeps every finished root (Capabilities.MaxRoots is 0)"
+		}
+		return ""
+	}, testRootRetention},
+	{"NoNotices", func(c Capabilities) string {
+		if c.Notifies {
+			return "the store declares session.EventNotifier (Capabilities.Notifies)"
+		}
+		return ""
+	}, testNoNotices},
 	{"SharedClaims", needShared, testSharedClaims},
 	{"SharedReads", needShared, testSharedReads},
 	{"DeferredCommits", func(c Capabilities) string {
@@ -79,6 +92,59 @@ func testManyRoots(t *testing.T, _ Capabilities, st session.Store) {
 	roots, err := st.ListSessions(ctx, session.ListOptions{RootsOnly: true})
 	if err != nil || len(roots) != manyRoots {
 		t.Fatalf("%d finished roots listed (%v), want %d", len(roots), err, manyRoots)
+	}
+}
+
+// A store with a retention bound keeps MaxRoots roots: beside one running
+// root, the MaxRoots-1 newest finished ones (at least the one just
+// created: a root is dropped to make room, never after its creation); the
+// oldest finished trees are dropped whole, the running root never.
+func testRootRetention(t *testing.T, caps Capabilities, st session.Store) {
+	ctx := context.Background()
+	n := caps.MaxRoots
+	running := newSession("ses_run", "", 0, base)
+	mustCreate(t, st, running) // the oldest root, but running: kept
+	for i := range n + 3 {
+		s := newSession(fmt.Sprintf("ses_%04d", i), "", 0, base.Add(time.Duration(i+1)*time.Second))
+		s.Status = session.StatusCompleted
+		mustCreate(t, st, s)
+		if i == 0 {
+			mustCreate(t, st, newSession("ses_0000_child", s.ID, 1, s.CreatedAt))
+		}
+	}
+	roots, err := st.ListSessions(ctx, session.ListOptions{RootsOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	finished := 0
+	for _, r := range roots {
+		if r.Status != session.StatusRunning {
+			finished++
+		}
+	}
+	if want := max(n-1, 1); finished != want || len(roots) != want+1 {
+		t.Fatalf("%d roots kept, %d of them finished; want %d finished (MaxRoots %d) and the running one", len(roots), finished, want, n)
+	}
+	if _, err := st.GetSession(ctx, running.ID); err != nil {
+		t.Fatalf("the running root was dropped: %v", err)
+	}
+	newest := fmt.Sprintf("ses_%04d", n+2)
+	if _, err := st.GetSession(ctx, newest); err != nil {
+		t.Fatalf("the newest root %s was dropped: %v", newest, err)
+	}
+	for _, id := range []string{"ses_0000", "ses_0000_child"} {
+		if _, err := st.GetSession(ctx, id); !errors.Is(err, session.ErrNotFound) {
+			t.Fatalf("GetSession of %s, of the oldest finished tree, = %v, want ErrNotFound", id, err)
+		}
+	}
+}
+
+// A store that does not declare Notifies does not implement
+// session.EventNotifier: a caller that type-asserts for notices (a
+// follower) falls back to reading, as the flag says.
+func testNoNotices(t *testing.T, _ Capabilities, st session.Store) {
+	if _, ok := st.(session.EventNotifier); ok {
+		t.Fatalf("%T implements session.EventNotifier but does not declare Notifies", st)
 	}
 }
 

@@ -7,13 +7,29 @@
 //		storetest.Run(t, caps, func(t *testing.T) session.Store { return memory.New() })
 //	}
 //
-// Capabilities declares where a store legitimately differs: a bound on the
-// finished roots it keeps (MaxRoots), data shared with another store on it
-// (OpenShared: claims and committed writes seen across stores), commits
-// deferred by session.DeferCommits, and session.EventNotifier. The cases a
-// capability enables run; the others are skipped with the reason, never
-// worked around in a store's own tests. Every other case runs for every
-// store.
+// Capabilities declares where a store legitimately differs, and the suite
+// holds the store to each flag both ways:
+//
+//   - MaxRoots: the bound on the roots it keeps. Set, RootRetention checks
+//     that the oldest finished trees are dropped whole down to the bound
+//     and a running root never is; ManyRoots (more finished roots than
+//     that, all listed) is skipped. Zero, ManyRoots runs.
+//   - OpenShared: opens a second store on the same data (a file, a
+//     database). Set, SharedClaims and SharedReads check that claims and
+//     committed writes are seen across the stores; nil, they are skipped.
+//   - DeferredCommits: honours session.DeferCommits. Set, DeferredCommits
+//     checks deferred writes are answered, read back and committed by
+//     Flush; unset, skipped.
+//   - Notifies: implements session.EventNotifier. Set, SubscribeEvents
+//     checks a notice comes for an append; unset, NoNotices checks that
+//     the store does not implement the interface (a follower that type
+//     asserts for it must fall back to reading).
+//
+// Each skip says which flag caused it; a store's own tests never work
+// around a case. Every other case runs for every store. The stores
+// declare: memory {MaxRoots: memory.DefaultMaxRoots (or its
+// WithMaxRoots)}, sqlite {DeferredCommits, OpenShared for a file},
+// postgres {OpenShared, Notifies}.
 //
 // The suite checks the Store contract as session.Store documents it:
 // creation and the parent link (ErrExists, ErrNotFound for a missing

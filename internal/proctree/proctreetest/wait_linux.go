@@ -32,26 +32,37 @@ func WaitExit(pid int, bound time.Duration) bool {
 // writer closed the file or it was created or moved in: no reading in a
 // loop of sleeps.
 func WaitFile(path string, bound time.Duration, done func([]byte) bool) bool {
+	return WaitDir(filepath.Dir(path), bound, func() bool {
+		b, _ := os.ReadFile(path)
+		return done(b)
+	})
+}
+
+// WaitDir blocks until done returns true and reports whether it did within
+// bound. done is asked once at first and again at each notice (inotify)
+// that a file in dir was written, closed after writing, created or moved
+// in: for state another process keeps in files there (a SQLite database
+// and its WAL), without a loop of sleeps.
+func WaitDir(dir string, bound time.Duration, done func() bool) bool {
 	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
 	if err != nil {
 		panic("proctreetest: inotify_init1: " + err.Error())
 	}
 	defer unix.Close(fd)
 	mask := uint32(unix.IN_CLOSE_WRITE | unix.IN_MOVED_TO | unix.IN_CREATE | unix.IN_MODIFY)
-	if _, err := unix.InotifyAddWatch(fd, filepath.Dir(path), mask); err != nil {
+	if _, err := unix.InotifyAddWatch(fd, dir, mask); err != nil {
 		panic("proctreetest: inotify_add_watch: " + err.Error())
 	}
 	deadline := time.Now().Add(bound)
 	buf := make([]byte, 64*(unix.SizeofInotifyEvent+unix.NAME_MAX+1))
 	for {
-		b, _ := os.ReadFile(path)
-		if done(b) {
+		if done() {
 			return true
 		}
 		if !waitReadable(fd, time.Until(deadline)) {
 			return false
 		}
-		_, _ = unix.Read(fd, buf) // drain: the contents are read again above
+		_, _ = unix.Read(fd, buf) // drain: done looks at the state again
 	}
 }
 

@@ -14,3 +14,8 @@ func WaitExit(pid int, bound time.Duration) bool {
 func WaitFile(path string, bound time.Duration, done func([]byte) bool) bool {
 	panic("proctreetest: WaitFile needs Linux inotify")
 }
+
+// WaitDir needs inotify, which only Linux has.
+func WaitDir(dir string, bound time.Duration, done func() bool) bool {
+	panic("proctreetest: WaitDir needs Linux inotify")
+}

@@ -1,7 +1,8 @@
 // Package provider holds what the model providers (model/openai,
 // model/anthropic) have in common, so that each provider package keeps
-// only what its API and SDK make different: request conversion, the
-// stream's events, the SDK options and the shape of its error bodies.
+// only what its API makes different: the JSON of its requests and events
+// (wire.go), request conversion, the meaning of the events and the shape
+// of its error bodies.
 //
 // It has:
 //
@@ -9,12 +10,15 @@
 //     config, the environment or a default; API key from the config, a
 //     named variable or the provider's variable; retries; HTTP client)
 //     into an immutable Endpoint;
-//   - Begin, Track and Observe: the per-call state (attempts, last status,
-//     error body) that an SDK middleware records through Observe, found
-//     in the request's context;
+//   - Begin and Endpoint.Post: a call's request body and its POST, with
+//     the retry loop (transport errors, 408, 409, 429, 5xx; Retry-After
+//     and Retry-After-Ms up to MaxRetryDelay, a longer wait is not
+//     retried; X-Should-Retry; else exponential backoff with jitter),
+//     recording each attempt in the call's CallState;
+//   - EventReader, a text/event-stream reader with a bound per event;
 //   - Error, the error of a failed model call, built only by an Endpoint
-//     (StatusError, StreamError, CallError, NewError, MissingKey), and
-//     ErrorMessage, which finds the message in an error body.
+//     (Fail, StatusError, StreamError, CallError, NewError, MissingKey),
+//     and ErrorMessage, which finds the message in an error body.
 //
 // Guarantees:
 //
@@ -22,9 +26,14 @@
 //     has its text and Message passed through Redact, which removes the
 //     key from anything (such as a server that echoes it); texts are made
 //     from the status, the server's message and URLs without user info.
-//   - Error bodies are bounded: Observe keeps at most MaxErrorBody bytes of
-//     an error response (and gives the SDK the same bytes back), and
-//     ErrorMessage shortens a body it cannot parse to a few hundred bytes.
+//     Transport errors are stripped of the request URL, which may carry
+//     a password or a key in its query.
+//   - Retries happen only before any of the answer is read: Post returns
+//     a 2xx response unread, and a stream that breaks is never retried.
+//   - Memory is bounded: an error body is read up to MaxErrorBody bytes,
+//     an event of a stream (and any line) up to MaxEvent bytes (a longer
+//     one is ErrEventTooLong, at once), and ErrorMessage's result is
+//     shortened to a few hundred bytes.
 //   - An Endpoint is immutable after Setup and safe for concurrent use; a
 //     CallState belongs to one call, whose attempts are sequential. Nothing
 //     here starts a goroutine.

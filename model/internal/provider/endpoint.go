@@ -1,7 +1,6 @@
 package provider
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -9,8 +8,6 @@ import (
 	"os"
 	"strings"
 	"time"
-
-	"github.com/agentpool/agentpool/model"
 )
 
 // Config is what a provider resolves with Setup: the manifest's model keys
@@ -43,13 +40,12 @@ type Config struct {
 // called, and how its failures are told. It is immutable and safe for
 // concurrent use.
 type Endpoint struct {
-	// BaseURL is the base URL to give the SDK (it may carry user info),
-	// without its query.
+	// BaseURL is the base URL without its query; it may carry user info
+	// (sent as basic authentication), so show SafeBaseURL instead.
 	BaseURL string
 	// Query is the configured base URL's query ("api-version=..." for
-	// Azure, a gateway's key), for the provider to send with every
-	// request: the SDKs resolve each request's path against the base URL,
-	// which drops the base URL's query. Nil when it has none.
+	// Azure, a gateway's key), which URL adds to every request. Nil when
+	// it has none.
 	Query url.Values
 	// SafeBaseURL is BaseURL without user info, for messages.
 	SafeBaseURL string
@@ -125,7 +121,8 @@ func Setup(cfg Config) (*Endpoint, error) {
 	return e, nil
 }
 
-// APIKey is the resolved key ("" when there is none), to give the SDK only.
+// APIKey is the resolved key ("" when there is none), for the request's
+// authentication header only.
 func (e *Endpoint) APIKey() string { return e.key }
 
 // MissingKey returns a new *Error when no key could be found where one is
@@ -135,22 +132,6 @@ func (e *Endpoint) MissingKey() error {
 		return nil
 	}
 	return &Error{Message: e.keyErr, text: e.keyErr}
-}
-
-// Begin starts a call of req: the MissingKey error or the error of build
-// (the provider's request conversion), else the request parameters and a
-// context carrying a new CallState for Observe.
-func Begin[P any](ctx context.Context, e *Endpoint, req *model.Request, build func(*model.Request) (P, error)) (context.Context, *CallState, P, error) {
-	var params P
-	if err := e.MissingKey(); err != nil {
-		return ctx, nil, params, err
-	}
-	params, err := build(req)
-	if err != nil {
-		return ctx, nil, params, err
-	}
-	ctx, st := Track(ctx)
-	return ctx, st, params, nil
 }
 
 // BaseURLQuery returns the query of a base URL, which every request must

@@ -33,7 +33,7 @@ type Error struct {
 
 func (e *Error) Error() string { return e.text }
 
-// Unwrap returns the underlying error of the SDK or the transport.
+// Unwrap returns the underlying error (the transport's, a JSON error).
 func (e *Error) Unwrap() error { return e.err }
 
 // Redact removes the API key from s.

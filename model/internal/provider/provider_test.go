@@ -1,10 +1,7 @@
 package provider
 
 import (
-	"bytes"
-	"context"
 	"errors"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -51,27 +48,6 @@ func TestErrorsNeverShowKey(t *testing.T) {
 	want := "prov: 401 unauthorized: bad key [redacted] (check the API key: api_key / api_key_env in the manifest or PROV_API_KEY) (gave up after 2 attempts)"
 	if got := e.StatusError(st, "Unauthorized", "bad key "+key, nil).Error(); got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
-	}
-}
-
-func TestObserveKeepsBoundedBody(t *testing.T) {
-	big := bytes.Repeat([]byte("x"), MaxErrorBody+100)
-	req, _ := http.NewRequest(http.MethodPost, "http://h/", nil)
-	if Observe(req, &http.Response{StatusCode: 500, Body: io.NopCloser(bytes.NewReader(big))}) {
-		t.Fatal("observed a request without call state")
-	}
-	ctx, st := Track(context.Background())
-	req = req.WithContext(ctx)
-	res := &http.Response{StatusCode: 500, Body: io.NopCloser(bytes.NewReader(big))}
-	if !Observe(req, res) || st.Attempts != 1 || st.Status != 500 || len(st.Body) != MaxErrorBody {
-		t.Fatalf("state %d %d %d", st.Attempts, st.Status, len(st.Body))
-	}
-	if b, _ := io.ReadAll(res.Body); !bytes.Equal(b, st.Body) {
-		t.Fatal("the SDK does not get the kept body back")
-	}
-	Observe(req, nil)
-	if st.Attempts != 2 || st.Status != 0 || st.Body != nil || st.Answered() {
-		t.Fatalf("state after a transport error: %+v", st)
 	}
 }
 

@@ -31,6 +31,8 @@ type Server struct {
 	bodies  []map[string]any
 	headers []http.Header
 	queries []url.Values
+	raws    [][]byte
+	paths   []string
 	times   []time.Time // when each request was read
 }
 
@@ -54,6 +56,8 @@ func NewServer(t testing.TB, path string, respond func(w http.ResponseWriter, r 
 		s.bodies = append(s.bodies, body)
 		s.headers = append(s.headers, r.Header.Clone())
 		s.queries = append(s.queries, r.URL.Query())
+		s.raws = append(s.raws, raw)
+		s.paths = append(s.paths, r.URL.RequestURI())
 		s.times = append(s.times, time.Now())
 		s.mu.Unlock()
 		respond(w, r, n)

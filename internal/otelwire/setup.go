@@ -1,4 +1,4 @@
-package otelpool
+package otelwire
 
 import (
 	"context"
@@ -14,13 +14,13 @@ import (
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/metric"
-	"go.opentelemetry.io/otel/propagation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentpool/agentpool/config"
+	"github.com/agentpool/agentpool/internal/otelprop"
 )
 
 // Providers are the SDK's tracer and meter providers that Setup made.
@@ -63,18 +63,9 @@ func (p *Providers) Shutdown(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// Propagator is the propagator of trace context across processes: W3C
-// trace context (traceparent, tracestate) and baggage. The servers read a
-// request's traceparent with it; Setup also installs it as the global one
-// (otel.GetTextMapPropagator), which other instrumentation (a Temporal
-// worker's interceptor) uses.
-func Propagator() propagation.TextMapPropagator {
-	return propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
-}
-
 // Setup makes the providers that the standard OpenTelemetry environment
 // variables and the manifest's observability block ask for, and installs
-// them as the global ones (with Propagator). It returns nil, having made
+// them as the global ones (with otelprop.Propagator). It returns nil, having made
 // nothing, when nothing asks for export.
 //
 // Traces are exported when OTEL_TRACES_EXPORTER is set (otlp, console;
@@ -137,7 +128,7 @@ func Setup(ctx context.Context, obs config.Observability) (*Providers, error) {
 	if p.mp != nil {
 		otel.SetMeterProvider(p.mp)
 	}
-	otel.SetTextMapPropagator(Propagator())
+	otel.SetTextMapPropagator(otelprop.Propagator())
 	return p, nil
 }
 

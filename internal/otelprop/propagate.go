@@ -1,4 +1,4 @@
-package otelpool
+package otelprop
 
 import (
 	"context"
@@ -34,12 +34,11 @@ func FromTraceparent(traceparent, tracestate string) trace.SpanContext {
 	return trace.SpanContextFromContext(traceContext.Extract(context.Background(), c))
 }
 
-// WithRemoteParent returns ctx whose runs' root spans have sc, a caller's
-// span in another process, as their parent; ctx itself when sc is not
-// valid.
-func WithRemoteParent(ctx context.Context, sc trace.SpanContext) context.Context {
-	if !sc.IsValid() {
-		return ctx
-	}
-	return trace.ContextWithRemoteSpanContext(ctx, sc)
+// Propagator is the propagator of trace context across processes: W3C
+// trace context (traceparent, tracestate) and baggage. The servers read a
+// request's traceparent with it; Setup also installs it as the global one
+// (otel.GetTextMapPropagator), which other instrumentation (a Temporal
+// worker's interceptor) uses.
+func Propagator() propagation.TextMapPropagator {
+	return propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
 }

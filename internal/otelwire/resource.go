@@ -1,4 +1,4 @@
-package otelpool
+package otelwire
 
 import "go.opentelemetry.io/otel/attribute"
 

@@ -1,4 +1,4 @@
-package otelpool_test
+package otelwire_test
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentpool/agentpool/config"
-	"github.com/agentpool/agentpool/internal/otelpool"
+	"github.com/agentpool/agentpool/internal/otelwire"
 )
 
 // clearEnv unsets every variable Setup reads, for the test.
@@ -27,7 +27,7 @@ func TestSetupNothingWhenUnset(t *testing.T) {
 		"custom without address": {Enabled: true, Provider: "custom"},
 	}
 	for name, obs := range cases {
-		p, err := otelpool.Setup(context.Background(), obs)
+		p, err := otelwire.Setup(context.Background(), obs)
 		if err != nil || p != nil {
 			t.Errorf("%s: Setup = %v, %v; want nothing made", name, p, err)
 		}
@@ -42,7 +42,7 @@ func TestSetupFromEnvAndManifest(t *testing.T) {
 	t.Run("console traces only", func(t *testing.T) {
 		clearEnv(t)
 		t.Setenv("OTEL_TRACES_EXPORTER", "console")
-		p, err := otelpool.Setup(ctx, config.Observability{})
+		p, err := otelwire.Setup(ctx, config.Observability{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,7 +56,7 @@ func TestSetupFromEnvAndManifest(t *testing.T) {
 		t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:1")
 		t.Setenv("OTEL_TRACES_EXPORTER", "none")
 		t.Setenv("OTEL_METRICS_EXPORTER", "none")
-		if p, err := otelpool.Setup(ctx, config.Observability{}); p != nil || err != nil {
+		if p, err := otelwire.Setup(ctx, config.Observability{}); p != nil || err != nil {
 			t.Errorf("Setup = %v, %v; want nothing", p, err)
 		}
 	})
@@ -64,13 +64,13 @@ func TestSetupFromEnvAndManifest(t *testing.T) {
 		clearEnv(t)
 		t.Setenv("OTEL_SDK_DISABLED", "true")
 		t.Setenv("OTEL_TRACES_EXPORTER", "console")
-		if p, err := otelpool.Setup(ctx, config.Observability{}); p != nil || err != nil {
+		if p, err := otelwire.Setup(ctx, config.Observability{}); p != nil || err != nil {
 			t.Errorf("Setup = %v, %v; want nothing", p, err)
 		}
 	})
 	t.Run("manifest endpoint", func(t *testing.T) {
 		clearEnv(t)
-		p, err := otelpool.Setup(ctx, config.Observability{Enabled: true, Provider: "custom", Endpoint: "http://127.0.0.1:1", Headers: map[string]string{"x": "y"}})
+		p, err := otelwire.Setup(ctx, config.Observability{Enabled: true, Provider: "custom", Endpoint: "http://127.0.0.1:1", Headers: map[string]string{"x": "y"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -86,7 +86,7 @@ func TestSetupFromEnvAndManifest(t *testing.T) {
 	t.Run("unknown exporter", func(t *testing.T) {
 		clearEnv(t)
 		t.Setenv("OTEL_TRACES_EXPORTER", "carrier-pigeon")
-		if p, err := otelpool.Setup(ctx, config.Observability{}); err == nil {
+		if p, err := otelwire.Setup(ctx, config.Observability{}); err == nil {
 			p.Shutdown(ctx)
 			t.Fatal("an unknown exporter must be an error")
 		}

@@ -1,4 +1,4 @@
-package pool
+package batteries
 
 import (
 	"testing"
@@ -27,10 +27,10 @@ func TestProviderEndpoint(t *testing.T) {
 	if _, k, env := providerEndpoint(ollama, config.ModelSpec{}); k != "" || env != "OLLAMA_API_KEY" {
 		t.Errorf("ollama with a key = %q %s", k, env)
 	}
-	if _, err := NewModel(config.ModelSpec{Type: config.ModelOpenAI, Provider: "nope", Model: "m"}); err == nil {
+	if _, err := Registry().NewModel(config.ModelSpec{Type: config.ModelOpenAI, Provider: "nope", Model: "m"}); err == nil {
 		t.Error("unknown provider accepted")
 	}
-	m, err := NewModel(config.ModelSpec{Type: config.ModelOpenAI, Provider: "openrouter", Model: "openai/gpt-4o-mini"})
+	m, err := Registry().NewModel(config.ModelSpec{Type: config.ModelOpenAI, Provider: "openrouter", Model: "openai/gpt-4o-mini"})
 	if err != nil || m.ID() != "openai/gpt-4o-mini" {
 		t.Errorf("openrouter model = %v, %v", m, err)
 	}

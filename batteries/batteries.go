@@ -1,0 +1,132 @@
+package batteries
+
+import (
+	"fmt"
+	"os"
+	"runtime/debug"
+
+	"github.com/agentpool/agentpool/config"
+	"github.com/agentpool/agentpool/model"
+	"github.com/agentpool/agentpool/model/anthropic"
+	"github.com/agentpool/agentpool/model/openai"
+	"github.com/agentpool/agentpool/pool"
+	"github.com/agentpool/agentpool/tool"
+	"github.com/agentpool/agentpool/tool/mcp"
+	"github.com/agentpool/agentpool/tool/webfetch"
+)
+
+// Registry returns a new registry with the builtin model types of
+// pool.NewRegistry (test, scripted, fallback) and openai, anthropic, the
+// fetch toolset and MCP servers. Each call returns a fresh value that the
+// caller may add to.
+func Registry() *pool.Registry {
+	return pool.NewRegistry().
+		AddModel(config.ModelOpenAI, OpenAI).
+		AddModel(config.ModelAnthropic, Anthropic).
+		SetFetch(Fetch).
+		SetMCP(MCP)
+}
+
+// ConfigOptions are the manifest parser's options for reg: its model
+// types (config.LoadWith, config.ParseWith).
+func ConfigOptions(reg *pool.Registry) config.Options {
+	return config.Options{ModelTypes: reg.ModelTypes()}
+}
+
+// OpenAI builds an openai model (and one of an OpenAI-compatible provider,
+// spec.Provider: its base URL and key variable unless the manifest wrote
+// them).
+func OpenAI(spec config.ModelSpec) (model.Model, error) {
+	st := spec.Settings
+	cfg := openai.Config{
+		Model: spec.Model, BaseURL: spec.BaseURL, APIKey: spec.APIKey, APIKeyEnv: spec.APIKeyEnv,
+		Temperature: spec.Temperature, MaxTokens: spec.MaxTokens, Timeout: spec.Timeout,
+		InputPrice: spec.InputPrice, OutputPrice: spec.OutputPrice,
+		TopP: st.TopP, PresencePenalty: st.PresencePenalty, FrequencyPenalty: st.FrequencyPenalty,
+		Seed: st.Seed, Stop: st.Stop, ParallelToolCalls: st.ParallelToolCalls,
+		ReasoningEffort: st.ReasoningEffort, Headers: st.ExtraHeaders,
+	}
+	if spec.Provider != "" {
+		pr, ok := config.LookupProvider(spec.Provider)
+		if !ok {
+			return nil, fmt.Errorf("unknown model provider %q", spec.Provider)
+		}
+		cfg.BaseURL, cfg.APIKey, cfg.APIKeyEnv = providerEndpoint(pr, spec)
+	}
+	m, err := openai.New(cfg)
+	if err != nil {
+		return nil, err // not a typed nil in a model.Model
+	}
+	return m, nil
+}
+
+// Anthropic builds an anthropic model.
+func Anthropic(spec config.ModelSpec) (model.Model, error) {
+	m, err := anthropic.New(anthropic.Config{
+		Model: spec.Model, BaseURL: spec.BaseURL, APIKey: spec.APIKey, APIKeyEnv: spec.APIKeyEnv,
+		Temperature: spec.Temperature, MaxTokens: spec.MaxTokens, Timeout: spec.Timeout,
+		InputPrice: spec.InputPrice, OutputPrice: spec.OutputPrice, Stop: spec.Settings.Stop,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// providerEndpoint returns the base URL and key of an OpenAI-compatible
+// provider's model: what the manifest wrote, else the provider's
+// (BaseURLEnv when set in the environment, else its URL; its key
+// variable). A local provider whose key variable is unset gets a
+// placeholder key, so that OPENAI_API_KEY is never sent to it.
+func providerEndpoint(pr config.Provider, spec config.ModelSpec) (baseURL, apiKey, apiKeyEnv string) {
+	baseURL, apiKey, apiKeyEnv = spec.BaseURL, spec.APIKey, spec.APIKeyEnv
+	if baseURL == "" {
+		baseURL = pr.BaseURL
+		if v := os.Getenv(pr.BaseURLEnv); pr.BaseURLEnv != "" && v != "" {
+			baseURL = v
+		}
+	}
+	if apiKey == "" && apiKeyEnv == "" {
+		apiKeyEnv = pr.KeyEnv
+		if pr.KeyOptional && os.Getenv(pr.KeyEnv) == "" {
+			apiKey, apiKeyEnv = "none", ""
+		}
+	}
+	return baseURL, apiKey, apiKeyEnv
+}
+
+// Fetch makes the WebFetch tool of agents that may reach allowedHosts
+// besides public addresses (pool.FetchMaker).
+func Fetch(allowedHosts []string) (tool.Tool, error) {
+	allow, err := webfetch.ParseAllowList(allowedHosts)
+	if err != nil {
+		return nil, err
+	}
+	return webfetch.New(webfetch.Options{Allow: allow}), nil
+}
+
+// MCP makes the manager of the MCP servers listed, whose commands run in
+// dir (pool.MCPMaker); no server starts here. It introduces itself to
+// servers as agentpool, with the main module's version.
+func MCP(servers []config.MCPServer, dir string) (pool.MCPServers, error) {
+	cfgs := make([]mcp.ServerConfig, 0, len(servers))
+	for _, s := range servers {
+		cfgs = append(cfgs, mcp.ServerConfig{
+			Name: s.Name, Transport: s.Type, Command: s.Command, Args: s.Args, Env: s.Env,
+			Dir: dir, URL: s.URL, Headers: s.Headers, Timeout: s.Timeout,
+		})
+	}
+	m, err := mcp.NewManager(cfgs, mcp.Options{ClientName: "agentpool", ClientVersion: buildVersion()})
+	if err != nil {
+		return nil, err // not a typed nil in a pool.MCPServers
+	}
+	return m, nil
+}
+
+// buildVersion is the main module's version, for the MCP client info.
+func buildVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "dev"
+}

@@ -1,0 +1,12 @@
+// Package otelwire makes the OpenTelemetry SDK's tracer and meter
+// providers that the standard OTEL_* environment variables and a
+// manifest's `observability:` block ask for (Setup), with the contrib
+// autoexport package, the OTLP exporters (gRPC and HTTP) and Prometheus.
+//
+// It is the only place agentpool imports the SDK and its exporters, and
+// only the agentpool command imports it: the pool and its observer
+// (internal/otelpool) take any trace.TracerProvider and
+// metric.MeterProvider and depend on the OpenTelemetry API alone, so a
+// library user who does not trace does not build the exporters, gRPC or
+// protobuf.
+package otelwire
