@@ -416,3 +416,37 @@ func BenchmarkPersistEvents(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkContention runs N root runs at once on one pool, each spawning
+// an emitter of pipelineEvents part_delta events, with the pool's
+// processor watched by a processor.Projection that has one subscriber
+// (the path under an OpenCode or AG-UI server). One op is all N runs, to
+// their ends. Run it with -mutexprofile to see which locks the roots
+// share.
+func BenchmarkContention(b *testing.B) {
+	for _, n := range []int{32} {
+		b.Run(fmt.Sprintf("roots=%d", n), func(b *testing.B) {
+			c, err := NewContention(n, pipelineEvents)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx := context.Background()
+			if err := c.Run(ctx); err != nil { // warm up
+				b.Fatal(err)
+			}
+			c.Reset()
+			b.ReportAllocs()
+			cpu := CPUTime()
+			for b.Loop() {
+				if err := c.Run(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+			cpu = CPUTime() - cpu
+			reportCPU(b, cpu)
+			wrapped := c.Wrapped()
+			b.ReportMetric(float64(wrapped)/b.Elapsed().Seconds(), "events/s")
+			b.ReportMetric(float64(c.Changes.Load())/float64(b.N), "changes/op")
+		})
+	}
+}

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"runtime/metrics"
@@ -597,3 +598,64 @@ func (h *HeapPeak) Stop() uint64 {
 
 // PeakRSS returns the peak resident set size seen, in bytes (after Stop).
 func (h *HeapPeak) PeakRSS() uint64 { return h.rss }
+
+// ---------------------------------------------------------------------------
+// Contention
+
+// Contention is N root runs at once on one pool (memory store), each
+// spawning an Emitter of M events, with the pool's processor watched by a
+// processor.Projection with one subscriber that counts the Changes (as
+// under a protocol server): what the roots share is what they contend on.
+type Contention struct {
+	Pool    *pool.Pool
+	Sinks   []Counter // one per root
+	Changes atomic.Int64
+}
+
+// NewContention builds the pool once for n roots of m events each.
+func NewContention(n, m int) (*Contention, error) {
+	st := memory.New()
+	c := &Contention{Sinks: make([]Counter, n)}
+	proc := processor.New(st, nil)
+	proj := processor.NewProjection(st, nil)
+	proj.Subscribe(func(_ string, cs []processor.Change) { c.Changes.Add(int64(len(cs))) })
+	proc.Watch(proj)
+	mf, err := config.Parse("spawner.yaml", []byte(spawnerYAML(1)))
+	if err != nil {
+		return nil, err
+	}
+	c.Pool, err = pool.New(mf, pool.Options{Store: st, Processor: proc,
+		ExtraTools: []tool.Tool{SpawnTool("spawn_children", []spawn.Node{&Emitter{N: m, Text: "token "}})}})
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Run runs the n roots at once and waits for all of them.
+func (c *Contention) Run(ctx context.Context) error {
+	errs := make([]error, len(c.Sinks))
+	var wg sync.WaitGroup
+	for i := range c.Sinks {
+		wg.Go(func() { errs[i] = runOK(ctx, c.Pool, pool.RunRequest{Prompt: "emit"}, &c.Sinks[i]) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// Reset zeroes the counts.
+func (c *Contention) Reset() {
+	for i := range c.Sinks {
+		c.Sinks[i].Reset()
+	}
+	c.Changes.Store(0)
+}
+
+// Wrapped is the number of wrapped events the roots' sinks got.
+func (c *Contention) Wrapped() int64 {
+	var n int64
+	for i := range c.Sinks {
+		n += int64(c.Sinks[i].Wrapped)
+	}
+	return n
+}

@@ -87,7 +87,10 @@
 //     projection or with each other's maps (spec invariant 10).
 //   - Safe for concurrent use. Events of one stream must come in stream
 //     order (a Recorder holds its run's lock); subscribers see the Changes
-//     of one stream in that order.
+//     of one stream in that order. Each root run's projection has its own
+//     lock: events of different runs never wait for each other, and only
+//     a run's first event, a new child and a run's end touch state shared
+//     by the runs (the duplicate guard, the index of live sessions).
 //   - Memory: once a session has ended, its messages and parts are
 //     dropped; once a root run has ended (its own stream_complete or
 //     run_error), the projection of its whole tree is released and only

@@ -256,3 +256,18 @@ func wrapTo(parent, child string, e event.Event) event.Subagent {
 	return event.Subagent{SourceName: "w", SourceType: event.SourceAgent, Depth: 1, ChildSessionID: child, ParentSessionID: parent,
 		Path: []string{child}, Event: e}
 }
+
+// held counts what p holds of runs in progress: their sessions (in the
+// index) and the runs themselves.
+func (p *Projection) held() (sessions, runs int) {
+	p.index.Range(func(any, any) bool { sessions++; return true })
+	p.roots.Range(func(any, any) bool { runs++; return true })
+	return sessions, runs
+}
+
+// projected returns the live projection of session id, if any.
+func (p *Projection) projected(id string) (*sess, bool) {
+	var got *sess
+	ok := p.live(id, func(s *sess) { got = s })
+	return got, ok
+}

@@ -24,26 +24,43 @@ type Projection struct {
 	store session.Store
 	log   *slog.Logger
 
-	mu       sync.Mutex
-	sessions map[string]*sess // sessions of root runs still in progress
-	// trees lists, per root (owner), the sessions created under it, so that
-	// a finished run's projection can be released.
-	trees map[string][]string
+	// roots holds the projection of each root run in progress, by owner
+	// (*rootProj). An event takes its run's own lock only: runs of
+	// different roots never wait for each other (issue 32: no
+	// process-wide lock on the hot path). sync.Map, because an owner's
+	// entry is written once and read for each of the run's events.
+	roots sync.Map
+	// index finds the root projection that holds a session (session id
+	// -> *rootProj), for Session, Plan and the duplicate guard of
+	// spawn_session_start across streams.
+	index sync.Map
+
 	// done holds the ids of children whose run has finished and whose
 	// projection was released: the duplicate guard, for the last
 	// maxDone of them (doneRing keeps their order, doneNext is the
 	// oldest's slot), so that a long-running server does not keep an id
-	// per child forever.
+	// per child forever. An event reads it only when its session is not
+	// in its run's projection (a new or released session), so doneMu is
+	// off the path of the run's steady state.
+	doneMu   sync.Mutex
 	done     map[string]struct{}
 	doneRing []string
 	doneNext int
-
-	scratch applier // reused by every event, under mu
 
 	subMu   sync.RWMutex
 	nsubs   atomic.Int32 // len(subs), read without subMu on every event
 	subs    map[int]func(owner string, cs []Change)
 	nextSub int
+}
+
+// rootProj is the projection of one root run: its sessions, under its own
+// lock.
+type rootProj struct {
+	mu       sync.Mutex
+	sessions map[string]*sess // the run's sessions, root included
+	ids      []string         // the ids of sessions, in creation order
+	released bool             // the run ended; a later event starts a new rootProj
+	scratch  applier          // reused by every event of the run, under mu
 }
 
 // NewProjection returns a projection that reads store (nil: none) and logs
@@ -52,8 +69,7 @@ func NewProjection(store session.Store, log *slog.Logger) *Projection {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Projection{store: store, log: log, sessions: map[string]*sess{}, trees: map[string][]string{}, done: map[string]struct{}{},
-		subs: map[int]func(string, []Change){}}
+	return &Projection{store: store, log: log, done: map[string]struct{}{}, subs: map[int]func(string, []Change){}}
 }
 
 // Subscribe calls fn with the Changes of every later event, after the
@@ -77,13 +93,8 @@ func (p *Projection) Subscribe(fn func(owner string, cs []Change)) (unsubscribe 
 // Session returns the record of a session: the live projection while its
 // root run is projected, else the store's record.
 func (p *Projection) Session(id string) (session.Session, bool) {
-	p.mu.Lock()
-	s, ok := p.sessions[id]
 	var rec session.Session
-	if ok {
-		rec = s.info()
-	}
-	p.mu.Unlock()
+	ok := p.live(id, func(s *sess) { rec = s.info() })
 	if ok {
 		return rec, true
 	}
@@ -112,15 +123,55 @@ func (p *Projection) Observe(ctx context.Context, owner string, e event.Event) {
 	}
 }
 
-// project takes one event under p.mu; ret says that the caller wants the
-// Changes back.
+// live calls fn, under the lock of its run, with the projection of
+// session id when its root run is projected, and reports whether it did.
+func (p *Projection) live(id string, fn func(*sess)) bool {
+	v, ok := p.index.Load(id)
+	if !ok {
+		return false
+	}
+	r := v.(*rootProj)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s, ok := r.sessions[id]
+	if !ok || r.released {
+		return false
+	}
+	fn(s)
+	return true
+}
+
+// run returns the projection of owner's run, locked.
+func (p *Projection) run(owner string) *rootProj {
+	for {
+		v, ok := p.roots.Load(owner)
+		if !ok {
+			v, _ = p.roots.LoadOrStore(owner, &rootProj{sessions: map[string]*sess{}})
+		}
+		r := v.(*rootProj)
+		r.mu.Lock()
+		if !r.released {
+			return r
+		}
+		// Released since it was loaded (it is out of roots already).
+		r.mu.Unlock()
+	}
+}
+
+// project takes one event under the lock of its run; ret says that the
+// caller wants the Changes back.
 func (p *Projection) project(ctx context.Context, owner string, e event.Event, ret bool) []Change {
 	subscribed := p.nsubs.Load() > 0
-	p.mu.Lock()
-	// One applier is reused under p.mu: no allocation per event.
-	a := &p.scratch
-	*a = applier{p: p, ctx: ctx, owner: owner, want: ret || subscribed, out: a.out[:0]}
+	r := p.run(owner)
+	// One applier per run is reused under r.mu: no allocation per event.
+	a := &r.scratch
+	*a = applier{p: p, r: r, ctx: ctx, owner: owner, want: ret || subscribed, out: a.out[:0]}
 	a.apply(e)
+	if len(r.sessions) == 0 && !r.released {
+		// The event made nothing (one of a released child): keep no
+		// entry for the run.
+		a.drop()
+	}
 	var out []Change
 	if len(a.out) > 0 {
 		// Changes are snapshots (they share nothing with the projection);
@@ -131,7 +182,7 @@ func (p *Projection) project(ctx context.Context, owner string, e event.Event, r
 	}
 	clear(a.out)
 	a.ctx = nil
-	p.mu.Unlock()
+	r.mu.Unlock()
 	if subscribed && len(out) > 0 {
 		p.subMu.RLock()
 		i, n := 0, len(p.subs)
@@ -233,6 +284,7 @@ func (pt *part) open() bool {
 // applier carries one event through the projection.
 type applier struct {
 	p     *Projection
+	r     *rootProj // the run's projection, locked
 	ctx   context.Context
 	owner string
 	now   time.Time
@@ -256,9 +308,9 @@ func (a *applier) clock() time.Time {
 const maxDone = 1 << 16
 
 // markDone adds id to the duplicate guard, forgetting the oldest id when
-// the guard is full. Under p.mu. (An id taken out of done, a child resumed
-// as a root, may stay in the ring; if it ends again, its older slot's
-// eviction forgets it early, which only shortens its guard.)
+// the guard is full. Under p.doneMu. (An id taken out of done, a child
+// resumed as a root, may stay in the ring; if it ends again, its older
+// slot's eviction forgets it early, which only shortens its guard.)
 func (p *Projection) markDone(id string) {
 	if _, ok := p.done[id]; ok {
 		return
@@ -273,6 +325,23 @@ func (p *Projection) markDone(id string) {
 	p.done[id] = struct{}{}
 }
 
+// isDone reports whether id is in the duplicate guard.
+func (p *Projection) isDone(id string) bool {
+	p.doneMu.Lock()
+	defer p.doneMu.Unlock()
+	_, ok := p.done[id]
+	return ok
+}
+
+// undo takes id out of the duplicate guard and reports whether it was in.
+func (p *Projection) undo(id string) bool {
+	p.doneMu.Lock()
+	defer p.doneMu.Unlock()
+	_, ok := p.done[id]
+	delete(p.done, id)
+	return ok
+}
+
 // release drops the projection of a finished root run and of every
 // session under it; ended children stay known to the duplicate guard. A
 // later run of the same root (a resumed session) starts from the store.
@@ -280,13 +349,31 @@ func (a *applier) release(root *sess) {
 	if root.parent != nil || a.owner != root.rec.ID {
 		return
 	}
-	for _, id := range a.p.trees[a.owner] {
+	a.p.doneMu.Lock()
+	for _, id := range a.r.ids {
 		if id != a.owner {
 			a.p.markDone(id)
 		}
-		delete(a.p.sessions, id)
 	}
-	delete(a.p.trees, a.owner)
+	a.p.doneMu.Unlock()
+	a.drop()
+}
+
+// drop takes the run's projection out of the Projection; its maps stay
+// usable to the end of the event being applied.
+func (a *applier) drop() {
+	for _, id := range a.r.ids {
+		a.p.index.CompareAndDelete(id, a.r)
+	}
+	a.r.released = true
+	a.p.roots.CompareAndDelete(a.owner, a.r)
+}
+
+// add records session s of the run under id.
+func (a *applier) add(id string, s *sess) {
+	a.r.sessions[id] = s
+	a.r.ids = append(a.r.ids, id)
+	a.p.index.Store(id, a.r)
 }
 
 // cloneChanges deep-copies the maps of cs, so that each subscriber has its

@@ -88,8 +88,8 @@ func TestStoreWatchedOrNot(t *testing.T) {
 			if len(lean.open) != 0 || len(watched.open) != 0 {
 				t.Errorf("recorders keep %d and %d open children", len(lean.open), len(watched.open))
 			}
-			if len(proj.sessions) != 0 || len(proj.trees) != 0 {
-				t.Errorf("projection keeps %d sessions, %d trees", len(proj.sessions), len(proj.trees))
+			if ns, nr := proj.held(); ns != 0 || nr != 0 {
+				t.Errorf("projection keeps %d sessions, %d runs", ns, nr)
 			}
 
 			if name == "spawn" {
@@ -269,8 +269,8 @@ func TestWatchedOrNot(t *testing.T) {
 	// Someone watches mid-run: ses_a stays unwatched, its events are
 	// stored but make no Changes.
 	record("ses_a", text(0, "a")...)
-	if got.n("ses_a") != 0 || len(proj.sessions) != 0 {
-		t.Errorf("unwatched run after a Watch: %d changes, %d projected sessions", got.n("ses_a"), len(proj.sessions))
+	if ns, _ := proj.held(); got.n("ses_a") != 0 || ns != 0 {
+		t.Errorf("unwatched run after a Watch: %d changes, %d projected sessions", got.n("ses_a"), ns)
 	}
 	if s, ok := proj.Session("ses_a"); !ok || s.AgentName != "boss" {
 		t.Errorf("Session of an unwatched run: %+v %v", s, ok)
@@ -289,7 +289,7 @@ func TestWatchedOrNot(t *testing.T) {
 	unwatch()
 	unsubscribe()
 	record("ses_b", text(1, "more")...)
-	if s, ok := proj.sessions["ses_b"]; !ok || s.msg == nil || len(s.msg.parts) != 2 {
+	if s, ok := proj.projected("ses_b"); !ok || s.msg == nil || len(s.msg.parts) != 2 {
 		t.Errorf("ses_b no longer projected after the watcher left")
 	}
 
@@ -302,7 +302,7 @@ func TestWatchedOrNot(t *testing.T) {
 	if cs := proj.Apply(ctx, "ses_c", event.PartStart{Index: 0, Part: event.Part{PartKind: event.PartText}}); len(cs) == 0 {
 		t.Error("Apply on an unwatched run returned no changes")
 	}
-	if _, ok := proj.sessions["ses_c"]; !ok {
+	if _, ok := proj.projected("ses_c"); !ok {
 		t.Error("ses_c not projected after Apply")
 	}
 
@@ -321,8 +321,8 @@ func TestWatchedOrNot(t *testing.T) {
 	record("ses_a", event.StreamComplete{Message: event.Message{Role: "assistant", Content: "a"}})
 	record("ses_b", event.StreamComplete{})
 	proj.Apply(ctx, "ses_c", event.StreamComplete{})
-	if len(proj.sessions) != 0 || len(proj.trees) != 0 {
-		t.Errorf("after every run: %d sessions, %d trees", len(proj.sessions), len(proj.trees))
+	if ns, nr := proj.held(); ns != 0 || nr != 0 {
+		t.Errorf("after every run: %d sessions, %d runs", ns, nr)
 	}
 
 	// A later run of ses_a (resumed) while watched is projected.
@@ -469,8 +469,8 @@ func TestLateEventsOfAnEndedRun(t *testing.T) {
 // per child for the life of the process.
 func TestDuplicateGuardIsBounded(t *testing.T) {
 	p := NewProjection(nil, nil)
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	p.doneMu.Lock()
+	defer p.doneMu.Unlock()
 	for i := range maxDone + 10 {
 		p.markDone(fmt.Sprintf("ses_%d", i))
 	}

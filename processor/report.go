@@ -46,13 +46,16 @@ func cloneReport(st *ToolState) {
 // the last plan_update of the session's event log (so it survives the
 // end of the run and a restart of the process).
 func (p *Projection) Plan(ctx context.Context, sessionID string) ([]event.PlanEntry, bool, error) {
-	p.mu.Lock()
-	if s, ok := p.sessions[sessionID]; ok && s.planned {
-		plan := slices.Clone(s.plan)
-		p.mu.Unlock()
+	var plan []event.PlanEntry
+	planned := false
+	p.live(sessionID, func(s *sess) {
+		if s.planned {
+			plan, planned = slices.Clone(s.plan), true
+		}
+	})
+	if planned {
 		return plan, true, nil
 	}
-	p.mu.Unlock()
 	if p.store == nil {
 		return nil, false, nil
 	}

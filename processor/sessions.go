@@ -28,7 +28,7 @@ func (a *applier) apply(e event.Event) {
 		a.p.log.Warn("processor: event without a session", "kind", e.Kind())
 		return
 	}
-	if _, released := a.p.done[sid]; released {
+	if _, live := a.r.sessions[sid]; !live && a.p.isDone(sid) {
 		if sid != a.owner {
 			// A late or replayed event of a child whose run already ended
 			// (its log keeps it): it changes nothing in the projection.
@@ -37,7 +37,7 @@ func (a *applier) apply(e event.Event) {
 		}
 		// A session that ran as a child, now continued as a root run of
 		// its own (a resumed session): a new run, projected afresh.
-		delete(a.p.done, sid)
+		a.p.undo(sid)
 	}
 	s := a.session(sid, wrap)
 	switch ev := inner.(type) {
@@ -71,7 +71,7 @@ func (a *applier) apply(e event.Event) {
 // session returns the projection of sid, creating it when first seen: a
 // root from the store (or new), a child through the reactive fallback.
 func (a *applier) session(sid string, wrap *event.Subagent) *sess {
-	if s, ok := a.p.sessions[sid]; ok {
+	if s, ok := a.r.sessions[sid]; ok {
 		return s
 	}
 	if sid == a.owner || wrap == nil {
@@ -83,12 +83,12 @@ func (a *applier) session(sid string, wrap *event.Subagent) *sess {
 	path := wrap.Path
 	if len(path) == 0 || path[len(path)-1] != sid {
 		path = []string{sid}
-		if pp, ok := a.p.sessions[wrap.ParentSessionID]; ok {
+		if pp, ok := a.r.sessions[wrap.ParentSessionID]; ok {
 			parent = pp
 		}
 	}
 	for _, cid := range path {
-		if c, ok := a.p.sessions[cid]; ok {
+		if c, ok := a.r.sessions[cid]; ok {
 			parent = c
 			continue
 		}
@@ -105,8 +105,7 @@ func (a *applier) session(sid string, wrap *event.Subagent) *sess {
 // store does not have it.
 func (a *applier) root(sid string) *sess {
 	s := &sess{}
-	a.p.sessions[sid] = s
-	a.p.trees[sid] = append(a.p.trees[sid], sid)
+	a.add(sid, s)
 	if st := a.p.store; st != nil {
 		rec, err := st.GetSession(a.ctx, sid)
 		if err == nil {
@@ -129,8 +128,7 @@ func (a *applier) root(sid string) *sess {
 // open assistant message and the part in the parent that points at it.
 func (a *applier) createChild(parent *sess, info spawnInfo) *sess {
 	c := &sess{parent: parent}
-	a.p.sessions[info.child] = c
-	a.p.trees[a.owner] = append(a.p.trees[a.owner], info.child)
+	a.add(info.child, c)
 	parent.addKid(info.child, c)
 	var rec session.Session
 	found := false
@@ -216,8 +214,12 @@ func (a *applier) spawnStart(parent *sess, ev event.SpawnSessionStart) {
 	if ev.ChildSessionID == "" {
 		return
 	}
-	_, seen := a.p.sessions[ev.ChildSessionID]
-	if _, released := a.p.done[ev.ChildSessionID]; seen || released {
+	// Seen in this run, in another run in progress, or ended.
+	_, seen := a.r.sessions[ev.ChildSessionID]
+	if !seen {
+		_, seen = a.p.index.Load(ev.ChildSessionID)
+	}
+	if seen || a.p.isDone(ev.ChildSessionID) {
 		a.p.log.Debug("processor: duplicate spawn_session_start ignored", "child", ev.ChildSessionID)
 		return
 	}
@@ -230,9 +232,9 @@ func (a *applier) spawnStart(parent *sess, ev event.SpawnSessionStart) {
 }
 
 func (a *applier) spawnEnd(parent *sess, ev event.SpawnSessionEnd) {
-	c, ok := a.p.sessions[ev.ChildSessionID]
+	c, ok := a.r.sessions[ev.ChildSessionID]
 	if !ok {
-		if _, released := a.p.done[ev.ChildSessionID]; released || ev.ChildSessionID == "" {
+		if ev.ChildSessionID == "" || a.p.isDone(ev.ChildSessionID) {
 			return
 		}
 		a.p.log.Warn("processor: spawn_session_end of a child without spawn_session_start; creating it (reactive fallback)",

@@ -14,11 +14,13 @@ import (
 
 // Claim implements session.Store.
 func (st *Store) Claim(_ context.Context, sessionID string) error {
-	st.mu.Lock()
-	defer st.mu.Unlock()
+	st.mu.RLock()
+	defer st.mu.RUnlock()
 	if st.closed {
 		return session.ErrClosed
 	}
+	st.claimsMu.Lock()
+	defer st.claimsMu.Unlock()
 	if held, since, ok := st.claimedLineage(sessionID); ok {
 		owner := session.ThisProcess()
 		owner.Since = since
@@ -33,17 +35,19 @@ func (st *Store) Claim(_ context.Context, sessionID string) error {
 
 // Release implements session.Store; memory writes are durable at once.
 func (st *Store) Release(ctx context.Context, sessionID string) error {
-	st.mu.Lock()
-	defer st.mu.Unlock()
+	st.mu.RLock()
+	defer st.mu.RUnlock()
 	if st.closed {
 		return closedWrite(ctx, 1)
 	}
+	st.claimsMu.Lock()
 	delete(st.claims, sessionID)
+	st.claimsMu.Unlock()
 	return nil
 }
 
 // claimedLineage finds a claim on id, on one of its ancestors or on one of
-// its descendants. st.mu is held. Claims are few (one per running root
+// its descendants. st.mu is held (shared will do) and st.claimsMu. Claims are few (one per running root
 // run): each claimed session is walked up to see whether id is above it,
 // rather than walking id's whole subtree.
 func (st *Store) claimedLineage(id string) (string, time.Time, bool) {

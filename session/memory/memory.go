@@ -1,6 +1,9 @@
 // Package memory is the in-memory session.Store: nothing touches the disk,
 // everything is gone when the process ends. It is safe for concurrent use
-// and passes the session/storetest conformance suite.
+// and passes the session/storetest conformance suite. Appends and reads of
+// different sessions' messages and events do not wait for each other (each
+// session has its own lock; the store-wide lock is held shared by them and
+// exclusively only to create, update, delete or evict sessions).
 //
 // Sessions and messages are deep copies on the way in and on the way out,
 // so a caller can never change what the store holds. Events are kept as the
@@ -37,6 +40,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentpool/agentpool/event"
@@ -61,15 +65,22 @@ func WithMaxRoots(n int) Option {
 
 // Store is an in-memory session.Store. The zero value is not usable; call New.
 type Store struct {
-	// mu is a plain mutex, not an RWMutex: writes (an append per event)
-	// far outnumber reads, and an RWMutex's write lock costs two more
-	// atomic operations than a Mutex.
-	mu        sync.Mutex
+	// mu guards the set of sessions, their tree, their records (entry.s),
+	// the indexes and retention: it is held exclusively to change those.
+	// The appends and reads of a session's messages and events, one per
+	// event on the run path, hold it shared and take that session's own
+	// lock (entry.mu), so that runs of different sessions do not wait for
+	// each other (issue 32: no process-wide lock on the hot path).
+	mu        sync.RWMutex
 	sessions  map[string]*entry
-	globalSeq int64
+	globalSeq atomic.Int64
 	closed    bool
-	claims    map[string]time.Time // claimed session -> since when (claims.go)
-	threads   map[string][]*entry  // thread (session.MetaThread) -> its sessions (threads.go)
+	// claims maps a claimed session to when it was claimed (claims.go),
+	// under claimsMu, taken with mu held shared: a run's claim and release
+	// do not hold the whole store.
+	claimsMu sync.Mutex
+	claims   map[string]time.Time
+	threads  map[string][]*entry // thread (session.MetaThread) -> its sessions (threads.go)
 
 	// Retention (maxRoots > 0 only). Every root is in exactly one of three
 	// places: queued (in queue, in creation order, not yet looked at by
@@ -91,7 +102,11 @@ type Store struct {
 // siblings, so that the tree costs no allocation and a subtree is taken
 // apart without a stack.
 type entry struct {
-	s      session.Session
+	s session.Session
+
+	// mu guards msgs and events while the store's mu is held shared;
+	// holding the store's mu exclusively is enough too.
+	mu     sync.Mutex
 	msgs   []session.Message
 	events []record
 
@@ -206,8 +221,8 @@ func (st *Store) CreateSession(ctx context.Context, s session.Session) error {
 
 // GetSession implements session.Store.
 func (st *Store) GetSession(_ context.Context, id string) (session.Session, error) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
+	st.mu.RLock()
+	defer st.mu.RUnlock()
 	if st.closed {
 		return session.Session{}, session.ErrClosed
 	}
@@ -266,8 +281,8 @@ func (st *Store) UpdateSession(ctx context.Context, id string, fn func(*session.
 
 // ListSessions implements session.Store.
 func (st *Store) ListSessions(_ context.Context, opts session.ListOptions) ([]session.Session, error) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
+	st.mu.RLock()
+	defer st.mu.RUnlock()
 	if st.closed {
 		return nil, session.ErrClosed
 	}
@@ -337,8 +352,8 @@ func (st *Store) AppendMessages(ctx context.Context, sessionID string, msgs ...s
 	if err := session.CheckWrite(ctx, len(msgs)); err != nil {
 		return err
 	}
-	st.mu.Lock()
-	defer st.mu.Unlock()
+	st.mu.RLock()
+	defer st.mu.RUnlock()
 	if st.closed {
 		return closedWrite(ctx, len(msgs))
 	}
@@ -349,6 +364,8 @@ func (st *Store) AppendMessages(ctx context.Context, sessionID string, msgs ...s
 	if len(msgs) == 0 {
 		return nil
 	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	if e.msgs == nil {
 		e.msgs = make([]session.Message, 0, max(firstMessages, len(msgs)))
 	}
@@ -411,8 +428,8 @@ func copyParts(src, parts []model.Part, args []byte) ([]model.Part, []model.Part
 
 // Messages implements session.Store.
 func (st *Store) Messages(_ context.Context, sessionID string) ([]session.Message, error) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
+	st.mu.RLock()
+	defer st.mu.RUnlock()
 	if st.closed {
 		return nil, session.ErrClosed
 	}
@@ -420,6 +437,8 @@ func (st *Store) Messages(_ context.Context, sessionID string) ([]session.Messag
 	if !ok {
 		return nil, notFound(sessionID)
 	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	out := make([]session.Message, len(e.msgs))
 	parts, args := partsBuffers(e.msgs)
 	for i, m := range e.msgs {
@@ -439,8 +458,8 @@ func (st *Store) AppendEvents(ctx context.Context, sessionID string, evs ...even
 			return session.ReportWrite(ctx, len(evs), err)
 		}
 	}
-	st.mu.Lock()
-	defer st.mu.Unlock()
+	st.mu.RLock()
+	defer st.mu.RUnlock()
 	if st.closed {
 		return closedWrite(ctx, len(evs))
 	}
@@ -451,13 +470,17 @@ func (st *Store) AppendEvents(ctx context.Context, sessionID string, evs ...even
 	if len(evs) == 0 {
 		return nil
 	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	if e.events == nil {
 		e.events = make([]record, 0, max(firstEvents, len(evs)))
 	}
 	now := time.Now().UnixNano()
+	// The global sequence is taken under the session's lock: within a
+	// session it grows with seq; across sessions it orders the appends
+	// as they took their numbers.
 	for _, ev := range evs {
-		st.globalSeq++
-		e.events = append(e.events, record{ev: ev, gseq: st.globalSeq, nano: now})
+		e.events = append(e.events, record{ev: ev, gseq: st.globalSeq.Add(1), nano: now})
 	}
 	return nil
 }
@@ -481,8 +504,8 @@ func check(ev event.Event) error {
 
 // Events implements session.Store.
 func (st *Store) Events(_ context.Context, sessionID string, afterSeq int64) ([]session.Record, error) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
+	st.mu.RLock()
+	defer st.mu.RUnlock()
 	if st.closed {
 		return nil, session.ErrClosed
 	}
@@ -490,6 +513,8 @@ func (st *Store) Events(_ context.Context, sessionID string, afterSeq int64) ([]
 	if !ok {
 		return nil, notFound(sessionID)
 	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	if afterSeq < 0 {
 		afterSeq = 0
 	}
@@ -507,8 +532,8 @@ func (st *Store) Events(_ context.Context, sessionID string, afterSeq int64) ([]
 
 // Flush implements session.Store; memory writes are immediate.
 func (st *Store) Flush(context.Context) error {
-	st.mu.Lock()
-	defer st.mu.Unlock()
+	st.mu.RLock()
+	defer st.mu.RUnlock()
 	if st.closed {
 		return session.ErrClosed
 	}
@@ -521,7 +546,10 @@ func (st *Store) Close() error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.closed = true
-	st.sessions, st.claims = map[string]*entry{}, nil
+	st.sessions = map[string]*entry{}
+	st.claimsMu.Lock()
+	st.claims = nil
+	st.claimsMu.Unlock()
 	st.queue, st.ready, st.roots = rootQueue{}, nil, 0
 	return nil
 }
