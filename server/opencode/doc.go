@@ -81,7 +81,11 @@
 // registry asks: hook.Registry.UseBroker) the server is attached to the
 // broker for its life, as OpenCode's front end of it. A tool call that
 // needs approval is a PermissionRequest {id: per_…, sessionID: the session
-// the tool runs in (a child's own), permission: OpenCode's (edit for Write
+// the tool runs in (a child's own; deeper than a root's child, its
+// ancestor that is a root's child, since the 1.18.33 TUI shows prompts
+// only in a root's view and only for the root and its children; then
+// metadata.sessionID names the session the tool runs in), permission:
+// OpenCode's (edit for Write
 // and Edit, bash, read, glob, grep, list, webfetch, task; else the tool's
 // name), patterns (the file, the command, ...), metadata (filepath and a
 // unified diff for edit, command for bash; agent, title and the reason

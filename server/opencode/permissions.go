@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/agentpool/agentpool/approval"
 	"github.com/agentpool/agentpool/server/opencode/internal/wire"
@@ -24,42 +25,95 @@ import (
 type permissionsAPI struct {
 	*base
 	broker *approval.Broker // nil: no approvals (every list is empty)
+
+	mu      sync.Mutex
+	shownOn map[string]string // pending request id -> the session its events are published on
 }
 
 // frontEnd is how the broker names this server's answers.
 const frontEnd = "opencode"
 
 // onNotice maps a broker notice to its bus event. It runs on the
-// broker's delivery (never under the broker's lock) and takes the lock of
-// the request's session, like every other event of that session, so that
-// permission.asked follows the tool part it names.
+// broker's delivery (never under the broker's lock) and takes one
+// session's lock at a time, like every other writer of session events.
 //
-// permission.asked is preceded by session.updated of the request's
-// session: the OpenCode TUI adds a session to its list on session.updated
+// permission.asked is preceded by session.updated of the session it is
+// shown on: the OpenCode TUI adds a session to its list on session.updated
 // only (not session.created), and shows a root's prompt for the requests
 // of the sessions it has listed, so a child still running, which has had
 // no session.updated yet, would otherwise ask unseen.
 func (s *permissionsAPI) onNotice(n approval.Notice) {
-	sid := n.Request.SessionID
-	var rec *session.Session
-	if n.Kind == approval.Asked {
-		if r, err := s.store.GetSession(context.Background(), sid); err == nil {
-			rec = &r
-			s.dirOf(r)
-		}
-	}
-	st := s.facts.ensure(sid)
-	st.mu.Lock()
-	defer st.mu.Unlock()
+	rid := n.Request.ID
 	switch n.Kind {
 	case approval.Asked:
-		if rec != nil {
-			s.publish("session.updated", sid, sessionInfoProps{SessionID: sid, Info: s.wireSession(*rec)})
+		w, shown := s.wireRequest(n.Request)
+		s.mu.Lock()
+		s.shownOn[rid] = w.SessionID
+		s.mu.Unlock()
+		st := s.facts.ensure(w.SessionID)
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		if shown != nil {
+			s.publish("session.updated", shown.ID, sessionInfoProps{SessionID: shown.ID, Info: s.wireSession(*shown)})
 		}
-		s.publish("permission.asked", sid, s.wireRequestLocked(st, n.Request))
+		s.publish("permission.asked", w.SessionID, w)
 	case approval.Replied, approval.Cancelled:
-		s.publish("permission.replied", sid, wire.PermissionReplied{SessionID: sid, RequestID: n.Request.ID, Reply: wireReply(n)})
+		s.mu.Lock()
+		sid, ok := s.shownOn[rid]
+		delete(s.shownOn, rid)
+		s.mu.Unlock()
+		if !ok {
+			sid = n.Request.SessionID
+		}
+		st := s.facts.ensure(sid)
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		s.publish("permission.replied", sid, wire.PermissionReplied{SessionID: sid, RequestID: rid, Reply: wireReply(n)})
 	}
+}
+
+// shownOnSession is the session that a request of session sid is
+// published on, with its record (nil when the store does not have it). The 1.18.33 TUI shows, in a root's view, the requests of the root
+// and of its children, and none in any other view; so a request of a
+// grandchild or deeper is shown on its ancestor that is a root's child
+// (metadata.sessionID names the session the tool runs in). A root and
+// its children are shown on themselves.
+func (s *permissionsAPI) shownOnSession(sid string) *session.Session {
+	ctx := context.Background()
+	rec, err := s.store.GetSession(ctx, sid)
+	if err != nil {
+		return nil
+	}
+	for range maxShownDepth {
+		if rec.ParentID == "" {
+			break
+		}
+		parent, err := s.store.GetSession(ctx, rec.ParentID)
+		if err != nil || parent.ParentID == "" {
+			break
+		}
+		rec = parent
+	}
+	s.dirOf(rec)
+	return &rec
+}
+
+// maxShownDepth bounds the walk up a session's ancestors.
+const maxShownDepth = 64
+
+// wireRequest is req as OpenCode's PermissionRequest, on the session it
+// is shown on (shownOnSession), and that session's record.
+func (s *permissionsAPI) wireRequest(req approval.Request) (wire.PermissionRequest, *session.Session) {
+	st := s.facts.ensure(req.SessionID)
+	st.mu.Lock()
+	w := s.wireRequestLocked(st, req)
+	st.mu.Unlock()
+	shown := s.shownOnSession(req.SessionID)
+	if shown != nil && shown.ID != req.SessionID {
+		w.SessionID = shown.ID
+		w.Metadata["sessionID"] = req.SessionID
+	}
+	return w, shown
 }
 
 // wireReply is OpenCode's name of how a request ended (a withdrawn one
@@ -213,10 +267,8 @@ func (s *permissionsAPI) handleList(w http.ResponseWriter, r *http.Request) {
 			if dir != "" && s.dirOfID(req.SessionID) != dir {
 				continue
 			}
-			st := s.facts.ensure(req.SessionID)
-			st.mu.Lock()
-			out = append(out, s.wireRequestLocked(st, req))
-			st.mu.Unlock()
+			w, _ := s.wireRequest(req)
+			out = append(out, w)
 		}
 	}
 	writeJSON(w, http.StatusOK, out)
@@ -268,7 +320,10 @@ func (s *permissionsAPI) reply(w http.ResponseWriter, rid, sid, reply, message s
 		return
 	}
 	if sid != "" {
-		if req, ok := s.broker.Lookup(rid); ok && req.SessionID != sid {
+		s.mu.Lock()
+		shown := s.shownOn[rid]
+		s.mu.Unlock()
+		if req, ok := s.broker.Lookup(rid); ok && req.SessionID != sid && shown != sid {
 			notFound(fmt.Sprintf("permission request %s belongs to session %s, not %s", rid, req.SessionID, sid))
 			return
 		}

@@ -37,10 +37,14 @@ agents:
 
 // approvalServer is a server whose pool asks through a broker it attaches
 // to, over a workspace of its own.
-func approvalServer(t *testing.T) (base, ws string, b *approval.Broker) {
+func approvalServer(t *testing.T, yaml ...string) (base, ws string, b *approval.Broker) {
 	t.Helper()
 	ws = t.TempDir()
-	m, err := config.Parse("approval.yaml", []byte(approvalYAML))
+	src := approvalYAML
+	if len(yaml) > 0 {
+		src = yaml[0]
+	}
+	m, err := config.Parse("approval.yaml", []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,6 +219,48 @@ func TestPermissionAbortWithdraws(t *testing.T) {
 		t.Fatal("the broker still holds the request")
 	}
 	mustCall(t, 404, "POST", base+"/permission/"+rid+"/reply", `{"reply":"once"}`)
+}
+
+// A grandchild's request is published on its ancestor that is the root's
+// child (the sessions whose prompts the TUI shows in the root's view);
+// metadata.sessionID names the grandchild, and replying on either
+// session's deprecated route works.
+func TestPermissionGrandchildShownOnRootsChild(t *testing.T) {
+	noLeaks(t)
+	deep := strings.Replace(approvalYAML, "agent_or_team: writer", "agent_or_team: mid", 1) + `
+  mid:
+    model:
+      type: scripted
+      turns:
+        - tool_calls: [{name: task, args: {agent_or_team: writer, description: Write, prompt: Write hello.md.}}]
+        - text: "mid done"
+    tools: [subagent]
+`
+	base, ws, b := approvalServer(t, deep)
+	root, sse, asked := startWrite(t, base)
+	child := childOf(t, base, root)
+	grandchild := childOf(t, base, child)
+	props := obj(asked["properties"])
+	if props["sessionID"] != child || get(props, "metadata", "sessionID") != grandchild {
+		t.Fatalf("asked %v; child %s, grandchild %s", props, child, grandchild)
+	}
+	if p := b.Pending(); len(p) != 1 || p[0].SessionID != grandchild {
+		t.Fatalf("the broker's request %+v", p)
+	}
+	if l := arr(mustCall(t, 200, "GET", base+"/permission", "")); len(l) != 1 || !jsonEqual(l[0], props) {
+		t.Fatalf("GET /permission %v", l)
+	}
+	rid := str(props["id"])
+	mustCall(t, 200, "POST", base+"/session/"+child+"/permissions/"+rid, `{"response":"once"}`)
+	replied := sse.wait(isType("permission.replied", child), 10*time.Second)
+	if get(replied, "properties", "requestID") != rid {
+		t.Fatalf("permission.replied %v", replied)
+	}
+	sse.wait(isType("session.idle", root), 10*time.Second)
+	if _, err := os.Stat(filepath.Join(ws, "hello.md")); err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, sse.events())
 }
 
 // Without a broker nothing is pending and replies find nothing.

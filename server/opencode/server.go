@@ -214,7 +214,7 @@ func New(p *pool.Pool, opts Options) *Server {
 	b.streams = &eventStreams{b}
 	s := &Server{base: b, mux: http.NewServeMux(),
 		sessions: &sessionsAPI{b}, instance: &instanceAPI{b}, config: &configAPI{b}, mapper: &eventMapper{b},
-		perms: &permissionsAPI{base: b, broker: opts.Approvals}}
+		perms: &permissionsAPI{base: b, broker: opts.Approvals, shownOn: map[string]string{}}}
 	s.routes = s.routeTable()
 	for _, rt := range s.routes {
 		s.mux.Handle(rt.method+" "+rt.path, s.wrap(rt.handler))

@@ -2,7 +2,9 @@
 // Write asks (Write's rule is "ask" by default), the TUI shows OpenCode's
 // own permission prompt, and the user's answer decides: allow writes the
 // file, reject (with a message) makes the child see the rejection and the
-// run go on. `opencode run --attach` answers permissions itself: it
+// run go on. A grandchild's Write asks in the root's view too (the TUI
+// shows the prompts of a root and its children only: the server shows a
+// deeper request on the root's child it descends from). `opencode run --attach` answers permissions itself: it
 // rejects them, or, with --auto, allows them.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -103,6 +105,28 @@ test("OpenCode TUI: a child's Write asks; allow writes the file, reject reaches 
     tui.keys('Down');
     screen = await tui.waitFor(/approval rejected/, "the child's rejected Write");
     assert.match(stripAnsi(screen).replace(/\s+/g, ' '), /rejected by the user in opencode: use notes\.md instead/);
+  } finally {
+    tui.kill();
+  }
+});
+
+test("OpenCode TUI: a grandchild's Write asks in the root's view; allow writes the file", async () => {
+  assert.ok(hasTmux(), 'tmux is needed to drive the TUI (make test-deps installs it)');
+  const dir = tempDir('agentpool-approvals-deep-');
+  const deepUrl = await startOpencodeServer(path.join(repo, 'tests/node/clients/fixtures/approval-deep.yaml'), dir);
+  const tui = new Tmux(`${opencodeBin} attach ${deepUrl}`, clientEnv(), dir);
+  try {
+    await tui.waitFor(/Ask anything/, 'the prompt');
+    await prompt(tui, 'Go deep');
+    const screen = await tui.waitFor(/Permission required/, "the grandchild's permission prompt");
+    assert.match(screen, /Edit hello\.md/);
+    const r = await fetch(`${deepUrl}/permission`);
+    const [req] = await r.json();
+    assert.ok(req.metadata.sessionID, 'metadata.sessionID names the grandchild');
+    assert.notEqual(req.metadata.sessionID, req.sessionID);
+    tui.keys('Enter'); // Allow once
+    await tui.waitFor(/Lead done: mid and the writer have finished/, 'the answer after allowing');
+    assert.equal(readFileSync(path.join(dir, 'hello.md'), 'utf8'), 'hello from the grandchild\n');
   } finally {
     tui.kill();
   }
