@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentpool/agentpool/approval"
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/hook"
 	"github.com/agentpool/agentpool/hook/command"
@@ -241,7 +242,7 @@ func (f *httpFlags) listen() (net.Listener, error) {
 // "NAME listening on http://ADDR" line on stderr that scripts and tests
 // read the port from.
 func serveHTTP(cmd *cobra.Command, f poolFlags, h httpFlags, name string,
-	serve func(ctx context.Context, p *pool.Pool, ln net.Listener, logger *slog.Logger) error) error {
+	serve func(ctx context.Context, p *pool.Pool, ln net.Listener, logger *slog.Logger, approvals *approval.Broker) error) error {
 	logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelInfo}))
 	if err := httpsec.CheckBind(h.addr, h.tokenValue()); err != nil {
 		return err
@@ -250,6 +251,13 @@ func serveHTTP(cmd *cobra.Command, f poolFlags, h httpFlags, name string,
 		return fmt.Errorf("--max-conns must be at least 1, got %d", h.maxConns)
 	}
 	reg := hook.New(hook.Options{Logger: logger})
+	// Tools whose rule is "ask" wait for a front end that attaches to the
+	// broker (the OpenCode server does); without one they are refused.
+	approvals, err := approval.New(approval.Options{Logger: logger})
+	if err != nil {
+		return err
+	}
+	reg.UseBroker(approvals)
 	p, shutdown, err := openPool(f, pool.Options{Logger: logger, Hooks: reg})
 	if err != nil {
 		return err
@@ -270,5 +278,5 @@ func serveHTTP(cmd *cobra.Command, f poolFlags, h httpFlags, name string,
 		return err
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "%s listening on http://%s\n", name, ln.Addr())
-	return serve(ctx, p, ln, logger)
+	return serve(ctx, p, ln, logger, approvals)
 }

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net"
 
+	"github.com/agentpool/agentpool/approval"
 	"github.com/agentpool/agentpool/pool"
 	"github.com/agentpool/agentpool/server/agui"
 	"github.com/agentpool/agentpool/server/httpsec"
@@ -42,7 +43,7 @@ func newServeAGUICmd(ext Extensions) *cobra.Command {
 }
 
 func serveAGUI(cmd *cobra.Command, f poolFlags, h httpFlags) error {
-	return serveHTTP(cmd, f, h, "agui", func(ctx context.Context, p *pool.Pool, ln net.Listener, logger *slog.Logger) error {
+	return serveHTTP(cmd, f, h, "agui", func(ctx context.Context, p *pool.Pool, ln net.Listener, logger *slog.Logger, approvals *approval.Broker) error {
 		return agui.New(p, agui.Options{Logger: logger, Token: h.tokenValue(), CORSOrigins: h.cors, MaxConns: h.maxConns}).Serve(ctx, ln)
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net"
 
+	"github.com/agentpool/agentpool/approval"
 	"github.com/agentpool/agentpool/pool"
 	"github.com/agentpool/agentpool/server/httpsec"
 	"github.com/agentpool/agentpool/server/opencode"
@@ -44,8 +45,8 @@ func newServeOpenCodeCmd(ext Extensions) *cobra.Command {
 }
 
 func serveOpenCode(cmd *cobra.Command, f poolFlags, h httpFlags) error {
-	return serveHTTP(cmd, f, h, "opencode", func(ctx context.Context, p *pool.Pool, ln net.Listener, logger *slog.Logger) error {
-		srv := opencode.New(p, opencode.Options{Logger: logger, Version: version, Token: h.tokenValue(), CORSOrigins: h.cors, MaxConns: h.maxConns})
+	return serveHTTP(cmd, f, h, "opencode", func(ctx context.Context, p *pool.Pool, ln net.Listener, logger *slog.Logger, approvals *approval.Broker) error {
+		srv := opencode.New(p, opencode.Options{Logger: logger, Version: version, Token: h.tokenValue(), CORSOrigins: h.cors, MaxConns: h.maxConns, Approvals: approvals})
 		return srv.Serve(ctx, ln)
 	})
 }

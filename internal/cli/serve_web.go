@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net"
 
+	"github.com/agentpool/agentpool/approval"
 	"github.com/agentpool/agentpool/pool"
 	"github.com/agentpool/agentpool/server/httpsec"
 	"github.com/agentpool/agentpool/server/opencode"
@@ -39,7 +40,7 @@ func newServeWebCmd(ext Extensions) *cobra.Command {
 		Example: "  agentpool serve web -c examples/nested.yaml\n  # stderr: web listening on http://127.0.0.1:4097 (open it in a browser)",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return serveHTTP(cmd, f, h, "web", func(ctx context.Context, p *pool.Pool, ln net.Listener, logger *slog.Logger) error {
+			return serveHTTP(cmd, f, h, "web", func(ctx context.Context, p *pool.Pool, ln net.Listener, logger *slog.Logger, approvals *approval.Broker) error {
 				srv := opencode.New(p, opencode.Options{Logger: logger, Version: version, Token: h.tokenValue(),
 					CORSOrigins: h.cors, MaxConns: h.maxConns, UI: web.New()})
 				return srv.Serve(ctx, ln)

@@ -25,6 +25,10 @@
 //	                                     assistant message (noReply: stores the user message only)
 //	POST   /session/{id}/prompt_async    the same, answered 204 at once
 //	POST   /session/{id}/abort           cancels the run and the queued prompts → true
+//	GET    /permission                   pending permission requests (Options.Approvals), oldest first
+//	POST   /permission/{requestID}/reply {reply: once | always | reject, message?} → true
+//	POST   /session/{id}/permissions/{permissionID}
+//	                                     deprecated: {response: once | always | reject} → true
 //	GET    /event                        SSE of the request's directory (every directory without one)
 //	GET    /global/event                 SSE of every directory, frames {directory, payload}
 //	GET    /path, /config, /config/providers, /agent, /project/current, /global/health, /doc
@@ -68,6 +72,36 @@
 //	SessionIdle      session.status {type: idle}, then session.idle {sessionID}
 //	SessionError     session.error {sessionID, error: MessageAbortedError | UnknownError}
 //	PlanUpdated      todo.updated {sessionID, todos: [{content, status, priority}]}
+//	(approvals)      permission.asked {PermissionRequest}, permission.replied {sessionID,
+//	                 requestID, reply: once | always | reject} (see Permissions)
+//
+// # Permissions
+//
+// With Options.Approvals (an approval.Broker that the pool's hook
+// registry asks: hook.Registry.UseBroker) the server is attached to the
+// broker for its life, as OpenCode's front end of it. A tool call that
+// needs approval is a PermissionRequest {id: per_…, sessionID: the session
+// the tool runs in (a child's own; deeper than a root's child, its
+// ancestor that is a root's child, since the 1.18.33 TUI shows prompts
+// only in a root's view and only for the root and its children; then
+// metadata.sessionID names the session the tool runs in), permission:
+// OpenCode's (edit for Write
+// and Edit, bash, read, glob, grep, list, webfetch, task; else the tool's
+// name), patterns (the file, the command, ...), metadata (filepath and a
+// unified diff for edit, command for bash; agent, title and the reason
+// it asks), always: ["*"] (an "always" answer covers the agent's tool),
+// tool: {messageID, callID} of its tool part}. It is published as
+// permission.asked, after a session.updated of its session (the TUI lists
+// a session on session.updated only, and shows the prompts of the
+// sessions it lists), and listed on GET /permission. The first reply
+// decides (once, always, or reject with the user's message, which the
+// model sees); permission.replied follows, also when the request is
+// withdrawn (the run was aborted: reply reject). A reply to no pending
+// request is 404 PermissionNotFoundError {_tag, requestID, message}; a
+// body that is not {reply} (or {response}) with one of the three values,
+// and nothing else, is 400 InvalidRequestError {_tag, message, kind,
+// field}. Without Options.Approvals GET /permission is [] and replies are
+// 404.
 //
 // Tool parts of the builtin tools (Claude Code's Read, Write, Edit, Glob,
 // Grep, LS, Bash, TodoWrite, WebFetch) are shown as OpenCode's own (read,
@@ -217,6 +251,9 @@
 //     each subscriber's queue has its own lock.
 //   - runGate.mu makes the check that the server is not closing and the
 //     WaitGroup's Add one step, so that Close's Wait never races an Add.
+//   - The broker's notices (permissions.go) come from its delivery,
+//     which holds no lock of the broker; each takes the lock of the
+//     request's session to publish, like the mapper.
 //
 // Lock order: a session's lock, then promptBudget.mu or hub.pub (each
 // taken last, never both at once). The processor's projection calls the

@@ -305,6 +305,8 @@ var refName = map[string]string{
 	"message.part.updated": "EventMessagePartUpdated",
 	"message.part.delta":   "EventMessagePartDelta",
 	"todo.updated":         "EventTodoUpdated",
+	"permission.asked":     "EventPermissionAsked",
+	"permission.replied":   "EventPermissionReplied",
 }
 
 // checkEvents validates every event against opencode's schema of its

@@ -35,6 +35,8 @@ var eventKinds = []struct {
 	{"EventMessagePartUpdated", "message.part.updated", typeOf[partProps]()},
 	{"EventMessagePartDelta", "message.part.delta", typeOf[deltaProps]()},
 	{"EventTodoUpdated", "todo.updated", typeOf[todoProps]()},
+	{"EventPermissionAsked", "permission.asked", typeOf[wire.PermissionRequest]()},
+	{"EventPermissionReplied", "permission.replied", typeOf[wire.PermissionReplied]()},
 }
 
 // docGen builds JSON Schemas (OpenAPI 3.1 = JSON Schema 2020-12) from the
@@ -199,8 +201,11 @@ func (s *Server) openAPI() map[string]any {
 			if strings.HasPrefix(seg, "{") {
 				name := strings.Trim(seg, "{}")
 				ps := map[string]any{"type": "string"}
-				if name == "sessionID" {
+				switch name {
+				case "sessionID":
 					ps["pattern"] = "^ses"
+				case "requestID", "permissionID":
+					ps["pattern"] = "^per"
 				}
 				params = append(params, map[string]any{"name": name, "in": "path", "required": true, "schema": ps})
 			}
@@ -230,6 +235,20 @@ func (s *Server) openAPI() map[string]any {
 		}
 		responses[itoa(status)] = ok
 		for _, e := range rt.errs {
+			if ts := rt.errTypes[e]; len(ts) > 0 {
+				var alts []any
+				var names []string
+				for _, t := range ts {
+					alts = append(alts, g.schema(t))
+					names = append(names, t.Name())
+				}
+				schema, _ := alts[0].(map[string]any)
+				if len(alts) > 1 {
+					schema = map[string]any{"anyOf": alts}
+				}
+				responses[itoa(e)] = map[string]any{"description": strings.Join(names, " | "), "content": map[string]any{"application/json": map[string]any{"schema": schema}}}
+				continue
+			}
 			switch e {
 			case http.StatusNotFound:
 				responses["404"] = map[string]any{"description": "NotFoundError", "content": map[string]any{"application/json": map[string]any{"schema": notFound}}}

@@ -20,6 +20,7 @@ type route struct {
 	respSchema   map[string]any
 	sse          string // an event stream of this component
 	errs         []int
+	errTypes     map[int][]reflect.Type // error bodies other than the usual ones
 	handler      http.HandlerFunc
 }
 
@@ -112,8 +113,16 @@ func (s *Server) routeTable() []*route {
 			respSchema: map[string]any{"type": "array"}, handler: emptyList},
 		{method: "GET", path: "/vcs", op: "vcs.get", summary: "Git branch of the directory", tag: "vcs",
 			resp: typeOf[wire.VcsInfo](), handler: s.instance.handleVcs},
-		{method: "GET", path: "/permission", op: "permission.list", summary: "Pending permission requests (none: approvals are decided by the pool)", tag: "permission",
-			respSchema: map[string]any{"type": "array"}, handler: emptyList},
+		{method: "GET", path: "/permission", op: "permission.list", summary: "Pending permission requests (tool calls waiting for the user), oldest first", tag: "permission",
+			resp: typeOf[[]wire.PermissionRequest](), handler: s.perms.handleList},
+		{method: "POST", path: "/permission/{requestID}/reply", op: "permission.reply", summary: "Respond to permission request", tag: "permission",
+			body: typeOf[wire.PermissionReplyBody](), respSchema: map[string]any{"type": "boolean"},
+			errTypes: map[int][]reflect.Type{400: {typeOf[wire.InvalidRequestError]()}, 404: {typeOf[wire.PermissionNotFoundError]()}},
+			errs:     []int{400, 404, 408, 413}, handler: s.perms.handleReply},
+		{method: "POST", path: sessionPath + "/permissions/{permissionID}", op: "permission.respond", summary: "Respond to permission (deprecated)", tag: "session",
+			body: typeOf[wire.PermissionRespondBody](), respSchema: map[string]any{"type": "boolean"},
+			errTypes: map[int][]reflect.Type{400: {typeOf[wire.InvalidRequestError]()}, 404: {typeOf[wire.NotFoundError](), typeOf[wire.PermissionNotFoundError]()}},
+			errs:     []int{400, 404, 408, 413}, handler: s.perms.handleRespond},
 		{method: "GET", path: "/question", op: "question.list", summary: "Pending questions (none)", tag: "question",
 			respSchema: map[string]any{"type": "array"}, handler: emptyList},
 		{method: "GET", path: "/project/{projectID}/directories", op: "project.directories", summary: "Project directories", tag: "project",

@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentpool/agentpool/approval"
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/pool"
 	"github.com/agentpool/agentpool/processor"
@@ -109,6 +110,12 @@ type Options struct {
 	// checks but not the token check: the page and its assets hold no
 	// data, and the page sends the token on each API call it makes.
 	UI UI
+	// Approvals, when set, is the broker of the pool's approval requests
+	// (hook.Registry.UseBroker): the server attaches to it for its life,
+	// publishes permission.asked and permission.replied, lists the pending
+	// requests on GET /permission and takes the replies. Without it GET
+	// /permission is [] and replies get 404.
+	Approvals *approval.Broker
 }
 
 // UI is a web front end that Options.UI mounts beside the API.
@@ -140,11 +147,13 @@ type Server struct {
 	instance *instanceAPI
 	config   *configAPI
 	mapper   *eventMapper
+	perms    *permissionsAPI
 
 	// The server watches the session tree of the pool's runs (from New
 	// on) and maps it to bus events (eventMapper.onChanges).
 	unwatch func()
 	unsub   func()
+	detach  func() // from Options.Approvals
 	closed  sync.Once
 }
 
@@ -204,7 +213,8 @@ func New(p *pool.Pool, opts Options) *Server {
 	b.history = &historyAPI{b}
 	b.streams = &eventStreams{b}
 	s := &Server{base: b, mux: http.NewServeMux(),
-		sessions: &sessionsAPI{b}, instance: &instanceAPI{b}, config: &configAPI{b}, mapper: &eventMapper{b}}
+		sessions: &sessionsAPI{b}, instance: &instanceAPI{b}, config: &configAPI{b}, mapper: &eventMapper{b},
+		perms: &permissionsAPI{base: b, broker: opts.Approvals, shownOn: map[string]string{}}}
 	s.routes = s.routeTable()
 	for _, rt := range s.routes {
 		s.mux.Handle(rt.method+" "+rt.path, s.wrap(rt.handler))
@@ -214,6 +224,10 @@ func New(p *pool.Pool, opts Options) *Server {
 	s.proj = processor.NewProjection(p.Processor().Store(), opts.Logger)
 	s.unsub = s.proj.Subscribe(s.mapper.onChanges)
 	s.unwatch = p.Processor().Watch(s.proj)
+	s.detach = func() {}
+	if opts.Approvals != nil {
+		s.detach = opts.Approvals.Attach(frontEnd, s.perms.onNotice)
+	}
 	return s
 }
 
@@ -250,6 +264,7 @@ func (s *Server) Close() {
 	s.closed.Do(func() {
 		s.stopRuns()
 		s.gate.close()
+		s.detach()
 		s.hub.close()
 		s.unwatch()
 		s.unsub()

@@ -529,3 +529,54 @@ type (
 		Agent       string `json:"agent,omitempty"`
 	}
 )
+
+// Permissions (approvals): the OpenAPI's PermissionRequest, the bodies of
+// the two reply routes and their errors.
+type (
+	// PermissionRequest is a tool call waiting for the user: GET
+	// /permission and permission.asked. SessionID is the session the tool
+	// runs in (a child's own session).
+	PermissionRequest struct {
+		ID         string          `json:"id" pattern:"^per"`
+		SessionID  string          `json:"sessionID" pattern:"^ses"`
+		Permission string          `json:"permission"`
+		Patterns   []string        `json:"patterns"`
+		Metadata   map[string]any  `json:"metadata"`
+		Always     []string        `json:"always"`
+		Tool       *PermissionTool `json:"tool,omitempty"`
+	}
+	// PermissionTool names the tool part that asks.
+	PermissionTool struct {
+		MessageID string `json:"messageID"`
+		CallID    string `json:"callID"`
+	}
+	// PermissionReplied is the properties of permission.replied.
+	PermissionReplied struct {
+		SessionID string `json:"sessionID" pattern:"^ses"`
+		RequestID string `json:"requestID" pattern:"^per"`
+		Reply     string `json:"reply" enum:"once,always,reject"`
+	}
+	// PermissionReplyBody is POST /permission/{requestID}/reply.
+	PermissionReplyBody struct {
+		Reply   string `json:"reply" enum:"once,always,reject"`
+		Message string `json:"message,omitempty"`
+	}
+	// PermissionRespondBody is the deprecated POST
+	// /session/{sessionID}/permissions/{permissionID}.
+	PermissionRespondBody struct {
+		Response string `json:"response" enum:"once,always,reject"`
+	}
+	// PermissionNotFoundError answers a reply to no pending request.
+	PermissionNotFoundError struct {
+		Tag       string `json:"_tag" enum:"PermissionNotFoundError"`
+		RequestID string `json:"requestID"`
+		Message   string `json:"message"`
+	}
+	// InvalidRequestError answers a reply body that is not acceptable.
+	InvalidRequestError struct {
+		Tag     string `json:"_tag" enum:"InvalidRequestError"`
+		Message string `json:"message"`
+		Kind    string `json:"kind,omitempty"`
+		Field   string `json:"field,omitempty"`
+	}
+)

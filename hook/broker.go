@@ -1,0 +1,48 @@
+package hook
+
+import (
+	"context"
+
+	"github.com/agentpool/agentpool/approval"
+)
+
+// UseBroker makes b the approver of r: a listener on the approval/request
+// seam asks b (approval.Broker.Ask) and waits for a front end's answer, a
+// rule made by an earlier "always" answer, b's timeout, or, when no front
+// end is attached, b's unattended default (a rejection whose reason names
+// the rule that asked). The request names the session the tool runs in (a
+// child's own session). The returned function removes the listener.
+//
+// Both "always" answers are also b's rules (for the agent and tool, for
+// b's life); allow always is reported as AllowedAlways, reject always as
+// Rejected.
+func (r *Registry) UseBroker(b *approval.Broker) (remove func()) {
+	return r.OnApproval.Use(func(ctx context.Context, req ApprovalRequest, _ Next[ApprovalRequest, ApprovalDecision]) ApprovalDecision {
+		a, err := b.Ask(ctx, approval.Request{
+			SessionID: req.SessionID, Agent: req.Agent, Tool: req.ToolName, CallID: req.CallID,
+			Input: req.Input, Rule: req.Reason,
+		})
+		reason := a.Message
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return ApprovalDecision{Outcome: Cancelled, Reason: reason}
+		case err != nil:
+			return ApprovalDecision{Outcome: Unavailable, Reason: err.Error()}
+		case a.Reply == approval.AllowAlways:
+			return ApprovalDecision{Outcome: AllowedAlways, Reason: reason}
+		case a.Reply.Allows():
+			return ApprovalDecision{Outcome: AllowedOnce, Reason: reason}
+		case a.By == approval.ByUnattended:
+			return ApprovalDecision{Outcome: Unavailable, Reason: reason}
+		}
+		if reason == "" {
+			reason = "rejected by the user"
+			if a.By != "" && a.By != approval.ByRule {
+				reason += " in " + a.By
+			}
+		} else if a.By != approval.ByRule && a.By != approval.ByTimeout {
+			reason = "rejected by the user in " + a.By + ": " + reason
+		}
+		return ApprovalDecision{Outcome: Rejected, Reason: reason}
+	}, WithName("approval-broker"))
+}
