@@ -126,8 +126,29 @@ type Options struct {
 	// Unattended answers a request when no front end is attached
 	// (RejectOnce when empty).
 	Unattended Reply
-	// Logger reports subscribers that panic (discarded when nil).
+	// Rules, when set, keeps standing answers beyond the broker's life
+	// (a project's settings file, package approval/settingsrules): it
+	// answers a request before anyone is asked, and every "always" answer
+	// is saved to it.
+	Rules RuleStore
+	// Logger reports subscribers that panic and rules that could not be
+	// saved (discarded when nil).
 	Logger *slog.Logger
+}
+
+// RuleStore keeps standing answers beyond a broker's life. The broker
+// calls it outside its lock, from the goroutine of the Ask or the Reply
+// at hand, possibly from several at once: an implementation guards its
+// own state.
+type RuleStore interface {
+	// Match answers req when a stored rule covers it (Answer.By ByRule,
+	// the message naming the rule); found is false when a person is to be
+	// asked.
+	Match(req Request) (a Answer, found bool)
+	// Save stores the rule an "always" answer made. An error is logged:
+	// the answer itself stands, and the rule still holds for the broker's
+	// life.
+	Save(r Rule) error
 }
 
 // closedKeep is how many settled ids the broker remembers, so that a late
@@ -196,6 +217,11 @@ func (b *Broker) Ask(ctx context.Context, req Request) (Answer, error) {
 		return Answer{Reply: RejectOnce, By: ByUnattended, Message: "invalid approval request: it names no session or tool"},
 			errors.New("approval: a request needs a session id and a tool")
 	}
+	if b.opts.Rules != nil {
+		if a, found := b.opts.Rules.Match(req); found {
+			return a, nil
+		}
+	}
 	b.mu.Lock()
 	if r, ok := b.rules[ruleKey{req.Agent, req.Tool}]; ok {
 		b.mu.Unlock()
@@ -203,7 +229,7 @@ func (b *Broker) Ask(ctx context.Context, req Request) (Answer, error) {
 	}
 	if len(b.attached) == 0 {
 		b.mu.Unlock()
-		return Answer{Reply: b.opts.Unattended, By: ByUnattended, Message: unattendedMessage(req)}, nil
+		return Answer{Reply: b.opts.Unattended, By: ByUnattended, Message: unattendedMessage(req, b.opts.Unattended)}, nil
 	}
 	req.ID = id.Ascending(IDPrefix)
 	req.Created = time.Now()
@@ -256,7 +282,8 @@ func (b *Broker) Reply(requestID string, reply Reply, message, by string) error 
 	return nil
 }
 
-// settle answers a pending request (the first answer wins).
+// settle answers a pending request (the first answer wins); a front
+// end's "always" answer becomes a rule, saved to Options.Rules.
 func (b *Broker) settle(requestID string, ans Answer) error {
 	b.mu.Lock()
 	p, ok := b.pending[requestID]
@@ -269,8 +296,11 @@ func (b *Broker) settle(requestID string, ans Answer) error {
 		return fmt.Errorf("%w: %q", ErrUnknown, requestID)
 	}
 	b.resolveLocked(p, ans)
-	if ans.Reply.Always() {
+	var made *Rule
+	if ans.Reply.Always() && ans.By != ByRule { // a stored rule's answer makes no new rule
+
 		r := Rule{Agent: p.req.Agent, Tool: p.req.Tool, Reply: ans.Reply, Created: time.Now()}
+		made = &r
 		b.rules[ruleKey{r.Agent, r.Tool}] = r
 		// The new rule answers what else waits for the same agent and
 		// tool, as if it had been asked after it.
@@ -282,7 +312,25 @@ func (b *Broker) settle(requestID string, ans Answer) error {
 	}
 	b.mu.Unlock()
 	b.deliver()
+	if made != nil && b.opts.Rules != nil {
+		b.save(*made)
+	}
 	return nil
+}
+
+// save stores r in the rule store, then lets the store answer what is
+// still waiting: a stored rule may cover more than r's agent (a settings
+// rule names a tool, for every agent).
+func (b *Broker) save(r Rule) {
+	if err := b.opts.Rules.Save(r); err != nil {
+		b.opts.Logger.Warn("approval: the \"always\" answer holds while this process runs but was not saved", "tool", r.Tool, "agent", r.Agent, "err", err)
+		return
+	}
+	for _, q := range b.Pending() {
+		if a, found := b.opts.Rules.Match(q); found {
+			_ = b.settle(q.ID, a) // ErrAnswered: someone answered meanwhile
+		}
+	}
 }
 
 // resolveLocked settles p with ans and queues the Replied notice.
@@ -467,7 +515,10 @@ func ruleAnswer(r Rule) Answer {
 	return Answer{Reply: r.Reply, By: ByRule, Message: fmt.Sprintf("%s by an earlier %q answer for %s of agent %s", verb, r.Reply, r.Tool, r.Agent)}
 }
 
-func unattendedMessage(req Request) string {
+func unattendedMessage(req Request, reply Reply) string {
+	if reply.Allows() {
+		return fmt.Sprintf("%s allowed without asking: no front end is attached to ask anyone, and unattended requests are allowed", req.Tool)
+	}
 	why := req.Rule
 	if why == "" {
 		why = fmt.Sprintf("a rule asks before %s", req.Tool)

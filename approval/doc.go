@@ -18,7 +18,13 @@
 //     session for a delegated agent, never its root's).
 //   - "Always" answers become rules (agent and tool): while the broker
 //     lives, a later request they match is answered by the rule at once,
-//     without asking. Rules() lists them so that a caller can persist them.
+//     without asking. Rules() lists them.
+//   - With Options.Rules (a RuleStore, such as a project's Claude Code
+//     settings: package approval/settingsrules), the store answers a
+//     request first, and every "always" answer of a front end is saved to
+//     it; what else waits and the store now covers is answered by it. The
+//     store is called outside the broker's lock; a failed save is logged
+//     and the answer stands.
 //   - Nobody attached (no front end called Attach): the request is not
 //     kept; it gets Options.Unattended (reject by default) with a message
 //     that names the rule that asked and how to change it.

@@ -58,6 +58,9 @@ type Manifest struct {
 	Storage      Storage
 	// Execution is `execution:`: the engine that runs the sessions.
 	Execution Execution
+	// Approvals is `approvals:`: the wait for a person's answer and the
+	// answer when nobody can be asked.
+	Approvals Approvals
 	Hooks     Hooks
 	Limits    Limits
 	// Workspace is `workspace:`, the directory file and shell tools act in,

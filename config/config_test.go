@@ -586,6 +586,14 @@ func TestErrors(t *testing.T) {
 				`agentpool.yaml:5: hooks.settings[1]: must not be empty`,
 				`agentpool.yaml:5: hooks.settings[2]: expected a string, got a mapping`,
 			}},
+		{"approvals values", ok + "approvals:\n  timeout: soon\n  unattended: maybe\n  ask: always\n",
+			[]string{
+				`agentpool.yaml:4: approvals.timeout: invalid duration "soon" (use a Go duration such as "30s", "500ms" or "2m")`,
+				`agentpool.yaml:5: approvals.unattended: unknown answer "maybe" (allow or deny)`,
+				`agentpool.yaml:6: approvals.ask: unknown field "ask"`,
+			}},
+		{"approvals not a mapping", ok + "approvals: [deny]\n",
+			[]string{`agentpool.yaml:3: approvals: expected a mapping, got a list`}},
 		{"hooks settings not a path", ok + "hooks: {settings: {a: b}}\n",
 			[]string{`agentpool.yaml:3: hooks.settings: expected a path or a list of paths, got a mapping`}},
 	}
@@ -1077,5 +1085,15 @@ func TestSuggest(t *testing.T) {
 		if got := suggest(in, known); got != want {
 			t.Errorf("suggest(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestApprovals(t *testing.T) {
+	m := mustParse(t, "agents:\n  a: {model: test}\napprovals: {timeout: 10m, unattended: allow}\n")
+	if m.Approvals.Timeout != 10*time.Minute || m.Approvals.Unattended != UnattendedAllow || m.Approvals.Line != 3 {
+		t.Fatalf("approvals %+v", m.Approvals)
+	}
+	if m := mustParse(t, "agents:\n  a: {model: test}\n"); m.Approvals.Timeout != 0 || m.Approvals.Unattended != "" {
+		t.Fatalf("default approvals %+v", m.Approvals)
 	}
 }

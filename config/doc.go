@@ -84,6 +84,9 @@
 // or "*" to allow, ask or deny (ToolApprovalFor says which entry applies);
 // the hook registry applies it before every tool call, "ask" going to an
 // approver (package hook, approval/request) and denying when there is none.
+// The top-level approvals block ({timeout: 10m, unattended: deny|allow})
+// bounds the wait for a person's answer and sets the answer when nobody
+// can be asked (docs/approvals.md).
 //
 // YAML anchors, aliases and merge keys ("<<") are supported. A manifest holds
 // exactly one YAML document.

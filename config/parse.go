@@ -15,7 +15,7 @@ import (
 )
 
 var (
-	topKeys     = []string{"default_agent", "agents", "teams", "storage", "hooks", "limits", "workspace", "mcp_servers", "execution"}
+	topKeys     = []string{"default_agent", "agents", "teams", "storage", "hooks", "limits", "workspace", "mcp_servers", "execution", "approvals"}
 	agentKeys   = []string{"description", "model", "system_prompt", "tools", "toolsets", "workers", "max_turns", "max_tool_calls_per_turn", "tool_approval", "mcp_servers"}
 	modelKeys   = []string{"type", "model", "base_url", "api_key", "api_key_env", "temperature", "max_tokens", "timeout", "input_price", "output_price", "custom_output_text", "call_tools", "tool_args", "turns", "delay", "max_response_bytes"}
 	turnKeys    = []string{"text", "thinking", "tool_calls", "error", "delay", "finish_reason"}
@@ -196,6 +196,9 @@ func (p *parser) manifest(m *Manifest, root *yaml.Node) {
 
 	if e, ok := f["execution"]; ok {
 		m.Execution = p.execution(e)
+	}
+	if e, ok := f["approvals"]; ok {
+		m.Approvals = p.approvals(e)
 	}
 
 	var lf map[string]entry

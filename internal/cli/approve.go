@@ -2,107 +2,225 @@ package cli
 
 import (
 	"bufio"
-	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 	"sync"
 
-	"github.com/agentpool/agentpool/hook"
+	"github.com/agentpool/agentpool/approval"
 )
 
-// terminalApprover answers approval requests (tool_approval "ask") by
-// asking on the terminal: allow once, always (for the rest of this run), or
-// deny. One question at a time; the live view does not draw meanwhile.
-type terminalApprover struct {
-	mu     sync.Mutex  // one question at a time
-	lock   sync.Locker // held while asking (the live view's), or nil
-	lines  chan string // lines read from the terminal
-	out    io.Writer
-	always map[string]bool // tool names allowed for the rest of the run
+// terminalApprovals is the terminal as a front end of the approval
+// broker: it asks about one pending request at a time, naming the agent
+// by its path in the session tree and showing the tool's input, and
+// answers with what the person types: [y]es (allow once), [a]lways
+// (allow always: saved as a settings rule) or [n]o (reject once). A
+// request settled meanwhile (a rule, the timeout, the run cancelled) is
+// not asked about, or the question says so and moves on.
+type terminalApprovals struct {
+	broker  *approval.Broker
+	lines   <-chan string // what the person types, line by line
+	printer *approvalPrinter
+	path    func(approval.Request) string // "lead › coder › writer"
+	saved   string                        // where "always" is saved, for the message
+
+	mu       sync.Mutex
+	queue    []approval.Request
+	settled  map[string]chan approval.Notice // of each queued or asked request
+	wake     chan struct{}                   // a request was queued
+	stop     chan struct{}
+	done     chan struct{}
+	stopOnce sync.Once
 }
 
-func newTerminalApprover(in io.Reader, out io.Writer) *terminalApprover {
-	a := &terminalApprover{lines: make(chan string), out: out, always: map[string]bool{}}
-	// The reader goroutine lives as long as the process: a read from a
-	// terminal cannot be interrupted, and the CLI exits after its run.
+// readLines sends the lines of in until it ends. The goroutine lives as
+// long as in: a read from a terminal cannot be interrupted, and the CLI
+// exits after its run.
+func readLines(in io.Reader) <-chan string {
+	lines := make(chan string)
 	go func() {
 		sc := bufio.NewScanner(in)
 		for sc.Scan() {
-			a.lines <- sc.Text()
+			lines <- sc.Text()
 		}
-		close(a.lines)
+		close(lines)
 	}()
-	return a
+	return lines
 }
 
-func (a *terminalApprover) approve(ctx context.Context, req hook.ApprovalRequest, _ hook.Next[hook.ApprovalRequest, hook.ApprovalDecision]) hook.ApprovalDecision {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.always[req.ToolName] {
-		return hook.ApprovalDecision{Outcome: hook.AllowedOnce, Reason: "allowed for this run on the terminal"}
-	}
-	if a.lock != nil {
-		a.lock.Lock()
-		defer a.lock.Unlock()
-	}
-	fmt.Fprintf(a.out, "\n? %s wants to run %s%s\n", req.Agent, req.ToolName, describeInput(req.Input))
-	for {
-		fmt.Fprint(a.out, "  allow [y]es once, [a]lways for this run, [n]o: ")
-		var line string
-		var ok bool
+// startTerminalApprovals attaches the terminal to b and starts asking;
+// Close detaches it.
+func startTerminalApprovals(b *approval.Broker, lines <-chan string, printer *approvalPrinter, path func(approval.Request) string, saved string) *terminalApprovals {
+	t := &terminalApprovals{broker: b, lines: lines, printer: printer, path: path, saved: saved,
+		settled: map[string]chan approval.Notice{}, wake: make(chan struct{}, 1),
+		stop: make(chan struct{}), done: make(chan struct{})}
+	detach := b.Attach("terminal", t.notice)
+	go func() {
+		defer close(t.done)
+		defer detach()
+		t.loop()
+	}()
+	return t
+}
+
+// Close stops asking and detaches from the broker.
+func (t *terminalApprovals) Close() {
+	t.stopOnce.Do(func() { close(t.stop) })
+	<-t.done
+}
+
+// notice is the broker's subscriber: it queues and unqueues, never waits.
+func (t *terminalApprovals) notice(n approval.Notice) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	id := n.Request.ID
+	if n.Kind == approval.Asked {
+		t.queue = append(t.queue, n.Request)
+		t.settled[id] = make(chan approval.Notice, 1)
 		select {
-		case line, ok = <-a.lines:
-		case <-ctx.Done():
-			fmt.Fprintln(a.out)
-			return hook.ApprovalDecision{Outcome: hook.Cancelled, Reason: "the run was cancelled"}
+		case t.wake <- struct{}{}:
+		default:
 		}
+		return
+	}
+	if ch, ok := t.settled[id]; ok {
+		ch <- n
+		delete(t.settled, id)
+	}
+	for i, q := range t.queue {
+		if q.ID == id {
+			t.queue = append(t.queue[:i:i], t.queue[i+1:]...)
+			break
+		}
+	}
+}
+
+func (t *terminalApprovals) next() (approval.Request, chan approval.Notice, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.queue) == 0 {
+		return approval.Request{}, nil, false
+	}
+	req := t.queue[0]
+	t.queue = t.queue[1:]
+	return req, t.settled[req.ID], true
+}
+
+func (t *terminalApprovals) loop() {
+	for {
+		req, settled, ok := t.next()
 		if !ok {
-			fmt.Fprintln(a.out)
-			return hook.ApprovalDecision{Outcome: hook.Rejected, Reason: "the terminal closed"}
+			select {
+			case <-t.wake:
+				continue
+			case <-t.stop:
+				return
+			}
 		}
+		t.ask(req, settled)
+	}
+}
+
+// ask puts one question, holding the terminal (the live view does not
+// draw over it) until it is answered or settled.
+func (t *terminalApprovals) ask(req approval.Request, settled <-chan approval.Notice) {
+	release := t.printer.hold()
+	defer release()
+	w := t.printer.w
+	fmt.Fprintf(w, "\n? %s wants to run %s\n", t.path(req), req.Title)
+	fmt.Fprint(w, describeInput(req.Input, "    "))
+	for {
+		fmt.Fprint(w, "  [y]es / [a]lways / [n]o: ")
+		var line string
+		var open bool
+		select {
+		case line, open = <-t.lines:
+		case n := <-settled:
+			fmt.Fprintf(w, "\n  %s\n", settledElsewhere(n))
+			return
+		case <-t.stop:
+			fmt.Fprintln(w)
+			return
+		}
+		reply, message := approval.Reply(""), ""
 		switch strings.ToLower(strings.TrimSpace(line)) {
 		case "y", "yes":
-			return hook.ApprovalDecision{Outcome: hook.AllowedOnce, Reason: "allowed on the terminal"}
+			reply = approval.AllowOnce
 		case "a", "always":
-			a.always[req.ToolName] = true
-			return hook.ApprovalDecision{Outcome: hook.AllowedOnce, Reason: "allowed for this run on the terminal"}
+			reply = approval.AllowAlways
 		case "n", "no":
-			return hook.ApprovalDecision{Outcome: hook.Rejected, Reason: "denied on the terminal"}
+			reply = approval.RejectOnce
 		}
-	}
-}
-
-// noTerminalApproval answers approval requests when no terminal is
-// attached: denied, saying how to allow the tool.
-func noTerminalApproval(_ context.Context, req hook.ApprovalRequest, _ hook.Next[hook.ApprovalRequest, hook.ApprovalDecision]) hook.ApprovalDecision {
-	return hook.ApprovalDecision{Outcome: hook.Unavailable, Reason: fmt.Sprintf(
-		"%s needs approval and no terminal is attached to ask; allow it with --allow %s, or with tool_approval: {%s: allow} on agent %s in the manifest",
-		req.ToolName, req.ToolName, req.ToolName, req.Agent)}
-}
-
-// describeInput shows the part of a tool input a person decides on: the
-// command, the file, the URL; else the JSON, cut.
-func describeInput(raw json.RawMessage) string {
-	var in map[string]any
-	if json.Unmarshal(raw, &in) != nil {
-		return ""
-	}
-	for _, k := range []string{"command", "file_path", "url", "path"} {
-		if s, ok := in[k].(string); ok && s != "" {
-			return ": " + cut(s, 200)
+		if !open {
+			fmt.Fprintln(w)
+			reply, message = approval.RejectOnce, "the terminal closed before an answer"
 		}
+		if reply == "" {
+			continue // ask again
+		}
+		if err := t.broker.Reply(req.ID, reply, message, "the terminal"); err != nil {
+			fmt.Fprintf(w, "  not applied: %v\n", err)
+		} else if reply == approval.AllowAlways {
+			fmt.Fprintf(w, "  %s is allowed from now on, for every agent (permissions.allow of %s)\n", req.Tool, t.saved)
+		}
+		return
 	}
-	if len(raw) == 0 || string(raw) == "{}" {
-		return ""
-	}
-	return " " + cut(string(raw), 200)
 }
 
-func cut(s string, n int) string {
-	if len([]rune(s)) <= n {
-		return s
+// settledElsewhere says why a question ends without the person's answer.
+func settledElsewhere(n approval.Notice) string {
+	if n.Kind == approval.Cancelled {
+		return "(the run was cancelled)"
 	}
-	return string([]rune(s)[:n]) + "…"
+	verb := "allowed"
+	if !n.Answer.Reply.Allows() {
+		verb = "rejected"
+	}
+	if n.Answer.Message != "" {
+		return fmt.Sprintf("(%s: %s)", verb, n.Answer.Message)
+	}
+	return fmt.Sprintf("(%s by %s)", verb, n.Answer.By)
+}
+
+// approvalPrinter writes the approvals' lines on stderr: one writer at a
+// time, holding the live view's lock so that the view does not draw over
+// them.
+type approvalPrinter struct {
+	mu   sync.Mutex
+	w    io.Writer
+	view sync.Locker // nil: no live view to hold
+}
+
+// hold takes the terminal until the returned function is called.
+func (p *approvalPrinter) hold() (release func()) {
+	p.mu.Lock()
+	if p.view != nil {
+		p.view.Lock()
+	}
+	return func() {
+		if p.view != nil {
+			p.view.Unlock()
+		}
+		p.mu.Unlock()
+	}
+}
+
+func (p *approvalPrinter) println(line string) {
+	defer p.hold()()
+	fmt.Fprintln(p.w, line)
+}
+
+// allowEvery is the front end of --approve allow (and of
+// approvals.unattended: allow without a terminal): it allows every
+// request once and prints that it did.
+func allowEvery(b *approval.Broker, printer *approvalPrinter, path func(approval.Request) string, why string) func(approval.Notice) {
+	return func(n approval.Notice) {
+		if n.Kind != approval.Asked {
+			return
+		}
+		printer.println(fmt.Sprintf("✓ %s: %s allowed without asking (%s)", path(n.Request), n.Request.Title, why))
+		// A subscriber may answer from its notice; an error is a reply
+		// that came first.
+		_ = b.Reply(n.Request.ID, approval.AllowOnce, "", why)
+	}
 }

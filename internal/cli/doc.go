@@ -8,13 +8,13 @@
 // execution: {engine: temporal}, or telemetry export asked for by the
 // OTEL_* environment or the manifest's observability block.
 //
-//	agentpool run [-c FILE] [--agent NAME] [--output text|jsonl] [--db PATH] PROMPT
+//	agentpool run [-c FILE] [--agent NAME] [--output text|jsonl] [--db PATH] [--approve ask|allow|deny] PROMPT
 //	agentpool validate FILE
 //	agentpool version
 //
 // Exit codes of run: 0 when the run and every child session completed; 3
-// when the run completed but a child session failed or a limit refused a
-// spawn; 1 when the run failed or could not start (any command's error);
+// when the run completed but a child session failed, a limit refused a
+// spawn or a tool call was denied approval; 1 when the run failed or could not start (any command's error);
 // 130 when cancelled.
 //
 // Text from models, tools and the store never drives the terminal: every
@@ -24,4 +24,11 @@
 // or a program is exact, as is JSON output (through a pipe the encoder's
 // bytes; on a terminal with its C1 controls written as \u escapes, the same
 // values).
+//
+// Approvals (docs/approvals.md): run and every serve command ask one
+// approval broker (newApprovalBroker), with the manifest's approvals block
+// and the permission rules of the project's Claude Code settings, which
+// keep every "always" answer. run's terminal is a front end of it: one
+// question at a time, the live view held meanwhile; every denial is a
+// line on stderr and counts in the run's summary.
 package cli

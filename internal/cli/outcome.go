@@ -16,14 +16,16 @@ const exitIncomplete = 3
 
 // outcome passes a run's stream on and notes the work that did not happen,
 // so that a run which completed anyway does not look like a full success:
-// child sessions (anywhere in the tree) that ended without completing, and
-// spawns refused by a limit (spawn_refused events).
+// child sessions (anywhere in the tree) that ended without completing,
+// spawns refused by a limit (spawn_refused events), and tool calls denied
+// approval (deny).
 type outcome struct {
 	next event.Sink
 
 	mu      sync.Mutex
 	failed  []string       // names of the failed child sessions, in order
 	refused map[string]int // "max_spawns 2" -> spawns it refused
+	denied  []string       // "Write by writer": tool calls denied approval, in order
 }
 
 func newOutcome(next event.Sink) *outcome {
@@ -53,6 +55,13 @@ func (o *outcome) Emit(e event.Event) {
 	o.next.Emit(e)
 }
 
+// deny notes a tool call that was denied approval.
+func (o *outcome) deny(name string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.denied = append(o.denied, name)
+}
+
 // summary says what did not happen ("run completed, but 1 child session
 // failed (bad)"), or "" when nothing failed and nothing was refused.
 func (o *outcome) summary() string {
@@ -75,6 +84,13 @@ func (o *outcome) summary() string {
 			verb = "was"
 		}
 		parts = append(parts, fmt.Sprintf("%s %s refused (%s)", plural(n, "spawn"), verb, strings.Join(limits, ", ")))
+	}
+	if n := len(o.denied); n > 0 {
+		verb := "were"
+		if n == 1 {
+			verb = "was"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s denied approval (%s)", plural(n, "tool call"), verb, countNames(o.denied)))
 	}
 	if len(parts) == 0 {
 		return ""

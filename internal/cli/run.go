@@ -27,6 +27,7 @@ type runFlags struct {
 	agent   string
 	output  string
 	session string
+	approve string
 }
 
 func newRunCmd(ext Extensions) *cobra.Command {
@@ -46,6 +47,8 @@ func newRunCmd(ext Extensions) *cobra.Command {
 	fl.StringVar(&f.agent, "agent", "", "agent or team to run (default: the manifest's default_agent)")
 	fl.StringVar(&f.output, "output", "text", "output format: text or jsonl")
 	fl.StringVar(&f.session, "session", "", "continue this session with its history")
+	fl.StringVar(&f.approve, "approve", "", "how tool calls that ask for approval are answered: ask (on the terminal; the default when stdin and stderr are terminals), "+
+		"allow (every one, once, printed) or deny (the default otherwise, saying how to allow the tool; approvals.unattended: allow in the manifest makes it allow)")
 	return cmd
 }
 
@@ -67,14 +70,13 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 	// acted on, whether stderr is a terminal or not.
 	stderr := cmd.ErrOrStderr()
 	errw := termtext.NewWriter(stderr)
-	var approver *terminalApprover
-	if in, ok := cmd.InOrStdin().(*os.File); ok && term.IsTerminal(int(in.Fd())) && isTerminal(stderr) {
-		// Tools whose policy is "ask" are asked about on the terminal.
-		approver = newTerminalApprover(in, errw)
-		reg.OnApproval.Use(approver.approve)
-	} else {
-		reg.OnApproval.Use(noTerminalApproval)
-	}
+	// Tools whose policy is "ask" go to the approval broker (made once
+	// the manifest is loaded); the observer, first in the chain, sees
+	// every answer and shows each denial.
+	in, inFile := cmd.InOrStdin().(*os.File)
+	terminal := inFile && term.IsTerminal(int(in.Fd())) && isTerminal(stderr)
+	observer := &approvalObserver{}
+	reg.OnApproval.Use(observer.observe, hook.WithName("run-approvals"))
 	// Warnings of the runtime (a limit that refused a spawn, a store that
 	// failed) go to stderr; stdout is the answer or the event stream.
 	warnings := &warningWriter{w: errw}
@@ -87,6 +89,17 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 	defer shutdownTelemetry(tel, log) // last: flushes the spans of every run
 	defer p.Close()
 	defer closeHooks(reg) // first: background hooks still record into the store
+	mode, modeWhy, err := approveMode(f.approve, terminal, p.Manifest())
+	if err != nil {
+		return err
+	}
+	// After the manifest's hooks: PermissionRequest hooks answer before
+	// anyone is asked.
+	broker, rules, err := newApprovalBroker(p.Manifest(), log)
+	if err != nil {
+		return err
+	}
+	reg.UseBroker(broker)
 
 	parent := cmd.Context()
 	if parent == nil {
@@ -128,16 +141,19 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 			tree = treeview.Start(stderr, nil)
 			sink = tree
 			warnings.hold() // written after the tree's last frame
-			if approver != nil {
-				approver.lock = tree.Locker() // a question is not drawn over
-			}
 		} else {
 			view = newLiveView(errw)
-			if approver != nil {
-				approver.lock = &view.mu // a question is not cut by the live view
-			}
 			sink = view
 		}
+	}
+	// Questions and denials are not drawn over by the tree, nor cut by
+	// the live view's lines.
+	printer := &approvalPrinter{w: errw}
+	switch {
+	case tree != nil:
+		printer.view = tree.Locker()
+	case view != nil:
+		printer.view = &view.mu
 	}
 	node := f.agent
 	if f.session != "" {
@@ -146,9 +162,22 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 		}
 	}
 	out := newOutcome(sink)
+	path := requestPath(p.Store())
+	denyWhy, stopApprovals := "", func() {}
+	switch mode {
+	case approveAsk:
+		stopApprovals = startTerminalApprovals(broker, readLines(in), printer, path, rules.LocalFile()).Close
+	case approveAllow:
+		stopApprovals = broker.Attach(modeWhy, allowEvery(broker, printer, path, modeWhy))
+	default:
+		denyWhy = modeWhy
+	}
+	defer stopApprovals() // once more is a no-op
+	observer.set(printer, p.Store(), denyWhy, rules.LocalFile(), out.deny)
 	// In this process, or on the pool's Temporal workers (execution:
 	// {engine: temporal}, see openPoolTelemetry): the same stream either way.
 	res, err := p.RunSink(ctx, pool.RunRequest{Node: node, Prompt: prompt, SessionID: f.session}, out)
+	stopApprovals() // before the tree's last frame: no question is left on the terminal
 	if js != nil {
 		js.stop() // no flush of its own may run beside the ones below
 	}

@@ -251,13 +251,6 @@ func serveHTTP(cmd *cobra.Command, f poolFlags, h httpFlags, name string,
 		return fmt.Errorf("--max-conns must be at least 1, got %d", h.maxConns)
 	}
 	reg := hook.New(hook.Options{Logger: logger})
-	// Tools whose rule is "ask" wait for a front end that attaches to the
-	// broker (the OpenCode server does); without one they are refused.
-	approvals, err := approval.New(approval.Options{Logger: logger})
-	if err != nil {
-		return err
-	}
-	reg.UseBroker(approvals)
 	p, shutdown, err := openPool(f, pool.Options{Logger: logger, Hooks: reg})
 	if err != nil {
 		return err
@@ -265,6 +258,15 @@ func serveHTTP(cmd *cobra.Command, f poolFlags, h httpFlags, name string,
 	defer shutdown() // last: flushes the spans of every run
 	defer p.Close()
 	defer closeHooks(reg) // first: background hooks still record into the store
+	// Tools whose rule is "ask" wait for a front end that attaches to the
+	// broker (the OpenCode server does); without one they get the
+	// manifest's unattended answer. The broker comes after the manifest's
+	// hooks: PermissionRequest hooks answer before anyone is asked.
+	approvals, _, err := newApprovalBroker(p.Manifest(), logger)
+	if err != nil {
+		return err
+	}
+	reg.UseBroker(approvals)
 
 	ctx := cmd.Context()
 	if ctx == nil {

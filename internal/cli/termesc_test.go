@@ -156,13 +156,13 @@ func TestTerminalEscapeInjection(t *testing.T) {
 
 	t.Run("approval question", func(t *testing.T) {
 		p := startPTYWith(t, nil, true, "run", "-c", manifest, "--db", ":memory:", "--workspace", dir, "--agent", "asker", "go")
-		p.waitFor("allow [y]es once")
+		p.waitFor("[y]es / [a]lways / [n]o")
 		if _, err := p.ptmx.Write([]byte("n\n")); err != nil {
 			t.Fatal(err)
 		}
 		_, screen := p.wait(t)
 		checkNotInjected(t, "the terminal", screen)
-		checkShows(t, "the terminal", screen, "? asker wants to run Bash: echo ␛]52;c;QVNL␇␛[2;99;99t␍safe")
+		checkShows(t, "the terminal", screen, "? asker wants to run Bash echo ␛]52;c;QVNL␇␛[2;99;99t safe", "    command: echo ␛]52;c;QVNL␇␛[2;99;99t␍safe")
 	})
 
 	t.Run("error of a failed run", func(t *testing.T) {

@@ -97,11 +97,11 @@ func TestRunAskWithoutTerminal(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "agentpool.yaml"), []byte(askManifest), 0o644)
 	r := runCLI(t, dir, "run", "--db", ":memory:", "--output", "jsonl", "go")
-	if r.code != 0 {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	if r.code != exitIncomplete {
+		t.Fatalf("exit %d, want %d (a tool call was denied): %s", r.code, exitIncomplete, r.stderr)
 	}
 	got := resultOf(t, toolResults(t, r.stdout), "Bash", 0)
-	if !got.IsError || !strings.Contains(got.ToolResult, "no terminal is attached") || !strings.Contains(got.ToolResult, "--allow Bash") ||
+	if !got.IsError || !strings.Contains(got.ToolResult, "nobody was asked: no terminal to ask on") || !strings.Contains(got.ToolResult, "--allow Bash") ||
 		!strings.Contains(got.ToolResult, "tool_approval: {Bash: allow} on agent a") {
 		t.Errorf("Bash without approval: %+v", got)
 	}

@@ -328,7 +328,7 @@ func TestRunTreeApprovalQuestion(t *testing.T) {
         - text: ran it
 `), 0o644)
 	r := startPTY(t, nil, "run", "-c", path, "--db", ":memory:", "--workspace", t.TempDir(), "go")
-	r.waitFor("allow [y]es once")
+	r.waitFor("[y]es / [a]lways / [n]o")
 	if _, err := r.ptmx.Write([]byte("y\n")); err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +337,7 @@ func TestRunTreeApprovalQuestion(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, plain)
 	}
-	if !strings.Contains(plain, "? dev wants to run Bash: echo approved-run") {
+	if !strings.Contains(plain, "? dev wants to run Bash echo approved-run\n    command: echo approved-run\n") {
 		t.Errorf("no question on the terminal:\n%s", plain)
 	}
 	if !strings.Contains(plain, "✓ dev · completed · 1 tool use") || !sessionLine.MatchString(plain) {

@@ -2,7 +2,9 @@ package treeview
 
 import (
 	"io"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -15,9 +17,12 @@ import (
 // program, whose loop is the only goroutine touching the model.
 type Live struct {
 	p    *tea.Program
+	out  io.Writer
 	now  func() time.Time
 	done chan struct{}
 	err  error
+	// lines is the height of the last frame drawn (see releaser).
+	lines *atomic.Int64
 }
 
 // Tick is how often the spinner and elapsed times move.
@@ -48,6 +53,7 @@ type teaModel struct {
 	height int
 	gone   bool   // stopped without a final frame: draw nothing
 	drawn  string // the last frame: View is called after every message, drawing is per tick
+	lines  *atomic.Int64
 }
 
 func (t *teaModel) Init() tea.Cmd { return t.tick() }
@@ -97,6 +103,7 @@ func (t *teaModel) draw() {
 	t.drawn = t.m.Render(Options{
 		Now: t.at, Frame: t.frame, Width: t.width, Height: t.height - 1, Color: true, AnswerLines: 6,
 	}) + "\n"
+	t.lines.Store(int64(strings.Count(t.drawn, "\n")))
 }
 
 // Start starts drawing on out (a terminal) a run that begins now. The
@@ -108,9 +115,9 @@ func Start(out io.Writer, now func() time.Time, opts ...tea.ProgramOption) *Live
 	if now == nil {
 		now = time.Now
 	}
-	tm := &teaModel{m: New(now()), now: now, at: now()}
+	tm := &teaModel{m: New(now()), now: now, at: now(), lines: &atomic.Int64{}}
 	tm.draw()
-	l := &Live{now: now, done: make(chan struct{})}
+	l := &Live{out: out, now: now, done: make(chan struct{}), lines: tm.lines}
 	opts = append([]tea.ProgramOption{tea.WithOutput(out), tea.WithInput(nil), tea.WithoutSignalHandler()}, opts...)
 	l.p = tea.NewProgram(tm, opts...)
 	go func() {
@@ -142,10 +149,21 @@ func (l *Live) Stop() error {
 }
 
 // Locker returns a lock that, while held, gives the terminal back (for a
-// question to the user): the tree is not drawn over it.
+// question to the user): the tree is not drawn over it. What is written
+// meanwhile must end with a line feed; it stays above the tree.
 func (l *Live) Locker() sync.Locker { return (*releaser)(l) }
 
 type releaser Live
 
-func (r *releaser) Lock()   { _ = r.p.ReleaseTerminal() }
-func (r *releaser) Unlock() { _ = r.p.RestoreTerminal() }
+func (r *releaser) Lock() { _ = r.p.ReleaseTerminal() }
+
+// Unlock gives the terminal back to the tree. The renderer, restarted,
+// takes the cursor to be on the empty line under its last frame and moves
+// up from there to redraw: as many blank lines as the frame has are what
+// it draws over, instead of the end of what was written meanwhile.
+func (r *releaser) Unlock() {
+	if n := r.lines.Load(); n > 0 {
+		_, _ = io.WriteString(r.out, strings.Repeat("\n", int(n)))
+	}
+	_ = r.p.RestoreTerminal()
+}
