@@ -60,6 +60,9 @@ type poolFlags struct {
 	// ext: the Temporal engine and the telemetry exporters, when this
 	// binary has them.
 	ext Extensions
+	// approvals is the broker the command's front ends attach to (nil:
+	// none): a durable engine shows its runs' requests there.
+	approvals *approval.Broker
 }
 
 // register registers the flags and marks cmd as one that builds a pool:
@@ -167,7 +170,7 @@ func openPoolTelemetry(f poolFlags, opts pool.Options) (*pool.Pool, Telemetry, e
 	if m.Execution.Temporal() && !f.worker {
 		// The root sessions are submitted to the pool's task queue (the
 		// pool closes the client).
-		eng, err := f.ext.temporal().Engine(m.Execution, st, opts.Logger, tp)
+		eng, err := f.ext.temporal().Engine(m.Execution, st, opts.Logger, tp, f.approvals)
 		if err != nil {
 			st.Close()
 			shutdownTelemetry(tel, opts.Logger)
@@ -258,6 +261,7 @@ func serveHTTP(cmd *cobra.Command, f poolFlags, h httpFlags, name string,
 		return err
 	}
 	reg.UseBroker(approvals)
+	f.approvals = approvals
 	p, shutdown, err := openPool(f, pool.Options{Logger: logger, Hooks: reg})
 	if err != nil {
 		return err
@@ -279,4 +283,28 @@ func serveHTTP(cmd *cobra.Command, f poolFlags, h httpFlags, name string,
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "%s listening on http://%s\n", name, ln.Addr())
 	return serve(ctx, p, ln, logger, approvals)
+}
+
+// approvalReopener is a pool's engine that can show again the approval
+// requests of its runs that wait while no process follows them
+// (internal/temporalcli: durable.Approver.Reopen).
+type approvalReopener interface {
+	ReopenApprovals(ctx context.Context) (wait func(), err error)
+}
+
+// reopenApprovals shows again, in the broker the front end has attached
+// to, the requests of p's durable runs that wait for an answer (a server
+// started again: docs/approvals.md, Durable). Call it once the front end
+// is attached, and the returned func (which waits for the followers that
+// end with ctx) before the pool is closed.
+func reopenApprovals(ctx context.Context, p *pool.Pool, log *slog.Logger) (wait func()) {
+	r, ok := p.Engine().(approvalReopener)
+	if !ok {
+		return func() {}
+	}
+	wait, err := r.ReopenApprovals(ctx)
+	if err != nil {
+		log.Warn("show the approval requests of the runs that wait", "err", err)
+	}
+	return wait
 }
