@@ -168,13 +168,30 @@ func (h envHooks) ModelRequest(ctx context.Context, agent, sessionID string, req
 
 func (h envHooks) PreTool(ctx context.Context, t ToolInfo) ToolDecision {
 	if h.quiet(HookPreTool) {
-		return h.local.PreTool(ctx, t)
+		return h.approve(ctx, t, h.local.PreTool(ctx, t))
 	}
 	var w toolDecisionWire
 	if err := h.env.RunHook(ctx, h.inv, h.agent, HookPreTool, t, &w); err != nil {
 		return ToolDecision{Action: ToolDeny, Reason: "the tools/pre-execute hooks could not run: " + err.Error()}
 	}
-	return w.decision()
+	return h.approve(ctx, t, w.decision())
+}
+
+// approvalEnv is implemented by a hookEnv that waits for approvals itself
+// (internal/durablewire.ApprovalEnv, which has this method set): an ask
+// the hooks gave back is asked there.
+type approvalEnv interface {
+	AskApproval(ctx context.Context, inv *spawn.Invocation, t ToolInfo, d ToolDecision) ToolDecision
+}
+
+// approve asks the Env for the answer to an ask the hooks gave back;
+// without one the ask stays, and the run denies it (fail closed).
+func (h envHooks) approve(ctx context.Context, t ToolInfo, d ToolDecision) ToolDecision {
+	ae, ok := h.env.(approvalEnv)
+	if d.Action != ToolAsk || !ok {
+		return d
+	}
+	return ae.AskApproval(ctx, h.inv, t, d)
 }
 
 // toolDecisionWire decodes a ToolDecision that came back through a

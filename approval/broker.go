@@ -61,7 +61,9 @@ var (
 
 // Request is a tool call waiting for a person's answer.
 type Request struct {
-	ID string `json:"id"` // set by Ask
+	// ID is set by Ask; a request stored elsewhere and shown again (a
+	// durable run's, docs/approvals.md) keeps its id, and its Created.
+	ID string `json:"id"`
 	// SessionID is the session the tool runs in: a delegated child's
 	// own session, not its root's.
 	SessionID string          `json:"session_id"`
@@ -74,7 +76,7 @@ type Request struct {
 	Title string `json:"title"`
 	// Rule says why approval is asked (the rule that said "ask").
 	Rule    string    `json:"rule,omitempty"`
-	Created time.Time `json:"created"` // set by Ask
+	Created time.Time `json:"created"` // set by Ask when zero
 }
 
 // Answer is how a request was settled.
@@ -231,8 +233,19 @@ func (b *Broker) Ask(ctx context.Context, req Request) (Answer, error) {
 		b.mu.Unlock()
 		return Answer{Reply: b.opts.Unattended, By: ByUnattended, Message: unattendedMessage(req, b.opts.Unattended)}, nil
 	}
-	req.ID = id.Ascending(IDPrefix)
-	req.Created = time.Now()
+	if req.ID == "" {
+		req.ID = id.Ascending(IDPrefix)
+		req.Created = time.Now()
+	} else if _, dup := b.pending[req.ID]; dup || b.closed[req.ID] != "" {
+		// A stored request shown again (docs/approvals.md, Durable) is
+		// asked once per broker.
+		b.mu.Unlock()
+		return Answer{Reply: RejectOnce, By: ByUnattended, Message: "this approval request was asked already"},
+			fmt.Errorf("approval: request %s was asked already", req.ID)
+	}
+	if req.Created.IsZero() {
+		req.Created = time.Now()
+	}
 	req.Input = slices.Clone(req.Input)
 	if req.Title == "" {
 		req.Title = Title(req.Tool, req.Input)

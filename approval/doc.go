@@ -6,8 +6,14 @@
 // A run asks (Broker.Ask) and waits; the broker gives the request an id,
 // keeps it pending and tells every subscriber (Notice: asked). A front end
 // answers with Broker.Reply: allow once, allow always, reject once or
-// reject always. The broker depends on the standard library and package id
-// only, so that the core can use it without pulling in a front end.
+// reject always. The broker depends on the standard library and packages
+// id and event only, so that the core can use it without pulling in a
+// front end.
+//
+// A request can be stored in its session's log (RequestedEvent,
+// RepliedEvent: custom events approval_requested and approval_replied) and
+// asked again from there by a process that reads the store: Ask keeps a
+// request's id when it has one, and asks it once per broker.
 //
 // Guarantees:
 //

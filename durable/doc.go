@@ -80,6 +80,23 @@
 // toolsets (MCP servers) are listed by the Toolsets activity and their
 // calls are Tool activities, on the worker (durablewire.ToolsetEnv).
 //
+// # Approvals
+//
+// With RootRequest.Approver (the submitter has a broker its front ends
+// attach to), a tool call whose rule is "ask" is not asked on the worker,
+// where nobody is attached: the hooks give the ask back to the workflow
+// (internal/durablewire.ApprovalEnv), which writes an approval_requested
+// event to the session's log at once, waits for the SignalApproval of
+// that request (or Approvals.Timeout, a workflow timer; or the run's
+// cancellation), writes approval_replied and runs or denies the call.
+// Guarantees: one answer per request (a signal for a request that is not
+// waiting is dropped); the wait outlives the submitter and the workers;
+// the Approver shows a request in its broker only once the poll that read
+// it is over, so a request read with its answer is never shown, and
+// withdraws it when its answer is read; Approver.Reopen shows again the
+// open requests of every root running on the engine (a submitter started
+// again). docs/approvals.md, Durable.
+//
 // # Limits
 //
 // A spawn that does not come from a team's reservation costs one Spawns

@@ -63,6 +63,9 @@ type wfEnv struct {
 	lifecycle, sessions bool
 	// conversation is the id of the tree's root session.
 	conversation string
+	// approvals, when set, are waited for by the workflow (approvals.go).
+	approvals *Approvals
+	waiting   *approvalWaits
 }
 
 // locked runs fn as the session's only writer of its log.
@@ -80,9 +83,10 @@ func inBranch(ctx context.Context) bool {
 }
 
 var (
-	_ spawn.Env              = (*wfEnv)(nil)
-	_ durablewire.HookEnv    = (*wfEnv)(nil)
-	_ durablewire.ToolsetEnv = (*wfEnv)(nil)
+	_ spawn.Env               = (*wfEnv)(nil)
+	_ durablewire.HookEnv     = (*wfEnv)(nil)
+	_ durablewire.ToolsetEnv  = (*wfEnv)(nil)
+	_ durablewire.ApprovalEnv = (*wfEnv)(nil)
 )
 
 func newEnv(wctx workflow.Context, j *journal, cancel context.CancelCauseFunc, queue string) *wfEnv {
@@ -263,7 +267,7 @@ func (e *wfEnv) Spawn(ctx context.Context, parent *spawn.Invocation, req spawn.R
 	}
 	in := SessionInput{Session: child, RunID: e.ids.AscendingAt(id.Run, now), Prompt: req.Prompt,
 		History: model.CloneMessages(req.History), ToolCallID: req.ToolCallID, Timeout: timeout,
-		Budget: e.budget, Conversation: e.conversation, Mechanism: req.Mechanism}
+		Budget: e.budget, Conversation: e.conversation, Mechanism: req.Mechanism, Approvals: e.approvals}
 	info := spawn.StartInfo{
 		ChildSessionID: child.ID, ParentSessionID: parent.Session.ID, Name: child.AgentName,
 		SourceType: child.SourceType, Depth: depth, Mechanism: req.Mechanism, RunMode: start.RunMode,

@@ -34,6 +34,9 @@ type follower struct {
 	seen  map[string]int64 // session -> last seq handed on
 	info  map[string]event.SpawnSessionStart
 	paths map[string][]string
+	// polled, when set, is called after each poll has handed its events
+	// on (an Approver shows the requests still open then).
+	polled func()
 }
 
 func newFollower(st session.Store, root string, afterSeq int64, sink event.Sink) *follower {
@@ -73,6 +76,9 @@ func (f *follower) poll(ctx context.Context) error {
 	})
 	for _, r := range batch {
 		f.sink.Emit(f.wrap(r))
+	}
+	if f.polled != nil {
+		f.polled()
 	}
 	return nil
 }

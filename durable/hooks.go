@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/agentpool/agentpool/agent"
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/internal/detach"
 	"github.com/agentpool/agentpool/internal/durablewire"
@@ -74,6 +75,9 @@ func (a *Activities) Hook(ctx context.Context, in HookInput) (HookOutput, error)
 	inv := spawn.NewEnvInvocation(rt, nil, in.Session, in.RunID, in.Prompt, in.ToolCallID, nil, &buf)
 	var out HookOutput
 	stop := heartbeat(ctx)
+	if in.DeferApprovals {
+		ctx = durablewire.DeferApprovals(ctx)
+	}
 	ans, err := a.callHook(spawn.WithInvocation(ctx, inv), in, &out)
 	stop()
 	if err == nil && ans != nil {
@@ -147,7 +151,8 @@ func (a *Activities) callHook(ctx context.Context, in HookInput, out *HookOutput
 // RunHook implements durablewire.HookEnv: the Hook activity. What the hooks
 // injected is injected into inv's session.
 func (e *wfEnv) RunHook(ctx context.Context, inv *spawn.Invocation, node, point string, in, out any) error {
-	res, err := e.hook(ctx, HookInput{Node: node, Point: point, Session: inv.Session, RunID: inv.RunID, Prompt: inv.Prompt, ToolCallID: inv.ToolCallID}, in)
+	res, err := e.hook(ctx, HookInput{Node: node, Point: point, Session: inv.Session, RunID: inv.RunID, Prompt: inv.Prompt, ToolCallID: inv.ToolCallID,
+		DeferApprovals: e.approvals != nil && point == agent.HookPreTool}, in)
 	if err != nil {
 		return err
 	}

@@ -34,6 +34,10 @@ type RootRequest struct {
 	// SubmitterHooks: the caller runs the root's session/start and /end
 	// hooks (SessionInput.SubmitterHooks).
 	SubmitterHooks bool
+	// Approver, when set, shows the run's approval requests in its
+	// broker and signals the answers (approver.go); without one an ask is
+	// refused on the worker.
+	Approver *Approver
 }
 
 // RunRoot runs a root session on Temporal: it creates the session in the
@@ -56,6 +60,10 @@ func RunRoot(ctx context.Context, c client.Client, st session.Store, req RootReq
 		runID = id.AscendingAt(id.Run, now)
 	}
 	in := SessionInput{Session: root, RunID: runID, Prompt: req.Prompt, History: req.History, AfterSeq: afterSeq, SubmitterHooks: req.SubmitterHooks}
+	if req.Approver != nil {
+		policy := req.Approver.Policy
+		in.Approvals = &policy
+	}
 	// Started even when ctx ends meanwhile: the cancellation below ends
 	// the run aborted, as a cancelled run in this process ends.
 	run, err := c.ExecuteWorkflow(context.WithoutCancel(ctx), client.StartWorkflowOptions{ID: sid, TaskQueue: req.TaskQueue,
@@ -72,6 +80,11 @@ func RunRoot(ctx context.Context, c client.Client, st session.Store, req RootReq
 	defer stopFollow()
 	followed := make(chan error, 1)
 	f := newFollower(st, sid, afterSeq, sink)
+	if req.Approver != nil {
+		w, stopAsking := req.Approver.watch(ctx, sink)
+		defer stopAsking() // after the follower: its last poll may settle requests
+		f.sink, f.polled = w, w.polled
+	}
 	go func() { followed <- f.follow(followCtx, done) }()
 
 	type ended struct {

@@ -61,6 +61,11 @@ type SessionInput struct {
 	// agentpool.spawn.mechanism), as a session run in process has.
 	Conversation string          `json:"conversation,omitempty"`
 	Mechanism    event.Mechanism `json:"mechanism,omitempty"`
+	// Approvals, when set, makes the workflow wait for the answers to
+	// the approvals its tool calls ask (approvals.go); its children get
+	// it too. Nil: an ask is settled by the hooks on the worker, where no
+	// front end is attached (refused).
+	Approvals *Approvals `json:"approvals,omitempty"`
 }
 
 // SessionOutput is how a session's workflow ended.
@@ -138,6 +143,9 @@ type HookInput struct {
 	ToolCallID string          `json:"tool_call_id,omitempty"`
 	// Child is the child session of subagent/start.
 	Child *session.Session `json:"child,omitempty"`
+	// DeferApprovals: an ask of tools/pre-execute that no approval/request
+	// listener settles comes back to the workflow (SessionInput.Approvals).
+	DeferApprovals bool `json:"defer_approvals,omitempty"`
 }
 
 // HookOutput is a hook point's answer, the events its hooks emitted for

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/id"
+	"github.com/agentpool/agentpool/internal/durablewire"
 	"github.com/agentpool/agentpool/internal/otelpool"
 	"github.com/agentpool/agentpool/model"
 	"github.com/agentpool/agentpool/session"
@@ -92,6 +93,13 @@ func (e *Engine) Session(wctx workflow.Context, in SessionInput) (SessionOutput,
 		lc := e.Runtime.Lifecycle()
 		_, env.sessions = lc.(sessionHooks)
 		env.lifecycle = lc != nil
+	}
+	if in.Approvals != nil {
+		// An ask comes back to the workflow, which waits for the answer
+		// (approvals.go), from the hooks called here (quiet points) as
+		// from those of the Hook activity (HookInput.DeferApprovals).
+		env.approvals = in.Approvals
+		ctx = durablewire.DeferApprovals(ctx)
 	}
 	root := in.Session.ParentID == ""
 	env.conversation = in.Conversation

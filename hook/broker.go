@@ -2,8 +2,12 @@ package hook
 
 import (
 	"context"
+	"time"
 
 	"github.com/agentpool/agentpool/approval"
+	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/id"
+	"github.com/agentpool/agentpool/spawn"
 )
 
 // UseBroker makes b the approver of r: a listener on the approval/request
@@ -18,10 +22,15 @@ import (
 // Rejected.
 func (r *Registry) UseBroker(b *approval.Broker) (remove func()) {
 	return r.OnApproval.Use(func(ctx context.Context, req ApprovalRequest, _ Next[ApprovalRequest, ApprovalDecision]) ApprovalDecision {
-		a, err := b.Ask(ctx, approval.Request{
+		areq := approval.Request{
 			SessionID: req.SessionID, Agent: req.Agent, Tool: req.ToolName, CallID: req.CallID,
 			Input: req.Input, Rule: req.Reason,
-		})
+		}
+		log := stored(ctx, b, &areq)
+		a, err := b.Ask(ctx, areq)
+		if log != nil {
+			log.Emit(approval.RepliedEvent(areq.ID, a))
+		}
 		reason := a.Message
 		switch {
 		case err != nil && ctx.Err() != nil:
@@ -45,4 +54,21 @@ func (r *Registry) UseBroker(b *approval.Broker) (remove func()) {
 		}
 		return ApprovalDecision{Outcome: Rejected, Reason: reason}
 	}, WithName("approval-broker"))
+}
+
+// stored stores a request that a front end will be asked (b has one
+// attached) in the log of the session it belongs to, as an
+// approval_requested event, so that a process reading the store sees it
+// (docs/approvals.md, Durable); it gives req its id first, and returns the
+// sink where its answer is to be stored (nil: not stored, the ctx carries
+// no run of that session, or nobody is attached).
+func stored(ctx context.Context, b *approval.Broker, req *approval.Request) event.Sink {
+	inv := spawn.InvocationFrom(ctx)
+	if inv == nil || inv.Sink == nil || inv.Session.ID != req.SessionID || !b.Attached() {
+		return nil
+	}
+	req.ID, req.Created = id.Ascending(approval.IDPrefix), time.Now()
+	req.Title = approval.Title(req.Tool, req.Input)
+	inv.Sink.Emit(approval.RequestedEvent(*req))
+	return inv.Sink
 }

@@ -67,6 +67,25 @@ func TestUseBrokerAsksForTheChild(t *testing.T) {
 			if last := texts(reqs[len(reqs)-1]); !strings.Contains(last, c.seen) {
 				t.Fatalf("the child's model saw %q, want %q", last, c.seen)
 			}
+			// The request and its answer are in the child's log, for a
+			// process that reads the store (docs/approvals.md, Durable).
+			recs, err := h.store.Events(context.Background(), childSession, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var logged []string
+			for _, r := range recs {
+				if q, ok, err := approval.ParseRequested(r.Event); ok && err == nil {
+					logged = append(logged, "requested:"+q.ID+":"+q.Title)
+				}
+				if a, ok, err := approval.ParseReplied(r.Event); ok && err == nil {
+					logged = append(logged, "replied:"+a.RequestID+":"+string(a.Reply)+":"+a.By)
+				}
+			}
+			want := "requested:" + req.ID + ":probe a.md,replied:" + req.ID + ":" + string(c.reply) + ":tui"
+			if got := strings.Join(logged, ","); got != want {
+				t.Errorf("the child's log has %s\nwant %s", got, want)
+			}
 		})
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/agentpool/agentpool/agent"
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/internal/durablewire"
 	"github.com/agentpool/agentpool/model"
 	"github.com/agentpool/agentpool/spawn"
 	"github.com/agentpool/agentpool/tool"
@@ -372,7 +373,13 @@ func (r *Registry) PreTool(ctx context.Context, t agent.ToolInfo) agent.ToolDeci
 			if len(d.UpdatedInput) > 0 {
 				asked = d.UpdatedInput
 			}
-			a := r.RequestApproval(ctx, ApprovalRequest{Agent: t.Agent, SessionID: t.SessionID, ToolName: t.ToolName, CallID: t.CallID, Input: asked, Reason: d.Reason})
+			req := ApprovalRequest{Agent: t.Agent, SessionID: t.SessionID, ToolName: t.ToolName, CallID: t.CallID, Input: asked, Reason: d.Reason}
+			a, deferred := r.requestApproval(ctx, req, durablewire.ApprovalsDeferred(ctx))
+			if deferred {
+				// The run waits for the answer itself (a durable run):
+				// the ask goes back to it with the input to run.
+				return agent.ToolDecision{Action: agent.ToolAsk, Reason: d.Reason, UpdatedInput: cloneRaw(d.UpdatedInput)}
+			}
 			if !a.Allowed() {
 				msg := "approval " + a.Outcome
 				if a.Reason != "" {
@@ -405,12 +412,29 @@ func (r *Registry) PreTool(ctx context.Context, t agent.ToolInfo) agent.ToolDeci
 // RequestApproval runs approval/request. req is snapshotted on entry. Fail
 // closed: no listener, an empty or unknown outcome all give Unavailable.
 func (r *Registry) RequestApproval(ctx context.Context, req ApprovalRequest) ApprovalDecision {
+	d, _ := r.requestApproval(ctx, req, false)
+	return d
+}
+
+// requestApproval is RequestApproval; with deferrable, a request that no
+// listener answered (the chain's end was reached) is reported deferred
+// instead of unavailable: the caller's run asks for it itself
+// (internal/durablewire.ApprovalEnv).
+func (r *Registry) requestApproval(ctx context.Context, req ApprovalRequest, deferrable bool) (ApprovalDecision, bool) {
 	req = cloneApproval(req)
+	deferred := false
 	d := r.OnApproval.Run(ctx, req, func(_ context.Context, req ApprovalRequest) ApprovalDecision {
+		if deferrable {
+			deferred = true
+			return ApprovalDecision{Outcome: Unavailable, Reason: "deferred to the run"}
+		}
 		return ApprovalDecision{Outcome: Unavailable, Reason: fmt.Sprintf(
 			"no approver is available; to run %s without asking, set tool_approval: {%s: allow} on agent %s in the manifest",
 			req.ToolName, req.ToolName, req.Agent)}
 	})
+	if deferred && d.Outcome == Unavailable {
+		return ApprovalDecision{}, true
+	}
 	switch d.Outcome {
 	case AllowedOnce, AllowedAlways, Rejected, Cancelled, Unavailable:
 	default:
@@ -422,7 +446,7 @@ func (r *Registry) RequestApproval(ctx context.Context, req ApprovalRequest) App
 	if !d.Allowed() {
 		d.UpdatedInput = nil
 	}
-	return cloneApprovalDecision(d)
+	return cloneApprovalDecision(d), false
 }
 
 // PostTool implements agent.Hooks: tools/post-execute, then the tools/result

@@ -145,6 +145,9 @@ func (p *Pool) Processor() *processor.Processor { return p.proc }
 // Runtime returns the spawn runtime (for manual spawns, Inject, tasks).
 func (p *Pool) Runtime() *spawn.Runtime { return p.rt }
 
+// Engine returns Options.Engine (nil: the pool runs its roots itself).
+func (p *Pool) Engine() Engine { return p.engine }
+
 // Node returns a node by name.
 func (p *Pool) Node(name string) (spawn.Node, bool) { n, ok := p.nodes[name]; return n, ok }
 

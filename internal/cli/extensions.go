@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/agentpool/agentpool/approval"
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/internal/otelpool"
 	"github.com/agentpool/agentpool/pool"
@@ -53,7 +54,9 @@ type Temporal interface {
 	// Engine dials the frontend of x and returns the engine that submits
 	// the pool's root runs to x's task queue; it is an io.Closer (the pool
 	// closes it).
-	Engine(x config.Execution, st session.Store, log *slog.Logger, tp trace.TracerProvider) (pool.Engine, error)
+	// approvals, when set, is the broker the command's front ends attach
+	// to: the engine shows the runs' approval requests there.
+	Engine(x config.Execution, st session.Store, log *slog.Logger, tp trace.TracerProvider, approvals *approval.Broker) (pool.Engine, error)
 	// Work runs the workflows and activities of p's task queue until ctx
 	// ends (agentpool worker), saying on stderr when it is connected.
 	Work(ctx context.Context, p *pool.Pool, log *slog.Logger, tp trace.TracerProvider, stderr io.Writer) error
@@ -95,7 +98,7 @@ var errNoTemporal = errors.New("this agentpool binary has no Temporal engine: ru
 // noTemporal stands for the engine in the light binary.
 type noTemporal struct{}
 
-func (noTemporal) Engine(config.Execution, session.Store, *slog.Logger, trace.TracerProvider) (pool.Engine, error) {
+func (noTemporal) Engine(config.Execution, session.Store, *slog.Logger, trace.TracerProvider, *approval.Broker) (pool.Engine, error) {
 	return nil, errNoTemporal
 }
 

@@ -60,6 +60,10 @@ type poolFlags struct {
 	// ext: the Temporal engine and the telemetry exporters, when this
 	// binary has them.
 	ext Extensions
+	// approvals, when set, makes the broker the command's front ends
+	// attach to, from the manifest (openPool calls it once): a durable
+	// engine shows its runs' requests there.
+	approvals func(*config.Manifest) (*approval.Broker, error)
 }
 
 // register registers the flags and marks cmd as one that builds a pool:
@@ -164,10 +168,18 @@ func openPoolTelemetry(f poolFlags, opts pool.Options) (*pool.Pool, Telemetry, e
 	if tel != nil {
 		opts.TracerProvider, opts.MeterProvider = tp, tel.MeterProvider()
 	}
+	var broker *approval.Broker
+	if f.approvals != nil {
+		if broker, err = f.approvals(m); err != nil {
+			st.Close()
+			shutdownTelemetry(tel, opts.Logger)
+			return nil, nil, err
+		}
+	}
 	if m.Execution.Temporal() && !f.worker {
 		// The root sessions are submitted to the pool's task queue (the
 		// pool closes the client).
-		eng, err := f.ext.temporal().Engine(m.Execution, st, opts.Logger, tp)
+		eng, err := f.ext.temporal().Engine(m.Execution, st, opts.Logger, tp, broker)
 		if err != nil {
 			st.Close()
 			shutdownTelemetry(tel, opts.Logger)
@@ -251,6 +263,15 @@ func serveHTTP(cmd *cobra.Command, f poolFlags, h httpFlags, name string,
 		return fmt.Errorf("--max-conns must be at least 1, got %d", h.maxConns)
 	}
 	reg := hook.New(hook.Options{Logger: logger})
+	// The approval broker is made from the manifest (its approvals block
+	// and the project's settings rules) once openPool has read it: a
+	// durable engine shows its runs' requests there.
+	var approvals *approval.Broker
+	f.approvals = func(m *config.Manifest) (*approval.Broker, error) {
+		b, _, err := newApprovalBroker(m, logger)
+		approvals = b
+		return b, err
+	}
 	p, shutdown, err := openPool(f, pool.Options{Logger: logger, Hooks: reg})
 	if err != nil {
 		return err
@@ -262,10 +283,6 @@ func serveHTTP(cmd *cobra.Command, f poolFlags, h httpFlags, name string,
 	// broker (the OpenCode server does); without one they get the
 	// manifest's unattended answer. The broker comes after the manifest's
 	// hooks: PermissionRequest hooks answer before anyone is asked.
-	approvals, _, err := newApprovalBroker(p.Manifest(), logger)
-	if err != nil {
-		return err
-	}
 	reg.UseBroker(approvals)
 
 	ctx := cmd.Context()
@@ -281,4 +298,28 @@ func serveHTTP(cmd *cobra.Command, f poolFlags, h httpFlags, name string,
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "%s listening on http://%s\n", name, ln.Addr())
 	return serve(ctx, p, ln, logger, approvals)
+}
+
+// approvalReopener is a pool's engine that can show again the approval
+// requests of its runs that wait while no process follows them
+// (internal/temporalcli: durable.Approver.Reopen).
+type approvalReopener interface {
+	ReopenApprovals(ctx context.Context) (wait func(), err error)
+}
+
+// reopenApprovals shows again, in the broker the front end has attached
+// to, the requests of p's durable runs that wait for an answer (a server
+// started again: docs/approvals.md, Durable). Call it once the front end
+// is attached, and the returned func (which waits for the followers that
+// end with ctx) before the pool is closed.
+func reopenApprovals(ctx context.Context, p *pool.Pool, log *slog.Logger) (wait func()) {
+	r, ok := p.Engine().(approvalReopener)
+	if !ok {
+		return func() {}
+	}
+	wait, err := r.ReopenApprovals(ctx)
+	if err != nil {
+		log.Warn("show the approval requests of the runs that wait", "err", err)
+	}
+	return wait
 }

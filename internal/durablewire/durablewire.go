@@ -95,3 +95,32 @@ func decode(point string, in []byte, v any) error {
 	}
 	return nil
 }
+
+// ApprovalEnv is implemented by an Env that waits for a person's answer
+// itself, durably (a workflow waits for a signal, across restarts of the
+// process that shows the request). The agent's tools/pre-execute is then
+// called with DeferApprovals: an "ask" that no approval/request listener
+// settled comes back to the run as agent.ToolAsk (hook.Registry.PreTool),
+// and the run asks the Env, whose answer allows or denies the call. An
+// Env without it never sees an ask: the hooks settle it where they run.
+type ApprovalEnv interface {
+	// AskApproval waits for the answer to the tool call t, asked by d
+	// (Action ToolAsk, its Reason the rule that asked, its UpdatedInput
+	// the input to run), and returns ToolAllow or ToolDeny with the
+	// reason the model sees.
+	AskApproval(ctx context.Context, inv *spawn.Invocation, t agent.ToolInfo, d agent.ToolDecision) agent.ToolDecision
+}
+
+type deferKey struct{}
+
+// DeferApprovals marks ctx: the approvals asked under it are waited for
+// by the run's ApprovalEnv, not by the approval/request listeners.
+func DeferApprovals(ctx context.Context) context.Context {
+	return context.WithValue(ctx, deferKey{}, true)
+}
+
+// ApprovalsDeferred reports whether ctx was marked by DeferApprovals.
+func ApprovalsDeferred(ctx context.Context) bool {
+	v, _ := ctx.Value(deferKey{}).(bool)
+	return v
+}

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentpool/agentpool/approval"
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/hook"
 	"github.com/agentpool/agentpool/hook/command"
@@ -49,6 +50,8 @@ var customs = []struct {
 }{
 	{command.EventHookRun, "One command hook run (package hook/command), in the log of the session it ran for.", reflect.TypeFor[command.HookRun]()},
 	{command.EventHookLoopGuard, "A Stop / SubagentStop block overridden by the loop guard.", reflect.TypeFor[command.HookLoopGuard]()},
+	{approval.EventRequested, "A tool call waits for a person's answer (package approval), in the log of the session it runs in; open until its approval_replied.", reflect.TypeFor[approval.Request]()},
+	{approval.EventReplied, "How an approval request was settled.", reflect.TypeFor[approval.Answered]()},
 }
 
 var (

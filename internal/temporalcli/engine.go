@@ -7,6 +7,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.temporal.io/sdk/client"
 
+	"github.com/agentpool/agentpool/approval"
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/durable"
 	"github.com/agentpool/agentpool/event"
@@ -24,12 +25,15 @@ type temporalEngine struct {
 	c     client.Client
 	store session.Store
 	queue string
+	// approver shows the runs' approval requests in the command's broker
+	// (nil: the command has none, and an ask is refused on the worker).
+	approver *durable.Approver
 }
 
 // Engine implements cli.Temporal: it dials the frontend of x and returns
 // the engine that submits root runs to x's task queue. Close it (Pool.Close
 // does) to close the client.
-func (Temporal) Engine(x config.Execution, st session.Store, log *slog.Logger, tp trace.TracerProvider) (pool.Engine, error) {
+func (Temporal) Engine(x config.Execution, st session.Store, log *slog.Logger, tp trace.TracerProvider, approvals *approval.Broker) (pool.Engine, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -37,7 +41,20 @@ func (Temporal) Engine(x config.Execution, st session.Store, log *slog.Logger, t
 	if err != nil {
 		return nil, err
 	}
-	return &temporalEngine{c: c, store: st, queue: x.TaskQueue}, nil
+	e := &temporalEngine{c: c, store: st, queue: x.TaskQueue}
+	if approvals != nil {
+		e.approver = &durable.Approver{Client: c, Broker: approvals, Logger: log}
+	}
+	return e, nil
+}
+
+// ReopenApprovals shows again the requests of the runs that wait on the
+// engine (durable.Approver.Reopen); nothing without a broker.
+func (e *temporalEngine) ReopenApprovals(ctx context.Context) (wait func(), err error) {
+	if e.approver == nil {
+		return func() {}, nil
+	}
+	return e.approver.Reopen(ctx, e.store)
 }
 
 // RunRoot implements pool.Engine.
@@ -46,6 +63,7 @@ func (e *temporalEngine) RunRoot(ctx context.Context, run pool.EngineRun, sink e
 		Node: run.Node, Prompt: run.Prompt, TaskQueue: e.queue,
 		Stored: run.Session, History: run.History, RunID: run.RunID,
 		SubmitterHooks: true, // pool.RunSink runs them
+		Approver:       e.approver,
 	}, sink)
 	if err != nil {
 		return spawn.Result{}, err
