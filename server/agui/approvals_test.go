@@ -432,3 +432,43 @@ func TestApprovalsWithoutBrokerAndClose(t *testing.T) {
 		t.Error("Close left the server attached")
 	}
 }
+
+// A request that no stream of this server shows (asked before any run
+// streamed it, or by a run of another front end on the same broker) is
+// still listed, from the broker and the store: no thread, and the parent
+// of its session when the store has it.
+func TestApprovalListsRequestsNoStreamShows(t *testing.T) {
+	servertest.NoLeaks(t)
+	f := approvalServer(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	asked := make(chan struct{})
+	stop := f.broker.Subscribe(func(n approval.Notice) {
+		if n.Kind == approval.Asked {
+			close(asked)
+		}
+	})
+	defer stop()
+	done := make(chan error, 1)
+	go func() {
+		_, err := f.broker.Ask(ctx, approval.Request{SessionID: "ses_unstored", Agent: "writer", Tool: "Bash",
+			Input: json.RawMessage(`{"command":"ls"}`), Rule: "a hook asks"})
+		done <- err
+	}()
+	<-asked
+	list := listApprovals(t, f.url+"/approvals")
+	if len(list) != 1 {
+		t.Fatalf("GET /approvals %v", list)
+	}
+	a := list[0].(map[string]any)
+	if a["sessionId"] != "ses_unstored" || a["title"] != "Bash ls" || a["threadId"] != nil || a["parentSessionId"] != nil ||
+		mustMarshal(a["input"]) != `{"command":"ls"}` || a["reason"] != "a hook asks" {
+		t.Errorf("entry %v", a)
+	}
+	if l := listApprovals(t, f.url+"/approvals?threadId=t-any"); len(l) != 0 {
+		t.Errorf("filtered by a thread: %v", l)
+	}
+	cancel()
+	if err := <-done; err == nil {
+		t.Error("Ask of a cancelled run returned no error")
+	}
+}
