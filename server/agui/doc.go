@@ -8,6 +8,9 @@
 //	POST /agents/{name}  run a named agent or team
 //	GET  /agents         {"agents": [{name, description?, type, default?}]}
 //	GET  /healthz        {"status": "ok"}
+//	GET  /approvals      {"approvals": [Approval]}: the tool calls waiting for an answer
+//	POST /approvals/{id} answer one: {"reply": allow_once | allow_always | reject_once |
+//	                     reject_always, "message"?} (see Approvals)
 //
 // A run answers 200 text/event-stream with one "data: <json>\n\n" per
 // event (LF only, one line of compact JSON each). Requests that cannot run
@@ -70,6 +73,7 @@
 //	plan_update of the root   the state's "todos": STATE_SNAPSHOT or STATE_DELTA (see State)
 //	plan_update of a child    CUSTOM{name: "plan_update", value: the event, subagentRunId}
 //	custom                    CUSTOM{name: event_type, value: event_data}
+//	(approval broker)         CUSTOM{name: "approval_asked" | "approval_replied"} (see Approvals)
 //	run end                   RUN_FINISHED{result: final text} when the root completed;
 //	                          RUN_FINISHED{outcome: {type: cancelled}} when it was aborted
 //	                          (server shutdown); RUN_ERROR{message, code} when it failed
@@ -115,6 +119,41 @@
 // echoed, and replaced by {"todos": [...]} when a list arrives. State
 // events are never attributed to a subagent, never dropped or merged.
 //
+// # Approvals
+//
+// With Options.Approvals (an approval.Broker that the pool's hook registry
+// asks: hook.Registry.UseBroker) the server is attached to the broker until
+// Close, as its AG-UI front end ("agui"). AG-UI 1.0's interrupt outcome
+// ends the run and answers on the next run; a pool run waits inside the
+// tool call instead, so a pending request is a mid-run CUSTOM event and the
+// answer comes over HTTP:
+//
+//	approval_asked    value {id, sessionId, parentSessionId?, agent, tool, title, input (an
+//	                  object), toolCallId?, reason?, options: [allow_once, allow_always,
+//	                  reject_once, reject_always]}, attributed to the subagent where the tool runs
+//	approval_replied  value {id, sessionId, reply, by: agui | another front end | rule |
+//	                  timeout | cancelled, message?}
+//
+// Guarantees: a run's stream carries the requests of the sessions of its
+// tree and no other; approval_asked follows the call's TOOL_CALL_END; every
+// request it announced gets its approval_replied before the call's
+// TOOL_CALL_RESULT and before the run's last event (the broker queues the
+// notice before it wakes the run; the stream waits for it), also when the
+// request was withdrawn (the run was cancelled: reject_once by cancelled)
+// or answered elsewhere; an approval_replied whose subagent has ended is
+// attributed to its nearest open ancestor. The broker's delivery only
+// appends to each streaming run's inbox, so no client holds up the broker
+// or another run; a goroutine per run maps the notices while the run waits.
+//
+// POST /approvals/{id} takes the first answer (200 {id, reply}); a later one
+// is 409, an unknown id 404, a body that is not exactly {reply, message?}
+// 400 {error, field}, a body over 64 KiB 413, another Content-Type 415.
+// GET /approvals lists the pending requests, oldest first, each with the
+// threadId and runId of the run that shows it (?threadId= keeps one
+// thread's). Without Options.Approvals the list is empty and every answer
+// is 404. The routes are behind the same token, Host and CORS checks as the
+// others.
+//
 // # Delivery
 //
 // The run is the producer (the pool's recorder serializes the sink) and
@@ -135,7 +174,7 @@
 // that accepts nothing for Options.WriteTimeout (1 minute) is treated as
 // gone. A client that disconnects cancels its run: the run's context is the
 // request's, so every descendant is cancelled and ends "aborted" in the
-// store; from then on nothing waits for the client, and the handler returns
+// store (and its pending approvals are withdrawn); from then on nothing waits for the client, and the handler returns
 // once the run has wound down. Server.Serve cancels the runs in flight when
 // its context ends, and their clients still receive the end of their
 // stream.

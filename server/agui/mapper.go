@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"sync"
 
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/id"
@@ -54,12 +55,18 @@ type mapperConfig struct {
 	NewID func(prefix string) string
 	// OnRootStarted is called once, with the root's run_started.
 	OnRootStarted func(event.RunStarted)
+	// Approvals, when set, holds the approval notices for the run: the
+	// requests of the run's sessions become approval_asked and
+	// approval_replied events (approvals_map.go).
+	Approvals *runApprovals
 }
 
 // mapper turns the pool's event stream of one root run into AG-UI events.
-// It is not safe for concurrent use; the pool's recorder serializes the
-// sink calls, and Finish runs after RunSink returned.
+// The pool's recorder serializes the sink calls and Finish runs after
+// RunSink returned; mu also lets the run's approval forwarder
+// (ForwardApprovals) map notices while the run waits for an answer.
 type mapper struct {
+	mu       sync.Mutex
 	cfg      mapperConfig
 	emit     emitFunc
 	started  bool
@@ -74,6 +81,8 @@ type mapper struct {
 	toolMsg map[string]string
 	// state is the AG-UI state the client holds.
 	state runState
+	// asked holds the approvals announced and not yet settled, by id.
+	asked map[string]*askedApproval
 }
 
 // sessState is the AG-UI view of one session of the run.
@@ -103,7 +112,8 @@ func newMapper(cfg mapperConfig, emit emitFunc) *mapper {
 	if cfg.NewID == nil {
 		cfg.NewID = id.Ascending
 	}
-	m := &mapper{cfg: cfg, emit: emit, sessions: map[string]*sessState{}, toolMsg: map[string]string{}}
+	m := &mapper{cfg: cfg, emit: emit, sessions: map[string]*sessState{}, toolMsg: map[string]string{},
+		asked: map[string]*askedApproval{}}
 	m.state.input = cfg.State
 	m.root = &sessState{id: cfg.RootSession, parts: map[int]*openPart{}}
 	m.sessions[cfg.RootSession] = m.root
@@ -147,12 +157,16 @@ func (m *mapper) start() {
 	}
 }
 
-// Map maps one event of the root stream.
+// Map maps one event of the root stream, after the approval notices
+// queued before it.
 func (m *mapper) Map(e event.Event) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if m.finished {
 		return
 	}
 	m.start()
+	m.drainApprovals()
 	sid, inner := event.Unwrap(m.cfg.RootSession, e)
 	s := m.sessions[sid]
 	if s == nil {
@@ -198,6 +212,8 @@ func (m *mapper) Map(e event.Event) {
 	case event.ToolCallProgress:
 		m.out(s, classDroppable, &wire.Event{Type: wire.TypeCustom, Name: "tool_call_progress", Value: mustJSON(ev)})
 	case event.ToolCallComplete:
+		// The call's approval, if it was announced, is settled first.
+		m.awaitApprovals(func(a *askedApproval) bool { return a.sess == s && a.callID == ev.ToolCallID })
 		for idx, p := range s.parts {
 			if p.kind == event.PartToolCall && p.id == ev.ToolCallID {
 				m.closePart(s, idx)
@@ -402,6 +418,8 @@ func (m *mapper) closeContent(s *sessState) {
 // RUN_FINISHED for a completed run (outcome "cancelled" for an aborted
 // one), RUN_ERROR for a failed one.
 func (m *mapper) Finish(res pool.RunResult) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	stop := res.Result.StopReason
 	switch stop {
 	case event.StopCompleted, event.StopMaxTokens, event.StopRefusal:
@@ -429,8 +447,15 @@ func (m *mapper) Finish(res pool.RunResult) {
 	}
 }
 
-// Fail ends a run that failed outside the event stream.
+// Fail ends a run that failed outside the event stream, once it has
+// started (a run that never started answers its request with an HTTP
+// error instead).
 func (m *mapper) Fail(err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.started {
+		return
+	}
 	m.end(&wire.Event{Type: wire.TypeRunError, Message: err.Error(), Code: "internal"})
 }
 
@@ -439,6 +464,9 @@ func (m *mapper) end(last *wire.Event) {
 		return
 	}
 	m.start()
+	// Every approval the run announced and the broker settled is settled
+	// in the stream before the subagents close and the run ends.
+	m.awaitApprovals(func(*askedApproval) bool { return true })
 	for len(m.root.children) > 0 {
 		c := m.root.children[len(m.root.children)-1]
 		m.closeSubagent(c, event.StopAborted, "the run ended before the subagent", "")

@@ -74,6 +74,7 @@ func TestServerSecurity(t *testing.T) {
 	json := map[string]string{"Content-Type": "application/json"}
 	for _, r := range []struct{ method, path, body string }{
 		{"GET", "/healthz", ""}, {"GET", "/agents", ""}, {"POST", "/", runBody("t-sec", "Hi.")}, {"GET", "/nowhere", ""},
+		{"GET", "/approvals", ""}, {"POST", "/approvals/per_x", `{"reply":"allow_once"}`},
 	} {
 		res, body := request(t, r.method, url+r.path, r.body, json)
 		if res.StatusCode != http.StatusUnauthorized {

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentpool/agentpool/approval"
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/internal/otelpool"
 	"github.com/agentpool/agentpool/internal/otelprop"
@@ -62,6 +63,13 @@ type Options struct {
 	// memory (DefaultMaxThreads); the least recently used idle ones are
 	// forgotten and found again in the store when they come back.
 	MaxThreads int
+	// Approvals, when set, is the broker of the pool's approval requests
+	// (hook.Registry.UseBroker): the server attaches to it until Close,
+	// streams the requests of each run's sessions as CUSTOM approval_asked
+	// and approval_replied events, lists them on GET /approvals and takes
+	// the answers on POST /approvals/{id}. Without it the list is empty and
+	// answers get 404.
+	Approvals *approval.Broker
 
 	// now and newID make tests deterministic; onQueue lets a test watch a
 	// run's queue.
@@ -83,6 +91,9 @@ type Server struct {
 	// ends when the server shuts down.
 	runs     context.Context
 	stopRuns context.CancelFunc
+	// approvals is the front end of Options.Approvals (nil without one).
+	approvals *approvalsHub
+	closeOnce sync.Once
 }
 
 // New builds a Server for p.
@@ -108,19 +119,25 @@ func New(p *pool.Pool, opts Options) *Server {
 	s := &Server{pool: p, opts: opts, log: opts.Logger, threads: newThreads(p.Store(), opts.MaxThreads),
 		states: newThreadStates(p.Store()), mux: http.NewServeMux()}
 	s.runs, s.stopRuns = context.WithCancel(context.Background())
+	if opts.Approvals != nil {
+		s.approvals = newApprovalsHub(opts.Approvals, p.Store())
+	}
 	s.mux.HandleFunc("POST /{$}", func(w http.ResponseWriter, r *http.Request) { s.handleRun(w, r, "") })
 	s.mux.HandleFunc("POST /agents/{name}", func(w http.ResponseWriter, r *http.Request) { s.handleRun(w, r, r.PathValue("name")) })
 	s.mux.HandleFunc("GET /agents", s.handleAgents)
 	s.mux.HandleFunc("GET /healthz", s.handleHealth)
+	s.mux.HandleFunc("GET /approvals", s.handleApprovals)
+	s.mux.HandleFunc("POST /approvals/{id}", s.handleReply)
 	// The same paths with another method, and everything else: JSON errors.
-	for path, allow := range map[string]string{"/{$}": "POST", "/agents/{name}": "POST", "/agents": "GET, HEAD", "/healthz": "GET, HEAD"} {
+	for path, allow := range map[string]string{"/{$}": "POST", "/agents/{name}": "POST", "/agents": "GET, HEAD",
+		"/healthz": "GET, HEAD", "/approvals": "GET, HEAD", "/approvals/{id}": "POST"} {
 		s.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Allow", allow)
 			writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed on %s; use %s", r.Method, r.URL.Path, allow))
 		})
 	}
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("no such endpoint: %s %s (try POST /, POST /agents/{name}, GET /agents, GET /healthz)", r.Method, r.URL.Path))
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no such endpoint: %s %s (try POST /, POST /agents/{name}, GET /agents, GET /healthz, GET /approvals, POST /approvals/{id})", r.Method, r.URL.Path))
 	})
 	s.handler = httpsec.Handler(s.mux, s.security())
 	return s
@@ -138,6 +155,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 // clients still get the end of their stream (RUN_FINISHED with outcome
 // "cancelled").
 func (s *Server) CancelRuns() { s.stopRuns() }
+
+// Close cancels the runs (CancelRuns) and detaches the server from
+// Options.Approvals: no request waits for this server's clients any more.
+// Serve calls it once the last request has been answered; a server used as
+// a plain http.Handler calls it when it is done.
+func (s *Server) Close() {
+	s.closeOnce.Do(func() {
+		s.CancelRuns()
+		if s.approvals != nil {
+			s.approvals.shutdown()
+		}
+	})
+}
 
 // Serve serves on ln until ctx ends, then cancels the runs in flight
 // (CancelRuns) and shuts down gracefully.
@@ -167,6 +197,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if serveErr := <-errc; !errors.Is(serveErr, http.ErrServerClosed) && err == nil {
 		err = serveErr
 	}
+	s.Close()
 	return err
 }
 
@@ -287,10 +318,17 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, in *wire.RunAgen
 	if s.opts.onQueue != nil {
 		s.opts.onQueue(q)
 	}
+	// The run's approval notices: registered before the run starts, so
+	// that none of its requests is missed.
+	var approvals *runApprovals
+	if s.approvals != nil {
+		approvals = s.approvals.open(in.ThreadID, in.RunID)
+		defer s.approvals.close(approvals)
+	}
 	m := newMapper(mapperConfig{
 		ThreadID: in.ThreadID, RunID: in.RunID, ParentRunID: in.ParentRunID, RootSession: sid, State: in.State,
 		Todos: prior.todos, HasTodos: prior.has,
-		Now: s.opts.now, NewID: s.opts.newID,
+		Now: s.opts.now, NewID: s.opts.newID, Approvals: approvals,
 		OnRootStarted: func(event.RunStarted) {
 			if recordThread {
 				s.recordThread(ctx, sid, in.ThreadID)
@@ -306,13 +344,24 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, in *wire.RunAgen
 	wg.Go(func() {
 		defer q.Close()
 		res, runErr = s.pool.RunSink(ctx, req, event.SinkFunc(m.Map))
-		switch {
-		case runErr == nil:
+		if runErr == nil {
 			m.Finish(res)
-		case m.started:
+		} else {
 			m.Fail(runErr)
 		}
+		if approvals != nil {
+			approvals.close() // the forwarder returns
+		}
 	})
+	if approvals != nil {
+		// While the run waits for an answer it emits nothing: the
+		// forwarder maps the notices as they come.
+		wg.Go(func() {
+			for approvals.wait() {
+				m.ForwardApprovals()
+			}
+		})
+	}
 
 	rc := http.NewResponseController(w)
 	started := false

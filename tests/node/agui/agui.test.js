@@ -2,20 +2,17 @@
 // 1.0.0) and validates every event on the wire with @ag-ui/core's schemas.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { randomUUID } from 'node:crypto';
 
 import { HttpAgent, verifyEvents } from '@ag-ui/client';
-import { EventSchemas } from '@ag-ui/core/schemas';
 import { from, lastValueFrom, toArray } from 'rxjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const repo = path.resolve(here, '../../..');
-const bin = process.env.AGENTPOOL_BIN || path.join(repo, 'bin/agentpool');
+import {
+  bin, checkStructure, here, parseSSE, recordingAgent, repo, startServer, validate, withWarnings,
+} from './helpers.js';
 // A manifest with nested delegation: examples/nested.yaml when present,
 // else the spec's AgentPool-style example (planner -> team -> worker).
 const manifest = ['examples/nested.yaml', 'examples/agentpool-style.yaml']
@@ -24,40 +21,6 @@ const manifest = ['examples/nested.yaml', 'examples/agentpool-style.yaml']
 
 let server;
 let baseURL;
-
-// startServer runs `agentpool serve agui` on a free loopback port with the
-// given flags; stop() ends it.
-async function startServer(args) {
-  const proc = spawn(bin, ['serve', 'agui', '--addr', '127.0.0.1:0', ...args], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  const url = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${stderr}`)), 15000);
-    proc.stderr.setEncoding('utf8');
-    proc.stderr.on('data', (chunk) => {
-      stderr += chunk;
-      const m = stderr.match(/agui listening on (http:\/\/127\.0\.0\.1:\d+)/);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    });
-    proc.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited with ${code}:\n${stderr}`));
-    });
-  });
-  const stop = async () => {
-    if (proc.exitCode !== null || proc.signalCode !== null) return;
-    const exited = new Promise((resolve) => proc.once('exit', resolve));
-    proc.kill('SIGTERM');
-    const t = setTimeout(() => proc.kill('SIGKILL'), 5000);
-    await exited;
-    clearTimeout(t);
-  };
-  return { url, stop, stderr: () => stderr };
-}
 
 before(async () => {
   assert.ok(existsSync(bin), `AGENTPOOL_BIN ${bin} does not exist (run make build)`);
@@ -69,111 +32,6 @@ before(async () => {
 after(async () => {
   await server?.stop();
 });
-
-// Schemas by event type, to check that no event carries a key its schema
-// does not describe (the client would strip it).
-const schemaByType = new Map(EventSchemas.options.map((s) => [s.shape.type.value, s]));
-
-function parseSSE(text) {
-  assert.ok(!text.includes('\r'), 'SSE stream uses LF only');
-  const frames = text.split('\n\n');
-  assert.equal(frames.pop(), '', 'stream ends with a blank line');
-  return frames.map((f) => {
-    assert.ok(f.startsWith('data: '), `frame is a data field: ${f.slice(0, 80)}`);
-    assert.ok(!f.includes('\n'), 'one data line per event');
-    return JSON.parse(f.slice(6));
-  });
-}
-
-// No null anywhere, except inside state snapshots, custom values and
-// metadata, which carry the application's data (where null is a value).
-function assertNoNull(v, where) {
-  if (v === null) assert.fail(`null at ${where}`);
-  if (/\.(snapshot|value|metadata)$/.test(where)) return;
-  if (typeof v === 'object') for (const [k, x] of Object.entries(v)) assertNoNull(x, `${where}.${k}`);
-}
-
-function validate(events) {
-  for (const [i, e] of events.entries()) {
-    const where = `event ${i} (${e.type})`;
-    try {
-      EventSchemas.parse(e);
-    } catch (err) {
-      assert.fail(`${where} fails the schema: ${err.message}\n${JSON.stringify(e)}`);
-    }
-    const shape = schemaByType.get(e.type).shape;
-    for (const k of Object.keys(e)) assert.ok(k in shape, `${where}: key ${k} is not in the schema`);
-    assertNoNull(e, where);
-    if ('timestamp' in e) assert.ok(Number.isInteger(e.timestamp), `${where}: integer timestamp`);
-  }
-}
-
-// Checks the nesting rules the client enforces, on the raw stream.
-function checkStructure(events) {
-  assert.equal(events[0].type, 'RUN_STARTED');
-  const last = events.at(-1);
-  assert.equal(last.type, 'RUN_FINISHED');
-  const open = new Set();
-  const started = new Map(); // subagentRunId -> SUBAGENT_STARTED
-  const active = new Set();
-  const key = (e) => `${e.subagentRunId ?? ''}|${e.messageId ?? e.toolCallId ?? e.stepName}`;
-  for (const e of events) {
-    if (e.subagentRunId && !e.type.startsWith('SUBAGENT_')) {
-      assert.ok(active.has(e.subagentRunId), `${e.type} attributed to inactive subagent ${e.subagentRunId}`);
-    }
-    const m = e.type.match(/^(TEXT_MESSAGE|TOOL_CALL|REASONING_MESSAGE|REASONING|STEP)_(START|STARTED|END|FINISHED)$/);
-    if (m) {
-      const k = `${m[1]}:${key(e)}`;
-      if (m[2].startsWith('START')) {
-        assert.ok(!open.has(k), `${k} opened twice`);
-        open.add(k);
-      } else {
-        assert.ok(open.delete(k), `${k} closed without being open`);
-      }
-    }
-    switch (e.type) {
-      case 'SUBAGENT_STARTED':
-        assert.ok(!started.has(e.subagentRunId), `subagentRunId ${e.subagentRunId} reused`);
-        if (e.parentSubagentRunId) assert.ok(started.has(e.parentSubagentRunId), 'parent subagent started first');
-        started.set(e.subagentRunId, e);
-        active.add(e.subagentRunId);
-        break;
-      case 'SUBAGENT_FINISHED':
-      case 'SUBAGENT_ERROR':
-        assert.ok(active.delete(e.subagentRunId), `${e.type} for inactive ${e.subagentRunId}`);
-        break;
-    }
-  }
-  assert.deepEqual([...open], [], 'everything is closed before RUN_FINISHED');
-  assert.deepEqual([...active], [], 'every subagent ended before RUN_FINISHED');
-  return started;
-}
-
-// An HttpAgent whose fetch keeps a copy of the raw response body.
-function recordingAgent(url, opts = {}) {
-  const raw = [];
-  const agent = new HttpAgent({
-    url,
-    ...opts,
-    fetch: async (u, init) => {
-      const res = await fetch(u, init);
-      raw.push(res.clone().text());
-      return res;
-    },
-  });
-  return { agent, raw };
-}
-
-async function withWarnings(fn) {
-  const warnings = [];
-  const orig = console.warn;
-  console.warn = (...args) => warnings.push(args.join(' '));
-  try {
-    return { value: await fn(), warnings };
-  } finally {
-    console.warn = orig;
-  }
-}
 
 test('runAgent on the default agent: valid events, nested subagents, final answer', async () => {
   const { agent, raw } = recordingAgent(`${baseURL}/`);

@@ -45,3 +45,42 @@ type TodoItem struct {
 	// in progress; omitted when the agent gave none.
 	ActiveForm string `json:"activeForm,omitempty"`
 }
+
+// Approval is a tool call waiting for a person's answer: the value of the
+// CUSTOM event approval_asked, and an entry of GET /approvals.
+type Approval struct {
+	ID string `json:"id"` // per_…, answered by POST /approvals/{id}
+	// SessionID is the session the tool runs in (a subagent's own);
+	// ParentSessionID its parent, absent for a thread's root session.
+	SessionID       string `json:"sessionId"`
+	ParentSessionID string `json:"parentSessionId,omitempty"`
+	Agent           string `json:"agent"`
+	Tool            string `json:"tool"`
+	Title           string `json:"title"` // one line for a person: "Write notes/a.md"
+	// Input is the tool's input, a JSON object ({} when it has none).
+	Input json.RawMessage `json:"input"`
+	// ToolCallID is the call's toolCallId in TOOL_CALL_START, when known.
+	ToolCallID string `json:"toolCallId,omitempty"`
+	// Reason says which rule asked.
+	Reason string `json:"reason,omitempty"`
+	// Options are the answers POST /approvals/{id} takes.
+	Options []string `json:"options"`
+	// ThreadID and RunID name the run whose stream showed the request
+	// (GET /approvals only).
+	ThreadID string `json:"threadId,omitempty"`
+	RunID    string `json:"runId,omitempty"`
+}
+
+// ApprovalReplied is the value of the CUSTOM event approval_replied: how
+// an approval shown earlier in the stream was settled.
+type ApprovalReplied struct {
+	ID        string `json:"id"`
+	SessionID string `json:"sessionId"`
+	// Reply is allow_once, allow_always, reject_once or reject_always (a
+	// withdrawn request: reject_once, by "cancelled").
+	Reply string `json:"reply"`
+	// By is who answered: "agui", another front end ("opencode", "acp",
+	// ...), or the broker itself ("rule", "timeout", "cancelled").
+	By      string `json:"by"`
+	Message string `json:"message,omitempty"`
+}
