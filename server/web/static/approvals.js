@@ -71,6 +71,7 @@ function updateCard(card, ap) {
   card.querySelector('.ap-label').textContent = pending ? 'Approval needed' : 'Approval';
   let result = '';
   if (!pending) result = RESULT[ap.state] + (ap.state === 'gone' ? '' : ap.mine ? ' here' : ' elsewhere');
+  if (ap.state === 'reject' && ap.mine && ap.message) result += `: ${ap.message}`;
   if (ap.sending) result = 'Sending…';
   const out = card.querySelector('.ap-result');
   out.textContent = result;
@@ -80,7 +81,7 @@ function updateCard(card, ap) {
 
 // answer sends the user's reply; the card follows the request's state.
 async function answer(id, reply, message) {
-  store.answering(id);
+  store.answering(id, message);
   const body = { reply };
   if (message) body.message = message;
   try {

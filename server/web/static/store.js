@@ -244,8 +244,8 @@ export function apply(ev) {
 // that settled it ('once' | 'always' | 'reject'), or 'gone' (no longer
 // pending when the page re-read the list: answered or withdrawn while the
 // stream was down, or by the time this page's answer arrived). mine: this
-// page sent the answer; sending: its POST has not returned; error: why
-// this page's answer failed.
+// page sent the answer (message: the words of its rejection); sending:
+// its POST has not returned; error: why this page's answer failed.
 export const approvals = new Map();
 
 // realSession is the session a request's tool runs in. The server shows a
@@ -284,12 +284,14 @@ export function loadApprovals(list, before) {
   changed(null);
 }
 
-// answering records that this page sends the answer of request id (its
-// permission.replied may arrive before the POST returns).
-export function answering(id) {
+// answering records that this page sends the answer of request id, with
+// the message of a rejection (its permission.replied may arrive before
+// the POST returns).
+export function answering(id, message) {
   const ap = approvals.get(id);
   if (!ap) return;
   ap.mine = true;
+  ap.message = message;
   ap.sending = true;
   ap.error = '';
   changed(ap.sessionID);
