@@ -193,7 +193,7 @@ function renderTool(el, p, ap) {
       st.output != null ? [h('div.kv', {}, 'Result'), h('pre', {}, st.output)] : null,
       st.error ? [h('div.kv', {}, 'Error'), h('pre.error-text', {}, st.error)] : null));
   if (!child) {
-    el.replaceChildren(details, ap ? approvalCard(ap, p) : '');
+    el.replaceChildren(...[details, ap ? approvalCard(ap, p) : null].filter(Boolean));
     return;
   }
   const c = store.sessions.get(child);
