@@ -53,8 +53,15 @@ func TestServeMaxConns(t *testing.T) {
 // with args and returns its host:port; the cleanup stops it.
 func startHTTPServer(t *testing.T, server string, args ...string) string {
 	t.Helper()
+	return startHTTPServerIn(t, t.TempDir(), server, args...)
+}
+
+// startHTTPServerIn is startHTTPServer with dir as the server's working
+// directory (its workspace).
+func startHTTPServerIn(t *testing.T, dir, server string, args ...string) string {
+	t.Helper()
 	cmd := exec.Command(cliBinary(t), append([]string{"serve", server, "--db", ":memory:", "--addr", "127.0.0.1:0"}, args...)...)
-	cmd.Dir = t.TempDir()
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "HOME="+t.TempDir(), "AGENTPOOL_SERVER_TOKEN=")
 	errPipe, err := cmd.StderrPipe()
 	if err != nil {

@@ -31,7 +31,8 @@ func newServeWebCmd(ext Extensions) *cobra.Command {
 		Short: "Serve a web view of the session tree (and the OpenCode API it runs on)",
 		Long: "Serve the web view at /: the live tree of every session and its child sessions, the transcript " +
 			"of any session, a timeline of a run's sessions, a prompt box to start a run on any agent or team, " +
-			"and a stop button. The page is embedded in the binary and loads nothing from the network. " +
+			"a stop button, and the tool calls waiting for approval (Write, Edit and Bash ask by default): the " +
+			"waiting session is marked in the tree and its transcript offers Allow once, Allow always and Reject. The page is embedded in the binary and loads nothing from the network. " +
 			"It runs on the OpenCode server API, served on the same address with the same rules as " +
 			"`agentpool serve opencode` (GET /doc describes it). The listening address is printed on stderr " +
 			"(use --addr 127.0.0.1:0 for a free port). " +
@@ -42,7 +43,7 @@ func newServeWebCmd(ext Extensions) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return serveHTTP(cmd, f, h, "web", func(ctx context.Context, p *pool.Pool, ln net.Listener, logger *slog.Logger, approvals *approval.Broker) error {
 				srv := opencode.New(p, opencode.Options{Logger: logger, Version: version, Token: h.tokenValue(),
-					CORSOrigins: h.cors, MaxConns: h.maxConns, UI: web.New()})
+					CORSOrigins: h.cors, MaxConns: h.maxConns, UI: web.New(), Approvals: approvals})
 				return srv.Serve(ctx, ln)
 			})
 		},

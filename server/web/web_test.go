@@ -104,7 +104,7 @@ func TestPageAndAssets(t *testing.T) {
 			paths = append(paths, web.AssetPrefix+m[1])
 		}
 	}
-	for _, p := range []string{"/ui/app.js", "/ui/api.js", "/ui/store.js", "/ui/tree.js", "/ui/timeline.js", "/ui/transcript.js", "/ui/style.css"} {
+	for _, p := range []string{"/ui/app.js", "/ui/api.js", "/ui/store.js", "/ui/tree.js", "/ui/timeline.js", "/ui/transcript.js", "/ui/approvals.js", "/ui/style.css"} {
 		if !seen[p] {
 			t.Errorf("%s is not reached from the page", p)
 		}

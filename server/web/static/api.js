@@ -30,8 +30,11 @@ export async function call(method, path, body) {
     let data = null;
     try { data = text ? JSON.parse(text) : null; } catch { /* not JSON */ }
     if (!res.ok) {
-      const msg = data?.data?.message || data?.error || text || res.statusText;
-      throw new Error(`${method} ${path}: ${res.status} ${msg}`);
+      const msg = data?.data?.message || data?.message || data?.error || text || res.statusText;
+      const err = new Error(`${method} ${path}: ${res.status} ${msg}`);
+      err.status = res.status;
+      err.reason = msg;
+      throw err;
     }
     return data;
   }

@@ -1,6 +1,7 @@
-// The page: loads the pool's agents and sessions, follows the event
-// stream, and redraws the tree, the timeline and the transcript of the
-// selected session (the URL's #/s/<id>) once per frame at most.
+// The page: loads the pool's agents, sessions and pending approvals,
+// follows the event stream, and redraws the tree, the timeline and the
+// transcript of the selected session (the URL's #/s/<id>) once per frame
+// at most.
 
 import * as api from './api.js';
 import * as store from './store.js';
@@ -47,6 +48,8 @@ function redraw() {
     const sel = selected && store.sessions.get(selected);
     const root = sel?.info ? store.rootOf(sel) : null;
     $('stop').disabled = !root || !runBusy(root);
+    const waiting = store.pendingCount();
+    document.title = waiting ? `(${waiting}) agentpool · waiting for approval` : 'agentpool';
   });
 }
 store.onChange(redraw);
@@ -110,9 +113,13 @@ async function loadTree(root, id) {
 // --- loading and the event stream ------------------------------------------
 
 async function loadSessions() {
-  const [list, status] = await Promise.all([api.call('GET', '/session'), api.call('GET', '/session/status')]);
+  const before = store.pendingIDs();
+  const [list, status, asks] = await Promise.all([api.call('GET', '/session'), api.call('GET', '/session/status'), api.call('GET', '/permission')]);
   for (const info of list) store.setInfo(info);
   for (const s of store.sessions.values()) s.busy = Boolean(status[s.id]);
+  // The approvals already pending (and those settled while the stream was
+  // down); later ones come as permission.asked and permission.replied.
+  store.loadApprovals(asks, before);
   redraw();
 }
 

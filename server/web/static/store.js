@@ -1,6 +1,7 @@
 // The page's model of the server's sessions: every session seen (from the
 // lists and the event stream), their parent/child links, run state and
-// messages. Views read it; changed() tells them to redraw.
+// messages, and the approvals the server asks for. Views read it;
+// changed() tells them to redraw.
 
 export const sessions = new Map(); // id -> Session (below)
 let skew = 0; // server clock minus ours (ms), from the events' times
@@ -219,6 +220,12 @@ export function apply(ev) {
     case 'message.part.updated':
       setPart(get(id), p.part);
       break;
+    case 'permission.asked':
+      asked(p);
+      break;
+    case 'permission.replied':
+      settle(p.requestID, p.reply);
+      break;
     case 'message.part.delta': {
       const part = get(id).messages.get(p.messageID)?.parts.get(p.partID);
       if (part && p.field) part[p.field] = (part[p.field] || '') + p.delta;
@@ -228,4 +235,109 @@ export function apply(ev) {
       return;
   }
   changed(id, ev);
+}
+
+// --- approvals ----------------------------------------------------------
+
+// approvals are the permission requests this page has seen: request id ->
+// { req, sessionID, state, mine, sending, error }. state is 'pending', the reply
+// that settled it ('once' | 'always' | 'reject'), or 'gone' (no longer
+// pending when the page re-read the list: answered or withdrawn while the
+// stream was down, or by the time this page's answer arrived). mine: this
+// page sent the answer (message: the words of its rejection); sending:
+// its POST has not returned; error: why this page's answer failed.
+export const approvals = new Map();
+
+// realSession is the session a request's tool runs in. The server shows a
+// grandchild's (or deeper) request on its ancestor that is a root's child
+// (the OpenCode TUI draws no deeper prompts) and names the real session
+// in metadata.sessionID; the tree marks the real one.
+export const realSession = (req) => req.metadata?.sessionID || req.sessionID;
+
+function asked(req) {
+  const ap = approvals.get(req.id);
+  if (ap && ap.state !== 'pending') return; // settled before the list that still had it arrived
+  approvals.set(req.id, { ...ap, req, sessionID: realSession(req), state: 'pending', mine: ap?.mine || false, sending: ap?.sending || false, error: ap?.error || '' });
+}
+
+function settle(id, reply) {
+  const ap = approvals.get(id);
+  if (ap && ap.state === 'pending') ap.state = reply || 'reject';
+}
+
+// pendingIDs are the requests pending here, taken before GET /permission
+// is sent (see loadApprovals).
+export const pendingIDs = () => new Set([...approvals.values()].filter((ap) => ap.state === 'pending').map((ap) => ap.req.id));
+
+// loadApprovals takes GET /permission (after each connection of the
+// stream): what is listed is pending; what was pending here before the
+// list was asked for (before) and is not listed was answered or withdrawn
+// while the stream was down. A request asked while the list was on its
+// way is not in before: its permission.asked is newer than the list.
+export function loadApprovals(list, before) {
+  const listed = new Set(list.map((r) => r.id));
+  for (const id of before) {
+    const ap = approvals.get(id);
+    if (ap?.state === 'pending' && !listed.has(id)) ap.state = 'gone';
+  }
+  for (const req of list) asked(req);
+  changed(null);
+}
+
+// answering records that this page sends the answer of request id, with
+// the message of a rejection (its permission.replied may arrive before
+// the POST returns).
+export function answering(id, message) {
+  const ap = approvals.get(id);
+  if (!ap) return;
+  ap.mine = true;
+  ap.message = message;
+  ap.sending = true;
+  ap.error = '';
+  changed(ap.sessionID);
+}
+
+// answered records how the POST of request id ended: error is '' when
+// the server took the answer; gone says the server no longer had the
+// request (answered elsewhere first, or withdrawn).
+export function answered(id, error, gone) {
+  const ap = approvals.get(id);
+  if (!ap) return;
+  ap.sending = false;
+  if (error) {
+    ap.mine = false;
+    ap.error = error;
+    if (gone && ap.state === 'pending') ap.state = 'gone';
+  }
+  changed(ap.sessionID);
+}
+
+// pendingOf lists the pending requests of session id, oldest first.
+export function pendingOf(id) {
+  return [...approvals.values()].filter((ap) => ap.state === 'pending' && ap.sessionID === id)
+    .sort((a, b) => (a.req.id < b.req.id ? -1 : 1));
+}
+
+// waitingIn counts the pending requests of s and of every session below it.
+export function waitingIn(s) {
+  let n = 0;
+  for (const ap of approvals.values()) {
+    if (ap.state !== 'pending') continue;
+    for (let x = sessions.get(ap.sessionID); x; x = parentOf(x)) {
+      if (x === s) { n++; break; }
+    }
+  }
+  return n;
+}
+
+// approvalsOf lists every request this page has seen of session id
+// (pending and settled), oldest first.
+export function approvalsOf(id) {
+  return [...approvals.values()].filter((ap) => ap.sessionID === id).sort((a, b) => (a.req.id < b.req.id ? -1 : 1));
+}
+
+export function pendingCount() {
+  let n = 0;
+  for (const ap of approvals.values()) if (ap.state === 'pending') n++;
+  return n;
 }

@@ -1,11 +1,15 @@
 // The selected session's transcript: prompts, streamed text, collapsible
 // reasoning, tool calls with their inputs and results, and delegations as
 // links into the child session (and, at the top, back to the parent).
+// A tool call waiting for approval carries its approval card (approvals.js);
+// a request whose tool part is not in the transcript gets its card at
+// the end.
 // Elements are keyed by message and part id and updated in place, so
 // streaming text does not rebuild the page or close what the user opened.
 
 import * as store from './store.js';
 import { markdown } from './markdown.js';
+import { approvalCard, approvalSig } from './approvals.js';
 import { h, fmtTokens, fmtCost, fmtDuration, statusIcon, shortTitle, STATUS_LABEL, MECH_LABEL } from './format.js';
 
 let cur = { id: null, msgs: new Map(), parts: new Map() };
@@ -27,6 +31,9 @@ export function renderTranscript(el, crumbsEl, id) {
   }
   el.querySelector(':scope > p.empty')?.remove();
   const msgs = [...s.messages.values()].sort((a, b) => (a.info.id < b.info.id ? -1 : 1));
+  const aps = store.approvalsOf(s.id);
+  const byCall = new Map(aps.filter((ap) => ap.req.tool?.callID).map((ap) => [ap.req.tool.callID, ap]));
+  const placed = new Set();
   let prev = null;
   for (const m of msgs) {
     let me = cur.msgs.get(m.info.id);
@@ -42,13 +49,15 @@ export function renderTranscript(el, crumbsEl, id) {
       .sort((a, b) => (a.id < b.id ? -1 : 1));
     for (const p of parts) {
       let pe = cur.parts.get(p.id);
-      const sig = signature(p);
+      const ap = p.type === 'tool' ? byCall.get(p.callID) : null;
+      if (ap) placed.add(ap);
+      const sig = signature(p, ap);
       if (!pe) {
-        pe = partEl(p);
+        pe = partEl(p, ap);
         cur.parts.set(p.id, pe);
         if (prevPart) prevPart.after(pe); else body.prepend(pe);
       } else if (pe.dataset.sig !== sig) {
-        updatePart(pe, p);
+        updatePart(pe, p, ap);
       }
       pe.dataset.sig = sig;
       prevPart = pe;
@@ -56,6 +65,7 @@ export function renderTranscript(el, crumbsEl, id) {
     prev = me;
   }
   if (!msgs.length) el.replaceChildren(h('p.empty', {}, s.loaded ? 'No messages.' : 'Loading…'));
+  renderUnplaced(el, aps.filter((ap) => !placed.has(ap)));
   if (atBottom) el.scrollTop = el.scrollHeight;
 }
 
@@ -105,21 +115,34 @@ function updateMessage(me, m) {
   }
 }
 
-function signature(p) {
+// renderUnplaced keeps, at the end of the transcript, the cards of the
+// requests whose tool part the transcript does not have.
+function renderUnplaced(el, aps) {
+  let box = el.querySelector(':scope > .approvals-unplaced');
+  if (!aps.length) { box?.remove(); return; }
+  if (!box) box = h('div.approvals-unplaced');
+  if (box !== el.lastElementChild) el.append(box);
+  const want = aps.map((ap) => approvalCard(ap, null));
+  if (want.length !== box.children.length || want.some((c, i) => box.children[i] !== c)) box.replaceChildren(...want);
+}
+
+function signature(p, ap) {
   switch (p.type) {
     case 'text':
     case 'reasoning':
       return `${(p.text || '').length}:${p.time?.end ? 1 : 0}`;
     case 'tool': {
       const st = p.state || {};
-      return `${st.status}:${st.title || ''}:${(st.output || '').length}:${st.error || ''}:${st.metadata?.sessionId || ''}`;
+      const child = st.metadata?.sessionId;
+      const waiting = child && store.sessions.get(child) ? store.waitingIn(store.sessions.get(child)) : 0;
+      return `${st.status}:${st.title || ''}:${(st.output || '').length}:${st.error || ''}:${child || ''}:${waiting}:${approvalSig(ap)}`;
     }
     default:
       return p.type;
   }
 }
 
-function partEl(p) {
+function partEl(p, ap) {
   let el;
   switch (p.type) {
     case 'text':
@@ -134,11 +157,11 @@ function partEl(p) {
     default:
       el = h('div.part.other');
   }
-  updatePart(el, p);
+  updatePart(el, p, ap);
   return el;
 }
 
-function updatePart(el, p) {
+function updatePart(el, p, ap) {
   switch (p.type) {
     case 'text':
       el.replaceChildren(markdown(p.text || ''));
@@ -149,14 +172,14 @@ function updatePart(el, p) {
       el.querySelector('summary').textContent = p.time?.end ? `Thought for ${fmtDuration(p.time.end - p.time.start)}` : 'Thinking…';
       break;
     case 'tool':
-      renderTool(el, p);
+      renderTool(el, p, ap);
       break;
     default:
       el.textContent = `[${p.type}]`;
   }
 }
 
-function renderTool(el, p) {
+function renderTool(el, p, ap) {
   const st = p.state || {};
   const open = el.querySelector('details')?.open || false;
   const child = st.metadata?.sessionId;
@@ -170,10 +193,11 @@ function renderTool(el, p) {
       st.output != null ? [h('div.kv', {}, 'Result'), h('pre', {}, st.output)] : null,
       st.error ? [h('div.kv', {}, 'Error'), h('pre.error-text', {}, st.error)] : null));
   if (!child) {
-    el.replaceChildren(details);
+    el.replaceChildren(...[details, ap ? approvalCard(ap, p) : null].filter(Boolean));
     return;
   }
   const c = store.sessions.get(child);
+  const waiting = c ? store.waitingIn(c) : 0;
   const agent = c?.info?.agent || st.input?.subagent_type || '?';
   const mech = st.metadata?.spawnMechanism;
   el.replaceChildren(h('div.delegation', {},
@@ -181,6 +205,8 @@ function renderTool(el, p) {
       h('span', {}, 'Delegated to ', h('b', {}, `@${agent}`)),
       mech ? h(`span.badge.mech-${mech}`, {}, MECH_LABEL[mech] || mech) : null,
       h('span.tool-title', {}, c?.info ? shortTitle(c.info) : (st.title || '')),
+      waiting ? h('a.waiting', { href: link(c.id), title: 'A tool call below waits for your approval' },
+        waiting === 1 ? 'waiting for approval' : `${waiting} waiting for approval`) : null,
       h('a.child-link', { href: link(child) }, 'Open session →')),
     details));
 }

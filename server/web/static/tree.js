@@ -1,5 +1,7 @@
 // The session tree: every root (newest first) and its children, nested
 // to any depth, with status, agent, mechanism, tokens, cost and duration.
+// A session whose tool call waits for approval is marked waiting (and a
+// folded row counts the waiting sessions it hides).
 // Rows are keyed by session id and updated in place (the page redraws
 // several times a second while a run streams): a row under the pointer
 // or holding the focus stays the same element, so clicks and keys land.
@@ -69,7 +71,7 @@ function newRow(id) {
   return h('div.row', { role: 'treeitem', tabindex: '0', dataset: { id } },
     h('span.twisty', { 'aria-hidden': 'true' }),
     h('span.st'),
-    h('span.name', {}, h('span.agent'), h('span.badge'), h('span.title')),
+    h('span.name', {}, h('span.agent'), h('span.badge'), h('span.wait', { hidden: true }), h('span.title')),
     h('span.metrics', {}, h('span.tok'), h('span.cost'), h('span.dur')));
 }
 
@@ -85,7 +87,7 @@ function update(row, s, depth, nkids, selected) {
   const { tokens, cost } = store.totals(s);
   const [a, b] = store.span(s);
   const [twisty, mark, name, metrics] = row.children;
-  const [agent, badge, title] = name.children;
+  const [agent, badge, wait, title] = name.children;
   const [tok, cst, dur] = metrics.children;
   attr(row, 'aria-level', String(depth + 1));
   attr(row, 'aria-selected', s.id === selected ? 'true' : 'false');
@@ -105,6 +107,12 @@ function update(row, s, depth, nkids, selected) {
   badge.className = mech ? `badge mech-${mech}` : 'badge';
   badge.hidden = !mech;
   set(badge, mech ? (MECH_LABEL[mech] || mech) : '');
+  const own = store.pendingOf(s.id).length;
+  const hidden = nkids && isFolded(s) ? store.waitingIn(s) - own : 0;
+  row.dataset.waiting = own ? 'true' : 'false';
+  wait.hidden = !own && !hidden;
+  set(wait, own ? 'waiting for approval' : hidden ? `${hidden} waiting below` : '');
+  attr(wait, 'title', own ? 'A tool call of this session waits for your approval: open it to answer' : null);
   const text = s.info.parentID ? s.info.title.replace(/\s*\(@[^)]*subagent\)$/, '') : s.info.title;
   set(title, nkids && isFolded(s) ? `${foldSummary(s)} · ${text}` : text);
   set(tok, tokens ? fmtTokens(tokens) : '');

@@ -3,12 +3,13 @@
 // network but the server, a delegating run started from the prompt box
 // shows its child sessions live and nested in the tree and the timeline,
 // a child opens from the transcript and leads back to its parent, the
-// stop button aborts a run, and with a token the page asks for it.
+// stop button aborts a run, with a token the page asks for it, and a
+// grandchild's Write waits for an answer given in the page (or elsewhere).
 // Screenshots are written to out/.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,13 +29,21 @@ let profile;
 let context;
 let baseURL;
 let tokenURL;
+let approvalURL;
+let workdir; // the approval server's workspace
 
 // start runs the binary on a free loopback port and resolves its base URL
 // from the "web listening on" line on stderr.
 function start(...args) {
-  const proc = spawn(bin, ['serve', 'web', '--addr', '127.0.0.1:0', '--db', ':memory:', '-c', manifest, ...args], {
+  return startWith(manifest, undefined, ...args);
+}
+
+// startWith is start on another manifest, in directory cwd.
+function startWith(file, cwd, ...args) {
+  const proc = spawn(bin, ['serve', 'web', '--addr', '127.0.0.1:0', '--db', ':memory:', '-c', file, ...args], {
     stdio: ['ignore', 'ignore', 'pipe'],
     env: { ...process.env, AGENTPOOL_SERVER_TOKEN: '' },
+    cwd,
   });
   const server = { proc, stderr: '' };
   servers.push(server);
@@ -60,7 +69,9 @@ before(async () => {
   assert.ok(existsSync(bin), `AGENTPOOL_BIN ${bin} does not exist (run make build)`);
   assert.ok(existsSync(chromiumPath), `${chromiumPath} does not exist (apt-get install chromium; make test-deps does)`);
   mkdirSync(out, { recursive: true });
-  [baseURL, tokenURL] = await Promise.all([start(), start('--token', TOKEN)]);
+  workdir = mkdtempSync(path.join(os.tmpdir(), 'agentpool-web-approvals-'));
+  [baseURL, tokenURL, approvalURL] = await Promise.all([start(), start('--token', TOKEN),
+    startWith(path.join(here, 'fixtures/approval.yaml'), workdir)]);
   profile = mkdtempSync(path.join(os.tmpdir(), 'agentpool-web-chromium-'));
   context = await chromium.launchPersistentContext(profile, {
     executablePath: chromiumPath,
@@ -83,6 +94,7 @@ after(async () => {
       return exited.finally(() => clearTimeout(t));
     }),
   );
+  if (workdir) rmSync(workdir, { recursive: true, force: true });
 });
 
 // open loads the page in a new tab and collects its errors: a script
@@ -229,4 +241,173 @@ test('with a token the page asks for it and sends it on every call', async () =>
   await page.locator('.row[data-depth="0"][data-status="done"]').waitFor({ timeout: 20000 });
   await shot(page, 'token');
   await page.close();
+});
+
+// --- approvals ----------------------------------------------------------
+//
+// fixtures/approval.yaml: lead --task--> desk (team) --member--> writer,
+// whose Write of notes.md asks (Write's rule is "ask" by default). The
+// writer is a grandchild of the run: the server publishes its request on
+// desk (the root's child) with metadata.sessionID naming the writer.
+
+const NOTE = '# Notes\n\n<b>teams</b> nest & the web view asks first\n';
+const notes = () => path.join(workdir, 'notes.md');
+const waitingRow = (page) => page.locator('.row[data-waiting="true"]');
+// The newest run's rows come first (roots newest first).
+const newest = (page, agent) => row(page, agent).first();
+
+// pending lists the approval server's pending requests.
+async function pending() {
+  const r = await fetch(`${approvalURL}/permission`);
+  assert.equal(r.status, 200);
+  return r.json();
+}
+
+// startRun starts the approval fixture's run from the page's prompt box
+// and waits until its grandchild's row is marked waiting.
+async function startRun(page, text) {
+  await page.selectOption('#agent', 'lead');
+  await page.fill('#text', text);
+  await page.click('#run');
+  await newest(page, 'writer').and(waitingRow(page)).waitFor({ timeout: 15000 });
+}
+
+const runDone = (page) => page.locator('.row[data-depth="0"]').first().and(page.locator('[data-status="done"]'))
+  .waitFor({ timeout: 20000 });
+
+test("a grandchild's Write waits in the tree and the transcript; Allow once lets it write", async () => {
+  rmSync(notes(), { force: true });
+  const { page, problems } = await open(approvalURL);
+  await page.locator('#conn[data-state="live"]').waitFor();
+  await startRun(page, 'Write the note');
+
+  // The tree marks the session where the tool runs, not the session the
+  // request is published on.
+  const marks = await page.locator('.row').evaluateAll((rs) => rs.map((r) => [
+    r.querySelector('.agent').textContent, r.dataset.depth, r.dataset.waiting, r.querySelector('.wait').textContent]));
+  assert.deepEqual(marks, [['lead', '0', 'false', ''], ['desk', '1', 'false', ''], ['writer', '2', 'true', 'waiting for approval']]);
+  const [req] = await pending();
+  assert.notEqual(req.metadata.sessionID, req.sessionID, 'published on desk, naming the writer');
+  assert.match(await page.title(), /^\(1\) agentpool/);
+
+  // The card: agent, tool, title, file and diff, all as text.
+  await newest(page, 'writer').click();
+  const card = page.locator('.approval[data-state="pending"]');
+  await card.waitFor();
+  assert.equal(await card.locator('.ap-agent').textContent(), '@writer');
+  assert.equal(await card.locator('.ap-tool').textContent(), 'write');
+  assert.equal(await card.locator('.ap-title').textContent(), 'Write notes.md');
+  assert.equal(await card.locator('.ap-file').textContent(), notes());
+  const added = await card.locator('.ap-diff .d-add').allTextContents();
+  assert.deepEqual(added, ['+# Notes\n', '+\n', '+<b>teams</b> nest & the web view asks first\n']);
+  assert.equal(await card.locator('.ap-diff b').count(), 0, 'the diff is never parsed as HTML');
+  assert.ok(await page.locator('.part.tool-wrap:has(.tool-name:text-is("write")) .approval').count(), 'the card sits on its tool call');
+  assert.equal(existsSync(notes()), false, 'written before the answer');
+  await shot(page, 'approval-pending');
+
+  await card.locator('button.ap-once').click();
+  await page.locator('.approval[data-state="once"] .ap-result:text-is("Allowed once here")').waitFor();
+  await runDone(page);
+  assert.equal(await waitingRow(page).count(), 0, 'the waiting mark goes');
+  assert.equal(readFileSync(notes(), 'utf8'), NOTE);
+  await page.locator('.part.text:has-text("Created")').waitFor();
+  assert.deepEqual(await pending(), []);
+  assert.equal(await page.title(), 'agentpool');
+  await shot(page, 'approval-allowed');
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('Reject with a message reaches the grandchild; the run goes on', async () => {
+  rmSync(notes(), { force: true });
+  const { page, problems } = await open(approvalURL);
+  await page.locator('#conn[data-state="live"]').waitFor();
+  await startRun(page, 'Write it again');
+
+  // From the root's transcript down to the waiting session.
+  await newest(page, 'lead').click();
+  await page.locator('.delegation:has-text("@desk") a.waiting:text-is("waiting for approval")').click();
+  await page.locator('.crumbs .path .here:text-is("desk")').waitFor();
+  await page.locator('.delegation:has-text("@writer") a.waiting').click();
+  await page.locator('.crumbs .path .here:text-is("writer")').waitFor();
+
+  const card = page.locator('.approval[data-state="pending"]');
+  await card.locator('.ap-message').fill('use notes.txt instead');
+  await card.locator('button.ap-reject').click();
+  await page.locator('.approval[data-state="reject"] .ap-result:text-is("Rejected here: use notes.txt instead")').waitFor();
+  await runDone(page);
+  assert.equal(existsSync(notes()), false, 'the rejected Write happened');
+  // The model saw the rejection with the user's words, and answered.
+  await page.locator('.part.text:has-text("approval rejected")').waitFor();
+  assert.match(await page.locator('.part.text').last().textContent(), /rejected by the user in opencode: use notes\.txt instead/);
+  assert.equal(await waitingRow(page).count(), 0);
+  await shot(page, 'approval-rejected');
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('a request pending before the page loads shows; an answer given elsewhere settles every page', async () => {
+  rmSync(notes(), { force: true });
+  const a = await open(approvalURL);
+  await a.page.locator('#conn[data-state="live"]').waitFor();
+  await startRun(a.page, 'Answered elsewhere');
+  await newest(a.page, 'writer').click();
+  await a.page.locator('.approval[data-state="pending"]').waitFor();
+
+  // A page opened now learns of the request from GET /permission.
+  const b = await open(approvalURL);
+  await newest(b.page, 'writer').and(waitingRow(b.page)).waitFor();
+  await newest(b.page, 'writer').click();
+  await b.page.locator('.approval[data-state="pending"]').waitFor();
+
+  // Answered by another client (as the OpenCode TUI does) while page b's
+  // Reject is on its way: the first answer wins, both cards follow
+  // permission.replied, and page b says its answer was not taken.
+  const [req] = await pending();
+  await b.page.route('**/permission/*/reply', async (route) => {
+    const r = await fetch(`${approvalURL}/permission/${req.id}/reply`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ reply: 'once' }),
+    });
+    assert.equal(r.status, 200);
+    await route.continue();
+  });
+  await b.page.locator('.approval[data-state="pending"] button.ap-reject').click();
+  await b.page.locator('.approval[data-state="once"] .ap-result.error-text:has-text("Allowed once elsewhere. The answer was not taken")')
+    .waitFor();
+  assert.match(await b.page.locator('.approval .ap-result').textContent(), /no longer pending/);
+  await b.page.unroute('**/permission/*/reply');
+  await a.page.locator('.approval[data-state="once"] .ap-result:text-is("Allowed once elsewhere")').waitFor();
+  for (const { page } of [a, b]) {
+    await runDone(page);
+    assert.equal(await waitingRow(page).count(), 0);
+    assert.equal(await page.locator('.approval .ap-actions:visible').count(), 0, 'no buttons on a settled card');
+  }
+  assert.equal(readFileSync(notes(), 'utf8'), NOTE);
+
+  // Allow always from one page: the other sees it; the next Write of the
+  // writer no longer asks.
+  rmSync(notes());
+  await startRun(a.page, 'Always');
+  await newest(a.page, 'writer').click();
+  await newest(b.page, 'writer').and(waitingRow(b.page)).waitFor();
+  await newest(b.page, 'writer').click();
+  await b.page.locator('.approval[data-state="pending"] button.ap-always').click();
+  await b.page.locator('.approval[data-state="always"] .ap-result:text-is("Allowed always here")').waitFor();
+  await a.page.locator('.approval[data-state="always"] .ap-result:text-is("Allowed always elsewhere")').waitFor();
+  await runDone(a.page);
+  assert.equal(readFileSync(notes(), 'utf8'), NOTE);
+
+  rmSync(notes());
+  await a.page.selectOption('#agent', 'lead');
+  await a.page.fill('#text', 'No question now');
+  await a.page.click('#run');
+  await a.page.locator('.part.text:has-text("Lead done")').waitFor({ timeout: 20000 });
+  assert.equal(readFileSync(notes(), 'utf8'), NOTE, 'written under the "always" rule');
+  assert.equal(await a.page.locator('.approval[data-state="pending"]').count(), 0);
+  await shot(a.page, 'approval-elsewhere');
+  assert.deepEqual(a.problems, []);
+  // The browser logs the refused (404) answer of page b; nothing else.
+  assert.deepEqual(b.problems, ['console: Failed to load resource: the server responded with a status of 404 (Not Found)']);
+  await a.page.close();
+  await b.page.close();
 });
