@@ -84,11 +84,11 @@ func (cfg *Config) check() error {
 		return fmt.Errorf("acpagent: agent %s: Config.Command is required", cfg.Name)
 	}
 	if _, err := exec.LookPath(cfg.Command); err != nil {
-		msg := fmt.Sprintf("agent %s: %v: %q", cfg.Name, ErrNoCommand, cfg.Command)
+		hint := ""
 		if cfg.InstallHint != "" {
-			msg += "; install it with: " + cfg.InstallHint
+			hint = "; install it with: " + cfg.InstallHint
 		}
-		return fmt.Errorf("%s (%w)", msg, ErrNoCommand)
+		return fmt.Errorf("%w: %q is not in PATH%s", ErrNoCommand, cfg.Command, hint)
 	}
 	switch cfg.Confirm {
 	case "":
