@@ -61,7 +61,8 @@ check:
 	$(step_end)
 
 # test-deps installs the npm packages the Go tests drive (the MCP servers
-# of tests/mcp, pinned in its package-lock.json), tmux (Debian package),
+# of tests/mcp, pinned in its package-lock.json; the real ACP agents of
+# tests/acpagents, opencode, that external/acpagent drives), tmux (Debian package),
 # in which tests/node/clients drives the OpenCode TUI, chromium (Debian
 # package), in which tests/node/web drives the web view, and the Temporal
 # dev server (bin/temporal, built once per machine) that the durable
@@ -69,6 +70,7 @@ check:
 test-deps: bin/temporal
 	$(step_start)
 	cd tests/mcp && npm ci --no-audit --no-fund --loglevel=error
+	cd tests/acpagents && $(npm_install)
 	@command -v tmux >/dev/null 2>&1 || { echo "installing tmux (the OpenCode TUI test drives the TUI in it)"; \
 		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq tmux; \
 		else sudo apt-get update -qq && sudo apt-get install -y -qq tmux; fi; }
@@ -86,6 +88,7 @@ test-go: test-deps $(if $(filter test-all,$(MAKECMDGOALS)),build-race)
 	$(step_start)
 	@pg="$${AGENTPOOL_TEST_POSTGRES:-$$(tests/pg/start.sh)}" || { echo "tests/pg/start.sh failed"; exit 1; }; \
 	AGENTPOOL_TEST_POSTGRES="$$pg" AGENTPOOL_MCP_NODE_MODULES="$(CURDIR)/tests/mcp/node_modules" \
+		AGENTPOOL_ACP_NODE_MODULES="$(CURDIR)/tests/acpagents/node_modules" \
 		AGENTPOOL_TEMPORAL_BIN="$(CURDIR)/bin/temporal" $(GO) test -race -count=1 $(PKGS)
 	$(step_end)
 

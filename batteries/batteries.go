@@ -6,10 +6,12 @@ import (
 	"runtime/debug"
 
 	"github.com/agentpool/agentpool/config"
+	"github.com/agentpool/agentpool/external/acpagent"
 	"github.com/agentpool/agentpool/model"
 	"github.com/agentpool/agentpool/model/anthropic"
 	"github.com/agentpool/agentpool/model/openai"
 	"github.com/agentpool/agentpool/pool"
+	"github.com/agentpool/agentpool/spawn"
 	"github.com/agentpool/agentpool/tool"
 	"github.com/agentpool/agentpool/tool/mcp"
 	"github.com/agentpool/agentpool/tool/webfetch"
@@ -17,14 +19,34 @@ import (
 
 // Registry returns a new registry with the builtin model types of
 // pool.NewRegistry (test, scripted, fallback) and openai, anthropic, the
-// fetch toolset and MCP servers. Each call returns a fresh value that the
+// fetch toolset, MCP servers and external ACP agents. Each call returns a fresh value that the
 // caller may add to.
 func Registry() *pool.Registry {
 	return pool.NewRegistry().
 		AddModel(config.ModelOpenAI, OpenAI).
 		AddModel(config.ModelAnthropic, Anthropic).
 		SetFetch(Fetch).
-		SetMCP(MCP)
+		SetMCP(MCP).
+		SetExternal(External)
+}
+
+// External builds the node of an external ACP agent (pool.ExternalMaker):
+// its preset's command or its own, started in dir.
+func External(a *config.Agent, dir string) (spawn.Node, error) {
+	x := a.External
+	confirm := acpagent.ConfirmAlways
+	if x.RequiresToolConfirmation == "never" {
+		confirm = acpagent.ConfirmNever
+	}
+	n, err := acpagent.New(acpagent.Config{
+		Name: a.Name, Description: a.Description, Command: x.Command, Args: x.Args, Env: x.Env, Dir: dir,
+		SystemPrompt: a.SystemPrompt, AllowFileOperations: x.AllowFileOperations, AllowTerminal: x.AllowTerminal,
+		Confirm: confirm, MCPServers: a.MCPServers, InstallHint: x.Install,
+	})
+	if err != nil {
+		return nil, err // not a typed nil in a spawn.Node
+	}
+	return n, nil
 }
 
 // ConfigOptions are the manifest parser's options for reg: its model

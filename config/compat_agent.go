@@ -11,33 +11,35 @@ import (
 
 // External agent kinds of AgentPool: bridges to other programs.
 var externalAgentKinds = map[string]string{
-	"agui":        "AG-UI agents are remote servers that AgentPool drives as a client",
-	"acp":         "ACP agents are other programs (Claude Code, Codex, ...) that AgentPool drives as a client",
-	"claude_code": "Claude Code agents run through Anthropic's Python Claude Agent SDK",
-	"file":        "file agents are markdown files that AgentPool converts",
+	"agui": "AG-UI agents are remote servers that AgentPool drives as a client",
+	"file": "file agents are markdown files that AgentPool converts",
 }
 
 // agentKind checks an agent's `type:` (AgentPool's discriminator): native,
-// the default, is agentpool's kind of agent. It returns false, after
-// reporting it, for any other kind; their other keys are then not read.
-func (p *parser) agentKind(e entry, path string) bool {
+// the default, is agentpool's kind of agent; acp and claude_code are
+// external agents (returned as external, read by parser.external). It
+// returns false, after reporting it, for any other kind; their other keys
+// are then not read.
+func (p *parser) agentKind(e entry, path string) (native bool, external string) {
 	tn := findKey(e.val, "type")
 	if tn == nil {
-		return true
+		return true, ""
 	}
 	d := deref(tn)
 	if d.Kind != yaml.ScalarNode || isNull(d) {
-		return true // reported as a bad value when the fields are read
+		return true, "" // reported as a bad value when the fields are read
 	}
 	switch kind := strings.TrimSpace(d.Value); {
 	case kind == "native":
-		return true
+		return true, ""
+	case externalKind(kind):
+		return false, kind
 	case externalAgentKinds[kind] != "":
 		p.add(tn.Line, path+".type", "agent type %q is not supported: agentpool runs native agents (a model, a prompt and tools); %s", kind, externalAgentKinds[kind])
 	default:
-		p.add(tn.Line, path+".type", "unknown agent type %q (agentpool runs native agents: leave type out or write \"native\")", kind)
+		p.add(tn.Line, path+".type", "unknown agent type %q (agentpool runs native agents: leave type out or write \"native\"; and external ones: acp, claude_code)", kind)
 	}
-	return false
+	return false, ""
 }
 
 // agentCompat reads the AgentPool keys of an agent.

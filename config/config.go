@@ -113,7 +113,11 @@ type Agent struct {
 	Output *OutputSpec
 	// Connections forward the agent's final output to other nodes.
 	Connections []Connection
-	Line        int // line of the agent's key
+	// External, when set, makes the agent an external program that speaks
+	// ACP (`type: acp` or `type: claude_code`): it has no model, tools nor
+	// workers of ours.
+	External *ExternalAgent
+	Line     int // line of the agent's key
 }
 
 // ApprovalFor returns the approval policy of the agent for a tool: see

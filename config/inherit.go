@@ -244,6 +244,9 @@ type agentSource struct {
 	e  entry
 	f  map[string]entry
 	ok bool // a mapping
+	// external is the type of an external agent (acp, claude_code), read
+	// by parser.external; "" for a native agent.
+	external string
 }
 
 // inheritFields returns the fields of agent name with those of the agent

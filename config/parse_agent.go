@@ -25,8 +25,8 @@ func (p *parser) agents(m *Manifest, e entry, d *yaml.Node) {
 		path := "agents." + ae.key
 		p.checkName(ae.line(), path, ae.key)
 		src := &agentSource{e: ae}
-		if !p.agentKind(ae, path) {
-			src.f = map[string]entry{}
+		if native, kind := p.agentKind(ae, path); !native {
+			src.f, src.external = map[string]entry{}, kind
 		} else {
 			src.f, src.ok = p.object(ae.val, path, known)
 		}
@@ -36,7 +36,9 @@ func (p *parser) agents(m *Manifest, e entry, d *yaml.Node) {
 	for _, name := range names {
 		src := srcs[name]
 		a := &Agent{Name: name, Line: src.e.line()}
-		if src.ok {
+		if src.external != "" {
+			p.external(a, src.external, src.e, "agents."+name)
+		} else if src.ok {
 			p.agent(a, p.inheritFields(name, srcs, names, nil))
 		}
 		m.Agents[name] = a

@@ -40,6 +40,10 @@ type Config struct {
 	// MCPServers are offered to every agent (the builtin MCP manager
 	// starts each on first use). Only servers with Enabled set are used.
 	MCPServers []config.MCPServer
+	// NodeToolApproval are tool approval policies of Nodes (node name ->
+	// tool_approval), for the tools a node runs through the hooks (an
+	// external agent's file operations); Options.Hooks enforces them.
+	NodeToolApproval map[string]map[string]string
 	// Skills says where the skills toolset finds skills (relative paths:
 	// to the current directory); the zero value is config.DefaultSkills.
 	Skills config.Skills
@@ -331,6 +335,11 @@ func setApprovals(cfg Config, opts Options) {
 			opts.Hooks.SetToolApproval(a.Name, a.ToolApproval)
 		default:
 			opts.Logger.Warn("tool_approval is not enforced: the pool has no Options.Hooks", "agent", a.Name)
+		}
+	}
+	for name, policy := range cfg.NodeToolApproval {
+		if opts.Hooks != nil {
+			opts.Hooks.SetToolApproval(name, policy)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentpool/agentpool/agent"
 	"github.com/agentpool/agentpool/config"
+	"github.com/agentpool/agentpool/spawn"
 	"github.com/agentpool/agentpool/team"
 )
 
@@ -46,6 +47,25 @@ func FromManifest(m *config.Manifest, reg *Registry) (Config, error) {
 	var errs []error
 	for _, name := range m.AgentOrder {
 		a := m.Agents[name]
+		if a.External != nil {
+			n, policy, err := externalNode(m, reg, a, cfg.Workspace)
+			if err != nil {
+				where := ""
+				if m.Path != "" && a.Line > 0 {
+					where = fmt.Sprintf(" (%s:%d)", filepath.Base(m.Path), a.Line)
+				}
+				errs = append(errs, fmt.Errorf("agent %s%s: %w", name, where, err))
+				continue
+			}
+			cfg.Nodes = append(cfg.Nodes, n)
+			if policy != nil {
+				if cfg.NodeToolApproval == nil {
+					cfg.NodeToolApproval = map[string]map[string]string{}
+				}
+				cfg.NodeToolApproval[name] = policy
+			}
+			continue
+		}
 		mdl, err := reg.NewModel(a.Model)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("agent %s: %w", name, err))
@@ -90,6 +110,29 @@ func FromManifest(m *config.Manifest, reg *Registry) (Config, error) {
 		return Config{}, err
 	}
 	return cfg, nil
+}
+
+// externalNode builds the node of an external agent with reg's
+// ExternalMaker, and its tool approval policy for the file operations it
+// asks us for (requires_tool_confirmation: never allows them all; else
+// each tool's default: Write asks).
+func externalNode(m *config.Manifest, reg *Registry, a *config.Agent, workspace string) (spawn.Node, map[string]string, error) {
+	mk := reg.externalMaker()
+	if mk == nil {
+		return nil, nil, fmt.Errorf("type acp is not wired into this program; %s", config.WiringHint)
+	}
+	dir := workspace
+	if a.External.Cwd != "" {
+		dir = m.ResolvePath(expandHome(a.External.Cwd))
+	}
+	n, err := mk(a, dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if a.External.RequiresToolConfirmation == "never" {
+		return n, map[string]string{"*": config.ApprovalAllow}, nil
+	}
+	return n, nil, nil
 }
 
 // manifest describes cfg as a manifest, for Pool.Manifest: agents with

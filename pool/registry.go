@@ -11,6 +11,7 @@ import (
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/model"
 	"github.com/agentpool/agentpool/model/fallback"
+	"github.com/agentpool/agentpool/spawn"
 	"github.com/agentpool/agentpool/tool"
 )
 
@@ -36,6 +37,13 @@ type MCPServers interface {
 // server starts when a run first needs its tools.
 type MCPMaker func(servers []config.MCPServer, dir string) (MCPServers, error)
 
+// ExternalMaker builds the node of a manifest's external agent (an agent
+// with config.Agent.External: `type: acp`), whose process runs in dir
+// (its cwd resolved against the manifest, else the pool's workspace, else
+// the current directory). A command that is not installed is its error,
+// saying how to install it.
+type ExternalMaker func(a *config.Agent, dir string) (spawn.Node, error)
+
 // Registry is what a pool can build beyond its core: the model types and
 // the toolsets that need the network (fetch, MCP). It is explicit (no
 // package holds one): a program makes one with NewRegistry, adds to it and
@@ -51,6 +59,7 @@ type Registry struct {
 	order  []string // model types in the order added
 	fetch  FetchMaker
 	mcp    MCPMaker
+	ext    ExternalMaker
 }
 
 // NewRegistry returns a Registry with the builtin model types: test,
@@ -112,6 +121,22 @@ func (r *Registry) SetMCP(m MCPMaker) *Registry {
 	defer r.mu.Unlock()
 	r.mcp = m
 	return r
+}
+
+// SetExternal wires in external agents (`type: acp`, package
+// external/acpagent through batteries); without it, a manifest that
+// declares one is an error at New. It returns r.
+func (r *Registry) SetExternal(m ExternalMaker) *Registry {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ext = m
+	return r
+}
+
+func (r *Registry) externalMaker() ExternalMaker {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.ext
 }
 
 // ModelTypes lists the model types of r in the order added (the builtin

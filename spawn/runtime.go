@@ -247,6 +247,7 @@ type runState struct {
 	// The first refusal by each limit is logged; the rest are not (they
 	// are all in the stream).
 	depthWarned, budgetWarned atomic.Bool
+	scope                     runScope // what the run's nodes keep for its length (RunScoped)
 }
 
 // NewRoot registers a root session and returns its invocation; sink gets
@@ -268,11 +269,16 @@ func (rt *Runtime) NewRoot(s session.Session, runID, prompt string, history []mo
 	return inv, nil
 }
 
-// Release waits for the session's async children, unregisters it and
-// closes its inbox. What was injected and never delivered is returned so
+// Release waits for the session's async children, ends what the nodes of
+// a root's run kept (RunScoped), unregisters the session and closes its
+// inbox. What was injected and never delivered is returned so
 // that the caller can store it (nothing injected is lost at teardown).
 func (rt *Runtime) Release(inv *Invocation) []string {
 	inv.async.Wait()
+	if inv.isRoot() {
+		// Every session of the run has ended: what its nodes kept goes.
+		inv.run.scope.end()
+	}
 	rt.unregister(inv.Session.ID, &inv.h)
 	return inv.h.inbox.close()
 }

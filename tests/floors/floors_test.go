@@ -25,7 +25,7 @@ var denied = []string{
 	module + "tool/webfetch", module + "tool/mcp",
 	module + "batteries", module + "internal/otelwire",
 	"github.com/openai/", "github.com/anthropics/",
-	"github.com/modelcontextprotocol/",
+	"github.com/modelcontextprotocol/", "github.com/coder/acp-go-sdk", module + "external/",
 	"go.opentelemetry.io/otel/sdk", "go.opentelemetry.io/otel/exporters", "go.opentelemetry.io/contrib",
 	"google.golang.org/grpc", "google.golang.org/protobuf",
 	"go.temporal.io/",

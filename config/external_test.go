@@ -1,0 +1,62 @@
+package config
+
+import "testing"
+
+// The AgentPool fields of external agents: each preset's command, custom
+// commands, the registry ids, claude_code as the claude preset, and the
+// defaults of AgentPool (files and terminal allowed, confirmation always).
+func TestExternalAgents(t *testing.T) {
+	m, err := Parse("agentpool.yaml", []byte(`
+agents:
+  oc:
+    type: acp
+    provider: opencode
+    display_name: OpenCode
+    description: codes
+    cwd: work
+    env: {A: b}
+    system_prompt: [be brief, be right]
+  cc: {type: claude_code, requires_tool_confirmation: never, allow_terminal: false}
+  gem: {type: acp, provider: gemini, allow_file_operations: false}
+  goose: {type: acp, provider: goose}
+  codex: {type: acp, provider: registry, registry_id: codex-acp}
+  mine: {type: acp, provider: custom, command: ./my-agent, args: [--acp]}
+teams:
+  pair: {mode: parallel, members: [oc, cc]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"oc": "opencode acp", "cc": "claude-agent-acp", "gem": "gemini --experimental-acp", "goose": "goose acp", "codex": "codex-acp", "mine": "./my-agent --acp"}
+	for name, cmd := range want {
+		x := m.Agents[name].External
+		if x == nil {
+			t.Fatalf("%s: not external", name)
+		}
+		if got := joinCmd(x.Command, x.Args); got != cmd {
+			t.Errorf("%s: command %q, want %q", name, got, cmd)
+		}
+	}
+	oc := m.Agents["oc"]
+	if oc.DisplayName != "OpenCode" || oc.Description != "codes" || oc.SystemPrompt != "be brief\n\nbe right" || oc.External.Cwd != "work" || oc.External.Env["A"] != "b" ||
+		oc.External.RequiresToolConfirmation != "always" || !oc.External.AllowFileOperations || !oc.External.AllowTerminal || oc.External.Install != "npm install -g opencode-ai" {
+		t.Errorf("oc = %+v, external %+v", oc, oc.External)
+	}
+	if cc := m.Agents["cc"].External; cc.Provider != "claude" || cc.RequiresToolConfirmation != "never" || cc.AllowTerminal {
+		t.Errorf("cc = %+v", cc)
+	}
+	if g := m.Agents["gem"].External; g.AllowFileOperations {
+		t.Errorf("gem = %+v", g)
+	}
+	if c := m.Agents["codex"].External; c.Provider != "codex" || c.RegistryID != "codex-acp" {
+		t.Errorf("codex = %+v", c)
+	}
+}
+
+func joinCmd(c string, args []string) string {
+	out := c
+	for _, a := range args {
+		out += " " + a
+	}
+	return out
+}

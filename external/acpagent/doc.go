@@ -1,0 +1,57 @@
+// Package acpagent makes an external agent that speaks the Agent Client
+// Protocol (ACP) on stdio (Claude Code through claude-agent-acp, Codex
+// through codex-acp, `opencode acp`, `goose acp`, `gemini
+// --experimental-acp`, any other) a node of the pool: a team member, a
+// worker, a target of the task tool, or the root. agentpool is the ACP
+// client here; package server/acp is the other side (agentpool as an ACP
+// agent). The protocol's types and JSON-RPC connection are those of
+// github.com/coder/acp-go-sdk.
+//
+// Package batteries wires the kind into the pool (pool.Registry.SetExternal),
+// so that the core does not depend on this package nor on the SDK.
+//
+// Guarantees:
+//
+//   - One agent process per member per root run: the first delegation to
+//     the member starts it (a process tree, internal/proctree) and
+//     initializes it (the fs capabilities as AllowFileOperations says,
+//     within InitTimeout); the member's later delegations in the run reuse
+//     it, each in a session of its own (session/new with the member's
+//     directory and MCP servers). The run's end stops it (stdin closed,
+//     then its tree killed after CancelGrace): no agent process outlives
+//     the run. An agent that exited is started again by the next
+//     delegation.
+//   - Each delegation is an observable session: run_started, then the
+//     agent's session/update notifications as they come (message chunks
+//     as text parts, thought chunks as thinking parts, tool_call and
+//     tool_call_update as tool_call_start / tool_call_progress /
+//     tool_call_complete, plans as plan_update), then stream_complete
+//     with the agent's final message (its text after its last tool call)
+//     or run_error. A tool call the agent leaves unfinished is completed
+//     as failed; a notification that comes after the prompt's answer is
+//     dropped. The user prompt and the final message are stored as the
+//     session's conversation; usage and cost are the agent's when it
+//     reports them.
+//   - Cancelling the run sends session/cancel; an agent that does not
+//     answer within CancelGrace is killed. An agent that cannot start,
+//     crashes or answers with an error fails its delegation only (stop
+//     reason error), with the tail of its stderr; the parent goes on.
+//   - fs/read_text_file and fs/write_text_file are served by our file
+//     tools (Read, Write of package tool/files) in the member's directory:
+//     the path is confined to it (os.Root), tools/pre-execute hooks and
+//     the member's tool_approval apply (Write asks by default), and a file
+//     that exists must be read before it is written. Without
+//     AllowFileOperations the capability is not offered.
+//   - session/request_permission goes to the pool's approval flow
+//     (hook.Registry.RequestApproval: the approval broker of
+//     docs/approvals.md), labelled with the member and its child session;
+//     a refusal, or no approval flow, picks the agent's reject option;
+//     Confirm never grants at once (allow once). Cancelling the run
+//     withdraws the question.
+//
+// Not yet: terminal/* (the capability is never offered), session/load,
+// the member's toolsets served to the agent as an MCP server, a durable
+// engine's runs (such a delegation fails, saying so), and the caller's
+// message history (pass_message_history): each delegation is a fresh
+// session with the prompt alone (and the system prompt before it).
+package acpagent

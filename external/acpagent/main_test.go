@@ -1,0 +1,41 @@
+package acpagent_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// exampleAgent is the SDK's example agent (github.com/coder/acp-go-sdk's
+// example/agent, built from the module cache by TestMain): a real ACP
+// agent that streams text, announces two tool calls and asks permission
+// for the second.
+var exampleAgent string
+
+// Runs start agent processes and goroutines that read them: none may
+// outlive the tests.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "acpagent-test-")
+	if err != nil {
+		panic(err)
+	}
+	exampleAgent = filepath.Join(dir, "example-agent")
+	build := exec.Command("go", "build", "-o", exampleAgent, "github.com/coder/acp-go-sdk/example/agent")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		os.RemoveAll(dir)
+		panic("build the SDK's example agent: " + err.Error())
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			os.Stderr.WriteString("goleak: " + err.Error() + "\n")
+			code = 1
+		}
+	}
+	os.Exit(code)
+}

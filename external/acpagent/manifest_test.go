@@ -1,0 +1,70 @@
+package acpagent_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentpool/agentpool/batteries"
+	"github.com/agentpool/agentpool/config"
+	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/hook"
+	"github.com/agentpool/agentpool/pool"
+)
+
+// A manifest's `type: acp` member (provider custom: the SDK's example
+// agent) in a parallel team with a native agent: both children run,
+// each an observable child session, and the team's output has both
+// answers. requires_tool_confirmation: never grants the agent's
+// permission request.
+func TestManifestParallelTeamWithAnACPMember(t *testing.T) {
+	dir := t.TempDir()
+	manifest := filepath.Join(dir, "agentpool.yaml")
+	yaml := `
+agents:
+  native:
+    model: {type: test, custom_output_text: "native answer"}
+  example:
+    type: acp
+    provider: custom
+    command: ` + exampleAgent + `
+    description: the SDK's example agent
+    requires_tool_confirmation: never
+teams:
+  pair: {mode: parallel, members: [native, example]}
+`
+	if err := os.WriteFile(manifest, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reg := batteries.Registry()
+	m, err := config.LoadWith(manifest, batteries.ConfigOptions(reg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := pool.New(m, pool.Options{Registry: reg, Hooks: hook.New(hook.Options{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	res, evs := run(t, context.Background(), p, "pair", "hello", nil)
+	if res.Result.StopReason != event.StopCompleted {
+		t.Fatalf("team %+v", res.Result)
+	}
+	ends := map[string]event.SpawnSessionEnd{}
+	for _, e := range evs {
+		if v, ok := e.(event.SpawnSessionEnd); ok {
+			ends[v.SourceName] = v
+		}
+	}
+	if e := ends["example"]; e.StopReason != event.StopCompleted || !strings.Contains(e.LastAssistantMessage, "Perfect!") {
+		t.Errorf("example child %+v", e)
+	}
+	if e := ends["native"]; e.StopReason != event.StopCompleted || e.LastAssistantMessage != "native answer" {
+		t.Errorf("native child %+v", e)
+	}
+	if !strings.Contains(res.Result.Output, "native answer") || !strings.Contains(res.Result.Output, "Perfect!") {
+		t.Errorf("team output %q", res.Result.Output)
+	}
+}

@@ -1,0 +1,201 @@
+package acpagent_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/external/acpagent"
+)
+
+// acpNodeModulesEnv names the node_modules of tests/acpagents (make
+// test-deps installs them); unset: that directory in this checkout.
+const acpNodeModulesEnv = "AGENTPOOL_ACP_NODE_MODULES"
+
+// opencodeBinary returns the real opencode (npm opencode-linux-x64,
+// pinned in tests/acpagents/package-lock.json), or skips: except under
+// CI=true, where a missing binary fails the test.
+func opencodeBinary(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv(acpNodeModulesEnv)
+	if dir == "" {
+		dir = filepath.Join("..", "..", "tests", "acpagents", "node_modules")
+	}
+	bin, err := filepath.Abs(filepath.Join(dir, "opencode-linux-x64", "bin", "opencode"))
+	if err == nil {
+		_, err = os.Stat(bin)
+	}
+	if err != nil {
+		msg := fmt.Sprintf("the real opencode is not installed (%v): run `cd tests/acpagents && npm install --no-save` or set %s", err, acpNodeModulesEnv)
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return bin
+}
+
+// fakeModel is an OpenAI-compatible chat completions server on loopback
+// that streams answer word by word; a request whose last user message
+// contains "wait forever" is held until the client goes away (waiting is
+// closed once such a request arrived).
+type fakeModel struct {
+	*httptest.Server
+	answer  string
+	waiting chan struct{}
+	once    sync.Once
+}
+
+func newFakeModel(t *testing.T, answer string) *fakeModel {
+	f := &fakeModel{answer: answer, waiting: make(chan struct{})}
+	f.Server = httptest.NewServer(http.HandlerFunc(f.serve))
+	t.Cleanup(f.Close)
+	return f
+}
+
+func (f *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	if !strings.HasSuffix(r.URL.Path, "/chat/completions") {
+		http.NotFound(w, r)
+		return
+	}
+	var req struct {
+		Messages []struct {
+			Role    string `json:"role"`
+			Content any    `json:"content"`
+		} `json:"messages"`
+	}
+	_ = json.Unmarshal(body, &req)
+	last := ""
+	for _, m := range req.Messages {
+		if m.Role == "user" {
+			b, _ := json.Marshal(m.Content)
+			last = string(b)
+		}
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	if strings.Contains(last, "wait forever") {
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		f.once.Do(func() { close(f.waiting) })
+		<-r.Context().Done()
+		return
+	}
+	chunk := func(delta map[string]any, finish any) {
+		b, _ := json.Marshal(map[string]any{
+			"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "fake-model",
+			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}},
+		})
+		fmt.Fprintf(w, "data: %s\n\n", b)
+		w.(http.Flusher).Flush()
+	}
+	chunk(map[string]any{"role": "assistant", "content": ""}, nil)
+	for i, word := range strings.Fields(f.answer) {
+		if i > 0 {
+			word = " " + word
+		}
+		chunk(map[string]any{"content": word}, nil)
+	}
+	chunk(map[string]any{}, "stop")
+	b, _ := json.Marshal(map[string]any{"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "fake-model", "choices": []any{},
+		"usage": map[string]any{"prompt_tokens": 12, "completion_tokens": 5, "total_tokens": 17}})
+	fmt.Fprintf(w, "data: %s\n\ndata: [DONE]\n\n", b)
+}
+
+// opencodeNode is the real `opencode acp` in a project whose
+// opencode.json points at the fake model, with its home and XDG
+// directories in a temporary folder and no network.
+func opencodeNode(t *testing.T, name string, model *fakeModel, extraConfig string) *acpagent.Node {
+	t.Helper()
+	bin := opencodeBinary(t)
+	project, home := t.TempDir(), t.TempDir()
+	cfg := `{
+  "$schema": "https://opencode.ai/config.json",
+  "model": "fake/fake-model",
+  "share": "disabled",
+  "autoupdate": false,
+  "provider": {"fake": {"npm": "@ai-sdk/openai-compatible", "name": "Fake", "options": {"baseURL": "` + model.URL + `/v1", "apiKey": "none"},
+    "models": {"fake-model": {"name": "Fake model", "tool_call": true}}}}` + extraConfig + `
+}`
+	if err := os.WriteFile(filepath.Join(project, "opencode.json"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return newNode(t, acpagent.Config{
+		Name: name, Command: bin, Args: []string{"acp"}, Dir: project,
+		Env: map[string]string{
+			"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, ".config"), "XDG_DATA_HOME": filepath.Join(home, ".local/share"),
+			"XDG_STATE_HOME": filepath.Join(home, ".local/state"), "XDG_CACHE_HOME": filepath.Join(home, ".cache"),
+			"OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+		},
+		AllowFileOperations: true,
+	})
+}
+
+// The real opencode answers a delegation, streamed: its message arrives
+// as several text deltas of one part and is the child's result.
+func TestOpencodeAnswersStreamed(t *testing.T) {
+	model := newFakeModel(t, "The answer is forty-two, said the fake model.")
+	oc := opencodeNode(t, "opencode", model, "")
+	parent := parentNode{name: "parent", child: oc, times: 1}
+	p, _ := testPool(t, nil, oc, parent)
+	res, evs := run(t, context.Background(), p, "parent", "What is the answer?", nil)
+	if res.Result.StopReason != event.StopCompleted {
+		t.Fatalf("parent %+v", res.Result)
+	}
+	var end event.SpawnSessionEnd
+	deltas := 0
+	for _, e := range evs {
+		switch v := e.(type) {
+		case event.SpawnSessionEnd:
+			end = v
+		case event.Subagent:
+			if d, ok := v.Event.(event.PartDelta); ok && d.Delta.PartDeltaKind == event.PartText {
+				deltas++
+			}
+		}
+	}
+	if end.StopReason != event.StopCompleted || end.LastAssistantMessage != "The answer is forty-two, said the fake model." {
+		t.Fatalf("child end %+v", end)
+	}
+	if deltas < 2 {
+		t.Errorf("%d text deltas: the answer was not streamed", deltas)
+	}
+}
+
+// Cancelling the run while opencode waits for its model sends
+// session/cancel: opencode answers cancelled (it is not killed), the
+// child ends aborted, and the process ends with the run.
+func TestOpencodeCancelledMidRun(t *testing.T) {
+	model := newFakeModel(t, "never sent")
+	oc := opencodeNode(t, "opencode", model, "")
+	parent := parentNode{name: "parent", child: oc, times: 1}
+	p, _ := testPool(t, nil, oc, parent)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-model.waiting:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	res, evs := run(t, ctx, p, "parent", "Please wait forever.", nil)
+	var end event.SpawnSessionEnd
+	for _, e := range evs {
+		if v, ok := e.(event.SpawnSessionEnd); ok {
+			end = v
+		}
+	}
+	if end.StopReason != event.StopAborted || strings.Contains(end.Error, "killed") {
+		t.Fatalf("child end %+v (parent %+v)", end, res.Result)
+	}
+}
