@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentpool/agentpool/approval"
 	"github.com/agentpool/agentpool/hook"
 	"github.com/agentpool/agentpool/pool"
 	"github.com/agentpool/agentpool/server/acp"
@@ -44,16 +45,22 @@ func newServeACPCmd(ext Extensions) *cobra.Command {
 func serveACP(cmd *cobra.Command, f poolFlags, agent string) error {
 	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelInfo}))
 	// The hooks of the manifest (tool_approval policies, command hooks:
-	// openPool installs them, once); approvals that the policy asks for go
-	// to the editor, and a session's SessionStart and SessionEnd hooks run
-	// once per ACP session.
+	// openPool installs them, once); a session's SessionStart and
+	// SessionEnd hooks run once per ACP session. Approvals that the policy
+	// asks for go to the broker, which the server is attached to while the
+	// editor is connected: the editor is asked.
 	reg := hook.New(hook.Options{Logger: log})
+	approvals, err := approval.New(approval.Options{Logger: log})
+	if err != nil {
+		return err
+	}
+	reg.UseBroker(approvals)
 	p, shutdown, err := openPool(f, pool.Options{Logger: log, Hooks: reg})
 	if err != nil {
 		return err
 	}
 	defer shutdown() // last: flushes the spans of every prompt
-	srv, err := acp.New(acp.Options{Pool: p, Agent: agent, Logger: log, Version: version})
+	srv, err := acp.New(acp.Options{Pool: p, Agent: agent, Logger: log, Version: version, Approvals: approvals})
 	if err != nil {
 		p.Close()
 		return err

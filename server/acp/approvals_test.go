@@ -1,0 +1,281 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/agentpool/agentpool/approval"
+	"github.com/agentpool/agentpool/config"
+	"github.com/agentpool/agentpool/hook"
+	"github.com/agentpool/agentpool/pool"
+)
+
+// deepApprovalYAML: the lead writes a file itself (its own Write asks,
+// the default rule of Write), then hands a job to mid, which hands it to
+// the writer, whose Write asks too (a grandchild's).
+const deepApprovalYAML = `
+default_agent: lead
+agents:
+  lead:
+    model:
+      type: scripted
+      turns:
+        - tool_calls: [{name: Write, args: {file_path: lead.md, content: "from the lead\n"}}]
+        - tool_calls: [{name: task, args: {agent_or_team: mid, description: Delegate on, prompt: Have the writer write hello.md.}}]
+        - text: "Lead done."
+    tools: [subagent, file_access]
+  mid:
+    model:
+      type: scripted
+      turns:
+        - tool_calls: [{name: task, args: {agent_or_team: writer, description: Write the note, prompt: Write hello.md.}}]
+        - text: "Mid done."
+    tools: [subagent]
+  writer:
+    tools: [file_access]
+    model:
+      type: test
+      call_tools: [Write]
+      tool_args:
+        Write: {file_path: hello.md, content: "hello from the grandchild\n"}
+`
+
+// approvalServer starts a server whose pool asks through a broker the
+// server attaches to, and opens a session whose cwd (the workspace) is a
+// new directory.
+func approvalServer(t *testing.T, src string, subagents bool) (h *harness, b *approval.Broker, sid, ws string) {
+	t.Helper()
+	m, err := config.Parse("agentpool.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := hook.New(hook.Options{})
+	b, err = approval.New(approval.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg.UseBroker(b)
+	ws = t.TempDir()
+	p, err := pool.New(m, pool.Options{Workspace: ws, Hooks: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close(); reg.Close(context.Background()) })
+	h = startServer(t, p, Options{Approvals: b})
+	h.initialize(subagents)
+	var res struct {
+		SessionID string `json:"sessionId"`
+	}
+	h.mustCall("session/new", map[string]any{"cwd": ws, "mcpServers": []any{}}, &res)
+	return h, b, res.SessionID, ws
+}
+
+// permissionParams are the params of a session/request_permission.
+type permissionParams struct {
+	SessionID string             `json:"sessionId"`
+	ToolCall  toolCallUpdate     `json:"toolCall"`
+	Options   []permissionOption `json:"options"`
+}
+
+func selected(option string) map[string]any {
+	return map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": option}}
+}
+
+// exchange reads the server's messages until the response to id and
+// returns every line it wrote. onRequest answers each request of the
+// server (nil: the request stays unanswered); onLine sees each message
+// first.
+func (h *harness) exchange(id string, onRequest func(wire, permissionParams) any, onLine func(wire)) []string {
+	h.t.Helper()
+	var lines []string
+	for {
+		w := h.next()
+		lines = append(lines, strings.TrimSuffix(w.line, "\n"))
+		if onLine != nil {
+			onLine(w)
+		}
+		switch {
+		case w.Method == methodRequestPermission:
+			var p permissionParams
+			if err := json.Unmarshal(w.Params, &p); err != nil {
+				h.t.Fatal(err)
+			}
+			if r := onRequest(w, p); r != nil {
+				h.send(map[string]any{"jsonrpc": "2.0", "id": w.ID, "result": r})
+			}
+		case w.Method != "" && w.ID != nil:
+			h.t.Fatalf("unexpected request %s", w.line)
+		case w.Method == "" && string(w.ID) == id:
+			return lines
+		}
+	}
+}
+
+// normalizer makes wire lines comparable across runs: generated ids
+// become their order of appearance, the workspace $WS, times and
+// durations fixed.
+type normalizer struct {
+	ws  string
+	ids map[string]string
+	n   map[string]int
+}
+
+var (
+	generatedID = regexp.MustCompile(`\b(ses|cal|per|msg|run)_[0-9A-Za-z]{8,}`)
+	varyingNum  = regexp.MustCompile(`"(duration_ms|updatedAt|cost|input_tokens|output_tokens|total_tokens)":("[^"]*"|[0-9.]+)`)
+)
+
+func (n *normalizer) line(s string) string {
+	if n.ids == nil {
+		n.ids, n.n = map[string]string{}, map[string]int{}
+	}
+	s = strings.ReplaceAll(s, n.ws, "$WS")
+	s = generatedID.ReplaceAllStringFunc(s, func(id string) string {
+		if v, ok := n.ids[id]; ok {
+			return v
+		}
+		prefix := id[:3]
+		n.n[prefix]++
+		v := fmt.Sprintf("%s_%d", prefix, n.n[prefix])
+		n.ids[id] = v
+		return v
+	})
+	return varyingNum.ReplaceAllString(s, `"$1":0`)
+}
+
+// checkGolden compares lines with testdata/name (go test -update rewrites
+// it).
+func checkGolden(t *testing.T, name string, lines []string) {
+	t.Helper()
+	got := strings.Join(lines, "\n") + "\n"
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if string(want) != got {
+		t.Errorf("wire lines differ from %s (go test -update rewrites it):\n%s", path, diffLines(string(want), got))
+	}
+}
+
+// announced checks the rule of every session/request_permission in
+// lines: the message just before it is a tool_call with status pending on
+// the same session that names the same toolCallId, title, kind and status
+// (the editor's card does not change when it is asked), and that card
+// was shown on that session before it was announced pending (no orphan
+// card).
+func announced(t *testing.T, lines []string) {
+	t.Helper()
+	shown := map[string]bool{} // sessionId + toolCallId of every tool_call before
+	var prev wire
+	var prevNote note
+	for _, l := range lines {
+		var w wire
+		if err := json.Unmarshal([]byte(l), &w); err != nil {
+			t.Fatal(err)
+		}
+		w.line = l
+		switch w.Method {
+		case methodRequestPermission:
+			var p permissionParams
+			_ = json.Unmarshal(w.Params, &p)
+			u := prevNote.Update
+			if prev.Method != methodSessionUpdate || u.SessionUpdate != updateToolCall || u.Status != statusPending || prevNote.SessionID != p.SessionID {
+				t.Errorf("request_permission not announced by a pending tool_call just before it:\n%s\n%s", prev.line, l)
+			}
+			if u.ToolCallID != p.ToolCall.ToolCallID || u.Title != p.ToolCall.Title || u.Kind != p.ToolCall.Kind || u.Status != p.ToolCall.Status {
+				t.Errorf("request_permission changes its card: announced %+v, asked %+v", u, p.ToolCall)
+			}
+			if !shown[p.SessionID+"\x00"+p.ToolCall.ToolCallID] && !strings.HasPrefix(p.ToolCall.ToolCallID, permissionToolCallPrefix) {
+				t.Errorf("request_permission names a card never shown before: %s", l)
+			}
+		case methodSessionUpdate:
+			if prev.Method == methodSessionUpdate && prevNote.Update.SessionUpdate == updateToolCall {
+				shown[prevNote.SessionID+"\x00"+prevNote.Update.ToolCallID] = true
+			}
+		}
+		prevNote = note{}
+		if w.Method == methodSessionUpdate {
+			_ = json.Unmarshal(w.Params, &prevNote)
+		}
+		prev = w
+	}
+}
+
+// TestApprovalWire: the lead's own Write and its grandchild's Write are
+// asked of the editor, each announced first on the card the editor was
+// shown (the lead's tool call; the grandchild's spawn tool call), titled
+// with the asking agent; allow once lets the lead write, reject once
+// makes the writer see the rejection. The exact lines are golden.
+func TestApprovalWire(t *testing.T) {
+	for _, subagents := range []bool{false, true} {
+		t.Run(fmt.Sprintf("subagents=%v", subagents), func(t *testing.T) {
+			h, b, sid, ws := approvalServer(t, deepApprovalYAML, subagents)
+			var asked []permissionParams
+			lines := h.exchange(h.request("session/prompt", promptParams(sid, "go")), func(_ wire, p permissionParams) any {
+				asked = append(asked, p)
+				if len(asked) == 1 {
+					return selected("allow_once")
+				}
+				return selected("reject_once")
+			}, nil)
+			if len(asked) != 2 {
+				t.Fatalf("asked %d times, want 2", len(asked))
+			}
+			if got, want := asked[0].ToolCall.Title, "lead: Write lead.md"; got != want {
+				t.Errorf("the lead's request is titled %q, want %q", got, want)
+			}
+			if got, want := asked[1].ToolCall.Title, "writer (child of mid): Write hello.md"; got != want {
+				t.Errorf("the grandchild's request is titled %q, want %q", got, want)
+			}
+			if !strings.HasPrefix(asked[1].ToolCall.ToolCallID, spawnToolCallPrefix) {
+				t.Errorf("the grandchild's request names %q, not its spawn tool call", asked[1].ToolCall.ToolCallID)
+			}
+			if b, err := os.ReadFile(filepath.Join(ws, "lead.md")); err != nil || string(b) != "from the lead\n" {
+				t.Errorf("allowed Write: %q, %v", b, err)
+			}
+			if _, err := os.Stat(filepath.Join(ws, "hello.md")); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("rejected Write wrote hello.md: %v", err)
+			}
+			all := strings.Join(lines, "\n")
+			if !strings.Contains(all, "approval rejected: rejected by the user in acp") {
+				t.Error("the writer did not see the rejection")
+			}
+			if len(b.Pending()) != 0 || len(b.Rules()) != 0 {
+				t.Errorf("broker left %v pending, rules %v", b.Pending(), b.Rules())
+			}
+			announced(t, lines)
+			norm := &normalizer{ws: ws}
+			for i := range lines {
+				lines[i] = norm.line(lines[i])
+			}
+			name := "approval_wire.golden"
+			if subagents {
+				name = "approval_wire_subagents.golden"
+			}
+			checkGolden(t, name, lines)
+		})
+	}
+}
+
+// noMessage checks that the server sent nothing, by making a round trip.
+func (h *harness) noMessage() {
+	h.t.Helper()
+	id := h.request("authenticate", map[string]any{"methodId": "x"})
+	if w := h.next(); string(w.ID) != id {
+		h.t.Fatalf("unexpected message %s", w.line)
+	}
+}
