@@ -69,6 +69,14 @@ type shownRequest struct {
 	card     approvalCard
 	cancel   context.CancelFunc // stops awaiting the editor's answer
 	answered atomic.Bool        // the editor answered (no $/cancel_request then)
+	putBack  sync.Once          // the card is put back once
+}
+
+// settle puts the request's card back (once): before the broker wakes
+// the run with the editor's answer, so that the card's own title and
+// status precede whatever the tool does next.
+func (sr *shownRequest) settle(allowed bool) {
+	sr.putBack.Do(func() { sr.conv.approvalSettled(sr.card, allowed) })
 }
 
 // attachApprovals attaches c to the broker for the connection's life; the
@@ -155,6 +163,7 @@ func (a *approvals) ask(req approval.Request) {
 		}
 		sr.answered.Store(true)
 		reply, msg := editorAnswer(resp, err)
+		sr.settle(reply.Allows())
 		a.reply(req.ID, reply, msg)
 	})
 }
@@ -210,7 +219,7 @@ func (a *approvals) settled(n approval.Notice) {
 			a.c.log.Debug("acp: $/cancel_request not sent", "err", err)
 		}
 	}
-	sr.conv.approvalSettled(sr.card, n.Kind == approval.Replied && n.Answer.Reply.Allows())
+	sr.settle(n.Kind == approval.Replied && n.Answer.Reply.Allows())
 }
 
 // permissionOptions are the four answers; the "always" ones name the rule

@@ -279,3 +279,198 @@ func (h *harness) noMessage() {
 		h.t.Fatalf("unexpected message %s", w.line)
 	}
 }
+
+// childApprovalYAML: the lead hands a note to the writer, whose Write asks.
+const childApprovalYAML = `
+default_agent: lead
+agents:
+  lead:
+    model:
+      type: scripted
+      turns:
+        - tool_calls: [{name: task, args: {agent_or_team: writer, description: Write the note, prompt: Write hello.md.}}]
+        - text: "Lead done."
+    tools: [subagent]
+  writer:
+    tools: [file_access]
+    model:
+      type: test
+      call_tools: [Write]
+      tool_args:
+        Write: {file_path: hello.md, content: "hello from the writer\n"}
+`
+
+// TestApprovalAnswers: each answer of the editor reaches the child as the
+// broker's reply; "always" answers become the broker's rules; an answer
+// that chooses nothing (cancelled, an unknown option, an error) rejects,
+// saying why.
+func TestApprovalAnswers(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		answer  any // the result, or an rpcError
+		written bool
+		rule    approval.Reply
+		says    string // in the child's tool result
+	}{
+		{name: "allow_once", answer: selected("allow_once"), written: true},
+		{name: "allow_always", answer: selected("allow_always"), written: true, rule: approval.AllowAlways},
+		{name: "reject_once", answer: selected("reject_once"), says: "approval rejected: rejected by the user in acp"},
+		{name: "reject_always", answer: selected("reject_always"), rule: approval.RejectAlways, says: "approval rejected: rejected by the user in acp"},
+		{name: "cancelled", answer: map[string]any{"outcome": map[string]any{"outcome": "cancelled"}}, says: "the editor cancelled the request"},
+		{name: "unknown option", answer: selected("maybe"), says: `the editor chose the unknown option \"maybe\"`},
+		{name: "error", answer: &rpcError{Code: codeInternalError, Message: "boom"}, says: "the editor failed to ask (-32603 boom)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, b, sid, ws := approvalServer(t, childApprovalYAML, false)
+			id := h.request("session/prompt", promptParams(sid, "go"))
+			var lines []string
+			for done := false; !done; {
+				w := h.next()
+				lines = append(lines, w.line)
+				switch {
+				case w.Method == methodRequestPermission:
+					if e, ok := tc.answer.(*rpcError); ok {
+						h.send(map[string]any{"jsonrpc": "2.0", "id": w.ID, "error": e})
+					} else {
+						h.answer(w.ID, tc.answer)
+					}
+				case string(w.ID) == id:
+					if got := stopReason(t, w); got != stopEndTurn {
+						t.Fatalf("stopReason %q", got)
+					}
+					done = true
+				}
+			}
+			_, err := os.Stat(filepath.Join(ws, "hello.md"))
+			if written := err == nil; written != tc.written {
+				t.Errorf("hello.md written: %v, want %v", written, tc.written)
+			}
+			rules := b.Rules()
+			switch {
+			case tc.rule == "" && len(rules) != 0:
+				t.Errorf("rules %+v, want none", rules)
+			case tc.rule != "" && (len(rules) != 1 || rules[0].Reply != tc.rule || rules[0].Agent != "writer" || rules[0].Tool != "Write"):
+				t.Errorf("rules %+v, want %s for Write of writer", rules, tc.rule)
+			}
+			if all := strings.Join(lines, ""); tc.says != "" && !strings.Contains(all, tc.says) {
+				t.Errorf("the child's result does not say %q:\n%s", tc.says, all)
+			}
+			if strings.Contains(strings.Join(lines, ""), methodCancelRequest) {
+				t.Error("an answered request was cancelled")
+			}
+			h.noMessage()
+		})
+	}
+}
+
+func (h *harness) answer(id json.RawMessage, result any) {
+	h.send(map[string]any{"jsonrpc": "2.0", "id": id, "result": result})
+}
+
+// requestID is the broker's id of a request, from its _meta.
+func requestID(p permissionParams) string {
+	m, _ := p.ToolCall.Meta["agentpool"].(map[string]any)
+	s, _ := m["request_id"].(string)
+	return s
+}
+
+// TestApprovalCancelWhileAsking: session/cancel while the editor is asked
+// withdraws the request; the editor gets $/cancel_request for its
+// session/request_permission, the prompt answers cancelled, and the
+// editor's late "cancelled" answer (as the spec has the client send) is
+// dropped. The exact lines are golden.
+func TestApprovalCancelWhileAsking(t *testing.T) {
+	h, b, sid, ws := approvalServer(t, childApprovalYAML, false)
+	var permID json.RawMessage
+	lines := h.exchange(h.request("session/prompt", promptParams(sid, "go")), func(w wire, _ permissionParams) any {
+		permID = w.ID
+		h.send(map[string]any{"jsonrpc": "2.0", "method": "session/cancel", "params": map[string]any{"sessionId": sid}})
+		return nil
+	}, func(w wire) {
+		if w.Method == methodCancelRequest {
+			var p cancelRequestParams
+			if err := json.Unmarshal(w.Params, &p); err != nil || fmt.Sprint(p.RequestID) != string(permID) {
+				t.Errorf("$/cancel_request %s does not name the request %s", w.Params, permID)
+			}
+			h.answer(permID, map[string]any{"outcome": map[string]any{"outcome": "cancelled"}})
+		}
+	})
+	var resp wire
+	_ = json.Unmarshal([]byte(lines[len(lines)-1]), &resp)
+	if got := stopReason(t, resp); got != stopCancelled {
+		t.Fatalf("stopReason %q", got)
+	}
+	if !strings.Contains(strings.Join(lines, "\n"), `"method":"$/cancel_request"`) {
+		t.Fatal("no $/cancel_request")
+	}
+	if _, err := os.Stat(filepath.Join(ws, "hello.md")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a cancelled Write wrote hello.md: %v", err)
+	}
+	if p := b.Pending(); len(p) != 0 {
+		t.Errorf("pending after the cancel: %+v", p)
+	}
+	h.noMessage()
+	announced(t, lines)
+	norm := &normalizer{ws: ws}
+	for i := range lines {
+		lines[i] = norm.line(lines[i])
+	}
+	checkGolden(t, "approval_cancel.golden", lines)
+}
+
+// TestApprovalAnsweredElsewhere: a request answered by another front end
+// is withdrawn from the editor ($/cancel_request) and its card put back;
+// the editor's late answer changes nothing.
+func TestApprovalAnsweredElsewhere(t *testing.T) {
+	h, b, sid, ws := approvalServer(t, childApprovalYAML, false)
+	var permID json.RawMessage
+	lines := h.exchange(h.request("session/prompt", promptParams(sid, "go")), func(w wire, p permissionParams) any {
+		permID = w.ID
+		if err := b.Reply(requestID(p), approval.AllowOnce, "", "web"); err != nil {
+			t.Errorf("reply of the other front end: %v", err)
+		}
+		return nil
+	}, func(w wire) {
+		if w.Method == methodCancelRequest {
+			h.answer(permID, selected("reject_once")) // too late: ignored
+		}
+	})
+	all := strings.Join(lines, "\n")
+	if !strings.Contains(all, fmt.Sprintf(`"method":"$/cancel_request","params":{"requestId":%s}`, permID)) {
+		t.Errorf("no $/cancel_request for %s:\n%s", permID, all)
+	}
+	if !strings.Contains(all, `"title":"Spawned: writer","kind":"other","status":"in_progress"`) {
+		t.Errorf("the spawn card was not put back:\n%s", all)
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "hello.md")); err != nil || string(b) != "hello from the writer\n" {
+		t.Errorf("allowed elsewhere, hello.md: %q, %v", b, err)
+	}
+	h.noMessage()
+}
+
+// TestApprovalOtherSessions: a request of a session that no ACP session
+// of the connection owns is not shown to the editor; it waits for another
+// front end.
+func TestApprovalOtherSessions(t *testing.T) {
+	h, b, _, _ := approvalServer(t, childApprovalYAML, false)
+	asked := make(chan approval.Request, 1)
+	defer b.Subscribe(func(n approval.Notice) {
+		if n.Kind == approval.Asked {
+			asked <- n.Request
+		}
+	})()
+	done := make(chan approval.Answer, 1)
+	go func() {
+		a, _ := b.Ask(context.Background(), approval.Request{SessionID: "ses_elsewhere", Agent: "x", Tool: "Write"})
+		done <- a
+	}()
+	req := <-asked
+	h.noMessage()
+	if err := b.Reply(req.ID, approval.AllowOnce, "", "web"); err != nil {
+		t.Fatal(err)
+	}
+	if a := <-done; a.Reply != approval.AllowOnce || a.By != "web" {
+		t.Errorf("answer %+v", a)
+	}
+	h.noMessage()
+}

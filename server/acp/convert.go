@@ -166,6 +166,11 @@ func (c *converter) complete(sid string, v event.ToolCallComplete) {
 		status = statusFailed
 	}
 	u := toolCallUpdate{SessionUpdate: updateToolCallUpdate, ToolCallID: v.ToolCallID, Status: status}
+	if open != nil && sid == c.root && c.asking[v.ToolCallID] > 0 {
+		// It ends while an approval is shown on it (answered elsewhere, the
+		// editor's card not put back yet): its own title again.
+		u.Title = open.title
+	}
 	result := v.ToolResult
 	if text, child, stop, ok := spawn.ReadableResult(result); ok {
 		// A delegation: the child's answer in words; its session and

@@ -196,10 +196,15 @@ func (c *converter) spawnEnd(v event.SpawnSessionEnd) {
 	if v.ToolCallID != "" {
 		meta["tool_call_id"] = v.ToolCallID
 	}
-	c.send(c.root, toolCallUpdate{
+	end := toolCallUpdate{
 		SessionUpdate: updateToolCallUpdate, ToolCallID: spawnToolCallPrefix + v.ChildSessionID,
 		Status: status, Content: content, Meta: map[string]any{"agentpool": meta},
-	})
+	}
+	if c.asking[end.ToolCallID] > 0 {
+		// It ends while an approval is shown on it: what it showed before.
+		end.Title, end.Kind, end.RawInput = st.card.Title, st.card.Kind, st.card.RawInput
+	}
+	c.send(c.root, end)
 	if c.subagents {
 		state := &subagentState{State: "idle", StopReason: acpStopReason(v.StopReason)}
 		if state.StopReason == "error" && v.Error != "" {
