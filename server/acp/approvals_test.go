@@ -474,3 +474,58 @@ func TestApprovalOtherSessions(t *testing.T) {
 	}
 	h.noMessage()
 }
+
+// TestApprovalOwnCard: a request of the editor's session that names no
+// tool call the editor was shown (an external agent's permission) gets a
+// card of its own, announced pending before the request and closed with
+// the answer.
+func TestApprovalOwnCard(t *testing.T) {
+	h, b, sid, _ := approvalServer(t, childApprovalYAML, false)
+	id := h.request("session/prompt", promptParams(sid, "go"))
+	var writeReq json.RawMessage
+	var lines []string
+	// The writer's Write waits for the editor: the prompt runs.
+	for writeReq == nil {
+		w := h.next()
+		lines = append(lines, w.line)
+		if w.Method == methodRequestPermission {
+			writeReq = w.ID
+		}
+	}
+	done := make(chan approval.Answer, 1)
+	go func() {
+		a, _ := b.Ask(context.Background(), approval.Request{SessionID: sid, Agent: "lead", Tool: "mcp__ext__deploy", Input: json.RawMessage(`{"target":"prod"}`)})
+		done <- a
+	}()
+	var own permissionParams
+	for own.SessionID == "" {
+		w := h.next()
+		lines = append(lines, w.line)
+		if w.Method == methodRequestPermission {
+			_ = json.Unmarshal(w.Params, &own)
+			h.answer(w.ID, selected("allow_once"))
+		}
+	}
+	if !strings.HasPrefix(own.ToolCall.ToolCallID, permissionToolCallPrefix+"per_") || own.ToolCall.Title != "lead: mcp__ext__deploy" {
+		t.Errorf("own card %+v", own.ToolCall)
+	}
+	if a := <-done; a.Reply != approval.AllowOnce || a.By != frontEnd {
+		t.Errorf("answer %+v", a)
+	}
+	h.answer(writeReq, selected("allow_once"))
+	for {
+		w := h.next()
+		lines = append(lines, w.line)
+		if string(w.ID) == id {
+			break
+		}
+	}
+	for i := range lines {
+		lines[i] = strings.TrimSuffix(lines[i], "\n")
+	}
+	announced(t, lines)
+	closed := fmt.Sprintf(`"toolCallId":%q,"status":"completed"`, own.ToolCall.ToolCallID)
+	if !strings.Contains(strings.Join(lines, "\n"), closed) {
+		t.Errorf("the own card was not closed completed")
+	}
+}
