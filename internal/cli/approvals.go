@@ -38,6 +38,20 @@ func newApprovalBroker(m *config.Manifest, log *slog.Logger) (*approval.Broker, 
 	return b, rules, nil
 }
 
+// brokerFromManifest sets f.approvals so that openPool makes the
+// command's approval broker (newApprovalBroker) from the manifest it
+// reads, before the engine that needs it; the returned func gives that
+// broker once openPool has returned (nil before, or when it failed).
+func brokerFromManifest(f *poolFlags, log *slog.Logger) (broker func() *approval.Broker) {
+	var b *approval.Broker
+	f.approvals = func(m *config.Manifest) (*approval.Broker, error) {
+		var err error
+		b, _, err = newApprovalBroker(m, log)
+		return b, err
+	}
+	return func() *approval.Broker { return b }
+}
+
 // The behaviours of run's --approve.
 const (
 	approveAsk   = "ask"   // on the terminal

@@ -266,12 +266,7 @@ func serveHTTP(cmd *cobra.Command, f poolFlags, h httpFlags, name string,
 	// The approval broker is made from the manifest (its approvals block
 	// and the project's settings rules) once openPool has read it: a
 	// durable engine shows its runs' requests there.
-	var approvals *approval.Broker
-	f.approvals = func(m *config.Manifest) (*approval.Broker, error) {
-		b, _, err := newApprovalBroker(m, logger)
-		approvals = b
-		return b, err
-	}
+	broker := brokerFromManifest(&f, logger)
 	p, shutdown, err := openPool(f, pool.Options{Logger: logger, Hooks: reg})
 	if err != nil {
 		return err
@@ -283,6 +278,7 @@ func serveHTTP(cmd *cobra.Command, f poolFlags, h httpFlags, name string,
 	// broker (the OpenCode server does); without one they get the
 	// manifest's unattended answer. The broker comes after the manifest's
 	// hooks: PermissionRequest hooks answer before anyone is asked.
+	approvals := broker()
 	reg.UseBroker(approvals)
 
 	ctx := cmd.Context()

@@ -44,16 +44,23 @@ func newServeACPCmd(ext Extensions) *cobra.Command {
 func serveACP(cmd *cobra.Command, f poolFlags, agent string) error {
 	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelInfo}))
 	// The hooks of the manifest (tool_approval policies, command hooks:
-	// openPool installs them, once); approvals that the policy asks for go
-	// to the editor, and a session's SessionStart and SessionEnd hooks run
-	// once per ACP session.
+	// openPool installs them, once); a session's SessionStart and
+	// SessionEnd hooks run once per ACP session. Approvals that the policy
+	// asks for go to the broker, which the server is attached to while the
+	// editor is connected: the editor is asked.
 	reg := hook.New(hook.Options{Logger: log})
+	broker := brokerFromManifest(&f, log)
 	p, shutdown, err := openPool(f, pool.Options{Logger: log, Hooks: reg})
 	if err != nil {
 		return err
 	}
+	// After the manifest's hooks: PermissionRequest hooks answer before
+	// anyone is asked. The manifest's approvals block and the project's
+	// settings rules apply as in every serve command.
+	approvals := broker()
+	reg.UseBroker(approvals)
 	defer shutdown() // last: flushes the spans of every prompt
-	srv, err := acp.New(acp.Options{Pool: p, Agent: agent, Logger: log, Version: version})
+	srv, err := acp.New(acp.Options{Pool: p, Agent: agent, Logger: log, Version: version, Approvals: approvals})
 	if err != nil {
 		p.Close()
 		return err

@@ -28,6 +28,12 @@ type converter struct {
 	now      func() time.Time
 	onSpawn  func(child string)
 	log      *slog.Logger
+	// rootAgent is the mode the prompt runs (the agent or team of the
+	// root session): an approval of its child names it.
+	rootAgent string
+	// asking counts the pending approvals shown on each card (by
+	// toolCallId): the card is put back when the last is settled.
+	asking map[string]int
 
 	// relocate, when set, replaces the locations a tool named from its
 	// input as the call started (see relocator).
@@ -47,6 +53,8 @@ type converter struct {
 
 type openTool struct {
 	session, id string
+	title, kind string           // as the tool_call showed them (an approval names them again)
+	input       json.RawMessage  // the tool_call's rawInput
 	command     string           // the input's command (a shell call), to attach its terminal early
 	locs        []event.Location // the locations sent with the tool_call
 	terminal    string           // the terminal embedded while it ran
@@ -115,7 +123,10 @@ func (c *converter) own(sid string, e event.Event) {
 		}
 		key := sid + "\x00" + v.ToolCallID
 		if _, dup := c.tools[key]; !dup {
-			c.tools[key] = &openTool{session: sid, id: v.ToolCallID, command: inputCommand(v.RawInput), locs: locs}
+			c.tools[key] = &openTool{
+				session: sid, id: v.ToolCallID, title: title, kind: toolKind(v.ToolKind), input: rawJSON(v.RawInput),
+				command: inputCommand(v.RawInput), locs: locs,
+			}
 			c.toolOrder = append(c.toolOrder, key)
 		}
 		c.send(sid, toolCallUpdate{
@@ -155,6 +166,11 @@ func (c *converter) complete(sid string, v event.ToolCallComplete) {
 		status = statusFailed
 	}
 	u := toolCallUpdate{SessionUpdate: updateToolCallUpdate, ToolCallID: v.ToolCallID, Status: status}
+	if open != nil && sid == c.root && c.asking[v.ToolCallID] > 0 {
+		// It ends while an approval is shown on it (answered elsewhere, the
+		// editor's card not put back yet): its own title again.
+		u.Title = open.title
+	}
 	result := v.ToolResult
 	if text, child, stop, ok := spawn.ReadableResult(result); ok {
 		// A delegation: the child's answer in words; its session and

@@ -128,16 +128,45 @@
 // done), Serve cancels the running prompts, waits for them (their answers
 // are still written), stops every session's MCP servers and returns;
 // pending client requests (request_permission, fs, terminal) then fail
-// (permissions deny: unavailable or cancelled). The caller closes the
-// pool, which flushes the store.
+// (their approval requests are withdrawn with the cancelled runs). The
+// caller closes the pool, which flushes the store.
 //
 // # Approvals
 //
-// RequestApproval asks the editor with session/request_permission (options
-// allow_once, allow_always, reject_once, reject_always) on the ACP session
-// that the tool's session belongs to (descendants are mapped to their root
-// while the prompt runs) and remembers an "always" answer per tool for the
-// rest of the session. UseApprovals registers it on a hook registry's
-// approval/request seam; without a client that can answer it passes the
-// request down the chain, whose end denies (fail closed).
+// With Options.Approvals (an approval.Broker that the pool's hook registry
+// asks: hook.Registry.UseBroker) the server is attached to the broker
+// while Serve serves a connection, as the "acp" front end; without one it
+// asks nothing. A pending request whose session belongs to one of the
+// connection's ACP sessions (the root, or any descendant while the root's
+// prompt runs) is shown to the editor; any other request is left to other
+// front ends. Showing it is, on the root ACP session:
+//
+//   - a tool_call with status pending on the card the editor was shown
+//     for the tool: the root's own tool call (its toolCallId, kind and
+//     locations), or, for a descendant's tool at any depth, the child's
+//     "spawn:<child>" tool call (with its progress as content, the
+//     child's tool's kind); the title names the asking agent ("lead:
+//     Write notes/a.md", "writer (child of lead): Write notes/a.md"),
+//     rawInput is the tool's input and _meta.agentpool {type: approval,
+//     request_id, session_id, agent, tool, tool_call_id, reason}. A
+//     request that belongs to no shown tool call gets a card of its own,
+//     "permission:<request id>";
+//   - right after it, session/request_permission whose toolCall carries
+//     exactly those fields (the editor's card does not change when it is
+//     asked), with the options allow_once, allow_always, reject_once and
+//     reject_always (their ids equal their kinds), the broker's four
+//     replies. An outcome "cancelled", an unknown option or an error
+//     response is a reject once that says why (the model is told).
+//
+// The editor's answer puts the card back before the run goes on: the
+// root's tool call gets its own title (and status in_progress when it may
+// run; a rejected one then ends failed with the rejection as its result),
+// a spawn tool call all it showed before. A request settled otherwise (a
+// rule made by an earlier "always", the broker's timeout, another front
+// end, or its run's end: session/cancel, session/close, the end of the
+// connection) is withdrawn from the editor with $/cancel_request
+// {requestId} naming the session/request_permission (the client answers
+// it as cancelled; that late answer is dropped), and its card is put back
+// as well; a card that ends meanwhile gets its own title in its last
+// update. So no question stays open, and every card ends as itself.
 package acp

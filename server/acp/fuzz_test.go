@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentpool/agentpool/approval"
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/hook"
@@ -92,16 +93,21 @@ func fuzzPool(t testing.TB, m *config.Manifest, srvOpts Options) (*Server, *pool
 		event.StreamComplete{Message: event.Message{Role: "assistant", Content: "before"}})
 	reg := hook.New(hook.Options{})
 	reg.ApplyManifest(m)
+	b, err := approval.New(approval.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg.UseBroker(b)
 	p, err := pool.New(m, pool.Options{Store: st, Hooks: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srvOpts.Pool = p
+	srvOpts.Approvals = b
 	srv, err := New(srvOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv.UseApprovals(reg)
 	return srv, p, reg
 }
 

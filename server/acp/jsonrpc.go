@@ -259,23 +259,24 @@ var errClosed = errors.New("acp: connection closed")
 // call sends a request in owner's queue (after what is queued there) and
 // waits for its response or ctx.
 func (c *caller) call(ctx context.Context, owner, method string, params, result any) error {
-	wait, err := c.start(owner, method, params)
+	_, wait, err := c.start(owner, method, params)
 	if err != nil {
 		return err
 	}
 	return wait(ctx, result)
 }
 
-// start queues a request in owner's queue and returns the function that
-// waits for its response (it must be called).
-func (c *caller) start(owner, method string, params any) (wait func(ctx context.Context, result any) error, err error) {
+// start queues a request in owner's queue and returns its id (for a
+// $/cancel_request) and the function that waits for its response (it must
+// be called).
+func (c *caller) start(owner, method string, params any) (id int64, wait func(ctx context.Context, result any) error, err error) {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return nil, errClosed
+		return 0, nil, errClosed
 	}
 	c.next++
-	id := c.next
+	id = c.next
 	ch := make(chan incoming, 1)
 	c.pending[id] = ch
 	c.mu.Unlock()
@@ -286,9 +287,9 @@ func (c *caller) start(owner, method string, params any) (wait func(ctx context.
 	}
 	if err := c.out.send(owner, outRequest{JSONRPC: "2.0", ID: &id, Method: method, Params: params}); err != nil {
 		forget()
-		return nil, err
+		return 0, nil, err
 	}
-	return func(ctx context.Context, result any) error {
+	return id, func(ctx context.Context, result any) error {
 		defer forget()
 		return c.await(ctx, ch, method, result)
 	}, nil

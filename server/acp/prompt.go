@@ -98,6 +98,10 @@ func (c *conn) runPrompt(ctx context.Context, s *acpSession, run *promptRun, mod
 	var children []string
 	conv := newConverter(s.id, subagents, c.updater(s.id), c.log)
 	conv.interval = c.s.opts.ProgressInterval
+	conv.rootAgent = mode
+	s.mu.Lock()
+	run.conv = conv // the approvals of this run are shown on its cards
+	s.mu.Unlock()
 	conv.onSpawn = func(child string) {
 		children = append(children, child) // under conv.mu
 		c.mu.Lock()

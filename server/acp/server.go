@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentpool/agentpool/approval"
 	"github.com/agentpool/agentpool/hook"
 	"github.com/agentpool/agentpool/pool"
 	"github.com/agentpool/agentpool/tool/mcp"
@@ -41,6 +42,11 @@ type Options struct {
 	// QueueSize bounds the messages of one session that may wait for a
 	// client that reads slowly (DefaultQueueSize when 0); see outbox.
 	QueueSize int
+	// Approvals, when set, is the broker of the pool's approval requests
+	// (hook.Registry.UseBroker): while Serve serves a connection the
+	// server is attached to it and asks the editor about the requests of
+	// the connection's sessions (see the package documentation).
+	Approvals *approval.Broker
 }
 
 // Server serves one pool over ACP. Serve handles one connection at a time.
@@ -124,6 +130,7 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	})
 	c.calls = &caller{pending: map[int64]chan incoming{}, out: c.out}
 	c.terms = &terminals{c: c}
+	detach := c.attachApprovals(s.opts.Approvals)
 
 	// The reader hands over one line at a time and reads the next only
 	// once it is handled (the line buffer is reused), so that Serve can
@@ -181,6 +188,8 @@ loop:
 	c.calls.close()
 	c.cancel()
 	c.wg.Wait()
+	// The prompts have ended, and with them their approval requests.
+	detach()
 	// The prompts have ended: so have the sessions, for their hooks.
 	c.endSessions(hook.CauseDisconnected)
 	// No MCP server process of a session outlives the connection.
@@ -221,12 +230,11 @@ type conn struct {
 type acpSession struct {
 	id string
 
-	mu     sync.Mutex
-	ws     *workspace.Workspace // its cwd; nil: the pool's workspace
-	mcp    *mcp.Manager         // the MCP servers the client named; nil when none
-	mode   string
-	run    *promptRun
-	always map[string]ApprovalDecision // tool name -> allowed_always | rejected
+	mu   sync.Mutex
+	ws   *workspace.Workspace // its cwd; nil: the pool's workspace
+	mcp  *mcp.Manager         // the MCP servers the client named; nil when none
+	mode string
+	run  *promptRun
 }
 
 // setTools replaces the session's workspace and MCP servers, and stops
@@ -244,6 +252,7 @@ func (c *conn) setTools(s *acpSession, ws *workspace.Workspace, mgr *mcp.Manager
 type promptRun struct {
 	cancel    context.CancelFunc
 	cancelled atomic.Bool
+	conv      *converter // set (under the session's lock) before the run starts
 }
 
 // reply answers a request that belongs to no session.

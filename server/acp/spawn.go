@@ -31,6 +31,18 @@ type spawnState struct {
 	dirty                     bool
 	lastFlush                 time.Time
 	closed                    bool
+	// card is the spawn tool_call as announced: an approval asked on
+	// this card is undone with it.
+	card toolCallUpdate
+	// calls are the child's tool calls that started and have not
+	// completed, by id: an approval of one names its title and kind.
+	calls map[string]childCall
+}
+
+// childCall is a running tool call of a child, as its tool_call_start
+// described it.
+type childCall struct {
+	title, kind string
 }
 
 // child handles an event that a descendant produced.
@@ -111,12 +123,13 @@ func (c *converter) spawnStart(v event.SpawnSessionStart) {
 		input["prompt"] = p
 	}
 	raw, _ := json.Marshal(input)
-	c.send(c.root, toolCallUpdate{
+	st.card = toolCallUpdate{
 		SessionUpdate: updateToolCall, ToolCallID: spawnToolCallPrefix + v.ChildSessionID,
 		Title: "Spawned: " + v.SourceName, Kind: "other", Status: statusInProgress,
 		Content: []toolCallContent{textContent(desc)}, RawInput: raw,
 		Meta: map[string]any{"agentpool": meta},
-	})
+	}
+	c.send(c.root, st.card)
 	if c.subagents {
 		c.send(v.ParentSessionID, subagentUpdate{
 			SessionUpdate: updateSubagent, SessionID: v.ChildSessionID, Title: v.SourceName, Description: desc,
@@ -183,10 +196,15 @@ func (c *converter) spawnEnd(v event.SpawnSessionEnd) {
 	if v.ToolCallID != "" {
 		meta["tool_call_id"] = v.ToolCallID
 	}
-	c.send(c.root, toolCallUpdate{
+	end := toolCallUpdate{
 		SessionUpdate: updateToolCallUpdate, ToolCallID: spawnToolCallPrefix + v.ChildSessionID,
 		Status: status, Content: content, Meta: map[string]any{"agentpool": meta},
-	})
+	}
+	if c.asking[end.ToolCallID] > 0 {
+		// It ends while an approval is shown on it: what it showed before.
+		end.Title, end.Kind, end.RawInput = st.card.Title, st.card.Kind, st.card.RawInput
+	}
+	c.send(c.root, end)
 	if c.subagents {
 		state := &subagentState{State: "idle", StopReason: acpStopReason(v.StopReason)}
 		if state.StopReason == "error" && v.Error != "" {
@@ -218,8 +236,13 @@ func (c *converter) progress(st *spawnState, e event.Event) {
 		if title == "" {
 			title = v.ToolName
 		}
+		if st.calls == nil {
+			st.calls = map[string]childCall{}
+		}
+		st.calls[v.ToolCallID] = childCall{title: title, kind: toolKind(v.ToolKind)}
 		c.note(st, "→ "+title)
 	case event.ToolCallComplete:
+		delete(st.calls, v.ToolCallID)
 		if v.IsError {
 			msg, _, _ := strings.Cut(v.ToolResult, "\n")
 			c.note(st, "✗ "+v.ToolName+": "+msg)
@@ -255,14 +278,23 @@ func (c *converter) appendTranscript(st *spawnState, s string) {
 }
 
 func (c *converter) flush(st *spawnState) {
-	text := string(st.transcript)
-	if st.truncated {
-		text = "…" + text
-	}
 	st.dirty = false
 	st.lastFlush = c.now()
 	c.send(c.root, toolCallUpdate{
 		SessionUpdate: updateToolCallUpdate, ToolCallID: spawnToolCallPrefix + st.child,
-		Content: []toolCallContent{textContent(st.desc), textContent(strings.TrimRight(text, "\n"))},
+		Content: st.content(),
 	})
+}
+
+// content is what the spawn tool call shows while the child runs: its
+// description and its progress transcript.
+func (st *spawnState) content() []toolCallContent {
+	text := strings.TrimRight(string(st.transcript), "\n")
+	if text == "" {
+		return []toolCallContent{textContent(st.desc)}
+	}
+	if st.truncated {
+		text = "…" + text
+	}
+	return []toolCallContent{textContent(st.desc), textContent(text)}
 }

@@ -209,7 +209,7 @@ func (ts *terminals) shown(id string) {
 	ts.mu.Unlock()
 	// Queued now, so that it follows the update on the wire and precedes
 	// the prompt's answer; its answer is awaited in the background.
-	wait, err := ts.c.calls.start(st.session, methodTerminalRelease, terminalParams{SessionID: st.session, TerminalID: id})
+	_, wait, err := ts.c.calls.start(st.session, methodTerminalRelease, terminalParams{SessionID: st.session, TerminalID: id})
 	if err != nil {
 		ts.c.log.Debug("acp: terminal/release not sent", "terminal", id, "err", err)
 		return

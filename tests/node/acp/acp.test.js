@@ -348,18 +348,21 @@ test("unstable client with subagents: subagent_update and child-session updates"
   await agent.stop();
 });
 
-test("tool approval: session/request_permission, allow_always is remembered, reject denies", async () => {
+test("tool approval: session/request_permission on the announced card; reject denies, allow_always becomes a rule", async () => {
   const agent = startAgent(acp, fixture("approval.yaml"));
   const updates = [];
   const asked = [];
-  let answer = "allow_always";
+  let answer = "reject_once";
   const app = acp
     .client({ name: "agentpool-acp-test" })
     .onNotification(acp.methods.client.session.update, ({ params }) => {
       updates.push(params);
     })
     .onRequest(acp.methods.client.session.requestPermission, ({ params }) => {
-      asked.push(params);
+      // The tool call it names was announced pending with the same title
+      // and kind (notifications and requests reach the client in order).
+      const card = updates.filter((u) => u.update.toolCallId === params.toolCall.toolCallId).at(-1);
+      asked.push({ params, card: card?.update });
       const option = params.options.find((o) => o.kind === answer);
       return { outcome: { outcome: "selected", optionId: option.optionId } };
     });
@@ -375,31 +378,36 @@ test("tool approval: session/request_permission, allow_always is remembered, rej
       await settle();
       return checkSpawns(updates.slice(before), sessionId);
     };
+    // A rejection denies the tool: no child, the call ends failed.
     const first = (await ctx.request(acp.methods.agent.session.new, { cwd: here, mcpServers: [] })).sessionId;
     let spawns = await run(first);
     assert.equal(asked.length, 1);
-    assert.equal(asked[0].sessionId, first);
-    assert.equal(asked[0].toolCall.title, "task");
-    assert.equal(asked[0].toolCall.status, "pending");
-    assert.deepEqual(asked[0].options.map((o) => o.kind).sort(), ["allow_always", "allow_once", "reject_always", "reject_once"]);
-    assert.equal(spawns.size, 1);
-    assert.equal([...spawns.values()][0].status, "completed");
-
-    // allow_always holds for the rest of the session: no second question.
-    spawns = await run(first);
-    assert.equal(asked.length, 1);
-    assert.equal(spawns.size, 1);
-
-    // Another session asks again; a rejection denies the tool (no child).
-    answer = "reject_once";
-    const second = (await ctx.request(acp.methods.agent.session.new, { cwd: here, mcpServers: [] })).sessionId;
-    spawns = await run(second);
-    assert.equal(asked.length, 2);
+    const { params, card } = asked[0];
+    assert.equal(params.sessionId, first);
+    assert.equal(params.toolCall.title, "lead: Helping");
+    assert.equal(params.toolCall.status, "pending");
+    assert.equal(card.sessionUpdate, "tool_call");
+    for (const k of ["title", "kind", "status"]) assert.equal(card[k], params.toolCall[k], k);
+    assert.deepEqual(params.options.map((o) => o.kind).sort(), ["allow_always", "allow_once", "reject_always", "reject_once"]);
     assert.equal(spawns.size, 0);
     const denied = updates.find(
-      (u) => u.sessionId === second && u.update.sessionUpdate === "tool_call_update" && u.update.status === "failed",
+      (u) => u.sessionId === first && u.update.sessionUpdate === "tool_call_update" && u.update.status === "failed",
     );
     assert.ok(denied, "the denied tool call ends failed");
+
+    // allow_always runs it and becomes the broker's rule for the lead's
+    // task tool: no further question, in this session or another.
+    answer = "allow_always";
+    spawns = await run(first);
+    assert.equal(asked.length, 2);
+    assert.equal(spawns.size, 1);
+    assert.equal([...spawns.values()][0].status, "completed");
+    spawns = await run(first);
+    const second = (await ctx.request(acp.methods.agent.session.new, { cwd: here, mcpServers: [] })).sessionId;
+    const more = await run(second);
+    assert.equal(asked.length, 2);
+    assert.equal(spawns.size, 1);
+    assert.equal(more.size, 1);
     assert.equal(updates.length, agent.wire.updates);
   });
   await agent.stop();
