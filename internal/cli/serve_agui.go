@@ -46,7 +46,9 @@ func newServeAGUICmd(ext Extensions) *cobra.Command {
 
 func serveAGUI(cmd *cobra.Command, f poolFlags, h httpFlags) error {
 	return serveHTTP(cmd, f, h, "agui", func(ctx context.Context, p *pool.Pool, ln net.Listener, logger *slog.Logger, approvals *approval.Broker) error {
-		return agui.New(p, agui.Options{Logger: logger, Token: h.tokenValue(), CORSOrigins: h.cors, MaxConns: h.maxConns,
-			Approvals: approvals}).Serve(ctx, ln)
+		srv := agui.New(p, agui.Options{Logger: logger, Token: h.tokenValue(), CORSOrigins: h.cors, MaxConns: h.maxConns,
+			Approvals: approvals})
+		defer reopenApprovals(ctx, p, logger)() // attached: GET /approvals lists what waits
+		return srv.Serve(ctx, ln)
 	})
 }
