@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentpool/agentpool/approval"
 	"sort"
 	"sync"
 
@@ -236,6 +237,12 @@ func (m *mapper) Map(e event.Event) {
 			m.out(nil, classLifecycle, e)
 		}
 	case event.Custom:
+		if ev.Source == approval.EventSource {
+			// The stored record of an approval (durable runs read it
+			// back); this server sends its own approval_asked and
+			// approval_replied from the broker, in their place.
+			break
+		}
 		v := mustJSON(ev.EventData)
 		m.out(s, classLifecycle, &wire.Event{Type: wire.TypeCustom, Name: ev.EventType, Value: v})
 	case event.StreamComplete:
