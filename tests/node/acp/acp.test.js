@@ -19,6 +19,14 @@ if (!BIN) {
 }
 const here = path.dirname(fileURLToPath(import.meta.url));
 const fixture = (name) => path.join(here, "fixtures", name);
+// isolated copies a fixture manifest into a directory of its own: an
+// "always" answer is saved to .claude/settings.local.json beside the
+// manifest, and must not reach the checkout (nor the next run's asks).
+const isolated = (name) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "agentpool-acp-fixture-"));
+  fs.copyFileSync(fixture(name), path.join(dir, name));
+  return path.join(dir, name);
+};
 const SPAWN = "spawn:";
 
 // startAgent spawns `agentpool serve acp` and returns an ACP stream over its
@@ -349,7 +357,7 @@ test("unstable client with subagents: subagent_update and child-session updates"
 });
 
 test("tool approval: session/request_permission on the announced card; reject denies, allow_always becomes a rule", async () => {
-  const agent = startAgent(acp, fixture("approval.yaml"));
+  const agent = startAgent(acp, isolated("approval.yaml"));
   const updates = [];
   const asked = [];
   let answer = "reject_once";

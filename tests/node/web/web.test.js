@@ -9,7 +9,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -65,13 +65,22 @@ function startWith(file, cwd, ...args) {
   });
 }
 
+// isolatedManifest copies fixtures/approval.yaml into dir: an "always"
+// answer is saved to .claude/settings.local.json beside the manifest, and
+// must not reach the checkout (nor the next run's asks).
+function isolatedManifest(dir) {
+  const file = path.join(dir, 'approval.yaml');
+  copyFileSync(path.join(here, 'fixtures/approval.yaml'), file);
+  return file;
+}
+
 before(async () => {
   assert.ok(existsSync(bin), `AGENTPOOL_BIN ${bin} does not exist (run make build)`);
   assert.ok(existsSync(chromiumPath), `${chromiumPath} does not exist (apt-get install chromium; make test-deps does)`);
   mkdirSync(out, { recursive: true });
   workdir = mkdtempSync(path.join(os.tmpdir(), 'agentpool-web-approvals-'));
   [baseURL, tokenURL, approvalURL] = await Promise.all([start(), start('--token', TOKEN),
-    startWith(path.join(here, 'fixtures/approval.yaml'), workdir)]);
+    startWith(isolatedManifest(workdir), workdir)]);
   profile = mkdtempSync(path.join(os.tmpdir(), 'agentpool-web-chromium-'));
   context = await chromium.launchPersistentContext(profile, {
     executablePath: chromiumPath,
