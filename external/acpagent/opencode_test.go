@@ -111,10 +111,16 @@ func (f *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(w, "data: %s\n\ndata: [DONE]\n\n", b)
 }
 
-// opencodeNode is the real `opencode acp` in a project whose
-// opencode.json points at the fake model, with its home and XDG
-// directories in a temporary folder and no network.
-func opencodeNode(t *testing.T, name string, model *fakeModel, extraConfig string) *acpagent.Node {
+// opencodeSetup is the real opencode's binary and a project whose
+// opencode.json points at the fake model (extraConfig: more top-level
+// keys, each after a comma), with an environment that keeps its home and
+// XDG directories in a temporary folder and off the network.
+type opencodeSetup struct {
+	bin, project string
+	env          map[string]string
+}
+
+func newOpencodeSetup(t *testing.T, model *fakeModel, extraConfig string) opencodeSetup {
 	t.Helper()
 	bin := opencodeBinary(t)
 	project, home := t.TempDir(), t.TempDir()
@@ -129,13 +135,19 @@ func opencodeNode(t *testing.T, name string, model *fakeModel, extraConfig strin
 	if err := os.WriteFile(filepath.Join(project, "opencode.json"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return opencodeSetup{bin: bin, project: project, env: map[string]string{
+		"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, ".config"), "XDG_DATA_HOME": filepath.Join(home, ".local/share"),
+		"XDG_STATE_HOME": filepath.Join(home, ".local/state"), "XDG_CACHE_HOME": filepath.Join(home, ".cache"),
+		"OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+	}}
+}
+
+// opencodeNode is the real `opencode acp` in such a project.
+func opencodeNode(t *testing.T, name string, model *fakeModel, extraConfig string) *acpagent.Node {
+	t.Helper()
+	oc := newOpencodeSetup(t, model, extraConfig)
 	return newNode(t, acpagent.Config{
-		Name: name, Command: bin, Args: []string{"acp"}, Dir: project,
-		Env: map[string]string{
-			"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, ".config"), "XDG_DATA_HOME": filepath.Join(home, ".local/share"),
-			"XDG_STATE_HOME": filepath.Join(home, ".local/state"), "XDG_CACHE_HOME": filepath.Join(home, ".cache"),
-			"OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
-		},
+		Name: name, Command: oc.bin, Args: []string{"acp"}, Dir: oc.project, Env: oc.env,
 		AllowFileOperations: true,
 	})
 }
