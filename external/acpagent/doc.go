@@ -40,8 +40,12 @@
 //     tools (Read, Write of package tool/files) in the member's directory:
 //     the path is confined to it (os.Root), tools/pre-execute hooks and
 //     the member's tool_approval apply (Write asks by default), and a file
-//     that exists must be read before it is written. Without
-//     AllowFileOperations the capability is not offered.
+//     that exists must be read before it is written, except by the write
+//     of an edit the agent was granted through session/request_permission
+//     with the file and a unified diff (opencode's): once, and only when
+//     the content is the file as it is now with that diff applied (or is
+//     its text already). Without AllowFileOperations the capability is
+//     not offered.
 //   - session/request_permission goes to the pool's approval flow
 //     (hook.Registry.RequestApproval: the approval broker of
 //     docs/approvals.md), labelled with the member and its child session;

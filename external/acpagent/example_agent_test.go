@@ -21,7 +21,13 @@ import (
 // real broker; answer (nil: nobody attached) answers each request.
 func testPool(t *testing.T, answer func(approval.Request) approval.Reply, nodes ...spawn.Node) (*pool.Pool, *approvals) {
 	t.Helper()
-	reg := hook.New(hook.Options{})
+	return testPoolWithHooks(t, hook.New(hook.Options{}), answer, nodes...)
+}
+
+// testPoolWithHooks is testPool with the hooks reg (listeners of its own
+// added by the test).
+func testPoolWithHooks(t *testing.T, reg *hook.Registry, answer func(approval.Request) approval.Reply, nodes ...spawn.Node) (*pool.Pool, *approvals) {
+	t.Helper()
 	broker, err := approval.New(approval.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -68,12 +68,39 @@ func (t *turn) readFile(ctx context.Context, req acp.ReadTextFileRequest) (acp.R
 // writeFile serves fs/write_text_file with our Write tool, through
 // tools/pre-execute: hooks, the member's tool_approval and the approval
 // flow decide, the workspace confines the path, and a file that exists
-// must have been read first (fs/read_text_file) and be unchanged since.
+// must have been read first (fs/read_text_file) and be unchanged since,
+// unless the write is an edit the agent was granted (takeApproved): then
+// the file, as it is now, counts as read by the session just before the
+// Write runs, so a change made by anyone else between the check and the
+// write still fails it.
 func (t *turn) writeFile(ctx context.Context, req acp.WriteTextFileRequest) (acp.WriteTextFileResponse, error) {
 	ctx, cancel := t.opContext(ctx)
 	defer cancel()
-	_, err := t.runFileTool(ctx, "Write", map[string]any{"file_path": req.Path, "content": req.Content})
+	call, info, err := t.preFileTool(ctx, "Write", map[string]any{"file_path": req.Path, "content": req.Content})
+	if err != nil {
+		return acp.WriteTextFileResponse{}, err
+	}
+	var in struct {
+		Path    string `json:"file_path"`
+		Content string `json:"content"`
+	}
+	if json.Unmarshal(call.Args, &in) == nil {
+		if abs, err := t.n.ws.Resolve(in.Path); err == nil && t.takeApproved(abs, in.Content) {
+			t.markRead(ctx, in.Path)
+		}
+	}
+	_, err = t.runPrepared(ctx, call, info)
 	return acp.WriteTextFileResponse{}, err
+}
+
+// markRead records path as read by the child session, as it is now, by
+// running the Read tool (bookkeeping, not the agent's call: no hooks). A
+// failure leaves the Write to refuse with its own reason.
+func (t *turn) markRead(ctx context.Context, path string) {
+	if tl, ok := t.n.fileTool("Read"); ok {
+		args, _ := json.Marshal(map[string]any{"file_path": path})
+		tool.Run(ctx, tl, tool.Call{ID: "acpfs_" + strconv.FormatInt(fsCalls.Add(1), 10), Name: "Read", Args: args, SessionID: t.inv.Session.ID})
+	}
 }
 
 // opContext is the context of a file operation: the request's, with the
@@ -88,24 +115,39 @@ func (t *turn) opContext(ctx context.Context) (context.Context, context.CancelFu
 // tools/pre-execute, the tool, tools/post-execute. A denial or an error
 // result is an error for the agent, with the reason.
 func (t *turn) runFileTool(ctx context.Context, name string, in map[string]any) (tool.Result, error) {
+	call, info, err := t.preFileTool(ctx, name, in)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	return t.runPrepared(ctx, call, info)
+}
+
+// preFileTool is the first half of runFileTool: the call, through
+// tools/pre-execute (which may change its input).
+func (t *turn) preFileTool(ctx context.Context, name string, in map[string]any) (tool.Call, agent.ToolInfo, error) {
 	args, _ := json.Marshal(in)
 	call := tool.Call{ID: "acpfs_" + strconv.FormatInt(fsCalls.Add(1), 10), Name: name, Args: args, SessionID: t.inv.Session.ID}
-	tl, ok := t.n.fileTool(name)
-	if !ok {
-		return tool.Result{}, acp.NewInternalError(map[string]any{"error": "no tool " + name})
-	}
-	hooks, _ := t.inv.Runtime.Lifecycle().(agent.Hooks)
 	info := agent.ToolInfo{Agent: t.n.cfg.Name, SessionID: t.inv.Session.ID, ToolName: name, CallID: call.ID, Input: slices.Clone(args)}
-	if hooks != nil {
+	if _, ok := t.n.fileTool(name); !ok {
+		return call, info, acp.NewInternalError(map[string]any{"error": "no tool " + name})
+	}
+	if hooks, _ := t.inv.Runtime.Lifecycle().(agent.Hooks); hooks != nil {
 		d := hooks.PreTool(ctx, info)
 		if !d.Allows() {
-			return tool.Result{}, acp.NewInternalError(map[string]any{"error": fmt.Sprintf("%s %s denied: %s", name, in["file_path"], d.Reason)})
+			return call, info, acp.NewInternalError(map[string]any{"error": fmt.Sprintf("%s %s denied: %s", name, in["file_path"], d.Reason)})
 		}
 		if len(d.UpdatedInput) > 0 && json.Valid(d.UpdatedInput) {
 			call.Args = slices.Clone(d.UpdatedInput)
 			info.Input = slices.Clone(d.UpdatedInput)
 		}
 	}
+	return call, info, nil
+}
+
+// runPrepared is the second half: the tool, then tools/post-execute.
+func (t *turn) runPrepared(ctx context.Context, call tool.Call, info agent.ToolInfo) (tool.Result, error) {
+	tl, _ := t.n.fileTool(call.Name)
+	hooks, _ := t.inv.Runtime.Lifecycle().(agent.Hooks)
 	res := tool.Run(ctx, tl, call)
 	if hooks != nil {
 		res = hooks.PostTool(ctx, info, res)

@@ -2,6 +2,7 @@ package acpagent_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,6 +66,81 @@ teams:
 		t.Errorf("native child %+v", e)
 	}
 	if !strings.Contains(res.Result.Output, "native answer") || !strings.Contains(res.Result.Output, "Perfect!") {
+		t.Errorf("team output %q", res.Result.Output)
+	}
+}
+
+// The issue's "done when": a manifest's parallel team of a native agent
+// and the real `opencode acp` (provider custom, so that the pinned binary
+// is used; cwd is its project, env keeps it offline) runs against the
+// fake model: both children are child sessions with their
+// spawn_session_start and spawn_session_end, and the team's output has
+// both answers.
+func TestManifestParallelTeamWithOpencode(t *testing.T) {
+	model := newFakeModel(t, "opencode says hello from the fake model.")
+	oc := newOpencodeSetup(t, model, "")
+	var env strings.Builder
+	for k, v := range oc.env {
+		fmt.Fprintf(&env, "      %s: %q\n", k, v)
+	}
+	dir := t.TempDir()
+	manifest := filepath.Join(dir, "agentpool.yaml")
+	yaml := `
+agents:
+  native:
+    model: {type: test, custom_output_text: "native answer"}
+  opencode:
+    type: acp
+    provider: custom
+    command: ` + oc.bin + `
+    args: [acp]
+    cwd: ` + oc.project + `
+    description: the real opencode
+    env:
+` + env.String() + `
+teams:
+  pair: {mode: parallel, members: [native, opencode]}
+`
+	if err := os.WriteFile(manifest, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reg := batteries.Registry()
+	m, err := config.LoadWith(manifest, batteries.ConfigOptions(reg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := pool.New(m, pool.Options{Registry: reg, Hooks: hook.New(hook.Options{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	res, evs := run(t, context.Background(), p, "pair", "Say hello.", nil)
+	if res.Result.StopReason != event.StopCompleted {
+		t.Fatalf("team %+v", res.Result)
+	}
+	starts := map[string]event.SpawnSessionStart{}
+	ends := map[string]event.SpawnSessionEnd{}
+	for _, e := range evs {
+		switch v := e.(type) {
+		case event.SpawnSessionStart:
+			starts[v.SourceName] = v
+		case event.SpawnSessionEnd:
+			ends[v.SourceName] = v
+		}
+	}
+	for _, name := range []string{"native", "opencode"} {
+		s, e := starts[name], ends[name]
+		if s.ChildSessionID == "" || s.ParentSessionID != res.SessionID || e.ChildSessionID != s.ChildSessionID {
+			t.Errorf("%s: spawn_session_start %+v, spawn_session_end %+v (team session %s)", name, s, e, res.SessionID)
+		}
+	}
+	if e := ends["opencode"]; e.StopReason != event.StopCompleted || e.LastAssistantMessage != "opencode says hello from the fake model." {
+		t.Errorf("opencode child %+v", e)
+	}
+	if e := ends["native"]; e.StopReason != event.StopCompleted || e.LastAssistantMessage != "native answer" {
+		t.Errorf("native child %+v", e)
+	}
+	if !strings.Contains(res.Result.Output, "native answer") || !strings.Contains(res.Result.Output, "opencode says hello from the fake model.") {
 		t.Errorf("team output %q", res.Result.Output)
 	}
 }

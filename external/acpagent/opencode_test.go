@@ -47,12 +47,26 @@ func opencodeBinary(t *testing.T) string {
 // fakeModel is an OpenAI-compatible chat completions server on loopback
 // that streams answer word by word; a request whose last user message
 // contains "wait forever" is held until the client goes away (waiting is
-// closed once such a request arrived).
+// closed once such a request arrived). With a toolCall, a request that
+// offers that tool and has no tool result yet is answered with the call;
+// the tool results it got back are kept (toolResults).
 type fakeModel struct {
 	*httptest.Server
-	answer  string
-	waiting chan struct{}
-	once    sync.Once
+	answer   string
+	toolCall *fakeToolCall
+	waiting  chan struct{}
+	once     sync.Once
+	mu       sync.Mutex
+	results  []string
+}
+
+// fakeToolCall is the one tool call a fakeModel makes.
+type fakeToolCall struct{ name, args string }
+
+func (f *fakeModel) toolResults() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.results...)
 }
 
 func newFakeModel(t *testing.T, answer string) *fakeModel {
@@ -73,14 +87,29 @@ func (f *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 			Role    string `json:"role"`
 			Content any    `json:"content"`
 		} `json:"messages"`
+		Tools []struct {
+			Function struct {
+				Name string `json:"name"`
+			} `json:"function"`
+		} `json:"tools"`
 	}
 	_ = json.Unmarshal(body, &req)
-	last := ""
+	last, answered := "", false
 	for _, m := range req.Messages {
-		if m.Role == "user" {
-			b, _ := json.Marshal(m.Content)
+		b, _ := json.Marshal(m.Content)
+		switch m.Role {
+		case "user":
 			last = string(b)
+		case "tool":
+			answered = true
+			f.mu.Lock()
+			f.results = append(f.results, string(b))
+			f.mu.Unlock()
 		}
+	}
+	offered := false
+	for _, tl := range req.Tools {
+		offered = offered || (f.toolCall != nil && tl.Function.Name == f.toolCall.name)
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	if strings.Contains(last, "wait forever") {
@@ -99,6 +128,13 @@ func (f *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 		w.(http.Flusher).Flush()
 	}
 	chunk(map[string]any{"role": "assistant", "content": ""}, nil)
+	if offered && !answered {
+		chunk(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "id": "call_fake_1", "type": "function",
+			"function": map[string]any{"name": f.toolCall.name, "arguments": f.toolCall.args}}}}, nil)
+		chunk(map[string]any{}, "tool_calls")
+		fmt.Fprint(w, "data: [DONE]\n\n")
+		return
+	}
 	for i, word := range strings.Fields(f.answer) {
 		if i > 0 {
 			word = " " + word
@@ -111,10 +147,16 @@ func (f *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(w, "data: %s\n\ndata: [DONE]\n\n", b)
 }
 
-// opencodeNode is the real `opencode acp` in a project whose
-// opencode.json points at the fake model, with its home and XDG
-// directories in a temporary folder and no network.
-func opencodeNode(t *testing.T, name string, model *fakeModel, extraConfig string) *acpagent.Node {
+// opencodeSetup is the real opencode's binary and a project whose
+// opencode.json points at the fake model (extraConfig: more top-level
+// keys, each after a comma), with an environment that keeps its home and
+// XDG directories in a temporary folder and off the network.
+type opencodeSetup struct {
+	bin, project string
+	env          map[string]string
+}
+
+func newOpencodeSetup(t *testing.T, model *fakeModel, extraConfig string) opencodeSetup {
 	t.Helper()
 	bin := opencodeBinary(t)
 	project, home := t.TempDir(), t.TempDir()
@@ -129,15 +171,25 @@ func opencodeNode(t *testing.T, name string, model *fakeModel, extraConfig strin
 	if err := os.WriteFile(filepath.Join(project, "opencode.json"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return newNode(t, acpagent.Config{
-		Name: name, Command: bin, Args: []string{"acp"}, Dir: project,
-		Env: map[string]string{
-			"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, ".config"), "XDG_DATA_HOME": filepath.Join(home, ".local/share"),
-			"XDG_STATE_HOME": filepath.Join(home, ".local/state"), "XDG_CACHE_HOME": filepath.Join(home, ".cache"),
-			"OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
-		},
+	return opencodeSetup{bin: bin, project: project, env: map[string]string{
+		"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, ".config"), "XDG_DATA_HOME": filepath.Join(home, ".local/share"),
+		"XDG_STATE_HOME": filepath.Join(home, ".local/state"), "XDG_CACHE_HOME": filepath.Join(home, ".cache"),
+		"OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+	}}
+}
+
+// opencodeNode is the real `opencode acp` in such a project.
+func opencodeNode(t *testing.T, name string, model *fakeModel, extraConfig string) *acpagent.Node {
+	t.Helper()
+	return newNode(t, acpagentConfig(newOpencodeSetup(t, model, extraConfig), name))
+}
+
+// acpagentConfig is the Config of a member named name that runs oc.
+func acpagentConfig(oc opencodeSetup, name string) acpagent.Config {
+	return acpagent.Config{
+		Name: name, Command: oc.bin, Args: []string{"acp"}, Dir: oc.project, Env: oc.env,
 		AllowFileOperations: true,
-	})
+	}
 }
 
 // The real opencode answers a delegation, streamed: its message arrives

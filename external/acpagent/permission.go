@@ -25,6 +25,7 @@ func (t *turn) permission(ctx context.Context, req acp.RequestPermissionRequest)
 	opts := req.Options
 	if t.n.cfg.Confirm == ConfirmNever {
 		if id, ok := option(opts, acp.PermissionOptionKindAllowOnce, acp.PermissionOptionKindAllowAlways); ok {
+			t.grant(req.ToolCall)
 			return selected(id)
 		}
 	}
@@ -53,10 +54,12 @@ func (t *turn) permission(ctx context.Context, req acp.RequestPermissionRequest)
 	switch d.Outcome {
 	case hook.AllowedAlways:
 		if id, ok := option(opts, acp.PermissionOptionKindAllowAlways, acp.PermissionOptionKindAllowOnce); ok {
+			t.grant(tc)
 			return selected(id)
 		}
 	case hook.AllowedOnce:
 		if id, ok := option(opts, acp.PermissionOptionKindAllowOnce, acp.PermissionOptionKindAllowAlways); ok {
+			t.grant(tc)
 			return selected(id)
 		}
 	case hook.Cancelled:

@@ -29,6 +29,7 @@ type turn struct {
 	idle   sync.Cond // signalled when busy drops to 0
 	busy   int       // updates being turned into events
 	closed bool
+	edits  approvedEdits // granted edits not written yet
 
 	// The rest is touched by one update at a time, then by finish.
 	open     int    // index of the open part; -1: none
