@@ -3,6 +3,7 @@ package acpagent
 import (
 	"bufio"
 	"errors"
+	"github.com/agentpool/agentpool/internal/tailbuf"
 	"log/slog"
 	"maps"
 	"os"
@@ -26,7 +27,7 @@ type process struct {
 	stdin   *os.File
 	stdout  *os.File
 	errPipe *os.File
-	stderr  tail
+	stderr  *tailbuf.Buffer
 	log     *slog.Logger
 
 	exited     chan struct{} // closed once the agent has been reaped and its tree ended
@@ -75,7 +76,7 @@ func startProcess(command string, args []string, dir string, env map[string]stri
 	}
 	p := &process{
 		cmd: cmd, tree: tree, stdin: pipes[0][1], stdout: pipes[1][0], errPipe: pipes[2][0],
-		stderr: tail{max: stderrTail}, log: log,
+		stderr: tailbuf.New(stderrTail), log: log,
 		exited: make(chan struct{}), stderrDone: make(chan struct{}),
 	}
 	go p.wait()
@@ -159,32 +160,4 @@ func (p *process) describe() string {
 		b.WriteString("; its stderr ends with:\n" + t)
 	}
 	return b.String()
-}
-
-// tail keeps the last max bytes written to it.
-type tail struct {
-	mu        sync.Mutex
-	buf       []byte
-	max       int
-	truncated bool
-}
-
-func (t *tail) Write(b []byte) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, b...)
-	if over := len(t.buf) - t.max; over > 0 {
-		t.buf = append(t.buf[:0], t.buf[over:]...)
-		t.truncated = true
-	}
-}
-
-func (t *tail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	s := strings.ToValidUTF8(string(t.buf), "\uFFFD")
-	if t.truncated {
-		s = "…" + s
-	}
-	return s
 }

@@ -2,7 +2,7 @@ package mcp
 
 import (
 	"bufio"
-	"bytes"
+	"github.com/agentpool/agentpool/internal/tailbuf"
 	"log/slog"
 	"maps"
 	"os"
@@ -30,7 +30,7 @@ type process struct {
 	stdin   *os.File // our end of the server's stdin
 	stdout  *os.File // our end of the server's stdout
 	errPipe *os.File // our end of the server's stderr
-	stderr  ring
+	stderr  *tailbuf.Buffer
 	log     *slog.Logger
 
 	exited     chan struct{} // closed once the process has been reaped
@@ -91,7 +91,7 @@ func startProcess(cfg ServerConfig, log *slog.Logger) (*process, error) {
 	}
 	p := &process{
 		cmd: cmd, tree: tree, stdin: inW, stdout: outR, errPipe: errR,
-		stderr: ring{max: stderrTail}, log: log,
+		stderr: tailbuf.New(stderrTail), log: log,
 		exited: make(chan struct{}), stderrDone: make(chan struct{}),
 	}
 	log.Debug("mcp: server process started", "pid", cmd.Process.Pid, "command", cfg.Command)
@@ -187,37 +187,4 @@ func (p *process) describe() string {
 		b.WriteString("\nstderr:\n" + tail)
 	}
 	return b.String()
-}
-
-// ring keeps the last max bytes written to it.
-type ring struct {
-	mu        sync.Mutex
-	buf       []byte
-	max       int
-	truncated bool
-}
-
-func (r *ring) Write(b []byte) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.buf = append(r.buf, b...)
-	if over := len(r.buf) - r.max; over > 0 {
-		r.buf = append(r.buf[:0], r.buf[over:]...)
-		r.truncated = true
-	}
-}
-
-// String returns the kept text, starting at a line when cut.
-func (r *ring) String() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	b := r.buf
-	prefix := ""
-	if r.truncated {
-		if i := bytes.IndexByte(b, '\n'); i >= 0 && i < len(b)-1 {
-			b = b[i+1:]
-		}
-		prefix = "...\n"
-	}
-	return prefix + strings.TrimRight(string(b), "\r\n")
 }
