@@ -137,17 +137,13 @@ func (p *Pool) continuationOf(ctx context.Context, w *session.Waiting) (*spawn.C
 	name := w.Session.AgentName
 	cn, ok := p.nodes[name].(spawn.Continuer)
 	if !ok {
-		return nil, fmt.Errorf("session %s runs %q, which the pool has not as an agent that can go on from its open calls", w.Session.ID, name)
+		return nil, fmt.Errorf("session %s runs %q, which the pool has not as an agent or team that can go on from where it stopped", w.Session.ID, name)
 	}
 	msgs, err := p.store.Messages(ctx, w.Session.ID)
 	if err != nil {
 		return nil, err
 	}
-	history, err := openTurn(msgs)
-	if err != nil {
-		return nil, fmt.Errorf("session %s: %w", w.Session.ID, err)
-	}
-	c := &spawn.Continuation{Waiting: w, History: history}
+	c := &spawn.Continuation{Waiting: w, History: storedConversation(msgs)}
 	for _, kw := range w.Children {
 		kc, err := p.continuationOf(ctx, kw)
 		if err != nil {
@@ -160,20 +156,21 @@ func (p *Pool) continuationOf(ctx context.Context, w *session.Waiting) (*spawn.C
 		c.Children[kw.Session.ID] = &spawn.ChildContinuation{Node: node, Continue: kc}
 	}
 	if err := cn.CanContinue(c); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("session %s: %w", w.Session.ID, err)
 	}
 	return c, nil
 }
 
-// openTurn is a stored conversation that ends with the model turn whose
-// calls are open, as the model takes it: the turns before it as History
-// makes them, the last one as it is.
-func openTurn(msgs []session.Message) ([]model.Message, error) {
+// storedConversation is a stored conversation as a continued run goes on
+// with it: as session.History makes it, but for a last model turn whose
+// calls are open, which stays as it is (the run gives its calls their
+// results).
+func storedConversation(msgs []session.Message) []model.Message {
 	n := len(msgs)
-	if n == 0 || msgs[n-1].Role != model.RoleAssistant || len(msgs[n-1].ToolCalls()) == 0 {
-		return nil, errors.New("its conversation does not end with the model turn whose calls wait")
+	if n > 0 && msgs[n-1].Role == model.RoleAssistant && len(msgs[n-1].ToolCalls()) > 0 {
+		return append(session.History(msgs[:n-1]), msgs[n-1].Message)
 	}
-	return append(session.History(msgs[:n-1]), msgs[n-1].Message), nil
+	return session.History(msgs)
 }
 
 // relayStored hands rec the stored events of the tree of root id from

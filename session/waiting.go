@@ -43,6 +43,11 @@ type Waiting struct {
 	// Results are the results the session's log has for its tool calls,
 	// by tool call id: those calls ran, and do not run again.
 	Results map[string]event.ToolCallComplete
+	// Started are the spawn_session_start events of the session's log, in
+	// order, and Ends the ends of those children that ended, by child
+	// session id (a team's members: those that ended keep their result).
+	Started []event.SpawnSessionStart
+	Ends    map[string]event.SpawnSessionEnd
 
 	open openLog // what the log left open (CloseRest)
 }
@@ -88,7 +93,7 @@ func findWaiting(ctx context.Context, st Store, s Session, depth int) (*Waiting,
 	for _, c := range l.calls {
 		open[c.ToolCallID] = true
 	}
-	w := &Waiting{Session: s, RunID: l.run.RunID, Results: l.results, open: l}
+	w := &Waiting{Session: s, RunID: l.run.RunID, Results: l.results, Started: l.started, Ends: l.ends, open: l}
 	for callID, req := range openRequests(recs, s.ID) {
 		if open[callID] {
 			if w.Requests == nil {
@@ -148,7 +153,7 @@ func openRequests(recs []Record, sid string) map[string]approval.Request {
 // CloseRest closes, in every session of the waiting tree, what its run
 // left open that does not wait, as CloseInterrupted would: each open
 // child that does not wait is closed and ended (spawn_session_end, stop
-// reason interrupted), each open tool call that neither waits for an
+// reason interrupted; added to Ends), each open tool call that neither waits for an
 // answer nor for a waiting child gets the error result InterruptedResult
 // (added to Results). The sessions stay running, their runs open, their
 // waiting calls and children as they were: what goes on with the tree
@@ -175,6 +180,7 @@ func (w *Waiting) CloseRest(ctx context.Context, st Store) error {
 		if err != nil {
 			return fmt.Errorf("close child %s: %w", start.ChildSessionID, err)
 		}
+		w.Ends[start.ChildSessionID] = end
 		add = append(add, end)
 	}
 	for _, c := range w.open.calls {

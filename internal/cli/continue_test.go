@@ -355,3 +355,67 @@ func listAGUIApprovals(t *testing.T, srv *serveProc) []aguiApproval {
 	}
 	return got.Approvals
 }
+
+// teamApprovalManifest: the lead hands the job to a sequential team whose
+// writer (a grandchild of the run) calls Write, which asks; the reviewer
+// comes after it.
+const teamApprovalManifest = `
+default_agent: lead
+agents:
+  lead:
+    tools: [subagent]
+    model: {type: test, call_tools: [task], tool_args: {task: {agent_or_team: desk, prompt: Write notes.md.}}}
+  writer:
+    tools: [file_access]
+    model: {type: test, call_tools: [Write], tool_args: {Write: {file_path: notes.md, content: "approved\n"}}}
+  reviewer:
+    model: {type: scripted, turns: ["reviewed"]}
+teams:
+  desk: {mode: sequential, members: [writer, reviewer]}
+`
+
+// TestContinueTeamAfterKill: a team member's Write waits when `serve
+// opencode` is killed; a new one goes on with the team: the allowed Write
+// runs, the next member (which had not started) runs after it, and the
+// team's output reaches the root.
+func TestContinueTeamAfterKill(t *testing.T) {
+	t.Parallel() // mostly waits on its CLI processes
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "agentpool.yaml"), []byte(teamApprovalManifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := sqliteDB(t, dir)
+	first, root, asked := waitingRun(t, dir, db)
+	first.kill(t)
+
+	second := startServe(t, dir, "opencode", db)
+	awaitAsked(t, second, asked.ID)
+	if list := listPermissions(t, second); len(list) != 1 || list[0].ID != asked.ID {
+		t.Fatalf("GET /permission after the restart: %+v, want request %s", list, asked.ID)
+	}
+	if _, ok := sessionsOf(t, dir, db)["reviewer"]; ok {
+		t.Fatal("the reviewer started before the writer's Write was answered")
+	}
+	second.call(t, "POST", "/permission/"+asked.ID+"/reply", `{"reply":"once"}`, 200)
+	ended := second.await(t, func(l string) bool { return strings.Contains(l, "a continued run ended") }, "the continued run's end")
+	if !strings.Contains(ended, "stop_reason=completed") {
+		t.Fatalf("the continued run: %s", ended)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "notes.md")); err != nil || string(b) != "approved\n" {
+		t.Fatalf("notes.md after allowing: %q %v", b, err)
+	}
+	var final struct{ Task struct{ Output string } }
+	if err := json.Unmarshal([]byte(finalMessage(t, dir, db, root)), &final); err != nil || final.Task.Output != "reviewed" {
+		t.Errorf("the root's final message: %+v %v, want the team's output (the reviewer's)", final, err)
+	}
+	sessions := sessionsOf(t, dir, db)
+	for _, name := range []string{"lead", "desk", "writer", "reviewer"} {
+		if s, ok := sessions[name]; !ok || s.Status != session.StatusCompleted {
+			t.Errorf("%s: %+v, want completed", name, s)
+		}
+	}
+	tree := runCLI(t, dir, "sessions", "events", "--db", db, "--json", "--tree", root)
+	if err := eventtest.CheckInvariants(root, decodeJSONL(t, tree.stdout)); err != nil {
+		t.Errorf("the stored tree of the continued run: %v", err)
+	}
+}
