@@ -20,6 +20,12 @@ import (
 // Both "always" answers are also b's rules (for the agent and tool, for
 // b's life); allow always is reported as AllowedAlways, reject always as
 // Rejected.
+//
+// When a front end is attached, the request is stored in its session's
+// log before it is asked (approval_requested, flushed), and its answer
+// after (approval_replied); a request that a run stored before its
+// process died (ApprovalRequest.RequestID) is asked with its stored id,
+// and only its answer is stored.
 func (r *Registry) UseBroker(b *approval.Broker) (remove func()) {
 	return r.OnApproval.Use(func(ctx context.Context, req ApprovalRequest, _ Next[ApprovalRequest, ApprovalDecision]) ApprovalDecision {
 		areq := approval.Request{

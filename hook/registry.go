@@ -402,6 +402,8 @@ func (r *Registry) PreTool(ctx context.Context, t agent.ToolInfo) agent.ToolDeci
 	return agent.ToolDecision{Action: agent.ToolAllow, UpdatedInput: input}
 }
 
+var _ agent.ApprovalResumer = (*Registry)(nil)
+
 // ResumeApproval implements agent.ApprovalResumer: approval/request runs
 // for req, the request a run stored for call t before its process died,
 // with its id (ApprovalRequest.RequestID), so that the broker

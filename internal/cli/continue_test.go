@@ -265,8 +265,14 @@ func TestContinueAfterKill(t *testing.T) {
 				if list := listAGUIApprovals(t, second); len(list) != 1 || list[0].ID != asked.ID || list[0].Tool != "Write" || list[0].Agent != "writer" {
 					t.Fatalf("GET /approvals after the restart: %+v, want request %s of the writer's Write", list, asked.ID)
 				}
-			} else if list := listPermissions(t, second); len(list) != 1 || list[0].ID != asked.ID || list[0].Metadata["agent"] != "writer" {
-				t.Fatalf("GET /permission after the restart: %+v, want request %s", list, asked.ID)
+			} else {
+				if list := listPermissions(t, second); len(list) != 1 || list[0].ID != asked.ID || list[0].Metadata["agent"] != "writer" {
+					t.Fatalf("GET /permission after the restart: %+v, want request %s", list, asked.ID)
+				}
+				var status map[string]struct{ Type string }
+				if err := json.Unmarshal(second.call(t, "GET", "/session/status", "", 200), &status); err != nil || status[root].Type != "busy" {
+					t.Errorf("GET /session/status while the run waits: %v %v, want the root busy", status, err)
+				}
 			}
 			for name, s := range sessionsOf(t, dir, db) {
 				if s.Status != session.StatusRunning {
