@@ -97,6 +97,7 @@ func (n *Node) Run(ctx context.Context, inv *spawn.Invocation) spawn.Result {
 	t.ctx = ctx
 	a.add(sid, t)
 	defer a.remove(sid)
+	defer t.closeTerminals() // no command of the session outlives it
 
 	prompt := inv.Prompt
 	if n.cfg.SystemPrompt != "" {
