@@ -34,8 +34,11 @@ import (
 //	                terminal/create, then one line read from the named
 //	                pipe FIFO (the command writes it), and the turn ends
 //	                with the terminal neither released nor waited for
-//	hang            a message chunk ("hanging"), then no answer ever:
-//	                session/cancel is ignored too
+//	hang            a message chunk ("hanging PID"), then no answer
+//	                ever: session/cancel, SIGTERM and the end of stdin
+//	                are ignored too
+//	linger          answered, but the process ignores SIGTERM and the
+//	                end of its stdin: it does not exit
 //	anything else   answered with what the agent saw
 //
 // With testStateEnv naming a directory, the agent advertises loadSession
@@ -50,6 +53,7 @@ const (
 // testReply is the test agent's answer.
 type testReply struct {
 	Prompt   string   `json:"prompt"`
+	Pid      int      `json:"pid"`                 // the agent's process
 	Terminal bool     `json:"terminal_capability"` // what initialize offered
 	Loaded   bool     `json:"loaded,omitempty"`    // the session was loaded
 	History  []string `json:"history,omitempty"`   // its earlier prompts
@@ -170,7 +174,7 @@ func (a *testAgent) Prompt(ctx context.Context, req acp.PromptRequest) (acp.Prom
 	}
 	prompt := text.String()
 	a.mu.Lock()
-	r := testReply{Prompt: prompt, Terminal: a.terminal, Loaded: a.loaded[string(req.SessionId)]}
+	r := testReply{Prompt: prompt, Pid: os.Getpid(), Terminal: a.terminal, Loaded: a.loaded[string(req.SessionId)]}
 	a.mu.Unlock()
 	if a.state != "" {
 		prompts, _ := a.history(string(req.SessionId))
@@ -186,8 +190,12 @@ func (a *testAgent) Prompt(ctx context.Context, req acp.PromptRequest) (acp.Prom
 		// It ignores session/cancel, SIGTERM and the end of its stdin.
 		signal.Ignore(syscall.SIGTERM, syscall.SIGHUP, syscall.SIGINT)
 		close(a.hung)
-		_ = a.conn.SessionUpdate(ctx, acp.SessionNotification{SessionId: req.SessionId, Update: acp.UpdateAgentMessageText("hanging")})
+		_ = a.conn.SessionUpdate(ctx, acp.SessionNotification{SessionId: req.SessionId, Update: acp.UpdateAgentMessageText(fmt.Sprintf("hanging %d", os.Getpid()))})
 		hang()
+	case "linger":
+		// It answers, then ignores SIGTERM and the end of its stdin.
+		signal.Ignore(syscall.SIGTERM, syscall.SIGHUP, syscall.SIGINT)
+		close(a.hung)
 	case "run", "kill":
 		a.runTerminal(ctx, req.SessionId, verb == "kill", rest, &r)
 	case "start":
