@@ -47,6 +47,12 @@ type terminals struct {
 	closed   bool
 }
 
+// shellEnv is what the pool's hooks (hook.Registry) say of a session's
+// environment file.
+type shellEnv interface {
+	ShellEnvFile(ctx context.Context) string
+}
+
 // terminal is one terminal: its shell and the end of its output, at most
 // limit bytes, cut at a character boundary.
 type terminal struct {
@@ -68,6 +74,11 @@ func (t *turn) terminalSet() (*terminals, error) {
 			return nil, errors.New("the prompt has been answered")
 		}
 		ts := &terminals{shells: shell.New(t.n.ws), byID: map[string]*terminal{}}
+		if env, ok := t.inv.Runtime.Lifecycle().(shellEnv); ok {
+			// The session's environment (CLAUDE_ENV_FILE), as the Bash
+			// of native agents sources it.
+			ts.shells.SourceEnvFile(env.ShellEnvFile)
+		}
 		for _, tl := range ts.shells.Tools() {
 			if tl.Info().Name == shell.Bash {
 				ts.bash = tl

@@ -19,6 +19,7 @@ import (
 	"github.com/agentpool/agentpool/external/acpagent"
 	"github.com/agentpool/agentpool/hook"
 	"github.com/agentpool/agentpool/internal/proctree/proctreetest"
+	"github.com/agentpool/agentpool/spawn"
 )
 
 func allow(approval.Request) approval.Reply  { return approval.AllowOnce }
@@ -229,5 +230,38 @@ func TestTerminalRefusedRequests(t *testing.T) {
 	}
 	if len(seen.all()) != 0 {
 		t.Errorf("asked about refused requests: %+v", seen.all())
+	}
+}
+
+// Commands in terminals source the session's environment file, as the
+// Bash tool of native agents does (hook.Registry.ShellEnvFile: Claude
+// Code's CLAUDE_ENV_FILE, written by SessionStart hooks).
+func TestTerminalSourcesTheSessionEnvironment(t *testing.T) {
+	dir := t.TempDir()
+	envFile := filepath.Join(t.TempDir(), "env.sh")
+	if err := os.WriteFile(envFile, []byte("export FROM_HOOKS=yes\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	node := testAgentNode(t, acpagent.Config{Dir: dir, AllowTerminal: true})
+	reg := hook.New(hook.Options{})
+	var mu sync.Mutex
+	var sessions []string
+	reg.SetShellEnvFile(func(ctx context.Context) string {
+		if inv := spawn.InvocationFrom(ctx); inv != nil {
+			mu.Lock()
+			sessions = append(sessions, inv.Session.ID)
+			mu.Unlock()
+		}
+		return envFile
+	})
+	p, _ := testPoolWithHooks(t, reg, allow, node)
+	res, _ := run(t, context.Background(), p, "tester", "run "+terminalRequest(t, map[string]any{"command": `echo "from hooks: $FROM_HOOKS"`}), nil)
+	if r := reply(t, res.Result.Output); r.Error != "" || r.Output != "from hooks: yes\n" {
+		t.Errorf("reply %+v", r)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(sessions) == 0 || sessions[0] != res.SessionID {
+		t.Errorf("the environment file was asked for in sessions %v, want %s", sessions, res.SessionID)
 	}
 }
