@@ -28,7 +28,9 @@
 //     while loading are dropped. An agent that cannot load, or whose load
 //     fails, gets a new session whose first prompt carries the earlier
 //     conversation as text (its latest 64 KiB), as does a delegation
-//     given the caller's history (spawn.Request.History).
+//     given the caller's history (spawn.Request.History). A continued
+//     child's stream says which happened (an EventContinued custom
+//     event).
 //   - Each delegation is an observable session: run_started, then the
 //     agent's session/update notifications as they come (message chunks
 //     as text parts, thought chunks as thinking parts, tool_call and

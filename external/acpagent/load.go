@@ -8,6 +8,7 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
+	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/internal/detach"
 	"github.com/agentpool/agentpool/model"
 	"github.com/agentpool/agentpool/session"
@@ -42,6 +43,7 @@ func (n *Node) openSession(ctx context.Context, a *agentConn, conn *acp.ClientSi
 			_, err := conn.LoadSession(ctx, acp.LoadSessionRequest{SessionId: acp.SessionId(stored), Cwd: n.cfg.Dir, McpServers: mcpServers(n.cfg.MCPServers)})
 			if err == nil {
 				n.cfg.Logger.Info("acpagent: continued the agent's session", "agent", n.cfg.Name, "session", inv.Session.ID, "acp_session", stored)
+				n.continued(inv, stored, "")
 				return acp.SessionId(stored), inv.Prompt, nil
 			}
 			if ctx.Err() != nil {
@@ -51,6 +53,7 @@ func (n *Node) openSession(ctx context.Context, a *agentConn, conn *acp.ClientSi
 		}
 		n.cfg.Logger.Warn("acpagent: the agent's session is not continued; a new one gets the conversation as text",
 			"agent", n.cfg.Name, "session", inv.Session.ID, "acp_session", stored, "why", why)
+		n.continued(inv, stored, why)
 	}
 	sess, err := conn.NewSession(ctx, acp.NewSessionRequest{Cwd: n.cfg.Dir, McpServers: mcpServers(n.cfg.MCPServers)})
 	if err != nil {
@@ -58,6 +61,20 @@ func (n *Node) openSession(ctx context.Context, a *agentConn, conn *acp.ClientSi
 	}
 	n.remember(ctx, inv, string(sess.SessionId))
 	return sess.SessionId, firstPrompt(n.cfg.SystemPrompt, inv.History, inv.Prompt), nil
+}
+
+// EventContinued is the type of the custom event of a continued child
+// session: {agent, acp_session_id, loaded, reason (when not loaded)}.
+const EventContinued = "acp_session_continued"
+
+// continued tells the child's stream how its ACP session was continued:
+// loaded, or not (why: the conversation goes to a new session as text).
+func (n *Node) continued(inv *spawn.Invocation, acpSession, why string) {
+	data := map[string]any{"agent": n.cfg.Name, "acp_session_id": acpSession, "loaded": why == ""}
+	if why != "" {
+		data["reason"] = why + "; a new session got the conversation as text"
+	}
+	inv.Sink.Emit(event.Custom{EventType: EventContinued, Source: "acpagent", EventData: data})
 }
 
 // canLoad reports whether the agent offered session/load.

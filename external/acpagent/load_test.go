@@ -60,6 +60,21 @@ func continueSession(t *testing.T, p *pool.Pool, node, sid, prompt string) (pool
 	return res, evs
 }
 
+// continuedEvent is the stream's acp_session_continued event.
+func continuedEvent(t *testing.T, evs []event.Event) map[string]any {
+	t.Helper()
+	var found []map[string]any
+	for _, e := range evs {
+		if c, ok := e.(event.Custom); ok && c.EventType == acpagent.EventContinued {
+			found = append(found, c.EventData)
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("%d %s events: %v", len(found), acpagent.EventContinued, found)
+	}
+	return found[0]
+}
+
 // storedACPSession is the ACP session id stored on a child session.
 func storedACPSession(t *testing.T, p *pool.Pool, sid string) string {
 	t.Helper()
@@ -106,6 +121,9 @@ func TestContinuedChildIsLoaded(t *testing.T) {
 	if got := storedACPSession(t, p, child); got != acpSession {
 		t.Errorf("ACP session %q after the load, was %q", got, acpSession)
 	}
+	if c := continuedEvent(t, evs); c["loaded"] != true || c["acp_session_id"] != acpSession || c["agent"] != "tester" {
+		t.Errorf("continued event %v", c)
+	}
 }
 
 // A continued child of an agent that cannot load (no loadSession, or a
@@ -134,8 +152,15 @@ func TestContinuedChildWithoutLoadGetsTheConversation(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			res, _ := continueSession(t, p, "tester", child, "which bird?")
+			res, evs := continueSession(t, p, "tester", child, "which bird?")
 			r := reply(t, res.Result.Output)
+			why := "the agent cannot load sessions"
+			if c.lose {
+				why = "session/load failed: Invalid params"
+			}
+			if ev := continuedEvent(t, evs); ev["loaded"] != false || !strings.HasPrefix(ev["reason"].(string), why) {
+				t.Errorf("continued event %v, want a reason that starts with %q", ev, why)
+			}
 			want := "Be brief.\n\nThe conversation so far:\n\nUser: remember the pelican\n\nAssistant: " + answer + "\n\nThe new message:\n\nwhich bird?"
 			if r.Loaded || r.Prompt != want {
 				t.Errorf("continued prompt\n%q\nwant\n%q", r.Prompt, want)
