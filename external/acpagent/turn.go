@@ -30,6 +30,7 @@ type turn struct {
 	busy   int       // updates being turned into events
 	closed bool
 	edits  approvedEdits // granted edits not written yet
+	terms  *terminals    // made by the first terminal/create
 
 	// The rest is touched by one update at a time, then by finish.
 	open     int    // index of the open part; -1: none
