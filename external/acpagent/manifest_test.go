@@ -2,7 +2,6 @@ package acpagent_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/hook"
+	"github.com/agentpool/agentpool/internal/opencodetest"
 	"github.com/agentpool/agentpool/pool"
 )
 
@@ -77,27 +77,15 @@ teams:
 // spawn_session_start and spawn_session_end, and the team's output has
 // both answers.
 func TestManifestParallelTeamWithOpencode(t *testing.T) {
-	model := newFakeModel(t, "opencode says hello from the fake model.")
-	oc := newOpencodeSetup(t, model, "")
-	var env strings.Builder
-	for k, v := range oc.env {
-		fmt.Fprintf(&env, "      %s: %q\n", k, v)
-	}
+	model := opencodetest.NewModel(t, "opencode says hello from the fake model.")
+	oc := opencodetest.NewSetup(t, model, "")
 	dir := t.TempDir()
 	manifest := filepath.Join(dir, "agentpool.yaml")
 	yaml := `
 agents:
   native:
     model: {type: test, custom_output_text: "native answer"}
-  opencode:
-    type: acp
-    provider: custom
-    command: ` + oc.bin + `
-    args: [acp]
-    cwd: ` + oc.project + `
-    description: the real opencode
-    env:
-` + env.String() + `
+` + oc.MemberYAML("opencode", "the real opencode") + `
 teams:
   pair: {mode: parallel, members: [native, opencode]}
 `
