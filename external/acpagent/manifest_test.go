@@ -74,8 +74,10 @@ teams:
 // and the real `opencode acp` (provider custom, so that the pinned binary
 // is used; cwd is its project, env keeps it offline) runs against the
 // fake model: both children are child sessions with their
-// spawn_session_start and spawn_session_end, and the team's output has
-// both answers.
+// spawn_session_start and spawn_session_end, the team's output has both
+// answers, and no opencode process outlives the run. (Each front end's
+// view of this team is tested with the CLI: internal/cli's
+// TestRunTeamWithOpencodeTerminalAndHooks and tests/node/*/opencode-member.)
 func TestManifestParallelTeamWithOpencode(t *testing.T) {
 	model := opencodetest.NewModel(t, "opencode says hello from the fake model.")
 	oc := opencodetest.NewSetup(t, model, "")
@@ -103,6 +105,9 @@ teams:
 	}
 	defer p.Close()
 	res, evs := run(t, context.Background(), p, "pair", "Say hello.", nil)
+	if left := oc.Leftovers(); len(left) > 0 {
+		t.Errorf("opencode processes outlived the run: %v", left)
+	}
 	if res.Result.StopReason != event.StopCompleted {
 		t.Fatalf("team %+v", res.Result)
 	}

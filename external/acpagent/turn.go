@@ -180,7 +180,8 @@ func (t *turn) toolUpdate(id string, u acp.SessionToolCallUpdate) {
 	if c.done {
 		return
 	}
-	if u.Title != nil && *u.Title != "" {
+	retitled := u.Title != nil && *u.Title != "" && *u.Title != c.title
+	if retitled {
 		c.title = *u.Title
 	}
 	if len(c.input) == 0 || string(c.input) == "{}" {
@@ -198,6 +199,11 @@ func (t *turn) toolUpdate(id string, u acp.SessionToolCallUpdate) {
 	switch status {
 	case acp.ToolCallStatusCompleted, acp.ToolCallStatusFailed:
 		c.done = true
+		if retitled {
+			// tool_call_complete has no title, and an agent may give the
+			// call its title only as it ends (opencode: the file it read).
+			t.inv.Sink.Emit(event.ToolCallProgress{ToolCallID: id, Status: event.StatusInProgress, Title: c.title})
+		}
 		result, diffs := toolOutput(u.Content, u.RawOutput)
 		t.inv.Sink.Emit(event.ToolCallComplete{
 			ToolCallID: id, ToolName: c.name(), ToolInput: c.input, ToolResult: result,
