@@ -62,6 +62,7 @@ teams:
 // transcript that holds its prompt and answer. No opencode process
 // outlives the run.
 func TestRunTeamWithOpencodeTerminalAndHooks(t *testing.T) {
+	t.Parallel() // mostly waits on opencode's initialize (internal/cli is make test's longest package)
 	const answer = "opencode says hello from the fake model."
 	const native = "The native member checked the plan."
 	model := opencodetest.NewModel(t, answer)
