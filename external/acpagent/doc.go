@@ -37,9 +37,13 @@
 //     tool_call_update as tool_call_start / tool_call_progress /
 //     tool_call_complete, plans as plan_update), then stream_complete
 //     with the agent's final message (its text after its last tool call)
-//     or run_error. A tool call the agent leaves unfinished is completed
-//     as failed; a notification that comes after the prompt's answer is
-//     dropped. The user prompt and the final message are stored as the
+//     and the finish reason in the pool's words (stop, length, refusal),
+//     or run_error. tool_call_complete carries the input and files the
+//     agent named last (opencode names them only while the call runs), and
+//     a title the agent gives a call as it ends comes just before as
+//     tool_call_progress. A tool call the agent leaves unfinished is
+//     completed as failed; a notification that comes after the prompt's
+//     answer is dropped. The user prompt and the final message are stored as the
 //     session's conversation; usage and cost are the agent's when it
 //     reports them.
 //   - Cancelling the run sends session/cancel; an agent that does not

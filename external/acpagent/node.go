@@ -169,7 +169,7 @@ func (n *Node) Run(ctx context.Context, inv *spawn.Invocation) spawn.Result {
 		res.StopReason = event.StopCompleted
 	}
 	inv.Sink.Emit(event.StreamComplete{Message: event.Message{
-		Role: "assistant", Content: final, Usage: usage, Cost: t.cost, Model: n.ModelID(), FinishReason: string(resp.StopReason),
+		Role: "assistant", Content: final, Usage: usage, Cost: t.cost, Model: n.ModelID(), FinishReason: finishReason(resp.StopReason),
 	}})
 	return res
 }
@@ -275,4 +275,17 @@ func headers(h map[string]string) []acp.HttpHeader {
 		out = append(out, acp.HttpHeader{Name: k, Value: h[k]})
 	}
 	return out
+}
+
+// finishReason is the finish reason of a completed turn in the pool's
+// normalized words (model.FinishStop, ...), which every front end maps
+// (OpenCode's "stop", ...), not ACP's stop reason.
+func finishReason(r acp.StopReason) string {
+	switch r {
+	case acp.StopReasonMaxTokens:
+		return model.FinishLength
+	case acp.StopReasonRefusal:
+		return model.FinishRefusal
+	}
+	return model.FinishStop
 }
