@@ -17,7 +17,9 @@
 //     initializes it (the fs capabilities as AllowFileOperations says,
 //     within InitTimeout); the member's later delegations in the run reuse
 //     it, each in a session of its own (session/new with the member's
-//     directory and MCP servers). The run's end stops it (stdin closed,
+//     directory and MCP servers: those whose transport the agent's
+//     initialize does not offer are left out, each a toolset_error event).
+//     The run's end stops it (stdin closed,
 //     then its tree killed after CancelGrace): no agent process outlives
 //     the run. An agent that exited is started again by the next
 //     delegation.
@@ -46,6 +48,19 @@
 //     the content is the file as it is now with that diff applied (or is
 //     its text already). Without AllowFileOperations the capability is
 //     not offered.
+//   - A node given tools (WithTools: pool.ToolNode, the member's
+//     toolsets and workers) serves them, with the toolsets lent to the
+//     run, to its agent as the MCP server ServedName of each session/new:
+//     streamable HTTP, stateless, on a 127.0.0.1 listener of the member's
+//     agent in the run (closed with it), each delegation under a path of
+//     its own holding 32 random bytes, removed when the delegation ends;
+//     loopback Host names only, 4 MiB per request, 32 connections. A call
+//     runs in the child session (its invocation in the context, so that a
+//     delegation from it is a child of that session) through
+//     tools/pre-execute and tools/post-execute, under the id the agent
+//     announced the call with when it did (claim); the delegation's end
+//     cancels the calls still running and waits for them. An agent that
+//     takes no MCP over HTTP is served nothing (a toolset_error event).
 //   - session/request_permission goes to the pool's approval flow
 //     (hook.Registry.RequestApproval: the approval broker of
 //     docs/approvals.md), labelled with the member and its child session;
@@ -54,7 +69,7 @@
 //     withdraws the question.
 //
 // Not yet: terminal/* (the capability is never offered), session/load,
-// the member's toolsets served to the agent as an MCP server, a durable
+// served tools for an agent that takes MCP over stdio only, a durable
 // engine's runs (such a delegation fails, saying so), and the caller's
 // message history (pass_message_history): each delegation is a fresh
 // session with the prompt alone (and the system prompt before it).

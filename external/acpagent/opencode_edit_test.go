@@ -32,7 +32,7 @@ type editRun struct {
 func runEdit(t *testing.T, call *fakeToolCall, existing string, answer func(approval.Request) approval.Reply) editRun {
 	t.Helper()
 	model := newFakeModel(t, "Done with the file.")
-	model.toolCall = call
+	model.toolCalls = []fakeToolCall{*call}
 	oc := newOpencodeSetup(t, model, `,
   "permission": {"edit": "ask"}`)
 	file := filepath.Join(oc.project, "hello.txt")

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -47,26 +48,35 @@ func opencodeBinary(t *testing.T) string {
 // fakeModel is an OpenAI-compatible chat completions server on loopback
 // that streams answer word by word; a request whose last user message
 // contains "wait forever" is held until the client goes away (waiting is
-// closed once such a request arrived). With a toolCall, a request that
-// offers that tool and has no tool result yet is answered with the call;
-// the tool results it got back are kept (toolResults).
+// closed once such a request arrived). With toolCalls, a request that
+// has k tool results and offers the tool of toolCalls[k] is answered
+// with that call (id call_fake_<k+1>); the tool results it got back
+// (toolResults) and the tools each request offered (offeredTools) are
+// kept.
 type fakeModel struct {
 	*httptest.Server
-	answer   string
-	toolCall *fakeToolCall
-	waiting  chan struct{}
-	once     sync.Once
-	mu       sync.Mutex
-	results  []string
+	answer    string
+	toolCalls []fakeToolCall
+	waiting   chan struct{}
+	once      sync.Once
+	mu        sync.Mutex
+	results   []string
+	offered   [][]string
 }
 
-// fakeToolCall is the one tool call a fakeModel makes.
+// fakeToolCall is a tool call a fakeModel makes.
 type fakeToolCall struct{ name, args string }
 
 func (f *fakeModel) toolResults() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]string(nil), f.results...)
+}
+
+func (f *fakeModel) offeredTools() [][]string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([][]string(nil), f.offered...)
 }
 
 func newFakeModel(t *testing.T, answer string) *fakeModel {
@@ -94,23 +104,34 @@ func (f *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 		} `json:"tools"`
 	}
 	_ = json.Unmarshal(body, &req)
-	last, answered := "", false
+	last, answered := "", 0
+	var results []string
 	for _, m := range req.Messages {
 		b, _ := json.Marshal(m.Content)
 		switch m.Role {
 		case "user":
 			last = string(b)
 		case "tool":
-			answered = true
-			f.mu.Lock()
-			f.results = append(f.results, string(b))
-			f.mu.Unlock()
+			answered++
+			results = append(results, string(b))
 		}
 	}
-	offered := false
+	var names []string
 	for _, tl := range req.Tools {
-		offered = offered || (f.toolCall != nil && tl.Function.Name == f.toolCall.name)
+		names = append(names, tl.Function.Name)
 	}
+	var call *fakeToolCall
+	if answered < len(f.toolCalls) && slices.Contains(names, f.toolCalls[answered].name) {
+		call = &f.toolCalls[answered]
+	}
+	f.mu.Lock()
+	f.offered = append(f.offered, names)
+	if answered > 0 {
+		// This request's results are the conversation's so far: keep the
+		// new ones.
+		f.results = append(f.results, results[min(len(f.results), len(results)):]...)
+	}
+	f.mu.Unlock()
 	w.Header().Set("Content-Type", "text/event-stream")
 	if strings.Contains(last, "wait forever") {
 		w.WriteHeader(http.StatusOK)
@@ -128,9 +149,9 @@ func (f *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 		w.(http.Flusher).Flush()
 	}
 	chunk(map[string]any{"role": "assistant", "content": ""}, nil)
-	if offered && !answered {
-		chunk(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "id": "call_fake_1", "type": "function",
-			"function": map[string]any{"name": f.toolCall.name, "arguments": f.toolCall.args}}}}, nil)
+	if call != nil {
+		chunk(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "id": fmt.Sprintf("call_fake_%d", answered+1), "type": "function",
+			"function": map[string]any{"name": call.name, "arguments": call.args}}}}, nil)
 		chunk(map[string]any{}, "tool_calls")
 		fmt.Fprint(w, "data: [DONE]\n\n")
 		return
