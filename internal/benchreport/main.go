@@ -235,7 +235,7 @@ func startupOnly(goCmd, rawDir, mergeInto string) error {
 	if err != nil {
 		return err
 	}
-	when := fmt.Sprintf("Run on its own (`go run ./internal/benchreport -startup -merge`), %s, load average (1, 5, 15 min) before / after: %s / %s; "+
+	when := fmt.Sprintf("Run on its own (`go run ./internal/benchreport -startup`), %s, load average (1, 5, 15 min) before / after: %s / %s; "+
 		"the Machine table's date and load are those of the rest of the report.", date, before, loadavg())
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n| target | benchmark | figure | CPU-time figure | limit | status |\n|---|---|---|---|---|---|\n")
