@@ -121,13 +121,17 @@ build-race:
 
 # Node protocol tests: each directory under tests/node has its own pinned
 # package-lock.json; they drive the freshly built race binary (AGENTPOOL_BIN).
+# tests/node/lib holds what several suites import (no package.json: not a
+# suite): the real opencode as a team member (AGENTPOOL_ACP_NODE_MODULES,
+# installed by test-deps), run once by each of acp, agui, opencode and web.
 test-node: build-race test-deps
 	$(step_start)
 	@set -e; for d in tests/node/*/; do \
 		[ -f "$$d/package.json" ] || continue; \
 		echo "== node tests in $$d"; \
 		(cd "$$d" && $(call npm_install,$$d) && AGENTPOOL_BIN="$(CURDIR)/bin/agentpool-race" \
-			AGENTPOOL_MCP_NODE_MODULES="$(CURDIR)/tests/mcp/node_modules" npm test); \
+			AGENTPOOL_MCP_NODE_MODULES="$(CURDIR)/tests/mcp/node_modules" \
+			AGENTPOOL_ACP_NODE_MODULES="$(CURDIR)/tests/acpagents/node_modules" npm test); \
 	done
 	$(step_end)
 

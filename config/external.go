@@ -33,7 +33,7 @@ type ExternalAgent struct {
 	// RequiresToolConfirmation is always (the default) or never.
 	RequiresToolConfirmation string
 	AllowFileOperations      bool // default true
-	AllowTerminal            bool // default true; terminal/* is not served yet
+	AllowTerminal            bool // default true: terminal/* is served (by the Bash tool)
 	RegistryID               string
 }
 

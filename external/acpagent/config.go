@@ -57,8 +57,9 @@ type Config struct {
 	SystemPrompt string
 	// AllowFileOperations offers the agent fs/read_text_file and
 	// fs/write_text_file, served by our confined file tools in Dir;
-	// AllowTerminal is for terminal/*, which this slice does not serve
-	// yet (the capability is never advertised).
+	// AllowTerminal offers terminal/*, served by our Bash tool in Dir
+	// (background shells, each a process tree killed at the end of the
+	// delegation).
 	AllowFileOperations bool
 	AllowTerminal       bool
 	Confirm             Confirmation // "" is ConfirmAlways

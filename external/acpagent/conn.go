@@ -110,7 +110,8 @@ func (a *agentConn) start(ctx context.Context) (*process, *acp.ClientSideConnect
 		ProtocolVersion: acp.ProtocolVersionNumber,
 		ClientInfo:      &acp.Implementation{Name: "agentpool", Version: "1"},
 		ClientCapabilities: acp.ClientCapabilities{
-			Fs: acp.FileSystemCapabilities{ReadTextFile: cfg.AllowFileOperations, WriteTextFile: cfg.AllowFileOperations},
+			Fs:       acp.FileSystemCapabilities{ReadTextFile: cfg.AllowFileOperations, WriteTextFile: cfg.AllowFileOperations},
+			Terminal: cfg.AllowTerminal,
 		},
 	})
 	if err != nil {

@@ -104,7 +104,10 @@ func run(t *testing.T, ctx context.Context, p *pool.Pool, node, prompt string, s
 // text part per message, its tool calls start and complete, its
 // permission request reaches the approval broker labelled with the
 // member, and an allow lets it finish; the final message is its text
-// after its last tool call.
+// after its last tool call. A call's end names the files the agent named
+// last (the example agent names them when it announces a call, not when
+// the call ends), and the turn ends with the pool's finish
+// reason (stop), not ACP's (end_turn).
 func TestExampleAgentAnswersThroughTheApprovalFlow(t *testing.T) {
 	node := newNode(t, acpagent.Config{Name: "example", Description: "the SDK's example agent", Command: exampleAgent})
 	p, seen := testPool(t, func(approval.Request) approval.Reply { return approval.AllowOnce }, node)
@@ -117,6 +120,7 @@ func TestExampleAgentAnswersThroughTheApprovalFlow(t *testing.T) {
 	}
 	var text strings.Builder
 	var starts, completes []string
+	finish := ""
 	for _, e := range evs {
 		switch v := e.(type) {
 		case event.PartDelta:
@@ -126,10 +130,16 @@ func TestExampleAgentAnswersThroughTheApprovalFlow(t *testing.T) {
 		case event.ToolCallStart:
 			starts = append(starts, v.ToolCallID+" "+v.ToolKind+" "+v.Title)
 		case event.ToolCallComplete:
-			completes = append(completes, v.ToolCallID)
+			files := ""
+			for _, l := range v.Locations {
+				files += " " + l.Path
+			}
+			completes = append(completes, v.ToolCallID+files)
 			if v.IsError || v.AgentName != "example" {
 				t.Errorf("tool call %+v", v)
 			}
+		case event.StreamComplete:
+			finish = v.Message.FinishReason
 		}
 	}
 	if !strings.HasPrefix(text.String(), "ACP Go Example Agent") || !strings.Contains(text.String(), "Perfect!") {
@@ -138,8 +148,11 @@ func TestExampleAgentAnswersThroughTheApprovalFlow(t *testing.T) {
 	if want := []string{"call_1 read Reading project files", "call_2 edit Modifying critical configuration file"}; strings.Join(starts, "|") != strings.Join(want, "|") {
 		t.Errorf("tool_call_start %q, want %q", starts, want)
 	}
-	if strings.Join(completes, ",") != "call_1,call_2" {
-		t.Errorf("tool_call_complete %q", completes)
+	if want := "call_1 /project/README.md,call_2 /project/config.json"; strings.Join(completes, ",") != want {
+		t.Errorf("tool_call_complete %q, want %q", completes, want)
+	}
+	if finish != "stop" {
+		t.Errorf("stream_complete finish reason %q, want stop", finish)
 	}
 	reqs := seen.all()
 	if len(reqs) != 1 || reqs[0].Agent != "example" || reqs[0].SessionID != res.SessionID || reqs[0].Tool != "edit" || reqs[0].CallID != "call_2" ||

@@ -18,6 +18,9 @@ var exampleAgent string
 // Runs start agent processes and goroutines that read them: none may
 // outlive the tests.
 func TestMain(m *testing.M) {
+	if os.Getenv(testAgentEnv) != "" {
+		os.Exit(runTestAgent())
+	}
 	dir, err := os.MkdirTemp("", "acpagent-test-")
 	if err != nil {
 		panic(err)

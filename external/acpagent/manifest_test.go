@@ -2,7 +2,6 @@ package acpagent_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/hook"
+	"github.com/agentpool/agentpool/internal/opencodetest"
 	"github.com/agentpool/agentpool/pool"
 )
 
@@ -74,30 +74,20 @@ teams:
 // and the real `opencode acp` (provider custom, so that the pinned binary
 // is used; cwd is its project, env keeps it offline) runs against the
 // fake model: both children are child sessions with their
-// spawn_session_start and spawn_session_end, and the team's output has
-// both answers.
+// spawn_session_start and spawn_session_end, the team's output has both
+// answers, and no opencode process outlives the run. (Each front end's
+// view of this team is tested with the CLI: internal/cli's
+// TestRunTeamWithOpencodeTerminalAndHooks and tests/node/*/opencode-member.)
 func TestManifestParallelTeamWithOpencode(t *testing.T) {
-	model := newFakeModel(t, "opencode says hello from the fake model.")
-	oc := newOpencodeSetup(t, model, "")
-	var env strings.Builder
-	for k, v := range oc.env {
-		fmt.Fprintf(&env, "      %s: %q\n", k, v)
-	}
+	model := opencodetest.NewModel(t, "opencode says hello from the fake model.")
+	oc := opencodetest.NewSetup(t, model, "")
 	dir := t.TempDir()
 	manifest := filepath.Join(dir, "agentpool.yaml")
 	yaml := `
 agents:
   native:
     model: {type: test, custom_output_text: "native answer"}
-  opencode:
-    type: acp
-    provider: custom
-    command: ` + oc.bin + `
-    args: [acp]
-    cwd: ` + oc.project + `
-    description: the real opencode
-    env:
-` + env.String() + `
+` + oc.MemberYAML("opencode", "the real opencode") + `
 teams:
   pair: {mode: parallel, members: [native, opencode]}
 `
@@ -115,6 +105,9 @@ teams:
 	}
 	defer p.Close()
 	res, evs := run(t, context.Background(), p, "pair", "Say hello.", nil)
+	if left := oc.Leftovers(); len(left) > 0 {
+		t.Errorf("opencode processes outlived the run: %v", left)
+	}
 	if res.Result.StopReason != event.StopCompleted {
 		t.Fatalf("team %+v", res.Result)
 	}

@@ -85,25 +85,22 @@ func (n *Node) Run(ctx context.Context, inv *spawn.Invocation) spawn.Result {
 		}
 		return n.fail(inv, fmt.Errorf("agent %s: %w", n.cfg.Name, err), "agent_start")
 	}
-	sess, err := conn.NewSession(ctx, acp.NewSessionRequest{Cwd: n.cfg.Dir, McpServers: mcpServers(n.cfg.MCPServers)})
+	acpSession, prompt, err := n.openSession(ctx, a, conn, inv)
 	if err != nil {
 		if ctx.Err() != nil {
 			return n.abort(inv, context.Cause(ctx))
 		}
-		return n.fail(inv, fmt.Errorf("agent %s: session/new: %s%s", n.cfg.Name, describeErr(err), a.describeProc()), "agent_error")
+		return n.fail(inv, fmt.Errorf("agent %s: %s%s", n.cfg.Name, describeErr(err), a.describeProc()), "agent_error")
 	}
-	sid := string(sess.SessionId)
+	sid := string(acpSession)
 	t := newTurn(n, inv)
 	t.ctx = ctx
 	a.add(sid, t)
 	defer a.remove(sid)
+	defer t.closeTerminals() // no command of the session outlives it
 
-	prompt := inv.Prompt
-	if n.cfg.SystemPrompt != "" {
-		prompt = n.cfg.SystemPrompt + "\n\n" + prompt
-	}
 	n.store(ctx, inv, model.UserText(inv.Prompt))
-	resp, err, killed := n.prompt(ctx, a, conn, sess.SessionId, prompt)
+	resp, err, killed := n.prompt(ctx, a, conn, acpSession, prompt)
 	why := "the prompt was answered"
 	switch {
 	case killed:
@@ -172,7 +169,7 @@ func (n *Node) Run(ctx context.Context, inv *spawn.Invocation) spawn.Result {
 		res.StopReason = event.StopCompleted
 	}
 	inv.Sink.Emit(event.StreamComplete{Message: event.Message{
-		Role: "assistant", Content: final, Usage: usage, Cost: t.cost, Model: n.ModelID(), FinishReason: string(resp.StopReason),
+		Role: "assistant", Content: final, Usage: usage, Cost: t.cost, Model: n.ModelID(), FinishReason: finishReason(resp.StopReason),
 	}})
 	return res
 }
@@ -278,4 +275,17 @@ func headers(h map[string]string) []acp.HttpHeader {
 		out = append(out, acp.HttpHeader{Name: k, Value: h[k]})
 	}
 	return out
+}
+
+// finishReason is the finish reason of a completed turn in the pool's
+// normalized words (model.FinishStop, ...), which every front end maps
+// (OpenCode's "stop", ...), not ACP's stop reason.
+func finishReason(r acp.StopReason) string {
+	switch r {
+	case acp.StopReasonMaxTokens:
+		return model.FinishLength
+	case acp.StopReasonRefusal:
+		return model.FinishRefusal
+	}
+	return model.FinishStop
 }

@@ -30,6 +30,7 @@ type turn struct {
 	busy   int       // updates being turned into events
 	closed bool
 	edits  approvedEdits // granted edits not written yet
+	terms  *terminals    // made by the first terminal/create
 
 	// The rest is touched by one update at a time, then by finish.
 	open     int    // index of the open part; -1: none
@@ -43,10 +44,14 @@ type turn struct {
 }
 
 // toolCall is a tool call the agent announced: what tool_call_complete
-// repeats.
+// repeats. An agent may name the input and the files only in a later
+// update (opencode announces its calls with no input, then sends the
+// input and the files when the call runs, and neither when it ends), so
+// the latest known are kept for the end.
 type toolCall struct {
 	title, kind string
 	input       json.RawMessage
+	locs        []event.Location
 	done        bool
 }
 
@@ -110,15 +115,15 @@ func (t *turn) update(u acp.SessionUpdate) {
 		t.endPart()
 		t.text.Reset()
 		id := string(tc.ToolCallId)
-		c := &toolCall{title: tc.Title, kind: toolKind(tc.Kind), input: rawJSON(tc.RawInput)}
+		c := &toolCall{title: tc.Title, kind: toolKind(tc.Kind), input: rawJSON(tc.RawInput), locs: locations(tc.Locations)}
 		if _, dup := t.calls[id]; dup {
 			// A call announced twice: the second is an update.
-			t.toolUpdate(id, acp.SessionToolCallUpdate{ToolCallId: tc.ToolCallId, Status: &tc.Status, Content: tc.Content, RawOutput: tc.RawOutput})
+			t.toolUpdate(id, acp.SessionToolCallUpdate{ToolCallId: tc.ToolCallId, Status: &tc.Status, Content: tc.Content, RawOutput: tc.RawOutput, Locations: tc.Locations})
 			return
 		}
 		t.calls[id] = c
 		t.order = append(t.order, id)
-		sink.Emit(event.ToolCallStart{ToolCallID: id, ToolName: c.name(), Title: c.title, ToolKind: c.kind, RawInput: c.input, Locations: locations(tc.Locations)})
+		sink.Emit(event.ToolCallStart{ToolCallID: id, ToolName: c.name(), Title: c.title, ToolKind: c.kind, RawInput: c.input, Locations: c.locs})
 		if tc.Status == acp.ToolCallStatusCompleted || tc.Status == acp.ToolCallStatusFailed {
 			t.toolUpdate(id, acp.SessionToolCallUpdate{ToolCallId: tc.ToolCallId, Status: &tc.Status, Content: tc.Content, RawOutput: tc.RawOutput})
 		}
@@ -162,7 +167,7 @@ func (t *turn) endPart() {
 func (t *turn) toolUpdate(id string, u acp.SessionToolCallUpdate) {
 	c, ok := t.calls[id]
 	if !ok {
-		c = &toolCall{kind: tool.KindOther, input: rawJSON(u.RawInput)}
+		c = &toolCall{kind: tool.KindOther, input: rawJSON(u.RawInput), locs: locations(u.Locations)}
 		if u.Title != nil {
 			c.title = *u.Title
 		}
@@ -171,18 +176,22 @@ func (t *turn) toolUpdate(id string, u acp.SessionToolCallUpdate) {
 		}
 		t.calls[id] = c
 		t.order = append(t.order, id)
-		t.inv.Sink.Emit(event.ToolCallStart{ToolCallID: id, ToolName: c.name(), Title: c.title, ToolKind: c.kind, RawInput: c.input, Locations: locations(u.Locations)})
+		t.inv.Sink.Emit(event.ToolCallStart{ToolCallID: id, ToolName: c.name(), Title: c.title, ToolKind: c.kind, RawInput: c.input, Locations: c.locs})
 	}
 	if c.done {
 		return
 	}
-	if u.Title != nil && *u.Title != "" {
+	retitled := u.Title != nil && *u.Title != "" && *u.Title != c.title
+	if retitled {
 		c.title = *u.Title
 	}
 	if len(c.input) == 0 || string(c.input) == "{}" {
 		if in := rawJSON(u.RawInput); string(in) != "{}" {
 			c.input = in
 		}
+	}
+	if len(u.Locations) > 0 {
+		c.locs = locations(u.Locations)
 	}
 	status := acp.ToolCallStatus("")
 	if u.Status != nil {
@@ -191,11 +200,16 @@ func (t *turn) toolUpdate(id string, u acp.SessionToolCallUpdate) {
 	switch status {
 	case acp.ToolCallStatusCompleted, acp.ToolCallStatusFailed:
 		c.done = true
+		if retitled {
+			// tool_call_complete has no title, and an agent may give the
+			// call its title only as it ends (opencode: the file it read).
+			t.inv.Sink.Emit(event.ToolCallProgress{ToolCallID: id, Status: event.StatusInProgress, Title: c.title})
+		}
 		result, diffs := toolOutput(u.Content, u.RawOutput)
 		t.inv.Sink.Emit(event.ToolCallComplete{
 			ToolCallID: id, ToolName: c.name(), ToolInput: c.input, ToolResult: result,
 			IsError: status == acp.ToolCallStatusFailed, AgentName: t.n.cfg.Name,
-			Locations: locations(u.Locations), Diffs: diffs,
+			Locations: c.locs, Diffs: diffs,
 		})
 	default:
 		p := event.ToolCallProgress{ToolCallID: id, Status: string(status)}
