@@ -8,12 +8,13 @@
 // Why a front: Go runs the init of every package a binary links before
 // main, and the command line links some 350 (SQLite, the TUI, MCP, HTTP,
 // YAML...), whose inits and the pages of the 24 MB file they touch cost
-// ten times a hello world's start (BENCHMARKS.md, "Start-up"). This binary
-// links the standard library's os, os/exec, path/filepath and syscall and
-// internal/binaries, nothing else (TestFrontLinksLittle), so `version` and
-// the help start as fast as a Go program can. What it costs every other
-// command is one more program start before the command line's (measured in
-// BENCHMARKS.md: BenchmarkStartup/agentpool-run-help against
+// 12-16 ms where a hello world's take 2 (BENCHMARKS.md, "Start-up"). This
+// binary links a few standard library packages (fmt, io, os, os/exec,
+// path/filepath, syscall) and internal/binaries, nothing else
+// (TestFrontLinksLittle), so `version` and the help start as fast as a Go
+// program can. What it costs every other command is one more program start
+// before the command line's, about 10 ms on the 2-core test machine
+// (BENCHMARKS.md: BenchmarkStartup/agentpool-run-help against
 // agentpool-light-run-help).
 //
 // The exec (execve) keeps everything a command sees: the process (so its

@@ -1,10 +1,11 @@
 // Package binaries is what agentpool's three programs agree on: their
 // names, their version, the environment marks of an exec from one to
-// another, and how one finds another (Find). It imports only os, os/exec
-// and path/filepath, because the front binary (cmd/agentpool) links it and
-// must start as fast as a Go program can: every package a binary links
-// runs its init before main, and the command line's (cmd/agentpool-light)
-// take ten times a hello world's (BENCHMARKS.md, "Start-up").
+// another, and how one finds another (Find). It imports only fmt, os,
+// os/exec and path/filepath, because the front binary (cmd/agentpool)
+// links it and must start as fast as a Go program can: every package a
+// binary links runs its init before main, and the command line's
+// (cmd/agentpool-light) take six times a hello world's (BENCHMARKS.md,
+// "Start-up").
 //
 // The programs, by file name:
 //
