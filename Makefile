@@ -49,10 +49,12 @@ step_start = @mkdir -p bin && date +%s > bin/.step-$@
 step_end = @echo "== $@ took $$(( $$(date +%s) - $$(cat bin/.step-$@) )) s"; rm -f bin/.step-$@
 
 # check: formatting, vet, a tidy go.mod, staticcheck and deadcode (pinned;
-# built by `go run` into the build cache on first use).
+# built by `go run` into the build cache on first use). Under make test it
+# waits for test-deps: `go vet ./...` walks every directory, the
+# node_modules folders too, and fails when npm replaces one under it.
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 DEADCODE    ?= golang.org/x/tools/cmd/deadcode@v0.52.0
-check:
+check: $(if $(filter test-all,$(MAKECMDGOALS)),test-deps)
 	$(step_start)
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './node_modules/*')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -63,7 +63,9 @@ type Config struct {
 	AllowFileOperations bool
 	AllowTerminal       bool
 	Confirm             Confirmation // "" is ConfirmAlways
-	// MCPServers are passed to the agent in session/new.
+	// MCPServers are passed to the agent in session/new, for it to start
+	// or reach (those whose transport its initialize does not offer are
+	// left out, with a toolset_error event); none may be named ServedName.
 	MCPServers []config.MCPServer
 	// InstallHint says how to install Command, for the error when it is
 	// missing ("npm install -g opencode-ai").
@@ -97,6 +99,11 @@ func (cfg *Config) check() error {
 	case ConfirmAlways, ConfirmPerTool, ConfirmNever:
 	default:
 		return fmt.Errorf("acpagent: agent %s: unknown Confirm %q (always, per_tool or never)", cfg.Name, cfg.Confirm)
+	}
+	for _, s := range cfg.MCPServers {
+		if s.Name == ServedName {
+			return fmt.Errorf("acpagent: agent %s: MCP server %q: the name is agentpool's own (the server of the member's tools); rename it", cfg.Name, s.Name)
+		}
 	}
 	if cfg.Dir == "" {
 		cfg.Dir = "."

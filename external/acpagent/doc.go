@@ -18,7 +18,8 @@
 //     the terminal capability as AllowTerminal says, within InitTimeout);
 //     the member's later delegations in the run reuse it, each in a
 //     session of its own (session/new with the member's directory and MCP
-//     servers). The run's end stops it (stdin closed, then its tree
+//     servers: those whose transport the agent's initialize does not
+//     offer are left out, each a toolset_error event). The run's end stops it (stdin closed, then its tree
 //     killed after CancelGrace): no agent process outlives the run. An
 //     agent that exited is started again by the next delegation.
 //   - A delegation stores its ACP session's id on its child session
@@ -75,6 +76,19 @@
 //     delegation. When the delegation ends its terminals are killed with
 //     their process trees before Run returns. Without AllowTerminal the
 //     capability is not offered.
+//   - A node given tools (WithTools: pool.ToolNode, the member's
+//     toolsets and workers) serves them, with the toolsets lent to the
+//     run, to its agent as the MCP server ServedName of each session/new:
+//     streamable HTTP, stateless, on a 127.0.0.1 listener of the member's
+//     agent in the run (closed with it), each delegation under a path of
+//     its own holding 32 random bytes, removed when the delegation ends;
+//     loopback Host names only, 4 MiB per request, 32 connections. A call
+//     runs in the child session (its invocation in the context, so that a
+//     delegation from it is a child of that session) through
+//     tools/pre-execute and tools/post-execute, under the id the agent
+//     announced the call with when it did (claim); the delegation's end
+//     cancels the calls still running and waits for them. An agent that
+//     takes no MCP over HTTP is served nothing (a toolset_error event).
 //   - session/request_permission goes to the pool's approval flow
 //     (hook.Registry.RequestApproval: the approval broker of
 //     docs/approvals.md), labelled with the member and its child session;
@@ -82,6 +96,6 @@
 //     Confirm never grants at once (allow once). Cancelling the run
 //     withdraws the question.
 //
-// Not yet: the member's toolsets served to the agent as an MCP server,
-// and a durable engine's runs (such a delegation fails, saying so).
+// Not yet: served tools for an agent that takes MCP over stdio only, and
+// a durable engine's runs (such a delegation fails, saying so).
 package acpagent

@@ -28,6 +28,12 @@ func testPool(t *testing.T, answer func(approval.Request) approval.Reply, nodes 
 // added by the test).
 func testPoolWithHooks(t *testing.T, reg *hook.Registry, answer func(approval.Request) approval.Reply, nodes ...spawn.Node) (*pool.Pool, *approvals) {
 	t.Helper()
+	return testPoolConfig(t, reg, answer, pool.Config{Nodes: nodes})
+}
+
+// testPoolConfig is testPoolWithHooks with the pool of cfg.
+func testPoolConfig(t *testing.T, reg *hook.Registry, answer func(approval.Request) approval.Reply, cfg pool.Config) (*pool.Pool, *approvals) {
+	t.Helper()
 	broker, err := approval.New(approval.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +52,7 @@ func testPoolWithHooks(t *testing.T, reg *hook.Registry, answer func(approval.Re
 		})
 		t.Cleanup(detach)
 	}
-	p, err := pool.Build(pool.Config{Nodes: nodes}, pool.Options{Hooks: reg})
+	p, err := pool.Build(cfg, pool.Options{Hooks: reg})
 	if err != nil {
 		t.Fatal(err)
 	}

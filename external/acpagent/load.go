@@ -36,11 +36,11 @@ const maxContextBytes = 64 << 10
 // conversation (inv.History: the stored one, or the caller's with
 // pass_message_history) as text before the prompt, its latest 64 KiB.
 // A new session's id is stored on the child session.
-func (n *Node) openSession(ctx context.Context, a *agentConn, conn *acp.ClientSideConnection, inv *spawn.Invocation) (acp.SessionId, string, error) {
+func (n *Node) openSession(ctx context.Context, a *agentConn, conn *acp.ClientSideConnection, inv *spawn.Invocation, servers []acp.McpServer) (acp.SessionId, string, error) {
 	if stored, _ := inv.Session.Metadata[MetaSessionID].(string); stored != "" {
 		why := "the agent cannot load sessions (its initialize did not offer loadSession)"
 		if a.canLoad() {
-			_, err := conn.LoadSession(ctx, acp.LoadSessionRequest{SessionId: acp.SessionId(stored), Cwd: n.cfg.Dir, McpServers: mcpServers(n.cfg.MCPServers)})
+			_, err := conn.LoadSession(ctx, acp.LoadSessionRequest{SessionId: acp.SessionId(stored), Cwd: n.cfg.Dir, McpServers: servers})
 			if err == nil {
 				n.cfg.Logger.Info("acpagent: continued the agent's session", "agent", n.cfg.Name, "session", inv.Session.ID, "acp_session", stored)
 				n.continued(inv, stored, "")
@@ -55,7 +55,7 @@ func (n *Node) openSession(ctx context.Context, a *agentConn, conn *acp.ClientSi
 			"agent", n.cfg.Name, "session", inv.Session.ID, "acp_session", stored, "why", why)
 		n.continued(inv, stored, why)
 	}
-	sess, err := conn.NewSession(ctx, acp.NewSessionRequest{Cwd: n.cfg.Dir, McpServers: mcpServers(n.cfg.MCPServers)})
+	sess, err := conn.NewSession(ctx, acp.NewSessionRequest{Cwd: n.cfg.Dir, McpServers: servers})
 	if err != nil {
 		return "", "", fmt.Errorf("session/new: %s", describeErr(err))
 	}

@@ -137,3 +137,70 @@ teams:
 		t.Errorf("team output %q", res.Result.Output)
 	}
 }
+
+// A manifest's `type: acp` member with toolsets, workers and MCP servers
+// of its own: the toolsets and the worker tool are served to its agent
+// (the test agent mcpagent), acting in its cwd (relative to the
+// manifest); its worker runs as a child of its session; its own MCP
+// server is passed in session/new next to agentpool's.
+func TestManifestMemberWithToolsetsAndWorkers(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "project"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "project", "notes.txt"), []byte("in the project\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	manifest := filepath.Join(dir, "agentpool.yaml")
+	yaml := `
+agents:
+  helper:
+    description: says hi
+    model: {type: test, custom_output_text: "helper says hi"}
+  ext:
+    type: acp
+    provider: custom
+    command: ` + mcpAgent + `
+    cwd: ./project
+    tools: [file_access]
+    workers: [helper]
+    mcp_servers:
+      - {name: own, type: stdio, command: "true"}
+`
+	if err := os.WriteFile(manifest, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reg := batteries.Registry()
+	m, err := config.LoadWith(manifest, batteries.ConfigOptions(reg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Warnings) > 0 {
+		t.Errorf("warnings %v", m.Warnings)
+	}
+	p, err := pool.New(m, pool.Options{Registry: reg, Hooks: hook.New(hook.Options{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	res, evs := run(t, context.Background(), p, "ext", `servers
+call Read {"file_path":"notes.txt"}
+call ask_helper {"prompt":"hi"}`, nil)
+	if res.Result.StopReason != event.StopCompleted {
+		t.Fatalf("result %+v", res.Result)
+	}
+	for _, want := range []string{"servers: own,agentpool", "Read:      1\tin the project", `ask_helper: {"output":"helper says hi"`} {
+		if !strings.Contains(res.Result.Output, want) {
+			t.Errorf("output %q lacks %q", res.Result.Output, want)
+		}
+	}
+	var start event.SpawnSessionStart
+	for _, e := range evs {
+		if v, ok := e.(event.SpawnSessionStart); ok {
+			start = v
+		}
+	}
+	if start.SourceName != "helper" || start.ParentSessionID != res.SessionID || start.SpawnMechanism != event.MechanismWorker || start.ToolCallID != "tc_2" {
+		t.Errorf("worker start %+v", start)
+	}
+}

@@ -33,7 +33,7 @@ type editRun struct {
 func runEdit(t *testing.T, call *opencodetest.ToolCall, existing string, answer func(approval.Request) approval.Reply) editRun {
 	t.Helper()
 	model := opencodetest.NewModel(t, "Done with the file.")
-	model.ToolCall = call
+	model.ToolCalls = []opencodetest.ToolCall{*call}
 	oc := opencodetest.NewSetup(t, model, `,
   "permission": {"edit": "ask"}`)
 	file := filepath.Join(oc.Project, "hello.txt")

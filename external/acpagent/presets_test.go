@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/external/acpagent"
+	"github.com/agentpool/agentpool/internal/opencodetest"
 )
 
 // The claude and codex presets' programs (claude-agent-acp, codex-acp),
@@ -28,22 +29,7 @@ const presetAnswer = "The answer is forty-two, said the fake provider."
 // (fails under CI=true) when it is not installed.
 func acpAgentBin(t *testing.T, name string) string {
 	t.Helper()
-	dir := os.Getenv(acpNodeModulesEnv)
-	if dir == "" {
-		dir = filepath.Join("..", "..", "tests", "acpagents", "node_modules")
-	}
-	bin, err := filepath.Abs(filepath.Join(dir, ".bin", name))
-	if err == nil {
-		_, err = os.Stat(bin)
-	}
-	if err != nil {
-		msg := fmt.Sprintf("%s is not installed (%v): run `cd tests/acpagents && npm install --no-save` or set %s", name, err, acpNodeModulesEnv)
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return bin
+	return opencodetest.Installed(t, name, filepath.Join(".bin", name))
 }
 
 // sse writes one server-sent event and flushes it.

@@ -1,6 +1,7 @@
 package acpagent
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -19,7 +20,7 @@ import (
 // title comes before it as progress (tool_call_complete has no title).
 func TestTurnKeepsWhatAnAgentNamedBeforeTheEnd(t *testing.T) {
 	var evs []event.Event
-	tr := newTurn(&Node{cfg: Config{Name: "opencode"}}, &spawn.Invocation{Sink: event.SinkFunc(func(e event.Event) { evs = append(evs, e) })})
+	tr := newTurn(context.Background(), &Node{cfg: Config{Name: "opencode"}}, &spawn.Invocation{Sink: event.SinkFunc(func(e event.Event) { evs = append(evs, e) })})
 	running, completed := acp.ToolCallStatusInProgress, acp.ToolCallStatusCompleted
 	title, kind := "read", acp.ToolKindRead
 	shown := "project/notes.md"

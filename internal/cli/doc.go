@@ -32,5 +32,9 @@
 // and the permission rules of the project's Claude Code settings, which
 // keep every "always" answer. run's terminal is a front end of it: one
 // question at a time, the live view held meanwhile; every denial is a
-// line on stderr and counts in the run's summary.
+// line on stderr and counts in the run's summary. serve opencode, web and
+// agui, once their front end is attached, show again the requests of runs
+// that waited when their process ended: a durable engine's (its
+// ReopenApprovals), or, in this process, the runs of the store that they
+// go on with (continueWaiting: pool.Pool.Waiting and Continue).
 package cli

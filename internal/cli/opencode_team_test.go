@@ -66,7 +66,7 @@ func TestRunTeamWithOpencodeTerminalAndHooks(t *testing.T) {
 	const answer = "opencode says hello from the fake model."
 	const native = "The native member checked the plan."
 	model := opencodetest.NewModel(t, answer)
-	model.ToolCall = &opencodetest.ToolCall{Name: "read", Args: `{"filePath":"notes.md"}`}
+	model.ToolCalls = []opencodetest.ToolCall{{Name: "read", Args: `{"filePath":"notes.md"}`}}
 	oc := opencodetest.NewSetup(t, model, "")
 	if err := os.WriteFile(filepath.Join(oc.Project, "notes.md"), []byte("Greet the team.\n"), 0o644); err != nil {
 		t.Fatal(err)

@@ -20,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -31,21 +32,29 @@ import (
 const NodeModulesEnv = "AGENTPOOL_ACP_NODE_MODULES"
 
 // Binary returns the real opencode, or skips t: except under CI=true,
-// where a missing binary fails it. Unset, NodeModulesEnv defaults to
-// tests/acpagents/node_modules of this checkout.
+// where a missing binary fails it.
 func Binary(t testing.TB) string {
+	t.Helper()
+	return Installed(t, "the real opencode", filepath.Join("opencode-linux-x64", "bin", "opencode"))
+}
+
+// Installed returns the absolute path of rel in the node_modules of
+// tests/acpagents (NodeModulesEnv; unset, that directory of this
+// checkout), or skips t when it is missing: except under CI=true, where a
+// missing file fails it. what names it in the message.
+func Installed(t testing.TB, what, rel string) string {
 	t.Helper()
 	dir := os.Getenv(NodeModulesEnv)
 	if dir == "" {
 		_, file, _, _ := runtime.Caller(0)
 		dir = filepath.Join(filepath.Dir(file), "..", "..", "tests", "acpagents", "node_modules")
 	}
-	bin, err := filepath.Abs(filepath.Join(dir, "opencode-linux-x64", "bin", "opencode"))
+	bin, err := filepath.Abs(filepath.Join(dir, rel))
 	if err == nil {
 		_, err = os.Stat(bin)
 	}
 	if err != nil {
-		msg := fmt.Sprintf("the real opencode is not installed (%v): run `cd tests/acpagents && npm install --no-save` or set %s", err, NodeModulesEnv)
+		msg := fmt.Sprintf("%s is not installed (%v): run `cd tests/acpagents && npm install --no-save` or set %s", what, err, NodeModulesEnv)
 		if os.Getenv("CI") == "true" {
 			t.Fatal(msg)
 		}
@@ -57,21 +66,25 @@ func Binary(t testing.TB) string {
 // Model is an OpenAI-compatible chat completions server on loopback that
 // streams Answer word by word. A request whose last user message contains
 // "wait forever" is held until the client goes away (Waiting is closed
-// once such a request arrived). With a ToolCall, a request that offers
-// that tool and has no tool result yet is answered with the call; the tool
-// results it got back are kept (ToolResults). Set ToolCall before the
-// model is used.
+// once such a request arrived). With ToolCalls, a request that has k tool
+// results and offers the tool of ToolCalls[k] is answered with that call
+// (id call_fake_<k+1>); the tool results it got back (ToolResults), the
+// tools each request offered (OfferedTools) and each request's user
+// messages (UserMessages) are kept. Set ToolCalls before
+// the model is used.
 type Model struct {
 	*httptest.Server
-	Answer   string
-	ToolCall *ToolCall
-	Waiting  chan struct{}
-	once     sync.Once
-	mu       sync.Mutex
-	results  []string
+	Answer    string
+	ToolCalls []ToolCall
+	Waiting   chan struct{}
+	once      sync.Once
+	mu        sync.Mutex
+	results   []string
+	offered   [][]string
+	users     [][]string
 }
 
-// ToolCall is the one tool call a Model makes: the tool's name and its
+// ToolCall is a tool call a Model makes: the tool's name and its
 // arguments as JSON.
 type ToolCall struct{ Name, Args string }
 
@@ -88,6 +101,22 @@ func (m *Model) ToolResults() []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return append([]string(nil), m.results...)
+}
+
+// UserMessages are the user messages (their content as JSON) of each
+// request, in order (opencode also asks its model for a session title, in
+// a request of its own).
+func (m *Model) UserMessages() [][]string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([][]string(nil), m.users...)
+}
+
+// OfferedTools are the names of the tools each request offered, in order.
+func (m *Model) OfferedTools() [][]string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([][]string(nil), m.offered...)
 }
 
 func (m *Model) serve(w http.ResponseWriter, r *http.Request) {
@@ -108,23 +137,34 @@ func (m *Model) serve(w http.ResponseWriter, r *http.Request) {
 		} `json:"tools"`
 	}
 	_ = json.Unmarshal(body, &req)
-	last, answered := "", false
+	last, answered := "", 0
+	var results, users []string
 	for _, msg := range req.Messages {
 		b, _ := json.Marshal(msg.Content)
 		switch msg.Role {
 		case "user":
 			last = string(b)
+			users = append(users, last)
 		case "tool":
-			answered = true
-			m.mu.Lock()
-			m.results = append(m.results, string(b))
-			m.mu.Unlock()
+			answered++
+			results = append(results, string(b))
 		}
 	}
-	offered := false
+	var names []string
 	for _, tl := range req.Tools {
-		offered = offered || (m.ToolCall != nil && tl.Function.Name == m.ToolCall.Name)
+		names = append(names, tl.Function.Name)
 	}
+	var call *ToolCall
+	if answered < len(m.ToolCalls) && slices.Contains(names, m.ToolCalls[answered].Name) {
+		call = &m.ToolCalls[answered]
+	}
+	m.mu.Lock()
+	m.offered = append(m.offered, names)
+	m.users = append(m.users, users)
+	// This request's results are the conversation's so far: keep the new
+	// ones.
+	m.results = append(m.results, results[min(len(m.results), len(results)):]...)
+	m.mu.Unlock()
 	w.Header().Set("Content-Type", "text/event-stream")
 	if strings.Contains(last, "wait forever") {
 		w.WriteHeader(http.StatusOK)
@@ -142,9 +182,9 @@ func (m *Model) serve(w http.ResponseWriter, r *http.Request) {
 		w.(http.Flusher).Flush()
 	}
 	chunk(map[string]any{"role": "assistant", "content": ""}, nil)
-	if offered && !answered {
-		chunk(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "id": "call_fake_1", "type": "function",
-			"function": map[string]any{"name": m.ToolCall.Name, "arguments": m.ToolCall.Args}}}}, nil)
+	if call != nil {
+		chunk(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "id": fmt.Sprintf("call_fake_%d", answered+1), "type": "function",
+			"function": map[string]any{"name": call.Name, "arguments": call.Args}}}}, nil)
 		chunk(map[string]any{}, "tool_calls")
 		fmt.Fprint(w, "data: [DONE]\n\n")
 		return
