@@ -10,13 +10,16 @@ all: build
 # -s -w: no symbol table nor DWARF (65 MB -> 45 MB; panics keep their
 # stack traces); -trimpath: no local paths in the binary.
 BUILDFLAGS ?= -trimpath -ldflags='-s -w'
-# Two binaries, one go build (the packages they share compile once):
-# bin/agentpool, the light CLI (no Temporal, gRPC nor OpenTelemetry SDK:
-# it starts in milliseconds), and bin/agentpool-full, the same CLI with the
-# Temporal engine and the OpenTelemetry exporters, which agentpool runs in
-# its place for `worker`, temporal manifests and telemetry export.
+# Three programs, one go build (the packages they share compile once), to
+# be installed together (each finds the next one beside it, else on PATH):
+# bin/agentpool, the front users type (2 MB: it answers `version` and the
+# help itself, as fast as a Go program starts, and execs agentpool-light for
+# every other command); bin/agentpool-light, the CLI without Temporal, gRPC
+# nor the OpenTelemetry SDK; bin/agentpool-full, the same CLI with the
+# Temporal engine and the OpenTelemetry exporters, which agentpool-light
+# runs in its place for `worker`, temporal manifests and telemetry export.
 build:
-	CGO_ENABLED=0 $(GO) build $(BUILDFLAGS) -o bin/ ./cmd/agentpool ./cmd/agentpool-full
+	CGO_ENABLED=0 $(GO) build $(BUILDFLAGS) -o bin/ ./cmd/agentpool ./cmd/agentpool-light ./cmd/agentpool-full
 
 # test: formatting, vet, the Go suite with the race detector and the
 # protocol tests with the real npm clients. The steps spend most of their
@@ -108,13 +111,14 @@ bin/temporal:
 npm_install = if [ -f .npm-install-platform ]; then npm install --no-save --no-audit --no-fund --loglevel=error; \
 	else npm ci --no-audit --no-fund --loglevel=error; fi
 
-# build-race: the light binary with the race detector, for the Node suites
-# (they need neither Temporal nor telemetry export, so no agentpool-full). After
-# test-go it only compiles package main and links (test-go compiled every
-# other package with -race); a plain build would compile everything again.
+# build-race: the light CLI with the race detector, for the Node suites
+# (they need neither Temporal nor telemetry export, so no agentpool-full;
+# they start the CLI itself, not the front). After test-go it only compiles
+# package main and links (test-go compiled every other package with -race);
+# a plain build would compile everything again.
 build-race:
 	$(step_start)
-	$(GO) build -race -o bin/agentpool-race ./cmd/agentpool
+	$(GO) build -race -o bin/agentpool-race ./cmd/agentpool-light
 	$(step_end)
 
 # Node protocol tests: each directory under tests/node has its own pinned
@@ -175,8 +179,10 @@ fuzz:
 		$(GO) test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=$(FUZZMINIMIZETIME) $$pkg; \
 	done
 
+# run: the CLI itself (go run builds one program; the front would find no
+# agentpool-light beside it).
 run:
-	$(GO) run ./cmd/agentpool run "Explain how this agent pool works"
+	$(GO) run ./cmd/agentpool-light run "Explain how this agent pool works"
 
 clean:
 	rm -rf bin

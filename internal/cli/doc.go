@@ -1,12 +1,14 @@
 // Package cli is the agentpool command line: the cobra command tree of
-// both binaries, cmd/agentpool (light: no Temporal SDK, no OpenTelemetry
-// SDK or exporters, no gRPC, so that it starts in a few milliseconds) and
-// cmd/agentpool-full (the same tree with Extensions for Temporal and
-// OpenTelemetry export). The light binary replaces itself with
-// agentpool-full (syscall.Exec, same arguments and environment) before a
-// command acts when that command needs them: `worker`, a manifest with
-// execution: {engine: temporal}, or telemetry export asked for by the
-// OTEL_* environment or the manifest's observability block.
+// both of its binaries, cmd/agentpool-light (no Temporal SDK, no
+// OpenTelemetry SDK or exporters, no gRPC) and cmd/agentpool-full (the
+// same tree with Extensions for Temporal and OpenTelemetry export). The
+// light binary replaces itself with agentpool-full (syscall.Exec, same
+// arguments and environment) before a command acts when that command needs
+// them: `worker`, a manifest with execution: {engine: temporal}, or
+// telemetry export asked for by the OTEL_* environment or the manifest's
+// observability block. What users type, agentpool (cmd/agentpool), is a
+// front that links neither: it answers `version` and the top-level help
+// and execs agentpool-light for everything else (internal/binaries).
 //
 //	agentpool run [-c FILE] [--agent NAME] [--output text|jsonl] [--db PATH] [--approve ask|allow|deny] PROMPT
 //	agentpool validate FILE
