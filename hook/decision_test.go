@@ -40,7 +40,7 @@ func TestOneToolDecision(t *testing.T) {
 
 	// The registry answers the run with allow or deny, never ask.
 	reg := hook.New(hook.Options{})
-	reg.SetToolApproval("a", map[string]string{"ask_*": "ask", "no_*": "deny"})
+	reg.Approvals.Set("a", map[string]string{"ask_*": "ask", "no_*": "deny"})
 	info := func(name string) agent.ToolInfo {
 		return agent.ToolInfo{Agent: "a", SessionID: "s", ToolName: name, CallID: "c-" + name, Input: json.RawMessage(`{}`)}
 	}
