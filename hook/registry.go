@@ -306,6 +306,9 @@ func (r *Registry) PreTool(ctx context.Context, t agent.ToolInfo) agent.ToolDeci
 			asked = d.UpdatedInput
 		}
 		req := ApprovalRequest{Agent: t.Agent, SessionID: t.SessionID, ToolName: t.ToolName, CallID: t.CallID, Input: asked, Reason: d.Reason}
+		if t.Granted != "" && len(d.UpdatedInput) == 0 {
+			break // approved already, as it is (ToolInfo.Granted)
+		}
 		a, deferred := r.ask(ctx, t, req, input, durablewire.ApprovalsDeferred(ctx))
 		if deferred {
 			// The run waits for the answer itself (a durable run): the
