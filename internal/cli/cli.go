@@ -94,6 +94,7 @@ func newRootCmd(ext Extensions, beforeRun func(*cobra.Command)) *cobra.Command {
 	for _, add := range extraCommands {
 		root.AddCommand(add(ext))
 	}
+	rejectUnknownCommands(root)
 	return root
 }
 

@@ -1,0 +1,75 @@
+package cli
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+)
+
+// TestUnknownSubcommandEveryGroup: every command group of the tree (found
+// by walking it, so a new group is covered) refuses a word that names none
+// of its subcommands, with or without a flag after it, and prints nothing
+// on stdout.
+func TestUnknownSubcommandEveryGroup(t *testing.T) {
+	var groups []*cobra.Command
+	var walk func(*cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.HasSubCommands() && c.HasParent() && c.Name() != "help" {
+			groups = append(groups, c)
+		}
+		for _, s := range c.Commands() {
+			walk(s)
+		}
+	}
+	walk(newRootCmd(Extensions{}, func(*cobra.Command) {}))
+	if len(groups) < 2 {
+		t.Fatalf("found %d command groups, want sessions and serve at least", len(groups))
+	}
+	for _, g := range groups {
+		path := strings.Fields(g.CommandPath())[1:]
+		for _, extra := range [][]string{nil, {"--no-such-flag"}, {"x", "y"}} {
+			root := newRootCmd(Extensions{}, func(*cobra.Command) {})
+			var out bytes.Buffer
+			root.SetOut(&out)
+			root.SetErr(&out)
+			args := append(append(append([]string{}, path...), "frobnicate"), extra...)
+			root.SetArgs(args)
+			err := root.Execute()
+			want := `unknown command "frobnicate" for "` + g.CommandPath() + `"`
+			if err == nil || !strings.HasPrefix(err.Error(), want) {
+				t.Errorf("%q: error %v, want %s", args, err, want)
+			}
+			if out.Len() != 0 {
+				t.Errorf("%q: printed %q", args, out.String())
+			}
+		}
+	}
+}
+
+// TestUnknownSubcommandCLI: exit status 1, the message and the close names
+// on stderr; a group alone still prints its help (exit 0).
+func TestUnknownSubcommandCLI(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sessions", "cancel", "x"}, "agentpool: unknown command \"cancel\" for \"agentpool sessions\"\n"},
+		{[]string{"serve", "a2a"}, "agentpool: unknown command \"a2a\" for \"agentpool serve\"\n"},
+		{[]string{"sessions", "lst", "--all"}, "unknown command \"lst\" for \"agentpool sessions\"\n\nDid you mean this?\n\tlist\n"},
+		{[]string{"serve", "opencod"}, "Did you mean this?\n\topencode\n"},
+		{[]string{"rn", "hi"}, "Did you mean this?\n\trun\n"},
+	} {
+		r := runCLI(t, dir, c.args...)
+		if r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want stderr with %q", c.args, r.code, r.stdout, r.stderr, c.want)
+		}
+	}
+	r := runCLI(t, dir, "sessions")
+	if r.code != 0 || !strings.Contains(r.stdout, "Available Commands:") {
+		t.Errorf("sessions alone: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+}
