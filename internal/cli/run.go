@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -36,10 +35,15 @@ func newRunCmd(ext Extensions) *cobra.Command {
 		Use:   "run [flags] PROMPT",
 		Short: "Run an agent or team on a prompt",
 		Long: "Run an agent or team on a prompt. Without --config, ./agentpool.yaml is used when present, " +
-			"else the built-in offline demo pool.",
+			"else the built-in offline demo pool. The words of PROMPT are joined by spaces; " +
+			"a PROMPT of - is read from stdin (at most 4 MiB).",
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runMain(cmd, f, strings.Join(args, " "))
+			prompt, err := promptArg(args, cmd.InOrStdin())
+			if err != nil {
+				return err
+			}
+			return runMain(cmd, f, prompt)
 		},
 	}
 	fl := cmd.Flags()
