@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -105,11 +106,11 @@ var extraCommands []func(Extensions) *cobra.Command
 func newVersionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:         "version",
-		Short:       "Print the version",
+		Short:       "Print the version, commit, date and Go release",
 		Args:        cobra.NoArgs,
 		Annotations: map[string]string{annotationNoProcesses: "true"},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, err := fmt.Fprintln(cmd.OutOrStdout(), binaries.Front+" "+binaries.Version)
+			_, err := io.WriteString(cmd.OutOrStdout(), binaries.VersionText())
 			return err
 		},
 	}
