@@ -24,8 +24,8 @@ func TestUnknownSubcommandEveryGroup(t *testing.T) {
 		}
 	}
 	walk(newRootCmd(Extensions{}, func(*cobra.Command) {}))
-	if len(groups) < 2 {
-		t.Fatalf("found %d command groups, want sessions and serve at least", len(groups))
+	if len(groups) < 3 {
+		t.Fatalf("found %d command groups, want sessions, serve and completion at least", len(groups))
 	}
 	for _, g := range groups {
 		path := strings.Fields(g.CommandPath())[1:]
@@ -62,6 +62,7 @@ func TestUnknownSubcommandCLI(t *testing.T) {
 		{[]string{"sessions", "lst", "--all"}, "unknown command \"lst\" for \"agentpool sessions\"\n\nDid you mean this?\n\tlist\n"},
 		{[]string{"serve", "opencod"}, "Did you mean this?\n\topencode\n"},
 		{[]string{"rn", "hi"}, "Did you mean this?\n\trun\n"},
+		{[]string{"completion", "bsh"}, "unknown command \"bsh\" for \"agentpool completion\"\n\nDid you mean this?\n\tbash\n"},
 	} {
 		r := runCLI(t, dir, c.args...)
 		if r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, c.want) {
@@ -71,5 +72,20 @@ func TestUnknownSubcommandCLI(t *testing.T) {
 	r := runCLI(t, dir, "sessions")
 	if r.code != 0 || !strings.Contains(r.stdout, "Available Commands:") {
 		t.Errorf("sessions alone: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestCompletion: the shell completion docs/cli.md describes: the script,
+// and the completions it asks the command line for.
+func TestCompletion(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	r := runCLI(t, dir, "completion", "bash")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "# bash completion V2 for agentpool") {
+		t.Errorf("completion bash: exit %d, stdout %.80q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	r = runCLI(t, dir, "__complete", "sessions", "")
+	if r.code != 0 || !strings.Contains(r.stdout, "\nlist\t") || !strings.Contains(r.stdout, "\ntree\t") {
+		t.Errorf("completing sessions: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 }
