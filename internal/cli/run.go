@@ -165,7 +165,13 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 			return err
 		}
 	}
-	out := newOutcome(sink)
+	// ✗ lines for failed and denied tool calls and refused spawns, above
+	// the tree or among the plain lines; jsonl's stream carries them.
+	var report func(string)
+	if f.output == "text" {
+		report = printer.println
+	}
+	out := newOutcome(sink, report)
 	path := requestPath(p.Store())
 	denyWhy, stopApprovals := "", func() {}
 	switch mode {
