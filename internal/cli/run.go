@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -27,7 +28,14 @@ type runFlags struct {
 	output  string
 	session string
 	approve string
+	fast    bool
 }
+
+// demoDelay paces the built-in demo when its live tree is drawn: each
+// chunk of its test models' answers waits this long, so the run takes
+// about two seconds on the 2-core test machine instead
+// of ~25 ms, in which no frame of the tree would be seen.
+const demoDelay = 8 * time.Millisecond
 
 func newRunCmd(ext Extensions) *cobra.Command {
 	var f runFlags
@@ -51,6 +59,7 @@ func newRunCmd(ext Extensions) *cobra.Command {
 	fl.StringVar(&f.agent, "agent", "", "agent or team to run (default: the manifest's default_agent)")
 	fl.StringVar(&f.output, "output", "text", "output format: text or jsonl")
 	fl.StringVar(&f.session, "session", "", "continue this session with its history")
+	fl.BoolVar(&f.fast, "fast", false, "run the built-in demo at full speed (on a terminal it is paced so that its live tree can be seen)")
 	fl.StringVar(&f.approve, "approve", "", "how tool calls that ask for approval are answered: ask (on the terminal; the default when stdin and stderr are terminals), "+
 		"allow (every one, once, printed) or deny (the default otherwise, saying how to allow the tool; approvals.unattended: allow in the manifest makes it allow)")
 	return cmd
@@ -86,6 +95,10 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 	warnings := &warningWriter{w: errw}
 	defer warnings.release()
 	log := slog.New(slog.NewTextHandler(warnings, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	drawTree := f.output == "text" && useTree(isTerminal(stderr), os.Getenv)
+	if drawTree && !f.fast {
+		f.demoDelay = demoDelay
+	}
 	p, tel, err := openPoolTelemetry(f.poolFlags, pool.Options{Hooks: reg, Logger: log})
 	if err != nil {
 		return err
@@ -141,7 +154,7 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 		defer js.stop()
 		sink = js
 	default:
-		if useTree(isTerminal(stderr), os.Getenv) {
+		if drawTree {
 			tree = treeview.Start(stderr, nil)
 			sink = tree
 			warnings.hold() // written after the tree's last frame

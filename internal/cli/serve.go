@@ -63,6 +63,10 @@ type poolFlags struct {
 	// ext: the Temporal engine and the telemetry exporters, when this
 	// binary has them.
 	ext Extensions
+	// demoDelay, when set, is the per-chunk delay of the built-in demo's
+	// models (run paces the demo so its live tree can be seen); it does
+	// not touch a manifest of the user's.
+	demoDelay time.Duration
 	// approvals, when set, makes the broker the command's front ends
 	// attach to, from the manifest (openPool calls it once): a durable
 	// engine shows its runs' requests there.
@@ -139,6 +143,11 @@ func openPoolTelemetry(f poolFlags, opts pool.Options) (*pool.Pool, Telemetry, e
 	}
 	if err := applyAllow(m, f.allow); err != nil {
 		return nil, nil, err
+	}
+	if f.demoDelay > 0 && isBuiltIn(f.config) {
+		for _, a := range m.Agents {
+			a.Model.Delay = f.demoDelay
+		}
 	}
 	if opts.Workspace == "" {
 		opts.Workspace = f.workspace
