@@ -89,7 +89,7 @@ func TestRunAsksOnTheTerminal(t *testing.T) {
 		"Write is allowed from now on, for every agent (permissions.allow of " + filepath.Join(dir, ".claude", "settings.local.json") + ")",
 		"? lead › coder › writer wants to run Bash echo no\n    command: echo no\n",
 		"✗ lead › coder › writer: Bash echo no denied: rejected by the user in the terminal",
-		"run completed, but 1 tool call was denied (Bash by writer)",
+		"run completed, but 1 tool call was denied approval (Bash by writer)",
 	} {
 		if !strings.Contains(plain, want) {
 			t.Errorf("the terminal never showed %q:\n%s", want, plain)
@@ -159,7 +159,7 @@ func TestRunApproveFlag(t *testing.T) {
 				"✗ a: Write notes/a.md denied: Write needs approval (the tool_approval policy of agent a asks before Write) and nobody was asked: " + c.why,
 				"run agentpool with --allow Write or --approve allow, set tool_approval: {Write: allow} on agent a in the manifest, " +
 					`or add "Write" to permissions.allow in ` + local,
-				"agentpool: run completed, but 1 tool call was denied (Write by a)",
+				"agentpool: run completed, but 1 tool call was denied approval (Write by a)",
 			} {
 				if !strings.Contains(r.stderr, want) {
 					t.Errorf("stderr lacks %q:\n%s", want, r.stderr)

@@ -19,7 +19,7 @@
 //
 // Exit codes of run: 0 when the run and every child session completed; 3
 // when the run completed but a child session failed, a limit refused a
-// spawn or a tool call was denied (by approval, policy or hook); 1 when the run failed or could not start (any command's error);
+// spawn or a tool call was denied approval; 1 when the run failed or could not start (any command's error);
 // 130 when cancelled.
 //
 // Text from models, tools and the store never drives the terminal: every

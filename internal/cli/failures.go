@@ -47,9 +47,8 @@ func (p *progressNames) path(ids []string) string {
 func deniedPrefix(tool string) string { return "tool " + tool + " denied: " }
 
 // note follows e (the inner event of a subagent event whose Path is ids)
-// and returns the ✗ line it calls for, with whether it is a denial, or ""
-// when it calls for none.
-func (p *progressNames) note(e event.Event, ids []string) (line string, denied bool) {
+// and returns the ✗ line it calls for, or "" when it calls for none.
+func (p *progressNames) note(e event.Event, ids []string) string {
 	switch v := e.(type) {
 	case event.RunStarted:
 		if len(ids) == 0 && p.root == "" {
@@ -64,16 +63,16 @@ func (p *progressNames) note(e event.Event, ids []string) (line string, denied b
 		delete(p.titles, v.ToolCallID)
 		delete(p.refused, v.ToolCallID)
 		if !v.IsError || refused {
-			return "", false
+			return ""
 		}
 		if title == "" {
 			title = v.ToolName
 		}
 		verb, reason := "failed", v.ToolResult
 		if r, ok := strings.CutPrefix(reason, deniedPrefix(v.ToolName)); ok {
-			verb, reason, denied = "denied", r, true
+			verb, reason = "denied", r
 		}
-		return fmt.Sprintf("✗ %s: %s %s: %s", p.path(ids), termtext.Line(title), verb, shortReason(reason)), denied
+		return fmt.Sprintf("✗ %s: %s %s: %s", p.path(ids), termtext.Line(title), verb, shortReason(reason))
 	case event.Custom:
 		if v.EventType == spawn.EventSpawnRefused {
 			// The delegating call fails with the same words: this line
@@ -81,10 +80,10 @@ func (p *progressNames) note(e event.Event, ids []string) (line string, denied b
 			if id, _ := v.EventData["tool_call_id"].(string); id != "" {
 				p.refused[id] = true
 			}
-			return termtext.Line(fmt.Sprintf("✗ %s: spawn of %v refused: %v", p.path(ids), v.EventData["node"], v.EventData["error"])), false
+			return termtext.Line(fmt.Sprintf("✗ %s: spawn of %v refused: %v", p.path(ids), v.EventData["node"], v.EventData["error"]))
 		}
 	}
-	return "", false
+	return ""
 }
 
 // shortReason is a tool's error on one line, at most maxReason runes.

@@ -18,7 +18,7 @@ const exitIncomplete = 3
 // so that a run which completed anyway does not look like a full success:
 // child sessions (anywhere in the tree) that ended without completing,
 // spawns refused by a limit (spawn_refused events), and tool calls denied
-// approval (deny) or by a policy or hook.
+// approval (deny).
 type outcome struct {
 	next event.Sink
 	// report prints a ✗ line of progress (a failed or denied tool call, a
@@ -29,7 +29,7 @@ type outcome struct {
 	mu      sync.Mutex
 	failed  []string       // names of the failed child sessions, in order
 	refused map[string]int // "max_spawns 2" -> spawns it refused
-	denied  []string       // "Write by writer": tool calls denied, in order
+	denied  []string       // "Write by writer": tool calls denied approval, in order
 	names   progressNames
 	// shown: the calls whose denial the approval observer printed and
 	// counted (deny), not to be shown and counted again at their end.
@@ -48,14 +48,12 @@ func (o *outcome) Emit(e event.Event) {
 		inner, ids = w.Event, w.Path // never a wrapper itself (docs/spec/EVENTS.md §3.5)
 	}
 	o.mu.Lock()
-	line, denied := o.names.note(inner, ids)
+	// A denial by a policy or a hook is shown, not counted: it is what
+	// the manifest asked for (a guard that blocks rm -rf did its job).
+	line := o.names.note(inner, ids)
 	if c, ok := inner.(event.ToolCallComplete); ok && o.shown[c.ToolCallID] {
 		delete(o.shown, c.ToolCallID)
-		line, denied = "", false
-	}
-	if denied {
-		c := inner.(event.ToolCallComplete)
-		o.denied = append(o.denied, c.ToolName+" by "+c.AgentName)
+		line = ""
 	}
 	o.mu.Unlock()
 	switch v := inner.(type) {
@@ -115,7 +113,7 @@ func (o *outcome) summary() string {
 		if n == 1 {
 			verb = "was"
 		}
-		parts = append(parts, fmt.Sprintf("%s %s denied (%s)", plural(n, "tool call"), verb, countNames(o.denied)))
+		parts = append(parts, fmt.Sprintf("%s %s denied approval (%s)", plural(n, "tool call"), verb, countNames(o.denied)))
 	}
 	if len(parts) == 0 {
 		return ""
