@@ -220,6 +220,9 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 		if out := res.Result.Output; out != "" {
 			if stdoutTerminal {
 				out = termtext.Text(out)
+				if os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb" {
+					out = renderMarkdown(out)
+				}
 			}
 			fmt.Fprintln(stdout, out)
 		}
