@@ -51,6 +51,22 @@ func newServeCmd(ext Extensions) *cobra.Command {
 	return cmd
 }
 
+// serveAliases are AgentPool's names of the servers, serve-acp for serve
+// acp and so on: top-level commands built as the serve subcommands are,
+// hidden from the help (docs/agentpool-compat.md lists them).
+func serveAliases(ext Extensions) []*cobra.Command {
+	var cmds []*cobra.Command
+	for _, add := range serveCommands {
+		c := add(ext)
+		name := c.Name()
+		c.Use = "serve-" + name + strings.TrimPrefix(c.Use, name)
+		c.Short = "AgentPool's name of `agentpool serve " + name + "`"
+		c.Hidden = true
+		cmds = append(cmds, c)
+	}
+	return cmds
+}
+
 // poolFlags are the flags every command that builds a pool shares.
 type poolFlags struct {
 	config    string

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"bytes"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -87,5 +89,34 @@ func TestCompletion(t *testing.T) {
 	r = runCLI(t, dir, "__complete", "sessions", "")
 	if r.code != 0 || !strings.Contains(r.stdout, "\nlist\t") || !strings.Contains(r.stdout, "\ntree\t") {
 		t.Errorf("completing sessions: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestServeAliases: AgentPool's serve-acp, serve-opencode, serve-agui (and
+// serve-web) are the serve subcommands: the same flags, and serve-acp
+// answers an editor.
+func TestServeAliases(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, name := range []string{"acp", "agui", "opencode", "web"} {
+		alias, sub := runCLI(t, dir, "serve-"+name, "--help"), runCLI(t, dir, "serve", name, "--help")
+		flags := func(s string) string {
+			return strings.Replace(s[strings.Index(s, "Flags:"):], "help for serve-"+name, "help for "+name, 1)
+		}
+		if alias.code != 0 || sub.code != 0 || !strings.Contains(alias.stdout, "agentpool serve-"+name+" [flags]") ||
+			!strings.Contains(sub.stdout, "Flags:") || flags(alias.stdout) != flags(sub.stdout) {
+			t.Errorf("serve-%s --help: exit %d:\n%s\nserve %s --help: exit %d:\n%s", name, alias.code, alias.stdout, name, sub.code, sub.stdout)
+		}
+	}
+	cmd := exec.Command(cliBinary(t), "serve-acp", "--db", ":memory:")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "HOME="+t.TempDir())
+	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}` + "\n")
+	out, err := cmd.Output()
+	if err != nil || !strings.HasPrefix(string(out), `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,`) {
+		t.Errorf("serve-acp: %v, stdout %q", err, out)
+	}
+	if r := runCLI(t, dir, "--help"); strings.Contains(r.stdout, "serve-") {
+		t.Errorf("the aliases are in the help:\n%s", r.stdout)
 	}
 }
