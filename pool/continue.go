@@ -42,18 +42,51 @@ func (p *Pool) Waiting(ctx context.Context) ([]string, error) {
 	}
 	var out []string
 	for _, r := range roots {
-		if r.Status != session.StatusRunning || r.Metadata[session.MetaEngine] != nil || p.rt.Running(r.ID) {
-			continue
-		}
-		w, err := session.FindWaiting(ctx, p.store, r.ID)
+		w, err := p.waiting(ctx, r)
 		if err != nil {
-			return out, fmt.Errorf("read the run of %s: %w", r.ID, err)
+			return out, err
 		}
 		if w != nil {
 			out = append(out, r.ID)
 		}
 	}
 	return out, nil
+}
+
+// WaitingRun returns the run of root session id that Continue would go on
+// with (one that Waiting lists): "" when the session is a child, ended,
+// runs here or on an engine, or nothing of its tree waits. A front end
+// that opens one session (ACP's session/load) asks about it alone rather
+// than listing every root of the store.
+func (p *Pool) WaitingRun(ctx context.Context, id string) (string, error) {
+	if p.engine != nil {
+		return "", nil
+	}
+	s, err := p.store.GetSession(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	if s.ParentID != "" {
+		return "", nil
+	}
+	w, err := p.waiting(ctx, s)
+	if err != nil || w == nil {
+		return "", err
+	}
+	return w.RunID, nil
+}
+
+// waiting is the waiting tree of root r; nil when Continue would not go
+// on with it.
+func (p *Pool) waiting(ctx context.Context, r session.Session) (*session.Waiting, error) {
+	if r.Status != session.StatusRunning || r.Metadata[session.MetaEngine] != nil || p.rt.Running(r.ID) {
+		return nil, nil
+	}
+	w, err := session.FindWaiting(ctx, p.store, r.ID)
+	if err != nil {
+		return nil, fmt.Errorf("read the run of %s: %w", r.ID, err)
+	}
+	return w, nil
 }
 
 // Continue goes on with the run of root session id that stopped while
