@@ -142,14 +142,28 @@ type askedRequest struct {
 
 // waitingRun starts the deep approval run in a web server over db and
 // returns the server, the root session and the grandchild's request, which
-// waits.
-func waitingRun(t *testing.T, dir, db string) (*serveProc, string, askedRequest) {
+// waits. With earlier, a first run of the root ("first"), allowed, ends
+// before (and the note it wrote is removed).
+func waitingRun(t *testing.T, dir, db string, earlier bool) (*serveProc, string, askedRequest) {
 	t.Helper()
 	srv := startServe(t, dir, "web", db)
 	events := webEvents(t, srv.base)
 	var root struct{ ID string }
 	if err := json.Unmarshal(srv.call(t, "POST", "/session", `{}`, 200), &root); err != nil || root.ID == "" {
 		t.Fatalf("create session: %v", err)
+	}
+	if earlier {
+		srv.call(t, "POST", "/session/"+root.ID+"/prompt_async", `{"agent":"lead","parts":[{"type":"text","text":"first"}]}`, 204)
+		until(t, events, func(e webEvent) bool {
+			var asked askedRequest
+			if e.Type == "permission.asked" && json.Unmarshal(e.Properties, &asked) == nil {
+				srv.call(t, "POST", "/permission/"+asked.ID+"/reply", `{"reply":"once"}`, 200)
+			}
+			return rootIdle(e, root.ID)
+		})
+		if err := os.Remove(filepath.Join(dir, "notes.md")); err != nil {
+			t.Fatalf("the first run's note: %v", err)
+		}
 	}
 	srv.call(t, "POST", "/session/"+root.ID+"/prompt_async", `{"agent":"lead","parts":[{"type":"text","text":"go"}]}`, 204)
 	var asked askedRequest
@@ -165,7 +179,8 @@ func waitingRun(t *testing.T, dir, db string) (*serveProc, string, askedRequest)
 	return srv, root.ID, asked
 }
 
-// sessionsOf lists the sessions of db (agentpool sessions list --json).
+// sessionsOf lists the sessions of db (agentpool sessions list --json)
+// by agent name: the newest of each agent (those of the last run).
 func sessionsOf(t *testing.T, dir, db string) map[string]session.Session {
 	t.Helper()
 	r := runCLI(t, dir, "sessions", "list", "--db", db, "--json")
@@ -178,9 +193,23 @@ func sessionsOf(t *testing.T, dir, db string) map[string]session.Session {
 	}
 	out := map[string]session.Session{}
 	for _, s := range list {
-		out[s.AgentName] = s
+		if o, ok := out[s.AgentName]; !ok || s.CreatedAt.After(o.CreatedAt) {
+			out[s.AgentName] = s
+		}
 	}
 	return out
+}
+
+// lastRun is the stream of the last run of a root's stored tree (the
+// events from its last run_started of the root's own).
+func lastRun(evs []event.Event) []event.Event {
+	from := 0
+	for i, e := range evs {
+		if _, ok := e.(event.RunStarted); ok {
+			from = i
+		}
+	}
+	return evs[from:]
 }
 
 // finalMessage is the content of the last stream_complete in session
@@ -247,7 +276,7 @@ func TestContinueAfterKill(t *testing.T) {
 				t.Fatal(err)
 			}
 			db := c.db(t, dir)
-			first, root, asked := waitingRun(t, dir, db)
+			first, root, asked := waitingRun(t, dir, db, c.server == "opencode")
 			first.kill(t)
 			if _, err := os.Stat(filepath.Join(dir, "notes.md")); !os.IsNotExist(err) {
 				t.Fatalf("notes.md before any answer: %v", err)
@@ -310,8 +339,11 @@ func TestContinueAfterKill(t *testing.T) {
 					t.Errorf("the Write's result in the root's final message: %q, want %q", write, want)
 				}
 			}
+			if c.server == "opencode" {
+				checkContinuedTranscript(t, second, root, finalMessage(t, dir, db, root))
+			}
 			tree := runCLI(t, dir, "sessions", "events", "--db", db, "--json", "--tree", root)
-			if err := eventtest.CheckInvariants(root, decodeJSONL(t, tree.stdout)); err != nil {
+			if err := eventtest.CheckInvariants(root, lastRun(decodeJSONL(t, tree.stdout))); err != nil {
 				t.Errorf("the stored tree of the continued run: %v", err)
 			}
 			for name, s := range sessionsOf(t, dir, db) {
@@ -320,6 +352,50 @@ func TestContinueAfterKill(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// checkContinuedTranscript: the root's transcript in the server that
+// went on with its run (GET /session/{id}/message) starts with the
+// earlier run's prompt ("first"), has the continued run's prompt ("go")
+// next, every assistant message answers the user message before it, and
+// the last text is the root's final message.
+func checkContinuedTranscript(t *testing.T, srv *serveProc, root, final string) {
+	t.Helper()
+	var msgs []struct {
+		Info struct {
+			ID, Role, ParentID string
+		}
+		Parts []struct{ Type, Text string }
+	}
+	if err := json.Unmarshal(srv.call(t, "GET", "/session/"+root+"/message", "", 200), &msgs); err != nil {
+		t.Fatal(err)
+	}
+	var prompts []string
+	user, last := "", ""
+	for i, m := range msgs {
+		for _, p := range m.Parts {
+			if p.Type != "text" {
+				continue
+			}
+			if m.Info.Role == "user" {
+				prompts = append(prompts, p.Text)
+			} else {
+				last = p.Text
+			}
+		}
+		switch {
+		case m.Info.Role == "user":
+			user = m.Info.ID
+		case i == 0 || m.Info.ParentID != user:
+			t.Errorf("message %d (%s) answers %q, want the user message before it %q", i, m.Info.ID, m.Info.ParentID, user)
+		}
+	}
+	if len(prompts) != 2 || prompts[0] != "first" || prompts[1] != "go" {
+		t.Errorf("the continued root's transcript has the prompts %q, want [first go]", prompts)
+	}
+	if last != final {
+		t.Errorf("the transcript's last text %q, want the root's final message %q", last, final)
 	}
 }
 
@@ -391,7 +467,7 @@ func TestContinueTeamAfterKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	db := sqliteDB(t, dir)
-	first, root, asked := waitingRun(t, dir, db)
+	first, root, asked := waitingRun(t, dir, db, false)
 	first.kill(t)
 
 	second := startServe(t, dir, "opencode", db)
