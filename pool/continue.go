@@ -117,6 +117,16 @@ func (p *Pool) waiting(ctx context.Context, r session.Session) (*session.Waiting
 // (session.CloseInterrupted), as a store's recovery would have, and the
 // error says why.
 func (p *Pool) Continue(ctx context.Context, id string, sink event.Sink) (RunResult, error) {
+	return p.ContinueRelayed(ctx, id, sink, nil)
+}
+
+// ContinueRelayed is Continue that calls relayed once the stored events of
+// the run were handed to sink and to the processor's watchers, before the
+// run goes on (not at all when it does not go on). A server that serves
+// transcripts from its watchers waits for it before it answers clients,
+// so that none reads the stored turn of a run whose events then come
+// again under the live ids.
+func (p *Pool) ContinueRelayed(ctx context.Context, id string, sink event.Sink, relayed func()) (RunResult, error) {
 	if p.engine != nil {
 		return RunResult{}, ErrEngineContinues
 	}
@@ -129,6 +139,9 @@ func (p *Pool) Continue(ctx context.Context, id string, sink event.Sink) (RunRes
 		rec := p.proc.Open(ctx, id, sink)
 		if err := p.relayStored(ctx, rec, id, c.Waiting.RunID); err != nil {
 			return rootRun{}, err
+		}
+		if relayed != nil {
+			relayed()
 		}
 		inv, err := p.rt.NewRoot(c.Waiting.Session, c.Waiting.RunID, "", c.History, rec)
 		if err != nil {

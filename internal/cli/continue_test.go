@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -283,6 +284,10 @@ func TestContinueAfterKill(t *testing.T) {
 			}
 
 			second := startServe(t, dir, c.server, db)
+			var early []string // the root's messages, read as soon as it serves
+			if c.server != "agui" {
+				early = messageIDs(t, second, root)
+			}
 			t.Cleanup(func() {
 				if t.Failed() {
 					r := runCLI(t, dir, "sessions", "events", "--db", db, "--tree", root)
@@ -342,6 +347,15 @@ func TestContinueAfterKill(t *testing.T) {
 			if c.server == "opencode" {
 				checkContinuedTranscript(t, second, root, finalMessage(t, dir, db, root))
 			}
+			if c.server != "agui" {
+				// A client that read the transcript at once reads the same
+				// messages later: none of a stored turn that the run's live
+				// events showed again under other ids.
+				later := messageIDs(t, second, root)
+				if len(early) == 0 || len(later) < len(early) || !slices.Equal(later[:len(early)], early) {
+					t.Errorf("the root's messages read at the server's start %v are not the first of those read after the run %v", early, later)
+				}
+			}
 			tree := runCLI(t, dir, "sessions", "events", "--db", db, "--json", "--tree", root)
 			if err := eventtest.CheckInvariants(root, lastRun(decodeJSONL(t, tree.stdout))); err != nil {
 				t.Errorf("the stored tree of the continued run: %v", err)
@@ -397,6 +411,20 @@ func checkContinuedTranscript(t *testing.T, srv *serveProc, root, final string) 
 	if last != final {
 		t.Errorf("the transcript's last text %q, want the root's final message %q", last, final)
 	}
+}
+
+// messageIDs are the ids of the messages of GET /session/{id}/message.
+func messageIDs(t *testing.T, srv *serveProc, id string) []string {
+	t.Helper()
+	var msgs []struct{ Info struct{ ID string } }
+	if err := json.Unmarshal(srv.call(t, "GET", "/session/"+id+"/message", "", 200), &msgs); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, m := range msgs {
+		ids = append(ids, m.Info.ID)
+	}
+	return ids
 }
 
 func sqliteDB(_ *testing.T, dir string) string { return filepath.Join(dir, "sessions.db") }

@@ -341,8 +341,12 @@ func reopenApprovals(ctx context.Context, p *pool.Pool, log *slog.Logger) (wait 
 // store that stopped while a tool call of their tree waited for an
 // approval (pool.Pool.Waiting, Continue): their requests are shown again
 // in the broker, and each run goes on once answered. A run another live
-// process holds is left to it. The returned func waits for the runs,
-// which ctx ends (as it ends the server's own).
+// process holds is left to it. It returns once each run's stored events
+// reached the pool's watchers (or it did not go on): the server that
+// serves afterwards answers its clients from the run's transcript, never
+// from a stored turn that the run's live events then show again. The
+// returned func waits for the runs, which ctx ends (as it ends the
+// server's own).
 func continueWaiting(ctx context.Context, p *pool.Pool, log *slog.Logger) (wait func()) {
 	roots, err := p.Waiting(ctx)
 	if err != nil {
@@ -350,9 +354,12 @@ func continueWaiting(ctx context.Context, p *pool.Pool, log *slog.Logger) (wait 
 	}
 	var wg sync.WaitGroup
 	for _, id := range roots {
+		relayed := make(chan struct{})
+		shown := sync.OnceFunc(func() { close(relayed) })
 		wg.Go(func() {
+			defer shown()
 			log.Info("a run that waited for an approval when its process ended goes on", "session", id)
-			res, err := p.Continue(ctx, id, nil)
+			res, err := p.ContinueRelayed(ctx, id, nil, shown)
 			switch {
 			case errors.Is(err, session.ErrRunning), errors.Is(err, pool.ErrNotWaiting):
 				log.Info("a run that waited for an approval is another process's", "session", id, "err", err)
@@ -362,6 +369,7 @@ func continueWaiting(ctx context.Context, p *pool.Pool, log *slog.Logger) (wait 
 				log.Info("a continued run ended", "session", id, "stop_reason", res.Result.StopReason)
 			}
 		})
+		<-relayed
 	}
 	return wg.Wait
 }
