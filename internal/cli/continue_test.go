@@ -46,12 +46,12 @@ type serveProc struct {
 	logs chan string // its stderr lines
 }
 
-// startServe starts `agentpool serve SERVER` in dir over database db, on
-// a free loopback port, and waits for its "listening" line; the cleanup
+// startServe starts `agentpool serve SERVER` in dir over database db
+// (with flags), on a free loopback port, and waits for its "listening" line; the cleanup
 // kills it if the test did not.
-func startServe(t *testing.T, dir, server, db string) *serveProc {
+func startServe(t *testing.T, dir, server, db string, flags ...string) *serveProc {
 	t.Helper()
-	cmd := exec.Command(cliBinary(t), "serve", server, "--db", db, "--addr", "127.0.0.1:0", "-c", "agentpool.yaml")
+	cmd := exec.Command(cliBinary(t), append([]string{"serve", server, "--db", db, "--addr", "127.0.0.1:0", "-c", "agentpool.yaml"}, flags...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+filepath.Join(dir, "data"), "HOME="+filepath.Join(dir, "home"), "AGENTPOOL_SERVER_TOKEN=")
 	errPipe, err := cmd.StderrPipe()
@@ -522,6 +522,54 @@ func TestContinueTeamAfterKill(t *testing.T) {
 	for _, name := range []string{"lead", "desk", "writer", "reviewer"} {
 		if s, ok := sessions[name]; !ok || s.Status != session.StatusCompleted {
 			t.Errorf("%s: %+v, want completed", name, s)
+		}
+	}
+	tree := runCLI(t, dir, "sessions", "events", "--db", db, "--json", "--tree", root)
+	if err := eventtest.CheckInvariants(root, decodeJSONL(t, tree.stdout)); err != nil {
+		t.Errorf("the stored tree of the continued run: %v", err)
+	}
+}
+
+// TestContinueWhenAnotherServerDies: a `serve web` runs, looking for
+// waiting runs every 20ms (--waiting-scan); a second `serve web` on the
+// same database runs the deep approval run, whose grandchild's Write
+// waits: the first leaves it to the second while it lives, and once the
+// second is killed (SIGKILL) claims it, shows the same request, and the
+// run goes on there to its end when allowed.
+func TestContinueWhenAnotherServerDies(t *testing.T) {
+	t.Parallel() // mostly waits on its CLI processes
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "agentpool.yaml"), []byte(deepApprovalManifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := sqliteDB(t, dir)
+	if r := runCLI(t, dir, "serve", "web", "--db", db, "--addr", "127.0.0.1:0", "--waiting-scan", "1ms"); r.code == 0 ||
+		!strings.Contains(r.stderr, "--waiting-scan must be 0 (only at start) or at least 10ms, got 1ms") {
+		t.Errorf("serve web --waiting-scan 1ms: exit %d\n%s", r.code, r.stderr)
+	}
+	watcher := startServe(t, dir, "web", db, "--waiting-scan", "20ms")
+	other, root, asked := waitingRun(t, dir, db, false)
+	watcher.await(t, func(l string) bool { return strings.Contains(l, "is another process's") && strings.Contains(l, root) }, "the run left to its process")
+	if list := listPermissions(t, watcher); len(list) != 0 {
+		t.Fatalf("GET /permission of the watcher while the other server lives: %+v, want none", list)
+	}
+	other.kill(t)
+
+	awaitAsked(t, watcher, asked.ID)
+	if list := listPermissions(t, watcher); len(list) != 1 || list[0].ID != asked.ID {
+		t.Fatalf("GET /permission after the other server died: %+v, want request %s", list, asked.ID)
+	}
+	watcher.call(t, "POST", "/permission/"+asked.ID+"/reply", `{"reply":"once"}`, 200)
+	ended := watcher.await(t, func(l string) bool { return strings.Contains(l, "a continued run ended") }, "the continued run's end")
+	if !strings.Contains(ended, "stop_reason=completed") {
+		t.Fatalf("the continued run: %s", ended)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "notes.md")); err != nil || string(b) != "approved\n" {
+		t.Fatalf("notes.md after allowing: %q %v", b, err)
+	}
+	for name, s := range sessionsOf(t, dir, db) {
+		if s.Status != session.StatusCompleted {
+			t.Errorf("%s is %s after the continued run, want completed", name, s.Status)
 		}
 	}
 	tree := runCLI(t, dir, "sessions", "events", "--db", db, "--json", "--tree", root)
