@@ -48,8 +48,9 @@ func (o *outcome) Emit(e event.Event) {
 		inner, ids = w.Event, w.Path // never a wrapper itself (docs/spec/EVENTS.md §3.5)
 	}
 	o.mu.Lock()
-	// A denial by a policy or a hook is shown, not counted: it is what
-	// the manifest asked for (a guard that blocks rm -rf did its job).
+	// A denial by a policy or a hook gets a line but is not counted in
+	// denied: it is what the manifest asked for (a guard that blocks
+	// rm -rf did its job).
 	line := o.names.note(inner, ids)
 	if c, ok := inner.(event.ToolCallComplete); ok && o.shown[c.ToolCallID] {
 		delete(o.shown, c.ToolCallID)

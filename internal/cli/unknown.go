@@ -52,5 +52,5 @@ func unknownCommand(cmd *cobra.Command, args []string) error {
 			msg += "\n\t" + name
 		}
 	}
-	return fmt.Errorf("%s\n\nRun '%s --help' for its commands.", msg, cmd.CommandPath())
+	return fmt.Errorf("%s\n\nRun '%s --help' for its commands", msg, cmd.CommandPath())
 }
