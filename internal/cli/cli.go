@@ -54,6 +54,7 @@ func Main(ext Extensions) int {
 		}
 		release = r
 	})
+	root.SetArgs(serveAlias(root, os.Args[1:]))
 	if err := root.Execute(); err != nil {
 		code := 1
 		var ee *exitError
@@ -95,7 +96,6 @@ func newRootCmd(ext Extensions, beforeRun func(*cobra.Command)) *cobra.Command {
 	for _, add := range extraCommands {
 		root.AddCommand(add(ext))
 	}
-	root.AddCommand(serveAliases(ext)...)
 	// cobra adds `completion` when the command line runs; added now,
 	// its group refuses unknown shells like the others. It writes to the
 	// root's output as it is now (os.Stdout unless set before).

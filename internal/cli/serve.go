@@ -51,20 +51,24 @@ func newServeCmd(ext Extensions) *cobra.Command {
 	return cmd
 }
 
-// serveAliases are AgentPool's names of the servers, serve-acp for serve
-// acp and so on: top-level commands built as the serve subcommands are,
-// hidden from the help (docs/agentpool-compat.md lists them).
-func serveAliases(ext Extensions) []*cobra.Command {
-	var cmds []*cobra.Command
-	for _, add := range serveCommands {
-		c := add(ext)
-		name := c.Name()
-		c.Use = "serve-" + name + strings.TrimPrefix(c.Use, name)
-		c.Short = "AgentPool's name of `agentpool serve " + name + "`"
-		c.Hidden = true
-		cmds = append(cmds, c)
+// serveAlias reads AgentPool's names of the servers, serve-acp for serve
+// acp and so on, as the serve subcommands (docs/agentpool-compat.md):
+// args with serve-NAME first, where serve has a subcommand NAME, become
+// serve NAME and the rest. Rewritten, not added as commands: cobra pads
+// the help's command list to its longest name, hidden ones included.
+func serveAlias(root *cobra.Command, args []string) []string {
+	if len(args) == 0 {
+		return args
 	}
-	return cmds
+	name, ok := strings.CutPrefix(args[0], "serve-")
+	if !ok {
+		return args
+	}
+	sub, _, err := root.Find([]string{"serve", name})
+	if err != nil || sub.Name() != name || !sub.HasParent() || sub.Parent().Name() != "serve" {
+		return args
+	}
+	return append([]string{"serve", name}, args[1:]...)
 }
 
 // poolFlags are the flags every command that builds a pool shares.
