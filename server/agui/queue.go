@@ -41,10 +41,10 @@ func mergeDelta(prev *item, it item) queue.Verdict {
 		return queue.Skip
 	}
 	p, e := prev.ev, it.ev
-	if prev.class != classDelta || p.Type != e.Type || p.MessageID != e.MessageID || p.ToolCallID != e.ToolCallID ||
-		p.SubagentRunID != e.SubagentRunID || len(p.Delta)+len(e.Delta) > maxMergedDelta {
+	if prev.class != classDelta || p != e && (p.Type != e.Type || p.MessageID != e.MessageID || p.ToolCallID != e.ToolCallID ||
+		p.SubagentRunID != e.SubagentRunID) || len(prev.delta)+len(it.delta) > maxMergedDelta {
 		return queue.Stop
 	}
-	p.Delta += e.Delta
+	prev.delta += it.delta // the template (ev) is shared: never changed
 	return queue.Merged
 }
