@@ -23,17 +23,20 @@ func (s *base) publish(typ, sid string, props any) {
 	if sid != "" {
 		e.dir = s.dirOfID(sid)
 	}
-	if d, ok := props.(deltaProps); ok {
-		e.delta = &d
-	} else {
-		b, err := json.Marshal(props)
-		if err != nil {
-			s.log.Error("opencode: encode event", "type", typ, "err", err)
-			return
-		}
-		e.props = b
+	b, err := json.Marshal(props)
+	if err != nil {
+		s.log.Error("opencode: encode event", "type", typ, "err", err)
+		return
 	}
+	e.props = b
 	s.hub.publish(e)
+}
+
+// publishDelta publishes a message.part.delta, the most frequent event:
+// its properties are encoded when a stream writes it (deltaProps.appendJSON),
+// and it costs one allocation.
+func (s *base) publishDelta(d deltaProps) {
+	s.hub.publish(newDelta(s.dirOfID(d.SessionID), d))
 }
 
 // setBusyLocked marks a session running and publishes session.status
@@ -331,7 +334,7 @@ func (s *eventMapper) partDelta(st *sessState, d processor.PartDelta) {
 			}
 		}
 	}
-	s.publish("message.part.delta", d.SessionID, deltaProps{SessionID: d.SessionID, MessageID: d.MessageID, PartID: d.PartID, Field: d.Field, Delta: d.Delta})
+	s.publishDelta(deltaProps{SessionID: d.SessionID, MessageID: d.MessageID, PartID: d.PartID, Field: d.Field, Delta: d.Delta})
 }
 
 // wirePart converts a part of the projection. Parts are values: a later
