@@ -378,57 +378,14 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, in *wire.RunAgen
 		})
 	}
 
-	rc := http.NewResponseController(w)
-	started := false
-	var (
-		buf      []byte
-		last     time.Time // the last write
-		deadline time.Time // the write deadline set
-		pause    *time.Timer
-	)
+	sw := newSSEWriter(w, s.opts.FlushInterval, s.opts.WriteTimeout)
 	for {
-		if iv := s.opts.FlushInterval; iv > 0 && !last.IsZero() {
-			// What comes within iv of the last write waits for the next.
-			if d := iv - time.Since(last); d > 0 {
-				if pause == nil {
-					pause = time.NewTimer(d)
-				} else {
-					pause.Reset(d)
-				}
-				select {
-				case <-pause.C:
-				case <-r.Context().Done():
-				}
-			}
-		}
+		sw.pace(r.Context())
 		batch, err := q.Take(r.Context())
 		if err != nil {
 			break
 		}
-		if !started {
-			started = true
-			h := w.Header()
-			h.Set("Content-Type", "text/event-stream")
-			h.Set("Cache-Control", "no-cache")
-			h.Set("X-Accel-Buffering", "no")
-			w.WriteHeader(http.StatusOK)
-		}
-		buf = buf[:0]
-		for i := range batch {
-			buf = batch[i].appendSSE(buf)
-		}
-		last = time.Now()
-		if wt := s.opts.WriteTimeout; deadline.Sub(last) < wt {
-			// Every write has WriteTimeout at least, and the deadline
-			// (a timer of the poller) moves once per eighth of it.
-			deadline = last.Add(wt + wt/8)
-			_ = rc.SetWriteDeadline(deadline)
-		}
-		_, err = w.Write(buf)
-		if err == nil {
-			err = rc.Flush()
-		}
-		if err != nil {
+		if err := sw.write(batch); err != nil {
 			s.log.Info("agui: client gone", "thread", in.ThreadID, "session", sid, "err", err)
 			cancel()
 			break
@@ -436,9 +393,9 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, in *wire.RunAgen
 	}
 	q.Abort(nil) // from here on the run never waits for this client
 	wg.Wait()
-	_ = rc.SetWriteDeadline(time.Time{})
+	sw.close()
 
-	if runErr != nil && !started {
+	if runErr != nil && !sw.started {
 		status := http.StatusInternalServerError
 		switch {
 		case errors.Is(runErr, pool.ErrUnknownNode):
