@@ -26,7 +26,10 @@ func newQueue(size int) *queue.Queue[item] {
 	return queue.New(queue.Options[item]{
 		Capacity: size,
 		Merge:    mergeDelta,
-		Drop:     func(it item) bool { return it.class == classDroppable },
+		// A run with many children interleaves their events: the delta
+		// a new one may join can lie far back.
+		Stream: func(it item) string { return it.owner },
+		Drop:   func(it item) bool { return it.class == classDroppable },
 	})
 }
 

@@ -136,7 +136,9 @@ func newHub(size int) *hub {
 // subscriber is one SSE client: a directory filter ("" = every
 // directory) and a bounded queue. Below QueueSize events everything is
 // queued. Above it a delta joins the latest queued delta of the same part
-// when no other event of the same session lies between them (mergeDelta:
+// when no other event of the same session lies between them, however many
+// events of other sessions do (mergeDelta, found through the queue's index
+// of each session's latest event:
 // no session's order changes and no text is lost); anything else is still
 // queued, up to hardFactor × QueueSize, past which the subscriber is cut
 // off (queue.ErrLagging: its stream ends). Nothing is ever dropped from a
@@ -166,6 +168,9 @@ func (s *subscriber) appendBatch(b []byte, batch []*busEvent, now time.Time) []b
 func (h *hub) subscribe(dir string, global bool, first *busEvent) *subscriber {
 	s := &subscriber{dir: dir, global: global, Queue: queue.New(queue.Options[*busEvent]{
 		Capacity: h.size, Merge: mergeDelta, Overflow: queue.Disconnect, Factor: hardFactor,
+		// A stream carries every session: the delta a new one may join
+		// can be thousands of events back.
+		Stream: func(e *busEvent) string { return e.session },
 	})}
 	s.Push(first)
 	h.mu.Lock()
