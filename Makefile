@@ -10,13 +10,16 @@ all: build
 # -s -w: no symbol table nor DWARF (65 MB -> 45 MB; panics keep their
 # stack traces); -trimpath: no local paths in the binary.
 BUILDFLAGS ?= -trimpath -ldflags='-s -w'
-# Two binaries, one go build (the packages they share compile once):
-# bin/agentpool, the light CLI (no Temporal, gRPC nor OpenTelemetry SDK:
-# it starts in milliseconds), and bin/agentpool-full, the same CLI with the
-# Temporal engine and the OpenTelemetry exporters, which agentpool runs in
-# its place for `worker`, temporal manifests and telemetry export.
+# Three programs, one go build (the packages they share compile once), to
+# be installed together (each finds the next one beside it, else on PATH):
+# bin/agentpool, the front users type (2 MB: it answers `version` and the
+# help itself, as fast as a Go program starts, and execs agentpool-light for
+# every other command); bin/agentpool-light, the CLI without Temporal, gRPC
+# nor the OpenTelemetry SDK; bin/agentpool-full, the same CLI with the
+# Temporal engine and the OpenTelemetry exporters, which agentpool-light
+# runs in its place for `worker`, temporal manifests and telemetry export.
 build:
-	CGO_ENABLED=0 $(GO) build $(BUILDFLAGS) -o bin/ ./cmd/agentpool ./cmd/agentpool-full
+	CGO_ENABLED=0 $(GO) build $(BUILDFLAGS) -o bin/ ./cmd/agentpool ./cmd/agentpool-light ./cmd/agentpool-full
 
 # test: formatting, vet, the Go suite with the race detector and the
 # protocol tests with the real npm clients. The steps spend most of their
@@ -46,10 +49,12 @@ step_start = @mkdir -p bin && date +%s > bin/.step-$@
 step_end = @echo "== $@ took $$(( $$(date +%s) - $$(cat bin/.step-$@) )) s"; rm -f bin/.step-$@
 
 # check: formatting, vet, a tidy go.mod, staticcheck and deadcode (pinned;
-# built by `go run` into the build cache on first use).
+# built by `go run` into the build cache on first use). Under make test it
+# waits for test-deps: `go vet ./...` walks every directory, the
+# node_modules folders too, and fails when npm replaces one under it.
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 DEADCODE    ?= golang.org/x/tools/cmd/deadcode@v0.52.0
-check:
+check: $(if $(filter test-all,$(MAKECMDGOALS)),test-deps)
 	$(step_start)
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './node_modules/*')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -106,24 +111,29 @@ bin/temporal:
 npm_install = if [ -f .npm-install-platform ]; then npm install --no-save --no-audit --no-fund --loglevel=error; \
 	else npm ci --no-audit --no-fund --loglevel=error; fi
 
-# build-race: the light binary with the race detector, for the Node suites
-# (they need neither Temporal nor telemetry export, so no agentpool-full). After
-# test-go it only compiles package main and links (test-go compiled every
-# other package with -race); a plain build would compile everything again.
+# build-race: the light CLI with the race detector, for the Node suites
+# (they need neither Temporal nor telemetry export, so no agentpool-full;
+# they start the CLI itself, not the front). After test-go it only compiles
+# package main and links (test-go compiled every other package with -race);
+# a plain build would compile everything again.
 build-race:
 	$(step_start)
-	$(GO) build -race -o bin/agentpool-race ./cmd/agentpool
+	$(GO) build -race -o bin/agentpool-race ./cmd/agentpool-light
 	$(step_end)
 
 # Node protocol tests: each directory under tests/node has its own pinned
 # package-lock.json; they drive the freshly built race binary (AGENTPOOL_BIN).
+# tests/node/lib holds what several suites import (no package.json: not a
+# suite): the real opencode as a team member (AGENTPOOL_ACP_NODE_MODULES,
+# installed by test-deps), run once by each of acp, agui, opencode and web.
 test-node: build-race test-deps
 	$(step_start)
 	@set -e; for d in tests/node/*/; do \
 		[ -f "$$d/package.json" ] || continue; \
 		echo "== node tests in $$d"; \
 		(cd "$$d" && $(call npm_install,$$d) && AGENTPOOL_BIN="$(CURDIR)/bin/agentpool-race" \
-			AGENTPOOL_MCP_NODE_MODULES="$(CURDIR)/tests/mcp/node_modules" npm test); \
+			AGENTPOOL_MCP_NODE_MODULES="$(CURDIR)/tests/mcp/node_modules" \
+			AGENTPOOL_ACP_NODE_MODULES="$(CURDIR)/tests/acpagents/node_modules" npm test); \
 	done
 	$(step_end)
 
@@ -169,8 +179,10 @@ fuzz:
 		$(GO) test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=$(FUZZMINIMIZETIME) $$pkg; \
 	done
 
+# run: the CLI itself (go run builds one program; the front would find no
+# agentpool-light beside it).
 run:
-	$(GO) run ./cmd/agentpool run "Explain how this agent pool works"
+	$(GO) run ./cmd/agentpool-light run "Explain how this agent pool works"
 
 clean:
 	rm -rf bin

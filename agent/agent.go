@@ -291,7 +291,10 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 		r.end()
 	}()
 
-	r.sink.Emit(event.RunStarted{SessionID: inv.Session.ID, RunID: inv.RunID, AgentName: a.cfg.Name, ParentSessionID: inv.Session.ParentID})
+	if inv.Continue == nil {
+		// A continued run goes on with the run its log started.
+		r.sink.Emit(event.RunStarted{SessionID: inv.Session.ID, RunID: inv.RunID, AgentName: a.cfg.Name, ParentSessionID: inv.Session.ParentID})
+	}
 	r.tools, r.specs = a.toolsFor(ctx, inv, r.sink)
 
 	prompt := inv.Prompt
@@ -307,10 +310,14 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 	if prompt != "" {
 		r.append(ctx, model.UserText(prompt))
 	}
+	turn := 1
+	if c := inv.Continue; c != nil {
+		turn = r.continueTurn(ctx, c)
+	}
 	finalText := ""
 	var lastFinish string
 	outputRetries := 0
-	for turn := 1; ; turn++ {
+	for ; ; turn++ {
 		if err := context.Cause(ctx); err != nil {
 			return r.abort(ctx, err)
 		}

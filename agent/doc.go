@@ -17,6 +17,12 @@
 // error result tells the model why, so every call of the conversation has
 // a unique id and one result, as providers require.
 //
+// A run continued after its process died while some of its calls waited
+// for a person's answer (Invocation.Continue: spawn.Continuation) emits
+// no run_started: it gives the open calls of its last turn their results
+// (those in the log kept, a waiting request asked again through
+// ApprovalResumer, a waiting child continued), then takes its next turn.
+//
 // Cancelling the context stops the run promptly: the model stream and the
 // running tools see the cancellation, the run ends with run_error (code
 // "aborted") and stop reason aborted, and Run returns only after every

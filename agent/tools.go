@@ -181,13 +181,7 @@ func (r *run) refuse(c model.Part, reason string) model.Part {
 // startCall emits the tool_call_start of c and returns its tool.Call and
 // its tool (ok false when the run has no tool of that name).
 func (r *run) startCall(c model.Part) (call tool.Call, t tool.Tool, ok bool) {
-	raw := c.Args
-	if !json.Valid(raw) {
-		// Keep the wire valid: an unparsable argument string travels as a
-		// JSON string.
-		b, _ := json.Marshal(string(raw))
-		raw = b
-	}
+	raw := callArgs(c)
 	call = tool.Call{ID: c.ToolCallID, Name: c.ToolName, Args: raw, SessionID: r.inv.Session.ID}
 	t, ok = r.tools[c.ToolName]
 	title, kind := c.ToolName, tool.KindOther
@@ -201,6 +195,16 @@ func (r *run) startCall(c model.Part) (call tool.Call, t tool.Tool, ok bool) {
 	}
 	r.sink.Emit(event.ToolCallStart{ToolCallID: c.ToolCallID, ToolName: c.ToolName, Title: title, ToolKind: kind, RawInput: raw, Locations: locs})
 	return call, t, ok
+}
+
+// callArgs are the arguments of c as valid JSON: an unparsable argument
+// string travels as a JSON string, so that the wire stays valid.
+func callArgs(c model.Part) json.RawMessage {
+	if json.Valid(c.Args) {
+		return c.Args
+	}
+	b, _ := json.Marshal(string(c.Args))
+	return b
 }
 
 // completeCall emits the tool_call_complete of c and returns its result

@@ -114,8 +114,9 @@ type Agent struct {
 	// Connections forward the agent's final output to other nodes.
 	Connections []Connection
 	// External, when set, makes the agent an external program that speaks
-	// ACP (`type: acp` or `type: claude_code`): it has no model, tools nor
-	// workers of ours.
+	// ACP (`type: acp` or `type: claude_code`): it has no model; its
+	// Toolsets and Workers are served to the program over MCP, its
+	// MCPServers passed to it.
 	External *ExternalAgent
 	Line     int // line of the agent's key
 }

@@ -18,7 +18,10 @@ const (
 
 // ExternalAgent is an agent of `type: acp`: the program to start and what
 // it may do. Its Agent has no model; its Description, DisplayName and
-// SystemPrompt are the Agent's.
+// SystemPrompt are the Agent's, and so are its Toolsets and Workers
+// (`tools:`, `toolsets:`, `workers:`: served to the program over MCP) and
+// its MCPServers (`mcp_servers:`: passed to the program, which starts or
+// reaches them itself).
 type ExternalAgent struct {
 	Provider string // a preset (ACPPresets) or "custom"
 	Command  string // the preset's, or `command:`
@@ -33,7 +36,7 @@ type ExternalAgent struct {
 	// RequiresToolConfirmation is always (the default) or never.
 	RequiresToolConfirmation string
 	AllowFileOperations      bool // default true
-	AllowTerminal            bool // default true; terminal/* is not served yet
+	AllowTerminal            bool // default true: terminal/* is served (by the Bash tool)
 	RegistryID               string
 }
 
@@ -69,10 +72,11 @@ var (
 	externalKeys = []string{
 		"type", "provider", "command", "args", "cwd", "env", "system_prompt", "requires_tool_confirmation",
 		"allow_file_operations", "allow_terminal", "description", "display_name", "name", "registry_id",
+		"tools", "toolsets", "workers", "mcp_servers",
 	}
 	externalIgnored = []string{
 		"model", "auto_approve", "sandbox_permissions", "shell_environment_policy_inherit", "permission_mode",
-		"execution_environment", "client_execution_environment", "mcp_servers", "toolsets", "tools",
+		"execution_environment", "client_execution_environment",
 		"config_file_path", "inherits", "max_turns", "max_budget_usd", "allowed_tools", "disallowed_tools",
 	}
 )
@@ -116,6 +120,10 @@ func (p *parser) external(a *Agent, kind string, e entry, path string) {
 	}
 	if fe, ok := f["allow_terminal"]; ok {
 		x.AllowTerminal = p.boolean(fe.val, path+".allow_terminal", true)
+	}
+	p.agentTools(a, f, path)
+	if fe, ok := f["mcp_servers"]; ok {
+		a.MCPServers = p.mcpServers(fe.val, path+".mcp_servers")
 	}
 	for _, k := range externalIgnored {
 		if fe, ok := f[k]; ok && !empty(fe.val) {

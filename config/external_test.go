@@ -1,6 +1,9 @@
 package config
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // The AgentPool fields of external agents: each preset's command, custom
 // commands, the registry ids, claude_code as the claude preset, and the
@@ -59,4 +62,49 @@ func joinCmd(c string, args []string) string {
 		out += " " + a
 	}
 	return out
+}
+
+// An external agent's toolsets, workers and MCP servers are read as a
+// native agent's (they are served to, or passed to, its program), with
+// the same checks.
+func TestExternalAgentTools(t *testing.T) {
+	m, err := Parse("agentpool.yaml", []byte(`
+agents:
+  helper: {model: test}
+  oc:
+    type: acp
+    provider: opencode
+    tools: [file_access, {type: workers, workers: [helper]}]
+    toolsets: [subagent]
+    mcp_servers:
+      - {name: git, type: stdio, command: git-mcp}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Warnings) > 0 {
+		t.Errorf("warnings %v", m.Warnings)
+	}
+	oc := m.Agents["oc"]
+	if len(oc.Toolsets) != 2 || oc.Toolsets[0].Type != ToolsetFileAccess || oc.Toolsets[1].Type != ToolsetSubagent {
+		t.Errorf("toolsets %+v", oc.Toolsets)
+	}
+	if len(oc.Workers) != 1 || oc.Workers[0].Name != "helper" {
+		t.Errorf("workers %+v", oc.Workers)
+	}
+	if len(oc.MCPServers) != 1 || oc.MCPServers[0].Name != "git" || oc.MCPServers[0].Command != "git-mcp" {
+		t.Errorf("mcp servers %+v", oc.MCPServers)
+	}
+	_, err = Parse("agentpool.yaml", []byte(`
+agents:
+  oc:
+    type: acp
+    provider: opencode
+    workers: [ghost]
+    tools: [no_such_toolset]
+`))
+	if err == nil || !strings.Contains(err.Error(), `agents.oc.workers[0]: unknown agent or team "ghost"`) ||
+		!strings.Contains(err.Error(), `unknown toolset type "no_such_toolset"`) {
+		t.Errorf("err = %v", err)
+	}
 }

@@ -60,6 +60,25 @@ func (p *parser) agent(a *Agent, f map[string]entry) {
 	if fe, ok := f["system_prompt"]; ok {
 		a.SystemPrompt = p.systemPrompt(fe.val, path+".system_prompt")
 	}
+	p.agentTools(a, f, path)
+	if fe, ok := f["max_turns"]; ok {
+		a.MaxTurns = p.count(fe.val, path+".max_turns")
+	}
+	if fe, ok := f["max_tool_calls_per_turn"]; ok {
+		a.MaxToolCallsPerTurn = p.count(fe.val, path+".max_tool_calls_per_turn")
+	}
+	if fe, ok := f["tool_approval"]; ok {
+		a.ToolApproval = p.toolApproval(fe.val, path+".tool_approval")
+	}
+	if fe, ok := f["mcp_servers"]; ok {
+		a.MCPServers = p.mcpServers(fe.val, path+".mcp_servers")
+	}
+	p.agentCompat(a, f, path)
+}
+
+// agentTools reads the toolsets and workers of an agent (native or
+// external).
+func (p *parser) agentTools(a *Agent, f map[string]entry, path string) {
 	// AgentPool keeps `tools:` (functions) and `toolsets:` (groups) apart;
 	// here both name toolsets, merged in file order.
 	var l toolsetList
@@ -78,19 +97,6 @@ func (p *parser) agent(a *Agent, f map[string]entry) {
 		a.Workers = append(a.Workers, ws...)
 		p.workerRefs[a.Name] = append(p.workerRefs[a.Name], refs...)
 	}
-	if fe, ok := f["max_turns"]; ok {
-		a.MaxTurns = p.count(fe.val, path+".max_turns")
-	}
-	if fe, ok := f["max_tool_calls_per_turn"]; ok {
-		a.MaxToolCallsPerTurn = p.count(fe.val, path+".max_tool_calls_per_turn")
-	}
-	if fe, ok := f["tool_approval"]; ok {
-		a.ToolApproval = p.toolApproval(fe.val, path+".tool_approval")
-	}
-	if fe, ok := f["mcp_servers"]; ok {
-		a.MCPServers = p.mcpServers(fe.val, path+".mcp_servers")
-	}
-	p.agentCompat(a, f, path)
 }
 
 // byLine returns those of keys present in f, in the order of their lines.

@@ -20,13 +20,29 @@ import (
 // Both "always" answers are also b's rules (for the agent and tool, for
 // b's life); allow always is reported as AllowedAlways, reject always as
 // Rejected.
+//
+// When a front end is attached, the request is stored in its session's
+// log before it is asked (approval_requested, flushed), and its answer
+// after (approval_replied); a request that a run stored before its
+// process died (ApprovalRequest.RequestID) is asked with its stored id,
+// and only its answer is stored.
 func (r *Registry) UseBroker(b *approval.Broker) (remove func()) {
 	return r.OnApproval.Use(func(ctx context.Context, req ApprovalRequest, _ Next[ApprovalRequest, ApprovalDecision]) ApprovalDecision {
 		areq := approval.Request{
 			SessionID: req.SessionID, Agent: req.Agent, Tool: req.ToolName, CallID: req.CallID,
 			Input: req.Input, Rule: req.Reason,
 		}
-		log := stored(ctx, b, &areq)
+		var log event.Sink
+		if req.RequestID != "" {
+			// Stored by the run that stopped: asked again with its id,
+			// its answer stored as a live one is.
+			areq.ID = req.RequestID
+			if inv := runOf(ctx, req.SessionID); inv != nil {
+				log = inv.Sink
+			}
+		} else {
+			log = stored(ctx, b, &areq)
+		}
 		a, err := b.Ask(ctx, areq)
 		if log != nil {
 			log.Emit(approval.RepliedEvent(areq.ID, a))
@@ -62,13 +78,32 @@ func (r *Registry) UseBroker(b *approval.Broker) (remove func()) {
 // (docs/approvals.md, Durable); it gives req its id first, and returns the
 // sink where its answer is to be stored (nil: not stored, the ctx carries
 // no run of that session, or nobody is attached).
+//
+// The request is durable before anyone is shown it (the store is
+// flushed): a request a person saw survives the process, whose end a
+// later process can then go on from (pool.Pool.Continue).
 func stored(ctx context.Context, b *approval.Broker, req *approval.Request) event.Sink {
-	inv := spawn.InvocationFrom(ctx)
-	if inv == nil || inv.Sink == nil || inv.Session.ID != req.SessionID || !b.Attached() {
+	inv := runOf(ctx, req.SessionID)
+	if inv == nil || !b.Attached() {
 		return nil
 	}
 	req.ID, req.Created = id.Ascending(approval.IDPrefix), time.Now()
 	req.Title = approval.Title(req.Tool, req.Input)
 	inv.Sink.Emit(approval.RequestedEvent(*req))
+	if inv.Runtime != nil && inv.Runtime.Store() != nil {
+		if err := inv.Runtime.Store().Flush(ctx); err != nil {
+			inv.Runtime.Logger().Warn("the approval request may not outlive this process: the store did not flush", "request", req.ID, "err", err)
+		}
+	}
 	return inv.Sink
+}
+
+// runOf is the invocation of session sid's run that ctx carries, when it
+// has a sink (nil when ctx carries none of that session).
+func runOf(ctx context.Context, sid string) *spawn.Invocation {
+	inv := spawn.InvocationFrom(ctx)
+	if inv == nil || inv.Sink == nil || inv.Session.ID != sid {
+		return nil
+	}
+	return inv
 }

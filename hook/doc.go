@@ -69,7 +69,10 @@
 //   - Approval fails closed: tools/pre-execute answering Ask goes to
 //     approval/request; no listener, no answer, an unknown outcome,
 //     rejected or cancelled all deny the call (the model is told why).
-//     allowed_always is remembered for that tool in that session.
+//     allowed_always is remembered for that tool in that session. A
+//     request stored by a run whose process died goes through
+//     approval/request again when the run is continued (ResumeApproval,
+//     ApprovalRequest.RequestID: the broker shows its stored id).
 //   - The agent's tool_approval policy (manifest) is the default of
 //     tools/pre-execute: listeners that call next see it and the command
 //     bridge combines it with its own decision, strictest first.

@@ -135,6 +135,11 @@ type ApprovalRequest struct {
 	CallID    string          `json:"call_id"`
 	Input     json.RawMessage `json:"input,omitempty"`
 	Reason    string          `json:"reason,omitempty"` // why approval is asked
+	// RequestID, when set, is the id of the request stored for this call
+	// by a run whose process died while it waited (docs/approvals.md,
+	// Durable), asked again by the run that goes on with it
+	// (Registry.ResumeApproval): the broker shows it with that id.
+	RequestID string `json:"request_id,omitempty"`
 }
 
 // Approval outcomes (ApprovalDecision.Outcome).

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentpool/agentpool/agent"
+	"github.com/agentpool/agentpool/approval"
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/internal/durablewire"
@@ -381,20 +382,12 @@ func (r *Registry) PreTool(ctx context.Context, t agent.ToolInfo) agent.ToolDeci
 				return agent.ToolDecision{Action: agent.ToolAsk, Reason: d.Reason, UpdatedInput: cloneRaw(d.UpdatedInput)}
 			}
 			if !a.Allowed() {
-				msg := "approval " + a.Outcome
-				if a.Reason != "" {
-					msg += ": " + a.Reason
-				}
-				return agent.ToolDecision{Action: agent.ToolDeny, Reason: msg}
+				return denied(a)
 			}
 			if len(a.UpdatedInput) > 0 {
 				input = cloneRaw(a.UpdatedInput)
 			}
-			if a.Outcome == AllowedAlways {
-				r.mu.Lock()
-				r.always[key] = true
-				r.mu.Unlock()
-			}
+			r.allowed(key, a)
 		}
 	default:
 		reason := fmt.Sprintf("a tools/pre-execute hook answered the unknown action %q (want %q, %q or %q)",
@@ -407,6 +400,56 @@ func (r *Registry) PreTool(ctx context.Context, t agent.ToolInfo) agent.ToolDeci
 	r.started[callKey{t.SessionID, t.CallID}] = time.Now()
 	r.mu.Unlock()
 	return agent.ToolDecision{Action: agent.ToolAllow, UpdatedInput: input}
+}
+
+var _ agent.ApprovalResumer = (*Registry)(nil)
+
+// ResumeApproval implements agent.ApprovalResumer: approval/request runs
+// for req, the request a run stored for call t before its process died,
+// with its id (ApprovalRequest.RequestID), so that the broker
+// (UseBroker) shows it again as it was and stores its answer. An earlier
+// "always" answer of the session for the tool answers it at once. The
+// decision is PreTool's after an ask: allow, with the input asked about,
+// or deny.
+func (r *Registry) ResumeApproval(ctx context.Context, t agent.ToolInfo, req approval.Request) agent.ToolDecision {
+	key := alwaysKey{t.SessionID, t.ToolName}
+	r.mu.Lock()
+	always := r.always[key]
+	r.mu.Unlock()
+	input := cloneRaw(t.Input)
+	if !always {
+		a, _ := r.requestApproval(ctx, ApprovalRequest{Agent: t.Agent, SessionID: t.SessionID, ToolName: t.ToolName, CallID: t.CallID,
+			Input: t.Input, Reason: req.Rule, RequestID: req.ID}, false)
+		if !a.Allowed() {
+			return denied(a)
+		}
+		if len(a.UpdatedInput) > 0 {
+			input = cloneRaw(a.UpdatedInput)
+		}
+		r.allowed(key, a)
+	}
+	r.mu.Lock()
+	r.started[callKey{t.SessionID, t.CallID}] = time.Now()
+	r.mu.Unlock()
+	return agent.ToolDecision{Action: agent.ToolAllow, UpdatedInput: input}
+}
+
+// denied is the decision of a tool call whose approval did not allow it.
+func denied(a ApprovalDecision) agent.ToolDecision {
+	msg := "approval " + a.Outcome
+	if a.Reason != "" {
+		msg += ": " + a.Reason
+	}
+	return agent.ToolDecision{Action: agent.ToolDeny, Reason: msg}
+}
+
+// allowed remembers an "always" answer for the session and tool of key.
+func (r *Registry) allowed(key alwaysKey, a ApprovalDecision) {
+	if a.Outcome == AllowedAlways {
+		r.mu.Lock()
+		r.always[key] = true
+		r.mu.Unlock()
+	}
 }
 
 // RequestApproval runs approval/request. req is snapshotted on entry. Fail

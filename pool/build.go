@@ -42,8 +42,13 @@ type Config struct {
 	MCPServers []config.MCPServer
 	// NodeToolApproval are tool approval policies of Nodes (node name ->
 	// tool_approval), for the tools a node runs through the hooks (an
-	// external agent's file operations); Options.Hooks enforces them.
+	// external agent's file operations and served tools); Options.Hooks
+	// enforces them.
 	NodeToolApproval map[string]map[string]string
+	// NodeTools are the tools of nodes of Nodes that run tools for a
+	// program of their own (ToolNode: an external agent), by node name.
+	// A ToolNode without an entry gets none.
+	NodeTools map[string]NodeTools
 	// Skills says where the skills toolset finds skills (relative paths:
 	// to the current directory); the zero value is config.DefaultSkills.
 	Skills config.Skills
@@ -252,19 +257,11 @@ func (p *Pool) makeNodes(cfg Config, opts Options) error {
 		}
 	}
 	for _, a := range cfg.Agents {
-		tools := append([]tool.Tool(nil), a.Tools...)
-		builtin, err := p.builtinTools(a)
+		tools, err := p.agentTools(a, "", opts, descriptions)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		tools = append(tools, builtin...)
-		for _, w := range a.Workers {
-			tools = append(tools, spawn.WorkerTool(w.Name, descriptions[w.Name], spawn.WorkerOptions{
-				PassMessageHistory: w.PassMessageHistory, ResetHistoryOnRun: !w.KeepHistory, History: agent.HistoryFrom,
-			}))
-		}
-		tools = append(tools, opts.ExtraTools...)
 		maxTurns := a.MaxTurns
 		if maxTurns == 0 {
 			maxTurns = cfg.Limits.MaxTurns
@@ -293,6 +290,11 @@ func (p *Pool) makeNodes(cfg Config, opts Options) error {
 		add(newConnected(tm, t.Connections))
 	}
 	for _, n := range cfg.Nodes {
+		n, err := p.withTools(cfg, opts, n, descriptions)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
 		add(n)
 	}
 	return errors.Join(errs...)

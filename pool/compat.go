@@ -13,11 +13,12 @@ import (
 )
 
 // builtinTools returns the tools of an agent's builtin toolsets, without
-// those it turned off (AgentSpec.Disabled).
-func (p *Pool) builtinTools(a AgentSpec) ([]tool.Tool, error) {
+// those it turned off (AgentSpec.Disabled); its file and shell tools act
+// in dir ("": the workspace).
+func (p *Pool) builtinTools(a AgentSpec, dir string) ([]tool.Tool, error) {
 	var out []tool.Tool
 	for _, typ := range a.Builtin {
-		got, err := p.builtins.tools(a, typ)
+		got, err := p.builtins.tools(a, typ, dir)
 		if err != nil {
 			return nil, agentErr(a.Name, "Builtin", "%v", err)
 		}

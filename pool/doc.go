@@ -30,6 +30,13 @@
 // at once, else before the pool's next run and at Close
 // (docs/spec/EVENTS.md §9).
 //
+// A run whose process died while tool calls of its tree waited for a
+// person's answer (an approval request stored in its session's log) goes
+// on in a later process: Waiting lists such roots, Continue claims one,
+// asks its stored requests again with their ids and runs each waiting
+// session on from its open tool calls, up to the root (see Continue and
+// docs/approvals.md, Durable).
+//
 // With Options.Engine a root runs on a durable execution engine instead
 // (the CLI's is Temporal's, package durable, which pool does not import):
 // the claim, the history, the session hooks and the recorder stay here;

@@ -58,6 +58,16 @@ func FromManifest(m *config.Manifest, reg *Registry) (Config, error) {
 				continue
 			}
 			cfg.Nodes = append(cfg.Nodes, n)
+			if len(a.Toolsets) > 0 || len(a.Workers) > 0 {
+				if cfg.NodeTools == nil {
+					cfg.NodeTools = map[string]NodeTools{}
+				}
+				nt := nodeTools(a)
+				if a.External.Cwd != "" {
+					nt.Dir = m.ResolvePath(expandHome(a.External.Cwd))
+				}
+				cfg.NodeTools[name] = nt
+			}
 			if policy != nil {
 				if cfg.NodeToolApproval == nil {
 					cfg.NodeToolApproval = map[string]map[string]string{}
@@ -76,20 +86,14 @@ func FromManifest(m *config.Manifest, reg *Registry) (Config, error) {
 			MaxTurns: a.MaxTurns, ToolApproval: a.ToolApproval, MCPServers: a.MCPServers,
 			MaxResponseBytes: a.Model.MaxResponseBytes, MaxToolCallsPerTurn: a.MaxToolCallsPerTurn, Connections: a.Connections,
 		}
-		for _, ts := range a.Toolsets {
-			spec.Builtin = append(spec.Builtin, ts.Type)
-			spec.Disabled = append(spec.Disabled, ts.Disabled...)
-			spec.FetchAllowedHosts = append(spec.FetchAllowedHosts, ts.AllowedHosts...)
-		}
+		nt := nodeTools(a)
+		spec.Builtin, spec.Disabled, spec.FetchAllowedHosts, spec.Workers = nt.Builtin, nt.Disabled, nt.FetchAllowedHosts, nt.Workers
 		if m.Skills.Set && !slices.Contains(spec.Builtin, config.ToolsetSkills) {
 			// A manifest with `skills:` gives every agent the skills tools.
 			spec.Builtin = append(spec.Builtin, config.ToolsetSkills)
 		}
 		if o := a.Output; o != nil {
 			spec.Output = &agent.Output{Name: o.Name, Description: o.Description, Schema: o.Schema, Retries: o.Retries}
-		}
-		for _, w := range a.Workers {
-			spec.Workers = append(spec.Workers, WorkerSpec{Name: w.Name, PassMessageHistory: w.PassMessageHistory, KeepHistory: !w.ResetHistoryOnRun})
 		}
 		cfg.Agents = append(cfg.Agents, spec)
 	}
@@ -110,6 +114,20 @@ func FromManifest(m *config.Manifest, reg *Registry) (Config, error) {
 		return Config{}, err
 	}
 	return cfg, nil
+}
+
+// nodeTools are the toolsets and workers of a manifest's agent.
+func nodeTools(a *config.Agent) NodeTools {
+	var nt NodeTools
+	for _, ts := range a.Toolsets {
+		nt.Builtin = append(nt.Builtin, ts.Type)
+		nt.Disabled = append(nt.Disabled, ts.Disabled...)
+		nt.FetchAllowedHosts = append(nt.FetchAllowedHosts, ts.AllowedHosts...)
+	}
+	for _, w := range a.Workers {
+		nt.Workers = append(nt.Workers, WorkerSpec{Name: w.Name, PassMessageHistory: w.PassMessageHistory, KeepHistory: !w.ResetHistoryOnRun})
+	}
+	return nt
 }
 
 // externalNode builds the node of an external agent with reg's

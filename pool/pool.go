@@ -233,6 +233,37 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 			sid = id.DescendingAt(id.Session, now)
 		}
 	}
+	return p.runClaimed(ctx, sid, req.KeepSession, req.SessionID == "", func(ctx context.Context) (rootRun, error) {
+		sess, history, err := p.loadSession(ctx, req, sid, name, node, now)
+		if err != nil {
+			return rootRun{}, err
+		}
+		rec := p.proc.Open(ctx, sess.ID, sink)
+		inv, err := p.rt.NewRoot(sess, id.AscendingAt(id.Run, now), req.Prompt, history, rec)
+		if err != nil {
+			return rootRun{}, err
+		}
+		inv.Toolsets = slices.Clip(req.Toolsets)
+		return rootRun{inv: inv, node: node, rec: rec, started: now}, nil
+	})
+}
+
+// rootRun is a root run ready to start (the session's claim is held): its
+// invocation, registered in the runtime, the node it runs, its recorder
+// and when it began.
+type rootRun struct {
+	inv     *spawn.Invocation
+	node    spawn.Node
+	rec     *processor.Recorder
+	started time.Time
+}
+
+// runClaimed claims session sid, opens the account of the run's writes,
+// has prepare make the run (it reads the session after the claim), then
+// stores the session running (created when new), runs the session/start
+// hook, the run and the session/end hook, releases the claim and says how
+// the run ended (see RunSink). keep is RunRequest.KeepSession.
+func (p *Pool) runClaimed(ctx context.Context, sid string, keep, created bool, prepare func(ctx context.Context) (rootRun, error)) (RunResult, error) {
 	p.settlePending(false)
 	if err := p.store.Claim(ctx, sid); err != nil {
 		return RunResult{}, err
@@ -248,35 +279,31 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 			p.release(ctx, sid)
 		}
 	}()
-	sess, history, err := p.loadSession(ctx, req, sid, name, node, now)
+	r, err := prepare(ctx)
 	if err != nil {
 		return RunResult{}, err
 	}
-	rec := p.proc.Open(ctx, sess.ID, sink)
-	inv, err := p.rt.NewRoot(sess, id.AscendingAt(id.Run, now), req.Prompt, history, rec)
-	if err != nil {
-		return RunResult{}, err
-	}
-	inv.Toolsets = slices.Clip(req.Toolsets)
-	if err := p.markRunning(ctx, sess, req.SessionID != ""); err != nil {
+	inv := r.inv
+	sess := inv.Session
+	if err := p.markRunning(ctx, sess, !created); err != nil {
 		p.rt.Release(inv)
 		return RunResult{}, err
 	}
 	if p.hooks != nil {
 		source := hook.SourceStartup
-		if req.SessionID != "" {
+		if !created {
 			source = hook.SourceResume
 		}
-		p.hooks.SessionStart(spawn.WithInvocation(ctx, inv), sess, source, req.KeepSession)
+		p.hooks.SessionStart(spawn.WithInvocation(ctx, inv), sess, source, keep)
 	}
 	var end spawn.RunEnd
 	if p.engine != nil {
-		end = p.runOnEngine(ctx, node, inv, rec, now)
+		end = p.runOnEngine(ctx, r.node, inv, r.rec, r.started)
 	} else {
-		end = p.rt.RunRoot(ctx, p.obs.Node(p.rootNode(node)), inv, now)
+		end = p.rt.RunRoot(ctx, p.obs.Node(p.rootNode(r.node)), inv, r.started)
 	}
 	if p.hooks != nil {
-		p.hooks.SessionEnd(spawn.WithInvocation(detach.Context(ctx), inv), sess, end.Result.StopReason, req.KeepSession)
+		p.hooks.SessionEnd(spawn.WithInvocation(detach.Context(ctx), inv), sess, end.Result.StopReason, keep)
 	}
 	released = true
 	p.release(ctx, sid) // after it, the account of the run's writes is complete
@@ -285,7 +312,7 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 		p.log.Error("the store did not keep the run's writes: the run failed", "session", sid, "err", err)
 		res.Result = notStored(res.Result, err)
 		run := lostRun{sid: sid, cause: err}
-		if req.SessionID == "" {
+		if created {
 			created := sess // a copy: sess itself stays on the stack
 			run.created = &created
 		}

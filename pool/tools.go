@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -24,10 +25,9 @@ import (
 // lists them and shared by every agent (their per-session state is keyed by
 // session id).
 type builtins struct {
-	ws    *workspace.Workspace
-	files *files.Toolset
-	shell *shell.Toolset
-	todo  *todo.Toolset
+	ws   *workspace.Workspace
+	here *dirToolsets // the file and shell toolsets of ws
+	todo *todo.Toolset
 	// fetch holds one WebFetch per allow-list (agents' allowed_hosts),
 	// keyed by fetchKey.
 	fetch map[string]tool.Tool
@@ -43,6 +43,10 @@ type builtins struct {
 	// shellEnv names a session's environment file for Bash (nil: none),
 	// from Options.Hooks (hook.Registry.ShellEnvFile).
 	shellEnv func(context.Context) string
+	// elsewhere are the file and shell toolsets of directories other
+	// than the workspace (an external member's cwd: NodeTools.Dir), by
+	// the directory's root.
+	elsewhere map[string]*dirToolsets
 
 	closeOnce sync.Once
 	closeErr  error
@@ -93,24 +97,68 @@ func newBuiltins(dir string, reg *Registry, lists ...[]config.MCPServer) (*built
 // builtinToolsets are the toolset types tools knows.
 var builtinToolsets = []string{config.ToolsetSubagent, config.ToolsetFileAccess, config.ToolsetExecution, config.ToolsetPlan, config.ToolsetFetch, config.ToolsetSkills}
 
-// tools returns the builtin tools of one toolset type for agent a.
-func (b *builtins) tools(a AgentSpec, typ string) ([]tool.Tool, error) {
+// dirToolsets are the file and shell toolsets acting in one directory,
+// each made on first use.
+type dirToolsets struct {
+	ws    *workspace.Workspace
+	files *files.Toolset
+	shell *shell.Toolset
+}
+
+// in returns the toolsets of dir: the workspace's when dir is empty or is
+// the workspace.
+func (b *builtins) in(dir string) (*dirToolsets, error) {
+	if b.here == nil {
+		b.here = &dirToolsets{ws: b.ws}
+	}
+	if dir == "" {
+		return b.here, nil
+	}
+	ws, err := workspace.New(dir)
+	if err != nil {
+		return nil, err
+	}
+	if ws.Root() == b.ws.Root() {
+		return b.here, nil
+	}
+	if d, ok := b.elsewhere[ws.Root()]; ok {
+		return d, nil
+	}
+	if b.elsewhere == nil {
+		b.elsewhere = map[string]*dirToolsets{}
+	}
+	d := &dirToolsets{ws: ws}
+	b.elsewhere[ws.Root()] = d
+	return d, nil
+}
+
+// tools returns the builtin tools of one toolset type for agent a, whose
+// file and shell tools act in dir ("": the workspace).
+func (b *builtins) tools(a AgentSpec, typ, dir string) ([]tool.Tool, error) {
 	switch typ {
 	case config.ToolsetSubagent:
 		return spawn.SubagentTools(), nil
 	case config.ToolsetFileAccess:
-		if b.files == nil {
-			b.files = files.New(b.ws)
+		d, err := b.in(dir)
+		if err != nil {
+			return nil, err
 		}
-		return b.files.Tools(), nil
+		if d.files == nil {
+			d.files = files.New(d.ws)
+		}
+		return d.files.Tools(), nil
 	case config.ToolsetExecution:
-		if b.shell == nil {
-			b.shell = shell.New(b.ws)
+		d, err := b.in(dir)
+		if err != nil {
+			return nil, err
+		}
+		if d.shell == nil {
+			d.shell = shell.New(d.ws)
 			if b.shellEnv != nil {
-				b.shell.SourceEnvFile(b.shellEnv)
+				d.shell.SourceEnvFile(b.shellEnv)
 			}
 		}
-		return b.shell.Tools(), nil
+		return d.shell.Tools(), nil
 	case config.ToolsetPlan:
 		if b.todo == nil {
 			b.todo = todo.New()
@@ -181,8 +229,10 @@ func (b *builtins) mcpToolsets(lists ...[]config.MCPServer) []tool.Toolset {
 func (b *builtins) close() error {
 	b.closeOnce.Do(func() {
 		var errs []error
-		if b.shell != nil {
-			errs = append(errs, b.shell.Close())
+		for _, d := range append([]*dirToolsets{b.here}, slices.Collect(maps.Values(b.elsewhere))...) {
+			if d != nil && d.shell != nil {
+				errs = append(errs, d.shell.Close())
+			}
 		}
 		if b.mcp != nil {
 			errs = append(errs, b.mcp.Close())

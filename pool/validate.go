@@ -89,34 +89,7 @@ func (cfg *Config) validate() error {
 		if a.MaxToolCallsPerTurn < 0 {
 			bad(agentErr(a.Name, "MaxToolCallsPerTurn", "must not be negative, got %d", a.MaxToolCallsPerTurn))
 		}
-		for i, typ := range a.Builtin {
-			field := fmt.Sprintf("Builtin[%d]", i)
-			switch {
-			case !slices.Contains(builtinToolsets, typ):
-				bad(agentErr(a.Name, field, "unknown toolset type %q (known: %s)", typ, strings.Join(builtinToolsets, ", ")))
-			case slices.Index(a.Builtin, typ) < i:
-				bad(agentErr(a.Name, field, "duplicate toolset %q", typ))
-			}
-		}
-		for i, h := range a.FetchAllowedHosts {
-			if err := hostallow.Check(h); err != nil {
-				bad(agentErr(a.Name, fmt.Sprintf("FetchAllowedHosts[%d]", i), "%v", err))
-			}
-		}
-		if len(a.FetchAllowedHosts) > 0 && !slices.Contains(a.Builtin, config.ToolsetFetch) {
-			bad(agentErr(a.Name, "FetchAllowedHosts", "set, but the agent has no %s toolset (Builtin)", config.ToolsetFetch))
-		}
-		for i, w := range a.Workers {
-			field := fmt.Sprintf("Workers[%d]", i)
-			switch {
-			case w.Name == a.Name:
-				bad(agentErr(a.Name, field, "agent %q cannot be its own worker", a.Name))
-			case kinds[w.Name] == "":
-				bad(agentErr(a.Name, field, "%s", unknown(w.Name)))
-			case slices.IndexFunc(a.Workers, func(o WorkerSpec) bool { return o.Name == w.Name }) < i:
-				bad(agentErr(a.Name, field, "duplicate worker %q", w.Name))
-			}
-		}
+		errs = append(errs, checkTools("agent", a, kinds, unknown)...)
 		for pat, v := range a.ToolApproval {
 			field := fmt.Sprintf("ToolApproval[%q]", pat)
 			if _, err := path.Match(pat, ""); err != nil || strings.TrimSpace(pat) == "" {
@@ -155,6 +128,7 @@ func (cfg *Config) validate() error {
 			bad(teamErr(t.Name, "RequireAll", "applies to parallel teams only (a sequential team stops at its first failed member unless ContinueOnFailure is set)"))
 		}
 	}
+	errs = append(errs, cfg.validateNodeTools(kinds, unknown)...)
 	errs = append(errs, cfg.teamCycles()...)
 	errs = append(errs, cfg.teamBudgets()...)
 	errs = append(errs, cfg.validateCompat(kinds, unknown)...)
@@ -175,6 +149,46 @@ func (cfg *Config) validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// checkTools reports the problems of the toolsets and workers of a (an
+// agent, or the tools of a ToolNode: kind "node"): unknown or repeated
+// builtin toolsets, allowed hosts (and without the fetch toolset),
+// workers that are unknown, repeated or a itself.
+func checkTools(kind string, a AgentSpec, kinds map[string]string, unknown func(string) string) []error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, entryErr(kind, a.Name, field, format, args...))
+	}
+	for i, typ := range a.Builtin {
+		field := fmt.Sprintf("Builtin[%d]", i)
+		switch {
+		case !slices.Contains(builtinToolsets, typ):
+			bad(field, "unknown toolset type %q (known: %s)", typ, strings.Join(builtinToolsets, ", "))
+		case slices.Index(a.Builtin, typ) < i:
+			bad(field, "duplicate toolset %q", typ)
+		}
+	}
+	for i, h := range a.FetchAllowedHosts {
+		if err := hostallow.Check(h); err != nil {
+			bad(fmt.Sprintf("FetchAllowedHosts[%d]", i), "%v", err)
+		}
+	}
+	if len(a.FetchAllowedHosts) > 0 && !slices.Contains(a.Builtin, config.ToolsetFetch) {
+		bad("FetchAllowedHosts", "set, but the %s has no %s toolset (Builtin)", kind, config.ToolsetFetch)
+	}
+	for i, w := range a.Workers {
+		field := fmt.Sprintf("Workers[%d]", i)
+		switch {
+		case w.Name == a.Name:
+			bad(field, "%s %q cannot be its own worker", kind, a.Name)
+		case kinds[w.Name] == "":
+			bad(field, "%s", unknown(w.Name))
+		case slices.IndexFunc(a.Workers, func(o WorkerSpec) bool { return o.Name == w.Name }) < i:
+			bad(field, "duplicate worker %q", w.Name)
+		}
+	}
+	return errs
 }
 
 // an is kind with its article.

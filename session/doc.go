@@ -25,4 +25,11 @@
 // stored of a run is a prefix of what it wrote. A Release that cannot be
 // made durable still ends the claim. CloseFailed closes a session whose
 // run lost writes as failed (docs/spec/EVENTS.md §9).
+//
+// A run that stopped while a tool call waited for a person's answer (an
+// approval_requested with no answer and no result in its session's log)
+// is not closed: FindWaiting reads its tree, a store's recovery leaves
+// that tree running, and a later process goes on with it
+// (pool.Pool.Continue), having closed what does not wait
+// (Waiting.CloseRest).
 package session

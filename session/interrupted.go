@@ -80,11 +80,14 @@ type openLog struct {
 	results  map[string]event.ToolCallComplete
 	run      *event.RunStarted // the last run, when it has no end
 	last     time.Time         // the time of the last event
+	// started and ends are every start and end of a child (FindWaiting).
+	started []event.SpawnSessionStart
+	ends    map[string]event.SpawnSessionEnd
 }
 
 func readLog(recs []Record) openLog {
 	var (
-		l       = openLog{results: map[string]event.ToolCallComplete{}}
+		l       = openLog{results: map[string]event.ToolCallComplete{}, ends: map[string]event.SpawnSessionEnd{}}
 		started []event.SpawnSessionStart
 		calls   []event.ToolCallStart
 		ended   = map[string]bool{}
@@ -100,12 +103,14 @@ func readLog(recs []Record) openLog {
 			started = append(started, e)
 		case event.SpawnSessionEnd:
 			ended[e.ChildSessionID] = true
+			l.ends[e.ChildSessionID] = e
 		case event.ToolCallStart:
 			calls = append(calls, e)
 		case event.ToolCallComplete:
 			l.results[e.ToolCallID] = e
 		}
 	}
+	l.started = started
 	for _, c := range started {
 		if !ended[c.ChildSessionID] {
 			ended[c.ChildSessionID] = true // a repeated start is closed once

@@ -36,6 +36,13 @@
 // reason, usage, cost, totals with the descendants', duration, error), by
 // this one writer.
 //
+// A run that stopped while tool calls of its tree waited for a person's
+// answer goes on from where it stopped: a Continuation (set as
+// Invocation.Continue) makes a Continuer node (the agent, a team) settle
+// the open calls of its last turn instead of taking a prompt, and
+// ContinueChild runs a waiting child on in its parent's run, as Spawn runs
+// a new one, without creating it or announcing it again.
+//
 // Nothing here assumes a child runs in the same process as its parent:
 // children are identified by session id, and a node only sees an
 // Invocation (ids, prompt, history, a sink).

@@ -59,6 +59,11 @@ type Invocation struct {
 	// them too. A run under an Env offers none (they are not where the
 	// Env runs tools).
 	Toolsets []tool.Toolset
+	// Continue, when set, makes the run go on with a session whose run
+	// stopped while tool calls of its tree waited for answers (see
+	// Continuation): the node (a Continuer) settles the open calls of
+	// History's last model turn instead of taking a Prompt.
+	Continue *Continuation
 
 	run     *runState // the root's rootRun, shared by the whole tree
 	rootRun runState

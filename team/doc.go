@@ -14,4 +14,9 @@
 // sequential team stops there and a parallel one (whose members all run to
 // their end) fails; without it a team fails only when every member failed,
 // and its output names the members that did.
+//
+// A team whose run stopped while a member waited for a person's answer
+// goes on (spawn.Continuation): members that ended keep their results, the
+// waiting one goes on, a sequential team runs the members after it, and a
+// parallel team's member that never started counts as failed.
 package team

@@ -82,6 +82,25 @@ func (t *Team) memberPrompt(p string) string {
 
 // Run implements spawn.Node.
 func (t *Team) Run(ctx context.Context, inv *spawn.Invocation) spawn.Result {
+	var res spawn.Result
+	if c := inv.Continue; c != nil {
+		res = t.continueRun(ctx, inv, c)
+	} else {
+		res = t.run(ctx, inv)
+	}
+	switch {
+	case res.StopReason == event.StopAborted:
+		inv.Sink.Emit(event.RunError{Message: "team cancelled", Code: "aborted", RunID: inv.RunID, AgentName: t.cfg.Name})
+	case res.Err != nil:
+		inv.Sink.Emit(event.RunError{Message: res.Err.Error(), Code: "team_error", RunID: inv.RunID, AgentName: t.cfg.Name})
+	default:
+		inv.Sink.Emit(event.StreamComplete{Message: event.Message{Role: "assistant", Content: res.Output, FinishReason: "stop"}})
+	}
+	return res
+}
+
+// run runs the team's members from its prompt.
+func (t *Team) run(ctx context.Context, inv *spawn.Invocation) spawn.Result {
 	inv.Sink.Emit(event.RunStarted{SessionID: inv.Session.ID, RunID: inv.RunID, AgentName: t.cfg.Name, ParentSessionID: inv.Session.ParentID})
 	var res spawn.Result
 	// The members' spawns are taken from the run's budget together, so that
@@ -96,14 +115,6 @@ func (t *Team) Run(ctx context.Context, inv *spawn.Invocation) spawn.Result {
 		res = t.runSequential(ctx, inv, budget)
 	}
 	budget.Release(ctx) // what a stopped chain did not use
-	switch {
-	case res.StopReason == event.StopAborted:
-		inv.Sink.Emit(event.RunError{Message: "team cancelled", Code: "aborted", RunID: inv.RunID, AgentName: t.cfg.Name})
-	case res.Err != nil:
-		inv.Sink.Emit(event.RunError{Message: res.Err.Error(), Code: "team_error", RunID: inv.RunID, AgentName: t.cfg.Name})
-	default:
-		inv.Sink.Emit(event.StreamComplete{Message: event.Message{Role: "assistant", Content: res.Output, FinishReason: "stop"}})
-	}
 	return res
 }
 
@@ -168,6 +179,12 @@ func (t *Team) runParallel(ctx context.Context, inv *spawn.Invocation, budget *s
 	spawn.Parallel(ctx, inv, len(t.cfg.Members), func(ctx context.Context, i int) {
 		results[i] = t.spawnMember(ctx, inv, budget, t.cfg.Members[i], inv.Prompt)
 	})
+	return t.parallelResult(ctx, results)
+}
+
+// parallelResult is the end of a parallel team whose members' results are
+// in.
+func (t *Team) parallelResult(ctx context.Context, results []memberResult) spawn.Result {
 	var parts []string
 	var failures []string
 	for _, m := range results {
@@ -190,14 +207,21 @@ func (t *Team) runParallel(ctx context.Context, inv *spawn.Invocation, budget *s
 }
 
 func (t *Team) runSequential(ctx context.Context, inv *spawn.Invocation, budget *spawn.Reservation) spawn.Result {
-	input := inv.Prompt
-	var last memberResult
+	return t.chain(ctx, inv.Prompt, func(ctx context.Context, i int, input string) memberResult {
+		return t.spawnMember(ctx, inv, budget, t.cfg.Members[i], input)
+	})
+}
+
+// chain runs a sequential team's members in order, each given the output
+// of the last one that completed (input for the first): member(ctx, i,
+// input) is member i's result.
+func (t *Team) chain(ctx context.Context, input string, member func(ctx context.Context, i int, input string) memberResult) spawn.Result {
 	var failures []string
-	for _, name := range t.cfg.Members {
+	for i, name := range t.cfg.Members {
 		if ctx.Err() != nil {
 			return spawn.Result{Output: input, StopReason: event.StopAborted, Err: context.Cause(ctx)}
 		}
-		last = t.spawnMember(ctx, inv, budget, name, input)
+		last := member(ctx, i, input)
 		if last.err != nil || last.failed {
 			failures = append(failures, name)
 			if ctx.Err() != nil {

@@ -57,12 +57,15 @@ type Config struct {
 	SystemPrompt string
 	// AllowFileOperations offers the agent fs/read_text_file and
 	// fs/write_text_file, served by our confined file tools in Dir;
-	// AllowTerminal is for terminal/*, which this slice does not serve
-	// yet (the capability is never advertised).
+	// AllowTerminal offers terminal/*, served by our Bash tool in Dir
+	// (background shells, each a process tree killed at the end of the
+	// delegation).
 	AllowFileOperations bool
 	AllowTerminal       bool
 	Confirm             Confirmation // "" is ConfirmAlways
-	// MCPServers are passed to the agent in session/new.
+	// MCPServers are passed to the agent in session/new, for it to start
+	// or reach (those whose transport its initialize does not offer are
+	// left out, with a toolset_error event); none may be named ServedName.
 	MCPServers []config.MCPServer
 	// InstallHint says how to install Command, for the error when it is
 	// missing ("npm install -g opencode-ai").
@@ -96,6 +99,11 @@ func (cfg *Config) check() error {
 	case ConfirmAlways, ConfirmPerTool, ConfirmNever:
 	default:
 		return fmt.Errorf("acpagent: agent %s: unknown Confirm %q (always, per_tool or never)", cfg.Name, cfg.Confirm)
+	}
+	for _, s := range cfg.MCPServers {
+		if s.Name == ServedName {
+			return fmt.Errorf("acpagent: agent %s: MCP server %q: the name is agentpool's own (the server of the member's tools); rename it", cfg.Name, s.Name)
+		}
 	}
 	if cfg.Dir == "" {
 		cfg.Dir = "."

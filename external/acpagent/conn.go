@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"sync"
 
 	acp "github.com/coder/acp-go-sdk"
@@ -23,6 +25,7 @@ type agentConn struct {
 	caps    acp.AgentCapabilities
 	err     error            // why the last start failed
 	turns   map[string]*turn // ACP session id -> the prompt in progress in it
+	bridge  *bridge          // the MCP server of the member's tools, once started
 	stopped bool
 }
 
@@ -102,15 +105,22 @@ func (a *agentConn) start(ctx context.Context) (*process, *acp.ClientSideConnect
 	if err != nil {
 		return nil, nil, acp.AgentCapabilities{}, fmt.Errorf("start %s: %w", cfg.Command, err)
 	}
-	conn := acp.NewClientSideConnection(client{a}, proc.stdin, proc.stdout)
+	// The SDK reads the agent from the moment the connection is made and
+	// logs through the logger SetLogger sets, unsynchronized: the
+	// connection reads nothing before SetLogger has returned (an agent
+	// that exits at once would otherwise race it).
+	gate := make(chan struct{})
+	conn := acp.NewClientSideConnection(client{a}, proc.stdin, gatedReader{proc.stdout, gate})
 	conn.SetLogger(cfg.Logger.With("acp_agent", cfg.Name))
+	close(gate)
 	ictx, cancel := context.WithTimeoutCause(ctx, cfg.InitTimeout, fmt.Errorf("the agent did not answer initialize within %v", cfg.InitTimeout))
 	defer cancel()
 	res, err := conn.Initialize(ictx, acp.InitializeRequest{
 		ProtocolVersion: acp.ProtocolVersionNumber,
 		ClientInfo:      &acp.Implementation{Name: "agentpool", Version: "1"},
 		ClientCapabilities: acp.ClientCapabilities{
-			Fs: acp.FileSystemCapabilities{ReadTextFile: cfg.AllowFileOperations, WriteTextFile: cfg.AllowFileOperations},
+			Fs:       acp.FileSystemCapabilities{ReadTextFile: cfg.AllowFileOperations, WriteTextFile: cfg.AllowFileOperations},
+			Terminal: cfg.AllowTerminal,
 		},
 	})
 	if err != nil {
@@ -129,11 +139,43 @@ func (a *agentConn) start(ctx context.Context) (*process, *acp.ClientSideConnect
 func (a *agentConn) stop() {
 	a.mu.Lock()
 	a.stopped = true
-	proc := a.proc
+	proc, b := a.proc, a.bridge
 	a.mu.Unlock()
 	if proc != nil {
 		proc.stop(a.n.cfg.CancelGrace)
 	}
+	if b != nil {
+		b.close()
+	}
+}
+
+// capabilities are those the running agent answered initialize with.
+func (a *agentConn) capabilities() acp.AgentCapabilities {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.caps
+}
+
+// serve mounts a delegation's MCP endpoint on the run's bridge, starting
+// the bridge the first time, and returns its URL and the function that
+// removes it.
+func (a *agentConn) serve(h http.Handler) (string, func(), error) {
+	a.mu.Lock()
+	if a.stopped {
+		a.mu.Unlock()
+		return "", nil, errors.New("the run has ended")
+	}
+	if a.bridge == nil {
+		b, err := startBridge(a.n.cfg.Logger)
+		if err != nil {
+			a.mu.Unlock()
+			return "", nil, err
+		}
+		a.bridge = b
+	}
+	b := a.bridge
+	a.mu.Unlock()
+	return b.add(h)
 }
 
 // describeProc is the note an error of the running agent gets: how it
@@ -179,6 +221,17 @@ func (a *agentConn) turn(sid acp.SessionId) (*turn, bool) {
 	defer a.mu.Unlock()
 	t, ok := a.turns[string(sid)]
 	return t, ok
+}
+
+// gatedReader reads r once gate is closed.
+type gatedReader struct {
+	r    io.Reader
+	gate <-chan struct{}
+}
+
+func (g gatedReader) Read(p []byte) (int, error) {
+	<-g.gate
+	return g.r.Read(p)
 }
 
 // describeErr gives an ACP error's message with its data, when it has.

@@ -28,6 +28,12 @@ func testPool(t *testing.T, answer func(approval.Request) approval.Reply, nodes 
 // added by the test).
 func testPoolWithHooks(t *testing.T, reg *hook.Registry, answer func(approval.Request) approval.Reply, nodes ...spawn.Node) (*pool.Pool, *approvals) {
 	t.Helper()
+	return testPoolConfig(t, reg, answer, pool.Config{Nodes: nodes})
+}
+
+// testPoolConfig is testPoolWithHooks with the pool of cfg.
+func testPoolConfig(t *testing.T, reg *hook.Registry, answer func(approval.Request) approval.Reply, cfg pool.Config) (*pool.Pool, *approvals) {
+	t.Helper()
 	broker, err := approval.New(approval.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +52,7 @@ func testPoolWithHooks(t *testing.T, reg *hook.Registry, answer func(approval.Re
 		})
 		t.Cleanup(detach)
 	}
-	p, err := pool.Build(pool.Config{Nodes: nodes}, pool.Options{Hooks: reg})
+	p, err := pool.Build(cfg, pool.Options{Hooks: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +110,10 @@ func run(t *testing.T, ctx context.Context, p *pool.Pool, node, prompt string, s
 // text part per message, its tool calls start and complete, its
 // permission request reaches the approval broker labelled with the
 // member, and an allow lets it finish; the final message is its text
-// after its last tool call.
+// after its last tool call. A call's end names the files the agent named
+// last (the example agent names them when it announces a call, not when
+// the call ends), and the turn ends with the pool's finish
+// reason (stop), not ACP's (end_turn).
 func TestExampleAgentAnswersThroughTheApprovalFlow(t *testing.T) {
 	node := newNode(t, acpagent.Config{Name: "example", Description: "the SDK's example agent", Command: exampleAgent})
 	p, seen := testPool(t, func(approval.Request) approval.Reply { return approval.AllowOnce }, node)
@@ -117,6 +126,7 @@ func TestExampleAgentAnswersThroughTheApprovalFlow(t *testing.T) {
 	}
 	var text strings.Builder
 	var starts, completes []string
+	finish := ""
 	for _, e := range evs {
 		switch v := e.(type) {
 		case event.PartDelta:
@@ -126,10 +136,16 @@ func TestExampleAgentAnswersThroughTheApprovalFlow(t *testing.T) {
 		case event.ToolCallStart:
 			starts = append(starts, v.ToolCallID+" "+v.ToolKind+" "+v.Title)
 		case event.ToolCallComplete:
-			completes = append(completes, v.ToolCallID)
+			files := ""
+			for _, l := range v.Locations {
+				files += " " + l.Path
+			}
+			completes = append(completes, v.ToolCallID+files)
 			if v.IsError || v.AgentName != "example" {
 				t.Errorf("tool call %+v", v)
 			}
+		case event.StreamComplete:
+			finish = v.Message.FinishReason
 		}
 	}
 	if !strings.HasPrefix(text.String(), "ACP Go Example Agent") || !strings.Contains(text.String(), "Perfect!") {
@@ -138,8 +154,11 @@ func TestExampleAgentAnswersThroughTheApprovalFlow(t *testing.T) {
 	if want := []string{"call_1 read Reading project files", "call_2 edit Modifying critical configuration file"}; strings.Join(starts, "|") != strings.Join(want, "|") {
 		t.Errorf("tool_call_start %q, want %q", starts, want)
 	}
-	if strings.Join(completes, ",") != "call_1,call_2" {
-		t.Errorf("tool_call_complete %q", completes)
+	if want := "call_1 /project/README.md,call_2 /project/config.json"; strings.Join(completes, ",") != want {
+		t.Errorf("tool_call_complete %q, want %q", completes, want)
+	}
+	if finish != "stop" {
+		t.Errorf("stream_complete finish reason %q, want stop", finish)
 	}
 	reqs := seen.all()
 	if len(reqs) != 1 || reqs[0].Agent != "example" || reqs[0].SessionID != res.SessionID || reqs[0].Tool != "edit" || reqs[0].CallID != "call_2" ||

@@ -15,19 +15,29 @@ import (
 // for the second.
 var exampleAgent string
 
+// mcpAgent is testdata/mcpagent, built by TestMain: a test agent that
+// calls the tools served to it over MCP, as its prompt says.
+var mcpAgent string
+
 // Runs start agent processes and goroutines that read them: none may
 // outlive the tests.
 func TestMain(m *testing.M) {
+	if os.Getenv(testAgentEnv) != "" {
+		os.Exit(runTestAgent())
+	}
 	dir, err := os.MkdirTemp("", "acpagent-test-")
 	if err != nil {
 		panic(err)
 	}
 	exampleAgent = filepath.Join(dir, "example-agent")
-	build := exec.Command("go", "build", "-o", exampleAgent, "github.com/coder/acp-go-sdk/example/agent")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		os.RemoveAll(dir)
-		panic("build the SDK's example agent: " + err.Error())
+	mcpAgent = filepath.Join(dir, "mcpagent")
+	for bin, pkg := range map[string]string{exampleAgent: "github.com/coder/acp-go-sdk/example/agent", mcpAgent: "./testdata/mcpagent"} {
+		build := exec.Command("go", "build", "-o", bin, pkg)
+		build.Stderr = os.Stderr
+		if err := build.Run(); err != nil {
+			os.RemoveAll(dir)
+			panic("build " + pkg + ": " + err.Error())
+		}
 	}
 	code := m.Run()
 	os.RemoveAll(dir)

@@ -29,6 +29,11 @@ type Node struct {
 	cfg   Config
 	ws    *workspace.Workspace
 	tools map[string]tool.Tool // the file tools that serve fs/*
+	// served and toolsets are served to the agent over MCP, with the
+	// toolsets lent to the run, when serves (WithTools).
+	served   []tool.Tool
+	toolsets []tool.Toolset
+	serves   bool
 }
 
 var _ spawn.Node = (*Node)(nil)
@@ -85,25 +90,27 @@ func (n *Node) Run(ctx context.Context, inv *spawn.Invocation) spawn.Result {
 		}
 		return n.fail(inv, fmt.Errorf("agent %s: %w", n.cfg.Name, err), "agent_start")
 	}
-	sess, err := conn.NewSession(ctx, acp.NewSessionRequest{Cwd: n.cfg.Dir, McpServers: mcpServers(n.cfg.MCPServers)})
+	t := newTurn(ctx, n, inv)
+	servers, err := n.sessionServers(ctx, inv, a, t)
 	if err != nil {
+		t.close()
+		return n.fail(inv, fmt.Errorf("agent %s: %w", n.cfg.Name, err), "agent_error")
+	}
+	acpSession, prompt, err := n.openSession(ctx, a, conn, inv, servers)
+	if err != nil {
+		t.close()
 		if ctx.Err() != nil {
 			return n.abort(inv, context.Cause(ctx))
 		}
-		return n.fail(inv, fmt.Errorf("agent %s: session/new: %s%s", n.cfg.Name, describeErr(err), a.describeProc()), "agent_error")
+		return n.fail(inv, fmt.Errorf("agent %s: %s%s", n.cfg.Name, describeErr(err), a.describeProc()), "agent_error")
 	}
-	sid := string(sess.SessionId)
-	t := newTurn(n, inv)
-	t.ctx = ctx
+	sid := string(acpSession)
 	a.add(sid, t)
 	defer a.remove(sid)
+	defer t.closeTerminals() // no command of the session outlives it
 
-	prompt := inv.Prompt
-	if n.cfg.SystemPrompt != "" {
-		prompt = n.cfg.SystemPrompt + "\n\n" + prompt
-	}
 	n.store(ctx, inv, model.UserText(inv.Prompt))
-	resp, err, killed := n.prompt(ctx, a, conn, sess.SessionId, prompt)
+	resp, err, killed := n.prompt(ctx, a, conn, acpSession, prompt)
 	why := "the prompt was answered"
 	switch {
 	case killed:
@@ -172,7 +179,7 @@ func (n *Node) Run(ctx context.Context, inv *spawn.Invocation) spawn.Result {
 		res.StopReason = event.StopCompleted
 	}
 	inv.Sink.Emit(event.StreamComplete{Message: event.Message{
-		Role: "assistant", Content: final, Usage: usage, Cost: t.cost, Model: n.ModelID(), FinishReason: string(resp.StopReason),
+		Role: "assistant", Content: final, Usage: usage, Cost: t.cost, Model: n.ModelID(), FinishReason: finishReason(resp.StopReason),
 	}})
 	return res
 }
@@ -245,11 +252,20 @@ func (n *Node) abort(inv *spawn.Invocation, cause error) spawn.Result {
 	return spawn.Result{StopReason: event.StopAborted, Err: cause}
 }
 
-// mcpServers are the member's MCP servers as session/new takes them.
-func mcpServers(servers []config.MCPServer) []acp.McpServer {
-	out := []acp.McpServer{} // never null: the field is required
+// mcpServers are the member's MCP servers as session/new takes them;
+// refused are those whose transport the agent does not take (initialize:
+// mcpCapabilities; stdio, every agent must), with why.
+func mcpServers(servers []config.MCPServer, caps acp.McpCapabilities) (out []acp.McpServer, refused map[string]string) {
+	out = []acp.McpServer{} // never null: the field is required
 	for _, s := range servers {
 		if !s.Enabled {
+			continue
+		}
+		if why := transportRefused(s.Type, caps); why != "" {
+			if refused == nil {
+				refused = map[string]string{}
+			}
+			refused[s.Name] = why
 			continue
 		}
 		switch s.Type {
@@ -269,7 +285,21 @@ func mcpServers(servers []config.MCPServer) []acp.McpServer {
 			out = append(out, acp.McpServer{Http: &acp.McpServerHttpInline{Name: s.Name, Url: s.URL, Headers: headers(s.Headers), Type: "http"}})
 		}
 	}
-	return out
+	return out, refused
+}
+
+// transportRefused says why the agent cannot take an MCP server of
+// transport typ ("" when it can).
+func transportRefused(typ string, caps acp.McpCapabilities) string {
+	switch {
+	case typ == config.MCPStdio:
+		return ""
+	case typ == config.MCPSSE && !caps.Sse:
+		return "the agent does not take MCP servers over SSE (its initialize answered mcpCapabilities.sse false)"
+	case typ != config.MCPSSE && !caps.Http:
+		return "the agent does not take MCP servers over HTTP (its initialize answered mcpCapabilities.http false)"
+	}
+	return ""
 }
 
 func headers(h map[string]string) []acp.HttpHeader {
@@ -278,4 +308,17 @@ func headers(h map[string]string) []acp.HttpHeader {
 		out = append(out, acp.HttpHeader{Name: k, Value: h[k]})
 	}
 	return out
+}
+
+// finishReason is the finish reason of a completed turn in the pool's
+// normalized words (model.FinishStop, ...), which every front end maps
+// (OpenCode's "stop", ...), not ACP's stop reason.
+func finishReason(r acp.StopReason) string {
+	switch r {
+	case acp.StopReasonMaxTokens:
+		return model.FinishLength
+	case acp.StopReasonRefusal:
+		return model.FinishRefusal
+	}
+	return model.FinishStop
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/agentpool/agentpool/approval"
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/hook"
+	"github.com/agentpool/agentpool/internal/opencodetest"
 	"github.com/agentpool/agentpool/spawn"
 )
 
@@ -29,13 +30,13 @@ type editRun struct {
 	missing   bool
 }
 
-func runEdit(t *testing.T, call *fakeToolCall, existing string, answer func(approval.Request) approval.Reply) editRun {
+func runEdit(t *testing.T, call *opencodetest.ToolCall, existing string, answer func(approval.Request) approval.Reply) editRun {
 	t.Helper()
-	model := newFakeModel(t, "Done with the file.")
-	model.toolCall = call
-	oc := newOpencodeSetup(t, model, `,
+	model := opencodetest.NewModel(t, "Done with the file.")
+	model.ToolCalls = []opencodetest.ToolCall{*call}
+	oc := opencodetest.NewSetup(t, model, `,
   "permission": {"edit": "ask"}`)
-	file := filepath.Join(oc.project, "hello.txt")
+	file := filepath.Join(oc.Project, "hello.txt")
 	if existing != "" {
 		if err := os.WriteFile(file, []byte(existing), 0o644); err != nil {
 			t.Fatal(err)
@@ -66,7 +67,7 @@ func runEdit(t *testing.T, call *fakeToolCall, existing string, answer func(appr
 		}
 	}
 	r.parent = res.Result
-	r.approvals, r.results = seen.all(), model.toolResults()
+	r.approvals, r.results = seen.all(), model.ToolResults()
 	b, err := os.ReadFile(file)
 	r.file, r.missing = string(b), os.IsNotExist(err)
 	mu.Lock()
@@ -83,12 +84,12 @@ func runEdit(t *testing.T, call *fakeToolCall, existing string, answer func(appr
 func TestOpencodeEditAllowedGoesThroughOurWrite(t *testing.T) {
 	for _, c := range []struct {
 		name, existing, want string
-		call                 fakeToolCall
+		call                 opencodetest.ToolCall
 	}{
 		{name: "new file", want: "hello from opencode\n",
-			call: fakeToolCall{name: "write", args: `{"filePath":"hello.txt","content":"hello from opencode\n"}`}},
+			call: opencodetest.ToolCall{Name: "write", Args: `{"filePath":"hello.txt","content":"hello from opencode\n"}`}},
 		{name: "existing file", existing: "old line\nkept\n", want: "new line\nkept\n",
-			call: fakeToolCall{name: "edit", args: `{"filePath":"hello.txt","oldString":"old line","newString":"new line"}`}},
+			call: opencodetest.ToolCall{Name: "edit", Args: `{"filePath":"hello.txt","oldString":"old line","newString":"new line"}`}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := runEdit(t, &c.call, c.existing, func(approval.Request) approval.Reply { return approval.AllowOnce })
@@ -118,7 +119,7 @@ func TestOpencodeEditAllowedGoesThroughOurWrite(t *testing.T) {
 // ends its turn there (it does not ask its model again); the child ends
 // completed and the parent goes on.
 func TestOpencodeEditRejected(t *testing.T) {
-	r := runEdit(t, &fakeToolCall{name: "write", args: `{"filePath":"hello.txt","content":"hello from opencode\n"}`}, "",
+	r := runEdit(t, &opencodetest.ToolCall{Name: "write", Args: `{"filePath":"hello.txt","content":"hello from opencode\n"}`}, "",
 		func(approval.Request) approval.Reply { return approval.RejectOnce })
 	if len(r.approvals) != 1 || r.approvals[0].Tool != "edit" {
 		t.Errorf("approval requests %+v", r.approvals)

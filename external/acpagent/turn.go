@@ -24,34 +24,50 @@ type turn struct {
 	n   *Node
 	inv *spawn.Invocation
 	ctx context.Context // the run's: its end withdraws the turn's questions
+	// calls is the context of the tool calls served to the agent (the
+	// run's, ended by close too), stopCalls ends it.
+	calls     context.Context
+	stopCalls context.CancelFunc
+	unserve   func() // removes the turn's MCP route; nil: none
 
 	mu     sync.Mutex
 	idle   sync.Cond // signalled when busy drops to 0
-	busy   int       // updates being turned into events
+	busy   int       // updates being turned into events, served calls running
 	closed bool
 	edits  approvedEdits // granted edits not written yet
+	terms  *terminals    // made by the first terminal/create
+	// announced are the agent's tool calls as served calls claim them
+	// (claim), in the order announced; noted is closed, and replaced,
+	// when one is noted.
+	announced []*announcedCall
+	noted     chan struct{}
 
 	// The rest is touched by one update at a time, then by finish.
-	open     int    // index of the open part; -1: none
-	openKind string // its kind (event.PartText or PartThinking)
-	parts    int    // parts opened so far
-	calls    map[string]*toolCall
-	order    []string        // call ids in the order started
-	text     strings.Builder // the agent's message since its last tool call
-	all      strings.Builder // the agent's whole message
-	cost     float64
+	open      int    // index of the open part; -1: none
+	openKind  string // its kind (event.PartText or PartThinking)
+	parts     int    // parts opened so far
+	toolCalls map[string]*toolCall
+	order     []string        // call ids in the order started
+	text      strings.Builder // the agent's message since its last tool call
+	all       strings.Builder // the agent's whole message
+	cost      float64
 }
 
 // toolCall is a tool call the agent announced: what tool_call_complete
-// repeats.
+// repeats. An agent may name the input and the files only in a later
+// update (opencode announces its calls with no input, then sends the
+// input and the files when the call runs, and neither when it ends), so
+// the latest known are kept for the end.
 type toolCall struct {
 	title, kind string
 	input       json.RawMessage
+	locs        []event.Location
 	done        bool
 }
 
-func newTurn(n *Node, inv *spawn.Invocation) *turn {
-	t := &turn{n: n, inv: inv, open: -1, calls: map[string]*toolCall{}}
+func newTurn(ctx context.Context, n *Node, inv *spawn.Invocation) *turn {
+	t := &turn{n: n, inv: inv, ctx: ctx, open: -1, toolCalls: map[string]*toolCall{}, noted: make(chan struct{})}
+	t.calls, t.stopCalls = context.WithCancel(ctx)
 	t.idle.L = &t.mu
 	return t
 }
@@ -76,10 +92,18 @@ func (t *turn) leave() {
 	t.mu.Unlock()
 }
 
-// close closes the turn and waits for the update in progress, if any.
+// close closes the turn, ends the served calls still running and waits
+// for them and for the update in progress, if any: nothing of the turn
+// reaches the session after it.
 func (t *turn) close() {
 	t.mu.Lock()
 	t.closed = true
+	t.mu.Unlock()
+	if t.unserve != nil {
+		t.unserve()
+	}
+	t.stopCalls()
+	t.mu.Lock()
 	for t.busy > 0 {
 		t.idle.Wait()
 	}
@@ -110,15 +134,16 @@ func (t *turn) update(u acp.SessionUpdate) {
 		t.endPart()
 		t.text.Reset()
 		id := string(tc.ToolCallId)
-		c := &toolCall{title: tc.Title, kind: toolKind(tc.Kind), input: rawJSON(tc.RawInput)}
-		if _, dup := t.calls[id]; dup {
+		c := &toolCall{title: tc.Title, kind: toolKind(tc.Kind), input: rawJSON(tc.RawInput), locs: locations(tc.Locations)}
+		if _, dup := t.toolCalls[id]; dup {
 			// A call announced twice: the second is an update.
-			t.toolUpdate(id, acp.SessionToolCallUpdate{ToolCallId: tc.ToolCallId, Status: &tc.Status, Content: tc.Content, RawOutput: tc.RawOutput})
+			t.toolUpdate(id, acp.SessionToolCallUpdate{ToolCallId: tc.ToolCallId, Status: &tc.Status, Content: tc.Content, RawOutput: tc.RawOutput, Locations: tc.Locations})
 			return
 		}
-		t.calls[id] = c
+		t.toolCalls[id] = c
 		t.order = append(t.order, id)
-		sink.Emit(event.ToolCallStart{ToolCallID: id, ToolName: c.name(), Title: c.title, ToolKind: c.kind, RawInput: c.input, Locations: locations(tc.Locations)})
+		t.note(id, c.title, c.input, false)
+		sink.Emit(event.ToolCallStart{ToolCallID: id, ToolName: c.name(), Title: c.title, ToolKind: c.kind, RawInput: c.input, Locations: c.locs})
 		if tc.Status == acp.ToolCallStatusCompleted || tc.Status == acp.ToolCallStatusFailed {
 			t.toolUpdate(id, acp.SessionToolCallUpdate{ToolCallId: tc.ToolCallId, Status: &tc.Status, Content: tc.Content, RawOutput: tc.RawOutput})
 		}
@@ -160,23 +185,24 @@ func (t *turn) endPart() {
 // toolUpdate reports a tool call's progress, or its end when it
 // completed or failed. An update of a call never announced announces it.
 func (t *turn) toolUpdate(id string, u acp.SessionToolCallUpdate) {
-	c, ok := t.calls[id]
+	c, ok := t.toolCalls[id]
 	if !ok {
-		c = &toolCall{kind: tool.KindOther, input: rawJSON(u.RawInput)}
+		c = &toolCall{kind: tool.KindOther, input: rawJSON(u.RawInput), locs: locations(u.Locations)}
 		if u.Title != nil {
 			c.title = *u.Title
 		}
 		if u.Kind != nil {
 			c.kind = toolKind(*u.Kind)
 		}
-		t.calls[id] = c
+		t.toolCalls[id] = c
 		t.order = append(t.order, id)
-		t.inv.Sink.Emit(event.ToolCallStart{ToolCallID: id, ToolName: c.name(), Title: c.title, ToolKind: c.kind, RawInput: c.input, Locations: locations(u.Locations)})
+		t.inv.Sink.Emit(event.ToolCallStart{ToolCallID: id, ToolName: c.name(), Title: c.title, ToolKind: c.kind, RawInput: c.input, Locations: c.locs})
 	}
 	if c.done {
 		return
 	}
-	if u.Title != nil && *u.Title != "" {
+	retitled := u.Title != nil && *u.Title != "" && *u.Title != c.title
+	if retitled {
 		c.title = *u.Title
 	}
 	if len(c.input) == 0 || string(c.input) == "{}" {
@@ -184,18 +210,27 @@ func (t *turn) toolUpdate(id string, u acp.SessionToolCallUpdate) {
 			c.input = in
 		}
 	}
+	if len(u.Locations) > 0 {
+		c.locs = locations(u.Locations)
+	}
 	status := acp.ToolCallStatus("")
 	if u.Status != nil {
 		status = *u.Status
 	}
+	t.note(id, c.title, c.input, status == acp.ToolCallStatusCompleted || status == acp.ToolCallStatusFailed)
 	switch status {
 	case acp.ToolCallStatusCompleted, acp.ToolCallStatusFailed:
 		c.done = true
+		if retitled {
+			// tool_call_complete has no title, and an agent may give the
+			// call its title only as it ends (opencode: the file it read).
+			t.inv.Sink.Emit(event.ToolCallProgress{ToolCallID: id, Status: event.StatusInProgress, Title: c.title})
+		}
 		result, diffs := toolOutput(u.Content, u.RawOutput)
 		t.inv.Sink.Emit(event.ToolCallComplete{
 			ToolCallID: id, ToolName: c.name(), ToolInput: c.input, ToolResult: result,
 			IsError: status == acp.ToolCallStatusFailed, AgentName: t.n.cfg.Name,
-			Locations: locations(u.Locations), Diffs: diffs,
+			Locations: c.locs, Diffs: diffs,
 		})
 	default:
 		p := event.ToolCallProgress{ToolCallID: id, Status: string(status)}
@@ -220,7 +255,7 @@ func (t *turn) finish(why string) string {
 	t.close()
 	t.endPart()
 	for _, id := range t.order {
-		if c := t.calls[id]; !c.done {
+		if c := t.toolCalls[id]; !c.done {
 			c.done = true
 			t.inv.Sink.Emit(event.ToolCallComplete{
 				ToolCallID: id, ToolName: c.name(), ToolInput: c.input, IsError: true, AgentName: t.n.cfg.Name,

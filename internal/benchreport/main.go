@@ -7,12 +7,13 @@
 //
 // With -parse, nothing runs: the raw outputs saved by an earlier run in the
 // -raw directory are read again (to regenerate the report). With -startup,
-// only the start-up comparison runs (a few seconds) and its section and
-// target rows are printed, the report left as it is. With -only, only the
-// named suites run (comma-separated: bench, protocol, micro, scale,
-// compare, temporal, startup) and the rows of the others are read back
-// from the report being replaced (-o), whose date and load the machine
-// table names for them.
+// only the start-up comparison runs (about a minute) and its section and
+// target rows are printed, the report left as it is; with -startup -merge,
+// they also replace those of the -o report (the rest of it kept). With
+// -only, only the named suites run (comma-separated: bench, protocol,
+// micro, scale, compare, temporal, startup) and the rows of the others are
+// read back from the report being replaced (-o), whose date and load the
+// machine table names for them.
 package main
 
 import (
@@ -96,10 +97,23 @@ func main() {
 		goCmd     = flag.String("go", "go", "the go command")
 		startOnly = flag.Bool("startup", false, "only run the start-up comparison and print its section")
 		only      = flag.String("only", "", "run only these suites (comma-separated); keep the other rows of the report -o")
+		merge     = flag.Bool("merge", false, "with -startup: also write its rows and section into the -o report, the rest kept")
 	)
 	flag.Parse()
+	if *merge && !*startOnly {
+		fmt.Fprintln(os.Stderr, "benchreport: -merge goes with -startup")
+		os.Exit(2)
+	}
+	if *startOnly && *only != "" {
+		fmt.Fprintln(os.Stderr, "benchreport: -startup runs the start-up comparison alone; -only names suites: choose one")
+		os.Exit(2)
+	}
 	if *startOnly {
-		if err := startupOnly(*goCmd, *rawDir); err != nil {
+		into := ""
+		if *merge {
+			into = *outPath
+		}
+		if err := startupOnly(*goCmd, *rawDir, into); err != nil {
 			fmt.Fprintln(os.Stderr, "benchreport:", err)
 			os.Exit(1)
 		}
@@ -246,21 +260,40 @@ func startupGroup(goCmd, rawDir string, parseOnly bool) (group, error) {
 }
 
 // startupOnly runs the start-up comparison alone and prints its target
-// rows and section.
-func startupOnly(goCmd, rawDir string) error {
+// rows and section; with mergeInto, it also writes them into that report
+// (mergeStartup).
+func startupOnly(goCmd, rawDir, mergeInto string) error {
 	if err := os.MkdirAll(rawDir, 0o755); err != nil {
 		return err
 	}
+	before, date := loadavg(), time.Now().UTC().Format("2006-01-02 15:04 UTC")
 	g, err := startupGroup(goCmd, rawDir, false)
 	if err != nil {
 		return err
 	}
+	when := fmt.Sprintf("Run on its own (`go run ./internal/benchreport -startup`), %s, load average (1, 5, 15 min) before / after: %s / %s; "+
+		"the Machine table's date and load are those of the rest of the report.", date, before, loadavg())
 	var b strings.Builder
-	fmt.Fprintf(&b, "\nload average (1, 5, 15 min): %s\n\n| target | benchmark | figure | CPU-time figure | limit | status |\n|---|---|---|---|---|---|\n", loadavg())
+	fmt.Fprintf(&b, "\n| target | benchmark | figure | CPU-time figure | limit | status |\n|---|---|---|---|---|---|\n")
 	startupTargets(&b, []group{g})
 	b.WriteString("\n")
-	startupSection(&b, []group{g})
+	startupSection(&b, []group{g}, when)
 	fmt.Print(b.String())
+	if mergeInto == "" {
+		return nil
+	}
+	old, err := os.ReadFile(mergeInto)
+	if err != nil {
+		return err
+	}
+	merged, err := mergeStartup(string(old), []group{g}, when)
+	if err != nil {
+		return fmt.Errorf("%s: %w", mergeInto, err)
+	}
+	if err := os.WriteFile(mergeInto, []byte(merged), 0o644); err != nil {
+		return err
+	}
+	fmt.Printf("wrote the start-up rows and section into %s\n", mergeInto)
 	return nil
 }
 

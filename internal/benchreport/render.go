@@ -149,7 +149,7 @@ func render(m machine, groups []group, notes string) string {
 	storeTargets(&b, groups)
 	startupTargets(&b, groups)
 	w("\n")
-	startupSection(&b, groups)
+	startupSection(&b, groups, "")
 	storeSection(&b, groups)
 	postgresSection(&b, groups)
 	temporalSection(&b, groups)

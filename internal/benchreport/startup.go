@@ -24,8 +24,11 @@ const (
 	// opencodeBin is the OpenCode binary tests/node/clients installs
 	// (npm ci there), the program agentpool's start is compared with.
 	opencodeBin = "tests/node/clients/node_modules/opencode-linux-x64/bin/opencode"
-	// startupBin is the light CLI as make build makes it.
-	startupBin = "bin/agentpool"
+	// startupBin is the front users type, startupLightBin the command line
+	// it execs for every command but version and the help, as make build
+	// makes them.
+	startupBin      = "bin/agentpool"
+	startupLightBin = "bin/agentpool-light"
 )
 
 // Start-up targets (issue 32).
@@ -36,10 +39,29 @@ const (
 	startupRSSMB     = 20.0  // agentpool version's max RSS, at most
 )
 
-// startupBuildArgs build startupBin with the release flags of make build.
+// startupBuildArgs build startupBin and startupLightBin with the release
+// flags of make build.
 func startupBuildArgs() []string {
-	return []string{"build", "-trimpath", "-ldflags=-s -w", "-o", startupBin, "./cmd/agentpool"}
+	return []string{"build", "-trimpath", "-ldflags=-s -w", "-o", "bin/", "./cmd/agentpool", "./cmd/agentpool-light"}
 }
+
+// startupProgram is one command line the comparison runs.
+type startupProgram struct {
+	name string // BenchmarkStartup/<name>
+	path string // relative to the module root
+	args []string
+}
+
+// The programs, run in turn in each round. The run --help rows are the
+// start of every other command: the front, its exec, and the command
+// line's own start (inits, command tree) without the command's work; the
+// same without the front shows what the front costs it.
+var (
+	apVersion    = startupProgram{"agentpool-version", startupBin, []string{"version"}}
+	ocVersion    = startupProgram{"opencode-version", opencodeBin, []string{"--version"}}
+	apRunHelp    = startupProgram{"agentpool-run-help", startupBin, []string{"run", "--help"}}
+	lightRunHelp = startupProgram{"agentpool-light-run-help", startupLightBin, []string{"run", "--help"}}
+)
 
 // procFigures are one process's wall time (start to wait4) and peak
 // resident set (wait4's rusage).
@@ -142,71 +164,84 @@ func median[T int64 | float64 | time.Duration](v []T) T {
 
 // startupCommand is the command line the start-up rows show.
 func startupCommand(goCmd string) string {
-	return fmt.Sprintf("CGO_ENABLED=0 %s %s; then %d × (%s version; %s --version), alternating, and %d × GODEBUG=inittrace=1 %s version",
-		goCmd, strings.Join(quoteAll(startupBuildArgs()), " "), startupRuns, startupBin, opencodeBin, startupRuns, startupBin)
+	return fmt.Sprintf("CGO_ENABLED=0 %s %s; then %d × (%s version; %s --version; %s run --help; %s run --help), alternating, "+
+		"and %d × GODEBUG=inittrace=1 (%s version; %s run --help)",
+		goCmd, strings.Join(quoteAll(startupBuildArgs()), " "), startupRuns, startupBin, opencodeBin, startupBin, startupLightBin,
+		startupRuns, startupBin, startupBin)
 }
 
-// measureStartup builds the light CLI and runs the comparison, from the
-// module root. Its output is in go test -bench form (parse reads it):
-// BenchmarkStartup/agentpool-version, BenchmarkStartup/opencode-version
-// (skipped, with the reason, without the opencode binary) and
-// BenchmarkStartup/agentpool-init, with medians.
+// measureStartup builds the front and the light CLI and runs the
+// comparison, from the module root. Its output is in go test -bench form
+// (parse reads it): a BenchmarkStartup/<name> line per program (wall and
+// max RSS medians; opencode-version skipped, with the reason, without the
+// opencode binary), then BenchmarkStartup/agentpool-init and
+// agentpool-run-help-init, the medians of the init sums.
 func measureStartup(goCmd string) ([]byte, error) {
 	var out bytes.Buffer
 	build := exec.Command(goCmd, startupBuildArgs()...)
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if msg, err := build.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("building %s: %v\n%s", startupBin, err, msg)
+		return nil, fmt.Errorf("building %s and %s: %v\n%s", startupBin, startupLightBin, err, msg)
 	}
 	env := os.Environ()
-	ap, err := filepath.Abs(startupBin)
-	if err != nil {
-		return nil, err
+	progs := []startupProgram{apVersion, ocVersion, apRunHelp, lightRunHelp}
+	if _, err := os.Stat(opencodeBin); err != nil {
+		progs = slices.Delete(progs, 1, 2)
 	}
-	_, statErr := os.Stat(opencodeBin)
-	haveOC := statErr == nil
-	var apRuns, ocRuns []procFigures
+	runs := make(map[string][]procFigures)
 	for range startupRuns {
-		r, _, err := runProc(ap, []string{"version"}, env)
-		if err != nil {
-			return nil, err
-		}
-		apRuns = append(apRuns, r)
-		if haveOC {
-			r, _, err := runProc(opencodeBin, []string{"--version"}, env)
+		for _, p := range progs {
+			path, err := filepath.Abs(p.path)
 			if err != nil {
 				return nil, err
 			}
-			ocRuns = append(ocRuns, r)
+			r, _, err := runProc(path, p.args, env)
+			if err != nil {
+				return nil, err
+			}
+			runs[p.name] = append(runs[p.name], r)
 		}
 	}
-	var inits []float64
+	// The init sums: of the front alone (version), and of the front and
+	// the command line it execs (run --help: GODEBUG is passed on).
+	traces := []struct {
+		name string
+		prog startupProgram
+	}{{"agentpool-init", apVersion}, {"agentpool-run-help-init", apRunHelp}}
+	inits := make([][]float64, len(traces))
 	traced := append(slices.Clone(env), "GODEBUG=inittrace=1")
 	for range startupRuns {
-		_, trace, err := runProc(ap, []string{"version"}, traced)
-		if err != nil {
-			return nil, err
+		for i, tr := range traces {
+			path, err := filepath.Abs(tr.prog.path)
+			if err != nil {
+				return nil, err
+			}
+			_, trace, err := runProc(path, tr.prog.args, traced)
+			if err != nil {
+				return nil, err
+			}
+			inits[i] = append(inits[i], initSum(trace))
 		}
-		inits = append(inits, initSum(trace))
 	}
-	line := func(name string, runs []procFigures) {
+	fmt.Fprintf(&out, "pkg: startup\n")
+	for _, p := range []startupProgram{apVersion, ocVersion, apRunHelp, lightRunHelp} {
+		rs, ok := runs[p.name]
+		if !ok {
+			fmt.Fprintf(&out, "    startup.go:1: no %s (run npm ci in tests/node/clients)\n--- SKIP: BenchmarkStartup/%s\n", opencodeBin, p.name)
+			continue
+		}
 		var walls []time.Duration
 		var rss []int64
-		for _, r := range runs {
+		for _, r := range rs {
 			walls = append(walls, r.wall)
 			rss = append(rss, r.rssKiB)
 		}
 		fmt.Fprintf(&out, "BenchmarkStartup/%s\t%d\t%d ns/op\t%.1f maxrss-MB\t%d min-ns\t%d max-ns\n",
-			name, len(runs), median(walls).Nanoseconds(), float64(median(rss))/1024, slices.Min(walls).Nanoseconds(), slices.Max(walls).Nanoseconds())
+			p.name, len(rs), median(walls).Nanoseconds(), float64(median(rss))/1024, slices.Min(walls).Nanoseconds(), slices.Max(walls).Nanoseconds())
 	}
-	fmt.Fprintf(&out, "pkg: startup\n")
-	line("agentpool-version", apRuns)
-	if haveOC {
-		line("opencode-version", ocRuns)
-	} else {
-		fmt.Fprintf(&out, "    startup.go:1: no %s (run npm ci in tests/node/clients)\n--- SKIP: BenchmarkStartup/opencode-version\n", opencodeBin)
+	for i, tr := range traces {
+		fmt.Fprintf(&out, "BenchmarkStartup/%s\t%d\t%.3f init-ms\t%.3f min-init-ms\n", tr.name, len(inits[i]), median(inits[i]), slices.Min(inits[i]))
 	}
-	fmt.Fprintf(&out, "BenchmarkStartup/agentpool-init\t%d\t%.3f init-ms\t%.3f min-init-ms\n", len(inits), median(inits), slices.Min(inits))
 	return out.Bytes(), nil
 }
 
@@ -215,16 +250,20 @@ type startupFigures struct {
 	apWall, ocWall, apRSS, ocRSS, initMS float64
 	haveAP, haveOC, haveInit             bool
 	ocSkipped                            string
+	// The start of every other command: through the front (run) and
+	// without it (light); runInitMS sums both programs' inits.
+	runWall, runRSS, lightWall, lightRSS, runInitMS float64
+	haveRun, haveRunInit                            bool
 }
 
 func startupOf(groups []group) startupFigures {
 	var f startupFigures
-	if r, _, ok := find(groups, "BenchmarkStartup/agentpool-version"); ok && r.skipped == "" {
+	if r, _, ok := find(groups, "BenchmarkStartup/"+apVersion.name); ok && r.skipped == "" {
 		f.apWall, _ = r.get("ns/op")
 		f.apRSS, _ = r.get("maxrss-MB")
 		f.haveAP = true
 	}
-	if r, _, ok := find(groups, "BenchmarkStartup/opencode-version"); ok {
+	if r, _, ok := find(groups, "BenchmarkStartup/"+ocVersion.name); ok {
 		if r.skipped != "" {
 			f.ocSkipped = r.skipped
 		} else {
@@ -235,6 +274,18 @@ func startupOf(groups []group) startupFigures {
 	}
 	if r, _, ok := find(groups, "BenchmarkStartup/agentpool-init"); ok && r.skipped == "" {
 		f.initMS, f.haveInit = r.get("init-ms")
+	}
+	run, _, okRun := find(groups, "BenchmarkStartup/"+apRunHelp.name)
+	light, _, okLight := find(groups, "BenchmarkStartup/"+lightRunHelp.name)
+	if okRun && okLight && run.skipped == "" && light.skipped == "" {
+		f.runWall, _ = run.get("ns/op")
+		f.runRSS, _ = run.get("maxrss-MB")
+		f.lightWall, _ = light.get("ns/op")
+		f.lightRSS, _ = light.get("maxrss-MB")
+		f.haveRun = true
+	}
+	if r, _, ok := find(groups, "BenchmarkStartup/agentpool-run-help-init"); ok && r.skipped == "" {
+		f.runInitMS, f.haveRunInit = r.get("init-ms")
 	}
 	return f
 }
@@ -268,16 +319,25 @@ func startupTargets(b *strings.Builder, groups []group) {
 	}
 }
 
-// startupSection writes the start-up comparison.
-func startupSection(b *strings.Builder, groups []group) {
+// startupHeading opens the start-up section (mergeStartup finds it by it).
+const startupHeading = "## Start-up: `agentpool version` vs `opencode --version` (same run)"
+
+// startupSection writes the start-up comparison; when, if not empty, says
+// when it ran (a run apart from the rest of the report's).
+func startupSection(b *strings.Builder, groups []group, when string) {
 	f := startupOf(groups)
 	_, cmd, ok := find(groups, "BenchmarkStartup/agentpool-version")
 	if !ok || !f.haveAP {
 		return
 	}
-	fmt.Fprintf(b, "## Start-up: `agentpool version` vs `opencode --version` (same run)\n\n")
+	fmt.Fprintf(b, "%s\n\n", startupHeading)
+	if when != "" {
+		fmt.Fprintf(b, "%s\n\n", when)
+	}
 	fmt.Fprintf(b, "Whole processes, from fork to wait4, %d runs of each, alternating; medians. ", startupRuns)
-	fmt.Fprintf(b, "Wall: what a shell waits; max RSS: wait4's rusage. `bin/agentpool` is the light binary (no Temporal, gRPC nor OpenTelemetry SDK; `agentpool-full` has them).\n\n")
+	fmt.Fprintf(b, "Wall: what a shell waits; max RSS: wait4's rusage. `bin/agentpool` is the front users type: it answers `version` and the top-level help itself "+
+		"and execs `bin/agentpool-light` (the CLI without Temporal, gRPC nor the OpenTelemetry SDK; `agentpool-full` has them) for every other command. "+
+		"The `run --help` rows are that path: the start of every other command, without the command's own work.\n\n")
 	fmt.Fprintf(b, "| program | wall (median) | max RSS (median) | × agentpool (wall) | × agentpool (RSS) |\n|---|---|---|---|---|\n")
 	fmt.Fprintf(b, "| `agentpool version` | %s | %.1f MB | 1× | 1× |\n", dur(f.apWall), f.apRSS)
 	if f.haveOC {
@@ -285,8 +345,28 @@ func startupSection(b *strings.Builder, groups []group) {
 	} else {
 		fmt.Fprintf(b, "| `opencode --version` | — | — | — | %s |\n", pendingText(f.ocSkipped))
 	}
+	if f.haveRun {
+		fmt.Fprintf(b, "| `agentpool run --help` (front, then agentpool-light) | %s | %.1f MB | %.1f× | %.1f× |\n", dur(f.runWall), f.runRSS, f.runWall/f.apWall, f.runRSS/f.apRSS)
+		fmt.Fprintf(b, "| `agentpool-light run --help` (no front) | %s | %.1f MB | %.1f× | %.1f× |\n", dur(f.lightWall), f.lightRSS, f.lightWall/f.apWall, f.lightRSS/f.apRSS)
+	}
 	if f.haveInit {
-		fmt.Fprintf(b, "\nPackage inits of `agentpool version` (sum of the `GODEBUG=inittrace=1` lines, median of %d runs): %.2f ms.\n", startupRuns, f.initMS)
+		fmt.Fprintf(b, "\nPackage inits (sum of the `GODEBUG=inittrace=1` lines, median of %d runs): `agentpool version` %.2f ms", startupRuns, f.initMS)
+		if f.haveRunInit {
+			fmt.Fprintf(b, "; `agentpool run --help`, the front's and agentpool-light's, %.2f ms", f.runInitMS)
+		}
+		fmt.Fprintf(b, ".\n")
+	}
+	if f.haveRun {
+		fmt.Fprintf(b, "\nWhat the front costs every other command (run --help with the front minus without it, medians of the same run): %s wall.\n",
+			signedDur(f.runWall-f.lightWall))
 	}
 	fmt.Fprintf(b, "\nCommand: `%s`\n\n", cmd)
+}
+
+// signedDur is dur with a sign.
+func signedDur(ns float64) string {
+	if ns < 0 {
+		return "−" + dur(-ns)
+	}
+	return "+" + dur(ns)
 }

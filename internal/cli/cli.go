@@ -8,13 +8,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentpool/agentpool/internal/binaries"
 	"github.com/agentpool/agentpool/internal/proctree"
 	"github.com/agentpool/agentpool/internal/termtext"
 )
-
-// version is set at build time with
-// -ldflags "-X github.com/agentpool/agentpool/internal/cli.version=...".
-var version = "0.1.0-dev"
 
 // exitError carries a process exit code with its one-line message.
 type exitError struct {
@@ -36,8 +33,10 @@ func (e *exitError) Error() string { return e.msg }
 // and whatever still descends from agentpool when the command returns is
 // killed.
 func Main(ext Extensions) int {
-	ext.execed = os.Getenv(envExeced) != ""
-	os.Unsetenv(envExeced) // not for the processes the commands start
+	ext.execed = os.Getenv(binaries.EnvFromLight) != ""
+	// Not for the processes the commands start (one may be agentpool).
+	os.Unsetenv(binaries.EnvFromLight)
+	os.Unsetenv(binaries.EnvFromFront)
 	release := func() {}
 	defer func() { release() }()
 	root := newRootCmd(ext, func(cmd *cobra.Command) {
@@ -109,8 +108,8 @@ func newVersionCmd() *cobra.Command {
 		Args:        cobra.NoArgs,
 		Annotations: map[string]string{annotationNoProcesses: "true"},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fmt.Fprintln(cmd.OutOrStdout(), "agentpool "+version)
-			return nil
+			_, err := fmt.Fprintln(cmd.OutOrStdout(), binaries.Front+" "+binaries.Version)
+			return err
 		},
 	}
 }

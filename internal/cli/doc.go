@@ -1,12 +1,14 @@
 // Package cli is the agentpool command line: the cobra command tree of
-// both binaries, cmd/agentpool (light: no Temporal SDK, no OpenTelemetry
-// SDK or exporters, no gRPC, so that it starts in a few milliseconds) and
-// cmd/agentpool-full (the same tree with Extensions for Temporal and
-// OpenTelemetry export). The light binary replaces itself with
-// agentpool-full (syscall.Exec, same arguments and environment) before a
-// command acts when that command needs them: `worker`, a manifest with
-// execution: {engine: temporal}, or telemetry export asked for by the
-// OTEL_* environment or the manifest's observability block.
+// both of its binaries, cmd/agentpool-light (no Temporal SDK, no
+// OpenTelemetry SDK or exporters, no gRPC) and cmd/agentpool-full (the
+// same tree with Extensions for Temporal and OpenTelemetry export). The
+// light binary replaces itself with agentpool-full (syscall.Exec, same
+// arguments and environment) before a command acts when that command needs
+// them: `worker`, a manifest with execution: {engine: temporal}, or
+// telemetry export asked for by the OTEL_* environment or the manifest's
+// observability block. What users type, agentpool (cmd/agentpool), is a
+// front that links neither: it answers `version` and the top-level help
+// and execs agentpool-light for everything else (internal/binaries).
 //
 //	agentpool run [-c FILE] [--agent NAME] [--output text|jsonl] [--db PATH] [--approve ask|allow|deny] PROMPT
 //	agentpool validate FILE
@@ -30,5 +32,9 @@
 // and the permission rules of the project's Claude Code settings, which
 // keep every "always" answer. run's terminal is a front end of it: one
 // question at a time, the live view held meanwhile; every denial is a
-// line on stderr and counts in the run's summary.
+// line on stderr and counts in the run's summary. serve opencode, web and
+// agui, once their front end is attached, show again the requests of runs
+// that waited when their process ended: a durable engine's (its
+// ReopenApprovals), or, in this process, the runs of the store that they
+// go on with (continueWaiting: pool.Pool.Waiting and Continue).
 package cli

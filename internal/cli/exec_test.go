@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentpool/agentpool/config"
+	"github.com/agentpool/agentpool/internal/binaries"
 )
 
 // TestTemporalNotInMainBinary: the light binary links neither the Temporal
@@ -43,11 +44,11 @@ func TestTemporalNotInMainBinary(t *testing.T) {
 		}
 		return false
 	}
-	light := deps("github.com/agentpool/agentpool/cmd/agentpool")
+	light := deps("github.com/agentpool/agentpool/cmd/agentpool-light")
 	for _, f := range forbidden {
 		for _, p := range light {
 			if strings.HasPrefix(p, f) {
-				t.Errorf("cmd/agentpool depends on %s", p)
+				t.Errorf("cmd/agentpool-light depends on %s", p)
 			}
 		}
 	}
@@ -184,7 +185,7 @@ func TestFullBinaryMissing(t *testing.T) {
 	}
 	// A binary called agentpool-full that is not the full one (it would
 	// exec itself for ever) is an error.
-	if r := lightCLI(t, exe, dir, emptyPath, []string{envExeced + "=1", lookupEnv + "="}, "worker", "-c", plain); r.code != 1 || !strings.Contains(r.stderr, "is not the full binary") {
+	if r := lightCLI(t, exe, dir, emptyPath, []string{binaries.EnvFromLight + "=1", lookupEnv + "="}, "worker", "-c", plain); r.code != 1 || !strings.Contains(r.stderr, "is not the full binary") {
 		t.Errorf("exec loop: exit %d, stderr:\n%s", r.code, r.stderr)
 	}
 }
@@ -213,13 +214,13 @@ func TestFullBinaryFound(t *testing.T) {
 	if err := os.Link(exe, light); err != nil {
 		t.Skipf("cannot link the test binary: %v", err)
 	}
-	link(next, FullName)
+	link(next, binaries.Full)
 	if r := lightCLI(t, light, next, t.TempDir(), nil, "worker", "-c", plain, "--db", ":memory:"); r.code != 1 || !strings.Contains(r.stderr, fullSays) {
 		t.Errorf("agentpool-full next to agentpool: exit %d, stderr:\n%s", r.code, r.stderr)
 	}
 
 	onPath := t.TempDir()
-	link(onPath, FullName)
+	link(onPath, binaries.Full)
 	if r := lightCLI(t, exe, t.TempDir(), onPath, nil, "worker", "-c", plain, "--db", ":memory:"); r.code != 1 || !strings.Contains(r.stderr, fullSays) {
 		t.Errorf("agentpool-full on PATH: exit %d, stderr:\n%s", r.code, r.stderr)
 	}

@@ -7,8 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -17,6 +15,7 @@ import (
 
 	"github.com/agentpool/agentpool/approval"
 	"github.com/agentpool/agentpool/config"
+	"github.com/agentpool/agentpool/internal/binaries"
 	"github.com/agentpool/agentpool/internal/otelpool"
 	"github.com/agentpool/agentpool/pool"
 	"github.com/agentpool/agentpool/session"
@@ -24,7 +23,7 @@ import (
 
 // Extensions are the parts of the command line that only agentpool-full
 // links: the Temporal engine (internal/temporalcli) and the OpenTelemetry
-// SDK with its exporters (internal/otelwire). The light agentpool binary
+// SDK with its exporters (internal/otelwire). agentpool-light, the light one,
 // passes the zero value to Main; a command that needs a missing part
 // replaces the process with agentpool-full, found next to the running
 // executable, else on PATH, with the same arguments and environment, before
@@ -43,8 +42,8 @@ type Extensions struct {
 	// them (zero: lookFull and syscall.Exec).
 	findFull func() (string, error)
 	execFull func(path string, argv, env []string) error
-	// execed: this process was started by agentpool for a command that
-	// needs agentpool-full (envExeced).
+	// execed: this process was started by agentpool-light for a command
+	// that needs agentpool-full (binaries.EnvFromLight).
 	execed bool
 }
 
@@ -70,15 +69,6 @@ type Telemetry interface {
 	MeterProvider() metric.MeterProvider
 	Shutdown(ctx context.Context) error
 }
-
-// FullName is the file name of the full binary.
-const FullName = "agentpool-full"
-
-// envExeced is set in the environment of the agentpool-full that agentpool
-// started, so that a binary by that name which is not the full one (that
-// would exec itself forever) is reported instead. Main removes it at once,
-// so the processes the commands start do not inherit it.
-const envExeced = "AGENTPOOL_EXECED_FROM_LIGHT"
 
 // Command annotations: what a command needs of Extensions.
 const (
@@ -200,35 +190,18 @@ func (e Extensions) runFull(reason string) error {
 	if err != nil {
 		return fmt.Errorf("%s, which needs %s (agentpool with the Temporal engine and the OpenTelemetry exporters): %v; "+
 			"build it with `make build` (bin/%s) or `go install github.com/agentpool/agentpool/cmd/%s@latest`, "+
-			"and put it next to agentpool or on PATH (from a checkout, `go run ./cmd/%s` runs it in place of `go run ./cmd/agentpool`)",
-			reason, FullName, err, FullName, FullName, FullName)
+			"and put it next to agentpool or on PATH (from a checkout, `go run ./cmd/%s` runs it in place of `go run ./cmd/%s`)",
+			reason, binaries.Full, err, binaries.Full, binaries.Full, binaries.Full, binaries.Light)
 	}
 	if e.execed {
-		return fmt.Errorf("%s, which needs %s, but %s, started for it, is not the full binary (rebuild it with `make build`)", reason, FullName, path)
+		return fmt.Errorf("%s, which needs %s, but %s, started for it, is not the full binary (rebuild it with `make build`)", reason, binaries.Full, path)
 	}
 	argv := append([]string{path}, os.Args[1:]...)
-	env := append(os.Environ(), envExeced+"=1")
+	env := append(os.Environ(), binaries.EnvFromLight+"=1")
 	return fmt.Errorf("%s: starting %s: %w", reason, path, execve(path, argv, env))
 }
 
 // lookFull finds agentpool-full: next to the running executable (symbolic
 // links resolved, so a link to an installed agentpool finds the
 // agentpool-full installed with it), else on PATH.
-func lookFull() (string, error) {
-	self, err := os.Executable()
-	if err == nil {
-		self, err = filepath.EvalSymlinks(self)
-	}
-	if err != nil {
-		return exec.LookPath(FullName)
-	}
-	dir := filepath.Dir(self)
-	next := filepath.Join(dir, FullName)
-	if fi, err := os.Stat(next); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-		return next, nil
-	}
-	if p, err := exec.LookPath(FullName); err == nil {
-		return p, nil
-	}
-	return "", fmt.Errorf("it is neither in %s nor on PATH", dir)
-}
+func lookFull() (string, error) { return binaries.Find(binaries.Full) }

@@ -24,11 +24,11 @@ func fullTestExtensions() Extensions {
 }
 
 // lookupEnv, set to "real" in a light CLI process, makes it look for
-// agentpool-full as cmd/agentpool does (lookFull: next to the executable,
+// agentpool-full as cmd/agentpool-light does (lookFull: next to the executable,
 // else on PATH) instead of taking this test binary.
 const lookupEnv = "AGENTPOOL_TEST_FULL_LOOKUP"
 
-// lightTestExtensions are cmd/agentpool's (none), with this test binary as
+// lightTestExtensions are cmd/agentpool-light's (none), with this test binary as
 // agentpool-full: it execs itself with cliEnv=full.
 func lightTestExtensions() Extensions {
 	find := os.Executable

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -10,6 +11,7 @@ import (
 	"os/signal"
 	"path"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -19,6 +21,7 @@ import (
 	"github.com/agentpool/agentpool/hook/command"
 	"github.com/agentpool/agentpool/pool"
 	"github.com/agentpool/agentpool/server/httpsec"
+	"github.com/agentpool/agentpool/session"
 	"github.com/spf13/cobra"
 )
 
@@ -280,6 +283,7 @@ func serveHTTP(cmd *cobra.Command, f poolFlags, h httpFlags, name string,
 	// hooks: PermissionRequest hooks answer before anyone is asked.
 	approvals := broker()
 	reg.UseBroker(approvals)
+	defer approvals.Subscribe(logAsked(logger))()
 
 	ctx := cmd.Context()
 	if ctx == nil {
@@ -296,6 +300,16 @@ func serveHTTP(cmd *cobra.Command, f poolFlags, h httpFlags, name string,
 	return serve(ctx, p, ln, logger, approvals)
 }
 
+// logAsked logs each request the broker shows: a server's log says what
+// waits for an answer, and its id.
+func logAsked(log *slog.Logger) func(approval.Notice) {
+	return func(n approval.Notice) {
+		if n.Kind == approval.Asked {
+			log.Info("approval requested", "request", n.Request.ID, "session", n.Request.SessionID, "agent", n.Request.Agent, "title", n.Request.Title)
+		}
+	}
+}
+
 // approvalReopener is a pool's engine that can show again the approval
 // requests of its runs that wait while no process follows them
 // (internal/temporalcli: durable.Approver.Reopen).
@@ -304,18 +318,50 @@ type approvalReopener interface {
 }
 
 // reopenApprovals shows again, in the broker the front end has attached
-// to, the requests of p's durable runs that wait for an answer (a server
-// started again: docs/approvals.md, Durable). Call it once the front end
-// is attached, and the returned func (which waits for the followers that
-// end with ctx) before the pool is closed.
+// to, the requests of p's runs that wait for an answer (a server started
+// again: docs/approvals.md, Durable): on a durable engine, those of its
+// runs that no process follows (the engine's ReopenApprovals); in this
+// process, those of the runs whose process died while they waited
+// (continueWaiting). Call it once the front end is attached, and the
+// returned func (which waits for what it started, which ends with ctx)
+// before the pool is closed.
 func reopenApprovals(ctx context.Context, p *pool.Pool, log *slog.Logger) (wait func()) {
 	r, ok := p.Engine().(approvalReopener)
 	if !ok {
-		return func() {}
+		return continueWaiting(ctx, p, log)
 	}
 	wait, err := r.ReopenApprovals(ctx)
 	if err != nil {
 		log.Warn("show the approval requests of the runs that wait", "err", err)
 	}
 	return wait
+}
+
+// continueWaiting goes on, each in a goroutine, with the runs of p's
+// store that stopped while a tool call of their tree waited for an
+// approval (pool.Pool.Waiting, Continue): their requests are shown again
+// in the broker, and each run goes on once answered. A run another live
+// process holds is left to it. The returned func waits for the runs,
+// which ctx ends (as it ends the server's own).
+func continueWaiting(ctx context.Context, p *pool.Pool, log *slog.Logger) (wait func()) {
+	roots, err := p.Waiting(ctx)
+	if err != nil {
+		log.Warn("find the runs that wait for an approval", "err", err)
+	}
+	var wg sync.WaitGroup
+	for _, id := range roots {
+		wg.Go(func() {
+			log.Info("a run that waited for an approval when its process ended goes on", "session", id)
+			res, err := p.Continue(ctx, id, nil)
+			switch {
+			case errors.Is(err, session.ErrRunning), errors.Is(err, pool.ErrNotWaiting):
+				log.Info("a run that waited for an approval is another process's", "session", id, "err", err)
+			case err != nil:
+				log.Warn("go on with a run that waited for an approval", "session", id, "err", err)
+			default:
+				log.Info("a continued run ended", "session", id, "stop_reason", res.Result.StopReason)
+			}
+		})
+	}
+	return wg.Wait
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentpool/agentpool/hook"
+	"github.com/agentpool/agentpool/internal/binaries"
 	"github.com/agentpool/agentpool/pool"
 	"github.com/agentpool/agentpool/server/acp"
 )
@@ -60,7 +61,7 @@ func serveACP(cmd *cobra.Command, f poolFlags, agent string) error {
 	approvals := broker()
 	reg.UseBroker(approvals)
 	defer shutdown() // last: flushes the spans of every prompt
-	srv, err := acp.New(acp.Options{Pool: p, Agent: agent, Logger: log, Version: version, Approvals: approvals})
+	srv, err := acp.New(acp.Options{Pool: p, Agent: agent, Logger: log, Version: binaries.Version, Approvals: approvals})
 	if err != nil {
 		p.Close()
 		return err

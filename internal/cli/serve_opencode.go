@@ -6,6 +6,7 @@ import (
 	"net"
 
 	"github.com/agentpool/agentpool/approval"
+	"github.com/agentpool/agentpool/internal/binaries"
 	"github.com/agentpool/agentpool/pool"
 	"github.com/agentpool/agentpool/server/httpsec"
 	"github.com/agentpool/agentpool/server/opencode"
@@ -46,7 +47,7 @@ func newServeOpenCodeCmd(ext Extensions) *cobra.Command {
 
 func serveOpenCode(cmd *cobra.Command, f poolFlags, h httpFlags) error {
 	return serveHTTP(cmd, f, h, "opencode", func(ctx context.Context, p *pool.Pool, ln net.Listener, logger *slog.Logger, approvals *approval.Broker) error {
-		srv := opencode.New(p, opencode.Options{Logger: logger, Version: version, Token: h.tokenValue(), CORSOrigins: h.cors, MaxConns: h.maxConns, Approvals: approvals})
+		srv := opencode.New(p, opencode.Options{Logger: logger, Version: binaries.Version, Token: h.tokenValue(), CORSOrigins: h.cors, MaxConns: h.maxConns, Approvals: approvals})
 		defer reopenApprovals(ctx, p, logger)() // attached: show what waits
 		return srv.Serve(ctx, ln)
 	})

@@ -6,6 +6,7 @@ import (
 	"net"
 
 	"github.com/agentpool/agentpool/approval"
+	"github.com/agentpool/agentpool/internal/binaries"
 	"github.com/agentpool/agentpool/pool"
 	"github.com/agentpool/agentpool/server/httpsec"
 	"github.com/agentpool/agentpool/server/opencode"
@@ -42,7 +43,7 @@ func newServeWebCmd(ext Extensions) *cobra.Command {
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return serveHTTP(cmd, f, h, "web", func(ctx context.Context, p *pool.Pool, ln net.Listener, logger *slog.Logger, approvals *approval.Broker) error {
-				srv := opencode.New(p, opencode.Options{Logger: logger, Version: version, Token: h.tokenValue(),
+				srv := opencode.New(p, opencode.Options{Logger: logger, Version: binaries.Version, Token: h.tokenValue(),
 					CORSOrigins: h.cors, MaxConns: h.maxConns, UI: web.New(), Approvals: approvals})
 				defer reopenApprovals(ctx, p, logger)() // attached: show what waits
 				return srv.Serve(ctx, ln)

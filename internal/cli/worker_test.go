@@ -1,13 +1,10 @@
 package cli
 
 import (
-	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -24,38 +21,7 @@ import (
 // under CI=true.
 func devServer(t *testing.T) string {
 	t.Helper()
-	bin := os.Getenv("AGENTPOOL_TEMPORAL_BIN")
-	if bin == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("AGENTPOOL_TEMPORAL_BIN is not set (make test-deps builds bin/temporal)")
-		}
-		t.Skip("AGENTPOOL_TEMPORAL_BIN is not set: no Temporal dev server (make test-deps builds bin/temporal)")
-	}
-	port := func() string {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer l.Close()
-		return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-	}
-	p := port()
-	cmd := exec.Command(bin, "server", "start-dev", "--headless", "--ip", "127.0.0.1", "--port", p,
-		"--http-port", port(), "--metrics-port", port(), "--db-filename", filepath.Join(t.TempDir(), "t.db"), "--log-level", "error")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL} // no orphan if the test binary dies (a timeout panic skips cleanups)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); <-done })
-	addr := "127.0.0.1:" + p
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	if err := temporaltest.WaitServing(ctx, addr, done); err != nil {
-		t.Fatalf("temporal dev server not ready: %v", err)
-	}
-	return addr
+	return temporaltest.StartDev(t)
 }
 
 const temporalPool = `

@@ -40,7 +40,7 @@
 // OTEL_* environment variables and a manifest's `observability:` block ask
 // to export; making the SDK's providers and exporters that do it is
 // internal/otelwire's (Setup), which only agentpool-full imports, so the
-// light agentpool binary can apply the same rule without the SDK. Reading
+// light binary, agentpool-light, can apply the same rule without the SDK. Reading
 // a caller's `traceparent` is internal/otelprop's (FromHeader,
 // FromTraceparent, Propagator), which the servers and a Temporal worker
 // use to continue a run's trace (WithRemoteParent).

@@ -10,7 +10,7 @@ import (
 // environment variables (read with lookup, os.LookupEnv in a program) and
 // the manifest's observability block ask for. It is the rule
 // internal/otelwire.Setup applies, kept here, without the SDK, so that the
-// light agentpool binary can tell whether a command needs agentpool-full
+// light binary, agentpool-light, can tell whether a command needs agentpool-full
 // (the binary with the exporters) before it runs.
 //
 // OTEL_SDK_DISABLED=true turns both off. Otherwise a signal is exported

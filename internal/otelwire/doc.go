@@ -4,8 +4,8 @@
 // autoexport package, the OTLP exporters (gRPC and HTTP) and Prometheus.
 //
 // It is the only place agentpool imports the SDK and its exporters, and
-// only agentpool-full imports it (through cmd/agentpool-full), so the light
-// agentpool binary neither links nor initialises them. The pool and its
+// only agentpool-full imports it (through cmd/agentpool-full), so
+// agentpool-light neither links nor initialises them. The pool and its
 // observer (internal/otelpool) take any trace.TracerProvider and
 // metric.MeterProvider and depend on the OpenTelemetry API alone, so a
 // library user who does not trace does not build the exporters, gRPC or

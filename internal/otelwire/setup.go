@@ -68,7 +68,7 @@ func (p *Providers) Shutdown(ctx context.Context) error {
 // variables and the manifest's observability block ask for, and installs
 // them as the global ones (with otelprop.Propagator). It returns nil,
 // having made nothing, when nothing asks for export (otelpool.Export, the
-// rule the light agentpool binary also applies to decide that it needs
+// rule agentpool-light also applies to decide that it needs
 // agentpool-full).
 //
 // Traces are exported when OTEL_TRACES_EXPORTER is set (otlp, console;

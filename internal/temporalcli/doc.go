@@ -3,7 +3,7 @@
 // (for every command that runs sessions when the manifest says execution:
 // {engine: temporal}) and the loop of `agentpool worker`, both over package
 // durable. Temporal implements cli.Temporal; cmd/agentpool-full hands it to
-// cli.Main. It is kept out of internal/cli so that the light agentpool
-// binary links neither the Temporal SDK nor gRPC: that binary re-executes
+// cli.Main. It is kept out of internal/cli so that
+// agentpool-light links neither the Temporal SDK nor gRPC: it re-executes
 // itself as agentpool-full for the commands that need this package.
 package temporalcli

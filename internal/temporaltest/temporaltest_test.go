@@ -3,6 +3,8 @@ package temporaltest
 import (
 	"context"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -70,5 +72,24 @@ func TestWaitServingContext(t *testing.T) {
 	cancel()
 	if err := <-done; err == nil || !strings.Contains(err.Error(), "NOT_SERVING") && !strings.Contains(err.Error(), "UNKNOWN") {
 		t.Fatalf("WaitServing after ctx ended = %v", err)
+	}
+}
+
+// A server that exits before it serves (here a CLI that fails at once, as
+// the dev server does when a port it was given is taken) is reported with
+// its exit status and output, so StartDev can start it again and, at the
+// last start, fail saying why.
+func TestStartOnceReportsAnEarlyExit(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "temporal")
+	script := "#!/bin/sh\necho 'listen tcp 127.0.0.1: bind: address already in use' >&2\nexit 3\n"
+	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	addr, out, err := startOnce(t, bin)
+	if err == nil || addr != "" {
+		t.Fatalf("startOnce of a CLI that exits = %q, %v", addr, err)
+	}
+	if !strings.Contains(out, "exit status 3") || !strings.Contains(out, "address already in use") {
+		t.Fatalf("startOnce output = %q, want the exit status and the CLI's stderr", out)
 	}
 }

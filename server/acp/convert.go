@@ -154,7 +154,7 @@ func (c *converter) own(sid string, e event.Event) {
 
 // complete maps a tool call's end to its last tool_call_update: the
 // status, the files it touched when they differ from those the tool_call
-// named, a diff per changed file, the client terminal it ran in, and the
+// named, its input when the tool_call had none, a diff per changed file, the client terminal it ran in, and the
 // result as text (left out when it only repeats a diff), rawOutput the
 // result.
 func (c *converter) complete(sid string, v event.ToolCallComplete) {
@@ -188,6 +188,13 @@ func (c *converter) complete(sid string, v event.ToolCallComplete) {
 	}
 	if len(v.Locations) > 0 && !sameLocations(sent, v.Locations) {
 		u.Locations = toLocations(v.Locations)
+	}
+	if open != nil && string(open.input) == "{}" {
+		// Announced without its input (an external agent names it only
+		// once the call runs): the editor gets it now.
+		if in := rawJSON(v.ToolInput); string(in) != "{}" {
+			u.RawInput = in
+		}
 	}
 	for _, d := range v.Diffs {
 		u.Content = append(u.Content, diffContent(d.Path, d.OldText, d.NewText))

@@ -16,7 +16,9 @@ func strp(s string) *string { return &s }
 // a Write of a new file and an Edit (diffs), a Grep whose locations only
 // arrive with the result, a Bash that ran in a client terminal (attached
 // while it ran), a Write whose result only repeats its diff, a failing
-// Edit and a tool call whose result names other files than its start.
+// Edit, a tool call whose result names other files than its start, and
+// an external ACP agent's call announced with no input, which it names
+// (with the file) only later: the last update carries them.
 func toolStream(conv *converter) []func() {
 	emit := func(e event.Event) func() { return func() { conv.Emit(e) } }
 	const notes = "/ws/notes/today.md"
@@ -57,6 +59,10 @@ func toolStream(conv *converter) []func() {
 		emit(event.ToolCallStart{ToolCallID: "cal_m", ToolName: "mcp__git__status", Title: "git: status", ToolKind: "bogus", RawInput: json.RawMessage(`{}`)}),
 		emit(event.ToolCallComplete{ToolCallID: "cal_m", ToolName: "mcp__git__status", AgentName: "editor", ToolInput: json.RawMessage(`{}`),
 			ToolResult: "clean", Metadata: map[string]any{"server": "git"}}),
+		emit(event.ToolCallStart{ToolCallID: "cal_x", ToolName: "read", Title: "read", ToolKind: "read", RawInput: json.RawMessage(`{}`)}),
+		emit(event.ToolCallProgress{ToolCallID: "cal_x", Status: event.StatusInProgress, Title: "read"}),
+		emit(event.ToolCallComplete{ToolCallID: "cal_x", ToolName: "read", AgentName: "opencode", ToolInput: json.RawMessage(`{"filePath":"notes.md"}`),
+			ToolResult: "Greet the team.", Locations: []event.Location{{Path: "notes.md"}}}),
 		emit(event.StreamComplete{Message: event.Message{Role: "assistant", Content: "Done.", FinishReason: "stop"}}),
 	}
 }

@@ -48,7 +48,8 @@
 // the files the tool names from its input as locations [{path, line?}]),
 // tool_call_progress a tool_call_update, tool_call_complete a
 // tool_call_update with status completed or failed, locations when the
-// result's differ from the tool_call's, and as content (rawOutput is left
+// result's differ from the tool_call's, rawInput when the tool_call had
+// none (an external agent's call, whose input came later), and as content (rawOutput is left
 // out: it would only repeat the text, and clients such as acpx show both):
 // a {type: diff, path, oldText (null for a new file), newText} per file the
 // call changed (Write, Edit), a {type: terminal, terminalId} when the

@@ -57,11 +57,15 @@
 //	thinking part             REASONING_START, REASONING_MESSAGE_START{role: reasoning},
 //	                          REASONING_MESSAGE_CONTENT, REASONING_MESSAGE_END, REASONING_END
 //	tool_call part            TOOL_CALL_START{toolCallId, toolCallName, parentMessageId?} / _ARGS / _END
+//	tool_call_start           nothing when its part announced the call; else (a producer without
+//	                          model parts: an external ACP agent) TOOL_CALL_START, _ARGS (its raw
+//	                          input, when it has one) and _END at once
 //	tool_call_complete        TOOL_CALL_RESULT{messageId, toolCallId, content: the tool's result text
 //	                          (a delegation's: the child's answer in words, with child_session_id
 //	                          and stop_reason in metadata.agentpool),
 //	                          role: tool, metadata?: {agentpool: {is_error?, locations?, diffs?,
-//	                          diffs_omitted?, metadata?}}} (the event's front-end fields)
+//	                          diffs_omitted?, metadata?, input?}}} (the event's front-end fields;
+//	                          input: of a call announced without one, up to 64 KiB)
 //	spawn_session_start       SUBAGENT_STARTED{subagentRunId: child session id, name: agent or team,
 //	                          description?, parentSubagentRunId? (the spawning session when it is a
 //	                          subagent), parentToolCallId? (the spawning tool call), parentMessageId?}
@@ -78,8 +82,8 @@
 //	                          RUN_FINISHED{outcome: {type: cancelled}} when it was aborted
 //	                          (server shutdown); RUN_ERROR{message, code} when it failed
 //
-// tool_call_start, run_started of children and stream_complete add nothing
-// (their information is already in the events above). A root run_error is
+// run_started of children and stream_complete add nothing (their
+// information is already in the events above). A root run_error is
 // held back until the run ends, since async children may still report
 // after it; a child's run_error supplies the message of its SUBAGENT_ERROR.
 //

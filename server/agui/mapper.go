@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/agentpool/agentpool/approval"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/agentpool/agentpool/event"
@@ -114,8 +115,12 @@ type sessState struct {
 	stepName string
 	// msgID is the assistant message of the current turn: every text part
 	// of the turn goes into it and its tool calls point at it.
-	msgID    string
-	parts    map[int]*openPart
+	msgID string
+	parts map[int]*openPart
+	// calls are the tool calls announced (TOOL_CALL_START) and not yet
+	// answered (TOOL_CALL_RESULT), true for one announced without its
+	// input; nil until the first.
+	calls    map[string]bool
 	children []*sessState // open subagents, in start order
 	lastErr  string       // the session's own run_error message
 }
@@ -226,7 +231,9 @@ func (m *mapper) Map(e event.Event) {
 	case event.PartEnd:
 		m.closePart(s, ev.Index)
 	case event.ToolCallStart:
-		// The call itself was announced by its part (TOOL_CALL_START).
+		// A model's call was announced by its part; a producer without
+		// model parts (an external ACP agent) announces it here.
+		m.announceCall(s, ev)
 	case event.ToolCallProgress:
 		m.out(s, classDroppable, &wire.Event{Type: wire.TypeCustom, Name: "tool_call_progress", Value: mustJSON(ev)})
 	case event.ToolCallComplete:
@@ -238,11 +245,16 @@ func (m *mapper) Map(e event.Event) {
 			}
 		}
 		delete(m.toolMsg, ev.ToolCallID)
+		var lateInput json.RawMessage
+		if s.calls[ev.ToolCallID] && hasInput(ev.ToolInput) {
+			lateInput = ev.ToolInput
+		}
+		delete(s.calls, ev.ToolCallID)
 		// A delegation's result reads as the child's answer in words;
 		// its session and stop reason go to the metadata.
 		content, child, stop, _ := spawn.ReadableResult(ev.ToolResult)
 		m.out(s, classLifecycle, &wire.Event{Type: wire.TypeToolCallResult, MessageID: m.cfg.NewID(id.Message),
-			ToolCallID: ev.ToolCallID, Content: content, Role: "tool", Metadata: toolResultMetadata(ev, child, stop)})
+			ToolCallID: ev.ToolCallID, Content: content, Role: "tool", Metadata: toolResultMetadata(ev, child, stop, lateInput)})
 	case event.PlanUpdate:
 		if s != m.root {
 			// A subagent's list is no thread state (its id never recurs).
@@ -380,11 +392,54 @@ func (m *mapper) openPart(s *sessState, idx int, kind, toolCallID, toolName stri
 		if s.msgID != "" {
 			m.toolMsg[toolCallID] = s.msgID
 		}
+		s.addCall(toolCallID, false)
 		m.out(s, classLifecycle, &wire.Event{Type: wire.TypeToolCallStart, ToolCallID: toolCallID, ToolCallName: toolName, ParentMessageID: s.msgID})
 	default:
 		return // an unknown part kind has no AG-UI form
 	}
 	s.parts[idx] = p
+}
+
+// announceCall announces a tool call that started without a part (its
+// producer streams no model parts: an external ACP agent): START with the
+// input it has so far as ARGS, END at once (its approval, if asked,
+// follows the END), then its RESULT when it completes. An agent that names
+// the input only later (opencode announces its calls with none) has no
+// ARGS: its result carries the input in metadata.agentpool.input.
+func (m *mapper) announceCall(s *sessState, ev event.ToolCallStart) {
+	if _, ok := s.calls[ev.ToolCallID]; ok || ev.ToolCallID == "" {
+		return
+	}
+	if !s.stepOpen {
+		m.newTurn(s)
+	}
+	name := ev.ToolName
+	if name == "" {
+		name = "unknown"
+	}
+	if s.msgID != "" {
+		m.toolMsg[ev.ToolCallID] = s.msgID
+	}
+	s.addCall(ev.ToolCallID, !hasInput(ev.RawInput))
+	m.out(s, classLifecycle, &wire.Event{Type: wire.TypeToolCallStart, ToolCallID: ev.ToolCallID, ToolCallName: name, ParentMessageID: s.msgID})
+	if hasInput(ev.RawInput) {
+		m.out(s, classDelta, &wire.Event{Type: wire.TypeToolCallArgs, ToolCallID: ev.ToolCallID, Delta: string(ev.RawInput)})
+	}
+	m.out(s, classLifecycle, &wire.Event{Type: wire.TypeToolCallEnd, ToolCallID: ev.ToolCallID})
+}
+
+// addCall records an announced call; noInput: announced without its input.
+func (s *sessState) addCall(id string, noInput bool) {
+	if s.calls == nil {
+		s.calls = map[string]bool{}
+	}
+	s.calls[id] = noInput
+}
+
+// hasInput reports whether a tool call's raw input says anything.
+func hasInput(raw json.RawMessage) bool {
+	in := strings.TrimSpace(string(raw))
+	return in != "" && in != "{}" && in != "null"
 }
 
 func (m *mapper) delta(s *sessState, idx int, d string) {

@@ -158,6 +158,57 @@ func TestGoldenSSE(t *testing.T) {
 	verifyStream(t, parseSSE(t, got), root)
 }
 
+// An external ACP agent as a child streams no model parts: its tool calls
+// arrive as tool_call_start alone, with the input it had when it announced
+// them (opencode's: none yet). Each is announced (START, ARGS when there
+// is input, END) before its progress and result, once, in the child's
+// step; a call announced by its part is not announced again.
+func TestGoldenExternalAgentToolCalls(t *testing.T) {
+	m, items := fixedMapper("")
+	c := func(e event.Event) event.Event { return wrap([]string{child}, "opencode", e) }
+	for _, e := range []event.Event{
+		event.RunStarted{SessionID: root, RunID: "run_a", AgentName: "pair"},
+		event.SpawnSessionStart{ChildSessionID: child, ParentSessionID: root, SourceName: "opencode", Description: "pair member opencode", Depth: 1},
+		c(event.RunStarted{SessionID: child, RunID: "run_b", AgentName: "opencode"}),
+		c(event.PartStart{Index: 0, Part: event.Part{PartKind: event.PartThinking}}),
+		c(event.PartDelta{Index: 0, Delta: event.Delta{PartDeltaKind: event.PartThinking, ContentDelta: "Read the notes."}}),
+		c(event.PartEnd{Index: 0}),
+		c(event.ToolCallStart{ToolCallID: "call_read", ToolName: "read", Title: "read", ToolKind: "read", RawInput: json.RawMessage(`{}`)}),
+		c(event.ToolCallProgress{ToolCallID: "call_read", Status: event.StatusInProgress, Title: "read"}),
+		c(event.ToolCallComplete{ToolCallID: "call_read", ToolName: "read", ToolInput: json.RawMessage(`{"filePath":"notes.md"}`),
+			ToolResult: "Greet the team.", AgentName: "opencode", Locations: []event.Location{{Path: "notes.md"}}}),
+		c(event.ToolCallStart{ToolCallID: "call_ls", ToolName: "search", Title: "list", ToolKind: "search", RawInput: json.RawMessage(`{"path":"."}`)}),
+		c(event.ToolCallStart{ToolCallID: "call_ls", ToolName: "search", Title: "list", ToolKind: "search", RawInput: json.RawMessage(`{"path":"."}`)}),
+		c(event.ToolCallComplete{ToolCallID: "call_ls", ToolName: "search", ToolInput: json.RawMessage(`{"path":"."}`), ToolResult: "notes.md", AgentName: "opencode"}),
+		c(event.PartStart{Index: 1, Part: event.Part{PartKind: event.PartText}}),
+		c(event.PartDelta{Index: 1, Delta: event.Delta{PartDeltaKind: event.PartText, ContentDelta: "Hello, team."}}),
+		c(event.PartEnd{Index: 1}),
+		c(event.StreamComplete{Message: event.Message{Role: "assistant", Content: "Hello, team.", FinishReason: "stop"}}),
+		event.SpawnSessionEnd{ChildSessionID: child, ParentSessionID: root, SourceName: "opencode", Depth: 1, StopReason: event.StopCompleted,
+			LastAssistantMessage: "Hello, team."},
+	} {
+		m.Map(e)
+	}
+	m.Finish(pool.RunResult{SessionID: root, Result: spawn.Result{Output: "[opencode]\nHello, team.", StopReason: event.StopCompleted}})
+	got := encodeItems(*items)
+	golden(t, "external_agent.sse", got)
+	evs := parseSSE(t, got)
+	verifyStream(t, evs, root)
+	var seq []string
+	for _, e := range evs {
+		if id, ok := e["toolCallId"]; ok {
+			seq = append(seq, fmt.Sprint(e["type"], " ", id))
+		}
+	}
+	want := []string{
+		"TOOL_CALL_START call_read", "TOOL_CALL_END call_read", "TOOL_CALL_RESULT call_read",
+		"TOOL_CALL_START call_ls", "TOOL_CALL_ARGS call_ls", "TOOL_CALL_END call_ls", "TOOL_CALL_RESULT call_ls",
+	}
+	if strings.Join(seq, "|") != strings.Join(want, "|") {
+		t.Errorf("tool call events:\n got %q\nwant %q", seq, want)
+	}
+}
+
 func TestGoldenRunError(t *testing.T) {
 	m, items := fixedMapper("")
 	c := func(e event.Event) event.Event { return wrap([]string{child}, "researcher", e) }

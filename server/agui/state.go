@@ -247,12 +247,20 @@ type resultMetadata struct {
 	// child's answer in words (spawn.ReadableResult).
 	ChildSessionID string `json:"child_session_id,omitempty"`
 	StopReason     string `json:"stop_reason,omitempty"`
+	// Input is the call's input when its TOOL_CALL_START had none to send
+	// as ARGS (an external agent names it only later); left out over
+	// maxResultDiffBytes.
+	Input json.RawMessage `json:"input,omitempty"`
 }
 
-// toolResultMetadata returns the metadata of the TOOL_CALL_RESULT of ev,
-// nil when there is nothing to say.
-func toolResultMetadata(ev event.ToolCallComplete, child, stop string) json.RawMessage {
+// toolResultMetadata returns the metadata of the TOOL_CALL_RESULT of ev
+// (lateInput: the call's input, when its start had none), nil when there
+// is nothing to say.
+func toolResultMetadata(ev event.ToolCallComplete, child, stop string, lateInput json.RawMessage) json.RawMessage {
 	md := resultMetadata{IsError: ev.IsError, Locations: ev.Locations, Metadata: ev.Metadata, ChildSessionID: child, StopReason: stop}
+	if len(lateInput) <= maxResultDiffBytes && json.Valid(lateInput) {
+		md.Input = lateInput
+	}
 	budget := maxResultDiffBytes
 	for _, d := range ev.Diffs {
 		size := len(d.NewText) + len(d.Path)
@@ -266,7 +274,7 @@ func toolResultMetadata(ev event.ToolCallComplete, child, stop string) json.RawM
 		budget -= size
 		md.Diffs = append(md.Diffs, d)
 	}
-	if !md.IsError && len(md.Locations) == 0 && len(md.Diffs) == 0 && md.DiffsOmitted == 0 && len(md.Metadata) == 0 && child == "" {
+	if !md.IsError && len(md.Locations) == 0 && len(md.Diffs) == 0 && md.DiffsOmitted == 0 && len(md.Metadata) == 0 && child == "" && md.Input == nil {
 		return nil
 	}
 	b, err := json.Marshal(map[string]resultMetadata{MetadataKey: md})

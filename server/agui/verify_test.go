@@ -94,6 +94,7 @@ func verifyStream(t *testing.T, evs []ev, rootID string) map[string]ev {
 	open := map[string]bool{}
 	started := map[string]ev{}
 	active := map[string]bool{}
+	calls := map[string]bool{} // tool calls started (TOOL_CALL_START), by id
 	for i, e := range evs {
 		typ, _ := e["type"].(string)
 		where := fmt.Sprintf("event %d (%s)", i, typ)
@@ -136,6 +137,13 @@ func verifyStream(t *testing.T, evs []ev, rootID string) map[string]ev {
 			}
 		}
 		switch typ {
+		case wire.TypeToolCallStart:
+			calls[fmt.Sprint(e["toolCallId"])] = true
+		case wire.TypeToolCallResult:
+			// A result belongs to a call the client was shown.
+			if !calls[fmt.Sprint(e["toolCallId"])] {
+				t.Errorf("%s: result of tool call %v, which never started", where, e["toolCallId"])
+			}
 		case wire.TypeSubagentStarted:
 			if _, dup := started[sub]; dup {
 				t.Errorf("%s: subagentRunId %s reused", where, sub)

@@ -43,8 +43,8 @@ func (s *Store) Claim(ctx context.Context, sessionID string) error {
 	}
 	s.dropLocks(o.dead)
 	if len(o.taken) > 0 {
-		s.log.Warn("session store: sessions of a process that is gone taken over and marked interrupted", "db", s.path, "sessions", len(o.taken))
-		s.closeAdopted(ctx, o.taken)
+		waiting := s.closeAdopted(ctx, o.taken)
+		logAdopted(s.log, s.path, len(o.taken), len(waiting))
 	}
 	return nil
 }

@@ -150,7 +150,10 @@
 // instances' rows, claims and lock files, then close what their runs
 // left open with session.CloseInterrupted (docs/spec/EVENTS.md §8: ends
 // with stop reason interrupted, error results for unfinished tool calls,
-// a final run_error) and mark them interrupted. Should this process die
+// a final run_error) and mark them interrupted, but for a tree in which a
+// tool call waits for a person's answer (session.FindWaiting): that tree
+// stays running, its logs untouched, for the process that goes on with it
+// (pool.Pool.Continue). Should this process die
 // in the middle, they are running sessions of a dead instance again, and
 // the next store finishes the job (it only adds what is missing).
 // Store.Recovered lists what Open recovered.

@@ -196,15 +196,39 @@ func (s *Store) dropLocks(dead []string) {
 
 // closeAdopted closes what the dead runs of the taken-over sessions left
 // open (session.CloseInterrupted, from the top of each tree down) and
-// marks every one of them interrupted.
-func (s *Store) closeAdopted(ctx context.Context, taken []adopted) {
+// marks every one of them interrupted, but for the trees in which a tool
+// call waits for a person's answer (session.FindWaiting): those stay as
+// they are, running, for a process that goes on with them
+// (pool.Pool.Continue). It returns the sessions it left so.
+func (s *Store) closeAdopted(ctx context.Context, taken []adopted) (waiting []string) {
 	in := make(map[string]bool, len(taken))
+	parent := make(map[string]string, len(taken))
 	for _, a := range taken {
 		in[a.id] = true
+		parent[a.id] = a.parent
 	}
+	// top is the taken-over session at the top of a's tree.
+	top := func(id string) string {
+		for range len(taken) {
+			p := parent[id]
+			if !in[p] {
+				break
+			}
+			id = p
+		}
+		return id
+	}
+	kept := map[string]bool{}
 	for _, a := range taken {
 		if in[a.parent] {
 			continue // closed with its parent
+		}
+		switch w, err := session.FindWaiting(ctx, s, a.id); {
+		case err != nil:
+			s.log.Warn("session store: read an interrupted session", "db", s.path, "session", a.id, "err", err)
+		case w != nil:
+			kept[a.id] = true
+			continue
 		}
 		if err := session.CloseInterrupted(ctx, s, a.id); err != nil {
 			s.log.Warn("session store: close an interrupted session", "db", s.path, "session", a.id, "err", err)
@@ -213,6 +237,10 @@ func (s *Store) closeAdopted(ctx context.Context, taken []adopted) {
 	// Those no log reaches (created, and the process died before it
 	// logged their start).
 	for _, a := range taken {
+		if kept[top(a.id)] {
+			waiting = append(waiting, a.id)
+			continue
+		}
 		err := s.UpdateSession(ctx, a.id, func(r *session.Session) {
 			if r.Status == session.StatusRunning {
 				r.Status, r.StopReason = session.StatusInterrupted, event.StopInterrupted
@@ -222,6 +250,7 @@ func (s *Store) closeAdopted(ctx context.Context, taken []adopted) {
 			s.log.Warn("session store: mark a session interrupted", "db", s.path, "session", a.id, "err", err)
 		}
 	}
+	return waiting
 }
 
 // heartbeat renews this store's lease until stop is closed. A renewal

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -225,13 +226,25 @@ func Open(path string, opts Options) (*Store, error) {
 		go s.checkpointer(s.ckptStop, s.ckptDone)
 	}
 	if len(taken) > 0 {
+		waiting := s.closeAdopted(ctx, taken)
 		for _, a := range taken {
-			s.recovered = append(s.recovered, a.id)
+			if !slices.Contains(waiting, a.id) {
+				s.recovered = append(s.recovered, a.id)
+			}
 		}
-		s.log.Warn("sessions of a process that is gone marked interrupted", "db", path, "sessions", len(taken))
-		s.closeAdopted(ctx, taken)
+		logAdopted(s.log, path, len(taken), len(waiting))
 	}
 	return s, nil
+}
+
+// logAdopted says what became of the sessions of dead processes.
+func logAdopted(log *slog.Logger, path string, taken, waiting int) {
+	if n := taken - waiting; n > 0 {
+		log.Warn("session store: sessions of a process that is gone marked interrupted", "db", path, "sessions", n)
+	}
+	if waiting > 0 {
+		log.Warn("session store: sessions of a process that is gone left running: a tool call in their tree waits for an approval", "db", path, "sessions", waiting)
+	}
 }
 
 // unlock lets go of this store's lock file and removes it.
@@ -255,7 +268,9 @@ func (s *Store) releaseLock() {
 func (s *Store) Path() string { return s.path }
 
 // Recovered lists the sessions that Open found running for a process that
-// is gone, closed (session.CloseInterrupted) and marked interrupted.
+// is gone, closed (session.CloseInterrupted) and marked interrupted (not
+// those it left running because a tool call of their tree waits for an
+// approval: session.FindWaiting).
 func (s *Store) Recovered() []string { return append([]string(nil), s.recovered...) }
 
 // ---- encoding ----

@@ -76,6 +76,12 @@
 // makes later calls error results: after Close no process started by the
 // Toolset runs.
 //
+// Toolset.Background hands a background shell to a program that drives
+// it itself rather than through BashOutput and KillShell (an external
+// ACP agent's terminal/*, package external/acpagent): its output as it
+// comes (Take), its end (Done, Exit) and Kill; the Toolset's bounds and
+// Close still apply to it.
+//
 // Front-end terminals: when the run's context carries a
 // workspace.Terminal (an ACP editor's), Bash runs the command through it
 // instead, so the user watches it live: Start("/bin/sh", "-c", command,
