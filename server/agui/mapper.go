@@ -423,7 +423,7 @@ func (m *mapper) announceCall(s *sessState, ev event.ToolCallStart) {
 	s.addCall(ev.ToolCallID, !hasInput(ev.RawInput))
 	m.out(s, classLifecycle, &wire.Event{Type: wire.TypeToolCallStart, ToolCallID: ev.ToolCallID, ToolCallName: name, ParentMessageID: s.msgID})
 	if hasInput(ev.RawInput) {
-		m.out(s, classDelta, &wire.Event{Type: wire.TypeToolCallArgs, ToolCallID: ev.ToolCallID, Delta: string(ev.RawInput)})
+		m.outDelta(s, s.deltaTemplate(&wire.Event{Type: wire.TypeToolCallArgs, ToolCallID: ev.ToolCallID}), string(ev.RawInput))
 	}
 	m.out(s, classLifecycle, &wire.Event{Type: wire.TypeToolCallEnd, ToolCallID: ev.ToolCallID})
 }
@@ -450,19 +450,31 @@ func (m *mapper) delta(s *sessState, idx int, d string) {
 	if p.tmpl == nil {
 		switch p.kind {
 		case event.PartText:
-			p.tmpl = &wire.Event{Type: wire.TypeTextMessageContent, MessageID: p.id}
+			p.tmpl = s.deltaTemplate(&wire.Event{Type: wire.TypeTextMessageContent, MessageID: p.id})
 		case event.PartThinking:
-			p.tmpl = &wire.Event{Type: wire.TypeReasoningMessageContent, MessageID: p.id}
+			p.tmpl = s.deltaTemplate(&wire.Event{Type: wire.TypeReasoningMessageContent, MessageID: p.id})
 		case event.PartToolCall:
-			p.tmpl = &wire.Event{Type: wire.TypeToolCallArgs, ToolCallID: p.id}
+			p.tmpl = s.deltaTemplate(&wire.Event{Type: wire.TypeToolCallArgs, ToolCallID: p.id})
 		default:
 			return
 		}
-		if s.sub {
-			p.tmpl.SubagentRunID = s.id
-		}
 	}
-	m.emit(item{ev: p.tmpl, delta: d, ts: m.now(), owner: s.id, class: classDelta})
+	m.outDelta(s, p.tmpl, d)
+}
+
+// deltaTemplate completes a new delta template of session s: once
+// emitted, a template is read by the stream's writer and never changed.
+func (s *sessState) deltaTemplate(tmpl *wire.Event) *wire.Event {
+	if s.sub {
+		tmpl.SubagentRunID = s.id
+	}
+	return tmpl
+}
+
+// outDelta emits fragment d of session s with the delta template tmpl
+// (item.ev): the fragment and its time are the item's.
+func (m *mapper) outDelta(s *sessState, tmpl *wire.Event, d string) {
+	m.emit(item{ev: tmpl, delta: d, ts: m.now(), owner: s.id, class: classDelta})
 }
 
 func (m *mapper) closePart(s *sessState, idx int) {
