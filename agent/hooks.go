@@ -45,6 +45,12 @@ type ToolInfo struct {
 	ToolName  string
 	CallID    string
 	Input     json.RawMessage // a frozen copy: changing it changes nothing that runs
+	// Granted, when not empty, says who already approved this very call
+	// and how (an external agent's own permission request that showed
+	// the same edit and was allowed): an ask of tools/pre-execute is
+	// answered by it instead of asking again, unless a hook changed the
+	// input. Hooks still see the call and may deny it.
+	Granted string
 }
 
 // The actions of a ToolDecision.

@@ -34,7 +34,7 @@ func TestUseBrokerAsksForTheChild(t *testing.T) {
 			child := scripted(t, callTurn("probe", map[string]any{"path": "a.md"}), text("child done"))
 			h.agent("child", child, pr)
 			h.agent("parent", scripted(t, callTurn("task", map[string]any{"agent_or_team": "child", "prompt": "x"}), text("parent done")), spawn.SubagentTools()...)
-			reg.SetToolApproval("child", map[string]string{"probe": "ask"})
+			reg.Approvals.Set("child", map[string]string{"probe": "ask"})
 			var childSession string
 			reg.OnSubagentStart.Register(func(_ context.Context, s hook.SubagentStart) error {
 				childSession = s.ID
@@ -103,7 +103,7 @@ func TestUseBrokerUnattended(t *testing.T) {
 	pr := &probe{name: "probe"}
 	m := scripted(t, callTurn("probe", map[string]any{}), text("done"))
 	h.agent("main", m, pr)
-	reg.SetToolApproval("main", map[string]string{"probe": "ask"})
+	reg.Approvals.Set("main", map[string]string{"probe": "ask"})
 	h.run(context.Background(), "main", "go")
 	if len(pr.ran()) != 0 {
 		t.Fatal("the tool ran")

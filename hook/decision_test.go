@@ -40,7 +40,7 @@ func TestOneToolDecision(t *testing.T) {
 
 	// The registry answers the run with allow or deny, never ask.
 	reg := hook.New(hook.Options{})
-	reg.SetToolApproval("a", map[string]string{"ask_*": "ask", "no_*": "deny"})
+	reg.Approvals.Set("a", map[string]string{"ask_*": "ask", "no_*": "deny"})
 	info := func(name string) agent.ToolInfo {
 		return agent.ToolInfo{Agent: "a", SessionID: "s", ToolName: name, CallID: "c-" + name, Input: json.RawMessage(`{}`)}
 	}
@@ -80,5 +80,46 @@ func TestPreExecuteUnknownActionDenies(t *testing.T) {
 	rs := toolResults(h.messages(sid))
 	if len(rs) != 1 || !rs[0].IsError || !strings.Contains(rs[0].Text, `unknown action "Allow"`) {
 		t.Errorf("tool results %+v", rs)
+	}
+}
+
+// A call already granted (agent.ToolInfo.Granted) is not asked about
+// again: the ask of the tool_approval policy is answered by the grant.
+// A hook may still deny it, and a hook that changes its input makes it
+// another call, which is asked about as usual.
+func TestGrantedCallIsNotAskedAgain(t *testing.T) {
+	reg := hook.New(hook.Options{})
+	reg.Approvals.Set("a", map[string]string{"Write": "ask"})
+	asked := 0
+	reg.OnApproval.Use(func(_ context.Context, _ hook.ApprovalRequest, _ hook.Next[hook.ApprovalRequest, hook.ApprovalDecision]) hook.ApprovalDecision {
+		asked++
+		return hook.ApprovalDecision{Outcome: hook.Rejected, Reason: "asked"}
+	})
+	ctx := context.Background()
+	call := agent.ToolInfo{Agent: "a", SessionID: "s", ToolName: "Write", CallID: "1", Input: json.RawMessage(`{"file_path":"f"}`), Granted: "the edit a asked for, allowed"}
+	if d := reg.PreTool(ctx, call); d.Action != agent.ToolAllow || asked != 0 {
+		t.Errorf("granted call: %+v, asked %d times", d, asked)
+	}
+
+	call.Granted = ""
+	if d := reg.PreTool(ctx, call); d.Action != agent.ToolDeny || asked != 1 {
+		t.Errorf("call without a grant: %+v, asked %d times", d, asked)
+	}
+
+	call.Granted = "allowed"
+	reg.OnPreExecute.Use(func(ctx context.Context, c hook.ToolCall, next hook.Next[hook.ToolCall, agent.ToolDecision]) agent.ToolDecision {
+		d := next(ctx, c)
+		d.UpdatedInput = json.RawMessage(`{"file_path":"elsewhere"}`)
+		return d
+	})
+	if d := reg.PreTool(ctx, call); d.Action != agent.ToolDeny || asked != 2 {
+		t.Errorf("granted call whose input a hook changed: %+v, asked %d times", d, asked)
+	}
+
+	reg.OnPreExecute.Use(func(context.Context, hook.ToolCall, hook.Next[hook.ToolCall, agent.ToolDecision]) agent.ToolDecision {
+		return agent.ToolDecision{Action: agent.ToolDeny, Reason: "not here"}
+	})
+	if d := reg.PreTool(ctx, call); d.Action != agent.ToolDeny || d.Reason != "not here" {
+		t.Errorf("granted call a hook denies: %+v", d)
 	}
 }

@@ -10,9 +10,13 @@
 // default decision. Both are generic, so every point is typed; ForAgent
 // scopes a listener to one agent's runs and to the delegations it starts.
 //
-// A Registry holds every point (OnSessionStart ... OnSubagentEnd) and the
-// agents' tool_approval policies; it implements agent.Hooks and
-// spawn.Lifecycle and is what pool.Options.Hooks takes:
+// A Registry holds every point (OnSessionStart ... OnSubagentEnd) and
+// Approvals, the agents' tool_approval policies and the sessions' "allow
+// always" answers; it implements agent.Hooks and spawn.Lifecycle and is
+// what pool.Options.Hooks takes. Its other state is in parts of their own,
+// each with its lock: the start times of running tool calls (clock.go),
+// the root sessions kept open across runs (keep.go), and what listeners
+// leave for Close (closers, the shell environment file):
 //
 //	reg := hook.New(hook.Options{Logger: log})
 //	reg.OnSubagentEnd.Register(func(ctx context.Context, e hook.SubagentEnd) error { ...; return nil })

@@ -5,6 +5,7 @@ package hook
 
 import (
 	"context"
+	"sync"
 
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/session"
@@ -18,6 +19,12 @@ import (
 // every prompt's run to be kept (pool.RunRequest.KeepSession, which the
 // pool passes to SessionStart and SessionEnd as kept) and tells the
 // registry when the session closes with EndSession.
+
+// keptSessions are the sessions kept open, by id. The zero value is ready.
+type keptSessions struct {
+	mu sync.Mutex
+	m  map[string]*keptSession
+}
 
 // keptSession is a session kept open, from its first run's start to its
 // end.
@@ -39,15 +46,18 @@ type keptSession struct {
 func (r *Registry) SessionStart(ctx context.Context, s session.Session, source string, kept bool) {
 	inv := spawn.InvocationFrom(ctx)
 	if kept {
-		r.mu.Lock()
-		k := r.kept[s.ID]
+		r.kept.mu.Lock()
+		k := r.kept.m[s.ID]
 		first := k == nil
 		if first {
+			if r.kept.m == nil {
+				r.kept.m = map[string]*keptSession{}
+			}
 			k = &keptSession{}
-			r.kept[s.ID] = k
+			r.kept.m[s.ID] = k
 		}
 		k.sess, k.inv, k.running = s, inv, true
-		r.mu.Unlock()
+		r.kept.mu.Unlock()
 		if !first {
 			return
 		}
@@ -68,10 +78,10 @@ func (r *Registry) SessionEnd(ctx context.Context, s session.Session, reason eve
 		r.OnSessionEnd.Fire(ctx, SessionEnd{SessionID: s.ID, Agent: s.AgentName, Reason: reason, Cause: CauseRunEnded})
 		return
 	}
-	r.mu.Lock()
-	k := r.kept[s.ID]
+	r.kept.mu.Lock()
+	k := r.kept.m[s.ID]
 	if k == nil {
-		r.mu.Unlock()
+		r.kept.mu.Unlock()
 		return
 	}
 	k.sess, k.reason, k.running = s, reason, false
@@ -80,9 +90,9 @@ func (r *Registry) SessionEnd(ctx context.Context, s session.Session, reason eve
 	}
 	cause := k.closing
 	if cause != "" {
-		delete(r.kept, s.ID)
+		delete(r.kept.m, s.ID)
 	}
-	r.mu.Unlock()
+	r.kept.mu.Unlock()
 	if cause != "" {
 		r.OnSessionEnd.Fire(ctx, SessionEnd{SessionID: s.ID, Agent: s.AgentName, Reason: reason, Cause: cause})
 	}
@@ -94,19 +104,19 @@ func (r *Registry) SessionEnd(ctx context.Context, s session.Session, reason eve
 // ends. A session that had no run since it was last ended has not started:
 // nothing fires.
 func (r *Registry) EndSession(ctx context.Context, sessionID, cause string) {
-	r.mu.Lock()
-	k := r.kept[sessionID]
+	r.kept.mu.Lock()
+	k := r.kept.m[sessionID]
 	if k == nil {
-		r.mu.Unlock()
+		r.kept.mu.Unlock()
 		return
 	}
 	if k.running {
 		k.closing = cause
-		r.mu.Unlock()
+		r.kept.mu.Unlock()
 		return
 	}
-	delete(r.kept, sessionID)
-	r.mu.Unlock()
+	delete(r.kept.m, sessionID)
+	r.kept.mu.Unlock()
 	if k.inv != nil {
 		ctx = spawn.WithInvocation(ctx, k.inv)
 	}

@@ -134,7 +134,7 @@ func TestApprovalUpdatedInputAndDuration(t *testing.T) {
 	h := newHarness(t, hook.New(hook.Options{}), spawn.Limits{})
 	pr := &probe{name: "probe"}
 	h.agent("main", scripted(t, callTurn("probe", map[string]any{"path": "/etc"}), text("done")), pr)
-	h.reg.SetToolApproval("main", map[string]string{"probe": "ask"})
+	h.reg.Approvals.Set("main", map[string]string{"probe": "ask"})
 	h.reg.OnApproval.Use(func(ctx context.Context, r hook.ApprovalRequest, next hook.Next[hook.ApprovalRequest, hook.ApprovalDecision]) hook.ApprovalDecision {
 		return hook.ApprovalDecision{Outcome: hook.AllowedOnce, UpdatedInput: json.RawMessage(`{"path":"/tmp"}`)}
 	})

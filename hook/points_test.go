@@ -261,7 +261,7 @@ func TestPreExecuteAndApproval(t *testing.T) {
 
 	t.Run("manifest policy and fail-closed approval", func(t *testing.T) {
 		reg := hook.New(hook.Options{})
-		reg.SetToolApproval("main", map[string]string{"*": "deny", "pro*": "ask"})
+		reg.Approvals.Set("main", map[string]string{"*": "deny", "pro*": "ask"})
 		h, p, _ := newRun(t, reg)
 		_, sid, _ := h.run(context.Background(), "main", "go")
 		if len(p.ran()) != 0 {
@@ -286,7 +286,7 @@ func TestPreExecuteAndApproval(t *testing.T) {
 			{"maybe", 2, 0},
 		} {
 			reg := hook.New(hook.Options{})
-			reg.SetToolApproval("main", map[string]string{"probe": "ask"})
+			reg.Approvals.Set("main", map[string]string{"probe": "ask"})
 			asks := 0
 			reg.OnApproval.Use(func(_ context.Context, r hook.ApprovalRequest, _ hook.Next[hook.ApprovalRequest, hook.ApprovalDecision]) hook.ApprovalDecision {
 				asks++
@@ -309,11 +309,11 @@ func TestPreExecuteAndApproval(t *testing.T) {
 			t.Fatal(err)
 		}
 		reg := hook.New(hook.Options{})
-		reg.ApplyManifest(m)
-		if got := reg.Policy("main", "probe"); got != "deny" {
+		reg.Approvals.ApplyManifest(m)
+		if got := reg.Approvals.Decide("main", "probe"); got != "deny" {
 			t.Errorf("policy %q", got)
 		}
-		if got := reg.Policy("main", "other"); got != "allow" {
+		if got := reg.Approvals.Decide("main", "other"); got != "allow" {
 			t.Errorf("policy %q", got)
 		}
 	})

@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/agentpool/agentpool/agent"
-	"github.com/agentpool/agentpool/approval"
-	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/internal/durablewire"
 	"github.com/agentpool/agentpool/model"
@@ -64,20 +62,18 @@ type Registry struct {
 	// OnSubagentEnd fires exactly once per started child, after it settled.
 	OnSubagentEnd *Emit[SubagentEnd]
 
-	core *core
+	// Approvals are the agents' tool_approval policies, the default of
+	// OnPreExecute, and the "allow always" answers of the sessions.
+	Approvals *ToolApprovals
 
-	mu       sync.Mutex
-	policies map[string]map[string]string // agent -> tool_approval
-	always   map[alwaysKey]bool           // allowed_always answers
-	started  map[callKey]time.Time        // when an allowed tool call started
-	kept     map[string]*keptSession      // sessions kept open across runs (SessionStart's kept)
+	core  *core
+	calls callClock    // when each allowed tool call started (PostTool's duration)
+	kept  keptSessions // root sessions kept open across runs (keep.go)
+
+	mu       sync.Mutex // guards closers and shellEnv, what listeners leave to the registry
 	closers  []func(context.Context) error
 	shellEnv func(context.Context) string // SetShellEnvFile
 }
-
-type alwaysKey struct{ session, tool string }
-
-type callKey struct{ session, call string }
 
 var (
 	_ agent.Hooks     = (*Registry)(nil)
@@ -110,8 +106,7 @@ func New(opts Options) *Registry {
 		opts.EmitTimeout = DefaultEmitTimeout
 	}
 	c := &core{log: opts.Logger, timeout: opts.EmitTimeout}
-	r := &Registry{core: c, policies: map[string]map[string]string{}, always: map[alwaysKey]bool{},
-		started: map[callKey]time.Time{}, kept: map[string]*keptSession{}}
+	r := &Registry{Approvals: newToolApprovals(), core: c}
 	c.fault = recordFault
 	r.OnSessionStart = &Emit[SessionStart]{name: PointSessionStart, core: c,
 		agents: func(p SessionStart) []string { return one(p.Agent) }}
@@ -253,65 +248,6 @@ func (r *Registry) copyParts(p []model.Part) (out []model.Part) {
 	return cloneParts(p)
 }
 
-// SetToolApproval sets an agent's tool approval policy (the `tool_approval`
-// of the manifest: tool name, path.Match pattern or "*" -> allow, ask or
-// deny). It is the default of tools/pre-execute for that agent.
-func (r *Registry) SetToolApproval(agentName string, policy map[string]string) {
-	cp := make(map[string]string, len(policy))
-	for k, v := range policy {
-		cp[k] = v
-	}
-	r.mu.Lock()
-	r.policies[agentName] = cp
-	r.mu.Unlock()
-}
-
-// ApplyManifest sets the tool approval policy of every agent of m.
-func (r *Registry) ApplyManifest(m *config.Manifest) {
-	for _, name := range m.AgentOrder {
-		if a := m.Agents[name]; a != nil && a.ToolApproval != nil {
-			r.SetToolApproval(name, a.ToolApproval)
-		}
-	}
-}
-
-// ToolApproval returns a copy of an agent's tool approval policy (nil when
-// it has none).
-func (r *Registry) ToolApproval(agentName string) map[string]string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	p := r.policies[agentName]
-	if p == nil {
-		return nil
-	}
-	cp := make(map[string]string, len(p))
-	for k, v := range p {
-		cp[k] = v
-	}
-	return cp
-}
-
-// Policy returns the decision of an agent's tool approval policy for a
-// tool (Allow when the agent has none).
-func (r *Registry) Policy(agentName, toolName string) string {
-	r.mu.Lock()
-	p := r.policies[agentName]
-	r.mu.Unlock()
-	return config.ToolApprovalFor(p, toolName)
-}
-
-// policyDecision is the default of tools/pre-execute.
-func (r *Registry) policyDecision(_ context.Context, in ToolCall) agent.ToolDecision {
-	switch r.Policy(in.Agent, in.ToolName) {
-	case config.ApprovalDeny:
-		return agent.ToolDecision{Action: agent.ToolDeny, Reason: fmt.Sprintf("the tool_approval policy of agent %s denies %s", in.Agent, in.ToolName)}
-	case config.ApprovalAsk:
-		return agent.ToolDecision{Action: agent.ToolAsk, Reason: fmt.Sprintf("the tool_approval policy of agent %s asks before %s", in.Agent, in.ToolName)}
-	default:
-		return agent.ToolDecision{Action: agent.ToolAllow}
-	}
-}
-
 // Inject queues content for the next model request of a running session of
 // the runtime that ctx belongs to (ctx as given to any listener that runs
 // inside a session: every point but a bare Registry call).
@@ -354,7 +290,7 @@ func (r *Registry) ModelRequest(ctx context.Context, agentName, sessionID string
 // than allow, deny and ask denies, with a reason that names it.
 func (r *Registry) PreTool(ctx context.Context, t agent.ToolInfo) agent.ToolDecision {
 	in := ToolCall{Agent: t.Agent, SessionID: t.SessionID, ToolName: t.ToolName, CallID: t.CallID, Input: cloneRaw(t.Input)}
-	d := r.OnPreExecute.Run(ctx, in, r.policyDecision)
+	d := r.OnPreExecute.Run(ctx, in, r.Approvals.preExecuteDefault)
 	input := cloneRaw(d.UpdatedInput)
 	switch d.Action {
 	case "", agent.ToolAllow:
@@ -365,30 +301,24 @@ func (r *Registry) PreTool(ctx context.Context, t agent.ToolInfo) agent.ToolDeci
 		}
 		return agent.ToolDecision{Action: agent.ToolDeny, Reason: reason}
 	case agent.ToolAsk:
-		key := alwaysKey{t.SessionID, t.ToolName}
-		r.mu.Lock()
-		always := r.always[key]
-		r.mu.Unlock()
-		if !always {
-			asked := t.Input
-			if len(d.UpdatedInput) > 0 {
-				asked = d.UpdatedInput
-			}
-			req := ApprovalRequest{Agent: t.Agent, SessionID: t.SessionID, ToolName: t.ToolName, CallID: t.CallID, Input: asked, Reason: d.Reason}
-			a, deferred := r.requestApproval(ctx, req, durablewire.ApprovalsDeferred(ctx))
-			if deferred {
-				// The run waits for the answer itself (a durable run):
-				// the ask goes back to it with the input to run.
-				return agent.ToolDecision{Action: agent.ToolAsk, Reason: d.Reason, UpdatedInput: cloneRaw(d.UpdatedInput)}
-			}
-			if !a.Allowed() {
-				return denied(a)
-			}
-			if len(a.UpdatedInput) > 0 {
-				input = cloneRaw(a.UpdatedInput)
-			}
-			r.allowed(key, a)
+		asked := t.Input
+		if len(d.UpdatedInput) > 0 {
+			asked = d.UpdatedInput
 		}
+		req := ApprovalRequest{Agent: t.Agent, SessionID: t.SessionID, ToolName: t.ToolName, CallID: t.CallID, Input: asked, Reason: d.Reason}
+		if t.Granted != "" && len(d.UpdatedInput) == 0 {
+			break // approved already, as it is (ToolInfo.Granted)
+		}
+		a, deferred := r.ask(ctx, t, req, input, durablewire.ApprovalsDeferred(ctx))
+		if deferred {
+			// The run waits for the answer itself (a durable run): the
+			// ask goes back to it with the input to run.
+			return agent.ToolDecision{Action: agent.ToolAsk, Reason: d.Reason, UpdatedInput: cloneRaw(d.UpdatedInput)}
+		}
+		if a.Action != agent.ToolAllow {
+			return a
+		}
+		input = a.UpdatedInput
 	default:
 		reason := fmt.Sprintf("a tools/pre-execute hook answered the unknown action %q (want %q, %q or %q)",
 			d.Action, agent.ToolAllow, agent.ToolDeny, agent.ToolAsk)
@@ -396,100 +326,8 @@ func (r *Registry) PreTool(ctx context.Context, t agent.ToolInfo) agent.ToolDeci
 		return agent.ToolDecision{Action: agent.ToolDeny, Reason: reason}
 	}
 	// The tool runs now: PostTool reports how long it took.
-	r.mu.Lock()
-	r.started[callKey{t.SessionID, t.CallID}] = time.Now()
-	r.mu.Unlock()
+	r.calls.start(callKey{t.SessionID, t.CallID})
 	return agent.ToolDecision{Action: agent.ToolAllow, UpdatedInput: input}
-}
-
-var _ agent.ApprovalResumer = (*Registry)(nil)
-
-// ResumeApproval implements agent.ApprovalResumer: approval/request runs
-// for req, the request a run stored for call t before its process died,
-// with its id (ApprovalRequest.RequestID), so that the broker
-// (UseBroker) shows it again as it was and stores its answer. An earlier
-// "always" answer of the session for the tool answers it at once. The
-// decision is PreTool's after an ask: allow, with the input asked about,
-// or deny.
-func (r *Registry) ResumeApproval(ctx context.Context, t agent.ToolInfo, req approval.Request) agent.ToolDecision {
-	key := alwaysKey{t.SessionID, t.ToolName}
-	r.mu.Lock()
-	always := r.always[key]
-	r.mu.Unlock()
-	input := cloneRaw(t.Input)
-	if !always {
-		a, _ := r.requestApproval(ctx, ApprovalRequest{Agent: t.Agent, SessionID: t.SessionID, ToolName: t.ToolName, CallID: t.CallID,
-			Input: t.Input, Reason: req.Rule, RequestID: req.ID}, false)
-		if !a.Allowed() {
-			return denied(a)
-		}
-		if len(a.UpdatedInput) > 0 {
-			input = cloneRaw(a.UpdatedInput)
-		}
-		r.allowed(key, a)
-	}
-	r.mu.Lock()
-	r.started[callKey{t.SessionID, t.CallID}] = time.Now()
-	r.mu.Unlock()
-	return agent.ToolDecision{Action: agent.ToolAllow, UpdatedInput: input}
-}
-
-// denied is the decision of a tool call whose approval did not allow it.
-func denied(a ApprovalDecision) agent.ToolDecision {
-	msg := "approval " + a.Outcome
-	if a.Reason != "" {
-		msg += ": " + a.Reason
-	}
-	return agent.ToolDecision{Action: agent.ToolDeny, Reason: msg}
-}
-
-// allowed remembers an "always" answer for the session and tool of key.
-func (r *Registry) allowed(key alwaysKey, a ApprovalDecision) {
-	if a.Outcome == AllowedAlways {
-		r.mu.Lock()
-		r.always[key] = true
-		r.mu.Unlock()
-	}
-}
-
-// RequestApproval runs approval/request. req is snapshotted on entry. Fail
-// closed: no listener, an empty or unknown outcome all give Unavailable.
-func (r *Registry) RequestApproval(ctx context.Context, req ApprovalRequest) ApprovalDecision {
-	d, _ := r.requestApproval(ctx, req, false)
-	return d
-}
-
-// requestApproval is RequestApproval; with deferrable, a request that no
-// listener answered (the chain's end was reached) is reported deferred
-// instead of unavailable: the caller's run asks for it itself
-// (internal/durablewire.ApprovalEnv).
-func (r *Registry) requestApproval(ctx context.Context, req ApprovalRequest, deferrable bool) (ApprovalDecision, bool) {
-	req = cloneApproval(req)
-	deferred := false
-	d := r.OnApproval.Run(ctx, req, func(_ context.Context, req ApprovalRequest) ApprovalDecision {
-		if deferrable {
-			deferred = true
-			return ApprovalDecision{Outcome: Unavailable, Reason: "deferred to the run"}
-		}
-		return ApprovalDecision{Outcome: Unavailable, Reason: fmt.Sprintf(
-			"no approver is available; to run %s without asking, set tool_approval: {%s: allow} on agent %s in the manifest",
-			req.ToolName, req.ToolName, req.Agent)}
-	})
-	if deferred && d.Outcome == Unavailable {
-		return ApprovalDecision{}, true
-	}
-	switch d.Outcome {
-	case AllowedOnce, AllowedAlways, Rejected, Cancelled, Unavailable:
-	default:
-		if d.Outcome != "" {
-			r.Logger().Warn("unknown approval outcome; treated as unavailable", "outcome", d.Outcome)
-		}
-		d.Outcome = Unavailable
-	}
-	if !d.Allowed() {
-		d.UpdatedInput = nil
-	}
-	return cloneApprovalDecision(d), false
 }
 
 // PostTool implements agent.Hooks: tools/post-execute, then the tools/result
@@ -499,13 +337,9 @@ func (r *Registry) PostTool(ctx context.Context, t agent.ToolInfo, res tool.Resu
 		ToolCall: ToolCall{Agent: t.Agent, SessionID: t.SessionID, ToolName: t.ToolName, CallID: t.CallID, Input: cloneRaw(t.Input)},
 		Result:   res.Content, IsError: res.IsError, Interrupted: ctx.Err() != nil,
 	}
-	key := callKey{t.SessionID, t.CallID}
-	r.mu.Lock()
-	if at, ok := r.started[key]; ok {
-		in.DurationMS = time.Since(at).Milliseconds()
-		delete(r.started, key)
+	if took, ok := r.calls.end(callKey{t.SessionID, t.CallID}); ok {
+		in.DurationMS = took.Milliseconds()
 	}
-	r.mu.Unlock()
 	d := r.OnPostExecute.Run(ctx, in, func(context.Context, ToolOutcome) PostDecision { return PostDecision{} })
 	if d.Block {
 		fb := d.Feedback

@@ -334,14 +334,14 @@ func setApprovals(cfg Config, opts Options) {
 		switch {
 		case a.ToolApproval == nil:
 		case opts.Hooks != nil:
-			opts.Hooks.SetToolApproval(a.Name, a.ToolApproval)
+			opts.Hooks.Approvals.Set(a.Name, a.ToolApproval)
 		default:
 			opts.Logger.Warn("tool_approval is not enforced: the pool has no Options.Hooks", "agent", a.Name)
 		}
 	}
 	for name, policy := range cfg.NodeToolApproval {
 		if opts.Hooks != nil {
-			opts.Hooks.SetToolApproval(name, policy)
+			opts.Hooks.Approvals.Set(name, policy)
 		}
 	}
 }

@@ -225,7 +225,7 @@ func TestBuildToolApproval(t *testing.T) {
 	cfg.Agents[1].ToolApproval = map[string]string{"get_*": config.ApprovalDeny}
 	reg := hook.New(hook.Options{})
 	p := build(t, cfg, pool.Options{Hooks: reg})
-	if got := reg.Policy("forecaster", "get_weather"); got != config.ApprovalDeny {
+	if got := reg.Approvals.Decide("forecaster", "get_weather"); got != config.ApprovalDeny {
 		t.Errorf("policy %q", got)
 	}
 	if res := run(t, p, "", "Weather?"); !strings.Contains(res.Output, "cannot tell (tool get_weather denied: the tool_approval policy") {
@@ -243,7 +243,7 @@ func TestBuildToolApproval(t *testing.T) {
 		t.Fatal(err)
 	}
 	pm.Close()
-	if got := reg.Policy("a", "Bash"); got != config.ApprovalDeny {
+	if got := reg.Approvals.Decide("a", "Bash"); got != config.ApprovalDeny {
 		t.Errorf("manifest policy %q", got)
 	}
 }

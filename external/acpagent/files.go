@@ -69,28 +69,41 @@ func (t *turn) readFile(ctx context.Context, req acp.ReadTextFileRequest) (acp.R
 // tools/pre-execute: hooks, the member's tool_approval and the approval
 // flow decide, the workspace confines the path, and a file that exists
 // must have been read first (fs/read_text_file) and be unchanged since,
-// unless the write is an edit the agent was granted (takeApproved): then
-// the file, as it is now, counts as read by the session just before the
+// unless the write is an edit the agent was granted (takeApproved). Such
+// a write is not asked about again (agent.ToolInfo.Granted: the person
+// approved that very change already, in the agent's own permission
+// request), though hooks still see it; and, unless a hook changed it,
+// the file as it is now counts as read by the session just before the
 // Write runs, so a change made by anyone else between the check and the
 // write still fails it.
 func (t *turn) writeFile(ctx context.Context, req acp.WriteTextFileRequest) (acp.WriteTextFileResponse, error) {
 	ctx, cancel := t.opContext(ctx)
 	defer cancel()
-	call, info, err := t.preFileTool(ctx, "Write", map[string]any{"file_path": req.Path, "content": req.Content})
+	in := map[string]any{"file_path": req.Path, "content": req.Content}
+	granted := ""
+	if abs, err := t.n.ws.Resolve(req.Path); err == nil && t.takeApproved(abs, req.Content) {
+		granted = "the edit " + t.n.cfg.Name + " asked permission for, allowed"
+	}
+	call, info, err := t.prepareFileTool(ctx, "Write", in, granted)
 	if err != nil {
 		return acp.WriteTextFileResponse{}, err
 	}
+	if granted != "" && sameWrite(call.Args, req) {
+		t.markRead(ctx, req.Path)
+	}
+	_, err = t.runPrepared(ctx, call, info)
+	return acp.WriteTextFileResponse{}, err
+}
+
+// sameWrite says whether args (the Write's input after tools/pre-execute)
+// still write req's content to req's path: a hook that changed either
+// makes it another write than the one granted.
+func sameWrite(args []byte, req acp.WriteTextFileRequest) bool {
 	var in struct {
 		Path    string `json:"file_path"`
 		Content string `json:"content"`
 	}
-	if json.Unmarshal(call.Args, &in) == nil {
-		if abs, err := t.n.ws.Resolve(in.Path); err == nil && t.takeApproved(abs, in.Content) {
-			t.markRead(ctx, in.Path)
-		}
-	}
-	_, err = t.runPrepared(ctx, call, info)
-	return acp.WriteTextFileResponse{}, err
+	return json.Unmarshal(args, &in) == nil && in.Path == req.Path && in.Content == req.Content
 }
 
 // markRead records path as read by the child session, as it is now, by
@@ -115,19 +128,20 @@ func (t *turn) opContext(ctx context.Context) (context.Context, context.CancelFu
 // tools/pre-execute, the tool, tools/post-execute. A denial or an error
 // result is an error for the agent, with the reason.
 func (t *turn) runFileTool(ctx context.Context, name string, in map[string]any) (tool.Result, error) {
-	call, info, err := t.preFileTool(ctx, name, in)
+	call, info, err := t.prepareFileTool(ctx, name, in, "")
 	if err != nil {
 		return tool.Result{}, err
 	}
 	return t.runPrepared(ctx, call, info)
 }
 
-// preFileTool is the first half of runFileTool: the call, through
-// tools/pre-execute (which may change its input).
-func (t *turn) preFileTool(ctx context.Context, name string, in map[string]any) (tool.Call, agent.ToolInfo, error) {
+// prepareFileTool is the first half of runFileTool: the call, through
+// tools/pre-execute (which may change its input); granted is
+// agent.ToolInfo.Granted.
+func (t *turn) prepareFileTool(ctx context.Context, name string, in map[string]any, granted string) (tool.Call, agent.ToolInfo, error) {
 	args, _ := json.Marshal(in)
 	call := tool.Call{ID: "acpfs_" + strconv.FormatInt(fsCalls.Add(1), 10), Name: name, Args: args, SessionID: t.inv.Session.ID}
-	info := agent.ToolInfo{Agent: t.n.cfg.Name, SessionID: t.inv.Session.ID, ToolName: name, CallID: call.ID, Input: slices.Clone(args)}
+	info := agent.ToolInfo{Agent: t.n.cfg.Name, SessionID: t.inv.Session.ID, ToolName: name, CallID: call.ID, Input: slices.Clone(args), Granted: granted}
 	if _, ok := t.n.fileTool(name); !ok {
 		return call, info, acp.NewInternalError(map[string]any{"error": "no tool " + name})
 	}

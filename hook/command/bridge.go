@@ -205,7 +205,7 @@ func Install(reg *hook.Registry, m *config.Manifest, opts Options) error {
 	if opts.ProjectDir == "" {
 		opts.ProjectDir = m.Dir()
 	}
-	reg.ApplyManifest(m)
+	reg.Approvals.ApplyManifest(m)
 	if len(m.Hooks.Settings) == 0 {
 		return nil
 	}

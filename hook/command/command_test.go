@@ -436,7 +436,7 @@ func TestExampleClaudeHooks(t *testing.T) {
 	if len(results) != 2 || !strings.Contains(results[0], "Risks: the publish step needs credentials.") || !strings.Contains(results[1], "need a human") {
 		t.Errorf("tool results %q", results)
 	}
-	if got := reg.Policy("lead", "task_output"); got != "ask" {
+	if got := reg.Approvals.Decide("lead", "task_output"); got != "ask" {
 		t.Errorf("tool_approval not applied: %q", got)
 	}
 }

@@ -203,7 +203,7 @@ func (b *Bridge) permissionMode(agentName string) string {
 	if b.reg == nil {
 		return "default"
 	}
-	policy := b.reg.ToolApproval(agentName)
+	policy := b.reg.Approvals.Of(agentName)
 	if policy["*"] == config.ApprovalAllow {
 		asks := false
 		for _, v := range policy {

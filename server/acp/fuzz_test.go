@@ -92,7 +92,7 @@ func fuzzPool(t testing.TB, m *config.Manifest, srvOpts Options) (*Server, *pool
 		event.PartEnd{Index: 0},
 		event.StreamComplete{Message: event.Message{Role: "assistant", Content: "before"}})
 	reg := hook.New(hook.Options{})
-	reg.ApplyManifest(m)
+	reg.Approvals.ApplyManifest(m)
 	b, err := approval.New(approval.Options{})
 	if err != nil {
 		t.Fatal(err)
