@@ -17,6 +17,10 @@ type kept struct {
 	date    string  // its machine table's date, load and suites rows
 	load    string
 	partial string
+	// its start-up target rows and section, which the "All rows" table
+	// does not hold (the comparison is no go test suite): kept as text
+	// when the partial run leaves the start-up comparison out
+	startupRows, startupSection string
 }
 
 var (
@@ -69,6 +73,7 @@ func parseReport(text string) (kept, error) {
 	if len(k.groups) == 0 {
 		return kept{}, fmt.Errorf("no \"All rows\" table")
 	}
+	k.startupRows, k.startupSection = keptStartup(text)
 	return k, nil
 }
 

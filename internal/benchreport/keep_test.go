@@ -73,3 +73,31 @@ func TestParseCommittedReport(t *testing.T) {
 		t.Errorf("%d rows read back render as\n%s\nwant\n%s", len(got), strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestKeptStartup: a partial run that leaves the start-up comparison out
+// carries the report's start-up rows and section over as they were.
+func TestKeptStartup(t *testing.T) {
+	data, err := os.ReadFile("../../BENCHMARKS.md")
+	if err != nil {
+		t.Skip("no BENCHMARKS.md:", err)
+	}
+	report := string(data)
+	rows, section := keptStartup(report)
+	if rows == "" || section == "" {
+		t.Fatalf("no start-up rows (%d bytes) or section (%d bytes) found", len(rows), len(section))
+	}
+	without, err := spliceStartup(report, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(without, "| start-up:") || strings.Contains(without, startupHeading) {
+		t.Fatal("the start-up rows or section are still there")
+	}
+	back, err := spliceStartup(without, rows, section)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back != report {
+		t.Error("the report with its start-up rows and section put back differs")
+	}
+}

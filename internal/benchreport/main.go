@@ -220,6 +220,11 @@ func run(benchtime, outPath, rawDir, goCmd string, parseOnly bool, only string) 
 		return err
 	}
 	report := render(machine, groups, string(notes))
+	if keep != nil && !runStartup && keep.startupRows != "" {
+		if report, err = spliceStartup(report, keep.startupRows, keep.startupSection); err != nil {
+			return err
+		}
+	}
 	if err := os.WriteFile(outPath, []byte(report), 0o644); err != nil {
 		return err
 	}
