@@ -416,22 +416,7 @@ func (r *run) waitInjected(ctx context.Context) bool {
 		r.env.Await(ctx, func() bool { return inbox.Len() > 0 || r.inv.PendingAsync() == 0 || ctx.Err() != nil })
 		return inbox.Len() > 0
 	}
-	for {
-		if inbox.Len() > 0 {
-			return true
-		}
-		if r.inv.PendingAsync() == 0 {
-			// A child injects before its pending count drops: one that
-			// ended since the check above is seen here.
-			return inbox.Len() > 0
-		}
-		// Woken by an injection or by an async child ending.
-		select {
-		case <-inbox.Wait():
-		case <-ctx.Done():
-			return false
-		}
-	}
+	return r.inv.WaitInjected(ctx)
 }
 
 func (r *run) drainInbox(ctx context.Context) {

@@ -42,6 +42,7 @@ func External(a *config.Agent, dir string) (spawn.Node, error) {
 		Name: a.Name, Description: a.Description, Command: x.Command, Args: x.Args, Env: x.Env, Dir: dir,
 		SystemPrompt: a.SystemPrompt, AllowFileOperations: x.AllowFileOperations, AllowTerminal: x.AllowTerminal,
 		Confirm: confirm, MCPServers: a.MCPServers, InstallHint: x.Install,
+		InitTimeout: x.InitTimeout, CancelGrace: x.CancelGrace,
 	})
 	if err != nil {
 		return nil, err // not a typed nil in a spawn.Node

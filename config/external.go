@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 )
 
 // External agent types.
@@ -38,6 +39,11 @@ type ExternalAgent struct {
 	AllowFileOperations      bool // default true
 	AllowTerminal            bool // default true: terminal/* is served (by the Bash tool)
 	RegistryID               string
+	// InitTimeout bounds the program's start and its initialize answer;
+	// CancelGrace is how long a cancelled prompt may take to answer
+	// before the program is killed (`init_timeout`, `cancel_grace`; 0:
+	// the defaults of package external/acpagent).
+	InitTimeout, CancelGrace time.Duration
 }
 
 // ACPPreset is how to start one of the known ACP agents.
@@ -72,7 +78,7 @@ var (
 	externalKeys = []string{
 		"type", "provider", "command", "args", "cwd", "env", "system_prompt", "requires_tool_confirmation",
 		"allow_file_operations", "allow_terminal", "description", "display_name", "name", "registry_id",
-		"tools", "toolsets", "workers", "mcp_servers",
+		"tools", "toolsets", "workers", "mcp_servers", "init_timeout", "cancel_grace",
 	}
 	externalIgnored = []string{
 		"model", "auto_approve", "sandbox_permissions", "shell_environment_policy_inherit", "permission_mode",
@@ -120,6 +126,12 @@ func (p *parser) external(a *Agent, kind string, e entry, path string) {
 	}
 	if fe, ok := f["allow_terminal"]; ok {
 		x.AllowTerminal = p.boolean(fe.val, path+".allow_terminal", true)
+	}
+	if fe, ok := f["init_timeout"]; ok {
+		x.InitTimeout = p.duration(fe.val, path+".init_timeout")
+	}
+	if fe, ok := f["cancel_grace"]; ok {
+		x.CancelGrace = p.duration(fe.val, path+".cancel_grace")
 	}
 	p.agentTools(a, f, path)
 	if fe, ok := f["mcp_servers"]; ok {

@@ -3,6 +3,7 @@ package config
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // The AgentPool fields of external agents: each preset's command, custom
@@ -21,7 +22,7 @@ agents:
     system_prompt: [be brief, be right]
   cc: {type: claude_code, requires_tool_confirmation: never, allow_terminal: false}
   gem: {type: acp, provider: gemini, allow_file_operations: false}
-  goose: {type: acp, provider: goose}
+  goose: {type: acp, provider: goose, init_timeout: 3m, cancel_grace: 500ms}
   codex: {type: acp, provider: registry, registry_id: codex-acp}
   mine: {type: acp, provider: custom, command: ./my-agent, args: [--acp]}
 teams:
@@ -53,6 +54,16 @@ teams:
 	}
 	if c := m.Agents["codex"].External; c.Provider != "codex" || c.RegistryID != "codex-acp" {
 		t.Errorf("codex = %+v", c)
+	}
+	if g := m.Agents["goose"].External; g.InitTimeout != 3*time.Minute || g.CancelGrace != 500*time.Millisecond {
+		t.Errorf("goose's init_timeout %v, cancel_grace %v", g.InitTimeout, g.CancelGrace)
+	}
+	if o := m.Agents["oc"].External; o.InitTimeout != 0 || o.CancelGrace != 0 {
+		t.Errorf("oc's init_timeout %v, cancel_grace %v, want the defaults (0)", o.InitTimeout, o.CancelGrace)
+	}
+	_, err = Parse("agentpool.yaml", []byte("agents:\n  x: {type: acp, provider: goose, cancel_grace: soon}\n"))
+	if err == nil || !strings.Contains(err.Error(), "agentpool.yaml:2") || !strings.Contains(err.Error(), "agents.x.cancel_grace") || !strings.Contains(err.Error(), `invalid duration "soon"`) {
+		t.Errorf("a bad cancel_grace: %v", err)
 	}
 }
 

@@ -85,6 +85,32 @@ func (inv *Invocation) Inject(content string) {
 // Inbox returns the session's queue of injected messages.
 func (inv *Invocation) Inbox() *Inbox { return &inv.h.inbox }
 
+// WaitInjected blocks until the session's inbox holds something (an
+// injection, an async child's result) or no async child of the session
+// is pending, and reports whether the inbox holds something; false when
+// ctx ends first. It is how a node running in this process (Env nil)
+// knows whether to take another turn: a durable engine waits through
+// Env.Await instead.
+func (inv *Invocation) WaitInjected(ctx context.Context) bool {
+	inbox := inv.Inbox()
+	for {
+		if inbox.Len() > 0 {
+			return true
+		}
+		if inv.PendingAsync() == 0 {
+			// A child injects before its pending count drops: one that
+			// ended since the check above is seen here.
+			return inbox.Len() > 0
+		}
+		// Woken by an injection or by an async child ending.
+		select {
+		case <-inbox.Wait():
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
 // Injected takes what was injected into the session since the last call:
 // the node running in the session delivers it with its next model request.
 func (inv *Invocation) Injected() []string { return inv.h.inbox.drain() }

@@ -89,6 +89,11 @@
 //     announced the call with when it did (claim); the delegation's end
 //     cancels the calls still running and waits for them. An agent that
 //     takes no MCP over HTTP is served nothing (a toolset_error event).
+//   - What reaches the child session's inbox while the agent works (an
+//     async delegation's result, an injected message) is the agent's
+//     next session/prompt once its turn ended (spawn.Invocation.
+//     WaitInjected): the session ends when its agent's turn ended and
+//     nothing is pending.
 //   - session/request_permission goes to the pool's approval flow
 //     (hook.Registry.RequestApproval: the approval broker of
 //     docs/approvals.md), labelled with the member and its child session;

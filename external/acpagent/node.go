@@ -7,6 +7,7 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	acp "github.com/coder/acp-go-sdk"
@@ -110,7 +111,28 @@ func (n *Node) Run(ctx context.Context, inv *spawn.Invocation) spawn.Result {
 	defer t.closeTerminals() // no command of the session outlives it
 
 	n.store(ctx, inv, model.UserText(inv.Prompt))
+	msgs := []model.Message{model.UserText(inv.Prompt)}
 	resp, err, killed := n.prompt(ctx, a, conn, acpSession, prompt)
+	usage := promptUsage(resp)
+	// What reaches the session's inbox while the agent works (an async
+	// child's result, a message for it) is its next prompt, once its turn
+	// ended, as our own agents take it with their next model request.
+	for err == nil && !killed && resp.StopReason == acp.StopReasonEndTurn {
+		if !inv.WaitInjected(ctx) {
+			if ctx.Err() != nil {
+				err = context.Cause(ctx)
+			}
+			break
+		}
+		next := model.Message{Role: model.RoleUser, Parts: []model.Part{{Kind: model.PartText, Text: strings.Join(inv.Injected(), "\n\n")}}, Synthetic: true}
+		if reply := t.between(); reply != "" {
+			msgs = append(msgs, n.reply(ctx, inv, reply))
+		}
+		n.store(ctx, inv, next)
+		msgs = append(msgs, next)
+		resp, err, killed = n.prompt(ctx, a, conn, acpSession, next.Parts[0].Text)
+		usage.Add(promptUsage(resp))
+	}
 	why := "the prompt was answered"
 	switch {
 	case killed:
@@ -121,24 +143,8 @@ func (n *Node) Run(ctx context.Context, inv *spawn.Invocation) spawn.Result {
 		why = "the turn was cancelled"
 	}
 	final := t.finish(why)
-	reply := model.Message{Role: model.RoleAssistant, Parts: []model.Part{{Kind: model.PartText, Text: final}}}
-	msgs := []model.Message{model.UserText(inv.Prompt)}
 	if final != "" {
-		n.store(ctx, inv, reply)
-		msgs = append(msgs, reply)
-	}
-	var usage event.Usage
-	if u := resp.Usage; u != nil {
-		usage = event.Usage{InputTokens: int64(u.InputTokens), OutputTokens: int64(u.OutputTokens)}
-		if u.CachedReadTokens != nil {
-			usage.CacheReadTokens = int64(*u.CachedReadTokens)
-		}
-		if u.CachedWriteTokens != nil {
-			usage.CacheWriteTokens = int64(*u.CachedWriteTokens)
-		}
-		if u.ThoughtTokens != nil {
-			usage.ReasoningTokens = int64(*u.ThoughtTokens)
-		}
+		msgs = append(msgs, n.reply(ctx, inv, final))
 	}
 	res := spawn.Result{Output: final, Usage: usage, Cost: t.cost, Messages: msgs}
 	switch {
@@ -218,6 +224,33 @@ func (n *Node) prompt(ctx context.Context, a *agentConn, conn *acp.ClientSideCon
 	a.kill()
 	r := <-done // the connection closed with the agent
 	return r.resp, r.err, true
+}
+
+// reply stores the agent's answer to a prompt and returns it as a message.
+func (n *Node) reply(ctx context.Context, inv *spawn.Invocation, text string) model.Message {
+	m := model.Message{Role: model.RoleAssistant, Parts: []model.Part{{Kind: model.PartText, Text: text}}}
+	n.store(ctx, inv, m)
+	return m
+}
+
+// promptUsage is the usage a session/prompt answer reports (zero when it
+// reports none).
+func promptUsage(resp acp.PromptResponse) event.Usage {
+	u := resp.Usage
+	if u == nil {
+		return event.Usage{}
+	}
+	usage := event.Usage{InputTokens: int64(u.InputTokens), OutputTokens: int64(u.OutputTokens)}
+	if u.CachedReadTokens != nil {
+		usage.CacheReadTokens = int64(*u.CachedReadTokens)
+	}
+	if u.CachedWriteTokens != nil {
+		usage.CacheWriteTokens = int64(*u.CachedWriteTokens)
+	}
+	if u.ThoughtTokens != nil {
+		usage.ReasoningTokens = int64(*u.ThoughtTokens)
+	}
+	return usage
 }
 
 // store keeps a message of the child's conversation (its transcript).

@@ -79,3 +79,62 @@ func TestOpencodeUsesServedTools(t *testing.T) {
 		t.Errorf("helper's session %+v, %v", grand, err)
 	}
 }
+
+// An async delegation from a served task reaches the agent when it ends:
+// once opencode's turn is over, the member's session sends the task's
+// result as its next prompt (as our own agents get it with their next
+// model request), opencode's model sees it, and the session's final
+// message is its answer to that prompt. The transcript keeps both
+// answers and the delivered result.
+func TestOpencodeGetsAsyncTaskResult(t *testing.T) {
+	model := opencodetest.NewModel(t, "Noted.")
+	model.ToolCalls = []opencodetest.ToolCall{
+		{Name: "agentpool_task", Args: `{"agent_or_team":"helper","prompt":"say hi","description":"ask the helper","async_mode":true}`},
+	}
+	oc := opencodetest.NewSetup(t, model, "")
+	helper, err := testmodel.New(testmodel.Config{Text: "helper says hi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := testPoolConfig(t, hook.New(hook.Options{}), nil, pool.Config{
+		Agents:    []pool.AgentSpec{{Name: "helper", Description: "says hi", Model: helper}},
+		Nodes:     []spawn.Node{newNode(t, acpagentConfig(oc, "opencode")), delegator{name: "parent", child: "opencode", prompts: []string{"Ask the helper in the background."}}},
+		NodeTools: map[string]pool.NodeTools{"opencode": {Builtin: []string{config.ToolsetSubagent}}},
+		Workspace: oc.Project,
+	})
+	res, evs := run(t, context.Background(), p, "parent", "", nil)
+	if res.Result.StopReason != event.StopCompleted {
+		t.Fatalf("result %+v", res.Result)
+	}
+	delivered := false
+	for _, users := range model.UserMessages() {
+		for _, u := range users {
+			if strings.Contains(u, "Background task") && strings.Contains(u, "helper says hi") {
+				delivered = true
+			}
+		}
+	}
+	if !delivered {
+		t.Fatalf("opencode's model never got the task's result; its user messages: %q", model.UserMessages())
+	}
+	var ocID string
+	for _, e := range evs {
+		if end, ok := e.(event.SpawnSessionEnd); ok {
+			ocID = end.ChildSessionID
+			if end.StopReason != event.StopCompleted || end.LastAssistantMessage != "Noted." {
+				t.Errorf("opencode's end %+v", end)
+			}
+		}
+	}
+	msgs, err := p.Store().Messages(context.Background(), ocID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var roles []string
+	for _, m := range msgs {
+		roles = append(roles, string(m.Message.Role))
+	}
+	if len(msgs) != 4 || !strings.Contains(msgs[2].Message.Parts[0].Text, "helper says hi") || !msgs[2].Message.Synthetic {
+		t.Errorf("opencode's transcript: %q", roles)
+	}
+}

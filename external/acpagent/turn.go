@@ -34,6 +34,7 @@ type turn struct {
 	idle   sync.Cond // signalled when busy drops to 0
 	busy   int       // updates being turned into events, served calls running
 	closed bool
+	paused bool          // between prompts (between): updates are dropped
 	edits  approvedEdits // granted edits not written yet
 	terms  *terminals    // made by the first terminal/create
 	// announced are the agent's tool calls as served calls claim them
@@ -83,6 +84,44 @@ func (t *turn) enter() bool {
 	return true
 }
 
+// enterUpdate is enter for a session/update: false between prompts too.
+func (t *turn) enterUpdate() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed || t.paused {
+		return false
+	}
+	t.busy++
+	return true
+}
+
+// between ends the agent's answer to one prompt when the session goes on
+// with another (an injected message): it waits for the updates and served
+// calls in progress, closes the open part and returns the answer's text
+// (after its last tool call, else all of it), so that the final message
+// of the session is its last answer. An update of the ended answer that
+// comes while it waits is dropped, as after finish. Tool calls the agent
+// left open stay open: finish ends them.
+func (t *turn) between() string {
+	t.mu.Lock()
+	t.paused = true
+	for t.busy > 0 {
+		t.idle.Wait()
+	}
+	t.mu.Unlock()
+	t.endPart()
+	reply := strings.TrimSpace(t.text.String())
+	if reply == "" {
+		reply = strings.TrimSpace(t.all.String())
+	}
+	t.text.Reset()
+	t.all.Reset()
+	t.mu.Lock()
+	t.paused = false
+	t.mu.Unlock()
+	return reply
+}
+
 func (t *turn) leave() {
 	t.mu.Lock()
 	t.busy--
@@ -113,7 +152,7 @@ func (t *turn) close() {
 // update turns one session/update into events. Events are emitted
 // outside the turn's lock.
 func (t *turn) update(u acp.SessionUpdate) {
-	if !t.enter() {
+	if !t.enterUpdate() {
 		return
 	}
 	defer t.leave()

@@ -33,6 +33,25 @@ type permissionsAPI struct {
 // frontEnd is how the broker names this server's answers.
 const frontEnd = "opencode"
 
+// ClientHeader names the client that sends a request, when it is one of
+// knownClients: an answer to a permission request is then labelled with
+// it instead of frontEnd (the web view, served by this server, sends
+// "web"), so that the record says where the person answered.
+const ClientHeader = "X-Agentpool-Client"
+
+// knownClients are the values of ClientHeader that label answers; any
+// other value (or none) is frontEnd's. A fixed set, so that a client
+// cannot pass for a broker's own labels (rule, timeout, ...).
+var knownClients = map[string]bool{"web": true}
+
+// answeredBy is the label of an answer sent with r.
+func answeredBy(r *http.Request) string {
+	if c := r.Header.Get(ClientHeader); knownClients[c] {
+		return c
+	}
+	return frontEnd
+}
+
 // onNotice maps a broker notice to its bus event. It runs on the
 // broker's delivery (never under the broker's lock) and takes one
 // session's lock at a time, like every other writer of session events.
@@ -281,7 +300,7 @@ func (s *permissionsAPI) handleReply(w http.ResponseWriter, r *http.Request) {
 	if !s.readStrict(w, r, &body, "reply") {
 		return
 	}
-	s.reply(w, rid, "", body.Reply, body.Message)
+	s.reply(w, rid, "", body.Reply, body.Message, answeredBy(r))
 }
 
 // handleRespond answers the deprecated POST
@@ -296,13 +315,13 @@ func (s *permissionsAPI) handleRespond(w http.ResponseWriter, r *http.Request) {
 	if !s.readStrict(w, r, &body, "response") {
 		return
 	}
-	s.reply(w, rid, sid, body.Response, "")
+	s.reply(w, rid, sid, body.Response, "", answeredBy(r))
 }
 
 // reply hands the user's answer to the broker: 200 true, or 404
 // PermissionNotFoundError when the request is not pending (never asked,
 // answered already, withdrawn) or not of session sid.
-func (s *permissionsAPI) reply(w http.ResponseWriter, rid, sid, reply, message string) {
+func (s *permissionsAPI) reply(w http.ResponseWriter, rid, sid, reply, message, by string) {
 	var r approval.Reply
 	switch reply {
 	case "once":
@@ -328,7 +347,7 @@ func (s *permissionsAPI) reply(w http.ResponseWriter, rid, sid, reply, message s
 			return
 		}
 	}
-	if err := s.broker.Reply(rid, r, message, frontEnd); err != nil {
+	if err := s.broker.Reply(rid, r, message, by); err != nil {
 		switch {
 		case errors.Is(err, approval.ErrAnswered):
 			notFound(fmt.Sprintf("permission request %s is no longer pending: %v", rid, err))

@@ -2,6 +2,7 @@ package opencode
 
 import (
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -323,5 +324,44 @@ func goldenJSON(t *testing.T, name, ws string, v any) {
 	}
 	if got != string(want) {
 		t.Errorf("%s differs (go test -update rewrites it):\n%s", path, got)
+	}
+}
+
+// An answer is labelled with the client that sent it when it names one
+// the server knows (the web view sends X-Agentpool-Client: web), else as
+// OpenCode's; a client cannot pass for one of the broker's own labels.
+func TestPermissionAnswerLabelledByClient(t *testing.T) {
+	noLeaks(t)
+	for _, c := range []struct{ header, want string }{{"web", "web"}, {"", "opencode"}, {approval.ByRule, "opencode"}} {
+		t.Run("client="+c.header, func(t *testing.T) {
+			base, _, b := approvalServer(t)
+			replied := make(chan approval.Answer, 1)
+			defer b.Attach("probe", func(n approval.Notice) {
+				if n.Kind == approval.Replied {
+					replied <- n.Answer
+				}
+			})()
+			root, sse, asked := startWrite(t, base)
+			req, err := http.NewRequest("POST", base+"/permission/"+str(obj(asked["properties"])["id"])+"/reply", strings.NewReader(`{"reply":"once"}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			if c.header != "" {
+				req.Header.Set(ClientHeader, c.header)
+			}
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			if res.StatusCode != 200 {
+				t.Fatalf("reply: %s", res.Status)
+			}
+			if a := <-replied; a.By != c.want {
+				t.Errorf("answered by %q, want %q", a.By, c.want)
+			}
+			sse.wait(isType("session.idle", root), 10*time.Second)
+		})
 	}
 }

@@ -8,8 +8,10 @@ let askToken = null; // set by the app: resolves when the user gave a token
 export function onTokenNeeded(fn) { askToken = fn; }
 export function setToken(t) { sessionStorage.setItem(TOKEN_KEY, t); }
 
+// X-Agentpool-Client labels the answers given here (approvals) as the web
+// view's rather than any OpenCode client's.
 function headers(extra) {
-  const h = { ...extra };
+  const h = { ...extra, 'X-Agentpool-Client': 'web' };
   const t = sessionStorage.getItem(TOKEN_KEY);
   if (t) h.Authorization = `Bearer ${t}`;
   return h;

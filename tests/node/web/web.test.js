@@ -382,7 +382,7 @@ test('Reject with a message reaches the grandchild; the run goes on', async () =
   assert.equal(existsSync(notes()), false, 'the rejected Write happened');
   // The model saw the rejection with the user's words, and answered.
   await page.locator('.part.text:has-text("approval rejected")').waitFor();
-  assert.match(await page.locator('.part.text').last().textContent(), /rejected by the user in opencode: use notes\.txt instead/);
+  assert.match(await page.locator('.part.text').last().textContent(), /rejected by the user in web: use notes\.txt instead/);
   assert.equal(await waitingRow(page).count(), 0);
   await shot(page, 'approval-rejected');
   assert.deepEqual(problems, []);
