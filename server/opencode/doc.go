@@ -173,7 +173,8 @@
 // root's session.error is a MessageAbortedError; abort answers true once
 // the run has wound down (at most 10 s), so the session is idle by then.
 // Aborting a child session that runs in its root's run (it has no prompt
-// of its own) cancels that child alone (pool.Pool.Cancel, by "opencode"):
+// of its own) cancels that child alone (pool.Pool.Cancel, by "opencode",
+// or "web" for the web view's requests, as approvals are labelled):
 // it and its subtree end aborted, its tool part in the parent is an error
 // that says the user cancelled it, and the parent and its siblings go on;
 // abort answers once the child has ended. Aborting an idle child answers

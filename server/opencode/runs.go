@@ -561,7 +561,7 @@ func (s *promptsAPI) handleAbort(w http.ResponseWriter, r *http.Request) {
 		st.mu.Unlock()
 	}
 	if !own && rec.ParentID != "" && s.pool.Runtime().Running(rec.ID) {
-		s.cancelChild(ctx, rec.ID)
+		s.cancelChild(ctx, rec.ID, answeredBy(r))
 		writeJSON(w, http.StatusOK, true)
 		return
 	}
@@ -571,9 +571,10 @@ func (s *promptsAPI) handleAbort(w http.ResponseWriter, r *http.Request) {
 
 // cancelChild cancels a child session in its root's run and waits (up to
 // DefaultAbortWait) for its end. A child that ended meanwhile is fine: the
-// answer is the same.
-func (s *promptsAPI) cancelChild(ctx context.Context, sid string) {
-	done, err := s.pool.Cancel(ctx, sid, frontEnd)
+// answer is the same. by labels who asked, as approvals' answers are
+// (answeredBy: the web view's requests are "web").
+func (s *promptsAPI) cancelChild(ctx context.Context, sid, by string) {
+	done, err := s.pool.Cancel(ctx, sid, by)
 	if err != nil {
 		s.log.Debug("opencode: cancel a child", "session", sid, "err", err)
 		return

@@ -254,7 +254,7 @@ test("a running row's cancel button ends that child alone; its run goes on", asy
   await root.click();
   await page.locator('.part.text:has-text("Done.")').waitFor();
   await page.locator('.delegation:has-text("@slow") .tool > summary').first().click();
-  await page.locator('.delegation:has-text("@slow") pre.error-text:has-text("cancelled by the user (from opencode)")').first().waitFor();
+  await page.locator('.delegation:has-text("@slow") pre.error-text:has-text("cancelled by the user (from web)")').first().waitFor();
   await shot(page, 'cancelled-child');
   assert.deepEqual(problems, []);
   await page.close();
