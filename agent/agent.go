@@ -312,6 +312,9 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 	}
 	turn := 1
 	if c := inv.Continue; c != nil {
+		// The turns before the restart count: the run that died recorded
+		// what they spent (recordSpent), never its totals.
+		r.usage, r.cost = session.RunSpent(c.Waiting.Session)
 		turn = r.continueTurn(ctx, c)
 	}
 	finalText := ""
@@ -354,6 +357,9 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 		}
 		lastFinish = finish
 		calls := msg.ToolCalls()
+		if len(calls) > 0 {
+			r.recordSpent()
+		}
 		if len(calls) == 0 {
 			finalText = msg.Text()
 			// Background children still running, or results already

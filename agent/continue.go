@@ -160,3 +160,20 @@ func turnIndex(msgs []model.Message) int {
 	}
 	return n
 }
+
+// recordSpent records in the session's record what the run has spent so
+// far (session.SetRunSpent), before the calls of the turn run: a call
+// that waits for a person's answer may outlive the process, and the run
+// that goes on with it counts these turns again. A run on an Env (which
+// continues its runs itself) and a run with no hooks (nothing of it can
+// wait for an answer) record nothing.
+func (r *run) recordSpent() {
+	st := r.inv.Runtime.Store()
+	if st == nil || r.env != nil || r.hooks == nil {
+		return
+	}
+	u, cost := r.usage, r.cost
+	if err := st.UpdateSession(r.persistCtx, r.inv.Session.ID, func(s *session.Session) { session.SetRunSpent(s, u, cost) }); err != nil {
+		r.inv.Runtime.Logger().Warn("store what the run spent", "session", r.inv.Session.ID, "err", err)
+	}
+}

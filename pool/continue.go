@@ -42,18 +42,51 @@ func (p *Pool) Waiting(ctx context.Context) ([]string, error) {
 	}
 	var out []string
 	for _, r := range roots {
-		if r.Status != session.StatusRunning || r.Metadata[session.MetaEngine] != nil || p.rt.Running(r.ID) {
-			continue
-		}
-		w, err := session.FindWaiting(ctx, p.store, r.ID)
+		w, err := p.waiting(ctx, r)
 		if err != nil {
-			return out, fmt.Errorf("read the run of %s: %w", r.ID, err)
+			return out, err
 		}
 		if w != nil {
 			out = append(out, r.ID)
 		}
 	}
 	return out, nil
+}
+
+// WaitingRun returns the run of root session id that Continue would go on
+// with (one that Waiting lists): "" when the session is a child, ended,
+// runs here or on an engine, or nothing of its tree waits. A front end
+// that opens one session (ACP's session/load) asks about it alone rather
+// than listing every root of the store.
+func (p *Pool) WaitingRun(ctx context.Context, id string) (string, error) {
+	if p.engine != nil {
+		return "", nil
+	}
+	s, err := p.store.GetSession(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	if s.ParentID != "" {
+		return "", nil
+	}
+	w, err := p.waiting(ctx, s)
+	if err != nil || w == nil {
+		return "", err
+	}
+	return w.RunID, nil
+}
+
+// waiting is the waiting tree of root r; nil when Continue would not go
+// on with it.
+func (p *Pool) waiting(ctx context.Context, r session.Session) (*session.Waiting, error) {
+	if r.Status != session.StatusRunning || r.Metadata[session.MetaEngine] != nil || p.rt.Running(r.ID) {
+		return nil, nil
+	}
+	w, err := session.FindWaiting(ctx, p.store, r.ID)
+	if err != nil {
+		return nil, fmt.Errorf("read the run of %s: %w", r.ID, err)
+	}
+	return w, nil
 }
 
 // Continue goes on with the run of root session id that stopped while
@@ -84,6 +117,16 @@ func (p *Pool) Waiting(ctx context.Context) ([]string, error) {
 // (session.CloseInterrupted), as a store's recovery would have, and the
 // error says why.
 func (p *Pool) Continue(ctx context.Context, id string, sink event.Sink) (RunResult, error) {
+	return p.ContinueRelayed(ctx, id, sink, nil)
+}
+
+// ContinueRelayed is Continue that calls relayed once the stored events of
+// the run were handed to sink and to the processor's watchers, before the
+// run goes on (not at all when it does not go on). A server that serves
+// transcripts from its watchers waits for it before it answers clients,
+// so that none reads the stored turn of a run whose events then come
+// again under the live ids.
+func (p *Pool) ContinueRelayed(ctx context.Context, id string, sink event.Sink, relayed func()) (RunResult, error) {
 	if p.engine != nil {
 		return RunResult{}, ErrEngineContinues
 	}
@@ -96,6 +139,9 @@ func (p *Pool) Continue(ctx context.Context, id string, sink event.Sink) (RunRes
 		rec := p.proc.Open(ctx, id, sink)
 		if err := p.relayStored(ctx, rec, id, c.Waiting.RunID); err != nil {
 			return rootRun{}, err
+		}
+		if relayed != nil {
+			relayed()
 		}
 		inv, err := p.rt.NewRoot(c.Waiting.Session, c.Waiting.RunID, "", c.History, rec)
 		if err != nil {

@@ -425,3 +425,46 @@ func TestContinueImpossible(t *testing.T) {
 		t.Errorf("FindWaiting after: %+v %v", w, err)
 	}
 }
+
+// The usage of the turns before the restart counts: the continued
+// tree's sessions end with the own and total usage and cost of the same
+// run allowed without a restart (the scripted models' usage depends only
+// on the requests, which are the same: the workspaces' paths have the
+// same length).
+func TestContinueCountsEarlierTurns(t *testing.T) {
+	c := dieWaiting(t)
+	p, b, st := reopen(t, c, approval.Options{})
+	_, detach := answer(b, approval.AllowOnce, "")
+	defer detach()
+	ctx := context.Background()
+	if res, err := p.Continue(ctx, c.root, nil); err != nil || res.Result.StopReason != event.StopCompleted {
+		t.Fatalf("the continued run: %+v %v", res, err)
+	}
+
+	ref := continued{path: filepath.Join(t.TempDir(), "db.sqlite"), ws: t.TempDir(), ticks: &ticks{}}
+	if len(ref.ws) != len(c.ws) {
+		t.Fatalf("workspaces %s and %s: their paths' lengths differ", ref.ws, c.ws)
+	}
+	rp, rb, rst := reopen(t, ref, approval.Options{})
+	_, rdetach := answer(rb, approval.AllowOnce, "")
+	defer rdetach()
+	res, err := rp.RunSink(ctx, pool.RunRequest{Prompt: "go"}, nil)
+	if err != nil || res.Result.StopReason != event.StopCompleted {
+		t.Fatalf("the run without a restart: %+v %v", res, err)
+	}
+
+	got, want := sessionsByAgent(t, st, c.root), sessionsByAgent(t, rst, res.SessionID)
+	for _, name := range []string{"lead", "mid", "writer"} {
+		g, w := got[name], want[name]
+		if w.Usage.IsZero() {
+			t.Fatalf("%s spent nothing in the run without a restart", name)
+		}
+		if g.Usage != w.Usage || g.TotalUsage != w.TotalUsage || g.Cost != w.Cost || g.TotalCost != w.TotalCost {
+			t.Errorf("%s after the restart: usage %+v total %+v cost %v/%v; without a restart: %+v total %+v cost %v/%v",
+				name, g.Usage, g.TotalUsage, g.Cost, g.TotalCost, w.Usage, w.TotalUsage, w.Cost, w.TotalCost)
+		}
+		if _, ok := g.Metadata[session.MetaRunSpent]; ok {
+			t.Errorf("%s keeps %s after its run ended", name, session.MetaRunSpent)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/agentpool/agentpool/approval"
@@ -49,7 +50,8 @@ type Waiting struct {
 	Started []event.SpawnSessionStart
 	Ends    map[string]event.SpawnSessionEnd
 
-	open openLog // what the log left open (CloseRest)
+	open    openLog         // what the log left open (CloseRest)
+	runKids map[string]bool // the children the stopped run started
 }
 
 // WaitsOn returns the waiting child started by tool call callID (nil:
@@ -93,7 +95,7 @@ func findWaiting(ctx context.Context, st Store, s Session, depth int) (*Waiting,
 	for _, c := range l.calls {
 		open[c.ToolCallID] = true
 	}
-	w := &Waiting{Session: s, RunID: l.run.RunID, Results: l.results, Started: l.started, Ends: l.ends, open: l}
+	w := &Waiting{Session: s, RunID: l.run.RunID, Results: l.results, Started: l.started, Ends: l.ends, open: l, runKids: runChildren(recs)}
 	for callID, req := range openRequests(recs, s.ID) {
 		if open[callID] {
 			if w.Requests == nil {
@@ -123,6 +125,20 @@ func findWaiting(ctx context.Context, st Store, s Session, depth int) (*Waiting,
 		return nil, nil
 	}
 	return w, nil
+}
+
+// runChildren are the children started in the last run of a log.
+func runChildren(recs []Record) map[string]bool {
+	kids := map[string]bool{}
+	for _, r := range recs {
+		switch e := r.Event.(type) {
+		case event.RunStarted:
+			clear(kids)
+		case event.SpawnSessionStart:
+			kids[e.ChildSessionID] = true
+		}
+	}
+	return kids
 }
 
 // openRequests returns the approval requests of session sid's log that
@@ -206,4 +222,61 @@ func (w *Waiting) CloseRest(ctx context.Context, st Store) error {
 		}
 	}
 	return nil
+}
+
+// MetaRunSpent is the Metadata key under which a running session keeps
+// the usage and cost of its run's model turns so far ({usage, cost}),
+// written after each model turn that calls tools (before they run, so
+// before any of them waits for an answer): the run that died while a call
+// waited never wrote its totals, and the run that goes on with it
+// (RunSpent) counts them again. The run's end removes it.
+const MetaRunSpent = "run_spent"
+
+// SetRunSpent records in s the usage and cost of its run so far.
+func SetRunSpent(s *Session, u event.Usage, cost float64) {
+	if s.Metadata == nil {
+		s.Metadata = map[string]any{}
+	}
+	s.Metadata[MetaRunSpent] = map[string]any{"usage": u, "cost": cost}
+}
+
+// RunSpent is the usage and cost s's run had spent when it last recorded
+// them (SetRunSpent); zero when it did not. A value that does not read
+// as one counts as none.
+func RunSpent(s Session) (event.Usage, float64) {
+	v, ok := s.Metadata[MetaRunSpent]
+	if !ok {
+		return event.Usage{}, 0
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return event.Usage{}, 0
+	}
+	var spent struct {
+		Usage event.Usage `json:"usage"`
+		Cost  float64     `json:"cost"`
+	}
+	if json.Unmarshal(b, &spent) != nil || spent.Cost < 0 {
+		return event.Usage{}, 0
+	}
+	return spent.Usage, spent.Cost
+}
+
+// EndedUsage is the usage and cost of the children that the stopped run
+// started and that ended, as their ends carry them: their part of the
+// session's totals, which the run that died never added up. A child that
+// CloseRest closed as interrupted carries none (what it spent in the run
+// that died is not known).
+func (w *Waiting) EndedUsage() (event.Usage, float64) {
+	var u event.Usage
+	cost := 0.0
+	for id := range w.runKids {
+		if end, ok := w.Ends[id]; ok {
+			if end.Usage != nil {
+				u.Add(*end.Usage)
+			}
+			cost += end.Cost
+		}
+	}
+	return u, cost
 }

@@ -136,3 +136,76 @@ func TestFindWaitingNone(t *testing.T) {
 		})
 	}
 }
+
+// EndedUsage counts the children of the stopped run that ended, not
+// those of earlier runs; RunSpent reads
+// what SetRunSpent recorded, through JSON as a store keeps it.
+func TestWaitingSpent(t *testing.T) {
+	ctx := context.Background()
+	st := memory.New()
+	for _, s := range []session.Session{
+		{ID: "root", AgentName: "root", Status: session.StatusRunning},
+		{ID: "old", ParentID: "root", Depth: 1, AgentName: "old", Status: session.StatusCompleted},
+		{ID: "done", ParentID: "root", Depth: 1, AgentName: "done", Status: session.StatusCompleted},
+		{ID: "open", ParentID: "root", Depth: 1, AgentName: "open", Status: session.StatusRunning, TotalUsage: event.Usage{InputTokens: 7}, TotalCost: 0.07},
+	} {
+		s.SourceType, s.CreatedAt = event.SourceAgent, time.Now()
+		if err := st.CreateSession(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := func(child, call string) event.SpawnSessionStart {
+		return event.SpawnSessionStart{ChildSessionID: child, ParentSessionID: "root", ToolCallID: call, SpawnMechanism: event.MechanismTask,
+			RunMode: event.RunModeSync, SourceName: child, SourceType: event.SourceAgent, Depth: 1}
+	}
+	end := func(child, call string, in int64, cost float64) event.SpawnSessionEnd {
+		return event.SpawnSessionEnd{ChildSessionID: child, ParentSessionID: "root", ToolCallID: call, SourceName: child,
+			SourceType: event.SourceAgent, Depth: 1, StopReason: event.StopCompleted, Usage: &event.Usage{InputTokens: in}, Cost: cost}
+	}
+	if err := st.AppendEvents(ctx, "root",
+		event.RunStarted{SessionID: "root", RunID: "r0"}, event.ToolCallStart{ToolCallID: "c0", ToolName: "task"}, start("old", "c0"),
+		end("old", "c0", 100, 1), event.ToolCallComplete{ToolCallID: "c0", ToolName: "task"}, event.StreamComplete{},
+		event.RunStarted{SessionID: "root", RunID: "r1"},
+		event.ToolCallStart{ToolCallID: "c1", ToolName: "task"}, start("done", "c1"), end("done", "c1", 5, 0.05),
+		event.ToolCallComplete{ToolCallID: "c1", ToolName: "task"},
+		event.ToolCallStart{ToolCallID: "c2", ToolName: "task"}, start("open", "c2"),
+		event.ToolCallStart{ToolCallID: "c3", ToolName: "Write"},
+		approval.RequestedEvent(approval.Request{ID: "per_1", SessionID: "root", Agent: "root", Tool: "Write", CallID: "c3", Input: json.RawMessage(`{}`)}),
+	); err != nil {
+		t.Fatal(err)
+	}
+	w, err := session.FindWaiting(ctx, st, "root")
+	if err != nil || w == nil {
+		t.Fatalf("FindWaiting: %+v %v", w, err)
+	}
+	if err := w.CloseRest(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	// The child closed as interrupted adds what its end carries: nothing
+	// (its record's totals are its earlier runs'; what it spent in the
+	// run that died is not counted: docs/approvals.md).
+	if u, cost := w.EndedUsage(); u != (event.Usage{InputTokens: 5}) || cost != 0.05 {
+		t.Errorf("EndedUsage: %+v %v, want the 5 input tokens and 0.05 of the child that ended in the stopped run", u, cost)
+	}
+
+	var s session.Session
+	if u, cost := session.RunSpent(s); !u.IsZero() || cost != 0 {
+		t.Errorf("RunSpent of nothing recorded: %+v %v", u, cost)
+	}
+	session.SetRunSpent(&s, event.Usage{InputTokens: 3, OutputTokens: 4}, 0.25)
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back session.Session
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if u, cost := session.RunSpent(back); u != (event.Usage{InputTokens: 3, OutputTokens: 4}) || cost != 0.25 {
+		t.Errorf("RunSpent after JSON: %+v %v", u, cost)
+	}
+	back.Metadata[session.MetaRunSpent] = "not spent"
+	if u, cost := session.RunSpent(back); !u.IsZero() || cost != 0 {
+		t.Errorf("RunSpent of a bad value: %+v %v, want nothing", u, cost)
+	}
+}

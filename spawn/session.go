@@ -74,6 +74,13 @@ func (rt *Runtime) runSession(ctx context.Context, node Node, inv *Invocation, s
 	rt.storeUndelivered(persist, inv.Session.ID, left)
 
 	childUsage, childCost := inv.childTotals()
+	if c := inv.Continue; c != nil && c.Waiting != nil {
+		// The children that ended before the run's process died: the run
+		// that died never added them up.
+		u, cost := c.Waiting.EndedUsage()
+		childUsage.Add(u)
+		childCost += cost
+	}
 	e.usage = e.res.Usage
 	e.usage.Add(childUsage)
 	e.cost = e.res.Cost + childCost
@@ -89,6 +96,7 @@ func (rt *Runtime) runSession(ctx context.Context, node Node, inv *Invocation, s
 		s.TotalUsage.Add(e.usage)
 		s.TotalCost += e.cost
 		s.DurationMS = e.durationMS
+		delete(s.Metadata, session.MetaRunSpent) // in the totals now
 		if e.errText != "" {
 			if s.Metadata == nil {
 				s.Metadata = map[string]any{}

@@ -70,7 +70,7 @@ func TestRunAsksOnTheTerminal(t *testing.T) {
 	dir, manifest := newProject(t, teamManifest(writeCall("a.md"), writeCall("b.md"), writeCall("c.md"),
 		`{name: Bash, args: {command: "echo no"}}`))
 	r := startPTY(t, nil, "run", "-c", manifest, "--db", ":memory:", "--workspace", dir, "go")
-	prompt := "[y]es / [a]lways / [n]o: "
+	prompt := answerPrompt
 	for i, answer := range []string{"y", "a", "n"} {
 		// One question at a time: the next comes once this one is answered.
 		r.waitForCount(prompt, i+1)

@@ -14,7 +14,9 @@ import (
 // broker: it asks about one pending request at a time, naming the agent
 // by its path in the session tree and showing the tool's input, and
 // answers with what the person types: [y]es (allow once), [a]lways
-// (allow always: saved as a settings rule) or [n]o (reject once). A
+// (allow always: saved as a settings rule), [n]o (reject once; text after
+// it is the reason the model reads) or [d]eny always (saved as a deny
+// rule). A
 // request settled meanwhile (a rule, the timeout, the run cancelled) is
 // not asked about, or the question says so and moves on.
 type terminalApprovals struct {
@@ -130,7 +132,7 @@ func (t *terminalApprovals) ask(req approval.Request, settled <-chan approval.No
 	fmt.Fprintf(w, "\n? %s wants to run %s\n", t.path(req), req.Title)
 	fmt.Fprint(w, describeInput(req.Input, "    "))
 	for {
-		fmt.Fprint(w, "  [y]es / [a]lways / [n]o: ")
+		fmt.Fprint(w, answerPrompt)
 		var line string
 		var open bool
 		select {
@@ -142,15 +144,7 @@ func (t *terminalApprovals) ask(req approval.Request, settled <-chan approval.No
 			fmt.Fprintln(w)
 			return
 		}
-		reply, message := approval.Reply(""), ""
-		switch strings.ToLower(strings.TrimSpace(line)) {
-		case "y", "yes":
-			reply = approval.AllowOnce
-		case "a", "always":
-			reply = approval.AllowAlways
-		case "n", "no":
-			reply = approval.RejectOnce
-		}
+		reply, message := parseAnswer(line)
 		if !open {
 			fmt.Fprintln(w)
 			reply, message = approval.RejectOnce, "the terminal closed before an answer"
@@ -162,9 +156,38 @@ func (t *terminalApprovals) ask(req approval.Request, settled <-chan approval.No
 			fmt.Fprintf(w, "  not applied: %v\n", err)
 		} else if reply == approval.AllowAlways {
 			fmt.Fprintf(w, "  %s is allowed from now on, for every agent (permissions.allow of %s)\n", req.Tool, t.saved)
+		} else if reply == approval.RejectAlways {
+			fmt.Fprintf(w, "  %s is denied from now on, for every agent (permissions.deny of %s)\n", req.Tool, t.saved)
 		}
 		return
 	}
+}
+
+// answerPrompt is the question's last line: the answers it takes.
+const answerPrompt = "  [y]es / [a]lways / [n]o [reason] / [d]eny always: "
+
+// parseAnswer reads a typed answer: y, a, n or d (or the words), any
+// case; after n (or no) the rest of the line, if any, is the reason the
+// model reads. An unknown answer gives reply "" (ask again).
+func parseAnswer(line string) (approval.Reply, string) {
+	word, rest, _ := strings.Cut(strings.TrimSpace(line), " ")
+	switch strings.ToLower(word) {
+	case "y", "yes":
+		if rest == "" {
+			return approval.AllowOnce, ""
+		}
+	case "a", "always":
+		if rest == "" {
+			return approval.AllowAlways, ""
+		}
+	case "n", "no":
+		return approval.RejectOnce, strings.TrimSpace(rest)
+	case "d", "deny":
+		if r := strings.ToLower(strings.TrimSpace(rest)); r == "" || r == "always" {
+			return approval.RejectAlways, ""
+		}
+	}
+	return "", ""
 }
 
 // settledElsewhere says why a question ends without the person's answer.

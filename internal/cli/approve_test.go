@@ -73,7 +73,7 @@ func TestTerminalApprovals(t *testing.T) {
 		}()
 		return ch
 	}
-	prompt := "[y]es / [a]lways / [n]o: "
+	prompt := answerPrompt
 	typed := func(s string) { io.WriteString(feed, s+"\n") }
 
 	done := ask("writer", "Bash", `{"command":"make test","description":"run the tests"}`)
@@ -91,9 +91,9 @@ func TestTerminalApprovals(t *testing.T) {
 
 	done = ask("writer", "Write", `{"file_path":"notes/a.md","content":"one\ntwo\n"}`)
 	out.waitFor(prompt, 3)
-	typed("n")
-	if a := <-done; a.Reply != approval.RejectOnce {
-		t.Errorf("n: %+v", a)
+	typed("n  write to notes/b.md instead ")
+	if a := <-done; a.Reply != approval.RejectOnce || a.Message != "write to notes/b.md instead" {
+		t.Errorf("n with a reason: %+v", a)
 	}
 	if !strings.Contains(out.String(), "    content: (2 lines)\n      │ one\n      │ two\n") {
 		t.Errorf("content not shown line by line: %q", out.String())
@@ -110,6 +110,17 @@ func TestTerminalApprovals(t *testing.T) {
 		t.Errorf("always should not ask again: %+v", a)
 	}
 
+	done = ask("writer", "WebFetch", `{"url":"http://example.test/"}`)
+	out.waitFor(prompt, 5)
+	typed("D")
+	if a := <-done; a.Reply != approval.RejectAlways {
+		t.Errorf("d: %+v", a)
+	}
+	out.waitFor("WebFetch is denied from now on, for every agent (permissions.deny of .claude/settings.local.json)", 1)
+	if a := <-ask("writer", "WebFetch", `{}`); a.Reply != approval.RejectAlways || a.By != approval.ByRule {
+		t.Errorf("deny always should not ask again: %+v", a)
+	}
+
 	// Two requests at once: one question at a time; cancelling the second
 	// while the first is asked takes it off the queue.
 	asked := make(chan string, 8)
@@ -120,7 +131,7 @@ func TestTerminalApprovals(t *testing.T) {
 	})
 	defer unsubscribe()
 	first := ask("coder", "Bash", `{"command":"ls"}`)
-	out.waitFor(prompt, 5)
+	out.waitFor(prompt, 6)
 	ctx, cancel := context.WithCancel(context.Background())
 	second := make(chan approval.Answer, 1)
 	go func() {
@@ -135,20 +146,20 @@ func TestTerminalApprovals(t *testing.T) {
 	}
 	typed("y")
 	<-first
-	if strings.Count(out.String(), prompt) != 5 {
+	if strings.Count(out.String(), prompt) != 6 {
 		t.Errorf("the cancelled request was asked about: %q", out.String())
 	}
 
 	// A closed terminal rejects, saying so.
-	done = ask("writer", "WebFetch", `{"url":"http://x"}`)
-	out.waitFor(prompt, 6)
+	done = ask("writer", "Glob", `{"pattern":"*.md"}`)
+	out.waitFor(prompt, 7)
 	feed.Close()
 	if a := <-done; a.Reply != approval.RejectOnce || a.Message != "the terminal closed before an answer" {
 		t.Errorf("closed terminal: %+v", a)
 	}
 	term.Close()
-	if view.count != 5 {
-		t.Errorf("the view's lock was taken %d times for 5 questions", view.count)
+	if view.count != 6 {
+		t.Errorf("the view's lock was taken %d times for 6 questions", view.count)
 	}
 	if b.Attached() {
 		t.Error("still attached after Close")
@@ -172,7 +183,7 @@ func TestTerminalQuestionSettledElsewhere(t *testing.T) {
 		a, _ := b.Ask(ctx, approval.Request{SessionID: "s", Agent: "dev", Tool: "Bash"})
 		done <- a
 	}()
-	out.waitFor("[n]o: ", 1)
+	out.waitFor(answerPrompt, 1)
 	cancel()
 	<-done
 	out.waitFor("(the run was cancelled)", 1)

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -45,12 +46,12 @@ type serveProc struct {
 	logs chan string // its stderr lines
 }
 
-// startServe starts `agentpool serve SERVER` in dir over database db, on
-// a free loopback port, and waits for its "listening" line; the cleanup
+// startServe starts `agentpool serve SERVER` in dir over database db
+// (with flags), on a free loopback port, and waits for its "listening" line; the cleanup
 // kills it if the test did not.
-func startServe(t *testing.T, dir, server, db string) *serveProc {
+func startServe(t *testing.T, dir, server, db string, flags ...string) *serveProc {
 	t.Helper()
-	cmd := exec.Command(cliBinary(t), "serve", server, "--db", db, "--addr", "127.0.0.1:0", "-c", "agentpool.yaml")
+	cmd := exec.Command(cliBinary(t), append([]string{"serve", server, "--db", db, "--addr", "127.0.0.1:0", "-c", "agentpool.yaml"}, flags...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+filepath.Join(dir, "data"), "HOME="+filepath.Join(dir, "home"), "AGENTPOOL_SERVER_TOKEN=")
 	errPipe, err := cmd.StderrPipe()
@@ -142,14 +143,28 @@ type askedRequest struct {
 
 // waitingRun starts the deep approval run in a web server over db and
 // returns the server, the root session and the grandchild's request, which
-// waits.
-func waitingRun(t *testing.T, dir, db string) (*serveProc, string, askedRequest) {
+// waits. With earlier, a first run of the root ("first"), allowed, ends
+// before (and the note it wrote is removed).
+func waitingRun(t *testing.T, dir, db string, earlier bool) (*serveProc, string, askedRequest) {
 	t.Helper()
 	srv := startServe(t, dir, "web", db)
 	events := webEvents(t, srv.base)
 	var root struct{ ID string }
 	if err := json.Unmarshal(srv.call(t, "POST", "/session", `{}`, 200), &root); err != nil || root.ID == "" {
 		t.Fatalf("create session: %v", err)
+	}
+	if earlier {
+		srv.call(t, "POST", "/session/"+root.ID+"/prompt_async", `{"agent":"lead","parts":[{"type":"text","text":"first"}]}`, 204)
+		until(t, events, func(e webEvent) bool {
+			var asked askedRequest
+			if e.Type == "permission.asked" && json.Unmarshal(e.Properties, &asked) == nil {
+				srv.call(t, "POST", "/permission/"+asked.ID+"/reply", `{"reply":"once"}`, 200)
+			}
+			return rootIdle(e, root.ID)
+		})
+		if err := os.Remove(filepath.Join(dir, "notes.md")); err != nil {
+			t.Fatalf("the first run's note: %v", err)
+		}
 	}
 	srv.call(t, "POST", "/session/"+root.ID+"/prompt_async", `{"agent":"lead","parts":[{"type":"text","text":"go"}]}`, 204)
 	var asked askedRequest
@@ -165,7 +180,8 @@ func waitingRun(t *testing.T, dir, db string) (*serveProc, string, askedRequest)
 	return srv, root.ID, asked
 }
 
-// sessionsOf lists the sessions of db (agentpool sessions list --json).
+// sessionsOf lists the sessions of db (agentpool sessions list --json)
+// by agent name: the newest of each agent (those of the last run).
 func sessionsOf(t *testing.T, dir, db string) map[string]session.Session {
 	t.Helper()
 	r := runCLI(t, dir, "sessions", "list", "--db", db, "--json")
@@ -178,9 +194,23 @@ func sessionsOf(t *testing.T, dir, db string) map[string]session.Session {
 	}
 	out := map[string]session.Session{}
 	for _, s := range list {
-		out[s.AgentName] = s
+		if o, ok := out[s.AgentName]; !ok || s.CreatedAt.After(o.CreatedAt) {
+			out[s.AgentName] = s
+		}
 	}
 	return out
+}
+
+// lastRun is the stream of the last run of a root's stored tree (the
+// events from its last run_started of the root's own).
+func lastRun(evs []event.Event) []event.Event {
+	from := 0
+	for i, e := range evs {
+		if _, ok := e.(event.RunStarted); ok {
+			from = i
+		}
+	}
+	return evs[from:]
 }
 
 // finalMessage is the content of the last stream_complete in session
@@ -247,13 +277,17 @@ func TestContinueAfterKill(t *testing.T) {
 				t.Fatal(err)
 			}
 			db := c.db(t, dir)
-			first, root, asked := waitingRun(t, dir, db)
+			first, root, asked := waitingRun(t, dir, db, c.server == "opencode")
 			first.kill(t)
 			if _, err := os.Stat(filepath.Join(dir, "notes.md")); !os.IsNotExist(err) {
 				t.Fatalf("notes.md before any answer: %v", err)
 			}
 
 			second := startServe(t, dir, c.server, db)
+			var early []string // the root's messages, read as soon as it serves
+			if c.server != "agui" {
+				early = messageIDs(t, second, root)
+			}
 			t.Cleanup(func() {
 				if t.Failed() {
 					r := runCLI(t, dir, "sessions", "events", "--db", db, "--tree", root)
@@ -310,8 +344,20 @@ func TestContinueAfterKill(t *testing.T) {
 					t.Errorf("the Write's result in the root's final message: %q, want %q", write, want)
 				}
 			}
+			if c.server == "opencode" {
+				checkContinuedTranscript(t, second, root, finalMessage(t, dir, db, root))
+			}
+			if c.server != "agui" {
+				// A client that read the transcript at once reads the same
+				// messages later: none of a stored turn that the run's live
+				// events showed again under other ids.
+				later := messageIDs(t, second, root)
+				if len(early) == 0 || len(later) < len(early) || !slices.Equal(later[:len(early)], early) {
+					t.Errorf("the root's messages read at the server's start %v are not the first of those read after the run %v", early, later)
+				}
+			}
 			tree := runCLI(t, dir, "sessions", "events", "--db", db, "--json", "--tree", root)
-			if err := eventtest.CheckInvariants(root, decodeJSONL(t, tree.stdout)); err != nil {
+			if err := eventtest.CheckInvariants(root, lastRun(decodeJSONL(t, tree.stdout))); err != nil {
 				t.Errorf("the stored tree of the continued run: %v", err)
 			}
 			for name, s := range sessionsOf(t, dir, db) {
@@ -321,6 +367,64 @@ func TestContinueAfterKill(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkContinuedTranscript: the root's transcript in the server that
+// went on with its run (GET /session/{id}/message) starts with the
+// earlier run's prompt ("first"), has the continued run's prompt ("go")
+// next, every assistant message answers the user message before it, and
+// the last text is the root's final message.
+func checkContinuedTranscript(t *testing.T, srv *serveProc, root, final string) {
+	t.Helper()
+	var msgs []struct {
+		Info struct {
+			ID, Role, ParentID string
+		}
+		Parts []struct{ Type, Text string }
+	}
+	if err := json.Unmarshal(srv.call(t, "GET", "/session/"+root+"/message", "", 200), &msgs); err != nil {
+		t.Fatal(err)
+	}
+	var prompts []string
+	user, last := "", ""
+	for i, m := range msgs {
+		for _, p := range m.Parts {
+			if p.Type != "text" {
+				continue
+			}
+			if m.Info.Role == "user" {
+				prompts = append(prompts, p.Text)
+			} else {
+				last = p.Text
+			}
+		}
+		switch {
+		case m.Info.Role == "user":
+			user = m.Info.ID
+		case i == 0 || m.Info.ParentID != user:
+			t.Errorf("message %d (%s) answers %q, want the user message before it %q", i, m.Info.ID, m.Info.ParentID, user)
+		}
+	}
+	if len(prompts) != 2 || prompts[0] != "first" || prompts[1] != "go" {
+		t.Errorf("the continued root's transcript has the prompts %q, want [first go]", prompts)
+	}
+	if last != final {
+		t.Errorf("the transcript's last text %q, want the root's final message %q", last, final)
+	}
+}
+
+// messageIDs are the ids of the messages of GET /session/{id}/message.
+func messageIDs(t *testing.T, srv *serveProc, id string) []string {
+	t.Helper()
+	var msgs []struct{ Info struct{ ID string } }
+	if err := json.Unmarshal(srv.call(t, "GET", "/session/"+id+"/message", "", 200), &msgs); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, m := range msgs {
+		ids = append(ids, m.Info.ID)
+	}
+	return ids
 }
 
 func sqliteDB(_ *testing.T, dir string) string { return filepath.Join(dir, "sessions.db") }
@@ -391,7 +495,7 @@ func TestContinueTeamAfterKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	db := sqliteDB(t, dir)
-	first, root, asked := waitingRun(t, dir, db)
+	first, root, asked := waitingRun(t, dir, db, false)
 	first.kill(t)
 
 	second := startServe(t, dir, "opencode", db)
@@ -418,6 +522,54 @@ func TestContinueTeamAfterKill(t *testing.T) {
 	for _, name := range []string{"lead", "desk", "writer", "reviewer"} {
 		if s, ok := sessions[name]; !ok || s.Status != session.StatusCompleted {
 			t.Errorf("%s: %+v, want completed", name, s)
+		}
+	}
+	tree := runCLI(t, dir, "sessions", "events", "--db", db, "--json", "--tree", root)
+	if err := eventtest.CheckInvariants(root, decodeJSONL(t, tree.stdout)); err != nil {
+		t.Errorf("the stored tree of the continued run: %v", err)
+	}
+}
+
+// TestContinueWhenAnotherServerDies: a `serve web` runs, looking for
+// waiting runs every 20ms (--waiting-scan); a second `serve web` on the
+// same database runs the deep approval run, whose grandchild's Write
+// waits: the first leaves it to the second while it lives, and once the
+// second is killed (SIGKILL) claims it, shows the same request, and the
+// run goes on there to its end when allowed.
+func TestContinueWhenAnotherServerDies(t *testing.T) {
+	t.Parallel() // mostly waits on its CLI processes
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "agentpool.yaml"), []byte(deepApprovalManifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := sqliteDB(t, dir)
+	if r := runCLI(t, dir, "serve", "web", "--db", db, "--addr", "127.0.0.1:0", "--waiting-scan", "1ms"); r.code == 0 ||
+		!strings.Contains(r.stderr, "--waiting-scan must be 0 (only at start) or at least 10ms, got 1ms") {
+		t.Errorf("serve web --waiting-scan 1ms: exit %d\n%s", r.code, r.stderr)
+	}
+	watcher := startServe(t, dir, "web", db, "--waiting-scan", "20ms")
+	other, root, asked := waitingRun(t, dir, db, false)
+	watcher.await(t, func(l string) bool { return strings.Contains(l, "is another process's") && strings.Contains(l, root) }, "the run left to its process")
+	if list := listPermissions(t, watcher); len(list) != 0 {
+		t.Fatalf("GET /permission of the watcher while the other server lives: %+v, want none", list)
+	}
+	other.kill(t)
+
+	awaitAsked(t, watcher, asked.ID)
+	if list := listPermissions(t, watcher); len(list) != 1 || list[0].ID != asked.ID {
+		t.Fatalf("GET /permission after the other server died: %+v, want request %s", list, asked.ID)
+	}
+	watcher.call(t, "POST", "/permission/"+asked.ID+"/reply", `{"reply":"once"}`, 200)
+	ended := watcher.await(t, func(l string) bool { return strings.Contains(l, "a continued run ended") }, "the continued run's end")
+	if !strings.Contains(ended, "stop_reason=completed") {
+		t.Fatalf("the continued run: %s", ended)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "notes.md")); err != nil || string(b) != "approved\n" {
+		t.Fatalf("notes.md after allowing: %q %v", b, err)
+	}
+	for name, s := range sessionsOf(t, dir, db) {
+		if s.Status != session.StatusCompleted {
+			t.Errorf("%s is %s after the continued run, want completed", name, s.Status)
 		}
 	}
 	tree := runCLI(t, dir, "sessions", "events", "--db", db, "--json", "--tree", root)

@@ -225,7 +225,15 @@ type httpFlags struct {
 	token    string
 	cors     []string
 	maxConns int
+	// waitingScan is how often the server looks for runs that stopped
+	// while a call waited for an answer (continueWaiting); 0: at its
+	// start only.
+	waitingScan time.Duration
 }
+
+// minWaitingScan bounds --waiting-scan from below: each look reads the
+// store's root sessions and the logs of those that run.
+const minWaitingScan = 10 * time.Millisecond
 
 func (f *httpFlags) register(cmd *cobra.Command, defaultAddr string) {
 	cmd.Flags().StringVar(&f.addr, "addr", defaultAddr, "address to listen on (host:port); any non-loopback address needs a token")
@@ -233,6 +241,8 @@ func (f *httpFlags) register(cmd *cobra.Command, defaultAddr string) {
 		" (prefer it: a flag shows in the process list); required to listen on a non-loopback address")
 	cmd.Flags().StringSliceVar(&f.cors, "cors-origin", nil, "browser origin (scheme://host:port) allowed to call the server; repeatable, \"*\" for any; default none")
 	cmd.Flags().IntVar(&f.maxConns, "max-conns", httpsec.DefaultMaxConns, "connections held at once; more wait until one closes")
+	cmd.Flags().DurationVar(&f.waitingScan, "waiting-scan", 30*time.Second, "how often to look for runs whose process died while a tool call waited "+
+		"for an approval, and go on with them here (0: only at start)")
 }
 
 // tokenValue is the token of --token, else of the environment.
@@ -264,6 +274,9 @@ func serveHTTP(cmd *cobra.Command, f poolFlags, h httpFlags, name string,
 	}
 	if h.maxConns < 1 {
 		return fmt.Errorf("--max-conns must be at least 1, got %d", h.maxConns)
+	}
+	if h.waitingScan != 0 && h.waitingScan < minWaitingScan {
+		return fmt.Errorf("--waiting-scan must be 0 (only at start) or at least %s, got %s", minWaitingScan, h.waitingScan)
 	}
 	reg := hook.New(hook.Options{Logger: logger})
 	// The approval broker is made from the manifest (its approvals block
@@ -322,13 +335,13 @@ type approvalReopener interface {
 // again: docs/approvals.md, Durable): on a durable engine, those of its
 // runs that no process follows (the engine's ReopenApprovals); in this
 // process, those of the runs whose process died while they waited
-// (continueWaiting). Call it once the front end is attached, and the
-// returned func (which waits for what it started, which ends with ctx)
-// before the pool is closed.
-func reopenApprovals(ctx context.Context, p *pool.Pool, log *slog.Logger) (wait func()) {
+// (continueWaiting, which looks again every scan, when not 0). Call it
+// once the front end is attached, and the returned func (which waits for
+// what it started, which ends with ctx) before the pool is closed.
+func reopenApprovals(ctx context.Context, p *pool.Pool, log *slog.Logger, scan time.Duration) (wait func()) {
 	r, ok := p.Engine().(approvalReopener)
 	if !ok {
-		return continueWaiting(ctx, p, log)
+		return continueWaiting(ctx, p, log, scan)
 	}
 	wait, err := r.ReopenApprovals(ctx)
 	if err != nil {
@@ -341,27 +354,94 @@ func reopenApprovals(ctx context.Context, p *pool.Pool, log *slog.Logger) (wait 
 // store that stopped while a tool call of their tree waited for an
 // approval (pool.Pool.Waiting, Continue): their requests are shown again
 // in the broker, and each run goes on once answered. A run another live
-// process holds is left to it. The returned func waits for the runs,
+// process holds is left to it. It returns once each run's stored events
+// reached the pool's watchers (or it did not go on): the server that
+// serves afterwards answers its clients from the run's transcript, never
+// from a stored turn that the run's live events then show again.
+//
+// With scan, it looks again every scan until ctx ends: a run whose
+// process dies later (another server on the same store, killed while its
+// run waits) is claimed here once the store sees that process gone (the
+// claim of a dead process does not hold: session.Store.Claim), and goes
+// on here. Each look costs what Waiting costs (the store's root sessions,
+// the logs of those that run) and a claim per waiting root that no run of
+// this pool holds. The returned func waits for the runs and the looking,
 // which ctx ends (as it ends the server's own).
-func continueWaiting(ctx context.Context, p *pool.Pool, log *slog.Logger) (wait func()) {
-	roots, err := p.Waiting(ctx)
-	if err != nil {
-		log.Warn("find the runs that wait for an approval", "err", err)
-	}
+func continueWaiting(ctx context.Context, p *pool.Pool, log *slog.Logger, scan time.Duration) (wait func()) {
 	var wg sync.WaitGroup
-	for _, id := range roots {
+	w := &waitingRuns{p: p, log: log, wg: &wg, others: map[string]bool{}}
+	w.look(ctx, slog.LevelWarn)
+	if scan > 0 {
 		wg.Go(func() {
-			log.Info("a run that waited for an approval when its process ended goes on", "session", id)
-			res, err := p.Continue(ctx, id, nil)
-			switch {
-			case errors.Is(err, session.ErrRunning), errors.Is(err, pool.ErrNotWaiting):
-				log.Info("a run that waited for an approval is another process's", "session", id, "err", err)
-			case err != nil:
-				log.Warn("go on with a run that waited for an approval", "session", id, "err", err)
-			default:
-				log.Info("a continued run ended", "session", id, "stop_reason", res.Result.StopReason)
+			t := time.NewTicker(scan)
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+					w.look(ctx, slog.LevelDebug)
+				}
 			}
 		})
 	}
 	return wg.Wait
+}
+
+// waitingRuns goes on with the waiting runs of a pool (continueWaiting).
+type waitingRuns struct {
+	p   *pool.Pool
+	log *slog.Logger
+	wg  *sync.WaitGroup
+
+	mu     sync.Mutex
+	others map[string]bool // roots found held by another live process (logged once)
+}
+
+// look goes on with each waiting root found now, each in a goroutine of
+// wg, and returns once each one's stored events were relayed (or it did
+// not go on). A failure to list them is logged at level.
+func (w *waitingRuns) look(ctx context.Context, level slog.Level) {
+	roots, err := w.p.Waiting(ctx)
+	if err != nil && ctx.Err() == nil {
+		w.log.Log(ctx, level, "find the runs that wait for an approval", "err", err)
+	}
+	for _, id := range roots {
+		relayed := make(chan struct{})
+		shown := sync.OnceFunc(func() { close(relayed) })
+		w.wg.Go(func() {
+			defer shown()
+			w.goOn(ctx, id, shown)
+		})
+		<-relayed
+	}
+}
+
+// goOn goes on with root id, if no other live process holds it.
+func (w *waitingRuns) goOn(ctx context.Context, id string, relayed func()) {
+	res, err := w.p.ContinueRelayed(ctx, id, nil, func() {
+		w.log.Info("a run that waited for an approval when its process ended goes on", "session", id)
+		relayed()
+	})
+	switch {
+	case errors.Is(err, session.ErrRunning):
+		w.mu.Lock()
+		first := !w.others[id]
+		w.others[id] = true
+		w.mu.Unlock()
+		if first { // it is looked at again every scan
+			w.log.Info("a run that waits for an approval is another process's", "session", id, "err", err)
+		}
+		return
+	case errors.Is(err, pool.ErrNotWaiting):
+		w.log.Info("a run that waited for an approval was answered elsewhere", "session", id, "err", err)
+		return
+	case err != nil:
+		w.log.Warn("go on with a run that waited for an approval", "session", id, "err", err)
+		return
+	}
+	w.mu.Lock()
+	delete(w.others, id)
+	w.mu.Unlock()
+	w.log.Info("a continued run ended", "session", id, "stop_reason", res.Result.StopReason)
 }

@@ -48,7 +48,7 @@ func serveAGUI(cmd *cobra.Command, f poolFlags, h httpFlags) error {
 	return serveHTTP(cmd, f, h, "agui", func(ctx context.Context, p *pool.Pool, ln net.Listener, logger *slog.Logger, approvals *approval.Broker) error {
 		srv := agui.New(p, agui.Options{Logger: logger, Token: h.tokenValue(), CORSOrigins: h.cors, MaxConns: h.maxConns,
 			Approvals: approvals})
-		defer reopenApprovals(ctx, p, logger)() // attached: GET /approvals lists what waits
+		defer reopenApprovals(ctx, p, logger, h.waitingScan)() // attached: GET /approvals lists what waits
 		return srv.Serve(ctx, ln)
 	})
 }

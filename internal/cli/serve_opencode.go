@@ -48,7 +48,7 @@ func newServeOpenCodeCmd(ext Extensions) *cobra.Command {
 func serveOpenCode(cmd *cobra.Command, f poolFlags, h httpFlags) error {
 	return serveHTTP(cmd, f, h, "opencode", func(ctx context.Context, p *pool.Pool, ln net.Listener, logger *slog.Logger, approvals *approval.Broker) error {
 		srv := opencode.New(p, opencode.Options{Logger: logger, Version: binaries.Version, Token: h.tokenValue(), CORSOrigins: h.cors, MaxConns: h.maxConns, Approvals: approvals})
-		defer reopenApprovals(ctx, p, logger)() // attached: show what waits
+		defer reopenApprovals(ctx, p, logger, h.waitingScan)() // attached: show what waits
 		return srv.Serve(ctx, ln)
 	})
 }

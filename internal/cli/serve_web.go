@@ -45,7 +45,7 @@ func newServeWebCmd(ext Extensions) *cobra.Command {
 			return serveHTTP(cmd, f, h, "web", func(ctx context.Context, p *pool.Pool, ln net.Listener, logger *slog.Logger, approvals *approval.Broker) error {
 				srv := opencode.New(p, opencode.Options{Logger: logger, Version: binaries.Version, Token: h.tokenValue(),
 					CORSOrigins: h.cors, MaxConns: h.maxConns, UI: web.New(), Approvals: approvals})
-				defer reopenApprovals(ctx, p, logger)() // attached: show what waits
+				defer reopenApprovals(ctx, p, logger, h.waitingScan)() // attached: show what waits
 				return srv.Serve(ctx, ln)
 			})
 		},

@@ -32,7 +32,12 @@
 // session/set_mode switches the node that the next prompt runs.
 // session/close cancels the session's prompt, stops its MCP servers and
 // forgets it (it stays stored).
-// session/load replays the stored history, then answers. session/list lists
+// session/load replays the stored history, then answers; a root whose run
+// stopped (its process died) while a tool call of its tree waited for an
+// approval then goes on (pool.Pool.Continue) as a prompt runs, without a
+// request to answer: its history is replayed up to that run's prompt, and
+// the run's stored events reach the editor through the run's converter,
+// so that its request is asked again on its card. session/list lists
 // the stored root sessions. session/prompt runs the current mode on the
 // session with its history and answers {stopReason}: end_turn, max_tokens,
 // refusal, max_turn_requests (the agent's max_turns), or cancelled; a run

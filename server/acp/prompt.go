@@ -95,26 +95,8 @@ func (c *conn) runPrompt(ctx context.Context, s *acpSession, run *promptRun, mod
 			c.updater(s.id)(s.id, sessionInfoUpdate{SessionUpdate: updateSessionInfo, Title: t, UpdatedAt: time.Now().UTC().Format(time.RFC3339)})
 		}
 	}
-	var children []string
-	conv := newConverter(s.id, subagents, c.updater(s.id), c.log)
-	conv.interval = c.s.opts.ProgressInterval
-	conv.rootAgent = mode
-	s.mu.Lock()
-	run.conv = conv // the approvals of this run are shown on its cards
-	s.mu.Unlock()
-	conv.onSpawn = func(child string) {
-		children = append(children, child) // under conv.mu
-		c.mu.Lock()
-		c.owners[child] = s
-		c.mu.Unlock()
-	}
-	defer func() {
-		c.mu.Lock()
-		for _, ch := range children {
-			delete(c.owners, ch)
-		}
-		c.mu.Unlock()
-	}()
+	conv, done := c.runConverter(s, run, mode, subagents)
+	defer done()
 	c.log.Info("acp: prompt", "session", s.id, "mode", mode)
 	req := pool.RunRequest{Node: mode, Prompt: text, SessionID: s.id}
 	res, err := c.s.pool.RunSink(c.runContext(ctx, s, conv, &req), req, conv)
@@ -157,6 +139,36 @@ func (c *conn) runPrompt(ctx context.Context, s *acpSession, run *promptRun, mod
 		msg = res.Result.Err.Error()
 	}
 	return nil, &rpcError{Code: codeInternalError, Message: "Internal error: run failed: " + msg, Data: map[string]any{"sessionId": s.id, "stop_reason": string(stop)}}
+}
+
+// runConverter is the converter of a run on session s (a prompt's, or a
+// run that goes on after a restart): the run's approvals are shown on its
+// cards, and the children it starts belong to s while it runs. done
+// forgets them.
+func (c *conn) runConverter(s *acpSession, run *promptRun, mode string, subagents bool) (conv *converter, done func()) {
+	var children []string
+	conv = newConverter(s.id, subagents, c.updater(s.id), c.log)
+	conv.interval = c.s.opts.ProgressInterval
+	conv.rootAgent = mode
+	s.mu.Lock()
+	run.conv = conv
+	s.mu.Unlock()
+	conv.onSpawn = func(child string) {
+		children = append(children, child) // under conv.mu
+		c.mu.Lock()
+		c.owners[child] = s
+		c.mu.Unlock()
+	}
+	return conv, func() {
+		conv.mu.Lock()
+		kids := children
+		conv.mu.Unlock()
+		c.mu.Lock()
+		for _, ch := range kids {
+			delete(c.owners, ch)
+		}
+		c.mu.Unlock()
+	}
 }
 
 // promptText joins a prompt's content blocks into the text the agent gets.

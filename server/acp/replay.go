@@ -15,8 +15,11 @@ import (
 // merged in store order and wrapped the way the live root stream had them,
 // so that the client sees what it saw live (spawn tool calls included); the
 // user prompts come from the stored messages. A session without an event
-// log is replayed from its messages alone.
-func (c *conn) replay(sid string) error {
+// log is replayed from its messages alone. With openRun, the replay stops
+// at the start of that run of the root (after its prompt): the run goes on
+// here (continueRun), and its stored events reach the editor through the
+// converter of the run, which must know them to show its requests.
+func (c *conn) replay(sid, openRun string) error {
 	ctx := context.WithoutCancel(c.ctx)
 	store := c.s.pool.Store()
 	recs, err := session.ReplayTree(ctx, store, sid)
@@ -44,13 +47,14 @@ func (c *conn) replay(sid string) error {
 		conv.relocate = relocator(s.ws, c.s.pool.Workspace())
 		s.mu.Unlock()
 	}
-	replayEvents(conv, recs, msgs)
+	replayEvents(conv, recs, msgs, openRun)
 	return nil
 }
 
 // replayEvents feeds records merged in store order through conv (made for
-// the root session), each root run preceded by its user prompt.
-func replayEvents(conv *converter, recs []session.Replayed, msgs []session.Message) {
+// the root session), each root run preceded by its user prompt, up to the
+// root's run openRun (its prompt included) when it is not "".
+func replayEvents(conv *converter, recs []session.Replayed, msgs []session.Message, openRun string) {
 	root, send := conv.root, conv.send
 	prompts := userPrompts(msgs)
 	// Start times of the root's runs, to give each run its prompt.
@@ -62,9 +66,10 @@ func replayEvents(conv *converter, recs []session.Replayed, msgs []session.Messa
 	}
 	run, next := 0, 0
 	lastStop := event.StopCompleted
+records:
 	for _, r := range recs {
 		if r.Record.SessionID == root {
-			if _, ok := r.Event.(event.RunStarted); ok {
+			if rs, ok := r.Event.(event.RunStarted); ok {
 				var end time.Time
 				if run+1 < len(starts) {
 					end = starts[run+1]
@@ -73,6 +78,9 @@ func replayEvents(conv *converter, recs []session.Replayed, msgs []session.Messa
 				if next < len(prompts) && (end.IsZero() || prompts[next].CreatedAt.Before(end)) {
 					send(root, chunkUpdate{SessionUpdate: updateUserMessageChunk, Content: textBlock(prompts[next].Text())})
 					next++
+				}
+				if openRun != "" && rs.RunID == openRun {
+					break records
 				}
 			}
 			switch v := r.Event.(type) {
@@ -149,4 +157,46 @@ func replayMessages(sid string, msgs []session.Message, send sendFunc) {
 			}
 		}
 	}
+}
+
+// replayRun sends the part of root sid's history that replay(sid, openRun)
+// left out: the records of that run on, its prompt aside. The run's cards
+// are closed only when the run ended in the store; else they stay in
+// progress (another process goes on with it).
+func (c *conn) replayRun(sid, openRun string) error {
+	ctx := context.WithoutCancel(c.ctx)
+	recs, err := session.ReplayTree(ctx, c.s.pool.Store(), sid)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	subagents := c.subagents
+	c.mu.Unlock()
+	conv := newConverter(sid, subagents, c.updater(sid), c.log)
+	conv.noTerminals = true
+	from := len(recs)
+	for i, r := range recs {
+		if rs, ok := r.Event.(event.RunStarted); ok && r.Record.SessionID == sid && rs.RunID == openRun {
+			from = i
+		}
+	}
+	ended, lastStop := false, event.StopCompleted
+	for _, r := range recs[from:] {
+		if r.Record.SessionID == sid {
+			switch v := r.Event.(type) {
+			case event.StreamComplete:
+				ended, lastStop = true, event.StopCompleted
+			case event.RunError:
+				ended, lastStop = true, event.StopError
+				if v.Code == "aborted" {
+					lastStop = event.StopAborted
+				}
+			}
+		}
+		conv.Emit(r.Event)
+	}
+	if ended {
+		conv.Finish(lastStop)
+	}
+	return nil
 }

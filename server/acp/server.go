@@ -321,7 +321,13 @@ func (c *conn) handleLine(line []byte) {
 	case methodSessionNew:
 		result, err = c.newSession(m.params)
 	case methodSessionLoad:
-		result, owner, err = c.loadSession(m.params)
+		var then func()
+		result, owner, then, err = c.loadSession(m.params)
+		if then != nil {
+			c.replyTo(owner, m.id, result, err)
+			then()
+			return
+		}
 	case methodSessionList:
 		result, err = c.listSessions(m.params)
 	case methodSessionSetMode:

@@ -140,29 +140,30 @@ func (c *conn) newSession(params json.RawMessage) (any, *rpcError) {
 }
 
 // loadSession answers session/load; the reply goes to the returned owner's
-// queue, after the replayed history.
-func (c *conn) loadSession(params json.RawMessage) (any, string, *rpcError) {
+// queue, after the replayed history; then, when set, is called once the
+// reply is queued.
+func (c *conn) loadSession(params json.RawMessage) (result any, owner string, then func(), rerr *rpcError) {
 	var p newSessionParams
 	if err := decodeParams(params, &p); err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	if p.SessionID == "" {
-		return nil, "", invalidParams("sessionId is required")
+		return nil, "", nil, invalidParams("sessionId is required")
 	}
 	if p.Cwd == nil {
-		return nil, "", invalidParams("cwd is required")
+		return nil, "", nil, invalidParams("cwd is required")
 	}
 	stored, err := c.s.pool.Store().GetSession(c.ctx, p.SessionID)
 	if err != nil {
 		if errors.Is(err, session.ErrNotFound) {
-			return nil, "", sessionNotFound(p.SessionID)
+			return nil, "", nil, sessionNotFound(p.SessionID)
 		}
-		return nil, "", errorf(codeInternalError, "Internal error: %v", err)
+		return nil, "", nil, errorf(codeInternalError, "Internal error: %v", err)
 	}
 	ws := c.sessionWorkspace(stored.ID, *p.Cwd)
 	mgr, rerr := c.newSessionMCP(p.MCPServers, c.workspaceRoot(ws))
 	if rerr != nil {
-		return nil, "", rerr
+		return nil, "", nil, rerr
 	}
 	s := c.openIn(stored, ws)
 	s.mu.Lock()
@@ -171,16 +172,25 @@ func (c *conn) loadSession(params json.RawMessage) (any, string, *rpcError) {
 	s.mu.Unlock()
 	if busy {
 		c.closeMCP(mgr)
-		return nil, "", errorf(codeInternalError, "Internal error: session %s has a prompt in progress", s.id)
+		return nil, "", nil, errorf(codeInternalError, "Internal error: session %s has a prompt in progress", s.id)
 	}
 	c.setTools(s, ws, mgr)
-	if err := c.replay(s.id); err != nil {
-		return nil, s.id, errorf(codeInternalError, "Internal error: replay: %v", err)
+	// A root whose run stopped (its process died) while a call of its tree
+	// waited for an answer goes on here once the load is answered.
+	openRun, err := c.s.pool.WaitingRun(c.ctx, s.id)
+	if err != nil {
+		c.log.Warn("acp: find whether the session's run waits for an answer", "session", s.id, "err", err)
+	}
+	if err := c.replay(s.id, openRun); err != nil {
+		return nil, s.id, nil, errorf(codeInternalError, "Internal error: replay: %v", err)
 	}
 	c.log.Info("acp: session loaded", "session", s.id, "mode", mode)
+	if openRun != "" {
+		then = func() { c.continueRun(s, openRun) }
+	}
 	return struct {
 		Modes *modeState `json:"modes"`
-	}{c.modes(mode)}, s.id, nil
+	}{c.modes(mode)}, s.id, then, nil
 }
 
 type sessionInfo struct {

@@ -147,7 +147,10 @@
 // results folded into their tool part (linked to the child session named
 // by a spawning tool's result); a team session gets a task part per
 // member. Rebuilt ids are derived from the stored ones, stable between
-// calls.
+// calls. A root whose run goes on after a restart (pool.Pool.Continue,
+// not a prompt of this server) gets its events from its run's first
+// model turn on: the first GET puts the stored conversation up to that
+// run's prompt before them.
 //
 // # Delivery
 //

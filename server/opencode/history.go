@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/model"
@@ -69,6 +70,22 @@ func (s *historyAPI) handleMessages(w http.ResponseWriter, r *http.Request) {
 		st.mu.Unlock()
 	}
 	st.mu.Lock()
+	t = s.facts.touch(st, false)
+	var headless time.Time
+	if t != nil {
+		headless = t.headless
+	}
+	st.mu.Unlock()
+	if !headless.IsZero() {
+		head := s.storedHead(ctx, rec, headless)
+		st.mu.Lock()
+		if t.headless.Equal(headless) {
+			t.prepend(head)
+			t.headless = time.Time{}
+		}
+		st.mu.Unlock()
+	}
+	st.mu.Lock()
 	if t = s.facts.touch(st, false); t != nil {
 		var whole map[*tpart]string
 		if want := t.shelvedLocked(t.pick(before, limit)); want != nil {
@@ -99,6 +116,30 @@ func firstUserText(ctx context.Context, st session.Store, sid string) string {
 	return ""
 }
 
+// storedHead is the transcript of rec's stored conversation up to its
+// last prompt stored before at (a user message of a person): what a
+// headless transcript (a run that went on after a restart) lacks.
+func (s *historyAPI) storedHead(ctx context.Context, rec session.Session, at time.Time) *transcript {
+	msgs, err := s.store.Messages(ctx, rec.ID)
+	if err != nil {
+		s.log.Warn("opencode: read messages", "session", rec.ID, "err", err)
+		return newTranscript()
+	}
+	end := 0
+	for i, m := range msgs {
+		if m.Role == model.RoleUser && !m.Synthetic && m.CreatedAt.Before(at) {
+			end = i + 1
+		}
+	}
+	if end == 0 {
+		return newTranscript()
+	}
+	rec.Status = session.StatusCompleted // its calls all have their results
+	t := s.transcriptOf(ctx, rec, msgs[:end])
+	t.shelveStored()
+	return t
+}
+
 // storeTranscript rebuilds a session's messages from its stored
 // conversation: user messages with their text; one assistant message per
 // model response (step-start, text, reasoning and tool parts,
@@ -110,12 +151,17 @@ func firstUserText(ctx context.Context, st session.Store, sid string) string {
 // session (which keeps no conversation of its own) gets one assistant
 // message with a task part per member session.
 func (s *historyAPI) storeTranscript(ctx context.Context, rec session.Session) *transcript {
-	t := newTranscript()
 	msgs, err := s.store.Messages(ctx, rec.ID)
 	if err != nil {
 		s.log.Warn("opencode: read messages", "session", rec.ID, "err", err)
-		return t
+		return newTranscript()
 	}
+	return s.transcriptOf(ctx, rec, msgs)
+}
+
+// transcriptOf is storeTranscript of the stored messages msgs of rec.
+func (s *historyAPI) transcriptOf(ctx context.Context, rec session.Session, msgs []session.Message) *transcript {
+	t := newTranscript()
 	dir := s.dirOf(rec)
 	reports, err := processor.ToolReports(ctx, s.store, rec.ID)
 	if err != nil {

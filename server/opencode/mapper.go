@@ -179,6 +179,11 @@ func (s *eventMapper) messageUpdated(st *sessState, info processor.Message, now 
 		if parent == "" {
 			parent = info.ID
 		}
+		if len(t.msgs) == 0 && st.active == nil && t.headless.IsZero() {
+			// A run that goes on after a restart: its prompt and the
+			// earlier runs are in the store only (history.go).
+			t.headless = now
+		}
 		ref := s.modelOf(agent)
 		m = &tmsg{asst: &wire.AssistantMessage{
 			ID: info.ID, SessionID: sid, Role: "assistant", ParentID: parent, ProviderID: ref.ProviderID, ModelID: ref.ModelID,

@@ -3,6 +3,7 @@ package opencode
 import (
 	"encoding/json"
 	"strings"
+	"time"
 
 	"github.com/agentpool/agentpool/id"
 	"github.com/agentpool/agentpool/server/opencode/internal/wire"
@@ -22,6 +23,13 @@ type transcript struct {
 	todos []wire.Todo
 	// shelved counts the parts whose text is on the shelf (shelf.go).
 	shelved int
+	// headless, when not zero, is when the transcript was started by an
+	// assistant message of a root that no prompt of this server runs: a
+	// run that goes on after a restart (pool.Pool.Continue), whose events
+	// start at its model turns. GET .../message then puts before it the
+	// stored conversation up to the run's prompt (the last one stored
+	// before that time), and clears it.
+	headless time.Time
 }
 
 func newTranscript() *transcript {
@@ -83,6 +91,33 @@ func (t *transcript) add(m *tmsg) {
 	}
 	t.msgs = append(t.msgs, m)
 	t.byID[m.id()] = m
+}
+
+// prepend puts the messages of head (a transcript built from the store)
+// before t's; an assistant message of t that had no user message to
+// answer now answers head's last one.
+func (t *transcript) prepend(head *transcript) {
+	user := head.lastUser()
+	var msgs []*tmsg
+	for _, m := range head.msgs {
+		if _, dup := t.byID[m.id()]; dup {
+			continue
+		}
+		msgs = append(msgs, m)
+		t.byID[m.id()] = m
+	}
+	for pid, p := range head.parts {
+		if _, dup := t.parts[pid]; !dup {
+			t.parts[pid] = p
+		}
+	}
+	t.shelved += head.shelved
+	for _, m := range t.msgs {
+		if m.asst != nil && m.asst.ParentID == m.asst.ID && user != "" {
+			m.asst.ParentID = user
+		}
+	}
+	t.msgs = append(msgs, t.msgs...)
 }
 
 // putPart adds a part to its message or replaces it.

@@ -2,12 +2,13 @@
 // the real client (@ag-ui/client 1.0.0) receives, and check every event
 // against @ag-ui/core's schemas and the nesting rules the client enforces.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { HttpAgent } from '@ag-ui/client';
 import { EventSchemas } from '@ag-ui/core/schemas';
+
+import { serve } from '../lib/serve.js';
 
 export const here = path.dirname(fileURLToPath(import.meta.url));
 export const repo = path.resolve(here, '../../..');
@@ -15,37 +16,7 @@ export const bin = process.env.AGENTPOOL_BIN || path.join(repo, 'bin/agentpool')
 
 // startServer runs `agentpool serve agui` on a free loopback port with the
 // given flags; stop() ends it.
-export async function startServer(args) {
-  const proc = spawn(bin, ['serve', 'agui', '--addr', '127.0.0.1:0', ...args], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  const url = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${stderr}`)), 15000);
-    proc.stderr.setEncoding('utf8');
-    proc.stderr.on('data', (chunk) => {
-      stderr += chunk;
-      const m = stderr.match(/agui listening on (http:\/\/127\.0\.0\.1:\d+)/);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    });
-    proc.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited with ${code}:\n${stderr}`));
-    });
-  });
-  const stop = async () => {
-    if (proc.exitCode !== null || proc.signalCode !== null) return;
-    const exited = new Promise((resolve) => proc.once('exit', resolve));
-    proc.kill('SIGTERM');
-    const t = setTimeout(() => proc.kill('SIGKILL'), 5000);
-    await exited;
-    clearTimeout(t);
-  };
-  return { url, stop, stderr: () => stderr };
-}
+export const startServer = (args) => serve(bin, 'agui', args);
 
 // Schemas by event type, to check that no event carries a key its schema
 // does not describe (the client would strip it).

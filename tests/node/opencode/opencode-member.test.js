@@ -9,50 +9,19 @@
 // outlives the server.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 
 import { createOpencodeClient } from '@opencode-ai/sdk/v2';
 
 import {
   NATIVE_ANSWER, NOTES_FILE, NOTES_TEXT, OPENCODE_ANSWER, RUN_TIMEOUT_MS, TEST_TIMEOUT_MS, THOUGHT, opencodeBinary, opencodeTeam,
 } from '../lib/opencode-team.js';
+import { serve } from '../lib/serve.js';
 
 const bin = process.env.AGENTPOOL_BIN;
 const { skip } = opencodeBinary();
 
-// serve runs `agentpool serve opencode` on the manifest; stop() ends it.
-async function serve(manifest, cwd) {
-  const proc = spawn(bin, ['serve', 'opencode', '--addr', '127.0.0.1:0', '--db', ':memory:', '-c', manifest], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-    cwd,
-  });
-  let stderr = '';
-  const url = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${stderr}`)), 15000);
-    proc.stderr.setEncoding('utf8');
-    proc.stderr.on('data', (chunk) => {
-      stderr += chunk;
-      const m = stderr.match(/opencode listening on (http:\/\/127\.0\.0\.1:\d+)/);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    });
-    proc.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited with ${code}:\n${stderr}`));
-    });
-  });
-  const stop = async () => {
-    if (proc.exitCode !== null || proc.signalCode !== null) return;
-    const exited = new Promise((resolve) => proc.once('exit', resolve));
-    proc.kill('SIGTERM');
-    const t = setTimeout(() => proc.kill('SIGKILL'), 5000);
-    await exited;
-    clearTimeout(t);
-  };
-  return { url, stop };
-}
+// serveOpencode runs `agentpool serve opencode` on the manifest.
+const serveOpencode = (manifest, cwd) => serve(bin, 'opencode', ['--db', ':memory:', '-c', manifest], { cwd });
 
 // events subscribes to /event with the SDK and keeps every event until
 // close().
@@ -83,7 +52,7 @@ test('a team of a native agent and the real opencode: both child sessions with t
   assert.ok(bin, 'set AGENTPOOL_BIN to the agentpool binary');
   const team = await opencodeTeam();
   t.after(() => team.close());
-  const server = await serve(team.manifest, team.dir);
+  const server = await serveOpencode(team.manifest, team.dir);
   let stopped = false;
   t.after(() => (stopped ? undefined : server.stop()));
 

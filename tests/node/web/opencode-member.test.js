@@ -9,7 +9,6 @@
 // server. Screenshot: out/opencode-member.png.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,6 +19,7 @@ import { chromium } from 'playwright-core';
 import {
   NATIVE_ANSWER, NOTES_FILE, NOTES_TEXT, OPENCODE_ANSWER, RUN_TIMEOUT_MS, TEST_TIMEOUT_MS, THOUGHT, opencodeBinary, opencodeTeam,
 } from '../lib/opencode-team.js';
+import { serve } from '../lib/serve.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const bin = process.env.AGENTPOOL_BIN || path.resolve(here, '../../../bin/agentpool');
@@ -27,40 +27,8 @@ const chromiumPath = process.env.CHROMIUM || '/usr/bin/chromium';
 const out = path.join(here, 'out');
 const { skip } = opencodeBinary();
 
-// serve runs `agentpool serve web` on the manifest; stop() ends it.
-async function serve(manifest, cwd) {
-  const proc = spawn(bin, ['serve', 'web', '--addr', '127.0.0.1:0', '--db', ':memory:', '-c', manifest], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-    env: { ...process.env, AGENTPOOL_SERVER_TOKEN: '' },
-    cwd,
-  });
-  let stderr = '';
-  const url = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${stderr}`)), 15000);
-    proc.stderr.setEncoding('utf8');
-    proc.stderr.on('data', (chunk) => {
-      stderr += chunk;
-      const m = stderr.match(/web listening on (http:\/\/127\.0\.0\.1:\d+)/);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    });
-    proc.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited with ${code}:\n${stderr}`));
-    });
-  });
-  const stop = async () => {
-    if (proc.exitCode !== null || proc.signalCode !== null) return;
-    const exited = new Promise((resolve) => proc.once('exit', resolve));
-    proc.kill('SIGTERM');
-    const t = setTimeout(() => proc.kill('SIGKILL'), 5000);
-    await exited;
-    clearTimeout(t);
-  };
-  return { url, stop };
-}
+// serveWeb runs `agentpool serve web` on the manifest, without a token.
+const serveWeb = (manifest, cwd) => serve(bin, 'web', ['--db', ':memory:', '-c', manifest], { cwd, env: { ...process.env, AGENTPOOL_SERVER_TOKEN: '' } });
 
 test('a team of a native agent and the real opencode: both rows and transcripts', { skip, timeout: TEST_TIMEOUT_MS }, async (t) => {
   assert.ok(existsSync(bin), `AGENTPOOL_BIN ${bin} does not exist (run make build)`);
@@ -68,7 +36,7 @@ test('a team of a native agent and the real opencode: both rows and transcripts'
   mkdirSync(out, { recursive: true });
   const team = await opencodeTeam();
   t.after(() => team.close());
-  const server = await serve(team.manifest, team.dir);
+  const server = await serveWeb(team.manifest, team.dir);
   let stopped = false;
   t.after(() => (stopped ? undefined : server.stop()));
   const profile = mkdtempSync(path.join(os.tmpdir(), 'agentpool-web-chromium-'));

@@ -5,7 +5,8 @@
 // a child opens from the transcript and leads back to its parent, the
 // stop button aborts a run, a row's cancel button ends one child while
 // its run goes on, with a token the page asks for it, and a
-// grandchild's Write waits for an answer given in the page (or elsewhere).
+// grandchild's Write waits for an answer given in the page (or elsewhere),
+// also across a SIGKILL of the server.
 // Screenshots are written to out/.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -453,4 +454,60 @@ test('a request pending before the page loads shows; an answer given elsewhere s
   assert.deepEqual(b.problems, ['console: Failed to load resource: the server responded with a status of 404 (Not Found)']);
   await a.page.close();
   await b.page.close();
+});
+
+// A run that waits when its server dies goes on in the next server over
+// the same database (docs/approvals.md, "Durable"): the page of the new
+// server shows the same request waiting, and Allow once finishes the run.
+test('a run waiting when its server is killed waits again in a new server; Allow once finishes it', async () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'agentpool-web-restart-'));
+  const file = isolatedManifest(dir);
+  const db = path.join(dir, 'sessions.db');
+  const note = path.join(dir, 'notes.md');
+  try {
+    const firstURL = await startWith(file, dir, '--db', db);
+    const first = servers[servers.length - 1];
+    const a = await open(firstURL);
+    await a.page.locator('#conn[data-state="live"]').waitFor();
+    await startRun(a.page, 'Write it across a restart');
+    const [asked] = await (await fetch(`${firstURL}/permission`)).json();
+    assert.ok(asked?.id, 'the first server has the request');
+    await a.page.close();
+    const exited = new Promise((resolve) => first.proc.once('exit', resolve));
+    first.proc.kill('SIGKILL');
+    await exited;
+    assert.equal(existsSync(note), false, 'written before any answer');
+
+    const secondURL = await startWith(file, dir, '--db', db);
+    const { page, problems } = await open(secondURL);
+    await page.locator('#conn[data-state="live"]').waitFor();
+    await newest(page, 'writer').and(waitingRow(page)).waitFor({ timeout: 15000 });
+    const again = await (await fetch(`${secondURL}/permission`)).json();
+    assert.deepEqual(again.map((r) => r.id), [asked.id], 'the same request, asked again');
+    assert.equal(await newest(page, 'lead').getAttribute('data-status'), 'running', 'the root runs on');
+
+    await newest(page, 'writer').click();
+    const card = page.locator('.approval[data-state="pending"]');
+    await card.waitFor();
+    assert.equal(await card.locator('.ap-title').textContent(), 'Write notes.md');
+    await shot(page, 'approval-restart-pending');
+    await card.locator('button.ap-once').click();
+    await page.locator('.approval[data-state="once"] .ap-result:text-is("Allowed once here")').waitFor();
+    await runDone(page);
+    assert.equal(await waitingRow(page).count(), 0, 'the waiting mark goes');
+    assert.equal(readFileSync(note, 'utf8'), NOTE);
+    // The root's transcript: its prompt, then its final answer.
+    await newest(page, 'lead').click();
+    await page.locator('.part.text:has-text("Lead done: the desk has finished.")').waitFor();
+    await page.locator('#transcript :text("Write it across a restart")').first().waitFor();
+    // One task call, done: the page read no stored turn that the live
+    // events then showed again.
+    assert.deepEqual(await page.locator('#transcript .tool-wrap:has(.tool-name:text-is("task"))').evaluateAll(
+      (ts) => ts.map((t) => t.querySelector('.tool-status, .status')?.textContent ?? t.className)), ['completed']);
+    await shot(page, 'approval-restart-done');
+    assert.deepEqual(problems, []);
+    await page.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
