@@ -11,6 +11,11 @@
 //	GET  /approvals      {"approvals": [Approval]}: the tool calls waiting for an answer
 //	POST /approvals/{id} answer one: {"reply": allow_once | allow_always | reject_once |
 //	                     reject_always, "message"?} (see Approvals)
+//	POST /sessions/{id}/cancel
+//	                     cancel one running session (a child's subagentRunId: that
+//	                     child alone, its parent goes on; a run's root: the run):
+//	                     {sessionId, cancelled: true} once it has ended; 404 unknown,
+//	                     409 not running (docs/control.md)
 //
 // A run answers 200 text/event-stream with one "data: <json>\n\n" per
 // event (LF only, one line of compact JSON each). Requests that cannot run

@@ -24,7 +24,8 @@
 //	                                     waits for the turn, answers {info, parts} of its last
 //	                                     assistant message (noReply: stores the user message only)
 //	POST   /session/{id}/prompt_async    the same, answered 204 at once
-//	POST   /session/{id}/abort           cancels the run and the queued prompts → true
+//	POST   /session/{id}/abort           cancels the run and the queued prompts → true (a
+//	                                     running child: that child alone)
 //	GET    /permission                   pending permission requests (Options.Approvals), oldest first
 //	POST   /permission/{requestID}/reply {reply: once | always | reject, message?} → true
 //	POST   /session/{id}/permissions/{permissionID}
@@ -175,9 +176,14 @@
 // ends aborted (session.idle, its tool part in the parent error), the
 // root's session.error is a MessageAbortedError; abort answers true once
 // the run has wound down (at most 10 s), so the session is idle by then.
-// Aborting a child session aborts the run of the root it belongs to (the
-// pool cancels runs as a whole). A blocking prompt whose client goes away
-// keeps running; only abort, DELETE or shutdown end it.
+// Aborting a child session that runs in its root's run (it has no prompt
+// of its own) cancels that child alone (pool.Pool.Cancel, by "opencode",
+// or "web" for the web view's requests, as approvals are labelled):
+// it and its subtree end aborted, its tool part in the parent is an error
+// that says the user cancelled it, and the parent and its siblings go on;
+// abort answers once the child has ended. Aborting an idle child answers
+// true and does nothing (docs/control.md). A blocking prompt whose client
+// goes away keeps running; only abort, DELETE or shutdown end it.
 //
 // # Errors
 //
