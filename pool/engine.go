@@ -47,6 +47,10 @@ type EngineRun struct {
 // through the recorder as in a run in this process. inv keeps the session
 // registered in the runtime (Runtime.Running) for the run's duration.
 func (p *Pool) runOnEngine(ctx context.Context, node spawn.Node, inv *spawn.Invocation, rec *processor.Recorder, started time.Time) spawn.RunEnd {
+	// Cancel of the root ends the run, as in this process. (Its children
+	// run on the workers, where Cancel does not reach yet.)
+	ctx, stop := inv.CancelContext(ctx)
+	defer stop()
 	history := inv.History
 	if early := inv.Injected(); len(early) > 0 {
 		// What session/start injected reaches the first model request, as

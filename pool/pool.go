@@ -448,3 +448,14 @@ func (p *Pool) Workspace() *workspace.Workspace { return p.builtins.ws }
 // them (batteries: a *mcp.Manager); nil when no enabled server is
 // declared.
 func (p *Pool) MCP() MCPServers { return p.builtins.mcp }
+
+// Cancel cancels the running session sessionID of one of the pool's runs
+// (spawn.Runtime.Cancel): a child ends aborted with its subtree while its
+// parent and siblings go on; a root session's whole run ends. by names
+// who asked (the front end: "opencode", "acp", ...). The channel is
+// closed once the session's run has ended. An unknown session errors.Is
+// session.ErrNotFound, an ended one spawn.ErrNotRunning; one that another
+// process runs, spawn.ErrRunsElsewhere.
+func (p *Pool) Cancel(ctx context.Context, sessionID, by string) (<-chan struct{}, error) {
+	return p.rt.Cancel(ctx, sessionID, by)
+}

@@ -47,10 +47,17 @@ type Projection struct {
 	doneRing []string
 	doneNext int
 
-	subMu   sync.RWMutex
-	nsubs   atomic.Int32 // len(subs), read without subMu on every event
-	subs    map[int]func(owner string, cs []Change)
-	nextSub int
+	// subs is the list of subscribers, read once per event without a
+	// lock; Subscribe and unsubscribe replace it under subMu (copy on
+	// write). Nil or empty: nobody subscribes, and no Changes are made.
+	subMu sync.Mutex
+	subs  atomic.Pointer[[]*subscription]
+}
+
+// subscription is one Subscribe: its own allocation, so that unsubscribe
+// finds it by identity.
+type subscription struct {
+	fn func(owner string, cs []Change)
 }
 
 // rootProj is the projection of one root run: its sessions, under its own
@@ -69,24 +76,29 @@ func NewProjection(store session.Store, log *slog.Logger) *Projection {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Projection{store: store, log: log, done: map[string]struct{}{}, subs: map[int]func(string, []Change){}}
+	return &Projection{store: store, log: log, done: map[string]struct{}{}}
 }
 
 // Subscribe calls fn with the Changes of every later event, after the
 // projection has released its lock. fn gets its own copy of the Changes
-// and must not feed the projection. The returned function unsubscribes.
+// and must not feed the projection. The returned function unsubscribes:
+// no event projected after it returned calls fn (a call under way may
+// still end after it).
 func (p *Projection) Subscribe(fn func(owner string, cs []Change)) (unsubscribe func()) {
+	sub := &subscription{fn: fn}
 	p.subMu.Lock()
 	defer p.subMu.Unlock()
-	n := p.nextSub
-	p.nextSub++
-	p.subs[n] = fn
-	p.nsubs.Store(int32(len(p.subs)))
+	var list []*subscription
+	if cur := p.subs.Load(); cur != nil {
+		list = append(list, *cur...)
+	}
+	list = append(list, sub)
+	p.subs.Store(&list)
 	return func() {
 		p.subMu.Lock()
 		defer p.subMu.Unlock()
-		delete(p.subs, n)
-		p.nsubs.Store(int32(len(p.subs)))
+		list := slices.DeleteFunc(slices.Clone(*p.subs.Load()), func(s *subscription) bool { return s == sub })
+		p.subs.Store(&list)
 	}
 }
 
@@ -161,7 +173,11 @@ func (p *Projection) run(owner string) *rootProj {
 // project takes one event under the lock of its run; ret says that the
 // caller wants the Changes back.
 func (p *Projection) project(ctx context.Context, owner string, e event.Event, ret bool) []Change {
-	subscribed := p.nsubs.Load() > 0
+	var subs []*subscription
+	if l := p.subs.Load(); l != nil {
+		subs = *l
+	}
+	subscribed := len(subs) > 0
 	r := p.run(owner)
 	// One applier per run is reused under r.mu: no allocation per event.
 	a := &r.scratch
@@ -184,16 +200,13 @@ func (p *Projection) project(ctx context.Context, owner string, e event.Event, r
 	a.ctx = nil
 	r.mu.Unlock()
 	if subscribed && len(out) > 0 {
-		p.subMu.RLock()
-		i, n := 0, len(p.subs)
-		for _, fn := range p.subs {
-			if i++; i == n && !ret {
-				fn(owner, out)
+		for i, sub := range subs {
+			if i == len(subs)-1 && !ret {
+				sub.fn(owner, out)
 				continue
 			}
-			fn(owner, cloneChanges(out))
+			sub.fn(owner, cloneChanges(out))
 		}
-		p.subMu.RUnlock()
 	}
 	return out
 }

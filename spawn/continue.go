@@ -73,7 +73,9 @@ func ContinueChild(ctx context.Context, parent *Invocation, c *ChildContinuation
 	}
 	inv.wrap = wrapSink{parent: parent.Sink, child: inv, path: []string{w.Session.ID}}
 	inv.Sink = &inv.wrap
+	cctx, stop := inv.h.runContext(ctx)
 	if !rt.register(w.Session.ID, &inv.h) {
+		stop(nil)
 		<-sem
 		return Child{}, fmt.Errorf("cannot continue %s: session %s runs already", w.Session.AgentName, w.Session.ID)
 	}
@@ -92,7 +94,7 @@ func ContinueChild(ctx context.Context, parent *Invocation, c *ChildContinuation
 	if started.IsZero() {
 		started = time.Now()
 	}
-	return Child{SessionID: w.Session.ID, Result: rt.runChild(ctx, parent, inv, &req, &info, started)}, nil
+	return Child{SessionID: w.Session.ID, Result: rt.runChild(cctx, stop, parent, inv, &req, &info, started)}, nil
 }
 
 // ContinuedResult is the result of a delegation call (task, a worker,

@@ -45,7 +45,7 @@ func ReadableResult(content string) (text, sessionID, stopReason string, ok bool
 	case stop == "" || stop == string(event.StopCompleted) || stop == string(event.StopMaxTokens):
 		text = output
 	case stop == string(event.StopAborted):
-		text = joinLines(output, "Cancelled by the user.")
+		text = joinLines(output, AbortedWords(r.Error))
 	default:
 		why := ReadableError(r.Error)
 		if why == "" {
@@ -70,6 +70,21 @@ func ReadableError(msg string) string {
 		return "timed out"
 	}
 	return msg
+}
+
+// AbortedWords words the end of a child session that was aborted, from
+// the error it ended with: "Cancelled by the user (from <front end>)."
+// when it was cancelled on its own (a *CancelledError), else "Cancelled by
+// the user." (its run was).
+func AbortedWords(msg string) string {
+	const by = "cancelled by the user (from "
+	if i := strings.Index(msg, by); i >= 0 {
+		rest := msg[i+len(by):]
+		if j := strings.IndexByte(rest, ')'); j >= 0 {
+			return "Cancelled by the user (from " + rest[:j] + ")."
+		}
+	}
+	return "Cancelled by the user."
 }
 
 func joinLines(a, b string) string {

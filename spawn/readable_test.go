@@ -13,6 +13,7 @@ func TestReadableResult(t *testing.T) {
 		{`{"error":"model: 500 upstream","output":"","session_id":"ses_4","stop_reason":"error"}`, "Failed: model: 500 upstream", "ses_4", "error", true},
 		{`{"session_id":"ses_5","task_id":"task_1"}`, "Running in the background as task task_1.", "ses_5", "", true},
 		{`{"output":"done","session_id":"ses_6","status":"completed","task_id":"task_1"}`, "done", "ses_6", "completed", true},
+		{`{"cancelled_by":"acp","error":"session ses_7 was cancelled by the user (from acp)","output":"","session_id":"ses_7","stop_reason":"aborted"}`, "Cancelled by the user (from acp).", "ses_7", "aborted", true},
 		{`{"output":"x"}`, `{"output":"x"}`, "", "", false},
 		{"plain text", "plain text", "", "", false},
 	} {

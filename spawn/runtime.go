@@ -222,6 +222,13 @@ type handle struct {
 	mu         sync.Mutex
 	childUsage event.Usage
 	childCost  float64
+	// What Cancel needs (cancel.go): the cancel function of the run's
+	// context, a cause asked for before it was made, and the channel
+	// closed once the run has ended (made by the first Cancel).
+	cancel      context.CancelCauseFunc
+	cancelCause error
+	ended       chan struct{}
+	finished    bool
 }
 
 // slots returns the session's semaphore of child slots, made on the first

@@ -38,6 +38,8 @@ type RunEnd struct {
 // (status, stop reason, usage, cost, totals, duration, error). started is
 // when the run began: its duration counts from it.
 func (rt *Runtime) RunRoot(ctx context.Context, node Node, inv *Invocation, started time.Time) RunEnd {
+	ctx, stop := inv.CancelContext(ctx) // Cancel of the root ends the run
+	defer stop()
 	e := rt.runSession(ctx, node, inv, started)
 	return RunEnd{Result: e.res, TotalUsage: e.sessionUsage, TotalCost: e.sessionCost}
 }

@@ -102,6 +102,9 @@ func Spawn(ctx context.Context, parent *Invocation, req Request) (Child, error) 
 	// node does changes inv.Session (the store keeps the live record).
 	inv.wrap = wrapSink{parent: parent.Sink, child: inv, path: []string{child.ID}}
 	inv.Sink = &inv.wrap
+	// The child's own context, which Cancel cancels (made before the child
+	// is registered, so that no Cancel finds it without one).
+	cctx, stop := inv.h.runContext(ctx)
 	rt.register(child.ID, &inv.h) // a new id: never taken
 
 	runMode := event.RunModeSync
@@ -140,7 +143,7 @@ func Spawn(ctx context.Context, parent *Invocation, req Request) (Child, error) 
 
 	if !req.Async {
 		defer releaseSlot(sem, busy) // even if runChild panics (a tool's caller recovers)
-		return Child{SessionID: child.ID, Result: rt.runChild(ctx, parent, inv, &req, &info, now)}, nil
+		return Child{SessionID: child.ID, Result: rt.runChild(cctx, stop, parent, inv, &req, &info, now)}, nil
 	}
 	parent.h.pendingAsync.Add(1)
 	parent.async.Add(1)
@@ -152,7 +155,7 @@ func Spawn(ctx context.Context, parent *Invocation, req Request) (Child, error) 
 		var res Result
 		func() {
 			defer releaseSlot(sem, busy)
-			res = rt.runChild(ctx, parent, inv, &areq, &ainfo, now)
+			res = rt.runChild(cctx, stop, parent, inv, &areq, &ainfo, now)
 		}()
 		parent.endTask(task, res)
 	}()
@@ -182,16 +185,17 @@ func releaseSlot(sem chan struct{}, busy *atomic.Int64) {
 
 // runChild runs the child's session (runSession, under the spawn's
 // timeout), rolls its totals up into the parent and always emits the end.
-func (rt *Runtime) runChild(ctx context.Context, parent, inv *Invocation, req *Request, info *StartInfo, started time.Time) Result {
+// ctx is the child's own context and stop cancels it (Cancel, the
+// timeout); the child's Cancel waiters are told once its end is emitted.
+func (rt *Runtime) runChild(ctx context.Context, stop context.CancelCauseFunc, parent, inv *Invocation, req *Request, info *StartInfo, started time.Time) Result {
+	defer inv.h.finish()
+	defer stop(nil)
 	timeout := req.Timeout
 	if timeout <= 0 {
 		timeout = rt.limits.Timeout
 	}
 	if timeout > 0 {
-		var cancel context.CancelCauseFunc
-		ctx, cancel = context.WithCancelCause(ctx)
-		defer cancel(nil)
-		t := time.AfterFunc(timeout, func() { cancel(fmt.Errorf("%w after %s", ErrTimeout, timeout)) })
+		t := time.AfterFunc(timeout, func() { stop(fmt.Errorf("%w after %s", ErrTimeout, timeout)) })
 		defer t.Stop()
 	}
 	e := rt.runSession(ctx, req.Node, inv, started)

@@ -228,6 +228,11 @@ func childResult(c Child) tool.Result {
 	if r.Err != nil {
 		out["error"] = r.Err.Error()
 	}
+	if ce, ok := errors.AsType[*CancelledError](r.Err); ok {
+		// The user stopped this delegation on purpose: the model should
+		// go on without it rather than try it again.
+		out["cancelled_by"] = ce.By
+	}
 	return jsonResult(out, true)
 }
 

@@ -129,6 +129,8 @@ func (m memberResult) describe() string {
 	switch {
 	case m.err != nil:
 		return fmt.Sprintf("[%s] could not start: %v", m.name, m.err)
+	case m.failed && errors.As(m.child.Result.Err, new(*spawn.CancelledError)):
+		return fmt.Sprintf("[%s] cancelled: %v", m.name, m.child.Result.Err)
 	case m.failed:
 		msg := string(m.child.Result.StopReason)
 		if m.child.Result.Err != nil {

@@ -20,6 +20,7 @@ type machine struct {
 	loadBefore string
 	loadAfter  string
 	date       string
+	partial    string // a run of some suites only (-only): which, and where the other rows come from
 }
 
 func machineInfo(goCmd string) machine {
@@ -65,8 +66,8 @@ func loadavg() string {
 }
 
 func (m machine) String() string {
-	return fmt.Sprintf("go=%s\nnproc=%d\ngomaxprocs=%d\ncpu=%s\nos=%s\nload_before=%s\nload_after=%s\ndate=%s\n",
-		m.goVersion, m.nproc, m.gomaxprocs, m.cpu, m.osArch, m.loadBefore, m.loadAfter, m.date)
+	return fmt.Sprintf("go=%s\nnproc=%d\ngomaxprocs=%d\ncpu=%s\nos=%s\nload_before=%s\nload_after=%s\ndate=%s\npartial=%s\n",
+		m.goVersion, m.nproc, m.gomaxprocs, m.cpu, m.osArch, m.loadBefore, m.loadAfter, m.date, m.partial)
 }
 
 func parseMachine(s string) machine {
@@ -93,6 +94,8 @@ func parseMachine(s string) machine {
 			m.loadAfter = v
 		case "date":
 			m.date = v
+		case "partial":
+			m.partial = v
 		}
 	}
 	return m

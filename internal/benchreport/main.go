@@ -9,7 +9,11 @@
 // -raw directory are read again (to regenerate the report). With -startup,
 // only the start-up comparison runs (about a minute) and its section and
 // target rows are printed, the report left as it is; with -startup -merge,
-// they also replace those of the -o report (the rest of it kept).
+// they also replace those of the -o report (the rest of it kept). With
+// -only, only the named suites run (comma-separated: bench, protocol,
+// micro, scale, compare, temporal, startup) and the rows of the others are
+// read back from the report being replaced (-o), whose date and load the
+// machine table names for them.
 package main
 
 import (
@@ -92,11 +96,16 @@ func main() {
 		parseOnly = flag.Bool("parse", false, "do not run: regenerate the report from the raw outputs in -raw")
 		goCmd     = flag.String("go", "go", "the go command")
 		startOnly = flag.Bool("startup", false, "only run the start-up comparison and print its section")
+		only      = flag.String("only", "", "run only these suites (comma-separated); keep the other rows of the report -o")
 		merge     = flag.Bool("merge", false, "with -startup: also write its rows and section into the -o report, the rest kept")
 	)
 	flag.Parse()
 	if *merge && !*startOnly {
 		fmt.Fprintln(os.Stderr, "benchreport: -merge goes with -startup")
+		os.Exit(2)
+	}
+	if *startOnly && *only != "" {
+		fmt.Fprintln(os.Stderr, "benchreport: -startup runs the start-up comparison alone; -only names suites: choose one")
 		os.Exit(2)
 	}
 	if *startOnly {
@@ -110,17 +119,38 @@ func main() {
 		}
 		return
 	}
-	if err := run(*benchtime, *outPath, *rawDir, *goCmd, *parseOnly); err != nil {
+	if *only != "" && *parseOnly {
+		fmt.Fprintln(os.Stderr, "benchreport: -only runs suites, -parse runs none: choose one")
+		os.Exit(2)
+	}
+	if err := run(*benchtime, *outPath, *rawDir, *goCmd, *parseOnly, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "benchreport:", err)
 		os.Exit(1)
 	}
 }
 
-func run(benchtime, outPath, rawDir, goCmd string, parseOnly bool) error {
+func run(benchtime, outPath, rawDir, goCmd string, parseOnly bool, only string) error {
 	if err := os.MkdirAll(rawDir, 0o755); err != nil {
 		return err
 	}
 	ss := suites(benchtime)
+	runStartup := true
+	var keep *kept
+	if only != "" {
+		var err error
+		if ss, runStartup, err = selectSuites(ss, only); err != nil {
+			return err
+		}
+		old, err := os.ReadFile(outPath)
+		if err != nil {
+			return fmt.Errorf("-only keeps the other rows of %s: %w", outPath, err)
+		}
+		k, err := parseReport(string(old))
+		if err != nil {
+			return fmt.Errorf("%s: %w", outPath, err)
+		}
+		keep = &k
+	}
 	var groups []group
 	machine := machineInfo(goCmd)
 	if parseOnly {
@@ -167,11 +197,17 @@ func run(benchtime, outPath, rawDir, goCmd string, parseOnly bool) error {
 	}
 	// The start-up comparison: not a go test suite, its raw output in the
 	// same form.
-	if g, err := startupGroup(goCmd, rawDir, parseOnly); err != nil {
+	if !runStartup {
+		// (-only without it)
+	} else if g, err := startupGroup(goCmd, rawDir, parseOnly); err != nil {
 		fmt.Fprintf(os.Stderr, "benchreport: start-up: %v\n", err)
 		failed = true
 	} else {
 		groups = append(groups, g)
+	}
+	if keep != nil {
+		groups = keep.merge(groups)
+		machine.partial = keep.note(only)
 	}
 	if !parseOnly {
 		machine.loadAfter = loadavg()
@@ -184,6 +220,11 @@ func run(benchtime, outPath, rawDir, goCmd string, parseOnly bool) error {
 		return err
 	}
 	report := render(machine, groups, string(notes))
+	if keep != nil && !runStartup && keep.startupRows != "" {
+		if report, err = spliceStartup(report, keep.startupRows, keep.startupSection); err != nil {
+			return err
+		}
+	}
 	if err := os.WriteFile(outPath, []byte(report), 0o644); err != nil {
 		return err
 	}
@@ -259,4 +300,32 @@ func startupOnly(goCmd, rawDir, mergeInto string) error {
 	}
 	fmt.Printf("wrote the start-up rows and section into %s\n", mergeInto)
 	return nil
+}
+
+// selectSuites keeps the suites named in only (comma-separated) and says
+// whether the start-up comparison is one of them.
+func selectSuites(all []suite, only string) ([]suite, bool, error) {
+	var out []suite
+	startup := false
+	for _, name := range strings.Split(only, ",") {
+		name = strings.TrimSpace(name)
+		if name == "startup" {
+			startup = true
+			continue
+		}
+		found := false
+		for _, s := range all {
+			if s.name == name {
+				out, found = append(out, s), true
+			}
+		}
+		if !found {
+			names := []string{"startup"}
+			for _, s := range all {
+				names = append(names, s.name)
+			}
+			return nil, false, fmt.Errorf("-only: no suite %q (suites: %s)", name, strings.Join(names, ", "))
+		}
+	}
+	return out, startup, nil
 }

@@ -102,6 +102,9 @@ func render(m machine, groups []group, notes string) string {
 	if m.loadBefore != "" {
 		w("| load average (1, 5, 15 min) before / after | %s / %s |\n", m.loadBefore, m.loadAfter)
 	}
+	if m.partial != "" {
+		w("| suites | %s |\n", m.partial)
+	}
 	w("\nThe machine may be shared: other processes running during the benchmarks (see the load average; above the number of cores they compete for it) ")
 	w("stretch the wall-clock figures, so the CPU-time figures (`cpu-ns/op`, `cpu-events/s`) are given next to them where it matters.\n\n")
 

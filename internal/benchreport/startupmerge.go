@@ -12,6 +12,15 @@ import (
 // report has none); when says when they ran. The rest of the report is
 // left as it is.
 func mergeStartup(report string, groups []group, when string) (string, error) {
+	var rows, section strings.Builder
+	startupTargets(&rows, groups)
+	startupSection(&section, groups, when)
+	return spliceStartup(report, rows.String(), section.String())
+}
+
+// spliceStartup returns report with its start-up target rows and section
+// replaced by rows and section (text as render writes it).
+func spliceStartup(report, rows, section string) (string, error) {
 	lines := strings.SplitAfter(report, "\n")
 	// The start-up section goes first: the targets table is above it, so
 	// its indexes stay valid.
@@ -40,19 +49,16 @@ func mergeStartup(report string, groups []group, when string) (string, error) {
 	if start == end {
 		return "", errors.New("the report's ## Targets section has no table")
 	}
-	var rows, section strings.Builder
-	startupTargets(&rows, groups)
-	startupSection(&section, groups, when)
 	var out strings.Builder
 	out.WriteString(strings.Join(lines[:start], ""))
 	out.WriteString(strings.Join(table, ""))
-	out.WriteString(rows.String())
+	out.WriteString(rows)
 	rest := lines[end:]
 	if len(rest) > 0 && rest[0] == "\n" { // the blank line after the table
 		out.WriteString("\n")
 		rest = rest[1:]
 	}
-	out.WriteString(section.String())
+	out.WriteString(section)
 	out.WriteString(strings.Join(rest, ""))
 	return out.String(), nil
 }
@@ -65,4 +71,31 @@ func indexLine(lines []string, i int, line string) int {
 		}
 	}
 	return -1
+}
+
+// keptStartup returns the start-up target rows and section of a report
+// ("" when it has none), for a partial run (-only) that does not run the
+// start-up comparison: they are carried over as they are.
+func keptStartup(report string) (rows, section string) {
+	lines := strings.SplitAfter(report, "\n")
+	var r strings.Builder
+	inTargets := false
+	for _, l := range lines {
+		switch {
+		case l == "## Targets\n":
+			inTargets = true
+		case strings.HasPrefix(l, "## "):
+			inTargets = false
+		case inTargets && strings.HasPrefix(l, "| start-up:"):
+			r.WriteString(l)
+		}
+	}
+	if at := indexLine(lines, 0, startupHeading+"\n"); at >= 0 {
+		end := at + 1
+		for end < len(lines) && !strings.HasPrefix(lines[end], "## ") {
+			end++
+		}
+		section = strings.Join(lines[at:end], "")
+	}
+	return r.String(), section
 }

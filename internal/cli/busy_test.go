@@ -65,3 +65,67 @@ agents:
 		t.Errorf("the refused run started: %s", r.stdout)
 	}
 }
+
+// `sessions cancel CHILD` while another agentpool process runs the child's
+// tree names that process and how to cancel it there; an ended or unknown
+// session is an error that says so.
+func TestSessionsCancelElsewhere(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "s.db")
+	manifest := filepath.Join(dir, "m.yaml")
+	os.WriteFile(manifest, []byte(`
+default_agent: boss
+agents:
+  boss:
+    model: {type: scripted, turns: [{tool_calls: [{name: task, args: {agent_or_team: slow, prompt: go}}]}, done]}
+    tools: [subagent]
+  slow:
+    model: {type: scripted, delay: 100ms, turns: ["`+strings.Repeat("word ", 300)+`"]}
+`), 0o644)
+	first := exec.Command(cliBinary(t), "run", "-c", manifest, "--db", db, "--output", "jsonl", "take your time")
+	first.Dir = dir
+	first.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "HOME="+t.TempDir())
+	out, err := first.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		first.Process.Kill()
+		first.Wait()
+	}()
+	guard := time.AfterFunc(60*time.Second, func() { first.Process.Kill() })
+	defer guard.Stop()
+	sc := bufio.NewScanner(out)
+	sc.Buffer(nil, 1<<20)
+	child := ""
+	for child == "" && sc.Scan() {
+		e, err := event.Decode(sc.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s, ok := e.(event.SpawnSessionStart); ok {
+			child = s.ChildSessionID
+		}
+	}
+	if child == "" {
+		t.Fatal("the run started no child")
+	}
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+
+	r := runCLI(t, dir, "sessions", "--db", db, "cancel", child)
+	host, _ := os.Hostname()
+	want := fmt.Sprintf("session %s runs in process %d on host %s, not in this one", child, first.Process.Pid, host)
+	if r.code != 1 || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "POST /session/"+child+"/abort") {
+		t.Fatalf("cancel of another process's child: exit %d\nstderr: %s\nwant %q", r.code, r.stderr, want)
+	}
+	r = runCLI(t, dir, "sessions", "--db", db, "cancel", "ses_unknown")
+	if r.code != 1 || !strings.Contains(r.stderr, "not found") {
+		t.Fatalf("cancel of an unknown session: exit %d\nstderr: %s", r.code, r.stderr)
+	}
+}

@@ -74,14 +74,14 @@ func newSessionsCmd(Extensions) *cobra.Command {
 	var f sessionsFlags
 	cmd := &cobra.Command{
 		Use:   "sessions",
-		Short: "List, show, replay and delete stored sessions",
+		Short: "List, show, replay, delete and cancel sessions",
 		Long: "Inspect the session database that `agentpool run` writes: the sessions, their delegation " +
 			"trees, conversations and event logs.",
 	}
 	pf := cmd.PersistentFlags()
 	pf.StringVarP(&f.config, "config", "c", "", "manifest whose storage.path names the database (default ./agentpool.yaml when present)")
 	pf.StringVar(&f.db, "db", "", "session database: a path, :memory:, or a postgres:// URL (default: storage.path or storage.url, else the user data directory)")
-	cmd.AddCommand(newSessionsListCmd(&f), newSessionsTreeCmd(&f), newSessionsShowCmd(&f), newSessionsEventsCmd(&f), newSessionsDeleteCmd(&f))
+	cmd.AddCommand(newSessionsListCmd(&f), newSessionsTreeCmd(&f), newSessionsShowCmd(&f), newSessionsEventsCmd(&f), newSessionsDeleteCmd(&f), newSessionsCancelCmd(&f))
 	return cmd
 }
 
@@ -483,4 +483,55 @@ func newSessionsDeleteCmd(f *sessionsFlags) *cobra.Command {
 			})
 		},
 	}
+}
+
+// ---- cancel ----
+
+// newSessionsCancelCmd cancels one running session. A session runs in the
+// process that claimed its tree (session.Store.Claim), and this command's
+// process runs none: it says which process runs it and how to cancel it
+// there. Asking that process through the store is not done yet
+// (docs/control.md).
+func newSessionsCancelCmd(f *sessionsFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "cancel ID",
+		Short: "Cancel one running session: a child alone, a root with its run",
+		Long: "Cancel one running session. A child session (task, worker, team member, background task) " +
+			"ends aborted with its subtree while its parent goes on; a root session's whole run ends. " +
+			"The session must run in this process; one that another process runs is named with that " +
+			"process, to be cancelled from its front end (see docs/control.md).",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return f.withStore(cmd, false, func(ctx context.Context, st session.Store, _ io.Writer) error {
+				s, err := resolveSession(ctx, st, args[0])
+				if err != nil {
+					return err
+				}
+				return cancelElsewhere(ctx, st, s)
+			})
+		},
+	}
+}
+
+// cancelElsewhere explains why this process cannot cancel s: it has
+// ended, or the process named by its tree's claim runs it, or no process
+// does (its run's process ended without closing it).
+func cancelElsewhere(ctx context.Context, st session.Store, s session.Session) error {
+	if s.Status != session.StatusRunning {
+		return fmt.Errorf("session %s is not running (%s): nothing to cancel", s.ID, s.Status)
+	}
+	err := st.Claim(ctx, s.ID)
+	if re, ok := errors.AsType[*session.RunningError](err); ok {
+		return fmt.Errorf("session %s runs in process %d on host %s, not in this one: cancel it from that process's front end "+
+			"(OpenCode or the web view: POST /session/%s/abort; ACP: _agentpool/session/cancel; AG-UI: POST /sessions/%s/cancel); "+
+			"cancelling a run of another process from the command line is not done yet",
+			s.ID, re.Owner.PID, re.Owner.Host, s.ID, s.ID)
+	}
+	if err != nil {
+		return err
+	}
+	if rerr := st.Release(ctx, s.ID); rerr != nil {
+		return rerr
+	}
+	return fmt.Errorf("session %s is marked running but no process runs it (the process of its run ended): nothing to cancel; the next run of its tree closes it", s.ID)
 }

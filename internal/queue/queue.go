@@ -11,7 +11,10 @@
 // queue is full, an item is handled in this order:
 //
 //   - Merge may join it into a queued item (a text delta into the latest
-//     queued delta of the same stream), looking back at most Scan items;
+//     queued delta of the same stream), looking back at most Scan items,
+//     or, with Stream, at the latest queued item of the item's stream
+//     only, wherever it is (a queue that many streams share: the one an
+//     item could join may lie thousands of items back);
 //   - Drop may let it go (a progress notice that a later one supersedes);
 //   - otherwise (a lifecycle item) it is never dropped: with Block, Push
 //     waits until the consumer takes the queue's contents (only that
@@ -105,6 +108,12 @@ type Options[T any] struct {
 	// Scan bounds how many queued items Merge is asked about
 	// (DefaultScan when 0 or less).
 	Scan int
+	// Stream, when set with Merge, names the stream of an item: Merge is
+	// then asked about one queued item only, the latest of next's stream
+	// (Skip counts as Stop), found through an index the queue builds when
+	// it first fills up and keeps until the consumer takes the items.
+	// Scan does not apply.
+	Stream func(T) string
 	// Drop, when set, reports whether next may be dropped from a full
 	// queue when it did not merge. Lifecycle items must not be droppable.
 	Drop func(next T) bool
@@ -133,6 +142,7 @@ type Stats struct {
 type Queue[T any] struct {
 	capacity, hard, scan int
 	merge                func(*T, T) Verdict
+	stream               func(T) string
 	drop                 func(T) bool
 	overflow             Overflow
 	group                *Group[T]
@@ -146,8 +156,13 @@ type Queue[T any] struct {
 	space   chan struct{} // closed when the consumer takes the items; nil when no push waits
 	blocked chan struct{} // closed when a push first waits for room (Blocked)
 	wake    chan struct{} // a push or the end, for Take (not for a group's queue)
-	listed  bool          // in group.turns
-	calm    int           // batches of at most keep items in a row
+	// latest indexes the latest queued item of each stream (Stream),
+	// while indexed: from the first merge of a full queue to the next
+	// take.
+	latest  map[string]int
+	indexed bool
+	listed  bool // in group.turns
+	calm    int  // batches of at most keep items in a row
 	stats   Stats
 }
 
@@ -164,7 +179,7 @@ func New[T any](o Options[T]) *Queue[T] {
 	}
 	q := &Queue[T]{
 		capacity: o.Capacity, hard: o.Capacity * o.Factor, scan: o.Scan,
-		merge: o.Merge, drop: o.Drop, overflow: o.Overflow, group: o.Group,
+		merge: o.Merge, stream: o.Stream, drop: o.Drop, overflow: o.Overflow, group: o.Group,
 		blocked: make(chan struct{}),
 	}
 	if q.group == nil {
@@ -191,7 +206,7 @@ func (q *Queue[T]) Push(v T) error {
 		n := len(q.items)
 		switch {
 		case n < q.capacity:
-		case q.merge != nil && Merge(q.items, v, q.merge, q.scan):
+		case q.merge != nil && q.mergeLocked(v):
 			q.stats.Pushed++
 			q.stats.Merged++
 			q.mu.Unlock()
@@ -226,6 +241,9 @@ func (q *Queue[T]) Push(v T) error {
 			continue
 		}
 		q.items = append(q.items, v)
+		if q.indexed {
+			q.latest[q.stream(v)] = len(q.items) - 1
+		}
 		q.stats.Pushed++
 		q.stats.MaxDepth = max(q.stats.MaxDepth, len(q.items))
 		if q.group != nil {
@@ -249,6 +267,26 @@ func (q *Queue[T]) Push(v T) error {
 // It is the notice that a producer is held by its consumer, for those
 // (tests, metrics) that wait for that state rather than poll Stats.
 func (q *Queue[T]) Blocked() <-chan struct{} { return q.blocked }
+
+// mergeLocked asks Merge whether v joins a queued item: the latest of its
+// stream (Stream, through the index, built here the first time), else the
+// scan of Merge. q.mu is held.
+func (q *Queue[T]) mergeLocked(v T) bool {
+	if q.stream == nil {
+		return Merge(q.items, v, q.merge, q.scan)
+	}
+	if !q.indexed {
+		if q.latest == nil {
+			q.latest = make(map[string]int)
+		}
+		for i := range q.items {
+			q.latest[q.stream(q.items[i])] = i
+		}
+		q.indexed = true
+	}
+	i, ok := q.latest[q.stream(v)]
+	return ok && q.merge(&q.items[i], v) == Merged
+}
 
 // Merge is the merge scan of a full queue: it asks merge about next and the
 // items of queued from the latest back, at most scan of them, until one
@@ -325,8 +363,18 @@ func (q *Queue[T]) takeLocked() []T {
 		room = nil
 	}
 	q.items, q.spare = room[:0], batch
+	q.unindex()
 	q.wakePushes()
 	return batch
+}
+
+// unindex drops the stream index (the items it indexed are gone). q.mu is
+// held.
+func (q *Queue[T]) unindex() {
+	if q.indexed {
+		clear(q.latest)
+		q.indexed = false
+	}
 }
 
 // wakePushes releases the pushes waiting for room. q.mu is held.
@@ -367,6 +415,7 @@ func (q *Queue[T]) abortLocked(err error) {
 		q.aborted, q.closed, q.err = true, true, err
 	}
 	q.items = nil // (q.spare is the consumer's)
+	q.unindex()
 	q.wakePushes()
 }
 

@@ -633,3 +633,38 @@ func isClosed(c <-chan struct{}) bool {
 		return false
 	}
 }
+
+// TestMergeByStream: with Stream, a delta joins the latest queued item of
+// its stream however far back it lies (the scan would stop after Scan
+// items of other streams), never past an item of its own stream that
+// does not take it; after a take the index starts again.
+func TestMergeByStream(t *testing.T) {
+	const streams = 200
+	q := newMsgQueue(Options[msg]{Capacity: streams + 1, Scan: 4, Overflow: Disconnect, Stream: func(m msg) string { return m.stream }})
+	for i := range streams {
+		q.Push(delta(fmt.Sprint("s", i), "a"))
+	}
+	q.Push(life("s1", "end")) // s1's latest item is now one that merges nothing
+	// Full: each stream's delta joins its first one, 200 items back for
+	// s0; s1's is queued after its lifecycle item (Disconnect: no wait).
+	for i := range streams {
+		if err := q.Push(delta(fmt.Sprint("s", i), "b")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := take(t, q)
+	if len(got) != streams+2 || got[0].text != "ab" || got[1].text != "a" || got[streams-1].text != "ab" || show(got[streams:]) != "s1=end s1=b" {
+		t.Fatalf("%d items: %s ... %s", len(got), show(got[:3]), show(got[streams-1:]))
+	}
+	if st := q.Stats(); st.Merged != streams-1 {
+		t.Errorf("merged %d, want %d", st.Merged, streams-1)
+	}
+	// The taken items' index is gone: the next full queue indexes its own.
+	for i := range streams + 1 {
+		q.Push(delta(fmt.Sprint("u", i), "x"))
+	}
+	q.Push(delta("u7", "y"))
+	if got := take(t, q); len(got) != streams+1 || got[7].text != "xy" {
+		t.Fatalf("after a take: %d items, u7=%q", len(got), got[7].text)
+	}
+}

@@ -43,7 +43,16 @@
 // refusal, max_turn_requests (the agent's max_turns), or cancelled; a run
 // that fails is answered with -32603. session/cancel (and $/cancel_request
 // for a prompt's request id) cancels the prompt's context: every descendant
-// ends aborted and the prompt answers cancelled.
+// ends aborted and the prompt answers cancelled. session/cancel with the id
+// of a running child of one of the connection's sessions, or the extension
+// method _agentpool/session/cancel {sessionId} (a request answered {}, or
+// a notification), cancels that child alone (pool.Pool.Cancel, by "acp"):
+// it and its subtree end aborted, its spawn tool call fails with
+// "Cancelled by the user (from acp).", and the prompt goes on. The
+// extension answers -32002 for a session that is no descendant of the
+// connection's, -32600 for one that is not running, -32602 without a
+// sessionId; given the editor's own session it cancels its prompt
+// (docs/control.md).
 //
 // # Mapping of the event stream
 //

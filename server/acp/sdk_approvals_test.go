@@ -199,22 +199,32 @@ func (*editor) WaitForTerminalExit(context.Context, acpsdk.WaitForTerminalExitRe
 // pipes, and opens a session in a new workspace.
 func sdkSession(t *testing.T, ed *editor) (conn *acpsdk.ClientSideConnection, sid acpsdk.SessionId, ws string, b *approval.Broker) {
 	t.Helper()
-	m, err := config.Parse("agentpool.yaml", []byte(grandchildYAML))
+	return sdkSessionWith(t, ed, grandchildYAML, nil)
+}
+
+// sdkSessionWith is sdkSession with the manifest src and the pool's
+// registry reg (nil: the default).
+func sdkSessionWith(t *testing.T, ed *editor, src string, reg *pool.Registry) (conn *acpsdk.ClientSideConnection, sid acpsdk.SessionId, ws string, b *approval.Broker) {
+	t.Helper()
+	if reg == nil {
+		reg = pool.NewRegistry()
+	}
+	m, err := config.ParseWith("agentpool.yaml", []byte(src), config.Options{ModelTypes: reg.ModelTypes()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := hook.New(hook.Options{})
+	hooks := hook.New(hook.Options{})
 	b, err = approval.New(approval.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg.UseBroker(b)
+	hooks.UseBroker(b)
 	ws = t.TempDir()
-	p, err := pool.New(m, pool.Options{Workspace: ws, Hooks: reg})
+	p, err := pool.New(m, pool.Options{Workspace: ws, Hooks: hooks, Registry: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { p.Close(); reg.Close(context.Background()) })
+	t.Cleanup(func() { p.Close(); hooks.Close(context.Background()) })
 	srv, err := acp.New(acp.Options{Pool: p, Approvals: b, ProgressInterval: -1})
 	if err != nil {
 		t.Fatal(err)

@@ -340,6 +340,8 @@ func (c *conn) handleLine(line []byte) {
 		c.cancelSession(m.params)
 	case methodSessionClose:
 		result, err = c.closeSession(m.params)
+	case methodAgentpoolCancel:
+		result, err = c.extCancel(m.params)
 	default:
 		err = &rpcError{Code: codeMethodNotFound, Message: "Method not found: " + m.method, Data: map[string]any{"method": m.method}}
 	}
@@ -350,6 +352,10 @@ func (c *conn) notification(m incoming) {
 	switch m.method {
 	case methodSessionCancel:
 		c.cancelSession(m.params)
+	case methodAgentpoolCancel:
+		if _, err := c.extCancel(m.params); err != nil {
+			c.log.Warn("acp: "+methodAgentpoolCancel, "err", err.Message)
+		}
 	case methodCancelRequest:
 		var p struct {
 			RequestID json.RawMessage `json:"requestId"`

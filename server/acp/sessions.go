@@ -293,6 +293,10 @@ func (c *conn) cancelSession(params json.RawMessage) {
 	s := c.sessions[p.SessionID]
 	c.mu.Unlock()
 	if s == nil {
+		// A child of one of the connection's sessions is cancelled alone.
+		if err := c.cancelChild(p.SessionID); err != nil {
+			c.log.Debug("acp: session/cancel of no running session", "session", p.SessionID, "err", err.Message)
+		}
 		return
 	}
 	s.mu.Lock()

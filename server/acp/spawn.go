@@ -168,7 +168,7 @@ func (c *converter) spawnEnd(v event.SpawnSessionEnd) {
 	out := v.LastAssistantMessage
 	switch {
 	case v.StopReason == event.StopAborted:
-		out = joinNonEmpty(out, "Cancelled by the user.")
+		out = joinNonEmpty(out, spawn.AbortedWords(v.Error))
 	case status == statusFailed:
 		why := spawn.ReadableError(v.Error)
 		if why == "" {

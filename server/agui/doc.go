@@ -11,6 +11,11 @@
 //	GET  /approvals      {"approvals": [Approval]}: the tool calls waiting for an answer
 //	POST /approvals/{id} answer one: {"reply": allow_once | allow_always | reject_once |
 //	                     reject_always, "message"?} (see Approvals)
+//	POST /sessions/{id}/cancel
+//	                     cancel one running session (a child's subagentRunId: that
+//	                     child alone, its parent goes on; a run's root: the run):
+//	                     {sessionId, cancelled: true} once it has ended; 404 unknown,
+//	                     409 not running (docs/control.md)
 //
 // A run answers 200 text/event-stream with one "data: <json>\n\n" per
 // event (LF only, one line of compact JSON each). Requests that cannot run
@@ -174,9 +179,16 @@
 //     is never dropped or merged: the producer waits until the writer
 //     takes the queue's contents.
 //
-// So a slow client holds a run back by at most a bounded buffer. A client
-// that accepts nothing for Options.WriteTimeout (1 minute) is treated as
-// gone. A client that disconnects cancels its run: the run's context is the
+// So a slow client holds a run back by at most a bounded buffer.
+//
+// The writer writes what the queue holds in one write and one flush, and
+// at most once per Options.FlushInterval (20 ms): the events that come
+// within it of the last write wait for its end and go out together. A
+// model's deltas (a few milliseconds apart) then share the system calls
+// of both ends of the socket, which were most of what a delivered event
+// cost; the first event after a quieter spell goes out at once, and no
+// event waits longer than the interval for the writer. A client that
+// accepts nothing for Options.WriteTimeout (1 minute) is treated as gone. A client that disconnects cancels its run: the run's context is the
 // request's, so every descendant is cancelled and ends "aborted" in the
 // store (and its pending approvals are withdrawn); from then on nothing waits for the client, and the handler returns
 // once the run has wound down. Server.Serve cancels the runs in flight when

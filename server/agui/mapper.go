@@ -20,13 +20,29 @@ import (
 // item is one mapped event on its way to the client, with what the queue
 // needs to know about it.
 type item struct {
-	ev *wire.Event
+	// ev is the event. A delta's (classDelta) is its part's template,
+	// shared by every delta of the part and never changed once made: the
+	// item carries the fragment and its time (delta, ts), so that a delta
+	// costs no event of its own.
+	ev    *wire.Event
+	delta string
+	ts    int64
 	// owner is the session whose pool event produced this AG-UI event (the
 	// parent for SUBAGENT_STARTED/FINISHED/ERROR). The queue only merges a
 	// delta into an earlier one when nothing of the same owner sits between
 	// them, so each session's order is kept.
 	owner string
 	class itemClass
+}
+
+// appendSSE appends the item as one server-sent event.
+func (it *item) appendSSE(b []byte) []byte {
+	if it.class != classDelta {
+		return it.ev.AppendSSE(b)
+	}
+	e := *it.ev
+	e.Delta, e.Timestamp = it.delta, it.ts
+	return e.AppendSSE(b)
 }
 
 type itemClass uint8
@@ -110,8 +126,9 @@ type sessState struct {
 }
 
 type openPart struct {
-	kind string // event.PartText, PartThinking, PartToolCall
-	id   string // message id (text, reasoning) or tool call id
+	kind string      // event.PartText, PartThinking, PartToolCall
+	id   string      // message id (text, reasoning) or tool call id
+	tmpl *wire.Event // the template of the part's deltas (item.ev), made by the first
 }
 
 func newMapper(cfg mapperConfig, emit emitFunc) *mapper {
@@ -406,7 +423,7 @@ func (m *mapper) announceCall(s *sessState, ev event.ToolCallStart) {
 	s.addCall(ev.ToolCallID, !hasInput(ev.RawInput))
 	m.out(s, classLifecycle, &wire.Event{Type: wire.TypeToolCallStart, ToolCallID: ev.ToolCallID, ToolCallName: name, ParentMessageID: s.msgID})
 	if hasInput(ev.RawInput) {
-		m.out(s, classDelta, &wire.Event{Type: wire.TypeToolCallArgs, ToolCallID: ev.ToolCallID, Delta: string(ev.RawInput)})
+		m.outDelta(s, s.deltaTemplate(&wire.Event{Type: wire.TypeToolCallArgs, ToolCallID: ev.ToolCallID}), string(ev.RawInput))
 	}
 	m.out(s, classLifecycle, &wire.Event{Type: wire.TypeToolCallEnd, ToolCallID: ev.ToolCallID})
 }
@@ -430,14 +447,34 @@ func (m *mapper) delta(s *sessState, idx int, d string) {
 	if p == nil || d == "" {
 		return
 	}
-	switch p.kind {
-	case event.PartText:
-		m.out(s, classDelta, &wire.Event{Type: wire.TypeTextMessageContent, MessageID: p.id, Delta: d})
-	case event.PartThinking:
-		m.out(s, classDelta, &wire.Event{Type: wire.TypeReasoningMessageContent, MessageID: p.id, Delta: d})
-	case event.PartToolCall:
-		m.out(s, classDelta, &wire.Event{Type: wire.TypeToolCallArgs, ToolCallID: p.id, Delta: d})
+	if p.tmpl == nil {
+		switch p.kind {
+		case event.PartText:
+			p.tmpl = s.deltaTemplate(&wire.Event{Type: wire.TypeTextMessageContent, MessageID: p.id})
+		case event.PartThinking:
+			p.tmpl = s.deltaTemplate(&wire.Event{Type: wire.TypeReasoningMessageContent, MessageID: p.id})
+		case event.PartToolCall:
+			p.tmpl = s.deltaTemplate(&wire.Event{Type: wire.TypeToolCallArgs, ToolCallID: p.id})
+		default:
+			return
+		}
 	}
+	m.outDelta(s, p.tmpl, d)
+}
+
+// deltaTemplate completes a new delta template of session s: once
+// emitted, a template is read by the stream's writer and never changed.
+func (s *sessState) deltaTemplate(tmpl *wire.Event) *wire.Event {
+	if s.sub {
+		tmpl.SubagentRunID = s.id
+	}
+	return tmpl
+}
+
+// outDelta emits fragment d of session s with the delta template tmpl
+// (item.ev): the fragment and its time are the item's.
+func (m *mapper) outDelta(s *sessState, tmpl *wire.Event, d string) {
+	m.emit(item{ev: tmpl, delta: d, ts: m.now(), owner: s.id, class: classDelta})
 }
 
 func (m *mapper) closePart(s *sessState, idx int) {

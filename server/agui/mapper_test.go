@@ -107,7 +107,7 @@ func nestedStream() []event.Event {
 func encodeItems(items []item) []byte {
 	var buf []byte
 	for _, it := range items {
-		buf = it.ev.AppendSSE(buf)
+		buf = it.appendSSE(buf)
 	}
 	return buf
 }

@@ -26,7 +26,10 @@ func newQueue(size int) *queue.Queue[item] {
 	return queue.New(queue.Options[item]{
 		Capacity: size,
 		Merge:    mergeDelta,
-		Drop:     func(it item) bool { return it.class == classDroppable },
+		// A run with many children interleaves their events: the delta
+		// a new one may join can lie far back.
+		Stream: func(it item) string { return it.owner },
+		Drop:   func(it item) bool { return it.class == classDroppable },
 	})
 }
 
@@ -41,10 +44,10 @@ func mergeDelta(prev *item, it item) queue.Verdict {
 		return queue.Skip
 	}
 	p, e := prev.ev, it.ev
-	if prev.class != classDelta || p.Type != e.Type || p.MessageID != e.MessageID || p.ToolCallID != e.ToolCallID ||
-		p.SubagentRunID != e.SubagentRunID || len(p.Delta)+len(e.Delta) > maxMergedDelta {
+	if prev.class != classDelta || p != e && (p.Type != e.Type || p.MessageID != e.MessageID || p.ToolCallID != e.ToolCallID ||
+		p.SubagentRunID != e.SubagentRunID) || len(prev.delta)+len(it.delta) > maxMergedDelta {
 		return queue.Stop
 	}
-	p.Delta += e.Delta
+	prev.delta += it.delta // the template (ev) is shared: never changed
 	return queue.Merged
 }

@@ -43,9 +43,9 @@ func BenchmarkQueue(b *testing.B) {
 func BenchmarkQueueFull(b *testing.B) {
 	q := newQueue(4)
 	for range 4 {
-		q.Push(item{ev: &wire.Event{Type: wire.TypeTextMessageContent, MessageID: "msg_1", Delta: "t"}, owner: "ses_1", class: classDelta})
+		q.Push(item{ev: &wire.Event{Type: wire.TypeTextMessageContent, MessageID: "msg_1"}, delta: "t", owner: "ses_1", class: classDelta})
 	}
-	ev := &wire.Event{Type: wire.TypeTextMessageContent, MessageID: "msg_1", Delta: ""}
+	ev := &wire.Event{Type: wire.TypeTextMessageContent, MessageID: "msg_1"}
 	it := item{ev: ev, owner: "ses_1", class: classDelta}
 	b.ReportAllocs()
 	b.ResetTimer()

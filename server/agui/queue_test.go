@@ -18,7 +18,7 @@ import (
 )
 
 func delta(owner, msg, d string) item {
-	return item{ev: &wire.Event{Type: wire.TypeTextMessageContent, SubagentRunID: owner, MessageID: msg, Delta: d}, owner: owner, class: classDelta}
+	return item{ev: &wire.Event{Type: wire.TypeTextMessageContent, SubagentRunID: owner, MessageID: msg}, delta: d, owner: owner, class: classDelta}
 }
 
 func lifecycle(owner, typ string) item {
@@ -74,7 +74,7 @@ func returned(t *testing.T, done <-chan struct{}) {
 func types(items []item) string {
 	var s []string
 	for _, it := range items {
-		s = append(s, it.ev.Type+":"+it.ev.Delta)
+		s = append(s, it.ev.Type+":"+it.delta)
 	}
 	return strings.Join(s, " ")
 }
@@ -98,6 +98,37 @@ func TestQueueMergesDeltasWhenFull(t *testing.T) {
 	returned(t, done)
 	if m, d := stats(q); m != 2 || d != 0 {
 		t.Errorf("stats merged %d dropped %d", m, d)
+	}
+}
+
+// TestQueueMergeKeepsTemplate: the deltas of a part share one template
+// event (item.ev); a merge joins the items' text and never the template's,
+// so a later delta of the part is written with its own text only.
+func TestQueueMergeKeepsTemplate(t *testing.T) {
+	tmpl := &wire.Event{Type: wire.TypeTextMessageContent, MessageID: "m1", SubagentRunID: "child"}
+	d := func(text string, ts int64) item {
+		return item{ev: tmpl, delta: text, ts: ts, owner: "child", class: classDelta}
+	}
+	q := newQueue(1)
+	q.Push(d("a", 1))
+	returned(t, pushAsync(q, d("b", 2)))
+	var buf []byte
+	for i := range 2 { // a batch is valid until the next take
+		got, _ := take(q, context.Background())
+		for _, it := range got {
+			buf = it.appendSSE(buf)
+		}
+		if i == 0 {
+			q.Push(d("c", 3))
+		}
+	}
+	want := `data: {"type":"TEXT_MESSAGE_CONTENT","timestamp":1,"subagentRunId":"child","messageId":"m1","delta":"ab"}` + "\n\n" +
+		`data: {"type":"TEXT_MESSAGE_CONTENT","timestamp":3,"subagentRunId":"child","messageId":"m1","delta":"c"}` + "\n\n"
+	if string(buf) != want {
+		t.Errorf("written:\n%s\nwant:\n%s", buf, want)
+	}
+	if tmpl.Delta != "" || tmpl.Timestamp != 0 {
+		t.Errorf("the shared template was changed: %+v", tmpl)
 	}
 }
 

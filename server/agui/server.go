@@ -29,9 +29,14 @@ import (
 const (
 	DefaultMaxBodyBytes = 8 << 20
 	DefaultWriteTimeout = time.Minute
-	DefaultBodyTimeout  = httpsec.DefaultBodyTimeout
-	DefaultMaxConns     = httpsec.DefaultMaxConns
-	DefaultMaxThreads   = 10000
+	// DefaultFlushInterval lets a stream of deltas (a model's tokens,
+	// 20–200 a second) share writes: a system call on each side of the
+	// socket per event was most of what a delivered event cost
+	// (BENCHMARKS.md, "Paced delivery").
+	DefaultFlushInterval = 20 * time.Millisecond
+	DefaultBodyTimeout   = httpsec.DefaultBodyTimeout
+	DefaultMaxConns      = httpsec.DefaultMaxConns
+	DefaultMaxThreads    = 10000
 )
 
 // Options configure a Server.
@@ -42,9 +47,16 @@ type Options struct {
 	// MaxBodyBytes bounds a request body (DefaultMaxBodyBytes); larger is 413.
 	MaxBodyBytes int64
 	// WriteTimeout bounds one write to a client (DefaultWriteTimeout). A
-	// client that accepts nothing for that long is treated as gone: its run
-	// is cancelled.
+	// client that accepts nothing for that long (up to an eighth more:
+	// the deadline is moved once per eighth of it, not per write) is
+	// treated as gone: its run is cancelled.
 	WriteTimeout time.Duration
+	// FlushInterval is the least time between two writes to one client
+	// (DefaultFlushInterval): the events that come in between go out
+	// together at its end, in one write and one flush. The first event
+	// after a quieter spell goes out at once. Negative: every event is
+	// written as soon as the writer takes it.
+	FlushInterval time.Duration
 	// Token, when set, is required on every request as "Authorization:
 	// Bearer <token>" (401 otherwise); Serve refuses a non-loopback
 	// listener without one. See package httpsec.
@@ -110,6 +122,9 @@ func New(p *pool.Pool, opts Options) *Server {
 	if opts.WriteTimeout <= 0 {
 		opts.WriteTimeout = DefaultWriteTimeout
 	}
+	if opts.FlushInterval == 0 {
+		opts.FlushInterval = DefaultFlushInterval
+	}
 	if opts.BodyTimeout <= 0 {
 		opts.BodyTimeout = DefaultBodyTimeout
 	}
@@ -128,16 +143,17 @@ func New(p *pool.Pool, opts Options) *Server {
 	s.mux.HandleFunc("GET /healthz", s.handleHealth)
 	s.mux.HandleFunc("GET /approvals", s.handleApprovals)
 	s.mux.HandleFunc("POST /approvals/{id}", s.handleReply)
+	s.mux.HandleFunc("POST /sessions/{id}/cancel", s.handleCancel)
 	// The same paths with another method, and everything else: JSON errors.
 	for path, allow := range map[string]string{"/{$}": "POST", "/agents/{name}": "POST", "/agents": "GET, HEAD",
-		"/healthz": "GET, HEAD", "/approvals": "GET, HEAD", "/approvals/{id}": "POST"} {
+		"/healthz": "GET, HEAD", "/approvals": "GET, HEAD", "/approvals/{id}": "POST", "/sessions/{id}/cancel": "POST"} {
 		s.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Allow", allow)
 			writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed on %s; use %s", r.Method, r.URL.Path, allow))
 		})
 	}
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("no such endpoint: %s %s (try POST /, POST /agents/{name}, GET /agents, GET /healthz, GET /approvals, POST /approvals/{id})", r.Method, r.URL.Path))
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no such endpoint: %s %s (try POST /, POST /agents/{name}, GET /agents, GET /healthz, GET /approvals, POST /approvals/{id}, POST /sessions/{id}/cancel)", r.Method, r.URL.Path))
 	})
 	s.handler = httpsec.Handler(s.mux, s.security())
 	return s
@@ -363,32 +379,14 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, in *wire.RunAgen
 		})
 	}
 
-	rc := http.NewResponseController(w)
-	started := false
-	var buf []byte
+	sw := newSSEWriter(w, s.opts.FlushInterval, s.opts.WriteTimeout)
 	for {
+		sw.pace(r.Context())
 		batch, err := q.Take(r.Context())
 		if err != nil {
 			break
 		}
-		if !started {
-			started = true
-			h := w.Header()
-			h.Set("Content-Type", "text/event-stream")
-			h.Set("Cache-Control", "no-cache")
-			h.Set("X-Accel-Buffering", "no")
-			w.WriteHeader(http.StatusOK)
-		}
-		buf = buf[:0]
-		for _, it := range batch {
-			buf = it.ev.AppendSSE(buf)
-		}
-		_ = rc.SetWriteDeadline(time.Now().Add(s.opts.WriteTimeout))
-		_, err = w.Write(buf)
-		if err == nil {
-			err = rc.Flush()
-		}
-		if err != nil {
+		if err := sw.write(batch); err != nil {
 			s.log.Info("agui: client gone", "thread", in.ThreadID, "session", sid, "err", err)
 			cancel()
 			break
@@ -396,9 +394,9 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, in *wire.RunAgen
 	}
 	q.Abort(nil) // from here on the run never waits for this client
 	wg.Wait()
-	_ = rc.SetWriteDeadline(time.Time{})
+	sw.close()
 
-	if runErr != nil && !started {
+	if runErr != nil && !sw.started {
 		status := http.StatusInternalServerError
 		switch {
 		case errors.Is(runErr, pool.ErrUnknownNode):

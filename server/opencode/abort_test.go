@@ -103,7 +103,9 @@ func TestAbort(t *testing.T) {
 	}
 }
 
-// Aborting a child session aborts the run it belongs to.
+// Aborting a child session cancels that child alone: it ends aborted, its
+// tool part says the user cancelled it, and the root's run goes on to its
+// answer.
 func TestAbortChild(t *testing.T) {
 	noLeaks(t)
 	p := newPool(t, slowYAML)
@@ -118,10 +120,38 @@ func TestAbortChild(t *testing.T) {
 	if v := mustCall(t, 200, "POST", base+"/session/"+child+"/abort", ""); v != true {
 		t.Fatalf("abort answered %v", v)
 	}
-	if st := obj(mustCall(t, 200, "GET", base+"/session/status", "")); len(st) != 0 {
-		t.Fatalf("status after abort %v", st)
+	// abort returns once the child has ended; the root still runs.
+	ctx := context.Background()
+	if rec, err := p.Store().GetSession(ctx, child); err != nil || rec.Status != session.StatusAborted {
+		t.Fatalf("child after abort: %v %v", rec.Status, err)
 	}
-	ev.wait(isType("session.idle", root), 5*time.Second)
+	ev.wait(isType("session.idle", root), 10*time.Second)
+	rec, err := p.Store().GetSession(ctx, root)
+	if err != nil || rec.Status != session.StatusCompleted {
+		t.Fatalf("root: %v %v", rec.Status, err)
+	}
+	var partErr string
+	for _, e := range ev.events() {
+		switch {
+		case get(e, "properties", "sessionID") == root && e["type"] == "session.error":
+			t.Fatalf("root error %v", e)
+		case e["type"] == "message.part.updated" && get(e, "properties", "part", "state", "metadata", "sessionId") == child &&
+			get(e, "properties", "part", "state", "status") == "error":
+			partErr = str(get(e, "properties", "part", "state", "error"))
+		}
+	}
+	if !strings.Contains(partErr, "cancelled by the user (from opencode)") {
+		t.Errorf("the task part's error %q", partErr)
+	}
+	// The root's answer came after the cancelled task.
+	msgs := arr(mustCall(t, 200, "GET", base+"/session/"+root+"/message", ""))
+	if txt := lastText(msgs); txt != "done" {
+		t.Errorf("root's last message %q", txt)
+	}
+	// Aborting the ended child again is fine (OpenCode answers true).
+	if v := mustCall(t, 200, "POST", base+"/session/"+child+"/abort", ""); v != true {
+		t.Fatalf("abort answered %v", v)
+	}
 }
 
 // Closing the server cancels runs in flight: the blocking prompt answers

@@ -4,8 +4,10 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/agentpool/agentpool/id"
+
 	"github.com/agentpool/agentpool/internal/jsonstr"
 	"github.com/agentpool/agentpool/internal/queue"
 )
@@ -24,9 +26,9 @@ const (
 )
 
 // busEvent is one event of the bus. It is shared, read-only, by every
-// subscriber queue; a coalesced delta is a new value.
+// subscriber queue; a coalesced delta is a new value. It gets its id when
+// a stream writes it (appendFrame): each stream numbers its own events.
 type busEvent struct {
-	id      string
 	typ     string
 	dir     string // directory of the session the event belongs to
 	session string // "" for server events
@@ -39,9 +41,23 @@ type busEvent struct {
 	reached chan struct{}
 }
 
-// appendFrame appends the SSE frame of e: `data: {...}\n\n`; global frames
-// are {directory, payload}.
-func (e *busEvent) appendFrame(b []byte, global bool) []byte {
+// deltaEvent is a delta's bus event and its properties in one allocation
+// (newDelta).
+type deltaEvent struct {
+	busEvent
+	props deltaProps
+}
+
+// newDelta returns the bus event of a delta of a session in directory dir.
+func newDelta(dir string, d deltaProps) *busEvent {
+	x := &deltaEvent{busEvent: busEvent{typ: "message.part.delta", dir: dir, session: d.SessionID}, props: d}
+	x.delta = &x.props
+	return &x.busEvent
+}
+
+// appendFrame appends the SSE frame of e with event id id: `data:
+// {...}\n\n`; global frames are {directory, payload}.
+func (e *busEvent) appendFrame(b []byte, global bool, id string) []byte {
 	if e.reached != nil {
 		return b // a barrier: nothing to write
 	}
@@ -52,7 +68,7 @@ func (e *busEvent) appendFrame(b []byte, global bool) []byte {
 		b = append(b, `,"payload":`...)
 	}
 	b = append(b, `{"id":`...)
-	b = jsonstr.Append(b, e.id)
+	b = jsonstr.Append(b, id)
 	b = append(b, `,"type":`...)
 	b = jsonstr.Append(b, e.typ)
 	b = append(b, `,"properties":`...)
@@ -86,24 +102,22 @@ func (d *deltaProps) appendJSON(b []byte) []byte {
 }
 
 // hub fans events out to the subscribers (SSE clients). Publishing never
-// waits for a client: each subscriber has its own queue (internal/queue,
-// Disconnect policy). publish reads the current list of subscribers,
-// which subscribe and unsubscribe replace (copy on write).
+// waits for a client and takes no lock of the hub: each subscriber has
+// its own queue (internal/queue, Disconnect policy), and publish reads the
+// current list of subscribers, which subscribe and unsubscribe replace
+// (copy on write). So the only lock an event shares with the events of
+// other sessions is that of each queue it is pushed to (a stream that
+// carries many sessions is one queue).
 //
-// pub is the one lock every session's events pass through, and it is
-// kept on purpose: it gives each event its id and queues it for every
-// subscriber in one step, so that ids ascend on every stream and every
-// stream gets the events in the same order (a client that follows two
-// streams, or a reconnecting one, sees one history). Sharding it by
-// session would keep each session's order but not the ids' on a stream
-// that carries many sessions (every /event stream). What it covers is
-// short and allocates nothing: an id and one queue push per subscriber;
-// encoding, the mapping of changes and the transcripts are done before
-// it, under the session's own lock.
+// Order: a session's events are published under the session's lock
+// (eventMapper), so every stream gets them in that order. Events of
+// different sessions published at once may be interleaved differently on
+// two streams. Ids are given by each stream as it writes (stream), from
+// its own generator: they ascend on every stream, and the same event has
+// a different id on two streams.
 type hub struct {
 	size int
 	subs atomic.Pointer[[]*subscriber] // read-only once stored
-	pub  sync.Mutex                    // serializes publish and barrier
 
 	mu     sync.Mutex // serializes subscribe, unsubscribe and close
 	closed bool
@@ -122,7 +136,9 @@ func newHub(size int) *hub {
 // subscriber is one SSE client: a directory filter ("" = every
 // directory) and a bounded queue. Below QueueSize events everything is
 // queued. Above it a delta joins the latest queued delta of the same part
-// when no other event of the same session lies between them (mergeDelta:
+// when no other event of the same session lies between them, however many
+// events of other sessions do (mergeDelta, found through the queue's index
+// of each session's latest event:
 // no session's order changes and no text is lost); anything else is still
 // queued, up to hardFactor × QueueSize, past which the subscriber is cut
 // off (queue.ErrLagging: its stream ends). Nothing is ever dropped from a
@@ -130,7 +146,20 @@ func newHub(size int) *hub {
 type subscriber struct {
 	dir    string
 	global bool
+	ids    id.Generator // this stream's event ids (appendBatch)
 	*queue.Queue[*busEvent]
+}
+
+// appendBatch appends to b the frames of a batch the stream took, each
+// with an id of the stream's own, ascending. Only the stream's writer
+// calls it.
+func (s *subscriber) appendBatch(b []byte, batch []*busEvent, now time.Time) []byte {
+	for _, e := range batch {
+		if e.reached == nil {
+			b = e.appendFrame(b, s.global, s.ids.AscendingAt(id.Event, now))
+		}
+	}
+	return b
 }
 
 // subscribe adds a subscriber whose queue starts with first (the
@@ -139,6 +168,9 @@ type subscriber struct {
 func (h *hub) subscribe(dir string, global bool, first *busEvent) *subscriber {
 	s := &subscriber{dir: dir, global: global, Queue: queue.New(queue.Options[*busEvent]{
 		Capacity: h.size, Merge: mergeDelta, Overflow: queue.Disconnect, Factor: hardFactor,
+		// A stream carries every session: the delta a new one may join
+		// can be thousands of events back.
+		Stream: func(e *busEvent) string { return e.session },
 	})}
 	s.Push(first)
 	h.mu.Lock()
@@ -176,15 +208,9 @@ func (h *hub) unsubscribe(s *subscriber) {
 	s.Abort(nil)
 }
 
-// publish gives e its id (unless it has one) and queues it for every
-// subscriber that wants it. It never waits for a client; each push takes only its queue's own
-// lock, under h.pub (see hub).
+// publish queues e for every subscriber that wants it. It never waits for
+// a client; each push takes only its queue's own lock (see hub).
 func (h *hub) publish(e *busEvent) {
-	h.pub.Lock()
-	defer h.pub.Unlock()
-	if e.id == "" {
-		e.id = id.Ascending(id.Event)
-	}
 	for _, s := range *h.subs.Load() {
 		if s.dir == "" || s.global || s.dir == e.dir {
 			_ = s.Push(e) // fails only for a subscriber that is gone or cut off
@@ -195,11 +221,10 @@ func (h *hub) publish(e *busEvent) {
 // barrier queues a barrier (busEvent.reached) for every subscriber that
 // gets the events of directory dir, and returns their channels: each is
 // closed when that subscriber's client has been sent every event
-// published before the call. A subscriber that goes away before then
-// never closes its channel (wait with a bound).
+// published before the call (publish returns once e is in every queue).
+// A subscriber that goes away before then never closes its channel (wait
+// with a bound).
 func (h *hub) barrier(dir string) []chan struct{} {
-	h.pub.Lock()
-	defer h.pub.Unlock()
 	var out []chan struct{}
 	for _, s := range *h.subs.Load() {
 		if s.dir == "" || s.global || s.dir == dir {
@@ -239,10 +264,8 @@ func mergeDelta(prev **busEvent, e *busEvent) queue.Verdict {
 	if p == nil || p.PartID != e.delta.PartID || p.Field != e.delta.Field || len(p.Delta)+len(e.delta.Delta) > maxMergedDelta {
 		return queue.Stop
 	}
-	joined := **prev
 	d := *p
 	d.Delta += e.delta.Delta
-	joined.delta = &d
-	*prev = &joined
+	*prev = newDelta((*prev).dir, d)
 	return queue.Merged
 }

@@ -45,11 +45,10 @@ func BenchmarkHubPublish(b *testing.B) {
 // event, encoded at write time for each subscriber.
 func BenchmarkDeltaFrame(b *testing.B) {
 	e := delta("ses_0123456789abcdefghijklmn", "prt_0123456789abcdefghijklmn", "a token or two ")
-	e.id = "evt_0123456789abcdefghijklmn"
 	e.delta.MessageID = "msg_0123456789abcdefghijklmn"
 	var buf []byte
 	b.ReportAllocs()
 	for b.Loop() {
-		buf = e.appendFrame(buf[:0], false)
+		buf = e.appendFrame(buf[:0], false, "evt_0123456789abcdefghijklmn")
 	}
 }

@@ -10,11 +10,11 @@ import (
 )
 
 func delta(sid, part, text string) *busEvent {
-	return &busEvent{id: "evt_" + text, typ: "message.part.delta", session: sid, delta: &deltaProps{SessionID: sid, MessageID: "msg_1", PartID: part, Field: "text", Delta: text}}
+	return newDelta("", deltaProps{SessionID: sid, MessageID: "msg_1", PartID: part, Field: "text", Delta: text})
 }
 
 func lifecycle(sid, typ string) *busEvent {
-	return &busEvent{id: "evt_" + typ, typ: typ, session: sid, props: []byte(`{"sessionID":"` + sid + `"}`)}
+	return &busEvent{typ: typ, session: sid, props: []byte(`{"sessionID":"` + sid + `"}`)}
 }
 
 // take is s.TakeOr, ok when it did not fail.
@@ -65,10 +65,10 @@ func TestQueueCoalescesDeltasUnderPressure(t *testing.T) {
 		t.Fatalf("merged %d cut %v", m, cut)
 	}
 	// The frame of a merged delta carries the joined text.
-	if f := string(items[2].appendFrame(nil, false)); !strings.Contains(f, `"delta":"abc"`) || !strings.HasSuffix(f, "}\n\n") {
+	if f := string(items[2].appendFrame(nil, false, "evt_2")); !strings.Contains(f, `"delta":"abc"`) || !strings.HasSuffix(f, "}\n\n") {
 		t.Fatalf("frame %s", f)
 	}
-	if f := string(items[1].appendFrame(nil, true)); !strings.HasPrefix(f, `data: {"directory":"","payload":{"id":"evt_session.status"`) {
+	if f := string(items[1].appendFrame(nil, true, "evt_1")); !strings.HasPrefix(f, `data: {"directory":"","payload":{"id":"evt_1","type":"session.status"`) {
 		t.Fatalf("global frame %s", f)
 	}
 	h.unsubscribe(sub)

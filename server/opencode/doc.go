@@ -24,7 +24,8 @@
 //	                                     waits for the turn, answers {info, parts} of its last
 //	                                     assistant message (noReply: stores the user message only)
 //	POST   /session/{id}/prompt_async    the same, answered 204 at once
-//	POST   /session/{id}/abort           cancels the run and the queued prompts → true
+//	POST   /session/{id}/abort           cancels the run and the queued prompts → true (a
+//	                                     running child: that child alone)
 //	GET    /permission                   pending permission requests (Options.Approvals), oldest first
 //	POST   /permission/{requestID}/reply {reply: once | always | reject, message?} → true
 //	POST   /session/{id}/permissions/{permissionID}
@@ -156,7 +157,8 @@
 // The processor calls the server inside the run's recorder, so the server
 // never waits there: it publishes to a hub in which every SSE client has
 // its own queue. Events of one session keep their order on every stream,
-// and event ids ascend. Below Options.QueueSize (1024) queued events
+// and event ids ascend on every stream (each stream numbers the events it
+// writes: the same event has another id on another stream). Below Options.QueueSize (1024) queued events
 // everything is queued; above it a delta joins the latest queued delta of
 // the same part when no other event of its session lies between (no text
 // is lost, no order changes); anything else is still queued. Lifecycle
@@ -174,9 +176,14 @@
 // ends aborted (session.idle, its tool part in the parent error), the
 // root's session.error is a MessageAbortedError; abort answers true once
 // the run has wound down (at most 10 s), so the session is idle by then.
-// Aborting a child session aborts the run of the root it belongs to (the
-// pool cancels runs as a whole). A blocking prompt whose client goes away
-// keeps running; only abort, DELETE or shutdown end it.
+// Aborting a child session that runs in its root's run (it has no prompt
+// of its own) cancels that child alone (pool.Pool.Cancel, by "opencode",
+// or "web" for the web view's requests, as approvals are labelled):
+// it and its subtree end aborted, its tool part in the parent is an error
+// that says the user cancelled it, and the parent and its siblings go on;
+// abort answers once the child has ended. Aborting an idle child answers
+// true and does nothing (docs/control.md). A blocking prompt whose client
+// goes away keeps running; only abort, DELETE or shutdown end it.
 //
 // # Errors
 //
@@ -246,21 +253,23 @@
 //   - promptBudget.mu guards the prompt budget's counts (the server's and
 //     one map by session): taken per prompt (admitted, sized, ended),
 //     never per event.
-//   - hub.pub is the one lock every event passes through: it gives the
-//     event its id and queues it for every subscriber in one step, so
-//     that ids ascend on every stream and all streams agree on the order.
-//     It covers no encoding (done before, under the session's lock) and
-//     no wait for a client. hub.mu serializes subscribe and unsubscribe;
-//     each subscriber's queue has its own lock.
+//   - The hub takes no lock to publish: an event is pushed to each
+//     subscriber's queue under that queue's own lock (a stream that
+//     carries every session is one queue: the one lock those sessions'
+//     events share, held for an append). Each stream gives the events it
+//     writes their ids, from its own generator, so ids ascend on every
+//     stream; two streams may interleave different sessions' events
+//     differently (each session's own order is kept on both). hub.mu
+//     serializes subscribe and unsubscribe.
 //   - runGate.mu makes the check that the server is not closing and the
 //     WaitGroup's Add one step, so that Close's Wait never races an Add.
 //   - The broker's notices (permissions.go) come from its delivery,
 //     which holds no lock of the broker; each takes the lock of the
 //     request's session to publish, like the mapper.
 //
-// Lock order: a session's lock, then promptBudget.mu or hub.pub (each
-// taken last, never both at once). The processor's projection calls the
-// mapper with none of these held.
+// Lock order: a session's lock, then promptBudget.mu or a subscriber
+// queue's lock (each taken last, never both at once). The processor's
+// projection calls the mapper with none of these held.
 //
 // Server.Close (and Serve when its context ends) cancels the runs in
 // flight, answers their blocking prompts, ends every event stream and

@@ -4,8 +4,6 @@ import (
 	"context"
 	"net/http"
 	"time"
-
-	"github.com/agentpool/agentpool/id"
 )
 
 // eventStreams serves the event streams (GET /event, /global/event):
@@ -34,7 +32,7 @@ func (s *eventStreams) stream(w http.ResponseWriter, r *http.Request, dir string
 	if connDir == "" {
 		connDir = s.dir
 	}
-	first := &busEvent{id: id.Ascending(id.Event), typ: "server.connected", dir: connDir, props: []byte("{}")}
+	first := &busEvent{typ: "server.connected", dir: connDir, props: []byte("{}")}
 	sub := s.hub.subscribe(dir, global, first)
 	defer s.hub.unsubscribe(sub)
 
@@ -48,7 +46,10 @@ func (s *eventStreams) stream(w http.ResponseWriter, r *http.Request, dir string
 
 	ticker := time.NewTicker(s.opts.Heartbeat)
 	defer ticker.Stop()
-	var buf []byte
+	var (
+		buf      []byte
+		deadline time.Time // the write deadline set
+	)
 	for {
 		batch, err := sub.TakeOr(r.Context(), ticker.C)
 		if err != nil {
@@ -59,10 +60,14 @@ func (s *eventStreams) stream(w http.ResponseWriter, r *http.Request, dir string
 			// Idle: a comment line keeps proxies and clients from timing out.
 			buf = append(buf, ": ping\n\n"...)
 		}
-		for _, e := range batch {
-			buf = e.appendFrame(buf, global)
+		now := time.Now()
+		buf = sub.appendBatch(buf, batch, now)
+		if wt := s.opts.WriteTimeout; deadline.Sub(now) < wt {
+			// Every write has WriteTimeout at least, and the deadline
+			// (a timer of the poller) moves once per eighth of it.
+			deadline = now.Add(wt + wt/8)
+			_ = rc.SetWriteDeadline(deadline)
 		}
-		_ = rc.SetWriteDeadline(time.Now().Add(s.opts.WriteTimeout))
 		_, err = w.Write(buf)
 		if err == nil {
 			err = rc.Flush()

@@ -63,7 +63,7 @@ func (s *historyAPI) handleMessages(w http.ResponseWriter, r *http.Request) {
 			if p := t.parts[t.cutPrompt.ID]; p != nil && full != "" && strings.HasPrefix(full, strings.TrimSuffix(t.cutPrompt.Text, "...")) {
 				c := *t.cutPrompt
 				c.Text = full
-				p.v = &c
+				p.set(&c)
 			}
 			t.cutPrompt = nil
 		}
@@ -244,11 +244,11 @@ func (s *historyAPI) transcriptOf(ctx context.Context, rec session.Session, msgs
 	if rec.Status != session.StatusRunning {
 		for _, sc := range tools {
 			tp := sc.tp
-			part := tp.v.(*wire.ToolPart)
+			part := tp.cur.(*wire.ToolPart)
 			run := part.State.(*wire.ToolStateRunning)
 			c := *part
 			c.State = &wire.ToolStateError{Status: "error", Input: run.Input, Error: "the tool call did not complete", Time: wire.ToolTime{Start: run.Time.Start, End: run.Time.Start}}
-			tp.v = &c
+			tp.set(&c)
 		}
 	}
 	if len(msgs) == 0 {
@@ -303,7 +303,7 @@ func (sc *storedCall) call(res *model.Part) *toolCall {
 // foldResult completes a tool part with its result.
 func (s *historyAPI) foldResult(sc *storedCall, res model.Part, at int64) {
 	tp := sc.tp
-	part := tp.v.(*wire.ToolPart)
+	part := tp.cur.(*wire.ToolPart)
 	run := part.State.(*wire.ToolStateRunning)
 	c := *part
 	v := viewTool(s.root, sc.call(&res), sc.args)
@@ -333,7 +333,7 @@ func (s *historyAPI) foldResult(sc *storedCall, res model.Part, at int64) {
 		}
 		c.State = &wire.ToolStateCompleted{Status: "completed", Input: v.input, Output: out, Title: title, Metadata: meta, Time: wire.ToolTime{Start: run.Time.Start, End: at}}
 	}
-	tp.v = &c
+	tp.set(&c)
 }
 
 // teamMessages gives a session without a conversation of its own (a

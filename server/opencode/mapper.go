@@ -23,17 +23,20 @@ func (s *base) publish(typ, sid string, props any) {
 	if sid != "" {
 		e.dir = s.dirOfID(sid)
 	}
-	if d, ok := props.(deltaProps); ok {
-		e.delta = &d
-	} else {
-		b, err := json.Marshal(props)
-		if err != nil {
-			s.log.Error("opencode: encode event", "type", typ, "err", err)
-			return
-		}
-		e.props = b
+	b, err := json.Marshal(props)
+	if err != nil {
+		s.log.Error("opencode: encode event", "type", typ, "err", err)
+		return
 	}
+	e.props = b
 	s.hub.publish(e)
+}
+
+// publishDelta publishes a message.part.delta, the most frequent event:
+// its properties are encoded when a stream writes it (deltaProps.appendJSON),
+// and it costs one allocation.
+func (s *base) publishDelta(d deltaProps) {
+	s.hub.publish(newDelta(s.dirOfID(d.SessionID), d))
 }
 
 // setBusyLocked marks a session running and publishes session.status
@@ -194,7 +197,7 @@ func (s *eventMapper) messageUpdated(st *sessState, info processor.Message, now 
 		s.publish("message.updated", sid, messageProps{SessionID: sid, Info: m.asst})
 		pid := newPartID()
 		t.putPart(m, pid, &wire.StepStartPart{ID: pid, SessionID: sid, MessageID: info.ID, Type: "step-start"})
-		s.publish("message.part.updated", sid, partProps{SessionID: sid, Part: t.parts[pid].v, Time: ms(now)})
+		s.publish("message.part.updated", sid, partProps{SessionID: sid, Part: t.parts[pid].value(), Time: ms(now)})
 		if info.Completed.IsZero() {
 			return
 		}
@@ -208,7 +211,7 @@ func (s *eventMapper) messageUpdated(st *sessState, info processor.Message, now 
 			m.finished = true
 			pid := newPartID()
 			t.putPart(m, pid, &wire.StepFinishPart{ID: pid, SessionID: sid, MessageID: a.ID, Type: "step-finish", Reason: a.Finish, Cost: a.Cost, Tokens: a.Tokens})
-			s.publish("message.part.updated", sid, partProps{SessionID: sid, Part: t.parts[pid].v, Time: ms(now)})
+			s.publish("message.part.updated", sid, partProps{SessionID: sid, Part: t.parts[pid].value(), Time: ms(now)})
 		}
 	}
 	s.publish("message.updated", sid, messageProps{SessionID: sid, Info: a})
@@ -242,7 +245,7 @@ func finishReason(info processor.Message, m *tmsg) string {
 		return "error"
 	}
 	for _, p := range m.parts {
-		if _, ok := p.v.(*wire.ToolPart); ok {
+		if _, ok := p.cur.(*wire.ToolPart); ok {
 			return "tool-calls"
 		}
 	}
@@ -260,7 +263,7 @@ func (s *eventMapper) partUpdated(st *sessState, p processor.Part, now time.Time
 	if m != nil {
 		publish, keep := true, true
 		if prev, ok := t.parts[p.ID]; ok {
-			publish, keep = toolTransition(prev.v, v)
+			publish, keep = toolTransition(prev.value(), v)
 		}
 		if keep {
 			t.putPart(m, p.ID, v)
@@ -324,19 +327,10 @@ func cutLength(text string) bool {
 func (s *eventMapper) partDelta(st *sessState, d processor.PartDelta) {
 	if t := s.facts.touch(st, false); t != nil {
 		if p, ok := t.parts[d.PartID]; ok {
-			switch v := p.v.(type) {
-			case *wire.TextPart:
-				c := *v
-				c.Text = p.grow(v.Text, d.Delta)
-				p.v = &c
-			case *wire.ReasoningPart:
-				c := *v
-				c.Text = p.grow(v.Text, d.Delta)
-				p.v = &c
-			}
+			p.grow(d.Delta)
 		}
 	}
-	s.publish("message.part.delta", d.SessionID, deltaProps{SessionID: d.SessionID, MessageID: d.MessageID, PartID: d.PartID, Field: d.Field, Delta: d.Delta})
+	s.publishDelta(deltaProps{SessionID: d.SessionID, MessageID: d.MessageID, PartID: d.PartID, Field: d.Field, Delta: d.Delta})
 }
 
 // wirePart converts a part of the projection. Parts are values: a later

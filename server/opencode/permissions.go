@@ -216,7 +216,7 @@ func (s *permissionsAPI) wireRequestLocked(st *sessState, req approval.Request) 
 	if req.CallID != "" {
 		if t := st.trans; t != nil {
 			for _, p := range t.parts {
-				if tp, ok := p.v.(*wire.ToolPart); ok && tp.CallID == req.CallID {
+				if tp, ok := p.cur.(*wire.ToolPart); ok && tp.CallID == req.CallID {
 					out.Tool = &wire.PermissionTool{MessageID: tp.MessageID, CallID: tp.CallID}
 					break
 				}

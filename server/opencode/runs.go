@@ -541,10 +541,11 @@ func (s *promptsAPI) emptyAnswer(p *prompt, parent, msg string, aborted bool) js
 }
 
 // handleAbort answers POST /session/{id}/abort: it cancels the session's
-// run and its queued prompts (for a child session: the run of the root it
-// belongs to, since runs are cancelled as a whole), waits for the run to
-// wind down (children end aborted, the session goes idle) and answers
-// true.
+// run and its queued prompts, waits for the run to wind down (children end
+// aborted, the session goes idle) and answers true. A child session that
+// runs in its root's run (no prompt of its own) is cancelled alone
+// (pool.Pool.Cancel): it and its subtree end aborted, its parent reads
+// that the user cancelled it and goes on.
 func (s *promptsAPI) handleAbort(w http.ResponseWriter, r *http.Request) {
 	sid := r.PathValue("sessionID")
 	ctx := r.Context()
@@ -553,25 +554,39 @@ func (s *promptsAPI) handleAbort(w http.ResponseWriter, r *http.Request) {
 		storeError(w, sid, err)
 		return
 	}
-	// Find the run this session belongs to: its own, or an ancestor's.
-	for {
-		ok := false
-		if st := s.facts.get(rec.ID); st != nil {
-			st.mu.Lock()
-			ok = st.active != nil
-			st.mu.Unlock()
-		}
-		if ok || rec.ParentID == "" {
-			break
-		}
-		parent, err := s.store.GetSession(ctx, rec.ParentID)
-		if err != nil {
-			break
-		}
-		rec = parent
+	own := false
+	if st := s.facts.get(rec.ID); st != nil {
+		st.mu.Lock()
+		own = st.active != nil
+		st.mu.Unlock()
+	}
+	if !own && rec.ParentID != "" && s.pool.Runtime().Running(rec.ID) {
+		s.cancelChild(ctx, rec.ID, answeredBy(r))
+		writeJSON(w, http.StatusOK, true)
+		return
 	}
 	s.abort(ctx, rec.ID)
 	writeJSON(w, http.StatusOK, true)
+}
+
+// cancelChild cancels a child session in its root's run and waits (up to
+// DefaultAbortWait) for its end. A child that ended meanwhile is fine: the
+// answer is the same. by labels who asked, as approvals' answers are
+// (answeredBy: the web view's requests are "web").
+func (s *promptsAPI) cancelChild(ctx context.Context, sid, by string) {
+	done, err := s.pool.Cancel(ctx, sid, by)
+	if err != nil {
+		s.log.Debug("opencode: cancel a child", "session", sid, "err", err)
+		return
+	}
+	t := time.NewTimer(DefaultAbortWait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		s.log.Warn("opencode: child did not end in time after abort", "session", sid)
+	case <-ctx.Done():
+	}
 }
 
 // abort cancels the run and queued prompts of a session and waits (up to

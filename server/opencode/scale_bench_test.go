@@ -233,6 +233,8 @@ func scale(b *testing.B, sessions int, name string, every time.Duration) {
 						delete(roots, sid)
 						left--
 					}
+				case <-readDone:
+					b.Fatalf("the event stream ended with %d roots not idle (cut off as too slow? the server logs it)", left)
 				case <-timeout:
 					b.Fatalf("%d roots never idle", left)
 				}

@@ -70,7 +70,9 @@ type Options struct {
 	QueueSize int
 	// MaxBodyBytes bounds a request body (DefaultMaxBodyBytes).
 	MaxBodyBytes int64
-	// WriteTimeout bounds one write to an SSE client (DefaultWriteTimeout).
+	// WriteTimeout bounds one write to an SSE client (DefaultWriteTimeout;
+	// up to an eighth more: the deadline is moved once per eighth of it,
+	// not per write).
 	WriteTimeout time.Duration
 	// Heartbeat is the interval of SSE comment lines on an idle stream
 	// (DefaultHeartbeat).

@@ -50,7 +50,7 @@ func cutText(s string) string {
 // session's lock is held.
 func (t *transcript) shelveLocked(m *tmsg, whole string, sum [sha256.Size]byte, at map[string]int) {
 	for _, p := range m.parts {
-		text, ok := partText(p.v)
+		text, ok := partText(p.value())
 		off := at[p.id]
 		// (Comparing a substring of whole with whole's own bytes is a
 		// pointer check.)
@@ -69,7 +69,7 @@ func (t *transcript) shelveStored() {
 			continue
 		}
 		for _, p := range m.parts {
-			if text, ok := partText(p.v); ok && len(text) > maxKeptText && p.shelf == nil {
+			if text, ok := partText(p.value()); ok && len(text) > maxKeptText && p.shelf == nil {
 				t.shelvePart(p, &shelved{size: len(text), sum: sumOf(text), n: len(text)})
 			}
 		}
@@ -78,9 +78,10 @@ func (t *transcript) shelveStored() {
 
 // shelvePart keeps p's text cut, the store having it where sh says.
 func (t *transcript) shelvePart(p *tpart, sh *shelved) {
-	text, _ := partText(p.v)
+	v := p.value()
+	text, _ := partText(v)
 	p.shelf = sh
-	p.v = withPartText(p.v, cutText(text))
+	p.set(withPartText(v, cutText(text)))
 	t.shelved++
 }
 

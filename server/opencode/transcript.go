@@ -58,31 +58,69 @@ func (m *tmsg) id() string {
 }
 
 // tpart holds one wire part (a pointer to TextPart, ReasoningPart,
-// ToolPart, StepStartPart, StepFinishPart, AgentPart or SubtaskPart).
+// ToolPart, StepStartPart, StepFinishPart, AgentPart or SubtaskPart):
+// read it with value, replace it with set. Parts are values: a later
+// change replaces the part, never edits one already handed out.
 type tpart struct {
-	id string
-	v  any
+	id  string
+	cur any // the part, but for the deltas since grown was set
 	// text is the text of a text or reasoning part as its deltas built it
-	// (see grow).
-	text strings.Builder
+	// (see grow); grown says that it is newer than cur's.
+	text  strings.Builder
+	grown bool
 	// shelf, when set, says where the store has the whole text of this
 	// user part, which keeps it cut (shelf.go).
 	shelf *shelved
 }
 
-// grow returns text+delta, text being the part's current text. Appending
-// to a string copies it, so a part streamed in n deltas would cost O(n²);
-// the builder appends in place and its strings stay valid (it never
-// rewrites bytes it has handed out). When the part was replaced since the
-// last delta (its text is another string), the builder starts again from
-// it; comparing the same string is a pointer check.
-func (p *tpart) grow(text, delta string) string {
-	if p.text.String() != text {
-		p.text.Reset()
-		p.text.WriteString(text)
+// value returns the part. A text or reasoning part that deltas extended
+// since it was last read is copied once with its text now: a part
+// streamed in n deltas costs one copy per read, not one per delta.
+func (p *tpart) value() any {
+	if p.grown {
+		p.grown = false
+		switch v := p.cur.(type) {
+		case *wire.TextPart:
+			c := *v
+			c.Text = p.text.String()
+			p.cur = &c
+		case *wire.ReasoningPart:
+			c := *v
+			c.Text = p.text.String()
+			p.cur = &c
+		}
+	}
+	return p.cur
+}
+
+// set replaces the part.
+func (p *tpart) set(v any) { p.cur, p.grown = v, false }
+
+// grow appends a delta to the text of a text or reasoning part (other
+// parts have none). Appending to a string copies it, so a part streamed in
+// n deltas would cost O(n²); the builder appends in place and its strings
+// stay valid (it never rewrites bytes it has handed out). When the part
+// was replaced since the last delta (its text is another string), the
+// builder starts again from it; comparing the same string is a pointer
+// check.
+func (p *tpart) grow(delta string) {
+	if !p.grown {
+		var text string
+		switch v := p.cur.(type) {
+		case *wire.TextPart:
+			text = v.Text
+		case *wire.ReasoningPart:
+			text = v.Text
+		default:
+			return
+		}
+		if p.text.String() != text {
+			p.text.Reset()
+			p.text.WriteString(text)
+		}
+		p.grown = true
 	}
 	p.text.WriteString(delta)
-	return p.text.String()
 }
 
 func (t *transcript) add(m *tmsg) {
@@ -123,10 +161,10 @@ func (t *transcript) prepend(head *transcript) {
 // putPart adds a part to its message or replaces it.
 func (t *transcript) putPart(m *tmsg, pid string, v any) {
 	if p, ok := t.parts[pid]; ok {
-		p.v = v
+		p.set(v)
 		return
 	}
-	p := &tpart{id: pid, v: v}
+	p := &tpart{id: pid, cur: v}
 	t.parts[pid] = p
 	m.parts = append(m.parts, p)
 }
@@ -186,9 +224,9 @@ func (t *transcript) pick(before string, limit int) []*tmsg {
 func (m *tmsg) withParts(whole map[*tpart]string) wire.MessageWithParts {
 	parts := make([]any, len(m.parts))
 	for i, p := range m.parts {
-		parts[i] = p.v
+		parts[i] = p.value()
 		if text, ok := whole[p]; ok {
-			parts[i] = withPartText(p.v, text)
+			parts[i] = withPartText(parts[i], text)
 		}
 	}
 	return wire.MessageWithParts{Info: m.info(), Parts: parts}

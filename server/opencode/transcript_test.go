@@ -3,25 +3,47 @@ package opencode
 import (
 	"fmt"
 	"testing"
+
+	"github.com/agentpool/agentpool/server/opencode/internal/wire"
 )
 
-// TestPartGrow: a part's text grows by its deltas, earlier texts stay what
-// they were (published parts are values), and a part replaced between
-// deltas continues from its new text.
+// TestPartGrow: a part's text grows by its deltas; what was read before
+// stays what it was (parts handed out are values); a part replaced between
+// deltas continues from its new text; a part is copied once per read, not
+// once per delta.
 func TestPartGrow(t *testing.T) {
-	var p tpart
-	a := p.grow("", "he")
-	b := p.grow(a, "llo")
-	if a != "he" || b != "hello" {
-		t.Fatalf("grow = %q, %q; want he, hello", a, b)
+	text := func(v any) string { return v.(*wire.TextPart).Text }
+	p := tpart{cur: &wire.TextPart{ID: "prt_1", Type: "text"}}
+	p.grow("he")
+	a := p.value()
+	p.grow("l")
+	p.grow("lo")
+	b := p.value()
+	if text(a) != "he" || text(b) != "hello" || b.(*wire.TextPart).ID != "prt_1" {
+		t.Fatalf("values %q, %q; want he, hello", text(a), text(b))
 	}
-	c := p.grow("HELLO", "!") // replaced by a part.updated of the same length
-	d := p.grow(c, " world")
-	if c != "HELLO!" || d != "HELLO! world" || a != "he" || b != "hello" {
-		t.Fatalf("after replace: %q %q (earlier %q %q)", c, d, a, b)
+	if p.value() != b {
+		t.Error("a part read twice without a delta between was copied again")
 	}
-	if e := p.grow("x", "y"); e != "xy" {
-		t.Fatalf("grow(x, y) = %q", e)
+	p.set(&wire.TextPart{ID: "prt_1", Type: "text", Text: "HELLO"}) // a part.updated
+	p.grow("!")
+	p.grow(" world")
+	if c := p.value(); text(c) != "HELLO! world" || text(a) != "he" || text(b) != "hello" {
+		t.Fatalf("after replace: %q (earlier %q %q)", text(c), text(a), text(b))
+	}
+	r := tpart{cur: &wire.ReasoningPart{ID: "prt_2", Type: "reasoning", Text: "x"}}
+	r.grow("y")
+	if got := r.value().(*wire.ReasoningPart).Text; got != "xy" {
+		t.Errorf("reasoning part: %q", got)
+	}
+	tool := &wire.ToolPart{ID: "prt_3"}
+	tp := tpart{cur: tool}
+	tp.grow("ignored")
+	if tp.value() != tool {
+		t.Error("a tool part changed by a text delta")
+	}
+	if n := testing.AllocsPerRun(100, func() { p.grow("a") }); n > 0.1 {
+		t.Errorf("a delta costs %.1f allocations, want none but the builder's growth", n)
 	}
 }
 

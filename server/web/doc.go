@@ -1,6 +1,8 @@
 // Package web is agentpool's web view: a page that shows the session tree
 // of a pool live, the transcript of any session, a timeline of a run's
-// sessions, a prompt box and stop button, and the tool calls waiting for
+// sessions, a prompt box and stop button, a cancel button on every running
+// session's row (POST /session/{id}/abort: a child alone, its parent goes
+// on; docs/control.md), and the tool calls waiting for
 // approval, with their answers. It is served by the OpenCode server
 // (server/opencode, Options.UI) beside the OpenCode API, which is the
 // page's only data source (`agentpool serve web`, which also gives that

@@ -16,7 +16,7 @@ import (
 func (st *Store) Claim(_ context.Context, sessionID string) error {
 	st.mu.RLock()
 	defer st.mu.RUnlock()
-	if st.closed {
+	if st.closed.Load() {
 		return session.ErrClosed
 	}
 	st.claimsMu.Lock()
@@ -37,7 +37,7 @@ func (st *Store) Claim(_ context.Context, sessionID string) error {
 func (st *Store) Release(ctx context.Context, sessionID string) error {
 	st.mu.RLock()
 	defer st.mu.RUnlock()
-	if st.closed {
+	if st.closed.Load() {
 		return closedWrite(ctx, 1)
 	}
 	st.claimsMu.Lock()

@@ -1,9 +1,11 @@
 // Package memory is the in-memory session.Store: nothing touches the disk,
 // everything is gone when the process ends. It is safe for concurrent use
 // and passes the session/storetest conformance suite. Appends and reads of
-// different sessions' messages and events do not wait for each other (each
-// session has its own lock; the store-wide lock is held shared by them and
-// exclusively only to create, update, delete or evict sessions).
+// different sessions' messages and events do not wait for each other nor
+// for the store-wide lock: each session has its own lock and is found
+// through an index of its own; the store-wide lock guards the set of
+// sessions, their tree and records, and is held exclusively only to
+// create, update, delete or evict sessions.
 //
 // Sessions and messages are deep copies on the way in and on the way out,
 // so a caller can never change what the store holds. Events are kept as the
@@ -67,14 +69,18 @@ func WithMaxRoots(n int) Option {
 type Store struct {
 	// mu guards the set of sessions, their tree, their records (entry.s),
 	// the indexes and retention: it is held exclusively to change those.
-	// The appends and reads of a session's messages and events, one per
-	// event on the run path, hold it shared and take that session's own
-	// lock (entry.mu), so that runs of different sessions do not wait for
-	// each other (issue 32: no process-wide lock on the hot path).
-	mu        sync.RWMutex
-	sessions  map[string]*entry
+	mu       sync.RWMutex
+	sessions map[string]*entry
+	// live finds a session's entry (id -> *entry) for the appends and
+	// reads of its messages and events, one per event on the run path:
+	// they take that session's own lock (entry.mu) and no other, so that
+	// runs of different sessions do not wait for each other, nor for a
+	// create or update of a session (issue 32: no process-wide lock on the
+	// hot path). Written under mu with sessions; an entry that leaves it
+	// is marked gone under its own lock first.
+	live      sync.Map
 	globalSeq atomic.Int64
-	closed    bool
+	closed    atomic.Bool // set under mu
 	// claims maps a claimed session to when it was claimed (claims.go),
 	// under claimsMu, taken with mu held shared: a run's claim and release
 	// do not hold the whole store.
@@ -104,11 +110,11 @@ type Store struct {
 type entry struct {
 	s session.Session
 
-	// mu guards msgs and events while the store's mu is held shared;
-	// holding the store's mu exclusively is enough too.
+	// mu guards msgs, events and gone.
 	mu     sync.Mutex
 	msgs   []session.Message
 	events []record
+	gone   bool // removed from the store (deleted, evicted, closed)
 
 	parent, child, prev, next *entry // child: first child; prev, next: siblings
 
@@ -181,7 +187,7 @@ func (st *Store) CreateSession(ctx context.Context, s session.Session) error {
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.closed {
+	if st.closed.Load() {
 		return closedWrite(ctx, 1)
 	}
 	if _, ok := st.sessions[s.ID]; ok {
@@ -215,15 +221,39 @@ func (st *Store) CreateSession(ctx context.Context, s session.Session) error {
 		st.roots++
 	}
 	st.sessions[s.ID] = e
+	st.live.Store(s.ID, e)
 	st.indexThread(e)
 	return nil
+}
+
+// entryOf finds session id's entry for the appends and reads of its
+// messages and events, without the store-wide lock, and returns it
+// locked. The error is ErrClosed or ErrNotFound.
+func (st *Store) entryOf(id string) (*entry, error) {
+	if st.closed.Load() {
+		return nil, session.ErrClosed
+	}
+	v, ok := st.live.Load(id)
+	if !ok {
+		return nil, notFound(id)
+	}
+	e := v.(*entry)
+	e.mu.Lock()
+	if e.gone {
+		e.mu.Unlock()
+		if st.closed.Load() {
+			return nil, session.ErrClosed
+		}
+		return nil, notFound(id)
+	}
+	return e, nil
 }
 
 // GetSession implements session.Store.
 func (st *Store) GetSession(_ context.Context, id string) (session.Session, error) {
 	st.mu.RLock()
 	defer st.mu.RUnlock()
-	if st.closed {
+	if st.closed.Load() {
 		return session.Session{}, session.ErrClosed
 	}
 	e, ok := st.sessions[id]
@@ -240,7 +270,7 @@ func (st *Store) UpdateSession(ctx context.Context, id string, fn func(*session.
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.closed {
+	if st.closed.Load() {
 		return closedWrite(ctx, 1)
 	}
 	e, ok := st.sessions[id]
@@ -283,7 +313,7 @@ func (st *Store) UpdateSession(ctx context.Context, id string, fn func(*session.
 func (st *Store) ListSessions(_ context.Context, opts session.ListOptions) ([]session.Session, error) {
 	st.mu.RLock()
 	defer st.mu.RUnlock()
-	if st.closed {
+	if st.closed.Load() {
 		return nil, session.ErrClosed
 	}
 	var out []session.Session
@@ -335,7 +365,7 @@ func (st *Store) DeleteSession(ctx context.Context, id string) error {
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.closed {
+	if st.closed.Load() {
 		return closedWrite(ctx, 1)
 	}
 	e, ok := st.sessions[id]
@@ -352,20 +382,17 @@ func (st *Store) AppendMessages(ctx context.Context, sessionID string, msgs ...s
 	if err := session.CheckWrite(ctx, len(msgs)); err != nil {
 		return err
 	}
-	st.mu.RLock()
-	defer st.mu.RUnlock()
-	if st.closed {
-		return closedWrite(ctx, len(msgs))
+	e, err := st.entryOf(sessionID)
+	if err != nil {
+		if errors.Is(err, session.ErrClosed) {
+			return closedWrite(ctx, len(msgs))
+		}
+		return err
 	}
-	e, ok := st.sessions[sessionID]
-	if !ok {
-		return notFound(sessionID)
-	}
+	defer e.mu.Unlock()
 	if len(msgs) == 0 {
 		return nil
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	if e.msgs == nil {
 		e.msgs = make([]session.Message, 0, max(firstMessages, len(msgs)))
 	}
@@ -428,16 +455,10 @@ func copyParts(src, parts []model.Part, args []byte) ([]model.Part, []model.Part
 
 // Messages implements session.Store.
 func (st *Store) Messages(_ context.Context, sessionID string) ([]session.Message, error) {
-	st.mu.RLock()
-	defer st.mu.RUnlock()
-	if st.closed {
-		return nil, session.ErrClosed
+	e, err := st.entryOf(sessionID)
+	if err != nil {
+		return nil, err
 	}
-	e, ok := st.sessions[sessionID]
-	if !ok {
-		return nil, notFound(sessionID)
-	}
-	e.mu.Lock()
 	defer e.mu.Unlock()
 	out := make([]session.Message, len(e.msgs))
 	parts, args := partsBuffers(e.msgs)
@@ -458,20 +479,17 @@ func (st *Store) AppendEvents(ctx context.Context, sessionID string, evs ...even
 			return session.ReportWrite(ctx, len(evs), err)
 		}
 	}
-	st.mu.RLock()
-	defer st.mu.RUnlock()
-	if st.closed {
-		return closedWrite(ctx, len(evs))
+	e, err := st.entryOf(sessionID)
+	if err != nil {
+		if errors.Is(err, session.ErrClosed) {
+			return closedWrite(ctx, len(evs))
+		}
+		return err
 	}
-	e, ok := st.sessions[sessionID]
-	if !ok {
-		return notFound(sessionID)
-	}
+	defer e.mu.Unlock()
 	if len(evs) == 0 {
 		return nil
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	if e.events == nil {
 		e.events = make([]record, 0, max(firstEvents, len(evs)))
 	}
@@ -504,16 +522,10 @@ func check(ev event.Event) error {
 
 // Events implements session.Store.
 func (st *Store) Events(_ context.Context, sessionID string, afterSeq int64) ([]session.Record, error) {
-	st.mu.RLock()
-	defer st.mu.RUnlock()
-	if st.closed {
-		return nil, session.ErrClosed
+	e, err := st.entryOf(sessionID)
+	if err != nil {
+		return nil, err
 	}
-	e, ok := st.sessions[sessionID]
-	if !ok {
-		return nil, notFound(sessionID)
-	}
-	e.mu.Lock()
 	defer e.mu.Unlock()
 	if afterSeq < 0 {
 		afterSeq = 0
@@ -524,7 +536,7 @@ func (st *Store) Events(_ context.Context, sessionID string, afterSeq int64) ([]
 	out := make([]session.Record, 0, int64(len(e.events))-afterSeq)
 	for i, r := range e.events[afterSeq:] {
 		out = append(out, session.Record{
-			SessionID: e.s.ID, Seq: afterSeq + int64(i) + 1, GlobalSeq: r.gseq, Time: time.Unix(0, r.nano), Event: r.ev,
+			SessionID: sessionID, Seq: afterSeq + int64(i) + 1, GlobalSeq: r.gseq, Time: time.Unix(0, r.nano), Event: r.ev,
 		})
 	}
 	return out, nil
@@ -534,7 +546,7 @@ func (st *Store) Events(_ context.Context, sessionID string, afterSeq int64) ([]
 func (st *Store) Flush(context.Context) error {
 	st.mu.RLock()
 	defer st.mu.RUnlock()
-	if st.closed {
+	if st.closed.Load() {
 		return session.ErrClosed
 	}
 	return nil
@@ -545,11 +557,23 @@ func (st *Store) Flush(context.Context) error {
 func (st *Store) Close() error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	st.closed = true
+	st.closed.Store(true)
+	for _, e := range st.sessions {
+		e.markGone()
+	}
+	st.live.Clear()
 	st.sessions = map[string]*entry{}
 	st.claimsMu.Lock()
 	st.claims = nil
 	st.claimsMu.Unlock()
 	st.queue, st.ready, st.roots = rootQueue{}, nil, 0
 	return nil
+}
+
+// markGone tells the appends and reads that found e before it left the
+// store that it is gone.
+func (e *entry) markGone() {
+	e.mu.Lock()
+	e.gone = true
+	e.mu.Unlock()
 }

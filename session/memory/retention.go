@@ -80,6 +80,8 @@ func (st *Store) removeTree(top *entry) {
 			cur = cur.child
 		}
 		delete(st.sessions, cur.s.ID)
+		cur.markGone()
+		st.live.Delete(cur.s.ID)
 		st.unindexThread(cur, threadOf(&cur.s))
 		if cur == top {
 			break
@@ -95,7 +97,10 @@ func (st *Store) removeTree(top *entry) {
 	if top.where == gone {
 		// The queue still points at it until it reaches the front or the
 		// queue is compacted: let go of what it holds now.
-		top.s, top.msgs, top.events = session.Session{}, nil, nil
+		top.s = session.Session{}
+		top.mu.Lock()
+		top.msgs, top.events = nil, nil
+		top.mu.Unlock()
 	}
 }
 

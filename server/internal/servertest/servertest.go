@@ -35,7 +35,11 @@ func Pool(t testing.TB, src string) *pool.Pool {
 // closed when the test ends.
 func PoolWith(t testing.TB, src string, opts pool.Options) *pool.Pool {
 	t.Helper()
-	m, err := config.Parse("agentpool.yaml", []byte(src))
+	var copts config.Options
+	if opts.Registry != nil {
+		copts.ModelTypes = opts.Registry.ModelTypes() // a test's own model types (BlockingRegistry)
+	}
+	m, err := config.ParseWith("agentpool.yaml", []byte(src), copts)
 	if err != nil {
 		t.Fatalf("servertest: the test manifest: %v", err)
 	}

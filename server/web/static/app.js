@@ -41,7 +41,7 @@ function redraw() {
   frame = requestAnimationFrame(() => {
     frame = 0;
     const select = (id) => { location.hash = link(id); };
-    const n = renderTree($('tree'), selected, select);
+    const n = renderTree($('tree'), selected, select, cancelSession);
     $('count').textContent = n ? `${n} run${n === 1 ? '' : 's'}` : '';
     renderTimeline($('timeline'), $('tl-summary'), selected, select);
     renderTranscript($('transcript'), $('crumbs'), selected);
@@ -200,6 +200,17 @@ $('stop').addEventListener('click', async () => {
   }
   redraw();
 });
+
+// cancelSession asks the server to cancel one session: a child alone (its
+// parent goes on), a root with its whole run.
+async function cancelSession(id) {
+  try {
+    await api.call('POST', `/session/${encodeURIComponent(id)}/abort`);
+  } catch (err) {
+    showError(err);
+  }
+  redraw();
+}
 
 function showError(e) {
   console.error(e);

@@ -1,7 +1,9 @@
 // The session tree: every root (newest first) and its children, nested
 // to any depth, with status, agent, mechanism, tokens, cost and duration.
 // A session whose tool call waits for approval is marked waiting (and a
-// folded row counts the waiting sessions it hides).
+// folded row counts the waiting sessions it hides). A running session's
+// row has a cancel button: a child is cancelled alone (its parent goes
+// on), a root's whole run is stopped (docs/control.md).
 // Rows are keyed by session id and updated in place (the page redraws
 // several times a second while a run streams): a row under the pointer
 // or holding the focus stays the same element, so clicks and keys land.
@@ -19,7 +21,7 @@ const FOLD_OVER = 40;
 const isFolded = (s) => collapsed.has(s.id) || (s.children.size > FOLD_OVER && !expanded.has(s.id));
 const rows = new Map(); // session id -> its row element
 
-export function renderTree(el, selected, select) {
+export function renderTree(el, selected, select, cancel) {
   const rootsList = store.roots();
   const want = [];
   for (const r of rootsList) walk(r, 0, want);
@@ -39,18 +41,24 @@ export function renderTree(el, selected, select) {
   el.onclick = (e) => {
     const row = e.target.closest('.row');
     if (!row) return;
+    const stop = e.target.closest('button.cancel');
+    if (stop) {
+      stop.disabled = true; // until the next redraw: one cancel per click
+      cancel(row.dataset.id);
+      return;
+    }
     if (e.target.closest('.twisty')) {
       const id = row.dataset.id;
       const s = store.sessions.get(id);
       if (s && isFolded(s)) { collapsed.delete(id); expanded.add(id); } else { collapsed.add(id); expanded.delete(id); }
-      renderTree(el, selected, select);
+      renderTree(el, selected, select, cancel);
       return;
     }
     select(row.dataset.id);
   };
   el.onkeydown = (e) => {
     const row = e.target.closest('.row');
-    if (!row) return;
+    if (!row || e.target.closest('button.cancel')) return; // a button's keys are its own
     if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); select(row.dataset.id); }
     if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
       e.preventDefault();
@@ -72,7 +80,8 @@ function newRow(id) {
     h('span.twisty', { 'aria-hidden': 'true' }),
     h('span.st'),
     h('span.name', {}, h('span.agent'), h('span.badge'), h('span.wait', { hidden: true }), h('span.title')),
-    h('span.metrics', {}, h('span.tok'), h('span.cost'), h('span.dur')));
+    h('span.metrics', {}, h('span.tok'), h('span.cost'), h('span.dur'),
+      h('button.cancel', { type: 'button', hidden: true }, '■')));
 }
 
 // set changes what differs only, so an unchanged row is left alone.
@@ -88,7 +97,7 @@ function update(row, s, depth, nkids, selected) {
   const [a, b] = store.span(s);
   const [twisty, mark, name, metrics] = row.children;
   const [agent, badge, wait, title] = name.children;
-  const [tok, cst, dur] = metrics.children;
+  const [tok, cst, dur, stop] = metrics.children;
   attr(row, 'aria-level', String(depth + 1));
   attr(row, 'aria-selected', s.id === selected ? 'true' : 'false');
   attr(row, 'aria-expanded', nkids ? String(!isFolded(s)) : null);
@@ -118,6 +127,11 @@ function update(row, s, depth, nkids, selected) {
   set(tok, tokens ? fmtTokens(tokens) : '');
   set(cst, fmtCost(cost));
   set(dur, st === 'idle' ? '' : fmtDuration(b - a));
+  const running = st === 'running';
+  if (stop.hidden === running) { stop.hidden = !running; stop.disabled = false; }
+  const what = s.info.parentID ? 'Cancel this session and its children; its parent goes on' : 'Stop this run and all its child sessions';
+  attr(stop, 'title', what);
+  attr(stop, 'aria-label', s.info.parentID ? `Cancel ${s.info.agent || 'session'}` : `Stop ${s.info.agent || 'run'}`);
 }
 
 // foldSummary counts a folded session's children by status.

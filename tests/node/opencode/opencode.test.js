@@ -1,9 +1,9 @@
 // Drives `agentpool serve opencode` with the real OpenCode SDK
 // (@opencode-ai/sdk 1.19.3, the v2 client that the OpenCode TUI uses):
 // sessions, a blocking prompt through nested delegation with the event
-// stream, children and messages, abort of a long run, errors, and the
-// builtin tools shown as OpenCode's own (read, edit, bash, todowrite, ...)
-// with the session's todo list.
+// stream, children and messages, abort of a long run and of one child,
+// errors, and the builtin tools shown as OpenCode's own (read, edit, bash,
+// todowrite, ...) with the session's todo list.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -293,6 +293,38 @@ test('abort ends a long run: children end aborted, the session goes idle', async
     assert.ok(last.info.time.completed > 0);
     const parts = [...childMsgs, ...(await client.session.messages({ sessionID: session.id })).data].flatMap((m) => m.parts);
     assert.ok(!parts.some((p) => p.type === 'tool' && ['pending', 'running'].includes(p.state.status)), 'no tool part left running');
+  } finally {
+    await ev.close();
+  }
+});
+
+test('abort of a child session cancels that child alone; the root answers', async () => {
+  const client = createOpencodeClient({ baseUrl: slowURL, directory });
+  const ev = await collect(client);
+  try {
+    const { data: session } = await client.session.create({});
+    await client.session.promptAsync({ sessionID: session.id, parts: [{ type: 'text', text: 'start' }] });
+    const childCreated = await ev.wait(
+      (e) => e.type === 'session.created' && e.properties.info.parentID === session.id,
+      15000,
+      'child session.created',
+    );
+    const child = sid(childCreated);
+    await ev.wait((e) => e.type === 'message.part.delta' && sid(e) === child, 15000, 'child delta');
+
+    const aborted = await client.session.abort({ sessionID: child });
+    assert.equal(aborted.data, true);
+    // The root goes on to its answer: idle, no error, "Done." last.
+    await ev.wait((e) => e.type === 'session.idle' && sid(e) === session.id, 15000, 'root session.idle');
+    assert.equal(ev.events.find((e) => e.type === 'session.error' && sid(e) === session.id), undefined, 'the root has no error');
+    const part = ev.events.findLast(
+      (e) => e.type === 'message.part.updated' && sid(e) === session.id && e.properties.part.state?.metadata?.sessionId === child,
+    ).properties.part;
+    assert.equal(part.state.status, 'error');
+    assert.match(part.state.error, /cancelled by the user \(from opencode\)/);
+    const childMsgs = (await client.session.messages({ sessionID: child })).data;
+    assert.equal(childMsgs.filter((m) => m.info.role === 'assistant').at(-1).info.error?.name, 'MessageAbortedError');
+    assert.equal(lastText((await client.session.messages({ sessionID: session.id })).data), 'Done.');
   } finally {
     await ev.close();
   }

@@ -3,7 +3,8 @@
 // network but the server, a delegating run started from the prompt box
 // shows its child sessions live and nested in the tree and the timeline,
 // a child opens from the transcript and leads back to its parent, the
-// stop button aborts a run, with a token the page asks for it, and a
+// stop button aborts a run, a row's cancel button ends one child while
+// its run goes on, with a token the page asks for it, and a
 // grandchild's Write waits for an answer given in the page (or elsewhere),
 // also across a SIGKILL of the server.
 // Screenshots are written to out/.
@@ -223,6 +224,39 @@ test('the stop button aborts a run and its children', async () => {
   assert.equal(await page.isEnabled('#stop'), false);
   await page.locator('.tl-bar.aborted').first().waitFor();
   await shot(page, 'aborted');
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test("a running row's cancel button ends that child alone; its run goes on", async () => {
+  const { page, problems } = await open(baseURL);
+  await page.locator('#conn[data-state="live"]').waitFor();
+  await page.selectOption('#agent', 'marathon');
+  await page.fill('#text', 'Cancel the slow part');
+  await page.click('#run');
+  // The previous test's run has rows of the same agents: this run's are
+  // the running ones.
+  const running = (agent) => page.locator(`.row[data-status="running"]:has(.agent:text-is("${agent}"))`);
+  await running('slow').waitFor({ timeout: 15000 });
+  const slowID = await running('slow').getAttribute('data-id');
+  const rootID = await running('marathon').getAttribute('data-id');
+  const slow = page.locator(`.row[data-id="${slowID}"]`);
+  const root = page.locator(`.row[data-id="${rootID}"]`);
+  const cancel = slow.locator('button.cancel');
+  await cancel.waitFor();
+  assert.match(await cancel.getAttribute('title'), /parent goes on/);
+  await shot(page, 'cancel-button');
+  await cancel.click();
+  // The child ends aborted, the root finishes with its answer.
+  await slow.and(page.locator('[data-status="aborted"]')).waitFor({ timeout: 15000 });
+  await root.and(page.locator('[data-status="done"]')).waitFor({ timeout: 15000 });
+  assert.equal(await cancel.isHidden(), true, 'no cancel button on an ended session');
+  assert.equal(await root.locator('button.cancel').isHidden(), true);
+  await root.click();
+  await page.locator('.part.text:has-text("Done.")').waitFor();
+  await page.locator('.delegation:has-text("@slow") .tool > summary').first().click();
+  await page.locator('.delegation:has-text("@slow") pre.error-text:has-text("cancelled by the user (from web)")').first().waitFor();
+  await shot(page, 'cancelled-child');
   assert.deepEqual(problems, []);
   await page.close();
 });
