@@ -59,7 +59,7 @@ func TestUnknownSubcommandCLI(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"sessions", "cancel", "x"}, "agentpool: unknown command \"cancel\" for \"agentpool sessions\"\n"},
+		{[]string{"sessions", "frobnicate", "x"}, "agentpool: unknown command \"frobnicate\" for \"agentpool sessions\"\n"},
 		{[]string{"serve", "a2a"}, "agentpool: unknown command \"a2a\" for \"agentpool serve\"\n"},
 		{[]string{"sessions", "lst", "--all"}, "unknown command \"lst\" for \"agentpool sessions\"\n\nDid you mean this?\n\tlist\n"},
 		{[]string{"serve", "opencod"}, "Did you mean this?\n\topencode\n"},
