@@ -8,8 +8,13 @@ PKGS    ?= ./...
 all: build
 
 # -s -w: no symbol table nor DWARF (65 MB -> 45 MB; panics keep their
-# stack traces); -trimpath: no local paths in the binary.
-BUILDFLAGS ?= -trimpath -ldflags='-s -w'
+# stack traces); -trimpath: no local paths in the binary. -X: the commit
+# (-dirty with uncommitted changes) and the build date `agentpool version`
+# prints; go build records the commit itself (vcs.revision), but not in a
+# git worktree nor with -buildvcs=false.
+VERSION_PKG := github.com/agentpool/agentpool/internal/binaries
+COMMIT := $(shell git rev-parse HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
+BUILDFLAGS ?= -trimpath -ldflags='-s -w -X $(VERSION_PKG).Commit=$(COMMIT) -X $(VERSION_PKG).Date=$(shell date -u +%Y-%m-%dT%H:%M:%SZ)'
 # Three programs, one go build (the packages they share compile once), to
 # be installed together (each finds the next one beside it, else on PATH):
 # bin/agentpool, the front users type (2 MB: it answers `version` and the

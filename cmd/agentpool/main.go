@@ -10,7 +10,8 @@
 // YAML...), whose inits and the pages of the 24 MB file they touch cost
 // 12-16 ms where a hello world's take 2 (BENCHMARKS.md, "Start-up"). This
 // binary links a few standard library packages (fmt, io, os, os/exec,
-// path/filepath, syscall) and internal/binaries, nothing else
+// path/filepath, syscall, and runtime/debug, whose ReadBuildInfo reads the
+// commit go build recorded, for version) and internal/binaries, nothing else
 // (TestFrontLinksLittle), so `version` and the help start as fast as a Go
 // program can. What it costs every other command is one more program start
 // before the command line's, about 10 ms on the 2-core test machine
@@ -70,7 +71,7 @@ func ownAnswer(args []string) (string, bool) {
 	case len(args) > 1:
 		return "", false
 	case args[0] == "version":
-		return binaries.Front + " " + binaries.Version + "\n", true
+		return binaries.VersionText(), true
 	case args[0] == "help" || args[0] == "-h" || args[0] == "--help":
 		return help, true
 	}

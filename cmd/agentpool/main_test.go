@@ -378,4 +378,24 @@ func TestFrontLinksLittle(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("the front links %q, want only %q", got, want)
 	}
+
+	// The standard library packages the two import, each for a reason: a
+	// new one is a choice to make here (its init runs at every start).
+	allowed := map[string]string{
+		"embed": "help.txt", "fmt": "errors", "io": "writing the answer", "os": "arguments, files",
+		"os/exec": "LookPath (Find)", "path/filepath": "Find", "syscall": "execve", "strings": "VersionText",
+		"runtime": "the Go release and platform (version)",
+		// ReadBuildInfo: the commit go build recorded (version); no init
+		// of its own that runtime does not already run.
+		"runtime/debug": "the commit (version)",
+	}
+	out, err = exec.Command("go", "list", "-f", "{{join .Imports \"\\n\"}}", ".", "../../internal/binaries").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, p := range strings.Fields(string(out)) {
+		if _, ok := allowed[p]; !ok && !slices.Contains(want, p) {
+			t.Errorf("the front imports %s, which TestFrontLinksLittle does not allow", p)
+		}
+	}
 }

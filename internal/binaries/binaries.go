@@ -9,7 +9,10 @@ import (
 
 // Version is the version every program prints; set at build time with
 // -ldflags "-X github.com/agentpool/agentpool/internal/binaries.Version=...".
-var Version = "0.1.0-dev"
+var Version = defaultVersion
+
+// defaultVersion is Version when the build sets none.
+const defaultVersion = "0.1.0-dev"
 
 // The programs' file names.
 const (

@@ -1,7 +1,8 @@
 // Package binaries is what agentpool's three programs agree on: their
-// names, their version, the environment marks of an exec from one to
+// names, their version text, the environment marks of an exec from one to
 // another, and how one finds another (Find). It imports only fmt, os,
-// os/exec and path/filepath, because the front binary (cmd/agentpool)
+// os/exec, path/filepath, runtime, runtime/debug (for what the build
+// recorded of its commit: VersionText) and strings, because the front binary (cmd/agentpool)
 // links it and must start as fast as a Go program can: every package a
 // binary links runs its init before main, and the command line's
 // (cmd/agentpool-light) take six times a hello world's (BENCHMARKS.md,

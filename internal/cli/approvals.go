@@ -94,10 +94,10 @@ type approvalObserver struct {
 	store    session.Store
 	denyWhy  string // set in deny mode: why nobody was asked
 	saveFile string
-	denied   func(name string)
+	denied   func(callID, name string)
 }
 
-func (o *approvalObserver) set(printer *approvalPrinter, store session.Store, denyWhy, saveFile string, denied func(string)) {
+func (o *approvalObserver) set(printer *approvalPrinter, store session.Store, denyWhy, saveFile string, denied func(callID, name string)) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.printer, o.store, o.denyWhy, o.saveFile, o.denied = printer, store, denyWhy, saveFile, denied
@@ -118,8 +118,8 @@ func (o *approvalObserver) observe(ctx context.Context, req hook.ApprovalRequest
 		d.Reason = howToAllow(req, denyWhy, saveFile)
 	}
 	path := agentPath(ctx, store, req.SessionID, req.Agent)
-	printer.println(fmt.Sprintf("⊘ %s: %s denied: %s", path, approval.Title(req.ToolName, req.Input), d.Reason))
-	denied(req.ToolName + " by " + req.Agent)
+	printer.println(fmt.Sprintf("✗ %s: %s denied: %s", path, approval.Title(req.ToolName, req.Input), d.Reason))
+	denied(req.CallID, req.ToolName+" by "+req.Agent)
 	return d
 }
 

@@ -88,7 +88,7 @@ func TestRunAsksOnTheTerminal(t *testing.T) {
 		"? lead › coder › writer wants to run Write notes/b.md\n",
 		"Write is allowed from now on, for every agent (permissions.allow of " + filepath.Join(dir, ".claude", "settings.local.json") + ")",
 		"? lead › coder › writer wants to run Bash echo no\n    command: echo no\n",
-		"⊘ lead › coder › writer: Bash echo no denied: rejected by the user in the terminal",
+		"✗ lead › coder › writer: Bash echo no denied: rejected by the user in the terminal",
 		"run completed, but 1 tool call was denied approval (Bash by writer)",
 	} {
 		if !strings.Contains(plain, want) {
@@ -156,7 +156,7 @@ func TestRunApproveFlag(t *testing.T) {
 			}
 			local := filepath.Join(dir, ".claude", "settings.local.json")
 			for _, want := range []string{
-				"⊘ a: Write notes/a.md denied: Write needs approval (the tool_approval policy of agent a asks before Write) and nobody was asked: " + c.why,
+				"✗ a: Write notes/a.md denied: Write needs approval (the tool_approval policy of agent a asks before Write) and nobody was asked: " + c.why,
 				"run agentpool with --allow Write or --approve allow, set tool_approval: {Write: allow} on agent a in the manifest, " +
 					`or add "Write" to permissions.allow in ` + local,
 				"agentpool: run completed, but 1 tool call was denied approval (Write by a)",
@@ -182,7 +182,7 @@ func TestRunApproveFlag(t *testing.T) {
 		project := filepath.Join(dir, ".claude", "settings.json")
 		os.WriteFile(project, []byte(`{"permissions": {"deny": ["Write"], "allow": ["Write", "Write(src/**)"]}}`), 0o644)
 		r := runCLI(t, dir, "run", "-c", manifest, "--db", ":memory:", "--approve", "allow", "go")
-		if r.code != exitIncomplete || !strings.Contains(r.stderr, `⊘ a: Write notes/a.md denied: rejected by the rule "Write" in permissions.deny of `+project) ||
+		if r.code != exitIncomplete || !strings.Contains(r.stderr, `✗ a: Write notes/a.md denied: rejected by the rule "Write" in permissions.deny of `+project) ||
 			!strings.Contains(r.stderr, `Write(src/**)\" is not applied (only Tool`) {
 			t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
 		}
@@ -222,7 +222,7 @@ func TestRunQuestionTimesOut(t *testing.T) {
 	code, screen := r.wait(t)
 	plain := strings.ReplaceAll(stripCSI(screen), "\r", "")
 	if code != exitIncomplete || !strings.Contains(plain, "(rejected: nobody answered within 20ms)") ||
-		!strings.Contains(plain, "⊘ lead › coder › writer: Write notes/a.md denied: nobody answered within 20ms") {
+		!strings.Contains(plain, "✗ lead › coder › writer: Write notes/a.md denied: nobody answered within 20ms") {
 		t.Fatalf("exit %d:\n%s", code, plain)
 	}
 	if fileExists(filepath.Join(dir, "notes", "a.md")) {

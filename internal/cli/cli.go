@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -53,6 +54,7 @@ func Main(ext Extensions) int {
 		}
 		release = r
 	})
+	root.SetArgs(serveAlias(root, os.Args[1:]))
 	if err := root.Execute(); err != nil {
 		code := 1
 		var ee *exitError
@@ -94,6 +96,11 @@ func newRootCmd(ext Extensions, beforeRun func(*cobra.Command)) *cobra.Command {
 	for _, add := range extraCommands {
 		root.AddCommand(add(ext))
 	}
+	// cobra adds `completion` when the command line runs; added now,
+	// its group refuses unknown shells like the others. It writes to the
+	// root's output as it is now (os.Stdout unless set before).
+	root.InitDefaultCompletionCmd()
+	rejectUnknownCommands(root)
 	return root
 }
 
@@ -104,11 +111,11 @@ var extraCommands []func(Extensions) *cobra.Command
 func newVersionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:         "version",
-		Short:       "Print the version",
+		Short:       "Print the version, commit, date and Go release",
 		Args:        cobra.NoArgs,
 		Annotations: map[string]string{annotationNoProcesses: "true"},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, err := fmt.Fprintln(cmd.OutOrStdout(), binaries.Front+" "+binaries.Version)
+			_, err := io.WriteString(cmd.OutOrStdout(), binaries.VersionText())
 			return err
 		},
 	}

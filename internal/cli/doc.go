@@ -10,9 +10,12 @@
 // front that links neither: it answers `version` and the top-level help
 // and execs agentpool-light for everything else (internal/binaries).
 //
-//	agentpool run [-c FILE] [--agent NAME] [--output text|jsonl] [--db PATH] [--approve ask|allow|deny] PROMPT
+//	agentpool run [-c FILE] [--agent NAME] [--output text|jsonl] [--db PATH] [--approve ask|allow|deny] PROMPT|-
 //	agentpool validate FILE
 //	agentpool version
+//
+// run's PROMPT is its words joined by spaces; a lone - reads it from stdin
+// (at most 4 MiB, not blank).
 //
 // Exit codes of run: 0 when the run and every child session completed; 3
 // when the run completed but a child session failed, a limit refused a

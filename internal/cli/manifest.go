@@ -34,6 +34,11 @@ func loadManifest(path string) (*config.Manifest, error) {
 	return config.Default(), nil
 }
 
+// isBuiltIn says whether loadManifest(path) loads the built-in demo.
+func isBuiltIn(path string) bool { return manifestName(path) == builtInName }
+
+const builtInName = "the built-in manifest"
+
 // manifestName names the manifest loadManifest(path) loads, for messages.
 func manifestName(path string) string {
 	if path != "" {
@@ -42,5 +47,5 @@ func manifestName(path string) string {
 	if _, err := os.Stat(defaultManifestFile); err == nil {
 		return defaultManifestFile
 	}
-	return "the built-in manifest"
+	return builtInName
 }

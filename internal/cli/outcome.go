@@ -21,23 +21,42 @@ const exitIncomplete = 3
 // approval (deny).
 type outcome struct {
 	next event.Sink
+	// report prints a ✗ line of progress (a failed or denied tool call, a
+	// refused spawn) outside the lock; nil: none (jsonl, whose stream
+	// carries them).
+	report func(string)
 
 	mu      sync.Mutex
 	failed  []string       // names of the failed child sessions, in order
 	refused map[string]int // "max_spawns 2" -> spawns it refused
 	denied  []string       // "Write by writer": tool calls denied approval, in order
+	names   progressNames
+	// shown: the calls whose denial the approval observer printed and
+	// counted (deny), not to be shown and counted again at their end.
+	shown map[string]bool
 }
 
-func newOutcome(next event.Sink) *outcome {
-	return &outcome{next: next, refused: map[string]int{}}
+func newOutcome(next event.Sink, report func(string)) *outcome {
+	return &outcome{next: next, report: report, refused: map[string]int{}, shown: map[string]bool{},
+		names: progressNames{agents: map[string]string{}, titles: map[string]string{}, refused: map[string]bool{}}}
 }
 
 // Emit implements event.Sink.
 func (o *outcome) Emit(e event.Event) {
-	inner := e
+	inner, ids := e, []string(nil)
 	if w, ok := e.(event.Subagent); ok {
-		inner = w.Event // never a wrapper itself (docs/spec/EVENTS.md §3.5)
+		inner, ids = w.Event, w.Path // never a wrapper itself (docs/spec/EVENTS.md §3.5)
 	}
+	o.mu.Lock()
+	// A denial by a policy or a hook gets a line but is not counted in
+	// denied: it is what the manifest asked for (a guard that blocks
+	// rm -rf did its job).
+	line := o.names.note(inner, ids)
+	if c, ok := inner.(event.ToolCallComplete); ok && o.shown[c.ToolCallID] {
+		delete(o.shown, c.ToolCallID)
+		line = ""
+	}
+	o.mu.Unlock()
 	switch v := inner.(type) {
 	case event.SpawnSessionEnd:
 		if v.StopReason != event.StopCompleted && v.StopReason != event.StopMaxTokens {
@@ -53,13 +72,18 @@ func (o *outcome) Emit(e event.Event) {
 		}
 	}
 	o.next.Emit(e)
+	if line != "" && o.report != nil {
+		o.report(line)
+	}
 }
 
-// deny notes a tool call that was denied approval.
-func (o *outcome) deny(name string) {
+// deny notes a tool call (callID) that was denied approval, whose denial
+// the approval observer printed.
+func (o *outcome) deny(callID, name string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.denied = append(o.denied, name)
+	o.shown[callID] = true
 }
 
 // summary says what did not happen ("run completed, but 1 child session

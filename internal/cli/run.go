@@ -9,8 +9,8 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -28,7 +28,14 @@ type runFlags struct {
 	output  string
 	session string
 	approve string
+	fast    bool
 }
+
+// demoDelay paces the built-in demo when its live tree is drawn: each
+// chunk of its test models' answers waits this long, so the run takes
+// about two seconds (1.9 s on the 2-core test machine) instead of ~25 ms,
+// in which no frame of the tree would be seen.
+const demoDelay = 8 * time.Millisecond
 
 func newRunCmd(ext Extensions) *cobra.Command {
 	var f runFlags
@@ -36,10 +43,15 @@ func newRunCmd(ext Extensions) *cobra.Command {
 		Use:   "run [flags] PROMPT",
 		Short: "Run an agent or team on a prompt",
 		Long: "Run an agent or team on a prompt. Without --config, ./agentpool.yaml is used when present, " +
-			"else the built-in offline demo pool.",
+			"else the built-in offline demo pool. The words of PROMPT are joined by spaces; " +
+			"a PROMPT of - is read from stdin (at most 4 MiB).",
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runMain(cmd, f, strings.Join(args, " "))
+			prompt, err := promptArg(args, cmd.InOrStdin())
+			if err != nil {
+				return err
+			}
+			return runMain(cmd, f, prompt)
 		},
 	}
 	fl := cmd.Flags()
@@ -47,6 +59,7 @@ func newRunCmd(ext Extensions) *cobra.Command {
 	fl.StringVar(&f.agent, "agent", "", "agent or team to run (default: the manifest's default_agent)")
 	fl.StringVar(&f.output, "output", "text", "output format: text or jsonl")
 	fl.StringVar(&f.session, "session", "", "continue this session with its history")
+	fl.BoolVar(&f.fast, "fast", false, "run the built-in demo at full speed (on a terminal it is paced so that its live tree can be seen)")
 	fl.StringVar(&f.approve, "approve", "", "how tool calls that ask for approval are answered: ask (on the terminal; the default when stdin and stderr are terminals), "+
 		"allow (every one, once, printed) or deny (the default otherwise, saying how to allow the tool; approvals.unattended: allow in the manifest makes it allow)")
 	return cmd
@@ -82,6 +95,10 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 	warnings := &warningWriter{w: errw}
 	defer warnings.release()
 	log := slog.New(slog.NewTextHandler(warnings, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	drawTree := f.output == "text" && useTree(isTerminal(stderr), os.Getenv)
+	if drawTree && !f.fast {
+		f.demoDelay = demoDelay
+	}
 	p, tel, err := openPoolTelemetry(f.poolFlags, pool.Options{Hooks: reg, Logger: log})
 	if err != nil {
 		return err
@@ -137,7 +154,7 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 		defer js.stop()
 		sink = js
 	default:
-		if useTree(isTerminal(stderr), os.Getenv) {
+		if drawTree {
 			tree = treeview.Start(stderr, nil)
 			sink = tree
 			warnings.hold() // written after the tree's last frame
@@ -161,7 +178,13 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 			return err
 		}
 	}
-	out := newOutcome(sink)
+	// ✗ lines for failed and denied tool calls and refused spawns, above
+	// the tree or among the plain lines; jsonl's stream carries them.
+	var report func(string)
+	if f.output == "text" {
+		report = printer.println
+	}
+	out := newOutcome(sink, report)
 	path := requestPath(p.Store())
 	denyWhy, stopApprovals := "", func() {}
 	switch mode {
@@ -197,6 +220,9 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 		if out := res.Result.Output; out != "" {
 			if stdoutTerminal {
 				out = termtext.Text(out)
+				if os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb" {
+					out = renderMarkdown(out)
+				}
 			}
 			fmt.Fprintln(stdout, out)
 		}

@@ -227,8 +227,9 @@ func TestValidateAndVersion(t *testing.T) {
 		t.Fatalf("validate: %d %q %q", r.code, r.stdout, r.stderr)
 	}
 	r = runCLI(t, t.TempDir(), "version")
-	if r.code != 0 || !strings.HasPrefix(r.stdout, "agentpool ") {
-		t.Fatalf("version: %d %q", r.code, r.stdout)
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "agentpool ") || !strings.Contains(r.stdout, "\ncommit:    ") ||
+		!strings.Contains(r.stdout, "\ngo:        go1.") {
+		t.Fatalf("version (with its commit and Go release): %d %q", r.code, r.stdout)
 	}
 }
 

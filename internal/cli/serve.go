@@ -51,6 +51,26 @@ func newServeCmd(ext Extensions) *cobra.Command {
 	return cmd
 }
 
+// serveAlias reads AgentPool's names of the servers, serve-acp for serve
+// acp and so on, as the serve subcommands (docs/agentpool-compat.md):
+// args with serve-NAME first, where serve has a subcommand NAME, become
+// serve NAME and the rest. Rewritten, not added as commands: cobra pads
+// the help's command list to its longest name, hidden ones included.
+func serveAlias(root *cobra.Command, args []string) []string {
+	if len(args) == 0 {
+		return args
+	}
+	name, ok := strings.CutPrefix(args[0], "serve-")
+	if !ok {
+		return args
+	}
+	sub, _, err := root.Find([]string{"serve", name})
+	if err != nil || sub.Name() != name || !sub.HasParent() || sub.Parent().Name() != "serve" {
+		return args
+	}
+	return append([]string{"serve", name}, args[1:]...)
+}
+
 // poolFlags are the flags every command that builds a pool shares.
 type poolFlags struct {
 	config    string
@@ -63,6 +83,10 @@ type poolFlags struct {
 	// ext: the Temporal engine and the telemetry exporters, when this
 	// binary has them.
 	ext Extensions
+	// demoDelay, when set, is the per-chunk delay of the built-in demo's
+	// models (run paces the demo so its live tree can be seen); it does
+	// not touch a manifest of the user's.
+	demoDelay time.Duration
 	// approvals, when set, makes the broker the command's front ends
 	// attach to, from the manifest (openPool calls it once): a durable
 	// engine shows its runs' requests there.
@@ -139,6 +163,11 @@ func openPoolTelemetry(f poolFlags, opts pool.Options) (*pool.Pool, Telemetry, e
 	}
 	if err := applyAllow(m, f.allow); err != nil {
 		return nil, nil, err
+	}
+	if f.demoDelay > 0 && isBuiltIn(f.config) {
+		for _, a := range m.Agents {
+			a.Model.Delay = f.demoDelay
+		}
 	}
 	if opts.Workspace == "" {
 		opts.Workspace = f.workspace

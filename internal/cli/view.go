@@ -11,7 +11,6 @@ import (
 	"github.com/agentpool/agentpool/internal/termtext"
 	"github.com/agentpool/agentpool/internal/treeview"
 	"github.com/agentpool/agentpool/pool"
-	"github.com/agentpool/agentpool/spawn"
 )
 
 // liveView renders the tree of running sessions as appended lines, one
@@ -75,11 +74,8 @@ func renderLine(e event.Event) string {
 		return fmt.Sprintf("· %s", line(e.Title))
 	case event.RunError:
 		return fmt.Sprintf("✗ %s: %s", line(e.AgentName), line(e.Message))
-	case event.Custom:
-		if e.EventType == spawn.EventSpawnRefused {
-			return line(fmt.Sprintf("⊘ **`%v`** refused by %v %v", e.EventData["node"], e.EventData["limit"], e.EventData["max"]))
-		}
 	}
+	// Failed and denied tool calls and refused spawns: outcome's ✗ lines.
 	return ""
 }
 

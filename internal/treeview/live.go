@@ -101,7 +101,7 @@ func (t *teaModel) View() tea.View {
 // draw renders the frame View shows, at most a screenful high.
 func (t *teaModel) draw() {
 	t.drawn = t.m.Render(Options{
-		Now: t.at, Frame: t.frame, Width: t.width, Height: t.height - 1, Color: true, AnswerLines: 6,
+		Now: t.at, Frame: t.frame, Width: t.width, Height: t.height - 1, Color: true, AnswerLines: 6, Whole: true,
 	}) + "\n"
 	t.lines.Store(int64(strings.Count(t.drawn, "\n")))
 }

@@ -138,6 +138,25 @@ func TestNestedRunFrames(t *testing.T) {
 	m.Finish(Summary{SessionID: "root", Stop: event.StopCompleted, Usage: event.Usage{InputTokens: 600, OutputTokens: 400}, Cost: 0.0123}, at(4000))
 	golden(t, "nested_final", m.Render(Options{Now: at(4000), AnswerLines: 6}))
 	golden(t, "nested_expanded", m.Render(Options{Now: at(4000), Expand: true, IDs: true}))
+
+	// Whole (the live tree's final frame): every session when they fit,
+	// folded when they do not.
+	golden(t, "nested_whole", m.Render(Options{Now: at(4000), AnswerLines: 6, Whole: true, Height: 6}))
+	if got, want := m.Render(Options{Now: at(4000), Whole: true, Height: 4}), m.Render(Options{Now: at(4000)}); got != want {
+		t.Errorf("a whole tree taller than the screen is not folded:\n%s\nwant\n%s", got, want)
+	}
+}
+
+// Whole changes nothing while the run goes on.
+func TestWholeOnlyWhenFinished(t *testing.T) {
+	m := New(t0)
+	nested(m)
+	o := Options{Now: at(2500), Frame: 3}
+	want := m.Render(o)
+	o.Whole = true
+	if got := m.Render(o); got != want {
+		t.Errorf("running, with Whole:\n%s\nwant\n%s", got, want)
+	}
 }
 
 func TestAbortedChild(t *testing.T) {

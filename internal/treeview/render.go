@@ -24,6 +24,10 @@ type Options struct {
 	// Expand shows the children of finished sessions too (a stored tree),
 	// and IDs shows each session's id, so a user can open it.
 	Expand, IDs bool
+	// Whole draws the final frame (once Finish was called) with every
+	// session, as Expand does, when that fits in Height (always when
+	// Height is 0); else folded as usual.
+	Whole bool
 	// AnswerLines is how many of the root's last answer lines are shown
 	// below the tree while it runs; 0 shows none.
 	AnswerLines int
@@ -64,6 +68,13 @@ func newStyles(color bool) styles {
 // Render draws the tree as it is at o.Now: one line per shown session,
 // then the root's latest answer lines while it runs.
 func (m *Model) Render(o Options) string {
+	if o.Whole && !o.Expand && m.Summary != nil {
+		whole := o
+		whole.Whole, whole.Expand, whole.Height = false, true, 0
+		if f := m.Render(whole); o.Height <= 0 || strings.Count(f, "\n")+1 <= o.Height {
+			return f
+		}
+	}
 	r := renderer{o: o, st: newStyles(o.Color)}
 	r.node(m.Root, "", "", true)
 	tree := strings.Split(strings.TrimSuffix(r.b.String(), "\n"), "\n")
