@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/event"
@@ -92,7 +93,9 @@ func TestOpencodeGetsAsyncTaskResult(t *testing.T) {
 		{Name: "agentpool_task", Args: `{"agent_or_team":"helper","prompt":"say hi","description":"ask the helper","async_mode":true}`},
 	}
 	oc := opencodetest.NewSetup(t, model, "")
-	helper, err := testmodel.New(testmodel.Config{Text: "helper says hi"})
+	// The helper streams slowly, so that it is still running when the
+	// served task call has returned: the delegation must outlive the call.
+	helper, err := testmodel.New(testmodel.Config{Text: "helper says hi", Delay: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

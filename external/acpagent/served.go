@@ -78,8 +78,8 @@ func (t *turn) mcpHandler(tools []tool.Tool) http.Handler {
 	for _, tl := range tools {
 		info := tl.Info()
 		srv.AddTool(&mcp.Tool{Name: info.Name, Description: info.Description, InputSchema: objectSchema(info.Parameters)},
-			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				res := t.serve(ctx, tl, req.Params.Arguments)
+			func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				res := t.serve(tl, req.Params.Arguments)
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Content}}, IsError: res.IsError}, nil
 			})
 	}
@@ -93,15 +93,17 @@ func (t *turn) mcpHandler(tools []tool.Tool) http.Handler {
 // it is a child of this session), through tools/pre-execute (hooks, the
 // member's tool_approval, the approval flow) and tools/post-execute. The
 // call ends with the turn: the turn's end cancels it and waits for it.
-func (t *turn) serve(ctx context.Context, tl tool.Tool, args json.RawMessage) tool.Result {
+// It runs under the delegation's context, not the HTTP request's: what
+// it starts in the background (task with async_mode) outlives the call,
+// as it does from our own agents, and a call the agent stopped waiting
+// for still runs to its end or the delegation's (docs/external-agents.md).
+func (t *turn) serve(tl tool.Tool, args json.RawMessage) tool.Result {
 	name := tl.Info().Name
 	if !t.enter() {
 		return tool.Errorf("%s: the delegation this tool was served to has ended", name)
 	}
 	defer t.leave()
-	ctx, cancel := context.WithCancel(spawn.WithInvocation(ctx, t.inv))
-	defer cancel()
-	defer context.AfterFunc(t.calls, cancel)()
+	ctx := spawn.WithInvocation(t.calls, t.inv)
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
