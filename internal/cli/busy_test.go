@@ -13,6 +13,32 @@ import (
 	"github.com/agentpool/agentpool/event"
 )
 
+// startRun starts `agentpool run` of manifest on db with JSON lines on
+// stdout, killed at the test's end (or after a minute), and returns its
+// process and a scanner of its events.
+func startRun(t *testing.T, dir, manifest, db string) (*exec.Cmd, *bufio.Scanner) {
+	t.Helper()
+	run := exec.Command(cliBinary(t), "run", "-c", manifest, "--db", db, "--output", "jsonl", "take your time")
+	run.Dir = dir
+	run.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "HOME="+t.TempDir())
+	out, err := run.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	guard := time.AfterFunc(60*time.Second, func() { run.Process.Kill() })
+	t.Cleanup(func() {
+		guard.Stop()
+		run.Process.Kill()
+		run.Wait()
+	})
+	sc := bufio.NewScanner(out)
+	sc.Buffer(nil, 1<<20)
+	return run, sc
+}
+
 // `run --session ID` while another agentpool process runs that session is
 // refused, and the error says which process on which host runs it.
 func TestRunSessionRefusedWhileRunning(t *testing.T) {
@@ -24,24 +50,7 @@ agents:
   slow:
     model: {type: scripted, delay: 100ms, turns: ["`+strings.Repeat("word ", 300)+`"]}
 `), 0o644)
-	first := exec.Command(cliBinary(t), "run", "-c", manifest, "--db", db, "--output", "jsonl", "take your time")
-	first.Dir = dir
-	first.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "HOME="+t.TempDir())
-	out, err := first.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := first.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		first.Process.Kill()
-		first.Wait()
-	}()
-	guard := time.AfterFunc(60*time.Second, func() { first.Process.Kill() })
-	defer guard.Stop()
-	sc := bufio.NewScanner(out)
-	sc.Buffer(nil, 1<<20)
+	first, sc := startRun(t, dir, manifest, db)
 	if !sc.Scan() {
 		t.Fatal("the first run wrote nothing")
 	}
@@ -82,24 +91,7 @@ agents:
   slow:
     model: {type: scripted, delay: 100ms, turns: ["`+strings.Repeat("word ", 300)+`"]}
 `), 0o644)
-	first := exec.Command(cliBinary(t), "run", "-c", manifest, "--db", db, "--output", "jsonl", "take your time")
-	first.Dir = dir
-	first.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "HOME="+t.TempDir())
-	out, err := first.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := first.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		first.Process.Kill()
-		first.Wait()
-	}()
-	guard := time.AfterFunc(60*time.Second, func() { first.Process.Kill() })
-	defer guard.Stop()
-	sc := bufio.NewScanner(out)
-	sc.Buffer(nil, 1<<20)
+	first, sc := startRun(t, dir, manifest, db)
 	child := ""
 	for child == "" && sc.Scan() {
 		e, err := event.Decode(sc.Bytes())
