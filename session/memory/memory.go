@@ -235,6 +235,11 @@ func (st *Store) entryOf(id string) (*entry, error) {
 	}
 	v, ok := st.live.Load(id)
 	if !ok {
+		// Close may have cleared live since the check above: a miss
+		// on a closed store is ErrClosed, not a session that never was.
+		if st.closed.Load() {
+			return nil, session.ErrClosed
+		}
 		return nil, notFound(id)
 	}
 	e := v.(*entry)
