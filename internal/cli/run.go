@@ -99,6 +99,9 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 	if drawTree && !f.fast {
 		f.demoDelay = demoDelay
 	}
+	// The broker is made from the manifest before the engine: on Temporal
+	// the workers' asks come back to it (durable.Approver).
+	approvals := brokerAndRules(&f.poolFlags, log)
 	p, tel, err := openPoolTelemetry(f.poolFlags, pool.Options{Hooks: reg, Logger: log})
 	if err != nil {
 		return err
@@ -112,10 +115,7 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 	}
 	// After the manifest's hooks: PermissionRequest hooks answer before
 	// anyone is asked.
-	broker, rules, err := newApprovalBroker(p.Manifest(), log)
-	if err != nil {
-		return err
-	}
+	broker, rules := approvals()
 	reg.UseBroker(broker)
 
 	parent := cmd.Context()
