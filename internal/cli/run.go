@@ -108,7 +108,8 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 	}
 	defer shutdownTelemetry(tel, log) // last: flushes the spans of every run
 	defer p.Close()
-	defer closeHooks(reg) // first: background hooks still record into the store
+	defer listenControl(p, log)() // sessions cancel, from another process
+	defer closeHooks(reg)         // first: background hooks still record into the store
 	mode, modeWhy, err := approveMode(f.approve, terminal, p.Manifest())
 	if err != nil {
 		return err
