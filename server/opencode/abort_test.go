@@ -65,6 +65,9 @@ func TestAbort(t *testing.T) {
 			if get(e, "properties", "error", "name") != "MessageAbortedError" {
 				t.Fatalf("root error %v", e)
 			}
+			if msg := str(get(e, "properties", "error", "data", "message")); msg == "" || strings.Contains(msg, "context canceled") {
+				t.Errorf("root error message %q: want words a person reads", msg)
+			}
 			rootErr = i
 		case sid == root && e["type"] == "session.idle":
 			rootIdle = i
