@@ -191,3 +191,16 @@ func Resume(ctx context.Context, parent *Invocation, rec session.Session, prompt
 		Async: async, ToolCallID: toolCallID}
 	return rt.launch(ctx, parent, req, rec, session.History(msgs), sem, now, by)
 }
+
+// Ended returns a channel closed once the running session sessionID has
+// ended (for a child: after its spawn_session_end); false when it is not
+// running in this runtime.
+func (rt *Runtime) Ended(sessionID string) (<-chan struct{}, bool) {
+	h, ok := rt.lookupSession(sessionID)
+	if !ok {
+		return nil, false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.endedLocked(), true
+}
