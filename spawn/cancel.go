@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-
 )
 
 // Cancelling one session of a run (docs/control.md): every running
