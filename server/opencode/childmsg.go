@@ -1,11 +1,32 @@
 package opencode
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 
+	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/spawn"
 )
+
+// maxAncestors bounds the walk of runningAncestor (deeper than any
+// max_depth a pool allows).
+const maxAncestors = 64
+
+// runningAncestor returns the nearest ancestor of rec that runs in this
+// server's pool, "" when none does.
+func (s *promptsAPI) runningAncestor(ctx context.Context, rec session.Session) string {
+	for i := 0; i < maxAncestors && rec.ParentID != ""; i++ {
+		if s.pool.Runtime().Running(rec.ParentID) {
+			return rec.ParentID
+		}
+		var err error
+		if rec, err = s.store.GetSession(ctx, rec.ParentID); err != nil {
+			return ""
+		}
+	}
+	return ""
+}
 
 // messageChild delivers a prompt to a child session that runs in its
 // root's run (docs/control.md): the child's model reads it at its next

@@ -187,6 +187,16 @@ func (s *promptsAPI) parsePromptBody(w http.ResponseWriter, r *http.Request, rec
 		busy(w, sid)
 		return nil, false
 	}
+	if !ours && rec.ParentID != "" && !body.NoReply {
+		if anc := s.runningAncestor(r.Context(), rec); anc != "" {
+			// Its tree's run holds the store's claim: a run of its own
+			// could not start (childmsg.go).
+			writeJSON(w, http.StatusConflict, wire.SessionBusyError{Tag: "SessionBusyError", SessionID: sid,
+				Message: "Session " + sid + " has ended, but the run of its tree goes on (session " + anc +
+					" runs): its parent can continue it (send_message); prompt it here once that run has ended"})
+			return nil, false
+		}
+	}
 	return p, true
 }
 
