@@ -12,6 +12,7 @@ import (
 	"github.com/agentpool/agentpool/model"
 	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/spawn"
+	"github.com/agentpool/agentpool/team"
 	"github.com/agentpool/agentpool/tool"
 )
 
@@ -314,5 +315,54 @@ func TestSteeringErrors(t *testing.T) {
 	}
 	if err := h.rt.Message(ctx, leaf.session, spawn.Sender{By: "opencode"}, "hi"); !errors.Is(err, spawn.ErrNotRunning) {
 		t.Errorf("Message to an ended session: %v", err)
+	}
+}
+
+// Issue 35's scene: a parallel team of three at work; one member is
+// cancelled by the user, another is messaged by the user mid-run and
+// answers the message at its next turn, the third completes; the lead
+// reads all three outcomes.
+func TestTeamMemberCancelledAndMessaged(t *testing.T) {
+	h := newHarness(t, spawn.Limits{})
+	ready := make(chan started, 3)
+	release := make(chan struct{})
+	h.agent("a", newFnModel(func(ctx context.Context, turn int, req *model.Request) reply {
+		if turn == 0 {
+			ready <- started{"a", spawn.InvocationFrom(ctx).Session.ID}
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return reply{text: "a first"}
+		}
+		return reply{text: "a got: " + req.Messages[len(req.Messages)-1].Text()}
+	}))
+	h.agent("b", blockedModel(ready, "b"))
+	h.agent("c", gatedModel(ready, "c", release, "c finished"))
+	tm, err := team.New(team.Config{Name: "panel", Mode: team.Parallel, Members: []string{"a", "b", "c"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.add(tm)
+	h.agent("lead", delegating(call{name: "task", args: map[string]any{"agent_or_team": "panel", "prompt": "review"}}))
+	r := h.start(context.Background(), "lead", "go")
+	sids := map[string]string{}
+	for range 3 {
+		s := <-ready
+		sids[s.name] = s.session
+	}
+	if err := h.rt.Message(context.Background(), sids["a"], spawn.Sender{By: "opencode"}, "hurry up"); err != nil {
+		t.Fatal(err)
+	}
+	h.cancel(sids["b"])
+	close(release)
+	out := r.wait(t)
+	es := byName(out.root, out.evs)
+	if es["a"].StopReason != event.StopCompleted || es["b"].StopReason != event.StopAborted || es["c"].StopReason != event.StopCompleted {
+		t.Fatalf("a %s, b %s, c %s", es["a"].StopReason, es["b"].StopReason, es["c"].StopReason)
+	}
+	if out.res.StopReason != event.StopCompleted || !contains(out.res.Output,
+		"[a]", "a got: Message from the user (from opencode):", "hurry up", "[b] cancelled", cancelledWords, "[c]", "c finished") {
+		t.Errorf("lead saw %q", out.res.Output)
 	}
 }
