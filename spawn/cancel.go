@@ -59,7 +59,8 @@ func (e *CancelledError) Is(target error) bool { return target == context.Cancel
 // A session this runtime does not run is an error: one the store does not
 // know errors.Is session.ErrNotFound; one that has ended, ErrNotRunning;
 // one the store says is running, ErrRunsElsewhere (another process runs
-// it: see session.CancelRequester).
+// it: the command line asks that process through its control socket,
+// internal/ctlsock).
 func (rt *Runtime) Cancel(ctx context.Context, sessionID, by string) (<-chan struct{}, error) {
 	return rt.cancelWith(ctx, &CancelledError{SessionID: sessionID, By: by})
 }
