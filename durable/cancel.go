@@ -26,13 +26,14 @@ const cancelFollow = 2 * time.Minute
 // for at most two minutes). A session with no workflow errors.Is
 // spawn.ErrRunsElsewhere; one whose workflow has ended, spawn.ErrNotRunning.
 func CancelSession(ctx context.Context, c client.Client, sessionID string) (<-chan struct{}, error) {
-	desc, err := c.DescribeWorkflowExecution(ctx, sessionID, "")
+	d, err := c.DescribeWorkflow(ctx, sessionID, "")
 	if _, ok := errors.AsType[*serviceerror.NotFound](err); ok {
 		return nil, fmt.Errorf("cancel %s: %w (no workflow of that id)", sessionID, spawn.ErrRunsElsewhere)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("cancel %s: %w", sessionID, err)
 	}
+	desc := d.RawResponse
 	if st := desc.GetWorkflowExecutionInfo().GetStatus(); st != enums.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		return nil, fmt.Errorf("cancel %s: %w (its workflow is %s)", sessionID, spawn.ErrNotRunning, st)
 	}
