@@ -61,9 +61,10 @@ var claudeToolAliases = map[string]string{"KillBash": "KillShell", "Agent": "Tas
 // agentFileKeys are the front matter keys ParseAgentFile applies;
 // agentFileIgnored those it knows and does not apply, with why.
 var (
-	agentFileKeys    = []string{"name", "description", "tools", "disallowedTools", "model"}
+	agentFileKeys = []string{"name", "description", "tools", "disallowedTools", "model"}
+	// agentFileQuiet are keys for people and interfaces: no warning.
+	agentFileQuiet   = []string{"color", "version", "author", "tags", "category", "displayName", "examples", "license"}
 	agentFileIgnored = map[string]string{
-		"color":                    "a colour for Claude Code's interface",
 		"permissionMode":           "approvals follow the agent's tool_approval and the settings' permissions",
 		"skills":                   "give the agent the skills toolset in a manifest instead",
 		"mcpServers":               "declare MCP servers in a manifest",
@@ -75,12 +76,6 @@ var (
 		"isolation":                "not supported",
 		"initialPrompt":            "not supported",
 		"allowed-tools":            "write tools instead",
-		"version":                  "informational",
-		"author":                   "informational",
-		"tags":                     "informational",
-		"category":                 "informational",
-		"displayName":              "informational",
-		"examples":                 "informational",
 		"disable-model-invocation": "agentpool lets the model delegate to every agent",
 	}
 )
@@ -124,7 +119,7 @@ func ReadAgentFile(budget *bounded.Budget, path string, opts AgentFileOptions) (
 
 func (p *parser) agentFile(data []byte, opts AgentFileOptions) (*Agent, []string) {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
-	front, body, ok := splitFrontMatter(data)
+	front, body, ok := SplitFrontMatter(data)
 	if !ok {
 		p.add(1, "", "an agent file starts with YAML front matter between \"---\" lines (name, description, tools, model)")
 		return nil, nil
@@ -155,6 +150,7 @@ func (p *parser) agentFile(data []byte, opts AgentFileOptions) (*Agent, []string
 		switch {
 		case slices.Contains(agentFileKeys, e.key):
 			fields[e.key] = e
+		case slices.Contains(agentFileQuiet, e.key):
 		case agentFileIgnored[e.key] != "":
 			warns = append(warns, fmt.Sprintf("%s:%d: %s: not applied: %s", p.file, e.line(), e.key, agentFileIgnored[e.key]))
 		default:
@@ -338,8 +334,9 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-// splitFrontMatter splits "---\nYAML\n---\nBODY".
-func splitFrontMatter(data []byte) (front, body []byte, ok bool) {
+// SplitFrontMatter splits a markdown file "---\nYAML\n---\nBODY" into
+// its front matter and its body; ok is false without front matter.
+func SplitFrontMatter(data []byte) (front, body []byte, ok bool) {
 	first, rest, found := bytes.Cut(data, []byte("\n"))
 	if !found || strings.TrimSpace(string(first)) != "---" {
 		return nil, nil, false

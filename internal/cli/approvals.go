@@ -19,8 +19,8 @@ import (
 // permission rules of the project's Claude Code settings (the manifest's
 // directory, as for hooks.settings) answer first and keep every "always"
 // answer. Rules that are read but not applied are logged.
-func newApprovalBroker(m *config.Manifest, log *slog.Logger) (*approval.Broker, *settingsrules.Store, error) {
-	rules, err := settingsrules.Load(settingsrules.ForProject(m.Dir()))
+func newApprovalBroker(m *config.Manifest, files settingsrules.Files, log *slog.Logger) (*approval.Broker, *settingsrules.Store, error) {
+	rules, err := settingsrules.Load(files)
 	if err != nil {
 		return nil, nil, fmt.Errorf("approval rules: %w", err)
 	}
@@ -46,7 +46,7 @@ func brokerFromManifest(f *poolFlags, log *slog.Logger) (broker func() *approval
 	var b *approval.Broker
 	f.approvals = func(m *config.Manifest) (*approval.Broker, error) {
 		var err error
-		b, _, err = newApprovalBroker(m, log)
+		b, _, err = newApprovalBroker(m, f.ruleFiles(m), log)
 		return b, err
 	}
 	return func() *approval.Broker { return b }

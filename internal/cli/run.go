@@ -112,7 +112,7 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 	}
 	// After the manifest's hooks: PermissionRequest hooks answer before
 	// anyone is asked.
-	broker, rules, err := newApprovalBroker(p.Manifest(), log)
+	broker, rules, err := newApprovalBroker(p.Manifest(), f.ruleFiles(p.Manifest()), log)
 	if err != nil {
 		return err
 	}
