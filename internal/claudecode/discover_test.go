@@ -96,7 +96,9 @@ func TestDiscoverSettingsAndPlugins(t *testing.T) {
 // the entry point gets the subagent toolset.
 func TestApplyAgents(t *testing.T) {
 	dir, home := t.TempDir(), t.TempDir()
-	agent := func(name, desc string) string { return "---\nname: " + name + "\ndescription: " + desc + "\n---\nbody\n" }
+	agent := func(name, desc string) string {
+		return "---\nname: " + name + "\ndescription: " + desc + "\n---\nbody\n"
+	}
 	write(t, filepath.Join(home, ".claude", "agents", "a.md"), agent("shared", "user"))
 	write(t, filepath.Join(home, ".claude", "agents", "b.md"), agent("lead", "user"))
 	write(t, filepath.Join(dir, ".claude", "agents", "a.md"), agent("shared", "project"))
