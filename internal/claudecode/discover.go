@@ -1,6 +1,7 @@
 package claudecode
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -219,7 +220,7 @@ func (f *Found) enabledPlugins() (map[string]string, error) {
 			Enabled map[string]json.RawMessage `json:"enabledPlugins"`
 		}
 		if err := json.Unmarshal(data, &top); err != nil {
-			return nil, fmt.Errorf("%s: enabledPlugins: %v", s.Path, err)
+			return nil, jsonError(s.Path, data, err)
 		}
 		for id, v := range top.Enabled {
 			var on bool
@@ -378,6 +379,21 @@ func mdFiles(dir string) ([]string, error) {
 		return nil, fmt.Errorf("%s: %d markdown files, more than the %d read", dir, len(out), config.MaxAgentFiles)
 	}
 	return out, nil
+}
+
+// jsonError names the file and the line of a JSON error.
+func jsonError(path string, data []byte, err error) error {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		line := 1 + bytes.Count(data[:min(int(se.Offset), len(data))], []byte("\n"))
+		return fmt.Errorf("%s:%d: invalid JSON: %v", path, line, se)
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		line := 1 + bytes.Count(data[:min(int(te.Offset), len(data))], []byte("\n"))
+		return fmt.Errorf("%s:%d: %s: expected %s, got JSON %s", path, line, te.Field, te.Type, te.Value)
+	}
+	return fmt.Errorf("%s: %v", path, err)
 }
 
 func isFile(path string) bool {

@@ -161,3 +161,45 @@ agents:
 		t.Errorf("PreToolUse hooks ran %d times, want 8 (2 plugins x 4 tool calls): %s", got, r.stderr)
 	}
 }
+
+// doctor lists what run would use, and from where, and exits 1 when
+// something is broken.
+func TestDoctor(t *testing.T) {
+	dir, home := t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(dir, ".claude", "settings.json"),
+		`{"permissions": {"deny": ["Bash"]}, "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "true"}]}]}}`)
+	writeFile(t, filepath.Join(home, ".claude", "settings.json"), `{"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "false"}]}]}}`)
+	writeFile(t, filepath.Join(dir, ".claude", "agents", "rev.md"), "---\nname: rev\ndescription: Reviews.\ntools: Read, WebSearch\n---\nbody\n")
+	writeFile(t, filepath.Join(dir, ".claude", "commands", "fix.md"), "---\ndescription: Fixes an issue.\n---\nFix issue $ARGUMENTS.\n")
+	r := runIn(t, dir, home, "doctor")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{
+		"user     " + filepath.Join(home, ".claude", "settings.json") + " (found)",
+		"project  " + filepath.Join(dir, ".claude", "settings.json") + " (found)",
+		"local    " + filepath.Join(dir, ".claude", "settings.local.json") + " (absent)",
+		"PreToolUse         2 hooks (" + filepath.Join(home, ".claude", "settings.json") + ", " + filepath.Join(dir, ".claude", "settings.json") + ")",
+		"deny  Bash (" + filepath.Join(dir, ".claude", "settings.json") + ")",
+		"rev                  project " + filepath.Join(dir, ".claude", "agents", "rev.md"),
+		"agentpool has no WebSearch",
+		"/fix                 project " + filepath.Join(dir, ".claude", "commands", "fix.md") + " Fixes an issue.",
+		"builds: 5 agents, 1 team; a run starts with orchestrator",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("doctor's report lacks %q:\n%s", want, r.stdout)
+		}
+	}
+
+	writeFile(t, filepath.Join(dir, ".claude", "settings.local.json"), `{"enabledPlugins": {"gone@market": true}}`)
+	writeFile(t, filepath.Join(dir, ".claude", "agents", "bad.md"), "---\nname: bad\n---\nno description\n")
+	r = runIn(t, dir, home, "doctor")
+	if r.code != 1 || !strings.Contains(r.stdout, "bad.md:2: description: required") {
+		t.Errorf("broken agent file: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	os.Remove(filepath.Join(dir, ".claude", "agents", "bad.md"))
+	r = runIn(t, dir, home, "doctor")
+	if r.code != 1 || !strings.Contains(r.stdout, "✗ plugin gone@market is enabled in") || !strings.Contains(r.stderr, "doctor: 1 problem") {
+		t.Errorf("plugin not installed: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
