@@ -203,3 +203,26 @@ func TestDoctor(t *testing.T) {
 		t.Errorf("plugin not installed: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// run "/name args" runs the Claude Code command name with $ARGUMENTS
+// replaced; a prompt that names no command is the prompt.
+func TestRunClaudeCommand(t *testing.T) {
+	dir, home := t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(dir, "agentpool.yaml"), "agents:\n  echo: {model: {type: scripted, turns: [\"ok\"]}}\n")
+	writeFile(t, filepath.Join(dir, ".claude", "commands", "fix.md"), "---\ndescription: Fixes an issue.\n---\nFix issue $ARGUMENTS carefully.\n")
+	writeFile(t, filepath.Join(dir, ".claude", "settings.json"), `{"hooks": {"UserPromptSubmit": [{"hooks": [`+logHookTo(dir)+`]}]}}`)
+	for prompt, want := range map[string]string{
+		"/fix 42 now":    "Fix issue 42 now carefully.",
+		"/unknown thing": "/unknown thing",
+	} {
+		os.RemoveAll(filepath.Join(dir, "ev"))
+		r := runIn(t, dir, home, "run", "--db", ":memory:", prompt)
+		if r.code != 0 {
+			t.Fatalf("exit %d: %s", r.code, r.stderr)
+		}
+		evs := hookEvents(t, dir)["UserPromptSubmit"]
+		if len(evs) != 1 || evs[0]["prompt"] != want {
+			t.Errorf("%q: the prompt submitted = %v, want %q", prompt, evs, want)
+		}
+	}
+}
