@@ -143,7 +143,9 @@ func (p *parser) agentFile(data []byte, opts AgentFileOptions) (*Agent, []string
 		p.add(1, "", "the front matter must be a mapping with name and description")
 		return nil, nil
 	}
-	a := &Agent{Line: 1, SystemPrompt: strings.TrimSpace(string(body))}
+	// Line (and the toolsets' lines) stay 0: they are lines of a
+	// manifest, which the file_agents entry sets.
+	a := &Agent{SystemPrompt: strings.TrimSpace(string(body))}
 	var warns []string
 	fields := map[string]entry{}
 	for _, e := range p.entries(root, "") {
@@ -299,7 +301,7 @@ func mapClaudeTools(file string, line int, listed, disallowed, warns []string) (
 	}
 	var out []ToolsetSpec
 	for _, ts := range claudeToolsets {
-		spec := ToolsetSpec{Type: ts.toolset, Line: line}
+		spec := ToolsetSpec{Type: ts.toolset}
 		used := false
 		for _, t := range ts.tools {
 			if want[t] {
@@ -313,7 +315,7 @@ func mapClaudeTools(file string, line int, listed, disallowed, warns []string) (
 		}
 	}
 	if subagent {
-		out = append(out, ToolsetSpec{Type: ToolsetSubagent, Line: line})
+		out = append(out, ToolsetSpec{Type: ToolsetSubagent})
 	}
 	return out, warns
 }

@@ -64,6 +64,9 @@ func (p *parser) fileAgents(m *Manifest, e entry) {
 			p.warn(fe.line(), path, "%s", w)
 		}
 		a.Line = fe.line()
+		for i := range a.Toolsets {
+			a.Toolsets[i].Line = fe.line()
+		}
 		m.Agents[a.Name] = a
 		m.AgentOrder = append(m.AgentOrder, a.Name)
 	}
