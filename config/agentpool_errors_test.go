@@ -95,7 +95,7 @@ func TestAgentPoolErrors(t *testing.T) {
 			}},
 		{"top-level AgentPool keys", "file_agents: {x: x.md}\nteam_mode: {enabled: true}\nagents:\n  a: {model: test}\n",
 			[]string{
-				`agentpool.yaml:1: file_agents: file_agents (agents defined in markdown files) are not supported: declare the agents under agents:`,
+				`agentpool.yaml:1: file_agents.x: agent file "x.md" does not exist (x.md)`,
 				`agentpool.yaml:2: team_mode: dynamic team mode (teams created by the model at run time) is not supported: declare teams under teams:`,
 			}},
 		{"team mode spellings", "agents:\n  a: {model: test}\nteams:\n  t: {mode: parallel, team_mode: sequential, members: [a]}\n  u: {team_mode: both, members: [a]}\n",

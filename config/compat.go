@@ -49,7 +49,6 @@ var unsupported = map[string]string{
 	"knowledge":   "knowledge sources are not supported: put the text in system_prompt, or give the agent the file_access toolset",
 	"environment": "execution environments (docker, e2b, ssh, ...) are not supported: the file and shell tools act in the workspace",
 	"hooks":       "agent-level hooks are not supported: list Claude Code settings files under the manifest's hooks.settings",
-	"file_agents": "file_agents (agents defined in markdown files) are not supported: declare the agents under agents:",
 	"team_mode":   "dynamic team mode (teams created by the model at run time) is not supported: declare teams under teams:",
 }
 

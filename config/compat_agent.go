@@ -249,7 +249,7 @@ func (p *parser) compatTop(m *Manifest, f map[string]entry) {
 	if e, ok := f["observability"]; ok {
 		m.Observability = p.observability(e, "observability")
 	}
-	for _, k := range []string{"file_agents", "team_mode"} {
+	for _, k := range []string{"team_mode"} {
 		if e, ok := f[k]; ok && !empty(e.val) {
 			p.refuse(e, "")
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"go.yaml.in/yaml/v3"
 
@@ -12,7 +13,7 @@ import (
 
 // CheckFiles reports the files the manifest names that cannot be used: hook
 // settings files (hooks.settings, relative to the manifest's directory)
-// that do not exist or are directories. Each problem is an Issue at the
+// that do not exist or are directories other than Claude Code plugins. Each problem is an Issue at the
 // line of its entry, in an *Error; name is the file name for messages (as
 // given to Load). Load does not look at these files, so that a manifest can
 // be read where they are absent; `agentpool validate` and `run` check them.
@@ -36,11 +37,21 @@ func CheckFiles(name string, m *Manifest) error {
 			p.add(line, field, "settings file %q does not exist (%s)", s, path)
 		case err != nil:
 			p.add(line, field, "settings file %q cannot be read: %v", s, err)
-		case info.IsDir():
-			p.add(line, field, "settings file %q is a directory (%s)", s, path)
+		case info.IsDir() && !isPluginDir(path):
+			p.add(line, field, "settings file %q is a directory (%s) and no Claude Code plugin: it has neither hooks/hooks.json nor .claude-plugin", s, path)
 		}
 	}
 	return p.err()
+}
+
+// isPluginDir tells a Claude Code plugin directory, which hooks.settings
+// may name (its hooks/hooks.json is read), from another directory.
+func isPluginDir(dir string) bool {
+	if fi, err := os.Stat(filepath.Join(dir, "hooks", "hooks.json")); err == nil && fi.Mode().IsRegular() {
+		return true
+	}
+	fi, err := os.Stat(filepath.Join(dir, ".claude-plugin"))
+	return err == nil && fi.IsDir()
 }
 
 // settingsLines reads the manifest file again for the lines of its

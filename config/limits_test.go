@@ -125,6 +125,17 @@ func TestCheckFiles(t *testing.T) {
 	if err := CheckFiles("ok.yaml", write("ok.yaml", "agents:\n  a: {model: test}\nhooks: {settings: present.json}\n")); err != nil {
 		t.Errorf("CheckFiles with every file present: %v", err)
 	}
+	// A Claude Code plugin directory is accepted, another directory is not.
+	os.MkdirAll(filepath.Join(dir, "plug", "hooks"), 0o755)
+	os.WriteFile(filepath.Join(dir, "plug", "hooks", "hooks.json"), []byte(`{}`), 0o644)
+	os.MkdirAll(filepath.Join(dir, "agents-only", ".claude-plugin"), 0o755)
+	os.MkdirAll(filepath.Join(dir, "plain"), 0o755)
+	m = write("dirs.yaml", "agents:\n  a: {model: test}\nhooks: {settings: [plug, agents-only, plain]}\n")
+	err = CheckFiles("dirs.yaml", m)
+	want = `dirs.yaml:3: hooks.settings[2]: settings file "plain" is a directory (` + filepath.Join(dir, "plain") + `) and no Claude Code plugin: it has neither hooks/hooks.json nor .claude-plugin`
+	if err == nil || err.Error() != want {
+		t.Errorf("CheckFiles = %v\nwant %s", err, want)
+	}
 	if err := CheckFiles("default", Default()); err != nil {
 		t.Errorf("CheckFiles of the default manifest: %v", err)
 	}

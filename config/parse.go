@@ -136,12 +136,19 @@ func (p *parser) manifest(m *Manifest, root *yaml.Node) {
 	}
 
 	p.compatTop(m, f)
+	fe, hasFileAgents := f["file_agents"]
+	hasFileAgents = hasFileAgents && !empty(fe.val)
 	if e, ok := f["agents"]; !ok || isNull(e.val) {
-		p.add(root.Line, "agents", "at least one agent is required")
+		if !hasFileAgents {
+			p.add(root.Line, "agents", "at least one agent is required")
+		}
 	} else if d := deref(e.val); d.Kind != yaml.MappingNode {
 		p.add(e.val.Line, "agents", "expected a mapping of agent names to agents, got %s", describe(d))
 	} else {
 		p.agents(m, e, d)
+	}
+	if hasFileAgents {
+		p.fileAgents(m, fe)
 	}
 
 	if e, ok := f["teams"]; ok && !isNull(e.val) {

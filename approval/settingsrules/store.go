@@ -19,6 +19,9 @@ type Files struct {
 	User    string // ~/.claude/settings.json
 	Project string // DIR/.claude/settings.json
 	Local   string // DIR/.claude/settings.local.json: where Save writes
+	// SkipLocal leaves the rules of Local unread (--setting-sources
+	// without local); Save still writes there.
+	SkipLocal bool
 }
 
 // ForProject returns the settings files of the project in dir, with the
@@ -52,7 +55,11 @@ func Load(f Files) (*Store, error) {
 	s := &Store{local: f.Local}
 	budget := bounded.New(bounded.Config)
 	var errs []error
-	for _, path := range []string{f.User, f.Project, f.Local} {
+	read := []string{f.User, f.Project, f.Local}
+	if f.SkipLocal {
+		read = read[:2]
+	}
+	for _, path := range read {
 		if path == "" {
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -100,13 +101,16 @@ var unappliedHandlerFields = map[string]string{
 
 // settingsKeys are the top-level keys of a settings file that are no
 // hook settings and need no warning.
-var quietKeys = map[string]bool{"$schema": true, "description": true, "hooks": true, "disableAllHooks": true}
+// permissions are read by approval/settingsrules, enabledPlugins by the
+// CLI's discovery of Claude Code's files (internal/claudecode).
+var quietKeys = map[string]bool{"$schema": true, "description": true, "hooks": true, "disableAllHooks": true, "permissions": true, "enabledPlugins": true}
 
 // LoadSettings reads settings files (Claude Code settings.json, a hooks.json
 // or a plugin's hooks/hooks.json) and merges their hooks: each event's
 // groups are appended in the order of the files. A path that is a
 // directory is a Claude Code plugin: its hooks/hooks.json is read, with
-// CLAUDE_PLUGIN_ROOT the directory. A file named hooks.json in a directory
+// CLAUDE_PLUGIN_ROOT the directory (none when it has no hooks/hooks.json).
+// A file named hooks.json in a directory
 // named hooks, or next to a .claude-plugin directory, belongs to the plugin
 // of that directory. When any file sets disableAllHooks, no hook runs.
 // The files are read within bounded.Config: 1 MiB each, 4 MiB together.
@@ -119,6 +123,9 @@ func LoadSettings(paths ...string) (Settings, error) {
 		file, root := p, ""
 		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
 			file, root = filepath.Join(p, "hooks", "hooks.json"), p
+			if _, err := os.Stat(file); errors.Is(err, fs.ErrNotExist) {
+				continue // a plugin without hooks (agents, commands only)
+			}
 		} else {
 			root = pluginRoot(p)
 		}

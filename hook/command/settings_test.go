@@ -14,6 +14,7 @@ import (
 func TestParseSettings(t *testing.T) {
 	s, err := ParseSettings("settings.json", []byte(`{
   "permissions": {"allow": ["Bash"]},
+  "env": {"A": "1"},
   "hooks": {
     "PreToolUse": [
       {"matcher": "Bash|write_.*", "hooks": [{"type": "command", "command": "./check.sh", "timeout": 30}]},
@@ -32,8 +33,9 @@ func TestParseSettings(t *testing.T) {
 	if !reflect.DeepEqual(s.Hooks, want) {
 		t.Errorf("Hooks = %+v\nwant %+v", s.Hooks, want)
 	}
-	// Settings other than hooks are not applied: said once, with the keys.
-	if len(s.Ignored) != 3 || !strings.Contains(s.Ignored[0], "settings.json: permissions: agentpool reads only the hooks") ||
+	// Settings other than hooks are not applied: said once, with the keys
+	// (permissions are applied, by approval/settingsrules).
+	if len(s.Ignored) != 3 || !strings.Contains(s.Ignored[0], "settings.json: env: agentpool reads only the hooks") ||
 		!strings.Contains(s.Ignored[1], "hooks.TeammateIdle: event not supported") ||
 		!strings.Contains(s.Ignored[2], `hooks.PreToolUse[1].hooks[1]: hook type "prompt" not supported`) {
 		t.Errorf("Ignored = %q", s.Ignored)
@@ -201,6 +203,12 @@ func TestLoadSettingsPluginsAndDisable(t *testing.T) {
 	os.WriteFile(filepath.Join(plugin, "hooks", "hooks.json"), []byte(`{"description": "d", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "${CLAUDE_PLUGIN_ROOT}/x"}]}]}}`), 0o644)
 	plain := filepath.Join(dir, "settings.json")
 	os.WriteFile(plain, []byte(`{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "y"}]}]}}`), 0o644)
+	// A plugin without hooks (agents or commands only) adds none.
+	bare := filepath.Join(dir, "bare")
+	os.MkdirAll(filepath.Join(bare, ".claude-plugin"), 0o755)
+	if s, err := LoadSettings(bare, plain); err != nil || len(s.Hooks["Stop"]) != 1 {
+		t.Errorf("plugin without hooks: %+v, %v", s, err)
+	}
 	for _, p := range []string{plugin, filepath.Join(plugin, "hooks", "hooks.json")} {
 		s, err := LoadSettings(p, plain)
 		if err != nil {
@@ -226,7 +234,7 @@ func TestLoadSettingsPluginsAndDisable(t *testing.T) {
 // carry it.
 func TestNewWarnsOnce(t *testing.T) {
 	var buf bytes.Buffer
-	s, err := ParseSettings("s.json", []byte(`{"permissions": {}, "hooks": {"Stop": [
+	s, err := ParseSettings("s.json", []byte(`{"env": {}, "hooks": {"Stop": [
 	  {"hooks": [{"type": "command", "command": "a", "once": true}, {"type": "command", "command": "b", "once": true}]},
 	  {"hooks": [{"type": "command", "command": "c", "once": true}]}]}}`))
 	if err != nil {
@@ -235,7 +243,7 @@ func TestNewWarnsOnce(t *testing.T) {
 	if _, err := New(s, Options{ProjectDir: t.TempDir(), Logger: slog.New(slog.NewTextHandler(&buf, nil))}); err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(buf.String(), "once"); n != 1 || strings.Count(buf.String(), "permissions") != 1 {
+	if n := strings.Count(buf.String(), "once"); n != 1 || strings.Count(buf.String(), "env") != 1 {
 		t.Errorf("warnings:\n%s", buf.String())
 	}
 }

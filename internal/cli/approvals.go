@@ -19,8 +19,8 @@ import (
 // permission rules of the project's Claude Code settings (the manifest's
 // directory, as for hooks.settings) answer first and keep every "always"
 // answer. Rules that are read but not applied are logged.
-func newApprovalBroker(m *config.Manifest, log *slog.Logger) (*approval.Broker, *settingsrules.Store, error) {
-	rules, err := settingsrules.Load(settingsrules.ForProject(m.Dir()))
+func newApprovalBroker(m *config.Manifest, files settingsrules.Files, log *slog.Logger) (*approval.Broker, *settingsrules.Store, error) {
+	rules, err := settingsrules.Load(files)
 	if err != nil {
 		return nil, nil, fmt.Errorf("approval rules: %w", err)
 	}
@@ -57,7 +57,7 @@ func brokerAndRules(f *poolFlags, log *slog.Logger) func() (*approval.Broker, *s
 	)
 	f.approvals = func(m *config.Manifest) (*approval.Broker, error) {
 		var err error
-		b, rules, err = newApprovalBroker(m, log)
+		b, rules, err = newApprovalBroker(m, f.ruleFiles(m), log)
 		return b, err
 	}
 	return func() (*approval.Broker, *settingsrules.Store) { return b, rules }

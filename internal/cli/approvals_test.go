@@ -208,7 +208,7 @@ func TestRunApproveFlag(t *testing.T) {
 		local := filepath.Join(dir, ".claude", "settings.local.json")
 		os.WriteFile(local, []byte("{\n  \"permissions\": {\"allow\": [\"Write\",]}\n}\n"), 0o600)
 		r := runCLI(t, dir, "run", "-c", manifest, "--db", ":memory:", "go")
-		if r.code != 1 || !strings.Contains(r.stderr, "approval rules: "+local+":2: invalid JSON") {
+		if r.code != 1 || !strings.Contains(r.stderr, local+":2: invalid JSON") {
 			t.Errorf("bad settings: exit %d, stderr %q", r.code, r.stderr)
 		}
 	})

@@ -40,4 +40,12 @@
 // that waited when their process ended: a durable engine's (its
 // ReopenApprovals), or, in this process, the runs of the store that they
 // go on with (continueWaiting: pool.Pool.Waiting and Continue).
+//
+// Claude Code's files (docs/claude-code.md): openPool, after the
+// manifest's own check, finds the user's, project's and local settings
+// files (--setting-sources), plugins (--plugin-dir), agent files and
+// commands (internal/claudecode) and adds their hooks and agents to the
+// manifest; the approval broker reads the permission rules of the same
+// files (poolFlags.ruleFiles), run expands "/name args", and doctor
+// prints it all.
 package cli

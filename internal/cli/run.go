@@ -44,7 +44,8 @@ func newRunCmd(ext Extensions) *cobra.Command {
 		Short: "Run an agent or team on a prompt",
 		Long: "Run an agent or team on a prompt. Without --config, ./agentpool.yaml is used when present, " +
 			"else the built-in offline demo pool. The words of PROMPT are joined by spaces; " +
-			"a PROMPT of - is read from stdin (at most 4 MiB).",
+			"a PROMPT of - is read from stdin (at most 4 MiB). A PROMPT \"/name args\" runs the Claude Code command name " +
+			"(.claude/commands/name.md, the user's or a plugin's), $ARGUMENTS standing for args.",
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			prompt, err := promptArg(args, cmd.InOrStdin())
@@ -110,6 +111,11 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 	defer p.Close()
 	defer listenControl(p, log)() // sessions cancel, from another process
 	defer closeHooks(reg)         // first: background hooks still record into the store
+	// "/name args" runs a Claude Code command (.claude/commands/name.md)
+	// when one has that name; any other prompt is the prompt.
+	if f.claude != nil && f.claude.found != nil {
+		prompt, _ = f.claude.found.Expand(prompt)
+	}
 	mode, modeWhy, err := approveMode(f.approve, terminal, p.Manifest())
 	if err != nil {
 		return err

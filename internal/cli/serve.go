@@ -91,6 +91,8 @@ type poolFlags struct {
 	// attach to, from the manifest (openPool calls it once): a durable
 	// engine shows its runs' requests there.
 	approvals func(*config.Manifest) (*approval.Broker, error)
+	// claude: --setting-sources, --plugin-dir and what they found.
+	claude *claudeFlags
 }
 
 // register registers the flags and marks cmd as one that builds a pool:
@@ -106,6 +108,8 @@ func (f *poolFlags) register(cmd *cobra.Command, ext Extensions) {
 	}
 	cmd.Flags().StringVarP(&f.config, "config", "c", "", "manifest file (default ./agentpool.yaml, else the built-in demo)")
 	cmd.Flags().StringVar(&f.db, "db", "", "session database: a path, :memory:, or a postgres:// URL (default: storage.path or storage.url, else the user data directory)")
+	f.claude = &claudeFlags{}
+	f.claude.register(cmd)
 	f.registerTools(cmd)
 }
 
@@ -173,6 +177,10 @@ func openPoolTelemetry(f poolFlags, opts pool.Options) (*pool.Pool, Telemetry, e
 		opts.Workspace = f.workspace
 	}
 	if err := config.CheckFiles(manifestName(f.config), m); err != nil {
+		return nil, nil, err
+	}
+	// After the check: the files found are not the manifest's to name.
+	if err := f.applyClaude(m, opts.Logger); err != nil {
 		return nil, nil, err
 	}
 	reg := opts.Hooks
