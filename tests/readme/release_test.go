@@ -41,6 +41,12 @@ type goreleaser struct {
 	Changelog struct {
 		Disable bool `yaml:"disable"`
 	} `yaml:"changelog"`
+	Release struct {
+		GitHub struct {
+			Owner string `yaml:"owner"`
+			Name  string `yaml:"name"`
+		} `yaml:"github"`
+	} `yaml:"release"`
 }
 
 // The -X flags name variables of internal/binaries by their full path.
@@ -60,6 +66,9 @@ func TestReleaseBuildsTheThreePrograms(t *testing.T) {
 	dec.KnownFields(true) // a key this test does not know: keep the test in step
 	if err := dec.Decode(&c); err != nil {
 		t.Fatalf(".goreleaser.yaml: %v", err)
+	}
+	if r := c.Release.GitHub; r.Owner+"/"+r.Name != "agentpool/agentpool" {
+		t.Errorf("release.github %s/%s: want the module path's agentpool/agentpool", r.Owner, r.Name)
 	}
 	if c.Version != 2 || c.ProjectName != "agentpool" {
 		t.Errorf("version %d, project_name %q: want 2 (goreleaser v2) and agentpool", c.Version, c.ProjectName)
