@@ -30,16 +30,18 @@ build:
 # them: agentpool_VERSION_OS_ARCH.tar.gz for linux and darwin, amd64 and
 # arm64, each with the three programs (built as by build, with the version
 # in -ldflags) and README.md, and agentpool_VERSION_checksums.txt (sha256).
-# goreleaser builds them when it is on PATH (a snapshot: nothing is
-# published); otherwise scripts/release.sh builds the same archives with go
-# build and tar. goreleaser is no dependency of the module; v2.17.0 installs
-# from the module proxy with go install (docs/release.md).
+# goreleaser builds them when it is on PATH and the checkout has a git
+# remote (a snapshot: nothing is published; without a remote goreleaser
+# reads no commit at all and names the version and commit "none");
+# otherwise scripts/release.sh builds the same archives with go build and
+# tar. goreleaser is no dependency of the module; v2.17.0 installs from the
+# module proxy with go install (docs/release.md).
 GORELEASER ?= goreleaser
 release:
-	@if command -v $(GORELEASER) >/dev/null 2>&1; then \
+	@if command -v $(GORELEASER) >/dev/null 2>&1 && [ -n "$$(git remote)" ]; then \
 		echo "$(GORELEASER) release --snapshot --clean"; $(GORELEASER) release --snapshot --clean; \
 	else \
-		echo "$(GORELEASER) is not on PATH: scripts/release.sh builds the same archives"; \
+		echo "no $(GORELEASER) on PATH, or no git remote: scripts/release.sh builds the same archives"; \
 		GO="$(GO)" scripts/release.sh; \
 	fi
 
