@@ -319,6 +319,13 @@ func (e *wfEnv) runChild(wc workflow.Context, parent *spawn.Invocation, kids spa
 	} else {
 		res = out.Result()
 	}
+	if res.StopReason == event.StopAborted && wc.Err() == nil {
+		// The child alone was cancelled (CancelSession: a person at a
+		// front end), not its parent: the parent goes on and its tool
+		// result says so, as in this process (spawn.CancelledError).
+		res.Err = &spawn.CancelledError{SessionID: child.ID}
+		out.Error = res.Err.Error()
+	}
 	kids.AddTotals(out.TotalUsage, out.TotalCost)
 	end := event.SpawnSessionEnd{
 		ChildSessionID: child.ID, ParentSessionID: parent.Session.ID, ToolCallID: req.ToolCallID,

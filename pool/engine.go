@@ -125,3 +125,13 @@ func (p *Pool) storeInjected(ctx context.Context, sid string, items []string) []
 	}
 	return msgs
 }
+
+// EngineCanceller is an Engine that can cancel one session of its runs
+// on its own (Pool.Cancel asks it for a session that the pool's runtime
+// does not run here): a child ends aborted with its subtree while its
+// parent goes on; a root's whole run ends. The channel is closed once the
+// session's run has ended. A session the engine does not run errors.Is
+// spawn.ErrRunsElsewhere.
+type EngineCanceller interface {
+	Cancel(ctx context.Context, sessionID, by string) (<-chan struct{}, error)
+}

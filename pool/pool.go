@@ -456,8 +456,16 @@ func (p *Pool) MCP() MCPServers { return p.builtins.mcp }
 // closed once the session's run has ended. An unknown session errors.Is
 // session.ErrNotFound, an ended one spawn.ErrNotRunning; one that another
 // process runs, spawn.ErrRunsElsewhere.
+//
+// On an engine that runs sessions elsewhere (Temporal), a session the
+// runtime does not run here is cancelled through the engine when it is an
+// EngineCanceller.
 func (p *Pool) Cancel(ctx context.Context, sessionID, by string) (<-chan struct{}, error) {
-	return p.rt.Cancel(ctx, sessionID, by)
+	done, err := p.rt.Cancel(ctx, sessionID, by)
+	if c, ok := p.engine.(EngineCanceller); ok && errors.Is(err, spawn.ErrRunsElsewhere) {
+		return c.Cancel(ctx, sessionID, by)
+	}
+	return done, err
 }
 
 // Message sends text to the running session sessionID of one of the

@@ -57,6 +57,12 @@ func (e *temporalEngine) ReopenApprovals(ctx context.Context) (wait func(), err 
 	return e.approver.Reopen(ctx, e.store)
 }
 
+// Cancel implements pool.EngineCanceller: the session's workflow is
+// cancelled (durable.CancelSession).
+func (e *temporalEngine) Cancel(ctx context.Context, sessionID, _ string) (<-chan struct{}, error) {
+	return durable.CancelSession(ctx, e.c, sessionID)
+}
+
 // RunRoot implements pool.Engine.
 func (e *temporalEngine) RunRoot(ctx context.Context, run pool.EngineRun, sink event.Sink) (spawn.Result, error) {
 	_, out, err := durable.RunRoot(ctx, e.c, e.store, durable.RootRequest{

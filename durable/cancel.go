@@ -1,0 +1,52 @@
+package durable
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+
+	"github.com/agentpool/agentpool/spawn"
+)
+
+// cancelFollow bounds how long CancelSession follows a cancelled
+// session's workflow to its end.
+const cancelFollow = 2 * time.Minute
+
+// CancelSession cancels the workflow of session sessionID (every session
+// of a durable run is a workflow of the session's id): a child ends
+// aborted with its subtree (its workflows are cancelled with it, by the
+// parent close policy), and its parent, whose child workflow then fails
+// as cancelled, goes on with a tool result that says so; a root's whole
+// run ends. The channel is closed once the workflow has ended (followed
+// for at most two minutes). A session with no workflow errors.Is
+// spawn.ErrRunsElsewhere; one whose workflow has ended, spawn.ErrNotRunning.
+func CancelSession(ctx context.Context, c client.Client, sessionID string) (<-chan struct{}, error) {
+	d, err := c.DescribeWorkflow(ctx, sessionID, "")
+	if _, ok := errors.AsType[*serviceerror.NotFound](err); ok {
+		return nil, fmt.Errorf("cancel %s: %w (no workflow of that id)", sessionID, spawn.ErrRunsElsewhere)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cancel %s: %w", sessionID, err)
+	}
+	desc := d.RawResponse
+	if st := desc.GetWorkflowExecutionInfo().GetStatus(); st != enums.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		return nil, fmt.Errorf("cancel %s: %w (its workflow is %s)", sessionID, spawn.ErrNotRunning, st)
+	}
+	runID := desc.GetWorkflowExecutionInfo().GetExecution().GetRunId()
+	if err := c.CancelWorkflow(ctx, sessionID, runID); err != nil {
+		return nil, fmt.Errorf("cancel %s: %w", sessionID, err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fctx, stop := context.WithTimeout(context.WithoutCancel(ctx), cancelFollow)
+		defer stop()
+		_ = c.GetWorkflow(fctx, sessionID, runID).Get(fctx, nil)
+	}()
+	return done, nil
+}
