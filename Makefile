@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    ?= ./...
 
 .PHONY: all build test test-all test-deps test-go test-node check fmt vet bench fuzz run clean
-.PHONY: build-race soak
+.PHONY: build-race soak release
 
 all: build
 
@@ -25,6 +25,25 @@ BUILDFLAGS ?= -trimpath -ldflags='-s -w -X $(VERSION_PKG).Commit=$(COMMIT) -X $(
 # runs in its place for `worker`, temporal manifests and telemetry export.
 build:
 	CGO_ENABLED=0 $(GO) build $(BUILDFLAGS) -o bin/ ./cmd/agentpool ./cmd/agentpool-light ./cmd/agentpool-full
+
+# release: the release archives in dist/, as .goreleaser.yaml describes
+# them: agentpool_VERSION_OS_ARCH.tar.gz for linux and darwin, amd64 and
+# arm64, each with the three programs (built as by build, with the version
+# in -ldflags) and README.md, and agentpool_VERSION_checksums.txt (sha256).
+# goreleaser builds them when it is on PATH and the checkout has a git
+# remote (a snapshot: nothing is published; without a remote goreleaser
+# reads no commit at all and names the version and commit "none");
+# otherwise scripts/release.sh builds the same archives with go build and
+# tar. goreleaser is no dependency of the module; v2.17.0 installs from the
+# module proxy with go install (docs/release.md).
+GORELEASER ?= goreleaser
+release:
+	@if command -v $(GORELEASER) >/dev/null 2>&1 && [ -n "$$(git remote)" ]; then \
+		echo "$(GORELEASER) release --snapshot --clean"; $(GORELEASER) release --snapshot --clean; \
+	else \
+		echo "no $(GORELEASER) on PATH, or no git remote: scripts/release.sh builds the same archives"; \
+		GO="$(GO)" scripts/release.sh; \
+	fi
 
 # test: formatting, vet, the Go suite with the race detector and the
 # protocol tests with the real npm clients. The steps spend most of their
@@ -190,4 +209,4 @@ run:
 	$(GO) run ./cmd/agentpool-light run "Explain how this agent pool works"
 
 clean:
-	rm -rf bin
+	rm -rf bin dist
