@@ -194,7 +194,8 @@ func build(cfg Config, opts Options, m *config.Manifest) (*Pool, error) {
 	for _, w := range m.Warnings {
 		opts.Logger.Warn("manifest: " + w.String())
 	}
-	p := &Pool{manifest: m, store: opts.Store, proc: opts.Processor, nodes: map[string]spawn.Node{}, log: opts.Logger, builtins: b, engine: opts.Engine}
+	p := &Pool{manifest: m, store: opts.Store, proc: opts.Processor, nodes: map[string]spawn.Node{}, log: opts.Logger, builtins: b, engine: opts.Engine,
+		commands: uniqueCommands(opts.Commands)}
 	if p.obs, err = otelpool.New(opts.TracerProvider, opts.MeterProvider, otelpool.Options{}); err != nil {
 		b.close()
 		return nil, err

@@ -79,6 +79,9 @@ type Options struct {
 	// New builds the manifest's models with it; batteries.Registry() has
 	// everything agentpool ships.
 	Registry *Registry
+	// Commands are the project's slash commands, offered by every front
+	// end (Pool.Commands); a later one of the same name wins.
+	Commands []Command
 }
 
 // Pool is a set of runnable nodes (agents, teams, custom nodes) built from
@@ -111,6 +114,8 @@ type Pool struct {
 	// unreap releases Options.Subreaper's hold (nil: none).
 	unreap func()
 	lost   unsettled // sessions of runs that lost writes, to mark failed (lost.go)
+	// commands are Options.Commands, one per name (commands.go).
+	commands []Command
 }
 
 // ErrUnknownNode is returned for a run of a node the pool does not have.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/internal/bounded"
+	"github.com/agentpool/agentpool/pool"
 )
 
 // Command is a Claude Code slash command: a markdown file whose body is a
@@ -53,34 +54,12 @@ func (f *Found) readCommands(budget *bounded.Budget, dir, scope string) error {
 	return errors.Join(errs...)
 }
 
-// Command returns the command of that name, the highest scope's.
-func (f *Found) Command(name string) (Command, bool) {
-	for i := len(f.Commands) - 1; i >= 0; i-- {
-		if f.Commands[i].Name == name {
-			return f.Commands[i], true
-		}
+// PoolCommands are the commands as the pool offers them to every front
+// end (pool.Options.Commands): a later scope wins on a name clash.
+func (f *Found) PoolCommands() []pool.Command {
+	out := make([]pool.Command, len(f.Commands))
+	for i, c := range f.Commands {
+		out[i] = pool.Command{Name: c.Name, Description: c.Description, Source: c.Scope, Template: c.Body}
 	}
-	return Command{}, false
-}
-
-// Expand turns a prompt "/name args" into the command's prompt, with
-// $ARGUMENTS the args (appended after a blank line when the body does not
-// use it); ok is false when the prompt names no command.
-func (f *Found) Expand(prompt string) (string, bool) {
-	if !strings.HasPrefix(prompt, "/") {
-		return prompt, false
-	}
-	name, args, _ := strings.Cut(strings.TrimPrefix(prompt, "/"), " ")
-	c, ok := f.Command(strings.TrimSpace(name))
-	if !ok {
-		return prompt, false
-	}
-	args = strings.TrimSpace(args)
-	if strings.Contains(c.Body, "$ARGUMENTS") {
-		return strings.ReplaceAll(c.Body, "$ARGUMENTS", args), true
-	}
-	if args == "" {
-		return c.Body, true
-	}
-	return c.Body + "\n\n" + args, true
+	return out
 }

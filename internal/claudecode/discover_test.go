@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/internal/claudecode"
+	"github.com/agentpool/agentpool/pool"
 )
 
 func write(t *testing.T, path, data string) {
@@ -71,11 +72,14 @@ func TestDiscoverSettingsAndPlugins(t *testing.T) {
 	if got := f.HookFiles(); !slices.Equal(got, want) {
 		t.Errorf("HookFiles = %q, want %q", got, want)
 	}
-	if got, ok := f.Expand("/hi Ann and Bo"); !ok || got != "Project hi: Ann and Bo" {
-		t.Errorf("Expand = %q, %v (the project's command wins)", got, ok)
+	// The last command of a name wins (the project's over the user's),
+	// as pool.Options.Commands keeps it.
+	byName := map[string]pool.Command{}
+	for _, c := range f.PoolCommands() {
+		byName[c.Name] = c
 	}
-	if _, ok := f.Expand("/nosuch x"); ok {
-		t.Error("an unknown command expanded")
+	if got := byName["hi"].Expand("Ann and Bo"); got != "Project hi: Ann and Bo" || byName["hi"].Source != "project" {
+		t.Errorf("hi = %+v, expands to %q (the project's command wins)", byName["hi"], got)
 	}
 
 	f, err = claudecode.Discover(claudecode.Options{ProjectDir: dir, Home: home, Sources: claudecode.Sources{Project: true}, Getenv: noEnv})

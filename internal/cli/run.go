@@ -113,9 +113,7 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 	defer closeHooks(reg)         // first: background hooks still record into the store
 	// "/name args" runs a Claude Code command (.claude/commands/name.md)
 	// when one has that name; any other prompt is the prompt.
-	if f.claude != nil && f.claude.found != nil {
-		prompt, _ = f.claude.found.Expand(prompt)
-	}
+	prompt, _ = p.ExpandCommand(prompt)
 	mode, modeWhy, err := approveMode(f.approve, terminal, p.Manifest())
 	if err != nil {
 		return err

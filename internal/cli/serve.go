@@ -183,6 +183,7 @@ func openPoolTelemetry(f poolFlags, opts pool.Options) (*pool.Pool, Telemetry, e
 	if err := f.applyClaude(m, opts.Logger); err != nil {
 		return nil, nil, err
 	}
+	opts.Commands = append(opts.Commands, f.claude.found.PoolCommands()...)
 	reg := opts.Hooks
 	if opts.Hooks == nil {
 		reg = hook.New(hook.Options{Logger: slog.Default()})

@@ -146,6 +146,7 @@ type Server struct {
 	handler http.Handler // mux behind the token and CORS checks (httpsec)
 
 	sessions *sessionsAPI
+	commands *commandsAPI
 	instance *instanceAPI
 	config   *configAPI
 	mapper   *eventMapper
@@ -215,7 +216,7 @@ func New(p *pool.Pool, opts Options) *Server {
 	b.history = &historyAPI{b}
 	b.streams = &eventStreams{b}
 	s := &Server{base: b, mux: http.NewServeMux(),
-		sessions: &sessionsAPI{b}, instance: &instanceAPI{b}, config: &configAPI{b}, mapper: &eventMapper{b},
+		sessions: &sessionsAPI{b}, instance: &instanceAPI{b}, config: &configAPI{b}, mapper: &eventMapper{b}, commands: &commandsAPI{b},
 		perms: &permissionsAPI{base: b, broker: opts.Approvals, shownOn: map[string]string{}}}
 	s.routes = s.routeTable()
 	for _, rt := range s.routes {

@@ -505,6 +505,26 @@ type (
 		Title    *string        `json:"title,omitempty"`
 		Metadata map[string]any `json:"metadata,omitempty"`
 	}
+	// Command is one entry of GET /command: a slash command of the
+	// pool's project (.claude/commands).
+	Command struct {
+		Name        string   `json:"name"`
+		Description string   `json:"description,omitempty"`
+		Source      string   `json:"source,omitempty" enum:"command,mcp,skill"`
+		Template    string   `json:"template"`
+		Hints       []string `json:"hints"`
+	}
+	// CommandBody is POST /session/{id}/command. model and variant are
+	// accepted; the manifest decides them.
+	CommandBody struct {
+		MessageID string `json:"messageID,omitempty" pattern:"^msg"`
+		Agent     string `json:"agent,omitempty"`
+		Model     string `json:"model,omitempty"`
+		Arguments string `json:"arguments"`
+		Command   string `json:"command"`
+		Variant   string `json:"variant,omitempty"`
+		Parts     []any  `json:"parts,omitempty"` // file parts: refused
+	}
 	// PromptBody is POST /session/{id}/message and prompt_async. model,
 	// system and tools are accepted; the manifest decides them.
 	PromptBody struct {

@@ -1,0 +1,72 @@
+package opencode
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/agentpool/agentpool/server/opencode/internal/wire"
+)
+
+// commandsAPI serves the pool's slash commands.
+type commandsAPI struct{ *base }
+
+// handleCommands answers GET /command: the pool's slash commands
+// (pool.Pool.Commands: the project's .claude/commands), which the TUI
+// lists after "/".
+func (s *commandsAPI) handleCommands(w http.ResponseWriter, r *http.Request) {
+	cs := s.pool.Commands()
+	out := make([]wire.Command, 0, len(cs))
+	for _, c := range cs {
+		hints := []string{}
+		if strings.Contains(c.Template, "$ARGUMENTS") {
+			hints = append(hints, "$ARGUMENTS")
+		}
+		out = append(out, wire.Command{Name: c.Name, Description: c.Description, Source: "command", Template: c.Template, Hints: hints})
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// handleCommand answers POST /session/{id}/command: the command's prompt,
+// expanded with the arguments, is sent as a message (handlePrompt: same
+// limits, queue and answer).
+func (s *commandsAPI) handleCommand(w http.ResponseWriter, r *http.Request) {
+	if r.ContentLength > s.opts.MaxBodyBytes {
+		discardBody(r)
+		bodyTooLarge(w, s.opts.MaxBodyBytes)
+		return
+	}
+	raw, ok := s.bodyBytes(w, r)
+	if !ok {
+		return
+	}
+	var body wire.CommandBody
+	if !decodeBody(w, raw, &body, false) {
+		return
+	}
+	if len(body.Parts) > 0 {
+		badRequest(w, "Body", "file parts are not supported: send the command's arguments as text")
+		return
+	}
+	name := strings.TrimPrefix(strings.TrimSpace(body.Command), "/")
+	c, found := s.pool.Command(name)
+	if !found {
+		names := []string{}
+		for _, c := range s.pool.Commands() {
+			names = append(names, c.Name)
+		}
+		badRequest(w, "Body", "unknown command %q; available: %s", name, strings.Join(names, ", "))
+		return
+	}
+	prompt := wire.PromptBody{MessageID: body.MessageID, Agent: body.Agent,
+		Parts: []wire.PartInput{{Type: "text", Text: c.Expand(body.Arguments)}}}
+	b, err := json.Marshal(prompt)
+	if err != nil {
+		badRequest(w, "Body", "%v", err)
+		return
+	}
+	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
+	s.prompts.handlePrompt(w, r)
+}
