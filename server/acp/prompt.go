@@ -38,6 +38,9 @@ func (c *conn) prompt(reqID json.RawMessage, params json.RawMessage) *rpcError {
 	if rerr != nil {
 		return rerr
 	}
+	// "/name args" runs a slash command of the pool (offered in
+	// available_commands_update); any other prompt is the prompt.
+	text, _ = c.s.pool.ExpandCommand(text)
 	s, rerr := c.session(p.SessionID)
 	if rerr != nil {
 		return rerr

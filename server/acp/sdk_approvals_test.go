@@ -72,8 +72,10 @@ type editor struct {
 	changed   chan struct{} // closed and replaced at every update
 	cards     map[string]*card
 	asked     []acpsdk.RequestPermissionRequest
-	askedCh   chan struct{} // closed at the first request
-	withdrawn chan struct{} // closed when the agent cancelled a request
+	askedCh   chan struct{}             // closed at the first request
+	withdrawn chan struct{}             // closed when the agent cancelled a request
+	commands  []acpsdk.AvailableCommand // the last available_commands_update
+	pool      *pool.Pool                // the server's pool (sdkSessionWith)
 }
 
 func newEditor(t *testing.T, answer *acpsdk.PermissionOptionId) *editor {
@@ -86,6 +88,8 @@ func (e *editor) SessionUpdate(_ context.Context, n acpsdk.SessionNotification) 
 	defer e.mu.Unlock()
 	key := func(id acpsdk.ToolCallId) string { return string(n.SessionId) + "\x00" + string(id) }
 	switch u := n.Update; {
+	case u.AvailableCommandsUpdate != nil:
+		e.commands = u.AvailableCommandsUpdate.AvailableCommands
 	case u.ToolCall != nil:
 		c := e.cards[key(u.ToolCall.ToolCallId)]
 		if c == nil {
@@ -204,7 +208,7 @@ func sdkSession(t *testing.T, ed *editor) (conn *acpsdk.ClientSideConnection, si
 
 // sdkSessionWith is sdkSession with the manifest src and the pool's
 // registry reg (nil: the default).
-func sdkSessionWith(t *testing.T, ed *editor, src string, reg *pool.Registry) (conn *acpsdk.ClientSideConnection, sid acpsdk.SessionId, ws string, b *approval.Broker) {
+func sdkSessionWith(t *testing.T, ed *editor, src string, reg *pool.Registry, cmds ...pool.Command) (conn *acpsdk.ClientSideConnection, sid acpsdk.SessionId, ws string, b *approval.Broker) {
 	t.Helper()
 	if reg == nil {
 		reg = pool.NewRegistry()
@@ -220,10 +224,11 @@ func sdkSessionWith(t *testing.T, ed *editor, src string, reg *pool.Registry) (c
 	}
 	hooks.UseBroker(b)
 	ws = t.TempDir()
-	p, err := pool.New(m, pool.Options{Workspace: ws, Hooks: hooks, Registry: reg})
+	p, err := pool.New(m, pool.Options{Workspace: ws, Hooks: hooks, Registry: reg, Commands: cmds})
 	if err != nil {
 		t.Fatal(err)
 	}
+	ed.pool = p
 	t.Cleanup(func() { p.Close(); hooks.Close(context.Background()) })
 	srv, err := acp.New(acp.Options{Pool: p, Approvals: b, ProgressInterval: -1})
 	if err != nil {

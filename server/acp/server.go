@@ -320,9 +320,24 @@ func (c *conn) handleLine(line []byte) {
 		result, err = c.authenticate(m.params)
 	case methodSessionNew:
 		result, err = c.newSession(m.params)
+		if r, ok := result.(newSessionResult); ok && err == nil {
+			// The reply, then the pool's slash commands, on the new
+			// session's queue: the editor knows the session first.
+			c.replyTo(r.SessionID, m.id, result, nil)
+			c.offerCommands(r.SessionID)
+			return
+		}
 	case methodSessionLoad:
 		var then func()
 		result, owner, then, err = c.loadSession(m.params)
+		if err == nil && owner != "" {
+			c.replyTo(owner, m.id, result, nil)
+			c.offerCommands(owner)
+			if then != nil {
+				then()
+			}
+			return
+		}
 		if then != nil {
 			c.replyTo(owner, m.id, result, err)
 			then()

@@ -133,10 +133,13 @@ func (c *conn) newSession(params json.RawMessage) (any, *rpcError) {
 	s := &acpSession{id: stored.ID, ws: ws, mcp: mgr, mode: mode}
 	c.addSession(s)
 	c.log.Info("acp: session created", "session", s.id, "mode", mode, "workspace", c.workspaceRoot(ws), "mcp_servers", len(p.MCPServers))
-	return struct {
-		SessionID string     `json:"sessionId"`
-		Modes     *modeState `json:"modes"`
-	}{s.id, c.modes(mode)}, nil
+	return newSessionResult{s.id, c.modes(mode)}, nil
+}
+
+// newSessionResult is session/new's result.
+type newSessionResult struct {
+	SessionID string     `json:"sessionId"`
+	Modes     *modeState `json:"modes"`
 }
 
 // loadSession answers session/load; the reply goes to the returned owner's
