@@ -50,3 +50,31 @@ func CancelSession(ctx context.Context, c client.Client, sessionID string) (<-ch
 	}()
 	return done, nil
 }
+
+// SignalMessage is the signal that delivers a person's message to a
+// running session's workflow (MessageSignal), read at its next model
+// request as in this process (spawn.Runtime.Message).
+const SignalMessage = "message"
+
+// MessageSignal is the payload of SignalMessage.
+type MessageSignal struct {
+	By   string `json:"by"` // the front end ("opencode", "web", "cli")
+	Text string `json:"text"`
+}
+
+// MessageSession signals text to the workflow of session sessionID. A
+// session with no running workflow errors.Is spawn.ErrRunsElsewhere (no
+// workflow of that id) or spawn.ErrNotRunning (it has ended).
+func MessageSession(ctx context.Context, c client.Client, sessionID, by, text string) error {
+	err := c.SignalWorkflow(ctx, sessionID, "", SignalMessage, MessageSignal{By: by, Text: text})
+	if _, ok := errors.AsType[*serviceerror.NotFound](err); ok {
+		if d, derr := c.DescribeWorkflow(ctx, sessionID, ""); derr == nil && d.RawResponse.GetWorkflowExecutionInfo().GetStatus() != enums.WORKFLOW_EXECUTION_STATUS_RUNNING {
+			return fmt.Errorf("message %s: %w (its workflow is %s)", sessionID, spawn.ErrNotRunning, d.RawResponse.GetWorkflowExecutionInfo().GetStatus())
+		}
+		return fmt.Errorf("message %s: %w (no workflow of that id)", sessionID, spawn.ErrRunsElsewhere)
+	}
+	if err != nil {
+		return fmt.Errorf("message %s: %w", sessionID, err)
+	}
+	return nil
+}

@@ -112,6 +112,20 @@ func (e *Engine) Session(wctx workflow.Context, in SessionInput) (SessionOutput,
 	for _, c := range in.Inject {
 		inv.Inject(c)
 	}
+	// A person's message to this session (MessageSession) is read at its
+	// next model request, as in this process.
+	messages := workflow.GetSignalChannel(wctx, SignalMessage)
+	workflow.Go(wctx, func(c workflow.Context) {
+		for {
+			var m MessageSignal
+			if !messages.Receive(c, &m) {
+				return
+			}
+			if !inv.Deliver(spawn.Sender{By: m.By}, m.Text) {
+				workflow.GetLogger(c).Warn("message to the session dropped (ended, empty or too large)", "session", in.Session.ID)
+			}
+		}
+	})
 	runSessionHooks := root && env.sessions && !in.SubmitterHooks
 	if runSessionHooks {
 		source := "startup"

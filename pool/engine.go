@@ -135,3 +135,12 @@ func (p *Pool) storeInjected(ctx context.Context, sid string, items []string) []
 type EngineCanceller interface {
 	Cancel(ctx context.Context, sessionID, by string) (<-chan struct{}, error)
 }
+
+// EngineMessenger is an Engine that can deliver a person's message to a
+// running session of its runs (Pool.Message asks it for a session that
+// the pool's runtime does not run here). A session the engine does not
+// run errors.Is spawn.ErrRunsElsewhere; one that has ended,
+// spawn.ErrNotRunning.
+type EngineMessenger interface {
+	Message(ctx context.Context, sessionID, by, text string) error
+}

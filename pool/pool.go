@@ -479,6 +479,14 @@ func (p *Pool) Cancel(ctx context.Context, sessionID, by string) (<-chan struct{
 // (spawn.Runtime.Message; errors as for Cancel). A session that has ended
 // is continued with a run of its own (RunSink with its SessionID) once
 // its tree's run is over; docs/control.md.
+//
+// On an engine that runs sessions elsewhere (Temporal), a session the
+// runtime does not run here gets the message through the engine when it
+// is an EngineMessenger.
 func (p *Pool) Message(ctx context.Context, sessionID, by, text string) error {
-	return p.rt.Message(ctx, sessionID, spawn.Sender{By: by}, text)
+	err := p.rt.Message(ctx, sessionID, spawn.Sender{By: by}, text)
+	if m, ok := p.engine.(EngineMessenger); ok && errors.Is(err, spawn.ErrRunsElsewhere) {
+		return m.Message(ctx, sessionID, by, text)
+	}
+	return err
 }

@@ -112,13 +112,30 @@ func (rt *Runtime) Message(ctx context.Context, sessionID string, from Sender, t
 		return fmt.Errorf("message %s: %w", sessionID, err)
 	}
 	if h, ok := rt.lookupSession(sessionID); ok {
-		in := Injection{Text: from.words() + "\n\n" + text, Event: MessageEvent(from, text)}
-		if h.inbox.tryQueue(in) {
+		if h.inbox.tryQueue(messageInjection(from, text)) {
 			return nil
 		}
 		// It ended since the look-up: what the store says follows.
 	}
 	return rt.notRunning(ctx, "message", sessionID)
+}
+
+// messageInjection is a message from "from" as the session's model reads
+// it, with the event that shows it.
+func messageInjection(from Sender, text string) Injection {
+	return Injection{Text: from.words() + "\n\n" + text, Event: MessageEvent(from, text)}
+}
+
+// Deliver queues a message to inv's session, read at its next model
+// request, as Runtime.Message does for a session it runs: for an engine
+// that runs the session itself (durable: a signal to the session's
+// workflow). It reports false once the session has been torn down, or
+// when the message is refused (empty, too large).
+func (inv *Invocation) Deliver(from Sender, text string) bool {
+	if checkMessage(text) != nil {
+		return false
+	}
+	return inv.h.inbox.tryQueue(messageInjection(from, text))
 }
 
 // notRunning is the error of an act on a session this runtime does not

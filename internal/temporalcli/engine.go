@@ -63,6 +63,12 @@ func (e *temporalEngine) Cancel(ctx context.Context, sessionID, _ string) (<-cha
 	return durable.CancelSession(ctx, e.c, sessionID)
 }
 
+// Message implements pool.EngineMessenger: a signal to the session's
+// workflow (durable.MessageSession).
+func (e *temporalEngine) Message(ctx context.Context, sessionID, by, text string) error {
+	return durable.MessageSession(ctx, e.c, sessionID, by, text)
+}
+
 // RunRoot implements pool.Engine.
 func (e *temporalEngine) RunRoot(ctx context.Context, run pool.EngineRun, sink event.Sink) (spawn.Result, error) {
 	_, out, err := durable.RunRoot(ctx, e.c, e.store, durable.RootRequest{
