@@ -101,29 +101,11 @@ agents:
     model: {type: scripted, delay: 100ms, turns: ["`+strings.Repeat("word ", 300)+`"]}
 `), 0o644)
 	first, sc := startRun(t, dir, manifest, db)
-	child := ""
-	for child == "" && sc.Scan() {
-		e, err := event.Decode(sc.Bytes())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if s, ok := e.(event.SpawnSessionStart); ok {
-			child = s.ChildSessionID
-		}
-	}
+	child := firstChild(t, sc)
 	if child == "" {
 		t.Fatal("the run started no child")
 	}
-	rest := make(chan []event.Event, 1)
-	go func() {
-		var evs []event.Event
-		for sc.Scan() {
-			if e, err := event.Decode(sc.Bytes()); err == nil {
-				evs = append(evs, e)
-			}
-		}
-		rest <- evs
-	}()
+	rest := restOf(sc)
 
 	r := runCLIEnv(t, dir, []string{"XDG_RUNTIME_DIR=" + t.TempDir()}, "sessions", "--db", db, "cancel", child)
 	host, _ := os.Hostname()
@@ -142,21 +124,74 @@ agents:
 		t.Errorf("the run after its child was cancelled: %v, want exit %d", err, exitIncomplete)
 	}
 	evs := <-rest
+	checkChildCancelled(t, evs, child, "")
+	r = runCLI(t, dir, "sessions", "--db", db, "cancel", "ses_unknown")
+	if r.code != 1 || !strings.Contains(r.stderr, "not found") {
+		t.Fatalf("cancel of an unknown session: exit %d\nstderr: %s", r.code, r.stderr)
+	}
+}
+
+// firstChild reads a run's JSON lines up to its first spawn_session_start
+// and returns the child's id ("" when the stream ended first).
+func firstChild(t *testing.T, sc *bufio.Scanner) string {
+	t.Helper()
+	for sc.Scan() {
+		e, err := event.Decode(sc.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s, ok := e.(event.SpawnSessionStart); ok {
+			return s.ChildSessionID
+		}
+	}
+	return ""
+}
+
+// restOf collects the rest of a run's events, sent once its stream ends.
+func restOf(sc *bufio.Scanner) <-chan []event.Event {
+	rest := make(chan []event.Event, 1)
+	go func() {
+		var evs []event.Event
+		for sc.Scan() {
+			if e, err := event.Decode(sc.Bytes()); err == nil {
+				evs = append(evs, e)
+			}
+		}
+		rest <- evs
+	}()
+	return rest
+}
+
+// checkChildCancelled checks the events after a child was cancelled: it
+// ended aborted, the parent's task result says so (when result is set),
+// and the run ended with the parent's answer "done".
+func checkChildCancelled(t *testing.T, evs []event.Event, child, result string) {
+	t.Helper()
+	if len(evs) == 0 {
+		t.Fatal("no events after the child started")
+	}
 	var ended *event.SpawnSessionEnd
+	var got string
 	for _, e := range evs {
 		_, in := event.Unwrap("", e)
-		if se, ok := in.(event.SpawnSessionEnd); ok && se.ChildSessionID == child {
-			ended = &se
+		switch v := in.(type) {
+		case event.SpawnSessionEnd:
+			if v.ChildSessionID == child {
+				ended = &v
+			}
+		case event.ToolCallComplete:
+			if v.ToolName == "task" {
+				got = v.ToolResult
+			}
 		}
 	}
 	if ended == nil || ended.StopReason != event.StopAborted {
 		t.Errorf("the child's end: %+v, want aborted", ended)
 	}
+	if !strings.Contains(got, result) {
+		t.Errorf("the parent's task result %q does not say %q", got, result)
+	}
 	if last, ok := evs[len(evs)-1].(event.StreamComplete); !ok || last.Message.Content != "done" {
 		t.Errorf("the run's last event %#v, want the parent's completion", evs[len(evs)-1])
-	}
-	r = runCLI(t, dir, "sessions", "--db", db, "cancel", "ses_unknown")
-	if r.code != 1 || !strings.Contains(r.stderr, "not found") {
-		t.Fatalf("cancel of an unknown session: exit %d\nstderr: %s", r.code, r.stderr)
 	}
 }

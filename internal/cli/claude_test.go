@@ -1,9 +1,7 @@
 package cli
 
 import (
-	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,22 +23,11 @@ func writeFile(t *testing.T, path, data string) {
 	}
 }
 
-// runIn runs the CLI in dir with HOME set to home.
+// runIn runs the CLI in dir with HOME set to home (the last HOME of the
+// environment wins) and no CLAUDE_CONFIG_DIR.
 func runIn(t *testing.T, dir, home string, args ...string) cliResult {
 	t.Helper()
-	cmd := exec.Command(cliBinary(t), args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "HOME="+home, "CLAUDE_CONFIG_DIR=")
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return cliResult{out.String(), errb.String(), code}
+	return runCLIEnv(t, dir, []string{"HOME=" + home, "CLAUDE_CONFIG_DIR="}, args...)
 }
 
 // A Claude Code project with nothing but .claude/settings.json: its hooks

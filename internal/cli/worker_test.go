@@ -193,60 +193,15 @@ agents:
 	db := temporalDB(t, dir)
 	werr := startWorker(t, manifest, db)
 	first, sc := startRun(t, dir, manifest, db)
-	child := ""
-	for child == "" && sc.Scan() {
-		e, err := event.Decode(sc.Bytes())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if s, ok := e.(event.SpawnSessionStart); ok {
-			child = s.ChildSessionID
-		}
-	}
+	child := firstChild(t, sc)
 	if child == "" {
 		t.Fatalf("the run started no child\nworker: %s", werr.String())
 	}
-	rest := make(chan []event.Event, 1)
-	go func() {
-		var evs []event.Event
-		for sc.Scan() {
-			if e, err := event.Decode(sc.Bytes()); err == nil {
-				evs = append(evs, e)
-			}
-		}
-		rest <- evs
-	}()
+	rest := restOf(sc)
 	r := runCLI(t, dir, "sessions", "--db", db, "cancel", child)
 	if r.code != 0 || !strings.Contains(r.stdout, "session "+child+" cancelled") {
 		t.Fatalf("cancel: exit %d\nstdout: %s\nstderr: %s\nworker: %s", r.code, r.stdout, r.stderr, werr.String())
 	}
 	first.Wait()
-	evs := <-rest
-	var ended *event.SpawnSessionEnd
-	var result string
-	for _, e := range evs {
-		_, in := event.Unwrap("", e)
-		switch v := in.(type) {
-		case event.SpawnSessionEnd:
-			if v.ChildSessionID == child {
-				ended = &v
-			}
-		case event.ToolCallComplete:
-			if v.ToolName == "task" {
-				result = v.ToolResult
-			}
-		}
-	}
-	if ended == nil || ended.StopReason != event.StopAborted {
-		t.Errorf("the child's end: %+v, want aborted", ended)
-	}
-	if !strings.Contains(result, "cancelled by the user") {
-		t.Errorf("the parent's task result %q does not say the child was cancelled", result)
-	}
-	if len(evs) == 0 {
-		t.Fatal("no events after the child started")
-	}
-	if last, ok := evs[len(evs)-1].(event.StreamComplete); !ok || last.Message.Content != "done" {
-		t.Errorf("the run's last event %#v, want the parent's completion", evs[len(evs)-1])
-	}
+	checkChildCancelled(t, <-rest, child, "cancelled by the user")
 }
