@@ -356,7 +356,7 @@ func (p *Pool) loadSession(ctx context.Context, req RunRequest, sid, name string
 	if err != nil {
 		return sess, nil, err
 	}
-	return sess, session.History(stored), nil
+	return sess, session.CompactedHistory(sess, stored), nil
 }
 
 // markRunning stores the run's root session: a new one is created, a
