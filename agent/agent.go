@@ -313,6 +313,9 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 		r.sink.Emit(event.RunStarted{SessionID: inv.Session.ID, RunID: inv.RunID, AgentName: a.cfg.Name, ParentSessionID: inv.Session.ParentID})
 	}
 	r.tools, r.specs = a.toolsFor(ctx, inv, r.sink)
+	if instructions, ok := compactionAsked(ctx, inv.Session.ID); ok && inv.Continue == nil {
+		return r.compactOnly(ctx, instructions)
+	}
 
 	prompt := inv.Prompt
 	if h := r.hooks; h != nil && prompt != "" {

@@ -137,7 +137,7 @@ func (r *run) fit(ctx context.Context) (res resultOrNone) {
 	view := r.snapshot()
 	est := r.estimate(view)
 	if est > limit {
-		done, err := r.compactNow(ctx, CompactAuto, "", limit)
+		done, err := r.compactNow(ctx, CompactAuto, "", limit, limit/2, false)
 		if err != nil {
 			return r.compactFailed(ctx, err)
 		}
@@ -164,8 +164,9 @@ func (r *run) compactFailed(ctx context.Context, err error) resultOrNone {
 // cut is where the kept messages start: the latest messages whose size
 // stays within budget tokens, at least the last one that is not a tool
 // result (with its results), never a tool result whose call would be
-// summarised.
-func (r *run) cut(budget int) int {
+// summarised. With turn, at least the latest turn: from the last prompt
+// a user typed on.
+func (r *run) cut(budget int, turn bool) int {
 	c := &r.compact
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -175,18 +176,22 @@ func (r *run) cut(budget int) int {
 		if r.msgs[i].Role == model.RoleTool {
 			continue
 		}
-		if kept > budget && cut < len(r.msgs) {
+		if kept > budget && cut < len(r.msgs) && !turn {
 			break
 		}
 		cut = i
+		if turn && r.msgs[i].Role == model.RoleUser && !r.msgs[i].Synthetic {
+			turn = false // the latest turn is kept: now the budget decides
+		}
 	}
 	return cut
 }
 
-// compactNow summarises the messages before the cut into one summary
-// message; done is false when there is nothing to summarise.
-func (r *run) compactNow(ctx context.Context, trigger, instructions string, limit int) (done bool, err error) {
-	cut := r.cut(limit / 2)
+// compactNow summarises the messages before the cut (budget: cut) into
+// one summary message; done is false when there is nothing to summarise.
+// limit bounds the summarising request.
+func (r *run) compactNow(ctx context.Context, trigger, instructions string, limit, budget int, turn bool) (done bool, err error) {
+	cut := r.cut(budget, turn)
 	c := &r.compact
 	if cut <= c.from {
 		return false, nil

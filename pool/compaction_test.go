@@ -3,6 +3,7 @@ package pool_test
 import (
 	"context"
 	"fmt"
+	"iter"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/event/eventtest"
 	"github.com/agentpool/agentpool/model"
+	"github.com/agentpool/agentpool/model/testmodel"
 	"github.com/agentpool/agentpool/pool"
 	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/session/memory"
@@ -160,5 +162,100 @@ func TestCompactionThenContextExhausted(t *testing.T) {
 	view := session.CompactedHistory(sess, stored)
 	if len(view) >= len(stored) || !strings.HasPrefix(view[0].Text(), session.SummaryPrefix) || view[0].Role != model.RoleUser {
 		t.Errorf("stored view: %d messages (of %d), first %q", len(view), len(stored), view[0].Text())
+	}
+}
+
+// requests is a model that records the messages of every request it is
+// sent, and answers as the model it wraps.
+type requests struct {
+	model.Model
+	mu   sync.Mutex
+	seen [][]model.Message
+}
+
+func (r *requests) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
+	r.mu.Lock()
+	r.seen = append(r.seen, req.Messages)
+	r.mu.Unlock()
+	return r.Model.Stream(ctx, req)
+}
+
+func (r *requests) last() []model.Message {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.seen[len(r.seen)-1]
+}
+
+// TestManualCompactionAndReload: RunRequest.Compact summarises a stored
+// session's older turns (trigger manual, the run's answer is the
+// summary, the messages stay), and the session's next run sends the
+// summary and the kept turns, not the whole conversation.
+func TestManualCompactionAndReload(t *testing.T) {
+	tm, err := testmodel.New(testmodel.Config{Turns: []testmodel.Turn{{Text: "answer one"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rm := &requests{Model: tm}
+	st := memory.New()
+	p, err := pool.Build(pool.Config{Agents: []pool.AgentSpec{{Name: "solo", Model: rm}}}, pool.Options{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	ctx := context.Background()
+	first, err := p.RunSink(ctx, pool.RunRequest{Prompt: "first question"}, event.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid := first.SessionID
+	for _, q := range []string{"second question", "third question"} {
+		if _, err := p.RunSink(ctx, pool.RunRequest{SessionID: sid, Prompt: q}, event.Discard); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := p.RunSink(ctx, pool.RunRequest{SessionID: sid, Prompt: "x", Compact: &pool.CompactRequest{}}, event.Discard); err == nil {
+		t.Error("a compaction with a prompt was accepted")
+	}
+
+	res, err := p.RunSink(ctx, pool.RunRequest{SessionID: sid, Compact: &pool.CompactRequest{Instructions: "Keep the questions."}}, event.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Result.StopReason != event.StopCompleted || !strings.HasPrefix(res.Result.Output, "Test model summary of 4 messages.") {
+		t.Fatalf("compaction ended %s with %q (%v)", res.Result.StopReason, res.Result.Output, res.Result.Err)
+	}
+	recs, err := st.Events(ctx, sid, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var trigger any
+	for _, r := range recs {
+		if c, ok := r.Event.(event.Custom); ok && c.EventType == agent.EventCompaction {
+			trigger = c.EventData["trigger"]
+		}
+	}
+	if trigger != agent.CompactManual {
+		t.Errorf("compaction event trigger %v, want manual", trigger)
+	}
+	stored, err := st.Messages(ctx, sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(stored) != 6 {
+		t.Errorf("%d messages stored, want the 6 of three turns", len(stored))
+	}
+
+	if _, err := p.RunSink(ctx, pool.RunRequest{SessionID: sid, Prompt: "fourth question"}, event.Discard); err != nil {
+		t.Fatal(err)
+	}
+	sent := rm.last()
+	// The summary, the kept latest turn (third question, its answer), the
+	// new prompt.
+	if len(sent) != 4 || !strings.HasPrefix(sent[0].Text(), session.SummaryPrefix) || sent[1].Text() != "third question" || sent[3].Text() != "fourth question" {
+		var b strings.Builder
+		for _, m := range sent {
+			fmt.Fprintf(&b, "\n  %s: %.60q", m.Role, m.Text())
+		}
+		t.Errorf("the run after the compaction sent:%s", b.String())
 	}
 }
