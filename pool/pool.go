@@ -13,8 +13,8 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/agent"
+	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/hook"
 	"github.com/agentpool/agentpool/id"
