@@ -59,6 +59,10 @@ func (r *run) compactOnly(ctx context.Context, instructions string) spawn.Result
 	if r.storeErr != nil {
 		return r.fail(ctx, fmt.Errorf("%w: %w", ErrStore, r.storeErr), event.StopError, "store_error")
 	}
+	// The answer as a text part, as a model turn's: front ends show it.
+	r.sink.Emit(event.PartStart{Index: 0, Part: event.Part{PartKind: event.PartText}})
+	r.sink.Emit(event.PartDelta{Index: 0, Delta: event.Delta{PartDeltaKind: event.PartText, ContentDelta: text}})
+	r.sink.Emit(event.PartEnd{Index: 0})
 	r.sink.Emit(event.StreamComplete{Message: event.Message{
 		Role: "assistant", Content: text, Usage: r.usage, Cost: r.cost, Model: r.a.cfg.Model.ID(), FinishReason: "stop",
 	}})
