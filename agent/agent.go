@@ -64,6 +64,14 @@ type Config struct {
 	// the model reads ("tool call limit per turn (N) reached: ...").
 	MaxToolCallsPerTurn int
 	Hooks               Hooks // optional interception points; nil means none
+	// ContextWindow is the model's context window in tokens; 0: the
+	// model's own (model.ContextWindowOf), and when it knows none the
+	// run does not compact (compact.go).
+	ContextWindow int
+	// CompactThreshold is the share of the context window a request may
+	// fill before older turns are summarised (DefaultCompactThreshold
+	// when <= 0 or > 1).
+	CompactThreshold float64
 	// Output, when set, makes the final answer a structured one (see
 	// Output).
 	Output *Output
@@ -95,6 +103,9 @@ func New(cfg Config) (*Agent, error) {
 	}
 	if cfg.MaxToolCallsPerTurn <= 0 {
 		cfg.MaxToolCallsPerTurn = DefaultMaxToolCallsPerTurn
+	}
+	if cfg.CompactThreshold <= 0 || cfg.CompactThreshold > 1 {
+		cfg.CompactThreshold = DefaultCompactThreshold
 	}
 	a := &Agent{cfg: cfg, tools: map[string]tool.Tool{}}
 	var err error
@@ -167,6 +178,8 @@ type run struct {
 	// hooks are the agent's Hooks, or, under an Env that is a hookEnv,
 	// the same hooks called through it.
 	hooks Hooks
+	// compact is the state of compaction (compact.go).
+	compact compactState
 }
 
 // running maps the invocation of every agent run in progress to its run,
@@ -257,10 +270,14 @@ func (r *run) keep(msgs ...model.Message) {
 // snapshot returns the conversation for a model request without copying:
 // messages are never changed once appended, and the full slice expression
 // keeps a model (or hook) that appends to the request from writing into
-// the run's backing array.
+// the run's backing array. After a compaction it is the summary and the
+// messages kept after it (a new slice).
 func (r *run) snapshot() []model.Message {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if c := &r.compact; c.summary != nil {
+		return append([]model.Message{*c.summary}, r.msgs[c.from:]...)
+	}
 	return r.msgs[:len(r.msgs):len(r.msgs)]
 }
 
@@ -296,6 +313,9 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 		r.sink.Emit(event.RunStarted{SessionID: inv.Session.ID, RunID: inv.RunID, AgentName: a.cfg.Name, ParentSessionID: inv.Session.ParentID})
 	}
 	r.tools, r.specs = a.toolsFor(ctx, inv, r.sink)
+	if instructions, ok := compactionAsked(ctx, inv.Session.ID); ok && inv.Continue == nil {
+		return r.compactOnly(ctx, instructions)
+	}
 
 	prompt := inv.Prompt
 	if h := r.hooks; h != nil && prompt != "" {
@@ -333,6 +353,9 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 			return r.fail(ctx, fmt.Errorf("%w (%d)", ErrMaxTurns, a.cfg.MaxTurns), event.StopError, "max_turns")
 		}
 		r.drainInbox(ctx)
+		if f := r.fit(ctx); f.ended {
+			return f.res
+		}
 		req := &model.Request{System: a.cfg.SystemPrompt, Messages: r.snapshot(), Tools: r.specs}
 		if a.output != nil {
 			req.Output = a.output.req

@@ -181,6 +181,16 @@ type ModelSpec struct {
 	// agent.DefaultMaxResponseBytes.
 	MaxResponseBytes int
 
+	// ContextWindow is the model's context window in tokens (any type;
+	// `context_window`), over what the model's catalogue says; 0: the
+	// catalogue's (model.ContextWindowOf), and with none there no
+	// compaction (docs/control.md, Compaction).
+	ContextWindow int
+	// CompactThreshold is the share of ContextWindow a request may fill
+	// before older turns are summarised (`compact_threshold`, in (0, 1]);
+	// 0: agent.DefaultCompactThreshold.
+	CompactThreshold float64
+
 	// Test model (AgentPool format, pydantic-ai's TestModel): the first
 	// response calls the tools (every tool offered when CallAllTools, the
 	// default, else CallTools) with ToolArgs[tool] as arguments, or

@@ -440,6 +440,15 @@ func TestErrors(t *testing.T) {
 				`agentpool.yaml:8: agents.a.model.input_price: must not be negative, got -1`,
 				`agentpool.yaml:9: agents.a.model.output_price: expected a number, got "cheap"`,
 			}},
+		{"bad context window", "agents:\n  a:\n    model:\n      type: scripted\n      turns: [hi]\n      context_window: 0\n      compact_threshold: 1.5\n  b:\n    model: {type: test, context_window: -1, compact_threshold: 0}\n  c:\n    model: {type: test, context_window: big, compact_threshold: most}\n",
+			[]string{
+				`agentpool.yaml:6: agents.a.model.context_window: must be greater than 0`,
+				`agentpool.yaml:7: agents.a.model.compact_threshold: must be greater than 0 and at most 1 (the share of the context window a request may fill before older turns are summarised; default 0.8), got 1.5`,
+				`agentpool.yaml:9: agents.b.model.context_window: must not be negative, got -1`,
+				`agentpool.yaml:9: agents.b.model.compact_threshold: must be greater than 0 and at most 1 (the share of the context window a request may fill before older turns are summarised; default 0.8), got 0`,
+				`agentpool.yaml:11: agents.c.model.context_window: expected an integer, got "big"`,
+				`agentpool.yaml:11: agents.c.model.compact_threshold: expected a number, got "most"`,
+			}},
 		{"call_tools entries", "agents:\n  a:\n    model:\n      type: test\n      call_tools: [task, \"\", 3, [x]]\n",
 			[]string{
 				`agentpool.yaml:5: agents.a.model.call_tools[1]: expected a non-empty tool name, got ""`,
@@ -762,6 +771,8 @@ func TestModelForms(t *testing.T) {
 			ModelSpec{Type: "scripted", Turns: []ScriptTurn{{Text: "Hi."}}, Line: 3}},
 		{"response cap", "{type: scripted, turns: [Hi.], max_response_bytes: 1048576}",
 			ModelSpec{Type: "scripted", Turns: []ScriptTurn{{Text: "Hi."}}, MaxResponseBytes: 1 << 20, Line: 3}},
+		{"context window", "{type: test, context_window: 8000, compact_threshold: 0.5}",
+			ModelSpec{Type: "test", CallAllTools: true, ContextWindow: 8000, CompactThreshold: 0.5, Line: 3}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -139,6 +139,18 @@ func (p *parser) modelMap(ms *ModelSpec, e entry, path string) {
 	if n, fp, ok := get("max_response_bytes"); ok {
 		ms.MaxResponseBytes = p.count(n, fp)
 	}
+	if n, fp, ok := get("context_window"); ok {
+		ms.ContextWindow = p.positive(n, fp)
+	}
+	if n, fp, ok := get("compact_threshold"); ok {
+		if v, ok := p.number(n, fp); ok {
+			if v <= 0 || v > 1 {
+				p.add(n.Line, fp, "must be greater than 0 and at most 1 (the share of the context window a request may fill before older turns are summarised; default 0.8), got %v", v)
+			} else {
+				ms.CompactThreshold = v
+			}
+		}
+	}
 	if n, fp, ok := get("timeout"); ok {
 		ms.Timeout = p.seconds(n, fp)
 	}

@@ -86,6 +86,10 @@ const (
 	StopError     StopReason = "error"
 	StopMaxTokens StopReason = "max_tokens"
 	StopRefusal   StopReason = "refusal"
+	// StopContextExhausted ends a run whose next model request does not
+	// fit the model's context window even after compaction (agent
+	// compaction: docs/control.md, Compaction).
+	StopContextExhausted StopReason = "context_exhausted"
 	// StopInterrupted is never emitted live: it is written into the log
 	// when a store recovers a run whose process died (docs/spec/EVENTS.md
 	// §3 invariant 2), for the children that run left open.

@@ -120,6 +120,19 @@ type TurnStop struct {
 // IsSubagent reports whether the stopping session is a delegated child.
 func (t TurnStop) IsSubagent() bool { return t.ParentSessionID != "" }
 
+// PreCompact is the input of agent/pre-compact: older turns of the
+// session's conversation are about to be summarised (docs/control.md,
+// Compaction).
+type PreCompact struct {
+	Agent     string `json:"agent"`
+	SessionID string `json:"session_id"`
+	// Trigger is "auto" (the next request neared the context window) or
+	// "manual" (asked for: OpenCode's summarize).
+	Trigger string `json:"trigger"`
+	// Instructions are a manual compaction's own ("" for auto).
+	Instructions string `json:"instructions,omitempty"`
+}
+
 // StopDecision answers agent/turn-stop. The zero value stops.
 type StopDecision struct {
 	Continue bool   `json:"continue,omitempty"`

@@ -53,6 +53,9 @@ type Registry struct {
 	OnToolResult *Emit[ToolOutcome]
 	// OnTurnStop may make an agent (or a subagent) continue.
 	OnTurnStop *Seam[TurnStop, StopDecision]
+	// OnPreCompact fires before older turns of a conversation are
+	// summarised.
+	OnPreCompact *Emit[PreCompact]
 	// OnApproval answers approval requests. Fail closed: with no listener, or
 	// no answer, the outcome is Unavailable and the tool is denied.
 	OnApproval *Seam[ApprovalRequest, ApprovalDecision]
@@ -76,8 +79,9 @@ type Registry struct {
 }
 
 var (
-	_ agent.Hooks     = (*Registry)(nil)
-	_ spawn.Lifecycle = (*Registry)(nil)
+	_ agent.Hooks        = (*Registry)(nil)
+	_ agent.CompactHooks = (*Registry)(nil)
+	_ spawn.Lifecycle    = (*Registry)(nil)
 )
 
 // The names of the hook points.
@@ -90,6 +94,7 @@ const (
 	PointPostExecute   = "tools/post-execute"
 	PointToolResult    = "tools/result"
 	PointTurnStop      = "agent/turn-stop"
+	PointPreCompact    = "agent/pre-compact"
 	PointApproval      = "approval/request"
 	PointSubagentStart = "subagent/start"
 	PointSubagentEnd   = "subagent/end"
@@ -124,6 +129,8 @@ func New(opts Options) *Registry {
 		agents: func(p ToolOutcome) []string { return one(p.Agent) }}
 	r.OnTurnStop = &Seam[TurnStop, StopDecision]{name: PointTurnStop, core: c,
 		agents: func(p TurnStop) []string { return one(p.Agent) }}
+	r.OnPreCompact = &Emit[PreCompact]{name: PointPreCompact, core: c,
+		agents: func(p PreCompact) []string { return one(p.Agent) }}
 	r.OnApproval = &Seam[ApprovalRequest, ApprovalDecision]{name: PointApproval, core: c, clone: cloneApproval,
 		agents: func(p ApprovalRequest) []string { return one(p.Agent) }}
 	r.OnSubagentStart = &Emit[SubagentStart]{name: PointSubagentStart, core: c,
@@ -375,6 +382,11 @@ func (r *Registry) TurnStop(ctx context.Context, s agent.TurnStopInfo) agent.Sto
 	return agent.StopDecision{Continue: d.Continue, Reason: d.Reason}
 }
 
+// PreCompact implements agent.CompactHooks (agent/pre-compact).
+func (r *Registry) PreCompact(ctx context.Context, c agent.CompactInfo) {
+	r.OnPreCompact.Fire(ctx, PreCompact{Agent: c.Agent, SessionID: c.SessionID, Trigger: c.Trigger, Instructions: c.Instructions})
+}
+
 // Quiet implements agent.QuietHooks: point (agent.Hook*) has no listener,
 // so calling it runs only the registry's defaults (the tool_approval
 // policy; an ask that no approver answers), which do no I/O.
@@ -432,6 +444,7 @@ func Points() []PointInfo {
 		{PointPostExecute, KindSeam, "A tool returned: accept (optionally with extra context) or block with feedback for the model.", reflect.TypeFor[ToolOutcome](), reflect.TypeFor[PostDecision]()},
 		{PointToolResult, KindEmit, "A tool call finished (after tools/post-execute).", reflect.TypeFor[ToolOutcome](), nil},
 		{PointTurnStop, KindSeam, "The model answered without tool calls: stop, or continue with a reason (the next user message).", reflect.TypeFor[TurnStop](), reflect.TypeFor[StopDecision]()},
+		{PointPreCompact, KindEmit, "Older turns of a session's conversation are about to be summarised into one message: trigger auto (the next request neared the model's context window) or manual.", reflect.TypeFor[PreCompact](), nil},
 		{PointApproval, KindSeam, "A tool call needs approval. Fail closed: no listener or no answer is unavailable, which denies.", reflect.TypeFor[ApprovalRequest](), reflect.TypeFor[ApprovalDecision]()},
 		{PointSubagentStart, KindEmit, "A child session is ready (stored, registered, injectable) and has not made its first model request.", reflect.TypeFor[SubagentStart](), nil},
 		{PointSubagentEnd, KindEmit, "A started child settled; exactly once per child.", reflect.TypeFor[SubagentEnd](), nil},

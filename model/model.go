@@ -123,6 +123,12 @@ type Request struct {
 	// that satisfies its schema, in the provider's structured-output mode
 	// where it has one.
 	Output *OutputSchema
+	// Summarize is set on the request that compacts a conversation (see
+	// docs/control.md, Compaction): the messages its summary replaces.
+	// Messages hold them as one text a provider takes without tools;
+	// providers send the request as any other, and a model may answer it
+	// in its own way (the test model writes a fixed summary).
+	Summarize []Message
 }
 
 // OutputSchema describes the structured answer a Request asks for.

@@ -82,6 +82,12 @@ type AgentSpec struct {
 	// that run (later ones get an error result); 0:
 	// agent.DefaultMaxToolCallsPerTurn.
 	MaxToolCallsPerTurn int
+	// ContextWindow is the model's context window in tokens; 0: the
+	// model's own (model.ContextWindowOf), none: no compaction.
+	ContextWindow int
+	// CompactThreshold is the share of the window a request may fill
+	// before older turns are summarised; 0: agent.DefaultCompactThreshold.
+	CompactThreshold float64
 	// ToolApproval is the manifest's `tool_approval` (tool name, path.Match
 	// pattern or "*" -> config.ApprovalAllow, ApprovalAsk or ApprovalDeny).
 	// Options.Hooks enforces it (without Options.Hooks nothing does: Build
@@ -271,7 +277,7 @@ func (p *Pool) makeNodes(cfg Config, opts Options) error {
 		ag, err := agent.New(agent.Config{
 			Name: a.Name, Description: a.Description, SystemPrompt: p.systemPrompt(a), Model: p.obs.Model(a.Model),
 			Tools: p.obs.Tools(tools), Toolsets: p.obs.Toolsets(toolsets), MaxTurns: maxTurns, MaxResponseBytes: a.MaxResponseBytes, Hooks: agentHooks, Output: a.Output,
-			MaxToolCallsPerTurn: a.MaxToolCallsPerTurn,
+			MaxToolCallsPerTurn: a.MaxToolCallsPerTurn, ContextWindow: contextWindow(a), CompactThreshold: a.CompactThreshold,
 		})
 		if err != nil {
 			errs = append(errs, err)
@@ -361,4 +367,13 @@ func limitsWithDefaults(l config.Limits) config.Limits {
 		}
 	}
 	return l
+}
+
+// contextWindow is a's context window: its own, else its model's (asked
+// before the model is wrapped for tracing, which would hide it).
+func contextWindow(a AgentSpec) int {
+	if a.ContextWindow > 0 {
+		return a.ContextWindow
+	}
+	return model.ContextWindowOf(a.Model)
 }

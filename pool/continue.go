@@ -189,7 +189,7 @@ func (p *Pool) continuationOf(ctx context.Context, w *session.Waiting) (*spawn.C
 	if err != nil {
 		return nil, err
 	}
-	c := &spawn.Continuation{Waiting: w, History: storedConversation(msgs)}
+	c := &spawn.Continuation{Waiting: w, History: storedConversation(w.Session, msgs)}
 	for _, kw := range w.Children {
 		kc, err := p.continuationOf(ctx, kw)
 		if err != nil {
@@ -210,13 +210,14 @@ func (p *Pool) continuationOf(ctx context.Context, w *session.Waiting) (*spawn.C
 // storedConversation is a stored conversation as a continued run goes on
 // with it: as session.History makes it, but for a last model turn whose
 // calls are open, which stays as it is (the run gives its calls their
-// results).
-func storedConversation(msgs []session.Message) []model.Message {
+// results). A compacted session goes on from its compacted view
+// (session.CompactedHistory).
+func storedConversation(s session.Session, msgs []session.Message) []model.Message {
 	n := len(msgs)
 	if n > 0 && msgs[n-1].Role == model.RoleAssistant && len(msgs[n-1].ToolCalls()) > 0 {
-		return append(session.History(msgs[:n-1]), msgs[n-1].Message)
+		return append(session.CompactedHistory(s, msgs[:n-1]), msgs[n-1].Message)
 	}
-	return session.History(msgs)
+	return session.CompactedHistory(s, msgs)
 }
 
 // relayStored hands rec the stored events of the tree of root id from

@@ -85,6 +85,7 @@ func FromManifest(m *config.Manifest, reg *Registry) (Config, error) {
 			Name: name, Description: a.Description, SystemPrompt: a.SystemPrompt, Model: mdl,
 			MaxTurns: a.MaxTurns, ToolApproval: a.ToolApproval, MCPServers: a.MCPServers,
 			MaxResponseBytes: a.Model.MaxResponseBytes, MaxToolCallsPerTurn: a.MaxToolCallsPerTurn, Connections: a.Connections,
+			ContextWindow: a.Model.ContextWindow, CompactThreshold: a.Model.CompactThreshold,
 		}
 		nt := nodeTools(a)
 		spec.Builtin, spec.Disabled, spec.FetchAllowedHosts, spec.Workers = nt.Builtin, nt.Disabled, nt.FetchAllowedHosts, nt.Workers

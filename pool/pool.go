@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/agentpool/agentpool/agent"
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/hook"
@@ -186,6 +187,18 @@ type RunRequest struct {
 	// session/end when the caller ends it (hook.Registry.EndSession), not
 	// around each run. The ACP server keeps an editor's session open so.
 	KeepSession bool
+	// Compact, with SessionID and no Prompt, makes the run a manual
+	// compaction of the stored session (an agent's): its older turns are
+	// summarised into one message, and the run answers with the summary
+	// (docs/control.md, Compaction). Not on Options.Engine.
+	Compact *CompactRequest
+}
+
+// CompactRequest asks for a manual compaction (RunRequest.Compact).
+type CompactRequest struct {
+	// Instructions are added to the summarising model's request (Claude
+	// Code's /compact text); "" for none.
+	Instructions string
 }
 
 // RunResult is how a root run ended.
@@ -229,6 +242,18 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 	node, ok := p.nodes[name]
 	if !ok {
 		return RunResult{}, fmt.Errorf("%w %q; available: %v", ErrUnknownNode, name, p.order)
+	}
+	if c := req.Compact; c != nil {
+		switch {
+		case req.SessionID == "" || req.Prompt != "":
+			return RunResult{}, errors.New("pool: a compaction is of a stored session (RunRequest.SessionID) and takes no prompt")
+		case p.engine != nil:
+			return RunResult{}, errors.New("pool: compaction is not done under a durable execution engine")
+		}
+		if _, ok := node.(*agent.Agent); !ok {
+			return RunResult{}, fmt.Errorf("pool: compaction is of an agent's conversation; %q is not a plain agent (a team, a custom node or an agent with connections)", name)
+		}
+		ctx = agent.WithCompaction(ctx, req.SessionID, c.Instructions)
 	}
 	now := time.Now()
 	sid := req.SessionID
@@ -361,7 +386,7 @@ func (p *Pool) loadSession(ctx context.Context, req RunRequest, sid, name string
 	if err != nil {
 		return sess, nil, err
 	}
-	return sess, session.History(stored), nil
+	return sess, session.CompactedHistory(sess, stored), nil
 }
 
 // markRunning stores the run's root session: a new one is created, a

@@ -281,6 +281,9 @@ func (b *Bridge) Register(reg *hook.Registry) {
 	if b.Has(Stop) || b.Has(SubagentStop) {
 		reg.OnTurnStop.Use(b.turnStop, hook.WithName("command:Stop"))
 	}
+	if b.Has(PreCompact) {
+		reg.OnPreCompact.Register(b.preCompact, emitOpts(PreCompact)...)
+	}
 	if b.Has(PermissionRequest) || b.Has(Notification) {
 		// Ahead of the approvers (an editor, the terminal): the hooks may
 		// answer before a human is asked.

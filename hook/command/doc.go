@@ -22,7 +22,7 @@
 //	SubagentStart       subagent/start of every child (teams and their members included)
 //	SubagentStop        agent/turn-stop of a child, or subagent/end of a child that did not stop on its own
 //	SessionEnd          session/end: once per session (an ACP session's close or disconnection)
-//	PreCompact          accepted, never fires (agentpool does not compact conversations)
+//	PreCompact          agent/pre-compact: before older turns are summarised; matched by trigger (auto, manual)
 //
 // Each hook gets one JSON object on stdin (with a trailing newline):
 // session_id (the root session), transcript_path (the root session's

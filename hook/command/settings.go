@@ -32,17 +32,10 @@ const (
 	PreCompact         = "PreCompact"
 )
 
-// Events lists the events a settings file may configure. PreCompact is
-// accepted but never fires: agentpool does not compact conversations.
+// Events lists the events a settings file may configure.
 var Events = []string{
 	SessionStart, UserPromptSubmit, PreToolUse, PermissionRequest, PostToolUse, PostToolUseFailure,
 	Notification, Stop, SubagentStart, SubagentStop, PreCompact, SessionEnd,
-}
-
-// neverFired are accepted events that agentpool never fires, with why (the
-// warning a settings file that configures one gets).
-var neverFired = map[string]string{
-	PreCompact: "agentpool does not compact conversations: these hooks never run",
 }
 
 // DefaultTimeout is the timeout of a command hook that sets none.
@@ -259,9 +252,6 @@ func ParseSettings(name string, data []byte) (Settings, error) {
 		if !slices.Contains(Events, ev) {
 			out.Ignored = append(out.Ignored, fmt.Sprintf("%s: hooks.%s: event not supported, ignored", name, ev))
 			continue
-		}
-		if why, never := neverFired[ev]; never {
-			out.Ignored = append(out.Ignored, fmt.Sprintf("%s: hooks.%s: %s", name, ev, why))
 		}
 		groups, gerrs := parseGroups(name, data, ev, events[ev], w)
 		errs = append(errs, gerrs...)

@@ -181,7 +181,6 @@ func TestParseSettingsForms(t *testing.T) {
 		t.Errorf(`"args": [] is the exec form without arguments: %+v`, post)
 	}
 	want := []string{
-		"s.json: hooks.PreCompact: agentpool does not compact conversations: these hooks never run",
 		"s.json: hooks.PreToolUse[0].hooks[1].colour: unknown field, ignored",
 		"s.json: hooks.PostToolUse[0].comment: unknown field, ignored",
 		"s.json: hooks.PreToolUse[0].hooks[0].statusMessage (and 1 more): not applied: agentpool shows no status line",

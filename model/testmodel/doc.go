@@ -15,6 +15,12 @@
 // model request after the last user prompt; past the end it answers with
 // the last turn's text and no tool calls.
 //
+// A compaction request (model.Request.Summarize) is answered by both forms
+// with a fixed summary that names the messages it replaces, the last
+// prompt among them and the model turns since that prompt; a later
+// request whose conversation starts with that summary goes on at the turn
+// it had reached.
+//
 // Both decide from the request alone (never from state on the Model), so one
 // instance serves any number of concurrent sessions. Text is streamed in
 // several deltas, like a real model; an optional per-chunk delay makes runs

@@ -116,7 +116,9 @@ func (m *Model) ID() string {
 	return "test"
 }
 
-// turnIndex counts the assistant messages after the last prompt a user typed.
+// turnIndex counts the assistant messages after the last prompt a user
+// typed; a summary of the test model's own (compaction) counts the turns
+// it replaced.
 func turnIndex(msgs []model.Message) int {
 	n := 0
 	for i := len(msgs) - 1; i >= 0; i-- {
@@ -125,6 +127,9 @@ func turnIndex(msgs []model.Message) int {
 			n++
 		case msgs[i].Role == model.RoleUser && !msgs[i].Synthetic:
 			return n
+		}
+		if k, ok := summarisedTurns(msgs[i]); ok {
+			return n + k
 		}
 	}
 	return n
@@ -136,6 +141,8 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 		i := turnIndex(req.Messages)
 		var t compiledTurn
 		switch {
+		case req.Summarize != nil:
+			t = compiledTurn{Turn: Turn{Text: summaryText(req.Summarize)}}
 		case m.turns == nil:
 			t = m.agentPoolTurn(req, i)
 		case i < len(m.turns):

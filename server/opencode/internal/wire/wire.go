@@ -581,6 +581,18 @@ type (
 		Reply   string `json:"reply" enum:"once,always,reject"`
 		Message string `json:"message,omitempty"`
 	}
+	// SummarizeBody is POST /session/{sessionID}/summarize (the TUI's
+	// /compact). The model it names is required, as in opencode; the
+	// session's agent summarises with its own model.
+	SummarizeBody struct {
+		ProviderID string `json:"providerID"`
+		ModelID    string `json:"modelID"`
+		Auto       bool   `json:"auto,omitempty"`
+	}
+	// SessionCompacted is the properties of session.compacted.
+	SessionCompacted struct {
+		SessionID string `json:"sessionID" pattern:"^ses"`
+	}
 	// PermissionRespondBody is the deprecated POST
 	// /session/{sessionID}/permissions/{permissionID}.
 	PermissionRespondBody struct {
