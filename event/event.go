@@ -86,6 +86,10 @@ const (
 	StopError     StopReason = "error"
 	StopMaxTokens StopReason = "max_tokens"
 	StopRefusal   StopReason = "refusal"
+	// StopBudget ends a session whose next model call a budget refused
+	// (spawn.BudgetError): the budget over it, its own or an ancestor's
+	// or the run's, was reached.
+	StopBudget StopReason = "budget"
 	// StopInterrupted is never emitted live: it is written into the log
 	// when a store recovers a run whose process died (docs/spec/EVENTS.md
 	// §3 invariant 2), for the children that run left open.

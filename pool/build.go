@@ -2,6 +2,7 @@ package pool
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 
 	"github.com/agentpool/agentpool/agent"
@@ -82,6 +83,9 @@ type AgentSpec struct {
 	// that run (later ones get an error result); 0:
 	// agent.DefaultMaxToolCallsPerTurn.
 	MaxToolCallsPerTurn int
+	// Budget caps what each session of the agent spends with its subtree
+	// (docs/control.md, Budgets); zero: no cap of its own.
+	Budget spawn.Budget
 	// ToolApproval is the manifest's `tool_approval` (tool name, path.Match
 	// pattern or "*" -> config.ApprovalAllow, ApprovalAsk or ApprovalDeny).
 	// Options.Hooks enforces it (without Options.Hooks nothing does: Build
@@ -159,6 +163,9 @@ func build(cfg Config, opts Options, m *config.Manifest) (*Pool, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	if err := opts.Budget.Check(); err != nil {
+		return nil, fmt.Errorf("pool options: %w", err)
+	}
 	if m == nil {
 		m = cfg.manifest()
 	}
@@ -194,7 +201,7 @@ func build(cfg Config, opts Options, m *config.Manifest) (*Pool, error) {
 	for _, w := range m.Warnings {
 		opts.Logger.Warn("manifest: " + w.String())
 	}
-	p := &Pool{manifest: m, store: opts.Store, proc: opts.Processor, nodes: map[string]spawn.Node{}, log: opts.Logger, builtins: b, engine: opts.Engine}
+	p := &Pool{manifest: m, store: opts.Store, proc: opts.Processor, nodes: map[string]spawn.Node{}, log: opts.Logger, builtins: b, engine: opts.Engine, budget: opts.Budget}
 	if p.obs, err = otelpool.New(opts.TracerProvider, opts.MeterProvider, otelpool.Options{}); err != nil {
 		b.close()
 		return nil, err
@@ -270,7 +277,7 @@ func (p *Pool) makeNodes(cfg Config, opts Options) error {
 		ag, err := agent.New(agent.Config{
 			Name: a.Name, Description: a.Description, SystemPrompt: p.systemPrompt(a), Model: p.obs.Model(a.Model),
 			Tools: p.obs.Tools(tools), Toolsets: p.obs.Toolsets(toolsets), MaxTurns: maxTurns, MaxResponseBytes: a.MaxResponseBytes, Hooks: agentHooks, Output: a.Output,
-			MaxToolCallsPerTurn: a.MaxToolCallsPerTurn,
+			MaxToolCallsPerTurn: a.MaxToolCallsPerTurn, Budget: a.Budget,
 		})
 		if err != nil {
 			errs = append(errs, err)

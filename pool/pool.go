@@ -79,6 +79,10 @@ type Options struct {
 	// New builds the manifest's models with it; batteries.Registry() has
 	// everything agentpool ships.
 	Registry *Registry
+	// Budget caps what each root run spends on model calls, its whole
+	// tree included, unless its RunRequest sets one (docs/control.md,
+	// Budgets); zero: no cap. Not kept on Engine.
+	Budget spawn.Budget
 }
 
 // Pool is a set of runnable nodes (agents, teams, custom nodes) built from
@@ -102,7 +106,8 @@ type Pool struct {
 	// agent/turn-stop as an agent does (rootNode).
 	hooks    *hook.Registry
 	builtins *builtins
-	engine   Engine // nil: runs in this process
+	engine   Engine       // nil: runs in this process
+	budget   spawn.Budget // Options.Budget
 	// obs makes the runs' spans and metrics (nil: none); traced holds the
 	// nodes it decorates, which the runtime runs (nodes keeps the
 	// undecorated ones, which Node returns).
@@ -181,6 +186,11 @@ type RunRequest struct {
 	// session/end when the caller ends it (hook.Registry.EndSession), not
 	// around each run. The ACP server keeps an editor's session open so.
 	KeepSession bool
+	// Budget caps what this run spends on model calls, its whole tree
+	// included (Options.Budget when zero): when it is reached no model
+	// call starts in the run and its sessions end with stop reason
+	// budget. A budget that Budget.Check refuses is an error of RunSink.
+	Budget spawn.Budget
 }
 
 // RunResult is how a root run ended.
@@ -225,6 +235,13 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 	if !ok {
 		return RunResult{}, fmt.Errorf("%w %q; available: %v", ErrUnknownNode, name, p.order)
 	}
+	budget := req.Budget
+	if budget.IsZero() {
+		budget = p.budget
+	}
+	if err := budget.Check(); err != nil {
+		return RunResult{}, fmt.Errorf("run: %w", err)
+	}
 	now := time.Now()
 	sid := req.SessionID
 	if sid == "" {
@@ -244,6 +261,7 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 			return rootRun{}, err
 		}
 		inv.Toolsets = slices.Clip(req.Toolsets)
+		inv.LimitSpend("the run", budget)
 		return rootRun{inv: inv, node: node, rec: rec, started: now}, nil
 	})
 }
