@@ -83,8 +83,11 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 		return fmt.Errorf("--output must be text or jsonl, not %q", f.output)
 	}
 	budget := spawn.Budget{Tokens: f.maxTokens, CostUSD: f.maxCost}
-	if err := budget.Check(); err != nil {
-		return fmt.Errorf("--max-tokens/--max-cost: %w", err)
+	if err := (spawn.Budget{Tokens: f.maxTokens}).Check(); err != nil {
+		return fmt.Errorf("--max-tokens: %w", err)
+	}
+	if err := (spawn.Budget{CostUSD: f.maxCost}).Check(); err != nil {
+		return fmt.Errorf("--max-cost: %w", err)
 	}
 	reg := hook.New(hook.Options{Logger: slog.Default()})
 	// Everything written on stderr but the status tree (which makes its
