@@ -279,7 +279,9 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 	if spawn.InvocationFrom(ctx) != inv {
 		ctx = spawn.WithInvocation(ctx, inv)
 	}
-	inv.LimitSpend("agent "+a.cfg.Name, a.cfg.Budget)
+	if !a.cfg.Budget.IsZero() { // the owner's name costs an allocation
+		inv.LimitSpend("agent "+a.cfg.Name, a.cfg.Budget)
+	}
 	r.start()
 	defer func() {
 		res.Usage, res.Cost = r.usage, r.cost

@@ -173,3 +173,28 @@ func errString(err error) string {
 	}
 	return err.Error()
 }
+
+// BenchmarkStartModelCall is what the budget check adds to one model
+// call: a session without budgets (a nil check), and one under an agent's
+// and the run's budgets (the run's lock, taken twice).
+func BenchmarkStartModelCall(b *testing.B) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name       string
+		run, agent Budget
+	}{{"none", Budget{}, Budget{}}, {"agent+run", Budget{Tokens: MaxBudgetTokens}, Budget{CostUSD: MaxBudgetCostUSD}}} {
+		b.Run(c.name, func(b *testing.B) {
+			_, kids := budgetTree(c.run, c.agent, 1)
+			k := kids[0]
+			u := spend(100)
+			b.ReportAllocs()
+			for b.Loop() {
+				call, err := k.StartModelCall(ctx)
+				if err != nil {
+					b.Fatal(err)
+				}
+				call.End(u, 0)
+			}
+		})
+	}
+}
