@@ -435,13 +435,18 @@ func (r *run) waitInjected(ctx context.Context) bool {
 }
 
 func (r *run) drainInbox(ctx context.Context) {
-	items := r.inv.Injected()
+	items := r.inv.TakeInjected()
 	if len(items) == 0 {
 		return
 	}
 	msgs := make([]model.Message, len(items))
 	for i, c := range items {
-		msgs[i] = model.Message{Role: model.RoleUser, Parts: []model.Part{{Kind: model.PartText, Text: c}}, Synthetic: true}
+		msgs[i] = model.Message{Role: model.RoleUser, Parts: []model.Part{{Kind: model.PartText, Text: c.Text}}, Synthetic: true}
+		if c.Event != nil {
+			// A message sent to the session (spawn.Runtime.Message): its
+			// stream shows it where the model reads it.
+			r.sink.Emit(c.Event)
+		}
 	}
 	r.append(ctx, msgs...)
 }

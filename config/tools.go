@@ -20,7 +20,7 @@ import (
 
 // Toolset types (`tools:` / `toolsets:` entries).
 const (
-	ToolsetSubagent   = "subagent"    // task, list_available_nodes, task_status, task_output
+	ToolsetSubagent   = "subagent"    // task, list_available_nodes, task_status, task_output, task_stop, send_message, delegate_to, ask_agent
 	ToolsetFileAccess = "file_access" // Read, Write, Edit, Glob, Grep, LS
 	ToolsetExecution  = "execution"   // Bash, BashOutput, KillShell
 	ToolsetPlan       = "plan"        // TodoWrite

@@ -115,7 +115,7 @@ func TestAgentPoolCorpusRuns(t *testing.T) {
 // agent without a model runs on default_model.
 func TestCorpusKeysRun(t *testing.T) {
 	r := runCorpus(t, "keys.yaml", "host")
-	want := []string{"TodoWrite", "ask_agent", "delegate_to", "list_available_nodes", "task", "task_output", "task_status"}
+	want := []string{"TodoWrite", "ask_agent", "delegate_to", "list_available_nodes", "send_message", "task", "task_output", "task_status", "task_stop"}
 	if got := keys(r.results()); !slices.Equal(got, want) {
 		t.Errorf("tools called = %v, want %v", got, want)
 	}

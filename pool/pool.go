@@ -477,3 +477,13 @@ func (p *Pool) MCP() MCPServers { return p.builtins.mcp }
 func (p *Pool) Cancel(ctx context.Context, sessionID, by string) (<-chan struct{}, error) {
 	return p.rt.Cancel(ctx, sessionID, by)
 }
+
+// Message sends text to the running session sessionID of one of the
+// pool's runs, from a person at a front end (by: "opencode", "web", ...):
+// the session's model reads it at its next turn, and its stream shows it
+// (spawn.Runtime.Message; errors as for Cancel). A session that has ended
+// is continued with a run of its own (RunSink with its SessionID) once
+// its tree's run is over; docs/control.md.
+func (p *Pool) Message(ctx context.Context, sessionID, by, text string) error {
+	return p.rt.Message(ctx, sessionID, spawn.Sender{By: by}, text)
+}

@@ -65,6 +65,10 @@ func (a *applier) apply(e event.Event) {
 		a.spawnStart(s, ev)
 	case event.SpawnSessionEnd:
 		a.spawnEnd(s, ev)
+	case event.Custom:
+		if ev.EventType == eventSessionMessage {
+			a.sessionMessage(s, ev)
+		}
 	}
 }
 
@@ -149,20 +153,66 @@ func (a *applier) createChild(parent *sess, info spawnInfo) *sess {
 		a.emit(SessionCreated{Info: c.info()})
 	}
 	if info.prompt != "" {
-		um := Message{ID: id.Ascending(id.Message), SessionID: c.rec.ID, Role: RoleUser, Agent: c.rec.AgentName, Created: a.clock(), Completed: a.clock()}
-		c.userMsg = um.ID
-		if a.want {
-			a.emit(MessageUpdated{Info: um})
-		}
-		pt := &part{Part: Part{ID: id.Ascending(id.Part), SessionID: c.rec.ID, MessageID: um.ID, Type: PartText, Start: a.clock(), End: a.clock()}}
-		pt.text.WriteString(info.prompt)
-		if a.want {
-			a.emit(PartUpdated{Part: pt.snapshot()})
-		}
+		a.userMessage(c, info.prompt)
 	}
 	a.openMessage(c, info.modelID)
 	a.link(parent, c, info)
 	return c
+}
+
+// userMessage adds a user message with text to s: the prompt of a child,
+// a message sent to a running session.
+func (a *applier) userMessage(s *sess, text string) {
+	um := Message{ID: id.Ascending(id.Message), SessionID: s.rec.ID, Role: RoleUser, Agent: s.rec.AgentName, Created: a.clock(), Completed: a.clock()}
+	s.userMsg = um.ID
+	if a.want {
+		a.emit(MessageUpdated{Info: um})
+	}
+	pt := &part{Part: Part{ID: id.Ascending(id.Part), SessionID: s.rec.ID, MessageID: um.ID, Type: PartText, Start: a.clock(), End: a.clock()}}
+	pt.text.WriteString(text)
+	if a.want {
+		a.emit(PartUpdated{Part: pt.snapshot()})
+	}
+}
+
+// sessionMessage shows a message delivered to a running session (the
+// custom event spawn.EventSessionMessage) as a user message between the
+// model responses before and after it.
+func (a *applier) sessionMessage(s *sess, ev event.Custom) {
+	text, _ := ev.EventData["text"].(string)
+	modelID := ""
+	if s.msg != nil {
+		modelID = s.msg.info.ModelID
+	}
+	a.closeMessage(s, "")
+	a.userMessage(s, text)
+	a.openMessage(s, modelID)
+}
+
+// resumeChild projects the start of a finished child continued in its
+// session (spawn.Resume; metadata "resumed"): a child ended in this run
+// runs again, one ended in an earlier run is projected afresh.
+func (a *applier) resumeChild(parent *sess, info spawnInfo) {
+	c, ok := a.r.sessions[info.child]
+	if !ok {
+		if !a.p.undo(info.child) {
+			return // another run's, in progress: not this run's to project
+		}
+		a.createChild(parent, info)
+		return
+	}
+	if !c.ended {
+		return
+	}
+	c.ended, c.errored = false, false
+	parent.addKid(info.child, c)
+	c.rec.StopReason = ""
+	a.setStatus(c, session.StatusRunning)
+	if info.prompt != "" {
+		a.userMessage(c, info.prompt)
+	}
+	a.openMessage(c, info.modelID)
+	a.link(parent, c, info)
 }
 
 // link points a tool part of the parent at child c: the tool call that
@@ -214,6 +264,16 @@ func (a *applier) spawnStart(parent *sess, ev event.SpawnSessionStart) {
 	if ev.ChildSessionID == "" {
 		return
 	}
+	prompt, _ := ev.Metadata["prompt"].(string)
+	info := spawnInfo{
+		child: ev.ChildSessionID, toolCallID: ev.ToolCallID, mechanism: ev.SpawnMechanism, runMode: ev.RunMode,
+		sourceName: ev.SourceName, sourceType: ev.SourceType, description: ev.Description, prompt: prompt,
+		modelID: ev.ModelID, taskID: ev.TaskID, depth: ev.Depth,
+	}
+	if ev.Metadata[metaResumed] != nil {
+		a.resumeChild(parent, info)
+		return
+	}
 	// Seen in this run, in another run in progress, or ended.
 	_, seen := a.r.sessions[ev.ChildSessionID]
 	if !seen {
@@ -223,13 +283,14 @@ func (a *applier) spawnStart(parent *sess, ev event.SpawnSessionStart) {
 		a.p.log.Debug("processor: duplicate spawn_session_start ignored", "child", ev.ChildSessionID)
 		return
 	}
-	prompt, _ := ev.Metadata["prompt"].(string)
-	a.createChild(parent, spawnInfo{
-		child: ev.ChildSessionID, toolCallID: ev.ToolCallID, mechanism: ev.SpawnMechanism, runMode: ev.RunMode,
-		sourceName: ev.SourceName, sourceType: ev.SourceType, description: ev.Description, prompt: prompt,
-		modelID: ev.ModelID, taskID: ev.TaskID, depth: ev.Depth,
-	})
+	a.createChild(parent, info)
 }
+
+// metaResumed is spawn.MetaResumed (the processor does not import spawn).
+const metaResumed = "resumed"
+
+// eventSessionMessage is spawn.EventSessionMessage.
+const eventSessionMessage = "session_message"
 
 func (a *applier) spawnEnd(parent *sess, ev event.SpawnSessionEnd) {
 	c, ok := a.r.sessions[ev.ChildSessionID]

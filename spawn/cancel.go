@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-
-	"github.com/agentpool/agentpool/session"
 )
 
 // Cancelling one session of a run (docs/control.md): every running
@@ -32,9 +30,15 @@ var ErrRunsElsewhere = errors.New("session runs in another process")
 type CancelledError struct {
 	SessionID string // the session that was cancelled (its descendants carry the same cause)
 	By        string // who asked: the front end, as approvals name it ("opencode", "acp", ...)
+	// Agent, when set, is the parent agent that stopped its child with
+	// the task_stop tool (By is then "task_stop").
+	Agent string
 }
 
 func (e *CancelledError) Error() string {
+	if e.Agent != "" {
+		return fmt.Sprintf("session %s was stopped by its parent agent %s (task_stop)", e.SessionID, e.Agent)
+	}
 	by := e.By
 	if by == "" {
 		by = "a front end"
@@ -55,21 +59,18 @@ func (e *CancelledError) Is(target error) bool { return target == context.Cancel
 // A session this runtime does not run is an error: one the store does not
 // know errors.Is session.ErrNotFound; one that has ended, ErrNotRunning;
 // one the store says is running, ErrRunsElsewhere (another process runs
-// it: see session.CancelRequester).
+// it: the command line asks that process through its control socket,
+// internal/ctlsock).
 func (rt *Runtime) Cancel(ctx context.Context, sessionID, by string) (<-chan struct{}, error) {
-	if h, ok := rt.lookupSession(sessionID); ok {
-		return h.cancelRun(&CancelledError{SessionID: sessionID, By: by}), nil
+	return rt.cancelWith(ctx, &CancelledError{SessionID: sessionID, By: by})
+}
+
+// cancelWith cancels the running session ce.SessionID with ce as cause.
+func (rt *Runtime) cancelWith(ctx context.Context, ce *CancelledError) (<-chan struct{}, error) {
+	if h, ok := rt.lookupSession(ce.SessionID); ok {
+		return h.cancelRun(ce), nil
 	}
-	s, err := rt.cfg.Store.GetSession(ctx, sessionID)
-	switch {
-	case errors.Is(err, session.ErrNotFound):
-		return nil, fmt.Errorf("cancel: %w: %s", session.ErrNotFound, sessionID)
-	case err != nil:
-		return nil, fmt.Errorf("cancel %s: %w", sessionID, err)
-	case s.Status == session.StatusRunning:
-		return nil, fmt.Errorf("cancel %s: %w", sessionID, ErrRunsElsewhere)
-	}
-	return nil, fmt.Errorf("cancel %s: %w (%s)", sessionID, ErrNotRunning, s.Status)
+	return nil, rt.notRunning(ctx, "cancel", ce.SessionID)
 }
 
 // cancelRun cancels the session's run with cause, now or, when its

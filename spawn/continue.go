@@ -74,7 +74,7 @@ func ContinueChild(ctx context.Context, parent *Invocation, c *ChildContinuation
 	inv.wrap = wrapSink{parent: parent.Sink, child: inv, path: []string{w.Session.ID}}
 	inv.Sink = &inv.wrap
 	cctx, stop := inv.h.runContext(ctx)
-	if !rt.register(w.Session.ID, &inv.h) {
+	if !rt.register(inv) {
 		stop(nil)
 		<-sem
 		return Child{}, fmt.Errorf("cannot continue %s: session %s runs already", w.Session.AgentName, w.Session.ID)

@@ -114,7 +114,23 @@ func (inv *Invocation) WaitInjected(ctx context.Context) bool {
 
 // Injected takes what was injected into the session since the last call:
 // the node running in the session delivers it with its next model request.
-func (inv *Invocation) Injected() []string { return inv.h.inbox.drain() }
+func (inv *Invocation) Injected() []string { return texts(inv.h.inbox.drain()) }
+
+// Injection is one item of a session's inbox: its text, which the model
+// reads as a user message, and, for a message sent to the session
+// (Runtime.Message), the event that shows its delivery.
+type Injection struct {
+	Text string
+	// Event, when set, is emitted into the session's stream when the
+	// text is delivered (a MessageEvent): front ends show it as a user
+	// message of the session.
+	Event event.Event
+}
+
+// TakeInjected is Injected with the events of the messages among them:
+// a node that emits its own events (the agent) emits each one as it
+// delivers its text.
+func (inv *Invocation) TakeInjected() []Injection { return inv.h.inbox.drain() }
 
 // Record stores e in the session's event log without sending it down the
 // live stream: for events outside the run's span (the session/start and

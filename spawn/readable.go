@@ -75,8 +75,13 @@ func ReadableError(msg string) string {
 // AbortedWords words the end of a child session that was aborted, from
 // the error it ended with: "Cancelled by the user (from <front end>)."
 // when it was cancelled on its own (a *CancelledError), else "Cancelled by
-// the user." (its run was).
+// the user." (its run was); "Stopped by its parent agent <name>
+// (task_stop)." when its parent stopped it.
 func AbortedWords(msg string) string {
+	const parent = "stopped by its parent agent "
+	if i := strings.Index(msg, parent); i >= 0 {
+		return "Stopped by its parent agent " + strings.TrimSuffix(msg[i+len(parent):], " (task_stop)") + " (task_stop)."
+	}
 	const by = "cancelled by the user (from "
 	if i := strings.Index(msg, by); i >= 0 {
 		rest := msg[i+len(by):]

@@ -132,13 +132,14 @@ func NewRuntime(cfg Config) *Runtime {
 // register registers h as the running session sessionID, unless a
 // session of that id is registered: the check and the registration are
 // one step, so that two runs of one session cannot both register.
-func (rt *Runtime) register(sessionID string, h *handle) bool {
+func (rt *Runtime) register(inv *Invocation) bool {
 	rt.sessMu.Lock()
 	defer rt.sessMu.Unlock()
-	if _, taken := rt.sessions[sessionID]; taken {
+	if _, taken := rt.sessions[inv.Session.ID]; taken {
 		return false
 	}
-	rt.sessions[sessionID] = h
+	inv.h.inv = inv
+	rt.sessions[inv.Session.ID] = &inv.h
 	return true
 }
 
@@ -215,6 +216,7 @@ func (rt *Runtime) Running(sessionID string) bool {
 // handle is the registry entry of a running session. It lives inside the
 // session's Invocation (one allocation for both).
 type handle struct {
+	inv          *Invocation // the invocation h lives in (set by register)
 	inbox        Inbox
 	sem          chan struct{} // concurrency slots for this session's children; see slots
 	pendingAsync atomic.Int64
@@ -271,7 +273,7 @@ func (rt *Runtime) NewRoot(s session.Session, runID, prompt string, history []mo
 	inv.run = &inv.rootRun
 	inv.rootRun.rec, _ = sink.(Recorder)
 	inv.rootRun.rootDepth = s.Depth
-	if !rt.register(s.ID, &inv.h) {
+	if !rt.register(inv) {
 		return nil, &session.RunningError{SessionID: s.ID, Claimed: s.ID, Owner: session.ThisProcess()}
 	}
 	return inv, nil
@@ -295,7 +297,7 @@ func (rt *Runtime) Release(inv *Invocation) []string {
 // The zero value is ready.
 type Inbox struct {
 	mu     sync.Mutex
-	queue  []string
+	queue  []Injection
 	closed bool
 	// notify has a value when queue may be non-empty or an async child
 	// may have ended. It is made by the first Wait (most sessions never
@@ -311,12 +313,17 @@ func (b *Inbox) Inject(content string) { b.TryInject(content) }
 // TryInject queues content and reports whether it was queued: false once
 // the inbox is closed (its session has been torn down).
 func (b *Inbox) TryInject(content string) bool {
+	return b.tryQueue(Injection{Text: content})
+}
+
+// tryQueue queues in unless the inbox is closed.
+func (b *Inbox) tryQueue(in Injection) bool {
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
 		return false
 	}
-	b.queue = append(b.queue, content)
+	b.queue = append(b.queue, in)
 	b.mu.Unlock()
 	b.wake()
 	return true
@@ -330,7 +337,19 @@ func (b *Inbox) close() []string {
 	b.closed = true
 	q := b.queue
 	b.queue = nil
-	return q
+	return texts(q)
+}
+
+// texts returns the texts of q.
+func texts(q []Injection) []string {
+	if len(q) == 0 {
+		return nil
+	}
+	out := make([]string, len(q))
+	for i, in := range q {
+		out[i] = in.Text
+	}
+	return out
 }
 
 // Len reports how many injections are queued.
@@ -355,7 +374,7 @@ func (b *Inbox) wake() {
 }
 
 // drain takes everything queued.
-func (b *Inbox) drain() []string {
+func (b *Inbox) drain() []Injection {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	q := b.queue

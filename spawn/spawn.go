@@ -91,10 +91,20 @@ func Spawn(ctx context.Context, parent *Invocation, req Request) (Child, error) 
 		return Child{}, fmt.Errorf("cannot spawn %s: store: %w", req.Node.Name(), err)
 	}
 
+	return rt.launch(ctx, parent, req, child, model.CloneMessages(req.History), sem, now, "")
+}
+
+// launch runs req.Node in the child session child (stored, and created or
+// made running again), whose slot among parent's children sem holds:
+// registers it, announces it (spawn_session_start, the subagent/start
+// hook) and runs it, sync or in the background (see Spawn). resumed is
+// "" for a new child; for a finished child continued (Resume) it is
+// who continued it, which its start's metadata says.
+func (rt *Runtime) launch(ctx context.Context, parent *Invocation, req Request, child session.Session, history []model.Message, sem chan struct{}, now time.Time, resumed string) (Child, error) {
 	// The request is snapshotted here (docs/spec/HOOKS.md §3 rule 5): a caller
 	// that changes its history afterwards changes nothing the child sees.
 	inv := &Invocation{
-		Session: child, RunID: id.AscendingAt(id.Run, now), Prompt: req.Prompt, History: model.CloneMessages(req.History),
+		Session: child, RunID: id.AscendingAt(id.Run, now), Prompt: req.Prompt, History: history,
 		Runtime: rt, ToolCallID: req.ToolCallID, Mechanism: req.Mechanism, run: parent.run,
 		Toolsets: parent.Toolsets, budgets: parent.budgets,
 	}
@@ -105,21 +115,29 @@ func Spawn(ctx context.Context, parent *Invocation, req Request) (Child, error) 
 	// The child's own context, which Cancel cancels (made before the child
 	// is registered, so that no Cancel finds it without one).
 	cctx, stop := inv.h.runContext(ctx)
-	rt.register(child.ID, &inv.h) // a new id: never taken
+	if !rt.register(inv) { // a new child's id is never taken; a resumed one's may be
+		stop(nil)
+		<-sem
+		return Child{}, fmt.Errorf("cannot continue %s: session %s runs already", child.AgentName, child.ID)
+	}
 
 	runMode := event.RunModeSync
 	var task *Task
 	if req.Async {
 		runMode = event.RunModeAsync
-		task = &Task{ID: id.Ascending(id.Task), SessionID: child.ID, Node: child.AgentName, done: make(chan struct{})}
+		task = &Task{ID: id.Ascending(id.Task), SessionID: child.ID, Node: child.AgentName, parent: parent.Session.ID, done: make(chan struct{})}
 		parent.run.tasks.add(task)
 	}
-	meta := make(map[string]any, len(req.Metadata)+2)
+	meta := make(map[string]any, len(req.Metadata)+3)
 	for k, v := range req.Metadata {
 		meta[k] = v
 	}
 	meta["prompt"] = cut(req.Prompt, 200)
 	meta["max_depth"] = rt.limits.MaxDepth
+	if resumed != "" {
+		meta[MetaResumed] = resumed
+	}
+	depth := child.Depth
 	start := event.SpawnSessionStart{
 		ChildSessionID: child.ID, ParentSessionID: parent.Session.ID, ToolCallID: req.ToolCallID,
 		SpawnMechanism: req.Mechanism, RunMode: runMode, SourceName: child.AgentName,

@@ -18,6 +18,7 @@ type Task struct {
 	ID        string
 	SessionID string
 	Node      string
+	parent    string // the session that started it
 	done      chan struct{}
 	mu        sync.Mutex
 	result    Result
@@ -63,6 +64,19 @@ func (tt *taskTable) add(t *Task) {
 		tt.tasks = map[string]*Task{}
 	}
 	tt.tasks[t.ID] = t
+}
+
+// ofSession returns the latest task that runs (or ran) in session sid.
+func (tt *taskTable) ofSession(sid string) *Task {
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	var last *Task
+	for _, t := range tt.tasks {
+		if t.SessionID == sid && (last == nil || t.ID > last.ID) {
+			last = t
+		}
+	}
+	return last
 }
 
 func (tt *taskTable) get(id string) (*Task, bool) {

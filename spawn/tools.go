@@ -14,7 +14,8 @@ import (
 )
 
 // The subagent toolset (toolset `type: subagent`): task,
-// list_available_nodes, task_status and task_output, and AgentPool's
+// list_available_nodes, task_status, task_output, task_stop and
+// send_message, and AgentPool's
 // delegate_to and ask_agent (tools_agentpool.go). Each is a thin caller of
 // Spawn or a reader of the run's task table.
 
@@ -35,10 +36,10 @@ type taskIDArgs struct {
 }
 
 // SubagentTools returns the tools of the subagent toolset: task,
-// list_available_nodes, task_status, task_output, delegate_to and
-// ask_agent.
+// list_available_nodes, task_status, task_output, task_stop,
+// send_message (tools_control.go), delegate_to and ask_agent.
 func SubagentTools() []tool.Tool {
-	return []tool.Tool{taskTool, listNodesTool, taskStatusTool, taskOutputTool, delegateTool, askAgentTool}
+	return []tool.Tool{taskTool, listNodesTool, taskStatusTool, taskOutputTool, taskStopTool, sendMessageTool, delegateTool, askAgentTool}
 }
 
 var taskTool = titled{tool.New("task",
@@ -115,15 +116,26 @@ var taskStatusTool = inline{tool.WithKind(tool.New("task_status",
 	}), tool.KindRead)}
 
 var taskOutputTool = inline{tool.WithKind(tool.New("task_output",
-	"Read the output of a background task (waits for nothing: a running task reports that it is still running).",
-	func(ctx context.Context, _ tool.Call, a taskIDArgs) (tool.Result, error) {
+	"Read the output of a background task. Without block it waits for nothing (a running task reports that it is still running); with block: true it waits for the task to end, at most timeout_ms.",
+	func(ctx context.Context, _ tool.Call, a outputArgs) (tool.Result, error) {
 		inv := InvocationFrom(ctx)
 		if inv == nil {
 			return tool.Errorf("task_output: no session in context"), nil
 		}
+		wait, err := a.outputWait()
+		if err != nil {
+			return tool.Errorf("task_output: %v", err), nil
+		}
 		t, ok := inv.Task(a.TaskID)
 		if !ok {
 			return tool.Errorf("task_output: unknown task %q", a.TaskID), nil
+		}
+		if wait > 0 && !waitTask(ctx, t, wait) {
+			if ctx.Err() != nil {
+				return tool.Errorf("task_output: %v", context.Cause(ctx)), nil
+			}
+			return jsonResult(map[string]string{"task_id": t.ID, "session_id": t.SessionID, "status": TaskRunning,
+				"waited": fmt.Sprintf("%dms; it still runs", wait.Milliseconds())}, false), nil
 		}
 		res, done := t.Result()
 		if !done {

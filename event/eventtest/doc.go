@@ -7,8 +7,10 @@
 // emitted, from its run_started to the end of the run. It checks
 //
 //  1. spawn first: exactly one spawn_session_start per child, in its
-//     parent's stream, before any event of the child;
-//  2. end last: exactly one spawn_session_end per child, after the last
+//     parent's stream, before any event of the child (a child continued
+//     after its end, spawn.Resume, starts again: a start whose metadata
+//     has "resumed", after its end, begins its next run);
+//  2. end last: exactly one spawn_session_end per child run, after the last
 //     event of the child and of every child it spawned; nothing of the
 //     child after it; every started child ends;
 //  4. depth: depth(child) = depth(parent)+1 (root 0), and the depth of a

@@ -51,6 +51,10 @@ func (e *Error) Has(invariant int) bool {
 	return false
 }
 
+// metaResumed is spawn.MetaResumed: the metadata key of the start of a
+// finished child continued in its session.
+const metaResumed = "resumed"
+
 // sessionState is what the checker knows about one session of the tree.
 type sessionState struct {
 	parent     string
@@ -201,6 +205,13 @@ func (c *checker) start(i int, sid string, s *sessionState, v event.SpawnSession
 		return
 	}
 	if prev, dup := c.sessions[child]; dup {
+		if prev.parent == sid && prev.ended && v.Metadata[metaResumed] != nil {
+			// A finished child continued in its session (spawn.Resume):
+			// a new run of it, which starts and ends again.
+			prev.ended, prev.seen, prev.runStarted, prev.terminal = false, false, false, false
+			s.open++
+			return
+		}
 		if prev.parent == sid {
 			c.fail(1, i, "second spawn_session_start for session %s", child)
 		} else {

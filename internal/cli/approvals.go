@@ -40,16 +40,27 @@ func newApprovalBroker(m *config.Manifest, log *slog.Logger) (*approval.Broker, 
 
 // brokerFromManifest sets f.approvals so that openPool makes the
 // command's approval broker (newApprovalBroker) from the manifest it
-// reads, before the engine that needs it; the returned func gives that
-// broker once openPool has returned (nil before, or when it failed).
+// reads, before the engine that needs it (on Temporal the engine shows
+// its runs' requests in it); the returned func gives that broker once
+// openPool has returned (nil before, or when it failed).
 func brokerFromManifest(f *poolFlags, log *slog.Logger) (broker func() *approval.Broker) {
-	var b *approval.Broker
+	made := brokerAndRules(f, log)
+	return func() *approval.Broker { b, _ := made(); return b }
+}
+
+// brokerAndRules is brokerFromManifest that also gives the settings rules
+// the broker keeps "always" answers in (run names their file).
+func brokerAndRules(f *poolFlags, log *slog.Logger) func() (*approval.Broker, *settingsrules.Store) {
+	var (
+		b     *approval.Broker
+		rules *settingsrules.Store
+	)
 	f.approvals = func(m *config.Manifest) (*approval.Broker, error) {
 		var err error
-		b, _, err = newApprovalBroker(m, log)
+		b, rules, err = newApprovalBroker(m, log)
 		return b, err
 	}
-	return func() *approval.Broker { return b }
+	return func() (*approval.Broker, *settingsrules.Store) { return b, rules }
 }
 
 // The behaviours of run's --approve.

@@ -76,9 +76,18 @@ agents:
 }
 
 // `sessions cancel CHILD` while another agentpool process runs the child's
-// tree names that process and how to cancel it there; an ended or unknown
-// session is an error that says so.
-func TestSessionsCancelElsewhere(t *testing.T) {
+// tree asks that process, through its control socket, to cancel the child:
+// the child ends aborted and its parent goes on to complete the run. A
+// process that cannot be asked (no socket where the command looks) is
+// named with how to cancel it there; an unknown session is an error that
+// says so.
+func TestSessionsCancelAcrossProcesses(t *testing.T) {
+	ctl, err := os.MkdirTemp("", "ctl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(ctl) })
+	t.Setenv("XDG_RUNTIME_DIR", ctl)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "s.db")
 	manifest := filepath.Join(dir, "m.yaml")
@@ -105,16 +114,46 @@ agents:
 	if child == "" {
 		t.Fatal("the run started no child")
 	}
+	rest := make(chan []event.Event, 1)
 	go func() {
+		var evs []event.Event
 		for sc.Scan() {
+			if e, err := event.Decode(sc.Bytes()); err == nil {
+				evs = append(evs, e)
+			}
 		}
+		rest <- evs
 	}()
 
-	r := runCLI(t, dir, "sessions", "--db", db, "cancel", child)
+	r := runCLIEnv(t, dir, []string{"XDG_RUNTIME_DIR=" + t.TempDir()}, "sessions", "--db", db, "cancel", child)
 	host, _ := os.Hostname()
 	want := fmt.Sprintf("session %s runs in process %d on host %s, not in this one", child, first.Process.Pid, host)
-	if r.code != 1 || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "POST /session/"+child+"/abort") {
-		t.Fatalf("cancel of another process's child: exit %d\nstderr: %s\nwant %q", r.code, r.stderr, want)
+	if r.code != 1 || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "no control socket") {
+		t.Fatalf("cancel with no socket to ask: exit %d\nstderr: %s\nwant %q", r.code, r.stderr, want)
+	}
+	r = runCLI(t, dir, "sessions", "--db", db, "cancel", child)
+	want = fmt.Sprintf("session %s cancelled (in process %d): its run ended aborted", child, first.Process.Pid)
+	if r.code != 0 || !strings.Contains(r.stdout, want) {
+		t.Fatalf("cancel of another process's child: exit %d\nstdout: %s\nstderr: %s\nwant %q", r.code, r.stdout, r.stderr, want)
+	}
+	// The run completes; its exit status says work was skipped (the
+	// stderr line: "run completed, but 1 child session was cancelled").
+	if err := first.Wait(); first.ProcessState.ExitCode() != exitIncomplete {
+		t.Errorf("the run after its child was cancelled: %v, want exit %d", err, exitIncomplete)
+	}
+	evs := <-rest
+	var ended *event.SpawnSessionEnd
+	for _, e := range evs {
+		_, in := event.Unwrap("", e)
+		if se, ok := in.(event.SpawnSessionEnd); ok && se.ChildSessionID == child {
+			ended = &se
+		}
+	}
+	if ended == nil || ended.StopReason != event.StopAborted {
+		t.Errorf("the child's end: %+v, want aborted", ended)
+	}
+	if last, ok := evs[len(evs)-1].(event.StreamComplete); !ok || last.Message.Content != "done" {
+		t.Errorf("the run's last event %#v, want the parent's completion", evs[len(evs)-1])
 	}
 	r = runCLI(t, dir, "sessions", "--db", db, "cancel", "ses_unknown")
 	if r.code != 1 || !strings.Contains(r.stderr, "not found") {

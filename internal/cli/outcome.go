@@ -26,11 +26,12 @@ type outcome struct {
 	// carries them).
 	report func(string)
 
-	mu      sync.Mutex
-	failed  []string       // names of the failed child sessions, in order
-	refused map[string]int // "max_spawns 2" -> spawns it refused
-	denied  []string       // "Write by writer": tool calls denied approval, in order
-	names   progressNames
+	mu        sync.Mutex
+	failed    []string       // names of the failed child sessions, in order
+	cancelled []string       // names of the child sessions that ended aborted, in order
+	refused   map[string]int // "max_spawns 2" -> spawns it refused
+	denied    []string       // "Write by writer": tool calls denied approval, in order
+	names     progressNames
 	// shown: the calls whose denial the approval observer printed and
 	// counted (deny), not to be shown and counted again at their end.
 	shown map[string]bool
@@ -59,7 +60,13 @@ func (o *outcome) Emit(e event.Event) {
 	o.mu.Unlock()
 	switch v := inner.(type) {
 	case event.SpawnSessionEnd:
-		if v.StopReason != event.StopCompleted && v.StopReason != event.StopMaxTokens {
+		switch v.StopReason {
+		case event.StopCompleted, event.StopMaxTokens:
+		case event.StopAborted:
+			o.mu.Lock()
+			o.cancelled = append(o.cancelled, v.SourceName)
+			o.mu.Unlock()
+		default:
 			o.mu.Lock()
 			o.failed = append(o.failed, v.SourceName)
 			o.mu.Unlock()
@@ -94,6 +101,13 @@ func (o *outcome) summary() string {
 	var parts []string
 	if n := len(o.failed); n > 0 {
 		parts = append(parts, fmt.Sprintf("%s failed (%s)", plural(n, "child session"), countNames(o.failed)))
+	}
+	if n := len(o.cancelled); n > 0 {
+		verb := "were"
+		if n == 1 {
+			verb = "was"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s cancelled (%s)", plural(n, "child session"), verb, countNames(o.cancelled)))
 	}
 	if len(o.refused) > 0 {
 		n := 0

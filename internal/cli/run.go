@@ -113,23 +113,24 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 	if drawTree && !f.fast {
 		f.demoDelay = demoDelay
 	}
+	// The broker is made from the manifest before the engine: on Temporal
+	// the workers' asks come back to it (durable.Approver).
+	approvals := brokerAndRules(&f.poolFlags, log)
 	p, tel, err := openPoolTelemetry(f.poolFlags, pool.Options{Hooks: reg, Logger: log})
 	if err != nil {
 		return err
 	}
 	defer shutdownTelemetry(tel, log) // last: flushes the spans of every run
 	defer p.Close()
-	defer closeHooks(reg) // first: background hooks still record into the store
+	defer listenControl(p, log)() // sessions cancel, from another process
+	defer closeHooks(reg)         // first: background hooks still record into the store
 	mode, modeWhy, err := approveMode(f.approve, terminal, p.Manifest())
 	if err != nil {
 		return err
 	}
 	// After the manifest's hooks: PermissionRequest hooks answer before
 	// anyone is asked.
-	broker, rules, err := newApprovalBroker(p.Manifest(), log)
-	if err != nil {
-		return err
-	}
+	broker, rules := approvals()
 	reg.UseBroker(broker)
 
 	parent := cmd.Context()

@@ -318,7 +318,8 @@ func serveHTTP(cmd *cobra.Command, f poolFlags, h httpFlags, name string,
 	}
 	defer shutdown() // last: flushes the spans of every run
 	defer p.Close()
-	defer closeHooks(reg) // first: background hooks still record into the store
+	defer listenControl(p, logger)() // sessions cancel, from another process
+	defer closeHooks(reg)            // first: background hooks still record into the store
 	// Tools whose rule is "ask" wait for a front end that attaches to the
 	// broker (the OpenCode server does); without one they get the
 	// manifest's unattended answer. The broker comes after the manifest's

@@ -67,6 +67,7 @@ func serveACP(cmd *cobra.Command, f poolFlags, agent string) error {
 		return err
 	}
 	srv.UseHooks(reg)
+	stopControl := listenControl(p, log) // sessions cancel, from another process
 	ctx := cmd.Context()
 	if ctx == nil {
 		ctx = context.Background()
@@ -91,5 +92,6 @@ func serveACP(cmd *cobra.Command, f poolFlags, agent string) error {
 	log.Info("acp: shutting down")
 	// Background hooks still record into the store: they end first.
 	closeHooks(reg)
+	stopControl()
 	return errors.Join(serveErr, p.Close())
 }

@@ -489,42 +489,51 @@ func newSessionsDeleteCmd(f *sessionsFlags) *cobra.Command {
 
 // newSessionsCancelCmd cancels one running session. A session runs in the
 // process that claimed its tree (session.Store.Claim), and this command's
-// process runs none: it says which process runs it and how to cancel it
-// there. Asking that process through the store is not done yet
-// (docs/control.md).
+// process runs none: it asks that process through its control socket
+// (same user and host; docs/control.md).
 func newSessionsCancelCmd(f *sessionsFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:   "cancel ID",
 		Short: "Cancel one running session: a child alone, a root with its run",
 		Long: "Cancel one running session. A child session (task, worker, team member, background task) " +
 			"ends aborted with its subtree while its parent goes on; a root session's whole run ends. " +
-			"The session must run in this process; one that another process runs is named with that " +
-			"process, to be cancelled from its front end (see docs/control.md).",
+			"The process that runs it (agentpool run or serve, of this user on this host) is asked " +
+			"through its control socket and the command waits up to 10 s for the session to end; " +
+			"a process on another host is named, to be cancelled from its front end (see docs/control.md).",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return f.withStore(cmd, false, func(ctx context.Context, st session.Store, _ io.Writer) error {
+			return f.withStore(cmd, false, func(ctx context.Context, st session.Store, w io.Writer) error {
 				s, err := resolveSession(ctx, st, args[0])
 				if err != nil {
 					return err
 				}
-				return cancelElsewhere(ctx, st, s)
+				return cancelElsewhere(ctx, st, s, w)
 			})
 		},
 	}
 }
 
-// cancelElsewhere explains why this process cannot cancel s: it has
-// ended, or the process named by its tree's claim runs it, or no process
-// does (its run's process ended without closing it).
-func cancelElsewhere(ctx context.Context, st session.Store, s session.Session) error {
+// cancelElsewhere cancels s in the process named by its tree's claim,
+// through that process's control socket (same user and host), or
+// explains why it cannot: s has ended, that process cannot be asked
+// (another host, no socket), or no process runs it (its run's process
+// ended without closing it).
+func cancelElsewhere(ctx context.Context, st session.Store, s session.Session, w io.Writer) error {
 	if s.Status != session.StatusRunning {
 		return fmt.Errorf("session %s is not running (%s): nothing to cancel", s.ID, s.Status)
 	}
 	err := st.Claim(ctx, s.ID)
 	if re, ok := errors.AsType[*session.RunningError](err); ok {
+		msg, asked, err := cancelThrough(ctx, re.Owner, s)
+		if asked {
+			if err == nil {
+				fmt.Fprintln(w, msg)
+			}
+			return err
+		}
 		return fmt.Errorf("session %s runs in process %d on host %s, not in this one: cancel it from that process's front end "+
 			"(OpenCode or the web view: POST /session/%s/abort; ACP: _agentpool/session/cancel; AG-UI: POST /sessions/%s/cancel); "+
-			"cancelling a run of another process from the command line is not done yet",
+			"it has no control socket on this host to ask it through",
 			s.ID, re.Owner.PID, re.Owner.Host, s.ID, s.ID)
 	}
 	if err != nil {

@@ -124,3 +124,46 @@ func kinds(root string, evs []event.Event) string {
 	}
 	return b.String()
 }
+
+// agentpool run on Temporal gives the engine its broker: a grandchild's
+// Write, whose rule is ask, is asked of run's front end (here --approve
+// allow) rather than refused on the worker, and the file is written.
+func TestRunOnTemporalAsksItsFrontEnd(t *testing.T) {
+	t.Parallel() // mostly waits on its CLI processes
+	addr := devServer(t)
+	dir := t.TempDir()
+	manifest := filepath.Join(dir, "pool.yaml")
+	os.WriteFile(manifest, []byte(fmt.Sprintf(`execution: {engine: temporal, address: %q, task_queue: cli-approvals}
+default_agent: boss
+workspace: ws
+agents:
+  boss:
+    workers: [writer]
+    model:
+      type: scripted
+      turns:
+        - tool_calls: [{name: ask_writer, args: {prompt: "write hello.md"}}]
+        - text: "boss done"
+  writer:
+    tools: [file_access]
+    model:
+      type: scripted
+      turns:
+        - tool_calls: [{name: Write, args: {file_path: hello.md, content: "hello\n"}}]
+        - text: "writer done"
+`, addr)), 0o644)
+	os.Mkdir(filepath.Join(dir, "ws"), 0o755)
+	db := temporalDB(t, dir)
+	werr := startWorker(t, manifest, db)
+
+	r := runCLI(t, dir, "run", "-c", manifest, "--db", db, "--approve", "allow", "go")
+	if r.code != 0 {
+		t.Fatalf("run: exit %d\n%s\nworker: %s", r.code, r.stderr, werr.String())
+	}
+	if !strings.Contains(r.stderr, "✓ boss › writer: Write hello.md allowed without asking (--approve allow)") {
+		t.Errorf("stderr does not show the answer:\n%s", r.stderr)
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, "ws", "hello.md")); err != nil || string(data) != "hello\n" {
+		t.Errorf("hello.md = %q, %v; want it written by the worker", data, err)
+	}
+}

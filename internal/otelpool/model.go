@@ -47,7 +47,8 @@ func (m *tracedModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[
 	return func(yield func(model.Chunk, error) bool) {
 		id := m.inner.ID()
 		ctx, span := m.o.tracer.Start(ctx, opChat+" "+id, trace.WithSpanKind(trace.SpanKindClient),
-			trace.WithAttributes(keyOperation.String(opChat), keyRequestModel.String(id), keyProvider.String(m.provider)))
+			trace.WithAttributes(keyOperation.String(opChat), keyRequestModel.String(id), keyProvider.String(m.provider)),
+			withConversation(ctx))
 		if m.o.capture {
 			captureRequest(span, req)
 		}

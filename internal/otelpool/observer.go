@@ -67,3 +67,15 @@ func conversationFrom(ctx context.Context) string {
 	s, _ := ctx.Value(conversationKey{}).(string)
 	return s
 }
+
+// withConversation gives a chat or execute_tool span the conversation id
+// of the session it runs in (gen_ai.conversation.id, the root session's
+// id), as the GenAI semantic conventions recommend for every span of a
+// conversation, so that a trace backend groups a conversation's model
+// and tool calls; nothing outside a traced session.
+func withConversation(ctx context.Context) trace.SpanStartOption {
+	if conv := conversationFrom(ctx); conv != "" {
+		return trace.WithAttributes(keyConversationID.String(conv))
+	}
+	return trace.WithAttributes()
+}

@@ -61,7 +61,7 @@ func (t *tracedTool) Call(ctx context.Context, call tool.Call) (res tool.Result,
 	}
 	ctx, span := t.o.tracer.Start(ctx, opExecuteTool+" "+call.Name, trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithAttributes(keyOperation.String(opExecuteTool), keyToolName.String(call.Name),
-			keyToolCallID.String(call.ID), keyToolType.String("function")))
+			keyToolCallID.String(call.ID), keyToolType.String("function")), withConversation(ctx))
 	if t.o.capture {
 		span.SetAttributes(keyToolArgs.String(clip(string(call.Args))))
 	}

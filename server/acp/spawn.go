@@ -78,7 +78,10 @@ func (c *converter) child(s event.Subagent) {
 }
 
 func (c *converter) spawnStart(v event.SpawnSessionStart) {
-	if _, dup := c.spawns[v.ChildSessionID]; dup {
+	if st, dup := c.spawns[v.ChildSessionID]; dup {
+		if st.closed && v.Metadata[spawn.MetaResumed] != nil {
+			c.resume(st, v)
+		}
 		return // duplicate guard
 	}
 	desc := v.Description
@@ -136,6 +139,19 @@ func (c *converter) spawnStart(v event.SpawnSessionStart) {
 			State: &subagentState{State: "running"},
 			Meta:  map[string]any{"agentpool": meta},
 		})
+	}
+}
+
+// resume reopens the card of a finished child that its parent continued
+// in its session (spawn.Resume): in progress again, the new prompt noted
+// in its transcript; its end closes it again.
+func (c *converter) resume(st *spawnState, v event.SpawnSessionStart) {
+	st.closed = false
+	prompt, _ := v.Metadata["prompt"].(string)
+	c.send(c.root, toolCallUpdate{SessionUpdate: updateToolCallUpdate, ToolCallID: spawnToolCallPrefix + st.child, Status: statusInProgress})
+	c.note(st, "← continued: "+prompt)
+	if c.subagents {
+		c.send(st.parent, subagentUpdate{SessionUpdate: updateSubagent, SessionID: st.child, State: &subagentState{State: "running"}})
 	}
 }
 
@@ -241,6 +257,11 @@ func (c *converter) progress(st *spawnState, e event.Event) {
 		}
 		st.calls[v.ToolCallID] = childCall{title: title, kind: toolKind(v.ToolKind)}
 		c.note(st, "→ "+title)
+	case event.Custom:
+		if v.EventType == spawn.EventSessionMessage {
+			text, _ := v.EventData["text"].(string)
+			c.note(st, "← message: "+text)
+		}
 	case event.ToolCallComplete:
 		delete(st.calls, v.ToolCallID)
 		if v.IsError {

@@ -309,7 +309,12 @@ func (m *mapper) fallbackOpen(sid string, w event.Subagent) *sessState {
 
 func (m *mapper) openSubagent(parent *sessState, ev event.SpawnSessionStart) *sessState {
 	if c := m.sessions[ev.ChildSessionID]; c != nil {
-		return c // a second start for a known child is ignored
+		if !c.ended || ev.Metadata[spawn.MetaResumed] == nil {
+			return c // a second start for a known child is ignored
+		}
+		// A finished child continued in its session (spawn.Resume): a
+		// new subagent run under the same id.
+		delete(m.sessions, ev.ChildSessionID)
 	}
 	c := &sessState{id: ev.ChildSessionID, parent: parent, name: ev.SourceName, sub: true, parts: map[int]*openPart{}}
 	m.sessions[c.id] = c

@@ -65,6 +65,9 @@ func TestAbort(t *testing.T) {
 			if get(e, "properties", "error", "name") != "MessageAbortedError" {
 				t.Fatalf("root error %v", e)
 			}
+			if msg := str(get(e, "properties", "error", "data", "message")); msg == "" || strings.Contains(msg, "context canceled") {
+				t.Errorf("root error message %q: want words a person reads", msg)
+			}
 			rootErr = i
 		case sid == root && e["type"] == "session.idle":
 			rootIdle = i
@@ -112,8 +115,10 @@ func TestAbortChild(t *testing.T) {
 	_, base := newServer(t, p, Options{})
 	ev := subscribe(t, base+"/event")
 	root, child := startSlow(t, base, ev)
-	// A subagent at work takes no prompt.
-	st, v := call(t, "POST", base+"/session/"+child+"/message", promptBody("hello?"))
+	// A subagent at work takes no prompt to store without a reply (a
+	// prompt to run is a message to it: childmsg_test.go).
+	body := `{"parts":[{"type":"text","text":"hello?"}],"noReply":true}`
+	st, v := call(t, "POST", base+"/session/"+child+"/message", body)
 	if st != 409 || get(v, "_tag") != "SessionBusyError" || get(v, "sessionID") != child {
 		t.Fatalf("prompt to a running child: %d %v", st, v)
 	}

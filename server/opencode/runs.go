@@ -51,6 +51,9 @@ type prompt struct {
 	// partAt the same by the id of the transcript part made of it.
 	textAt []int
 	partAt map[string]int
+	// toChild: the session is a child running in its root's run; the
+	// prompt is delivered to it as a message (childmsg.go).
+	toChild bool
 }
 
 // promptsAPI serves the prompt routes (message, prompt_async, abort) and
@@ -172,13 +175,36 @@ func (s *promptsAPI) parsePromptBody(w http.ResponseWriter, r *http.Request, rec
 		ours = st.runs != nil && st.runs.running
 		st.mu.Unlock()
 	}
+	p := &prompt{rec: rec, sid: sid, node: node, text: text, body: body, created: time.Now(), parent: otelprop.FromHeader(r.Header),
+		hold: hold, textAt: textAt}
 	if !ours && s.pool.Runtime().Running(sid) {
-		writeJSON(w, http.StatusConflict, wire.SessionBusyError{Tag: "SessionBusyError", SessionID: sid,
-			Message: "Session " + sid + " is busy: it runs as part of another run; prompt it when it is idle"})
+		if rec.ParentID != "" && !body.NoReply {
+			// A child at work in its root's run: the prompt is a message
+			// it reads at its next turn (childmsg.go).
+			p.toChild = true
+			return p, true
+		}
+		busy(w, sid)
 		return nil, false
 	}
-	return &prompt{rec: rec, sid: sid, node: node, text: text, body: body, created: time.Now(), parent: otelprop.FromHeader(r.Header),
-		hold: hold, textAt: textAt}, true
+	if !ours && rec.ParentID != "" && !body.NoReply {
+		if anc := s.runningAncestor(r.Context(), rec); anc != "" {
+			// Its tree's run holds the store's claim: a run of its own
+			// could not start (childmsg.go).
+			writeJSON(w, http.StatusConflict, wire.SessionBusyError{Tag: "SessionBusyError", SessionID: sid,
+				Message: "Session " + sid + " has ended, but the run of its tree goes on (session " + anc +
+					" runs): its parent can continue it (send_message); prompt it here once that run has ended"})
+			return nil, false
+		}
+	}
+	return p, true
+}
+
+// busy answers 409: the session runs in a run that is not this server's
+// prompt.
+func busy(w http.ResponseWriter, sid string) {
+	writeJSON(w, http.StatusConflict, wire.SessionBusyError{Tag: "SessionBusyError", SessionID: sid,
+		Message: "Session " + sid + " is busy: it runs as part of another run; prompt it when it is idle"})
 }
 
 // promptPiece is one piece of a prompt's text: a text part's text, or the
@@ -316,6 +342,10 @@ func (s *promptsAPI) handlePrompt(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	if p.toChild {
+		s.messageChild(w, r, p, true)
+		return
+	}
 	if p.body.NoReply {
 		writeRaw(w, http.StatusOK, s.noReply(r.Context(), p))
 		return
@@ -335,6 +365,10 @@ func (s *promptsAPI) handlePrompt(w http.ResponseWriter, r *http.Request) {
 func (s *promptsAPI) handlePromptAsync(w http.ResponseWriter, r *http.Request) {
 	p, ok := s.parsePrompt(w, r)
 	if !ok {
+		return
+	}
+	if p.toChild {
+		s.messageChild(w, r, p, false)
 		return
 	}
 	if p.body.NoReply {

@@ -48,6 +48,10 @@ function redraw() {
     const sel = selected && store.sessions.get(selected);
     const root = sel?.info ? store.rootOf(sel) : null;
     $('stop').disabled = !root || !runBusy(root);
+    $('followup').hidden = !sel?.info;
+    $('followup-text').placeholder = sel?.busy
+      ? 'Message this session: it reads it at its next turn…'
+      : 'Continue this session…';
     const waiting = store.pendingCount();
     document.title = waiting ? `(${waiting}) agentpool · waiting for approval` : 'agentpool';
   });
@@ -199,6 +203,24 @@ $('stop').addEventListener('click', async () => {
     showError(err);
   }
   redraw();
+});
+
+// The follow-up box sends a prompt to the selected session, root or
+// child: a session at work reads it at its next turn; a finished one is
+// continued with it (docs/control.md).
+$('followup').addEventListener('submit', async (e) => {
+  e.preventDefault();
+  const text = $('followup-text').value.trim();
+  if (!text || !selected) return;
+  $('followup-send').disabled = true;
+  try {
+    await api.call('POST', `/session/${encodeURIComponent(selected)}/prompt_async`, { parts: [{ type: 'text', text }] });
+    $('followup-text').value = '';
+  } catch (err) {
+    showError(err);
+  } finally {
+    $('followup-send').disabled = false;
+  }
 });
 
 // cancelSession asks the server to cancel one session: a child alone (its

@@ -4,7 +4,7 @@
 // shows its child sessions live and nested in the tree and the timeline,
 // a child opens from the transcript and leads back to its parent, the
 // stop button aborts a run, a row's cancel button ends one child while
-// its run goes on, with a token the page asks for it, and a
+// its run goes on, the follow-up box messages a running child, with a token the page asks for it, and a
 // grandchild's Write waits for an answer given in the page (or elsewhere),
 // also across a SIGKILL of the server.
 // Screenshots are written to out/.
@@ -257,6 +257,33 @@ test("a running row's cancel button ends that child alone; its run goes on", asy
   await page.locator('.delegation:has-text("@slow") .tool > summary').first().click();
   await page.locator('.delegation:has-text("@slow") pre.error-text:has-text("cancelled by the user (from web)")').first().waitFor();
   await shot(page, 'cancelled-child');
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test("the follow-up box messages a running child, which answers at its next turn", async () => {
+  const { page, problems } = await open(baseURL);
+  await page.locator('#conn[data-state="live"]').waitFor();
+  assert.equal(await page.isHidden('#followup'), true, 'no follow-up box without a selected session');
+  await page.selectOption('#agent', 'marathon');
+  await page.fill('#text', 'Message the slow part');
+  await page.click('#run');
+  const running = (agent) => page.locator(`.row[data-status="running"]:has(.agent:text-is("${agent}"))`);
+  await running('slow').waitFor({ timeout: 15000 });
+  const slowID = await running('slow').getAttribute('data-id');
+  const rootID = await running('marathon').getAttribute('data-id');
+  await page.click(`.row[data-id="${slowID}"]`);
+  await page.locator('.part.text.streaming').waitFor({ timeout: 10000 });
+  assert.match(await page.getAttribute('#followup-text', 'placeholder'), /next turn/);
+  await page.fill('#followup-text', 'Please count backwards too.');
+  await page.click('#followup-send');
+  // The message shows as a user message of the child, then its answer.
+  await page.locator('.msg.user:has-text("Please count backwards too.")').waitFor({ timeout: 30000 });
+  await page.locator('.part.text:has-text("Noted: counting backwards too.")').waitFor({ timeout: 30000 });
+  await page.locator(`.row[data-id="${slowID}"][data-status="done"]`).waitFor({ timeout: 15000 });
+  await page.locator(`.row[data-id="${rootID}"][data-status="done"]`).waitFor({ timeout: 15000 });
+  assert.equal(await page.inputValue('#followup-text'), '');
+  await shot(page, 'followup');
   assert.deepEqual(problems, []);
   await page.close();
 });
