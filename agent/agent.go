@@ -75,6 +75,9 @@ type Config struct {
 	// Output, when set, makes the final answer a structured one (see
 	// Output).
 	Output *Output
+	// Budget caps what each session of the agent spends with its
+	// subtree (spawn.Invocation.LimitSpend); zero: no cap of its own.
+	Budget spawn.Budget
 }
 
 // Agent is an immutable agent definition.
@@ -293,6 +296,9 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 	if spawn.InvocationFrom(ctx) != inv {
 		ctx = spawn.WithInvocation(ctx, inv)
 	}
+	if !a.cfg.Budget.IsZero() { // the owner's name costs an allocation
+		inv.LimitSpend("agent "+a.cfg.Name, a.cfg.Budget)
+	}
 	r.start()
 	defer func() {
 		res.Usage, res.Cost = r.usage, r.cost
@@ -363,7 +369,10 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 		if h := r.hooks; h != nil {
 			req = h.ModelRequest(ctx, a.cfg.Name, inv.Session.ID, req)
 		}
-		msg, finish, stored, err := r.streamTurn(ctx, req)
+		msg, finish, stored, err := r.budgetedTurn(ctx, req)
+		if errors.Is(err, spawn.ErrBudget) {
+			return r.fail(ctx, err, event.StopBudget, "budget")
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return r.abort(ctx, context.Cause(ctx))

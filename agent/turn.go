@@ -14,6 +14,26 @@ import (
 	"github.com/agentpool/agentpool/spawn"
 )
 
+// budgetedTurn runs streamTurn once the budgets over the session admit
+// the call (spawn.Invocation.StartModelCall), and counts what it spent on
+// them: the one place a model call of an agent starts.
+func (r *run) budgetedTurn(ctx context.Context, req *model.Request) (model.Message, string, bool, error) {
+	call, err := r.inv.StartModelCall(ctx)
+	if err != nil {
+		return model.Message{}, "", false, err
+	}
+	u, cost := r.usage, r.cost
+	msg, finish, stored, err := r.streamTurn(ctx, req)
+	u = usageSince(r.usage, u)
+	call.End(u, r.cost-cost)
+	return msg, finish, stored, err
+}
+
+// usageSince is what now counts beyond before.
+func usageSince(now, before event.Usage) event.Usage {
+	return event.Usage{InputTokens: now.InputTokens - before.InputTokens, OutputTokens: now.OutputTokens - before.OutputTokens}
+}
+
 // streamTurn runs one model request, emitting part events, and returns the
 // assistant message, its finish reason and whether it was stored already
 // (by the run's Env, which runs the turn when there is one).

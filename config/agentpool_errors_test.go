@@ -62,12 +62,12 @@ func TestAgentPoolErrors(t *testing.T) {
 				`agentpool.yaml:7: agents.a.connections[2].filter_condition: ` + py + `condition predicate "app.ok" is a Python import path` + pyEnd,
 				`agentpool.yaml:8: agents.a.event_handlers[0]: ` + py + `event handler "app.on_event" is a Python import path` + pyEnd,
 			}},
-		{"unsupported agent keys", "agents:\n  a:\n    model: test\n    triggers: [{type: time, schedule: \"0 9 * * *\"}]\n    knowledge: {paths: [docs]}\n    event_handlers: [{type: tts-openai, voice: alloy}]\n    usage_limits: {total_tokens_limit: 100}\n",
+		{"unsupported agent keys", "agents:\n  a:\n    model: test\n    triggers: [{type: time, schedule: \"0 9 * * *\"}]\n    knowledge: {paths: [docs]}\n    event_handlers: [{type: tts-openai, voice: alloy}]\n    usage_limits: {output_tokens_limit: 100}\n",
 			[]string{
 				`agentpool.yaml:4: agents.a.triggers: event triggers (schedules, file watchers) are not supported: agentpool runs a node when asked (agentpool run, a protocol server, a delegation)`,
 				`agentpool.yaml:5: agents.a.knowledge: knowledge sources are not supported: put the text in system_prompt, or give the agent the file_access toolset`,
 				`agentpool.yaml:6: agents.a.event_handlers[0]: event handler "tts-openai" is not supported: agentpool has no text to speech`,
-				`agentpool.yaml:7: agents.a.usage_limits.total_tokens_limit: total_tokens_limit is not supported: agentpool bounds a run by request_limit (max_turns) and the manifest's limits`,
+				`agentpool.yaml:7: agents.a.usage_limits.output_tokens_limit: output_tokens_limit is not supported: agentpool bounds a run by request_limit (max_turns) and the manifest's limits`,
 			}},
 		{"unsupported models", "agents:\n  a: {model: \"anthropic-max:claude-sonnet-4-0\"}\n  b: {model: {type: input}}\n  c: {model: {type: string}}\n",
 			[]string{

@@ -173,9 +173,10 @@ func (p *parser) toolConfirmation(a *Agent, n *yaml.Node, path string) {
 }
 
 // usageLimits maps AgentPool's (pydantic-ai's) usage_limits: request_limit
-// bounds the model requests of a run, which is max_turns. Token and tool
-// call limits have no agentpool equivalent; refusing them is safer than
-// running without a limit the manifest relies on.
+// bounds the model requests of a run, which is max_turns;
+// total_tokens_limit is the agent's budget of tokens. The input, output
+// and tool call limits have no agentpool equivalent; refusing them is
+// safer than running without a limit the manifest relies on.
 func (p *parser) usageLimits(a *Agent, n *yaml.Node, path string) {
 	f, _ := p.object(n, path, []string{"request_limit", "tool_calls_limit", "input_tokens_limit", "output_tokens_limit", "total_tokens_limit", "count_tokens_before_request"})
 	if e, ok := f["request_limit"]; ok {
@@ -183,7 +184,12 @@ func (p *parser) usageLimits(a *Agent, n *yaml.Node, path string) {
 			a.MaxTurns = v
 		}
 	}
-	for _, k := range []string{"tool_calls_limit", "input_tokens_limit", "output_tokens_limit", "total_tokens_limit"} {
+	if e, ok := f["total_tokens_limit"]; ok && a.Budget.Tokens == 0 {
+		// pydantic-ai's cap on the tokens of the agent's run: a budget,
+		// which also counts the run's children (docs/agentpool-compat.md).
+		a.Budget.Tokens = p.budgetTokens(e.val, path+".total_tokens_limit")
+	}
+	for _, k := range []string{"tool_calls_limit", "input_tokens_limit", "output_tokens_limit"} {
 		if e, ok := f[k]; ok && !isNull(e.val) {
 			p.add(e.line(), join(path, k), "%s is not supported: agentpool bounds a run by request_limit (max_turns) and the manifest's limits", k)
 		}

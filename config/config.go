@@ -105,6 +105,10 @@ type Agent struct {
 	ToolApproval map[string]string
 	// MCPServers are the agent's own `mcp_servers:`, besides the manifest's.
 	MCPServers []MCPServer
+	// Budget caps what each session of the agent spends with its subtree
+	// (`budget:`; AgentPool's usage_limits.total_tokens_limit when no
+	// budget.tokens is set).
+	Budget Budget
 	// DisplayName is AgentPool's `display_name:` (or `name:`), for front
 	// ends; the key of the agent stays its name.
 	DisplayName string

@@ -179,3 +179,26 @@ func TestToolCallsPerTurnCap(t *testing.T) {
 		diffLines(t, parseErr(t, "agents:\n  a:\n    model: test\n    max_tool_calls_per_turn: "+bad+"\n"), []string{want})
 	}
 }
+
+// TestBudget: an agent's budget is read (inherited like any key; AgentPool's
+// usage_limits.total_tokens_limit is its tokens), and a budget out of
+// bounds is an error with its file, line and field.
+func TestBudget(t *testing.T) {
+	m := mustParse(t, "agents:\n  a:\n    model: test\n    budget: {tokens: 10000, cost_usd: 0.5}\n  b:\n    inherits: a\n"+
+		"  c:\n    model: test\n    usage_limits: {total_tokens_limit: 700}\n  d:\n    model: test\n")
+	for name, want := range map[string]Budget{"a": {10000, 0.5}, "b": {10000, 0.5}, "c": {Tokens: 700}, "d": {}} {
+		if got := m.Agents[name].Budget; got != want {
+			t.Errorf("agent %s: Budget = %+v, want %+v", name, got, want)
+		}
+	}
+	for bad, want := range map[string]string{
+		"{tokens: -1}":            `agentpool.yaml:4: agents.a.budget.tokens: must not be negative, got -1`,
+		"{tokens: 2000000000000}": `agentpool.yaml:4: agents.a.budget.tokens: at most 1099511627776 tokens, got 2000000000000`,
+		"{cost_usd: -0.1}":        `agentpool.yaml:4: agents.a.budget.cost_usd: must not be negative, got -0.1`,
+		"{cost_usd: 1e9}":         `agentpool.yaml:4: agents.a.budget.cost_usd: at most 1e+06 US dollars, got 1e+09`,
+		"{cost_usd: lots}":        `agentpool.yaml:4: agents.a.budget.cost_usd: expected a number, got "lots"`,
+		"{dollars: 3}":            `agentpool.yaml:4: agents.a.budget.dollars: unknown field "dollars"`,
+	} {
+		diffLines(t, parseErr(t, "agents:\n  a:\n    model: test\n    budget: "+bad+"\n"), []string{want})
+	}
+}

@@ -16,7 +16,7 @@ import (
 
 var (
 	topKeys     = []string{"default_agent", "agents", "teams", "storage", "hooks", "limits", "workspace", "mcp_servers", "execution", "approvals"}
-	agentKeys   = []string{"description", "model", "system_prompt", "tools", "toolsets", "workers", "max_turns", "max_tool_calls_per_turn", "tool_approval", "mcp_servers"}
+	agentKeys   = []string{"description", "model", "system_prompt", "tools", "toolsets", "workers", "max_turns", "max_tool_calls_per_turn", "tool_approval", "mcp_servers", "budget"}
 	modelKeys   = []string{"type", "model", "base_url", "api_key", "api_key_env", "temperature", "max_tokens", "timeout", "input_price", "output_price", "custom_output_text", "call_tools", "tool_args", "turns", "delay", "max_response_bytes", "context_window", "compact_threshold"}
 	turnKeys    = []string{"text", "thinking", "tool_calls", "error", "delay", "finish_reason"}
 	callKeys    = []string{"name", "args"}

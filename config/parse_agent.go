@@ -70,6 +70,9 @@ func (p *parser) agent(a *Agent, f map[string]entry) {
 	if fe, ok := f["tool_approval"]; ok {
 		a.ToolApproval = p.toolApproval(fe.val, path+".tool_approval")
 	}
+	if fe, ok := f["budget"]; ok {
+		a.Budget = p.spendBudget(fe.val, path+".budget")
+	}
 	if fe, ok := f["mcp_servers"]; ok {
 		a.MCPServers = p.mcpServers(fe.val, path+".mcp_servers")
 	}

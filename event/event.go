@@ -90,6 +90,10 @@ const (
 	// fit the model's context window even after compaction (agent
 	// compaction: docs/control.md, Compaction).
 	StopContextExhausted StopReason = "context_exhausted"
+	// StopBudget ends a session whose next model call a budget refused
+	// (spawn.BudgetError): the budget over it, its own or an ancestor's
+	// or the run's, was reached.
+	StopBudget StopReason = "budget"
 	// StopInterrupted is never emitted live: it is written into the log
 	// when a store recovers a run whose process died (docs/spec/EVENTS.md
 	// §3 invariant 2), for the children that run left open.

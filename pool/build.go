@@ -2,6 +2,7 @@ package pool
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 
 	"github.com/agentpool/agentpool/agent"
@@ -88,6 +89,9 @@ type AgentSpec struct {
 	// CompactThreshold is the share of the window a request may fill
 	// before older turns are summarised; 0: agent.DefaultCompactThreshold.
 	CompactThreshold float64
+	// Budget caps what each session of the agent spends with its subtree
+	// (docs/control.md, Budgets); zero: no cap of its own.
+	Budget spawn.Budget
 	// ToolApproval is the manifest's `tool_approval` (tool name, path.Match
 	// pattern or "*" -> config.ApprovalAllow, ApprovalAsk or ApprovalDeny).
 	// Options.Hooks enforces it (without Options.Hooks nothing does: Build
@@ -165,6 +169,9 @@ func build(cfg Config, opts Options, m *config.Manifest) (*Pool, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	if err := opts.Budget.Check(); err != nil {
+		return nil, fmt.Errorf("pool options: %w", err)
+	}
 	if m == nil {
 		m = cfg.manifest()
 	}
@@ -201,7 +208,7 @@ func build(cfg Config, opts Options, m *config.Manifest) (*Pool, error) {
 		opts.Logger.Warn("manifest: " + w.String())
 	}
 	p := &Pool{manifest: m, store: opts.Store, proc: opts.Processor, nodes: map[string]spawn.Node{}, log: opts.Logger, builtins: b, engine: opts.Engine,
-		commands: uniqueCommands(opts.Commands)}
+		commands: uniqueCommands(opts.Commands), budget: opts.Budget}
 	if p.obs, err = otelpool.New(opts.TracerProvider, opts.MeterProvider, otelpool.Options{}); err != nil {
 		b.close()
 		return nil, err
@@ -278,6 +285,7 @@ func (p *Pool) makeNodes(cfg Config, opts Options) error {
 			Name: a.Name, Description: a.Description, SystemPrompt: p.systemPrompt(a), Model: p.obs.Model(a.Model),
 			Tools: p.obs.Tools(tools), Toolsets: p.obs.Toolsets(toolsets), MaxTurns: maxTurns, MaxResponseBytes: a.MaxResponseBytes, Hooks: agentHooks, Output: a.Output,
 			MaxToolCallsPerTurn: a.MaxToolCallsPerTurn, ContextWindow: contextWindow(a), CompactThreshold: a.CompactThreshold,
+			Budget: a.Budget,
 		})
 		if err != nil {
 			errs = append(errs, err)

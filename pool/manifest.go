@@ -86,6 +86,7 @@ func FromManifest(m *config.Manifest, reg *Registry) (Config, error) {
 			MaxTurns: a.MaxTurns, ToolApproval: a.ToolApproval, MCPServers: a.MCPServers,
 			MaxResponseBytes: a.Model.MaxResponseBytes, MaxToolCallsPerTurn: a.MaxToolCallsPerTurn, Connections: a.Connections,
 			ContextWindow: a.Model.ContextWindow, CompactThreshold: a.Model.CompactThreshold,
+			Budget: spawn.Budget{Tokens: a.Budget.Tokens, CostUSD: a.Budget.CostUSD},
 		}
 		nt := nodeTools(a)
 		spec.Builtin, spec.Disabled, spec.FetchAllowedHosts, spec.Workers = nt.Builtin, nt.Disabled, nt.FetchAllowedHosts, nt.Workers
@@ -168,6 +169,7 @@ func (cfg *Config) manifest() *config.Manifest {
 			Model:    config.ModelSpec{Model: a.Model.ID(), MaxResponseBytes: a.MaxResponseBytes},
 			MaxTurns: a.MaxTurns, MaxToolCallsPerTurn: a.MaxToolCallsPerTurn,
 			ToolApproval: a.ToolApproval, MCPServers: a.MCPServers, Connections: a.Connections,
+			Budget: config.Budget{Tokens: a.Budget.Tokens, CostUSD: a.Budget.CostUSD},
 		}
 		if o := a.Output; o != nil {
 			ca.Output = &config.OutputSpec{Name: o.Name, Description: o.Description, Schema: o.Schema, Retries: o.Retries}

@@ -83,6 +83,10 @@ type Options struct {
 	// Commands are the project's slash commands, offered by every front
 	// end (Pool.Commands); a later one of the same name wins.
 	Commands []Command
+	// Budget caps what each root run spends on model calls, its whole
+	// tree included, unless its RunRequest sets one (docs/control.md,
+	// Budgets); zero: no cap. Not kept on Engine.
+	Budget spawn.Budget
 }
 
 // Pool is a set of runnable nodes (agents, teams, custom nodes) built from
@@ -106,7 +110,8 @@ type Pool struct {
 	// agent/turn-stop as an agent does (rootNode).
 	hooks    *hook.Registry
 	builtins *builtins
-	engine   Engine // nil: runs in this process
+	engine   Engine       // nil: runs in this process
+	budget   spawn.Budget // Options.Budget
 	// obs makes the runs' spans and metrics (nil: none); traced holds the
 	// nodes it decorates, which the runtime runs (nodes keeps the
 	// undecorated ones, which Node returns).
@@ -187,6 +192,11 @@ type RunRequest struct {
 	// session/end when the caller ends it (hook.Registry.EndSession), not
 	// around each run. The ACP server keeps an editor's session open so.
 	KeepSession bool
+	// Budget caps what this run spends on model calls, its whole tree
+	// included (Options.Budget when zero): when it is reached no model
+	// call starts in the run and its sessions end with stop reason
+	// budget. A budget that Budget.Check refuses is an error of RunSink.
+	Budget spawn.Budget
 	// Compact, with SessionID and no Prompt, makes the run a manual
 	// compaction of the stored session (an agent's): its older turns are
 	// summarised into one message, and the run answers with the summary
@@ -255,6 +265,13 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 		}
 		ctx = agent.WithCompaction(ctx, req.SessionID, c.Instructions)
 	}
+	budget := req.Budget
+	if budget.IsZero() {
+		budget = p.budget
+	}
+	if err := budget.Check(); err != nil {
+		return RunResult{}, fmt.Errorf("run: %w", err)
+	}
 	now := time.Now()
 	sid := req.SessionID
 	if sid == "" {
@@ -274,6 +291,7 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 			return rootRun{}, err
 		}
 		inv.Toolsets = slices.Clip(req.Toolsets)
+		inv.LimitSpend("the run", budget)
 		return rootRun{inv: inv, node: node, rec: rec, started: now}, nil
 	})
 }

@@ -89,6 +89,9 @@ func (cfg *Config) validate() error {
 		if a.MaxToolCallsPerTurn < 0 {
 			bad(agentErr(a.Name, "MaxToolCallsPerTurn", "must not be negative, got %d", a.MaxToolCallsPerTurn))
 		}
+		if err := a.Budget.Check(); err != nil {
+			bad(agentErr(a.Name, "Budget", "%v", err))
+		}
 		errs = append(errs, checkTools("agent", a, kinds, unknown)...)
 		for pat, v := range a.ToolApproval {
 			field := fmt.Sprintf("ToolApproval[%q]", pat)

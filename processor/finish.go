@@ -32,8 +32,11 @@ func (a *applier) runError(s *sess, ev event.RunError) {
 	}
 	if s.parent == nil {
 		stop := event.StopError
-		if ev.Code == string(event.StopAborted) {
+		switch ev.Code {
+		case string(event.StopAborted):
 			stop = event.StopAborted
+		case string(event.StopBudget):
+			stop = event.StopBudget
 		}
 		a.finish(s, finishInfo{stop: stop, err: ev.Message})
 		a.release(s)

@@ -69,7 +69,7 @@ func ContinueChild(ctx context.Context, parent *Invocation, c *ChildContinuation
 	inv := &Invocation{
 		Session: w.Session, RunID: w.RunID, History: c.Continue.History, Runtime: rt,
 		ToolCallID: start.ToolCallID, Mechanism: start.SpawnMechanism, run: parent.run,
-		Toolsets: parent.Toolsets, Continue: c.Continue,
+		Toolsets: parent.Toolsets, Continue: c.Continue, budgets: parent.budgets,
 	}
 	inv.wrap = wrapSink{parent: parent.Sink, child: inv, path: []string{w.Session.ID}}
 	inv.Sink = &inv.wrap

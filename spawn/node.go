@@ -65,7 +65,8 @@ type Invocation struct {
 	// History's last model turn instead of taking a Prompt.
 	Continue *Continuation
 
-	run     *runState // the root's rootRun, shared by the whole tree
+	run     *runState    // the root's rootRun, shared by the whole tree
+	budgets *budgetScope // the budgets over the session (LimitSpend); nil: none
 	rootRun runState
 	h       handle
 	wrap    wrapSink       // a child's Sink (Spawn), allocated with the invocation

@@ -256,7 +256,8 @@ type runState struct {
 	// The first refusal by each limit is logged; the rest are not (they
 	// are all in the stream).
 	depthWarned, budgetWarned atomic.Bool
-	scope                     runScope // what the run's nodes keep for its length (RunScoped)
+	scope                     runScope   // what the run's nodes keep for its length (RunScoped)
+	budget                    budgetGate // the lock over the run's budgets (budget.go)
 }
 
 // NewRoot registers a root session and returns its invocation; sink gets

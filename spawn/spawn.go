@@ -106,7 +106,7 @@ func (rt *Runtime) launch(ctx context.Context, parent *Invocation, req Request, 
 	inv := &Invocation{
 		Session: child, RunID: id.AscendingAt(id.Run, now), Prompt: req.Prompt, History: history,
 		Runtime: rt, ToolCallID: req.ToolCallID, Mechanism: req.Mechanism, run: parent.run,
-		Toolsets: parent.Toolsets,
+		Toolsets: parent.Toolsets, budgets: parent.budgets,
 	}
 	// The wrapper reads the child's record from the invocation: nothing a
 	// node does changes inv.Session (the store keeps the live record).

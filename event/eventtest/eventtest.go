@@ -250,7 +250,7 @@ func (c *checker) end(i int, sid string, s *sessionState, v event.SpawnSessionEn
 		return
 	}
 	switch v.StopReason {
-	case event.StopCompleted, event.StopAborted, event.StopError, event.StopMaxTokens, event.StopRefusal, event.StopInterrupted, event.StopContextExhausted:
+	case event.StopCompleted, event.StopAborted, event.StopError, event.StopMaxTokens, event.StopRefusal, event.StopInterrupted, event.StopContextExhausted, event.StopBudget:
 	default:
 		c.fail(2, i, "spawn_session_end of %s has stop_reason %q", child, v.StopReason)
 	}

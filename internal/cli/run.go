@@ -20,6 +20,7 @@ import (
 	"github.com/agentpool/agentpool/internal/termtext"
 	"github.com/agentpool/agentpool/internal/treeview"
 	"github.com/agentpool/agentpool/pool"
+	"github.com/agentpool/agentpool/spawn"
 )
 
 type runFlags struct {
@@ -29,6 +30,10 @@ type runFlags struct {
 	session string
 	approve string
 	fast    bool
+	// maxTokens and maxCost are the run's budget (--max-tokens,
+	// --max-cost).
+	maxTokens int64
+	maxCost   float64
 }
 
 // demoDelay paces the built-in demo when its live tree is drawn: each
@@ -60,6 +65,8 @@ func newRunCmd(ext Extensions) *cobra.Command {
 	fl.StringVar(&f.agent, "agent", "", "agent or team to run (default: the manifest's default_agent)")
 	fl.StringVar(&f.output, "output", "text", "output format: text or jsonl")
 	fl.StringVar(&f.session, "session", "", "continue this session with its history")
+	fl.Int64Var(&f.maxTokens, "max-tokens", 0, "budget of the run: no model call starts once its model calls (the whole tree's) used this many tokens (input + output); 0: none")
+	fl.Float64Var(&f.maxCost, "max-cost", 0, "budget of the run in US dollars, counted for the models that have a price; 0: none")
 	fl.BoolVar(&f.fast, "fast", false, "run the built-in demo at full speed (on a terminal it is paced so that its live tree can be seen)")
 	fl.StringVar(&f.approve, "approve", "", "how tool calls that ask for approval are answered: ask (on the terminal; the default when stdin and stderr are terminals), "+
 		"allow (every one, once, printed) or deny (the default otherwise, saying how to allow the tool; approvals.unattended: allow in the manifest makes it allow)")
@@ -75,6 +82,13 @@ func isTerminal(w any) bool {
 func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 	if f.output != "text" && f.output != "jsonl" {
 		return fmt.Errorf("--output must be text or jsonl, not %q", f.output)
+	}
+	budget := spawn.Budget{Tokens: f.maxTokens, CostUSD: f.maxCost}
+	if err := (spawn.Budget{Tokens: f.maxTokens}).Check(); err != nil {
+		return fmt.Errorf("--max-tokens: %w", err)
+	}
+	if err := (spawn.Budget{CostUSD: f.maxCost}).Check(); err != nil {
+		return fmt.Errorf("--max-cost: %w", err)
 	}
 	reg := hook.New(hook.Options{Logger: slog.Default()})
 	// Everything written on stderr but the status tree (which makes its
@@ -204,7 +218,7 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 	observer.set(printer, p.Store(), denyWhy, rules.LocalFile(), out.deny)
 	// In this process, or on the pool's Temporal workers (execution:
 	// {engine: temporal}, see openPoolTelemetry): the same stream either way.
-	res, err := p.RunSink(ctx, pool.RunRequest{Node: node, Prompt: prompt, SessionID: f.session}, out)
+	res, err := p.RunSink(ctx, pool.RunRequest{Node: node, Prompt: prompt, SessionID: f.session, Budget: budget}, out)
 	stopApprovals() // before the tree's last frame: no question is left on the terminal
 	if js != nil {
 		js.stop() // no flush of its own may run beside the ones below
@@ -243,6 +257,8 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 		return nil
 	case event.StopAborted:
 		return &exitError{code: 130, msg: "run cancelled"}
+	case event.StopBudget:
+		return &exitError{code: 1, msg: fmt.Sprintf("run stopped: %v", res.Result.Err)}
 	default:
 		msg := string(res.Result.StopReason)
 		if res.Result.Err != nil {

@@ -295,8 +295,8 @@ func TestSessionsTreeDrawsLikeRun(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(tr.stdout), "\n")
 	want := []*regexp.Regexp{
-		regexp.MustCompile(`^✓ lead · completed · 1 tool use · 460 tok · \S+ · ` + id[1] + `$`),
-		regexp.MustCompile(`^└─ ✓ squad \[team\] · completed · 282 tok · \S+ · ses_\w+$`),
+		regexp.MustCompile(`^✓ lead · completed · 1 tool use · 460 tok \(own 178\) · \S+ · ` + id[1] + `$`),
+		regexp.MustCompile(`^└─ ✓ squad \[team\] · completed · 282 tok \(own 0\) · \S+ · ses_\w+$`),
 		regexp.MustCompile(`^   [├└]─ ✓ (pipeline \[team\]|scout \[member\]) · completed`),
 	}
 	if len(lines) != 8 {

@@ -97,7 +97,7 @@ func endSession(span trace.Span, stop event.StopReason, res spawn.Result) {
 	}
 	span.SetAttributes(keyStopReason.String(string(stop)), keyCost.Float64(res.Cost),
 		keyInputTokens.Int64(res.Usage.InputTokens), keyOutputTokens.Int64(res.Usage.OutputTokens))
-	if stop == event.StopError || stop == event.StopAborted {
+	if stop == event.StopError || stop == event.StopAborted || stop == event.StopBudget {
 		msg := string(stop)
 		if res.Err != nil {
 			msg = res.Err.Error()

@@ -240,11 +240,21 @@ func (r *renderer) describe(n *Node) string {
 			parts = append(parts, plural(n.ToolUses, "tool use"))
 		}
 	}
+	// A node's figures are its subtree's; a node with children also
+	// shows its own part, when it differs (a budget counts the subtree).
 	if tokens > 0 {
-		parts = append(parts, thousands(tokens)+" tok")
+		s := thousands(tokens) + " tok"
+		if n.Done && len(n.Children) > 0 && n.Tokens != tokens {
+			s += " (own " + thousands(n.Tokens) + ")"
+		}
+		parts = append(parts, s)
 	}
 	if cost > 0 {
-		parts = append(parts, fmt.Sprintf("$%.4f", cost))
+		s := fmt.Sprintf("$%.4f", cost)
+		if n.Done && len(n.Children) > 0 && n.Cost != cost {
+			s += fmt.Sprintf(" (own $%.4f)", n.Cost)
+		}
+		parts = append(parts, s)
 	}
 	if n.Done {
 		parts = append(parts, duration(n.Duration))

@@ -141,6 +141,11 @@ func (c *conn) runPrompt(ctx context.Context, s *acpSession, run *promptRun, mod
 	if res.Result.Err != nil {
 		msg = res.Result.Err.Error()
 	}
+	if stop == event.StopBudget {
+		// Not an internal error: a cap the user set was reached. ACP has
+		// no stop reason for it (max_turn_requests counts requests).
+		return nil, &rpcError{Code: codeInternalError, Message: "Run stopped: " + msg, Data: map[string]any{"sessionId": s.id, "stop_reason": string(stop)}}
+	}
 	return nil, &rpcError{Code: codeInternalError, Message: "Internal error: run failed: " + msg, Data: map[string]any{"sessionId": s.id, "stop_reason": string(stop)}}
 }
 

@@ -77,6 +77,19 @@ export function totals(s) {
   return { tokens: Math.max(tokens, stored), cost: Math.max(cost, s.info?.cost || 0) };
 }
 
+// own is the part of a session's totals that is not its children's: its
+// own model calls (a budget counts the subtree, the row shows both).
+export function own(s) {
+  const t = totals(s);
+  let { tokens, cost } = t;
+  for (const c of s.children) {
+    const ct = totals(sessions.get(c));
+    tokens -= ct.tokens;
+    cost -= ct.cost;
+  }
+  return { tokens: Math.max(0, tokens), cost: Math.max(0, cost) };
+}
+
 // span is [start, end] of a session in server milliseconds (end: now
 // while it runs).
 export function span(s) {

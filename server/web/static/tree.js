@@ -124,8 +124,12 @@ function update(row, s, depth, nkids, selected) {
   attr(wait, 'title', own ? 'A tool call of this session waits for your approval: open it to answer' : null);
   const text = s.info.parentID ? s.info.title.replace(/\s*\(@[^)]*subagent\)$/, '') : s.info.title;
   set(title, nkids && isFolded(s) ? `${foldSummary(s)} · ${text}` : text);
-  set(tok, tokens ? fmtTokens(tokens) : '');
-  set(cst, fmtCost(cost));
+  // A node with children that has ended shows its own part beside its
+  // subtree's, as `agentpool sessions tree` does.
+  const mine = nkids && st !== 'running' ? store.own(s) : null;
+  set(tok, tokens ? fmtTokens(tokens) + (mine && mine.tokens !== tokens ? ` (own ${fmtTokens(mine.tokens).replace(/ tok$/, '')})` : '') : '');
+  set(cst, fmtCost(cost) + (mine && cost && Math.abs(mine.cost - cost) > 1e-9 ? ` (own ${fmtCost(mine.cost) || '$0'})` : ''));
+  attr(tok, 'title', tokens ? `${tokens} tokens in this subtree${mine ? `, ${mine.tokens} of them its own` : ''}` : null);
   set(dur, st === 'idle' ? '' : fmtDuration(b - a));
   const running = st === 'running';
   if (stop.hidden === running) { stop.hidden = !running; stop.disabled = false; }

@@ -158,7 +158,7 @@ test('a delegating run shows live in the tree, the timeline and the transcript',
   assert.deepEqual(await page.locator('.row').evaluateAll((rs) => rs.map((r) => r.dataset.status)), ['done', 'done', 'done', 'done', 'done']);
   assert.equal(await page.locator('.tl-row').count(), 5);
   assert.equal(await page.locator('.tl-bar.crit').count(), 4, 'critical path: lead, squad, researcher, checker');
-  assert.match(await row(page, 'lead').locator('.tok').textContent(), /\d+ tok/);
+  assert.match(await row(page, 'lead').locator('.tok').textContent(), /^[\d.]+k? tok \(own [\d.]+k?\)$/, 'subtree and own tokens');
   assert.ok(await page.locator('.reasoning summary').textContent(), 'reasoning shown');
   assert.equal(await page.locator('details.reasoning[open]').count(), 0, 'reasoning starts collapsed');
   await shot(page, 'finished');
