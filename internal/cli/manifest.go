@@ -2,8 +2,10 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 
 	"github.com/agentpool/agentpool/batteries"
 	"github.com/agentpool/agentpool/config"
@@ -17,21 +19,47 @@ func newRegistry() *pool.Registry { return batteries.Registry() }
 // manifestOptions check a manifest's model types against newRegistry.
 func manifestOptions() config.Options { return batteries.ConfigOptions(newRegistry()) }
 
-// defaultManifestFile is used by run when it exists and no -c is given.
-const defaultManifestFile = "agentpool.yaml"
+// manifestFiles are the names a manifest is discovered under in the
+// current directory when no -c is given: agentpool's own name first, then
+// the names of AgentPool's documentation (its quick start writes
+// agents.yml; AgentPool itself finds a manifest through its `agentpool
+// set` store, which agentpool does not have).
+var manifestFiles = []string{"agentpool.yaml", "agentpool.yml", "agents.yml", "agents.yaml"}
 
-// loadManifest loads the manifest named by -c, else ./agentpool.yaml when
-// present, else the built-in default.
+// discoverManifest returns the one manifest file of the current directory
+// ("" when there is none). Two of them are an error rather than a guess:
+// running the other one's agents would be a silent surprise.
+func discoverManifest() (string, error) {
+	var found []string
+	for _, name := range manifestFiles {
+		if _, err := os.Stat(name); err == nil {
+			found = append(found, name)
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+	}
+	switch len(found) {
+	case 0:
+		return "", nil
+	case 1:
+		return found[0], nil
+	}
+	return "", fmt.Errorf("%s are all here: name the manifest to use with -c", strings.Join(found, " and "))
+}
+
+// loadManifest loads the manifest named by -c, else the one discovered in
+// the current directory (manifestFiles), else the built-in demo.
 func loadManifest(path string) (*config.Manifest, error) {
-	if path != "" {
-		return config.LoadWith(path, manifestOptions())
+	if path == "" {
+		var err error
+		if path, err = discoverManifest(); err != nil {
+			return nil, err
+		}
 	}
-	if _, err := os.Stat(defaultManifestFile); err == nil {
-		return config.LoadWith(defaultManifestFile, manifestOptions())
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
+	if path == "" {
+		return config.Default(), nil
 	}
-	return config.Default(), nil
+	return config.LoadWith(path, manifestOptions())
 }
 
 // isBuiltIn says whether loadManifest(path) loads the built-in demo.
@@ -44,8 +72,14 @@ func manifestName(path string) string {
 	if path != "" {
 		return path
 	}
-	if _, err := os.Stat(defaultManifestFile); err == nil {
-		return defaultManifestFile
+	if name, err := discoverManifest(); err == nil && name != "" {
+		return name
 	}
 	return builtInName
+}
+
+// builtInNotice is what run says before it runs the built-in demo, so
+// that nobody mistakes it for their own manifest's agents.
+func builtInNotice() string {
+	return "no manifest here (" + strings.Join(manifestFiles, ", ") + ") and no -c: running the built-in demo"
 }

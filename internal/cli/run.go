@@ -45,19 +45,19 @@ const demoDelay = 8 * time.Millisecond
 func newRunCmd(ext Extensions) *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
-		Use:   "run [flags] PROMPT",
+		Use:   "run [flags] [AGENT] PROMPT",
 		Short: "Run an agent or team on a prompt",
-		Long: "Run an agent or team on a prompt. Without --config, ./agentpool.yaml is used when present, " +
-			"else the built-in offline demo pool. The words of PROMPT are joined by spaces; " +
+		Long: "Run an agent or team on a prompt. Without --config, the manifest of the current directory is used " +
+			"(agentpool.yaml, agentpool.yml, agents.yml or agents.yaml; two of them are an error), else the " +
+			"built-in offline demo pool, which run says. A first word that names an agent or team of the " +
+			"manifest is the node to run (AgentPool's `run AGENT PROMPT`); so is the first of exactly two words " +
+			"that looks like a name, and a name the manifest lacks is then an error; otherwise the words are " +
+			"the prompt of the default agent. The words of PROMPT are joined by spaces; " +
 			"a PROMPT of - is read from stdin (at most 4 MiB). A PROMPT \"/name args\" runs the Claude Code command name " +
 			"(.claude/commands/name.md, the user's or a plugin's), $ARGUMENTS standing for args.",
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			prompt, err := promptArg(args, cmd.InOrStdin())
-			if err != nil {
-				return err
-			}
-			return runMain(cmd, f, prompt)
+			return runMain(cmd, f, args)
 		},
 	}
 	fl := cmd.Flags()
@@ -79,7 +79,7 @@ func isTerminal(w any) bool {
 	return ok && term.IsTerminal(int(fd.Fd()))
 }
 
-func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
+func runMain(cmd *cobra.Command, f runFlags, args []string) error {
 	if f.output != "text" && f.output != "jsonl" {
 		return fmt.Errorf("--output must be text or jsonl, not %q", f.output)
 	}
@@ -125,6 +125,20 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 	defer p.Close()
 	defer listenControl(p, log)() // sessions cancel, from another process
 	defer closeHooks(reg)         // first: background hooks still record into the store
+	source := manifestName(f.config)
+	node, words := "", args
+	if f.session == "" || f.agent != "" { // a session runs its own agent
+		if node, words, err = nodeArgs(p.Manifest(), source, f.agent, args); err != nil {
+			return err
+		}
+	}
+	prompt, err := promptArg(words, cmd.InOrStdin())
+	if err != nil {
+		return err
+	}
+	if source == builtInName {
+		fmt.Fprintln(errw, "agentpool: "+builtInNotice())
+	}
 	// "/name args" runs a Claude Code command (.claude/commands/name.md)
 	// when one has that name; any other prompt is the prompt.
 	prompt, _ = p.ExpandCommand(prompt)
@@ -191,9 +205,8 @@ func runMain(cmd *cobra.Command, f runFlags, prompt string) error {
 	case view != nil:
 		printer.view = &view.mu
 	}
-	node := f.agent
 	if f.session != "" {
-		if node, err = resumeNode(ctx, p, f.session, f.agent, manifestName(f.config), errw); err != nil {
+		if node, err = resumeNode(ctx, p, f.session, node, source, errw); err != nil {
 			return err
 		}
 	}

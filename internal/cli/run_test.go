@@ -206,7 +206,7 @@ func TestRunErrors(t *testing.T) {
 		t.Fatalf("bad --output: %d %q", r.code, r.stderr)
 	}
 	r = runCLI(t, dir, "run", "--db", ":memory:", "--agent", "nobody", "hi")
-	if r.code == 0 || !strings.Contains(r.stderr, `unknown agent or team "nobody"`) {
+	if r.code == 0 || !strings.Contains(r.stderr, `agent "nobody" is not in the built-in demo`) {
 		t.Fatalf("unknown agent: %d %q", r.code, r.stderr)
 	}
 	if n := strings.Count(strings.TrimSpace(r.stderr), "\n"); n != 0 {

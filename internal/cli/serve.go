@@ -106,7 +106,7 @@ func (f *poolFlags) register(cmd *cobra.Command, ext Extensions) {
 	if cmd.Annotations[annotationNeeds] == "" {
 		cmd.Annotations[annotationNeeds] = needsManifest
 	}
-	cmd.Flags().StringVarP(&f.config, "config", "c", "", "manifest file (default ./agentpool.yaml, else the built-in demo)")
+	cmd.Flags().StringVarP(&f.config, "config", "c", "", "manifest file (default: agentpool.yaml, agentpool.yml, agents.yml or agents.yaml in the current directory, else the built-in demo)")
 	cmd.Flags().StringVar(&f.db, "db", "", "session database: a path, :memory:, or a postgres:// URL (default: storage.path or storage.url, else the user data directory)")
 	f.claude = &claudeFlags{}
 	f.claude.register(cmd)

@@ -30,7 +30,7 @@ type sessionsFlags struct {
 }
 
 // open opens the store the flags name: --db, else storage.path of the
-// manifest (-c, else ./agentpool.yaml when present), else the user's data
+// manifest (-c, else the one discovered in the current directory), else the user's data
 // directory.
 func (f *sessionsFlags) open() (session.Store, error) {
 	if f.db != "" {
@@ -79,7 +79,7 @@ func newSessionsCmd(Extensions) *cobra.Command {
 			"trees, conversations and event logs.",
 	}
 	pf := cmd.PersistentFlags()
-	pf.StringVarP(&f.config, "config", "c", "", "manifest whose storage.path names the database (default ./agentpool.yaml when present)")
+	pf.StringVarP(&f.config, "config", "c", "", "manifest whose storage.path names the database (default: agentpool.yaml, agentpool.yml, agents.yml or agents.yaml when present)")
 	pf.StringVar(&f.db, "db", "", "session database: a path, :memory:, or a postgres:// URL (default: storage.path or storage.url, else the user data directory)")
 	cmd.AddCommand(newSessionsListCmd(&f), newSessionsTreeCmd(&f), newSessionsShowCmd(&f), newSessionsEventsCmd(&f), newSessionsDeleteCmd(&f), newSessionsCancelCmd(&f))
 	return cmd
