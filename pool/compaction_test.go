@@ -22,7 +22,8 @@ import (
 // compactionManifest: a lead with a small context window reads three
 // long parts through a child (each result about 1,000 tokens), which
 // passes its compaction threshold, then delegates to "flood", whose
-// window is smaller than the one part it reads: flood fails with
+// window holds its tool definitions (about 1,000 tokens) but not them and
+// the one part it reads: flood fails with
 // context_exhausted and the lead answers.
 func compactionManifest() string {
 	part := strings.Repeat("lorem ipsum dolor sit amet ", 150) // 4,050 bytes
@@ -46,7 +47,7 @@ agents:
     tools: [subagent]
     model:
       type: scripted
-      context_window: 1000
+      context_window: 1200
       turns:
         - tool_calls: [{name: task, args: {agent_or_team: reader, prompt: "all"}}]
         - "never reached"

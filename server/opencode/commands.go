@@ -10,7 +10,8 @@ import (
 	"github.com/agentpool/agentpool/server/opencode/internal/wire"
 )
 
-// commandsAPI serves the pool's slash commands.
+// commandsAPI serves the TUI's commands: the pool's slash commands and
+// /compact (summarize).
 type commandsAPI struct{ *base }
 
 // handleCommands answers GET /command: the pool's slash commands

@@ -84,7 +84,7 @@ func (s *Server) routeTable() []*route {
 		{method: "POST", path: sessionPath + "/summarize", op: "session.summarize", summary: "Summarize session: its older turns become one summary message (compaction)", tag: "session",
 			body: typeOf[wire.SummarizeBody](), respSchema: map[string]any{"type": "boolean"},
 			errTypes: map[int][]reflect.Type{400: {typeOf[wire.InvalidRequestError]()}},
-			errs:     []int{400, 404, 408, 413}, handler: s.prompts.handleSummarize},
+			errs:     []int{400, 404, 408, 413}, handler: s.commands.handleSummarize},
 		{method: "GET", path: "/event", op: "event.subscribe", summary: "Subscribe to events", tag: "event",
 			sse: "Event", handler: s.streams.handleEvents},
 		{method: "GET", path: "/global/event", op: "global.event", summary: "Get global events", tag: "global",

@@ -21,7 +21,7 @@ import (
 // session's later prompts send the summary and the kept turns. The run
 // is seen as any run is (its compaction event, its answer: the summary);
 // session.compacted follows. A session that is running is refused (400).
-func (s *promptsAPI) handleSummarize(w http.ResponseWriter, r *http.Request) {
+func (s *commandsAPI) handleSummarize(w http.ResponseWriter, r *http.Request) {
 	sid := r.PathValue("sessionID")
 	b, ok := s.bodyBytes(w, r)
 	if !ok {
