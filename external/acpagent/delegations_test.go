@@ -12,6 +12,7 @@ import (
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/hook"
+	"github.com/agentpool/agentpool/internal/opencodetest"
 	"github.com/agentpool/agentpool/model"
 	"github.com/agentpool/agentpool/pool"
 	"github.com/agentpool/agentpool/session"
@@ -226,4 +227,90 @@ func partsText(parts []model.Part) string {
 func jsonQuoted(s string) string {
 	q := quote(s)
 	return q[1 : len(q)-1]
+}
+
+// The real opencode reached by the task tool and as a worker in one run
+// (one opencode process serves both): each delegation a child session of
+// the root with its spawn_session_start/end and hooks, opencode's final
+// message the tool's result; no opencode process outlives the run.
+func TestTaskAndWorkerReachOpencode(t *testing.T) {
+	const answer = "opencode answers the delegation."
+	oc := opencodetest.NewSetup(t, opencodetest.NewModel(t, answer), "")
+	dir := t.TempDir()
+	manifest := filepath.Join(dir, "agentpool.yaml")
+	yaml := `
+agents:
+` + oc.MemberYAML("opencode", "the real opencode") + `
+  boss:
+    model:
+      type: scripted
+      turns:
+        - tool_calls: [{name: task, args: {agent_or_team: opencode, prompt: "Say something.", description: "via task"}}]
+        - tool_calls: [{name: ask_opencode, args: {prompt: "Say something else."}}]
+        - text: "boss done"
+    tools: [{type: subagent}]
+    workers: [opencode]
+`
+	if err := os.WriteFile(manifest, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reg := batteries.Registry()
+	m, err := config.LoadWith(manifest, batteries.ConfigOptions(reg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hooks := hook.New(hook.Options{})
+	var mu sync.Mutex
+	var ends []hook.SubagentEnd
+	hooks.OnSubagentEnd.Register(func(_ context.Context, e hook.SubagentEnd) error {
+		mu.Lock()
+		defer mu.Unlock()
+		ends = append(ends, e)
+		return nil
+	})
+	p, err := pool.New(m, pool.Options{Registry: reg, Hooks: hooks})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	res, evs := run(t, context.Background(), p, "boss", "go", nil)
+	if left := oc.Leftovers(); len(left) > 0 {
+		t.Errorf("opencode processes outlived the run: %v", left)
+	}
+	if res.Result.StopReason != event.StopCompleted || res.Result.Output != "boss done" {
+		t.Fatalf("result %+v", res.Result)
+	}
+	mechanisms := map[event.Mechanism]event.SpawnSessionEnd{}
+	startMechanism := map[string]event.Mechanism{}
+	for _, e := range evs {
+		switch v := e.(type) {
+		case event.SpawnSessionStart:
+			if v.SourceName != "opencode" || v.ParentSessionID != res.SessionID {
+				t.Errorf("spawn_session_start %+v", v)
+			}
+			startMechanism[v.ChildSessionID] = v.SpawnMechanism
+		case event.SpawnSessionEnd:
+			mechanisms[startMechanism[v.ChildSessionID]] = v
+		}
+	}
+	for _, mech := range []event.Mechanism{event.MechanismTask, event.MechanismWorker} {
+		if e := mechanisms[mech]; e.StopReason != event.StopCompleted || e.LastAssistantMessage != answer {
+			t.Errorf("%s: spawn_session_end %+v", mech, e)
+		}
+	}
+	for _, name := range []string{"task", "ask_opencode"} {
+		if got := toolResult(name)(res, evs); !strings.Contains(got, answer) {
+			t.Errorf("%s's result %q", name, got)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(ends) != 2 {
+		t.Fatalf("subagent/end fired %d times", len(ends))
+	}
+	for _, e := range ends {
+		if e.Name != "opencode" || partsText(e.LastAssistantMessage) != answer {
+			t.Errorf("subagent/end %+v", e)
+		}
+	}
 }
