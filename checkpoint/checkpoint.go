@@ -37,7 +37,7 @@ const (
 
 // captures is st as a CaptureStore, or the error that says it is not.
 func captures(st session.Store) (session.CaptureStore, error) {
-	cs, ok := st.(session.CaptureStore)
+	cs, ok := session.CaptureStoreOf(st)
 	if !ok {
 		return nil, fmt.Errorf("the session store (%T) keeps no checkpoints", st)
 	}

@@ -20,7 +20,7 @@ func (storeCheckpointer) Before(ctx context.Context, c workspace.Change, prior f
 	if inv == nil || inv.Runtime == nil {
 		return nil
 	}
-	cs, ok := inv.Runtime.Store().(session.CaptureStore)
+	cs, ok := session.CaptureStoreOf(inv.Runtime.Store())
 	if !ok {
 		return nil
 	}

@@ -98,3 +98,21 @@ func CheckCapture(c Capture) error {
 	}
 	return nil
 }
+
+// CaptureStoreOf returns st as a CaptureStore: st itself, or the store it
+// wraps (a wrapper's Unwrap() Store method, followed down), so that a
+// wrapper that adds behaviour to some writes does not hide the
+// capability.
+func CaptureStoreOf(st Store) (CaptureStore, bool) {
+	for st != nil {
+		if cs, ok := st.(CaptureStore); ok {
+			return cs, true
+		}
+		u, ok := st.(interface{ Unwrap() Store })
+		if !ok {
+			return nil, false
+		}
+		st = u.Unwrap()
+	}
+	return nil, false
+}
