@@ -34,7 +34,7 @@ type Player struct {
 	// name recorded ids (task_status of a task), the replay's tools answer
 	// with its own (task's session_id).
 	toRecorded, toReplay map[string]string
-	extra    []Divergence        // model calls without an answer
+	extra                []Divergence // model calls without an answer
 }
 
 // NewPlayer returns a Player of rec.
@@ -183,12 +183,12 @@ func str(s string) *string { return &s }
 
 // Result is what a replay found: the steps compared and the divergences.
 type Result struct {
-	Sessions    int          `json:"sessions"`     // recorded sessions
-	Replayed    int          `json:"replayed"`     // of them, those the replay ran
-	ModelCalls  int          `json:"model_calls"`  // recorded model calls
-	Answered    int          `json:"answered"`     // of them, those the replay asked for
-	Steps       int          `json:"steps"`        // recorded steps compared
-	Divergences []Divergence `json:"divergences"`  // in the order of the recording's sessions, then turn
+	Sessions    int          `json:"sessions"`    // recorded sessions
+	Replayed    int          `json:"replayed"`    // of them, those the replay ran
+	ModelCalls  int          `json:"model_calls"` // recorded model calls
+	Answered    int          `json:"answered"`    // of them, those the replay asked for
+	Steps       int          `json:"steps"`       // recorded steps compared
+	Divergences []Divergence `json:"divergences"` // in the order of the recording's sessions, then turn
 }
 
 // Result compares what the replay did with the recording; call it once

@@ -45,9 +45,9 @@ type tracker struct {
 	spawns map[string]int    // spawn key without ordinal -> spawns so far
 	// children are the spawn steps by child session id.
 	children map[string]Step
-	runs   int
-	steps  []Step
-	ends   []runEnd
+	runs     int
+	steps    []Step
+	ends     []runEnd
 }
 
 func newTracker() *tracker {
