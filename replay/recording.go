@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/model"
@@ -151,4 +152,33 @@ func (rec *Recording) Calls() int {
 		n += len(tp.Responses)
 	}
 	return n
+}
+
+// Outcome is how one run ended: its stop reason (an error's code after
+// "error: ") and its final answer.
+type Outcome struct {
+	Stop   string `json:"stop"`
+	Answer string `json:"answer"`
+}
+
+// Outcomes are how the recorded session's runs ended, in order.
+func (rec *Recording) Outcomes() []Outcome {
+	var out []Outcome
+	for _, s := range rec.Tapes[rec.Root.ID].Steps {
+		switch s.Kind {
+		case StepAnswer:
+			finish, text, _ := strings.Cut(s.Value, ": ")
+			stop := string(event.StopCompleted)
+			switch finish {
+			case model.FinishLength:
+				stop = string(event.StopMaxTokens)
+			case model.FinishRefusal:
+				stop = string(event.StopRefusal)
+			}
+			out = append(out, Outcome{Stop: stop, Answer: text})
+		case StepError:
+			out = append(out, Outcome{Stop: "error: " + s.Value})
+		}
+	}
+	return out
 }

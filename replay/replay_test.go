@@ -144,7 +144,7 @@ func TestReplayReportsAChangedTool(t *testing.T) {
 	}
 	agents := map[string]bool{}
 	for _, d := range res.Divergences {
-		if d.Kind != replay.StepToolResult || d.Key != "call 1" || d.Turn != 1 || d.Recorded == nil || d.Now == nil ||
+		if d.Kind != replay.StepToolResult || d.Key != "call 1 Read" || d.Turn != 1 || d.Recorded == nil || d.Now == nil ||
 			!strings.Contains(*d.Recorded, "the answer is 42") || !strings.Contains(*d.Now, "the answer is 41") {
 			t.Errorf("divergence %+v", d)
 		}

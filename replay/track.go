@@ -22,7 +22,7 @@ const (
 type Step struct {
 	Turn  int    `json:"turn"` // model turns of the session so far (0: before the first)
 	Kind  string `json:"kind"`
-	Key   string `json:"key"`   // where in the turn: "call 2", "call 1 spawn helper #1", "run 1"
+	Key   string `json:"key"`   // where in the turn: "call 1 Read", "call 2 task spawn panel #1", "run 1"
 	Value string `json:"value"` // what is compared
 }
 
@@ -40,9 +40,9 @@ type runEnd struct {
 // log and a replay's live stream, so both are keyed alike.
 type tracker struct {
 	turn   int
-	ncalls int               // tool call parts of the current turn
-	calls  map[string][2]int // tool call id -> turn, position in it (1-based)
-	spawns map[string]int    // spawn key without ordinal -> spawns so far
+	ncalls int             // tool call parts of the current turn
+	calls  map[string]call // tool call id -> where the model made it
+	spawns map[string]int  // spawn key without ordinal -> spawns so far
 	// children are the spawn steps by child session id.
 	children map[string]Step
 	runs     int
@@ -50,15 +50,22 @@ type tracker struct {
 	ends     []runEnd
 }
 
+// call is where a tool call sits: its turn, its position in the turn
+// (1-based) and its tool.
+type call struct {
+	turn, pos int
+	tool      string
+}
+
 func newTracker() *tracker {
-	return &tracker{calls: map[string][2]int{}, spawns: map[string]int{}, children: map[string]Step{}}
+	return &tracker{calls: map[string]call{}, spawns: map[string]int{}, children: map[string]Step{}}
 }
 
 // callKey is where the call with this id sits: its turn and position; a
 // call no model part announced (a continued run's) is keyed by its id.
 func (t *tracker) callKey(id string) (int, string) {
 	if c, ok := t.calls[id]; ok {
-		return c[0], fmt.Sprintf("call %d", c[1])
+		return c.turn, fmt.Sprintf("call %d %s", c.pos, c.tool)
 	}
 	return t.turn, "call " + id
 }
@@ -76,7 +83,7 @@ func (t *tracker) add(e event.Event) (spawnKey string) {
 		}
 		if v.Part.PartKind == event.PartToolCall {
 			t.ncalls++
-			t.calls[v.Part.ToolCallID] = [2]int{t.turn, t.ncalls}
+			t.calls[v.Part.ToolCallID] = call{turn: t.turn, pos: t.ncalls, tool: v.Part.ToolName}
 		}
 	case event.ToolCallStart:
 		turn, key := t.callKey(v.ToolCallID)
