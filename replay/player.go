@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/model"
 	"github.com/agentpool/agentpool/spawn"
@@ -44,15 +45,44 @@ func NewPlayer(rec *Recording) *Player {
 		toRecorded: map[string]string{}, toReplay: map[string]string{}}
 }
 
-// Model returns a model.Model named id that answers from the cassette.
-func (p *Player) Model(id string) model.Model { return cassette{p: p, id: id} }
+// Model returns the model.Model that stands for the model spec describes:
+// it answers from the cassette, under the id and at the price the model
+// of spec has (so that the replay's events and costs name and count what
+// the recording's did).
+func (p *Player) Model(spec config.ModelSpec) model.Model {
+	return cassette{p: p, id: ModelID(spec), in: spec.InputPrice, out: spec.OutputPrice}
+}
+
+// ModelID is the id the model that spec describes calls itself: the
+// provider's model id, "test" for the offline models, a fallback's
+// "fallback:" and its models' ids.
+func ModelID(spec config.ModelSpec) string {
+	switch spec.Type {
+	case "", config.ModelTest, config.ModelScripted:
+		return "test"
+	case config.ModelFallback:
+		ids := make([]string, len(spec.Fallback))
+		for i, s := range spec.Fallback {
+			ids[i] = ModelID(s)
+		}
+		return "fallback:" + strings.Join(ids, ",")
+	}
+	if spec.Model != "" {
+		return spec.Model
+	}
+	return spec.Type
+}
 
 type cassette struct {
-	p  *Player
-	id string
+	p       *Player
+	id      string
+	in, out float64
 }
 
 func (c cassette) ID() string { return c.id }
+
+// Price implements model.Pricing with the prices the manifest writes.
+func (c cassette) Price() (float64, float64) { return c.in, c.out }
 
 func (c cassette) Stream(ctx context.Context, _ *model.Request) iter.Seq2[model.Chunk, error] {
 	return func(yield func(model.Chunk, error) bool) {
@@ -97,12 +127,23 @@ func (p *Player) answer(inv *spawn.Invocation) (Response, error) {
 	p.next[rid] = n + 1
 	r := tp.Responses[n]
 	if len(p.toReplay) > 0 && len(r.Message.ToolCalls()) > 0 {
-		r.Message = r.Message.Clone()
+		// Arguments naming a recorded id name the replay's instead, sent
+		// whole (an id may straddle two recorded pieces).
 		ids := replacer(p.toReplay)
+		var msg model.Message
 		for i, pt := range r.Message.Parts {
-			if pt.Kind == model.PartToolCall {
-				r.Message.Parts[i].Args = []byte(ids.Replace(string(pt.Args)))
+			if pt.Kind != model.PartToolCall {
+				continue
 			}
+			if args := ids.Replace(string(pt.Args)); args != string(pt.Args) {
+				if msg.Parts == nil {
+					msg = r.Message.Clone()
+				}
+				msg.Parts[i].Args = []byte(args)
+			}
+		}
+		if msg.Parts != nil {
+			r.Message, r.Chunks = msg, nil
 		}
 	}
 	return r, nil
@@ -112,7 +153,11 @@ func (p *Player) answer(inv *spawn.Invocation) (Response, error) {
 // each tool call (a repeated id as the model gave it, so that the agent
 // treats it as it did), usage, finish.
 func chunks(r Response) []model.Chunk {
-	out := make([]model.Chunk, 0, len(r.Message.Parts)+2)
+	out := make([]model.Chunk, 0, len(r.Message.Parts)+len(r.Chunks)+2)
+	if r.Chunks != nil {
+		out = append(out, r.Chunks...)
+		return finish(out, r)
+	}
 	k := 0
 	for _, pt := range r.Message.Parts {
 		switch pt.Kind {
@@ -129,6 +174,11 @@ func chunks(r Response) []model.Chunk {
 			k++
 		}
 	}
+	return finish(out, r)
+}
+
+// finish ends a response's chunks with its usage and finish reason.
+func finish(out []model.Chunk, r Response) []model.Chunk {
 	if !r.Usage.IsZero() {
 		out = append(out, model.Chunk{Kind: model.ChunkUsage, Usage: r.Usage})
 	}

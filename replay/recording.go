@@ -22,6 +22,10 @@ type Response struct {
 	Message model.Message // the assistant message the turn produced
 	Finish  string        // its finish reason
 	Usage   event.Usage   // a run's usage, on its last answer (zero on the others)
+	// Chunks are the message's text, thinking and tool call pieces as
+	// the model streamed them (from the recorded part events); nil: one
+	// piece per part of Message.
+	Chunks []model.Chunk
 }
 
 // Tape is what one recorded session did: its model answers (the
@@ -72,6 +76,7 @@ func Load(ctx context.Context, st session.Store, id string, sharedPrompt func(no
 		}
 		tp := &Tape{Session: s, children: map[string]event.SpawnSessionStart{}}
 		tr := newTracker()
+		tr.chunks, tr.index = [][]model.Chunk{}, map[int]int{}
 		for _, r := range recs {
 			if k := tr.add(r.Event); k != "" {
 				tp.children[k] = r.Event.(event.SpawnSessionStart)
@@ -84,6 +89,9 @@ func Load(ctx context.Context, st session.Store, id string, sharedPrompt func(no
 			}
 		}
 		for i := range tp.Responses {
+			if i < len(tr.chunks) && sameMessage(tr.chunks[i], tp.Responses[i].Message) {
+				tp.Responses[i].Chunks = tr.chunks[i]
+			}
 			tp.Responses[i].Finish = model.FinishStop
 			if len(tp.Responses[i].Message.ToolCalls()) > 0 {
 				tp.Responses[i].Finish = model.FinishToolCalls
@@ -181,4 +189,58 @@ func (rec *Recording) Outcomes() []Outcome {
 		}
 	}
 	return out
+}
+
+// sameMessage reports whether chunks stream msg: the same text, thinking
+// and tool calls (ids, names, arguments). A recorded turn whose events
+// and message disagree (a response that failed half way, a repeated
+// call id) is replayed from its message.
+func sameMessage(chunks []model.Chunk, msg model.Message) bool {
+	var text, thinking strings.Builder
+	type tc struct {
+		id, name string
+		args     strings.Builder
+	}
+	var calls []*tc
+	for _, c := range chunks {
+		switch c.Kind {
+		case model.ChunkText:
+			text.WriteString(c.Text)
+		case model.ChunkThinking:
+			thinking.WriteString(c.Text)
+		case model.ChunkToolCall:
+			if c.Index == len(calls) {
+				calls = append(calls, &tc{id: c.ToolCallID, name: c.ToolName})
+			}
+			if c.Index >= len(calls) {
+				return false
+			}
+			calls[c.Index].args.WriteString(c.ArgsDelta)
+		}
+	}
+	var wantText, wantThinking string
+	var want []model.Part
+	for _, p := range msg.Parts {
+		switch p.Kind {
+		case model.PartText:
+			wantText += p.Text
+		case model.PartThinking:
+			wantThinking += p.Text
+		case model.PartToolCall:
+			want = append(want, p)
+		}
+	}
+	if text.String() != wantText || thinking.String() != wantThinking || len(calls) != len(want) {
+		return false
+	}
+	for i, c := range calls {
+		args := c.args.String()
+		if strings.TrimSpace(args) == "" {
+			args = "{}"
+		}
+		if w := want[i]; w.DuplicateOf != "" || c.id != w.ToolCallID || c.name != w.ToolName || args != string(w.Args) {
+			return false
+		}
+	}
+	return true
 }

@@ -5,6 +5,8 @@ import (
 	"go.uber.org/goleak"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -66,11 +68,15 @@ func workspace(t *testing.T, notes string) string {
 	return dir
 }
 
+// recordedWS is the workspace of the last recording.
+var recordedWS string
+
 // record runs the team once and returns the store and the root session.
 func record(t *testing.T) (session.Store, string) {
 	t.Helper()
 	st := memory.New()
-	p, err := pool.New(manifest(t), pool.Options{Store: st, Workspace: workspace(t, "the answer is 42")})
+	recordedWS = workspace(t, "the answer is 42")
+	p, err := pool.New(manifest(t), pool.Options{Store: st, Workspace: recordedWS})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,17 +90,25 @@ func record(t *testing.T) (session.Store, string) {
 
 // play replays rec in a fresh pool whose every model is the player's.
 func play(t *testing.T, rec *replay.Recording, ws string) (replay.Result, pool.RunResult) {
+	res, run, _ := playIn(t, rec, ws)
+	return res, run
+}
+
+// playIn is play that also returns the replay's store (open until the
+// test ends).
+func playIn(t *testing.T, rec *replay.Recording, ws string) (replay.Result, pool.RunResult, session.Store) {
 	t.Helper()
 	pl := replay.NewPlayer(rec)
 	reg := pool.NewRegistry()
 	for _, typ := range reg.ModelTypes() {
-		reg.AddModel(typ, func(spec config.ModelSpec) (model.Model, error) { return pl.Model("replay"), nil })
+		reg.AddModel(typ, func(spec config.ModelSpec) (model.Model, error) { return pl.Model(spec), nil })
 	}
-	p, err := pool.New(manifest(t), pool.Options{Store: memory.New(), Registry: reg, Workspace: ws})
+	st := memory.New()
+	p, err := pool.New(manifest(t), pool.Options{Store: st, Registry: reg, Workspace: ws})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.Close()
+	t.Cleanup(func() { p.Close() })
 	var last pool.RunResult
 	for i, prompt := range rec.Prompts {
 		req := pool.RunRequest{Node: rec.Node, Prompt: prompt}
@@ -105,7 +119,7 @@ func play(t *testing.T, rec *replay.Recording, ws string) (replay.Result, pool.R
 			t.Fatal(err)
 		}
 	}
-	return pl.Result(), last
+	return pl.Result(), last, st
 }
 
 func TestReplayReproducesTheRun(t *testing.T) {
@@ -130,6 +144,64 @@ func TestReplayReproducesTheRun(t *testing.T) {
 	if run.Result.Output != "The answer is 42." || run.Result.StopReason != event.StopCompleted {
 		t.Errorf("replayed answer %+v", run.Result)
 	}
+}
+
+// The replay's event logs are the recording's, session by session, but
+// for the ids and durations the replay made afresh.
+func TestReplayReproducesTheEvents(t *testing.T) {
+	st, root := record(t)
+	rec, err := replay.Load(context.Background(), st, root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := workspace(t, "the answer is 42")
+	_, run, now := playIn(t, rec, ws)
+	want, got := logs(t, st, root, recordedWS), logs(t, now, run.SessionID, ws)
+	if len(want) != 4 || len(got) != len(want) {
+		t.Fatalf("sessions: recorded %d, replayed %d", len(want), len(got))
+	}
+	for agent, w := range want {
+		g := got[agent]
+		if len(w) < 3 || !slices.Equal(w, g) {
+			t.Errorf("%s: recorded %d events, replayed %d\nrecorded:\n%s\nreplayed:\n%s", agent, len(w), len(g), strings.Join(w, "\n"), strings.Join(g, "\n"))
+		}
+	}
+}
+
+var (
+	madeIDs   = regexp.MustCompile(`\b(ses|run|msg|task)_[0-9A-Za-z]+`)
+	durations = regexp.MustCompile(`"duration_ms":[0-9]+`)
+)
+
+// logs are the events of each session of root's tree by agent (unique in
+// the team), as JSON without the ids and durations a run makes, sorted:
+// tools running at once end in either order.
+func logs(t *testing.T, st session.Store, root, ws string) map[string][]string {
+	t.Helper()
+	ctx := context.Background()
+	all, err := session.Subtree(ctx, st, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	for _, s := range all {
+		recs, err := st.Events(ctx, s.ID, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var evs []string
+		for _, r := range recs {
+			b, err := event.Marshal(r.Event)
+			if err != nil {
+				t.Fatal(err)
+			}
+			j := strings.ReplaceAll(string(b), ws, "WORKSPACE")
+			evs = append(evs, durations.ReplaceAllString(madeIDs.ReplaceAllString(j, "${1}_ID"), `"duration_ms":0`))
+		}
+		slices.Sort(evs)
+		out[s.AgentName] = evs
+	}
+	return out
 }
 
 func TestReplayReportsAChangedTool(t *testing.T) {

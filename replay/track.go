@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/model"
 )
 
 // Step kinds.
@@ -48,6 +49,10 @@ type tracker struct {
 	runs     int
 	steps    []Step
 	ends     []runEnd
+	// chunks, when not nil, collects each turn's response as the model
+	// streamed it (a recording's: the cassette replays its chunking).
+	chunks [][]model.Chunk
+	index  map[int]int // part index of a tool call -> its chunk Index, this turn
 }
 
 // call is where a tool call sits: its turn, its position in the turn
@@ -80,10 +85,30 @@ func (t *tracker) add(e event.Event) (spawnKey string) {
 		if v.Index == 0 { // every model response numbers its parts from 0
 			t.turn++
 			t.ncalls = 0
+			if t.chunks != nil {
+				t.chunks = append(t.chunks, nil)
+				clear(t.index)
+			}
 		}
 		if v.Part.PartKind == event.PartToolCall {
 			t.ncalls++
 			t.calls[v.Part.ToolCallID] = call{turn: t.turn, pos: t.ncalls, tool: v.Part.ToolName}
+			if t.chunks != nil && t.turn > 0 {
+				t.index[v.Index] = t.ncalls - 1
+				t.chunk(model.Chunk{Kind: model.ChunkToolCall, Index: t.ncalls - 1, ToolCallID: v.Part.ToolCallID, ToolName: v.Part.ToolName})
+			}
+		}
+	case event.PartDelta:
+		switch d := v.Delta; {
+		case t.chunks == nil || t.turn == 0:
+		case d.PartDeltaKind == event.PartText:
+			t.chunk(model.Chunk{Kind: model.ChunkText, Text: d.ContentDelta})
+		case d.PartDeltaKind == event.PartThinking:
+			t.chunk(model.Chunk{Kind: model.ChunkThinking, Text: d.ContentDelta})
+		case d.PartDeltaKind == event.PartToolCall:
+			if k, ok := t.index[v.Index]; ok {
+				t.chunk(model.Chunk{Kind: model.ChunkToolCall, Index: k, ArgsDelta: d.ArgsDelta})
+			}
 		}
 	case event.ToolCallStart:
 		turn, key := t.callKey(v.ToolCallID)
@@ -117,6 +142,10 @@ func (t *tracker) add(e event.Event) (spawnKey string) {
 		t.steps = append(t.steps, Step{Turn: t.turn, Kind: StepError, Key: fmt.Sprintf("run %d", t.runs), Value: v.Code})
 	}
 	return ""
+}
+
+func (t *tracker) chunk(c model.Chunk) {
+	t.chunks[len(t.chunks)-1] = append(t.chunks[len(t.chunks)-1], c)
 }
 
 func (t *tracker) spawnKey(toolCallID, name string) (int, string) {

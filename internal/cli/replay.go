@@ -108,7 +108,7 @@ func runReplay(cmd *cobra.Command, f *replayFlags, ref string) error {
 	reg := newRegistry()
 	if spec == nil {
 		for _, typ := range reg.ModelTypes() {
-			reg.AddModel(typ, func(s config.ModelSpec) (model.Model, error) { return player.Model(modelName(s)), nil })
+			reg.AddModel(typ, func(s config.ModelSpec) (model.Model, error) { return player.Model(s), nil })
 		}
 	}
 	pf := f.poolFlags
@@ -211,18 +211,6 @@ func modelSpec(name string) (*config.ModelSpec, error) {
 	}
 	spec := m.Agents["replay"].Model
 	return &spec, nil
-}
-
-// modelName is what a cassette model calls itself: the recorded model's
-// id, as the model the manifest names would.
-func modelName(s config.ModelSpec) string {
-	if s.Model != "" {
-		return s.Model
-	}
-	if s.Type == "" {
-		return config.ModelTest
-	}
-	return s.Type
 }
 
 func writeReplay(cmd *cobra.Command, rep replayReport, asJSON bool) error {
