@@ -9,6 +9,7 @@ import (
 )
 
 const replayPool = `default_agent: lead
+hooks: {settings: hooks.json}
 agents:
   lead:
     tools: [subagent, file_access]
@@ -33,7 +34,8 @@ teams:
 
 // agentpool replay re-runs a run stored in SQLite with its recorded
 // answers: reproduced, exit 0; with the file its tools read changed, the
-// two reads are reported, exit 4; with --model the prompts run against
+// two reads are reported, exit 4, and so they are when a hook now blocks
+// them; with --model the prompts run against
 // another model, answers side by side.
 func TestReplayCommand(t *testing.T) {
 	t.Parallel() // mostly waits on its CLI processes
@@ -43,6 +45,12 @@ func TestReplayCommand(t *testing.T) {
 	notes := filepath.Join(dir, "notes", "in.md")
 	os.WriteFile(notes, []byte("the answer is 42"), 0o644)
 	db := filepath.Join(t.TempDir(), "rec.db")
+	// The hook blocks every Read once the marker exists (never while
+	// recording): a hook that now behaves differently.
+	marker := filepath.Join(t.TempDir(), "block")
+	hooks := `{"hooks": {"PreToolUse": [{"matcher": "Read", "hooks": [{"type": "command",
+		"command": "if [ -e '` + marker + `' ]; then echo 'reads are off today' >&2; exit 2; fi"}]}]}}`
+	os.WriteFile(filepath.Join(dir, "hooks.json"), []byte(hooks), 0o644)
 
 	if r := runCLI(t, dir, "run", "-c", "pool.yaml", "--db", db, "What is the answer?"); r.code != 0 || !strings.Contains(r.stdout, "The answer is 42.") {
 		t.Fatalf("run: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
@@ -84,6 +92,14 @@ func TestReplayCommand(t *testing.T) {
 	if len(rep.Result.Divergences) != 2 || !agents["lead"] || !agents["helper"] {
 		t.Errorf("divergences %+v", rep.Result.Divergences)
 	}
+
+	os.WriteFile(notes, []byte("the answer is 42"), 0o644)
+	os.WriteFile(marker, nil, 0o644)
+	r = runCLI(t, dir, "replay", id, "-c", "pool.yaml", "--db", db)
+	if r.code != exitDiverged || strings.Count(r.stdout, "tool_result") != 2 || strings.Count(r.stdout, "reads are off today") != 2 {
+		t.Fatalf("replay with a hook that blocks: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	os.Remove(marker)
 
 	r = runCLI(t, dir, "replay", id, "-c", "pool.yaml", "--db", db, "--model", "test", "--json")
 	if r.code != 0 {
