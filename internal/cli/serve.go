@@ -93,6 +93,9 @@ type poolFlags struct {
 	approvals func(*config.Manifest) (*approval.Broker, error)
 	// claude: --setting-sources, --plugin-dir and what they found.
 	claude *claudeFlags
+	// edit, when set, changes the manifest once loaded, before anything
+	// is built from it (replay: its models, its engine).
+	edit func(*config.Manifest) error
 }
 
 // register registers the flags and marks cmd as one that builds a pool:
@@ -164,6 +167,11 @@ func openPoolTelemetry(f poolFlags, opts pool.Options) (*pool.Pool, Telemetry, e
 	m, err := loadManifest(f.config)
 	if err != nil {
 		return nil, nil, err
+	}
+	if f.edit != nil {
+		if err := f.edit(m); err != nil {
+			return nil, nil, err
+		}
 	}
 	if err := applyAllow(m, f.allow); err != nil {
 		return nil, nil, err
