@@ -112,19 +112,19 @@ func (x *executor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q eve
 	return nil
 }
 
-// Cancel cancels the task's session (its run ends aborted) and ends the
-// task canceled.
+// Cancel ends the task canceled and cancels its session (its run ends
+// aborted with its subtree). The status goes first: written after the
+// run ended, it would find the task's queue gone (the run's own final
+// status came first). The SDK answers tasks/cancel once Execute returned,
+// so the session has ended by then.
 func (x *executor) Cancel(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue) error {
+	err := q.Write(ctx, finalStatus(rc, a2a.TaskStateCanceled, "cancelled by tasks/cancel"))
 	if v, ok := x.s.running.Load(rc.TaskID); ok {
-		done, err := x.s.pool.Cancel(ctx, v.(string), "a2a")
-		if err == nil {
-			select {
-			case <-done:
-			case <-ctx.Done():
-			}
+		if _, cerr := x.s.pool.Cancel(ctx, v.(string), "a2a"); cerr != nil {
+			x.s.log.Debug("a2a: cancel the task's session", "task", rc.TaskID, "session", v, "err", cerr)
 		}
 	}
-	return q.Write(ctx, finalStatus(rc, a2a.TaskStateCanceled, "cancelled by tasks/cancel"))
+	return err
 }
 
 // begin counts a run in, unless the server is closed.

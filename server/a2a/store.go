@@ -49,12 +49,15 @@ func (s *taskStore) Save(_ context.Context, t *a2a.Task) error {
 // Get implements a2asrv.TaskStore.
 func (s *taskStore) Get(_ context.Context, id a2a.TaskID) (*a2a.Task, error) {
 	s.mu.Lock()
-	el, ok := s.tasks[id]
+	var t *a2a.Task
+	if el, ok := s.tasks[id]; ok {
+		t = el.Value.(*a2a.Task) // never changed once saved: copied outside the lock
+	}
 	s.mu.Unlock()
-	if !ok {
+	if t == nil {
 		return nil, a2a.ErrTaskNotFound
 	}
-	return copyTask(el.Value.(*a2a.Task)), nil
+	return copyTask(t), nil
 }
 
 // copyTask copies what the SDK changes in place: the slices of the task
