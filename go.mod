@@ -5,6 +5,7 @@ go 1.26.7
 require (
 	charm.land/bubbletea/v2 v2.1.1
 	charm.land/lipgloss/v2 v2.1.0
+	github.com/a2aproject/a2a-go v0.3.3
 	github.com/bmatcuk/doublestar/v4 v4.10.4
 	github.com/coder/acp-go-sdk v0.13.0
 	github.com/creack/pty v1.1.24

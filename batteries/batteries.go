@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/agentpool/agentpool/config"
+	"github.com/agentpool/agentpool/external/a2aagent"
 	"github.com/agentpool/agentpool/external/acpagent"
 	"github.com/agentpool/agentpool/model"
 	"github.com/agentpool/agentpool/model/anthropic"
@@ -20,7 +21,7 @@ import (
 
 // Registry returns a new registry with the builtin model types of
 // pool.NewRegistry (test, scripted, fallback) and openai, anthropic, the
-// fetch toolset, MCP servers and external ACP agents. Each call returns a fresh value that the
+// fetch toolset, MCP servers, external ACP agents and remote A2A agents. Each call returns a fresh value that the
 // caller may add to.
 func Registry() *pool.Registry {
 	return pool.NewRegistry().
@@ -46,6 +47,9 @@ func ExternalWith(relay []string) pool.ExternalMaker {
 
 func external(a *config.Agent, dir string, relay []string) (spawn.Node, error) {
 	x := a.External
+	if x.A2A != nil {
+		return A2A(a)
+	}
 	confirm := acpagent.ConfirmAlways
 	if x.RequiresToolConfirmation == "never" {
 		confirm = acpagent.ConfirmNever
@@ -58,6 +62,34 @@ func external(a *config.Agent, dir string, relay []string) (spawn.Node, error) {
 	})
 	if err != nil {
 		return nil, err // not a typed nil in a spawn.Node
+	}
+	return n, nil
+}
+
+// A2A builds the node of a remote A2A agent (`type: a2a`): its
+// credential is read from the environment variable auth_env names, which
+// must be set.
+func A2A(a *config.Agent) (spawn.Node, error) {
+	r := a.External.A2A
+	headers := map[string]string{}
+	for k, v := range r.Headers {
+		headers[k] = v
+	}
+	if r.AuthEnv != "" {
+		v := os.Getenv(r.AuthEnv)
+		if v == "" {
+			return nil, fmt.Errorf("environment variable %s (auth_env) is not set: it holds the credential for %s", r.AuthEnv, r.URL)
+		}
+		if r.AuthScheme != "" {
+			v = r.AuthScheme + " " + v
+		}
+		headers[r.AuthHeader] = v
+	}
+	n, err := a2aagent.New(a2aagent.Config{
+		Name: a.Name, Description: a.Description, URL: r.URL, Headers: headers, CancelGrace: a.External.CancelGrace,
+	})
+	if err != nil {
+		return nil, err
 	}
 	return n, nil
 }

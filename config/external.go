@@ -15,6 +15,9 @@ import (
 const (
 	AgentACP        = "acp"
 	AgentClaudeCode = "claude_code" // the claude preset of AgentACP
+	// AgentA2A is a remote agent reached over the Agent2Agent protocol
+	// (package external/a2aagent): ExternalAgent.A2A.
+	AgentA2A = "a2a"
 )
 
 // ExternalAgent is an agent of `type: acp`: the program to start and what
@@ -44,6 +47,9 @@ type ExternalAgent struct {
 	// before the program is killed (`init_timeout`, `cancel_grace`; 0:
 	// the defaults of package external/acpagent).
 	InitTimeout, CancelGrace time.Duration
+	// A2A, when set, makes the agent a remote A2A agent (`type: a2a`);
+	// none of the fields above apply to it but CancelGrace.
+	A2A *A2ARemote
 }
 
 // ACPPreset is how to start one of the known ACP agents.
@@ -89,6 +95,10 @@ var (
 
 // external reads an agent of `type: acp` or `type: claude_code`.
 func (p *parser) external(a *Agent, kind string, e entry, path string) {
+	if kind == AgentA2A {
+		p.a2aAgent(a, e, path)
+		return
+	}
 	f, ok := p.object(e.val, path, append(slices.Clip(externalKeys), externalIgnored...))
 	if !ok {
 		return
@@ -209,4 +219,6 @@ func presetNames() []string { return slices.Sorted(maps.Keys(ACPPresets)) }
 
 // externalKind reports whether kind is an external agent type agentpool
 // runs.
-func externalKind(kind string) bool { return kind == AgentACP || kind == AgentClaudeCode }
+func externalKind(kind string) bool {
+	return kind == AgentACP || kind == AgentClaudeCode || kind == AgentA2A
+}

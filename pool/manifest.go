@@ -139,7 +139,11 @@ func nodeTools(a *config.Agent) NodeTools {
 func externalNode(m *config.Manifest, reg *Registry, a *config.Agent, workspace string) (spawn.Node, map[string]string, error) {
 	mk := reg.externalMaker()
 	if mk == nil {
-		return nil, nil, fmt.Errorf("type acp is not wired into this program; %s", config.WiringHint)
+		kind := config.AgentACP
+		if a.External.A2A != nil {
+			kind = config.AgentA2A
+		}
+		return nil, nil, fmt.Errorf("type %s is not wired into this program; %s", kind, config.WiringHint)
 	}
 	dir := workspace
 	if a.External.Cwd != "" {

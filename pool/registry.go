@@ -38,7 +38,8 @@ type MCPServers interface {
 type MCPMaker func(servers []config.MCPServer, dir string) (MCPServers, error)
 
 // ExternalMaker builds the node of a manifest's external agent (an agent
-// with config.Agent.External: `type: acp`), whose process runs in dir
+// with config.Agent.External: `type: acp`, or `type: a2a` with
+// External.A2A: a remote agent, for which dir means nothing), whose process runs in dir
 // (its cwd resolved against the manifest, else the pool's workspace, else
 // the current directory). A command that is not installed is its error,
 // saying how to install it.

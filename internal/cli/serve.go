@@ -43,7 +43,7 @@ func init() {
 func newServeCmd(ext Extensions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve the pool over a protocol (acp, agui, opencode) or as a web view (web)",
+		Short: "Serve the pool over a protocol (a2a, acp, agui, opencode) or as a web view (web)",
 	}
 	for _, add := range serveCommands {
 		cmd.AddCommand(add(ext))

@@ -14,7 +14,7 @@ import (
 // TestServeMaxConns: --max-conns bounds the connections an HTTP server
 // holds; a client past it is answered once another connection closes.
 func TestServeMaxConns(t *testing.T) {
-	for _, server := range []string{"agui", "opencode", "web"} {
+	for _, server := range []string{"agui", "opencode", "web", "a2a"} {
 		t.Run(server, func(t *testing.T) {
 			base := startHTTPServer(t, server, "--max-conns", "1")
 			held, err := net.Dial("tcp", base)
@@ -120,7 +120,7 @@ func TestServeTemporalUnreachable(t *testing.T) {
 	dir := t.TempDir()
 	manifest := dir + "/pool.yaml"
 	os.WriteFile(manifest, []byte("execution: {engine: temporal, address: 127.0.0.1:1}\nagents:\n  a:\n    model: {type: test}\n"), 0o644)
-	for _, server := range []string{"agui", "opencode", "web", "acp"} {
+	for _, server := range []string{"agui", "opencode", "web", "a2a", "acp"} {
 		args := []string{"serve", server, "-c", manifest, "--db", ":memory:"}
 		if server != "acp" {
 			args = append(args, "--addr", "127.0.0.1:0")

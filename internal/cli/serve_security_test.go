@@ -30,7 +30,7 @@ import (
 // listens.
 func TestServeRefusesOpenBindWithoutToken(t *testing.T) {
 	dir := t.TempDir()
-	for _, server := range []string{"agui", "opencode", "web"} {
+	for _, server := range []string{"agui", "opencode", "web", "a2a"} {
 		for _, addr := range []string{"0.0.0.0:0", ":0", "[::]:0"} {
 			r := runCLIEnv(t, dir, []string{httpsec.EnvToken + "="}, "serve", server, "--db", ":memory:", "--addr", addr)
 			if r.code == 0 || !strings.Contains(r.stderr, httpsec.EnvToken) || !strings.Contains(r.stderr, "--token") {

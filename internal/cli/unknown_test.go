@@ -60,7 +60,7 @@ func TestUnknownSubcommandCLI(t *testing.T) {
 		want string
 	}{
 		{[]string{"sessions", "frobnicate", "x"}, "agentpool: unknown command \"frobnicate\" for \"agentpool sessions\"\n"},
-		{[]string{"serve", "a2a"}, "agentpool: unknown command \"a2a\" for \"agentpool serve\"\n"},
+		{[]string{"serve", "grpc"}, "agentpool: unknown command \"grpc\" for \"agentpool serve\"\n"},
 		{[]string{"sessions", "lst", "--all"}, "unknown command \"lst\" for \"agentpool sessions\"\n\nDid you mean this?\n\tlist\n"},
 		{[]string{"serve", "opencod"}, "Did you mean this?\n\topencode\n"},
 		{[]string{"rn", "hi"}, "Did you mean this?\n\trun\n"},
@@ -98,15 +98,15 @@ func TestCompletion(t *testing.T) {
 func TestServeAliases(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	for _, name := range []string{"acp", "agui", "opencode", "web"} {
+	for _, name := range []string{"a2a", "acp", "agui", "opencode", "web"} {
 		alias, sub := runCLI(t, dir, "serve-"+name, "--help"), runCLI(t, dir, "serve", name, "--help")
 		if alias != sub || sub.code != 0 || !strings.Contains(sub.stdout, "agentpool serve "+name+" [flags]") {
 			t.Errorf("serve-%s --help: %+v\nserve %s --help: %+v", name, alias, name, sub)
 		}
 	}
-	r := runCLI(t, dir, "serve-a2a")
-	if r.code != 1 || !strings.Contains(r.stderr, `unknown command "serve-a2a" for "agentpool"`) {
-		t.Errorf("serve-a2a: exit %d, stderr %q", r.code, r.stderr)
+	r := runCLI(t, dir, "serve-grpc")
+	if r.code != 1 || !strings.Contains(r.stderr, `unknown command "serve-grpc" for "agentpool"`) {
+		t.Errorf("serve-grpc: exit %d, stderr %q", r.code, r.stderr)
 	}
 	cmd := exec.Command(cliBinary(t), "serve-acp", "--db", ":memory:")
 	cmd.Dir = dir
