@@ -3,8 +3,9 @@
 //
 // Load reads a session and its subtree from a store and builds its
 // cassette: for every recorded session, the assistant messages of its
-// model calls in order (text, thinking, tool calls with their ids), the
-// finish reason and the usage of each run put on the run's last call.
+// model calls in order (text, thinking, tool calls with their ids, in
+// the pieces its part events recorded), the finish reason, the usage of
+// each run put on the run's last call, and its compaction summaries.
 // A Player serves the cassette as a model.Model (every agent of the
 // replaying pool gets it, whatever its manifest names) and is the
 // replay's event sink: it maps each session the replay spawns to the
@@ -25,8 +26,11 @@
 // divergence.
 //
 // The package reads the recording and never writes it: the replay runs in
-// a pool of the caller's making (cmd agentpool replay: an in-memory store
-// and a copy of the workspace). Costs are not replayed (the cassette has
-// no price) and hook and approval custom events are not compared (their
-// effects on tool results, blocked prompts and extra turns are).
+// a pool of the caller's making (agentpool replay: an in-memory store and
+// a copy of the workspace). The store keeps no per-call token counts, so
+// a replay's compactions may fall on other turns (a compaction without a
+// recorded summary is a divergence). Hook, approval and compaction custom
+// events are not compared (their effects on tool results, blocked
+// prompts and extra turns are). The Player is safe for the concurrent
+// model calls of parallel sessions.
 package replay

@@ -26,10 +26,12 @@ type Player struct {
 	rec *Recording
 
 	mu       sync.Mutex
-	recorded map[string]string   // replay session id ("" the root) -> recorded session id
-	next     map[string]int      // recorded session id -> its next response
-	live     map[string]*tracker // recorded session id -> what the replay did there
-	unmapped map[string]bool     // replay sessions the recording does not have
+	recorded map[string]string // replay session id ("" the root) -> recorded session id
+	next     map[string]int    // recorded session id -> its next response
+	// summaries: recorded session id -> its next compaction summary
+	summaries map[string]int
+	live      map[string]*tracker // recorded session id -> what the replay did there
+	unmapped  map[string]bool     // replay sessions the recording does not have
 	// ids maps the ids a replay made (child session ids, async task ids)
 	// to those recorded in their place, and back: the recorded answers
 	// name recorded ids (task_status of a task), the replay's tools answer
@@ -40,7 +42,7 @@ type Player struct {
 
 // NewPlayer returns a Player of rec.
 func NewPlayer(rec *Recording) *Player {
-	return &Player{rec: rec, recorded: map[string]string{"": rec.Root.ID}, next: map[string]int{},
+	return &Player{rec: rec, recorded: map[string]string{"": rec.Root.ID}, next: map[string]int{}, summaries: map[string]int{},
 		live: map[string]*tracker{}, unmapped: map[string]bool{},
 		toRecorded: map[string]string{}, toReplay: map[string]string{}}
 }
@@ -84,9 +86,9 @@ func (c cassette) ID() string { return c.id }
 // Price implements model.Pricing with the prices the manifest writes.
 func (c cassette) Price() (float64, float64) { return c.in, c.out }
 
-func (c cassette) Stream(ctx context.Context, _ *model.Request) iter.Seq2[model.Chunk, error] {
+func (c cassette) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
 	return func(yield func(model.Chunk, error) bool) {
-		r, err := c.p.answer(spawn.InvocationFrom(ctx))
+		r, err := c.p.answer(spawn.InvocationFrom(ctx), req.Summarize != nil)
 		if err != nil {
 			yield(model.Chunk{}, err)
 			return
@@ -99,8 +101,9 @@ func (c cassette) Stream(ctx context.Context, _ *model.Request) iter.Seq2[model.
 	}
 }
 
-// answer is the next recorded response of the session inv runs in.
-func (p *Player) answer(inv *spawn.Invocation) (Response, error) {
+// answer is the next recorded response of the session inv runs in (its
+// next compaction summary for a compaction request).
+func (p *Player) answer(inv *spawn.Invocation, summary bool) (Response, error) {
 	if inv == nil {
 		return Response{}, fmt.Errorf("replay: a model call outside a session has no recorded answer")
 	}
@@ -118,6 +121,17 @@ func (p *Player) answer(inv *spawn.Invocation) (Response, error) {
 		return Response{}, fmt.Errorf("replay: session %s (%s) is not in the recording: no recorded answer", inv.Session.ID, inv.Session.AgentName)
 	}
 	tp := p.rec.Tapes[rid]
+	if summary {
+		k := p.summaries[rid]
+		if k >= len(tp.Summaries) {
+			p.extra = append(p.extra, Divergence{Session: rid, Agent: tp.Session.AgentName, Kind: "compaction",
+				Recorded: str(fmt.Sprintf("%d compactions", len(tp.Summaries))), Now: str(fmt.Sprintf("compaction %d", k+1))})
+			return Response{}, fmt.Errorf("replay: session %s recorded %d compactions; compaction %d has no recorded summary", rid, len(tp.Summaries), k+1)
+		}
+		p.summaries[rid] = k + 1
+		text := model.Message{Role: model.RoleAssistant, Parts: []model.Part{{Kind: model.PartText, Text: tp.Summaries[k]}}}
+		return Response{Message: text, Finish: model.FinishStop}, nil
+	}
 	n := p.next[rid]
 	if n >= len(tp.Responses) {
 		p.extra = append(p.extra, Divergence{Session: rid, Agent: tp.Session.AgentName, Turn: n + 1, Kind: "model_call",
@@ -223,7 +237,7 @@ type Divergence struct {
 	Session  string  `json:"session"` // the recorded session (its parent's for a new child)
 	Agent    string  `json:"agent"`
 	Turn     int     `json:"turn"`
-	Kind     string  `json:"kind"` // a Step kind, or model_call (a call the cassette has no answer for)
+	Kind     string  `json:"kind"` // a Step kind; model_call or compaction: a call the cassette has no answer for
 	Key      string  `json:"key,omitempty"`
 	Recorded *string `json:"recorded"` // null: the replay did something the recording did not
 	Now      *string `json:"now"`      // null: the replay did not do it

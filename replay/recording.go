@@ -33,6 +33,9 @@ type Response struct {
 type Tape struct {
 	Session   session.Session
 	Responses []Response
+	// Summaries answer the session's compaction requests, in order (the
+	// agent records a summary in a compaction event, not as a message).
+	Summaries []string
 	Steps     []Step
 	// children maps a spawn key (tracker.add) to the child's start.
 	children map[string]event.SpawnSessionStart
@@ -82,7 +85,7 @@ func Load(ctx context.Context, st session.Store, id string, sharedPrompt func(no
 				tp.children[k] = r.Event.(event.SpawnSessionStart)
 			}
 		}
-		tp.Steps = tr.steps
+		tp.Steps, tp.Summaries = tr.steps, tr.summaries
 		for _, m := range msgs {
 			if m.Role == model.RoleAssistant {
 				tp.Responses = append(tp.Responses, Response{Message: m.Message})

@@ -273,3 +273,36 @@ func TestReplayNoAnswer(t *testing.T) {
 		t.Errorf("no model_call divergence for the lead's second call: %+v", res.Divergences)
 	}
 }
+
+// A session continued by a second run replays both runs, in one session.
+func TestReplayTwoRuns(t *testing.T) {
+	ctx := context.Background()
+	st := memory.New()
+	p, err := pool.New(manifest(t), pool.Options{Store: st, Workspace: workspace(t, "the answer is 42")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	first, err := p.RunSink(ctx, pool.RunRequest{Prompt: "What is the answer?"}, event.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := p.RunSink(ctx, pool.RunRequest{SessionID: first.SessionID, Prompt: "And again?"}, event.Discard)
+	if err != nil || second.SessionID != first.SessionID {
+		t.Fatalf("second run: %v %+v", err, second)
+	}
+	rec, err := replay.Load(ctx, st, first.SessionID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(rec.Prompts, []string{"What is the answer?", "And again?"}) || len(rec.Outcomes()) != 2 {
+		t.Fatalf("prompts %q outcomes %+v", rec.Prompts, rec.Outcomes())
+	}
+	res, run := play(t, rec, workspace(t, "the answer is 42"))
+	if len(res.Divergences) != 0 || res.Answered != res.ModelCalls {
+		t.Fatalf("result %+v", res)
+	}
+	if o := rec.Outcomes()[1]; run.Result.Output != o.Answer || string(run.Result.StopReason) != o.Stop {
+		t.Errorf("second run now %+v, recorded %+v", run.Result, o)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/agentpool/agentpool/agent"
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/model"
 )
@@ -49,6 +50,8 @@ type tracker struct {
 	runs     int
 	steps    []Step
 	ends     []runEnd
+	// summaries are the session's compaction summaries, in order.
+	summaries []string
 	// chunks, when not nil, collects each turn's response as the model
 	// streamed it (a recording's: the cassette replays its chunking).
 	chunks [][]model.Chunk
@@ -138,6 +141,11 @@ func (t *tracker) add(e event.Event) (spawnKey string) {
 		t.steps = append(t.steps, Step{Turn: t.turn, Kind: StepAnswer, Key: fmt.Sprintf("run %d", t.runs),
 			Value: v.Message.FinishReason + ": " + v.Message.Content})
 		t.ends = append(t.ends, runEnd{turn: t.turn, usage: v.Message.Usage, finish: v.Message.FinishReason})
+	case event.Custom:
+		if v.EventType == agent.EventCompaction {
+			summary, _ := v.EventData["summary"].(string)
+			t.summaries = append(t.summaries, summary)
+		}
 	case event.RunError:
 		t.steps = append(t.steps, Step{Turn: t.turn, Kind: StepError, Key: fmt.Sprintf("run %d", t.runs), Value: v.Code})
 	}
