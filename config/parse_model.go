@@ -49,6 +49,11 @@ func (p *parser) unknownModelType(t string) string {
 func (p *parser) modelString(ms *ModelSpec, n *yaml.Node, path string) {
 	s := strings.TrimSpace(deref(n).Value)
 	typ, id, hasID := strings.Cut(s, ":")
+	if typ == "openai-chat" && hasID {
+		// pydantic-ai's name of OpenAI's chat completions API, which
+		// WolfHarness's manifests write; "openai:" means the same.
+		typ = ModelOpenAI
+	}
 	switch typ {
 	case ModelTest:
 		// AgentPool's "test:TEXT" is the test model answering TEXT.
