@@ -190,6 +190,7 @@ func TestForeignKeysRefusedByName(t *testing.T) {
 		{"langchain tools", agent + "    tools:\n      - type: langchain\n", "agents.a.tools[0].type", `not supported in a Go runtime: toolset "langchain" loads LangChain's Python tools`},
 		{"team strategy", agent + "teams:\n  t: {mode: parallel, members: [a], strategy: parallel}\n", "teams.t.strategy", "strategy is not a key of AgentPool's teams: the key is mode"},
 		{"connection target", agent + "    connections:\n      - {type: node, target: a}\n", "agents.a.connections[0].target", "target is llmling-agent's key"},
+		{"codex agent", "agents:\n  c:\n    type: codex\n", "agents.c.type", `agent type "codex" is AgentPool's own bridge to codex; agentpool runs codex over ACP: write type: acp with provider: codex`},
 		{"bare JSON schema response", agent + "responses:\n  R: {type: object, properties: {}}\n", "responses.R.type", "a response given as a bare JSON schema"},
 	}
 	for _, tt := range tests {

@@ -34,6 +34,10 @@ func (p *parser) agentKind(e entry, path string) (native bool, external string) 
 		return true, ""
 	case externalKind(kind):
 		return false, kind
+	case ACPPresets[kind].Command != "":
+		// AgentPool's codex agents (and the ACP provider names some of
+		// its manifests write as the type) are the ACP presets here.
+		p.add(tn.Line, path+".type", "agent type %q is AgentPool's own bridge to %s; agentpool runs %s over ACP: write type: acp with provider: %s (docs/external-agents.md)", kind, kind, kind, kind)
 	case externalAgentKinds[kind] != "":
 		p.add(tn.Line, path+".type", "agent type %q is not supported: agentpool runs native agents (a model, a prompt and tools); %s", kind, externalAgentKinds[kind])
 	default:
