@@ -28,9 +28,9 @@ func TestAgentPoolErrors(t *testing.T) {
 				`agentpool.yaml:5: agents.a.toolsets[0].type: ` + py + `toolset "import_tools" imports Python functions` + pyEnd,
 				`agentpool.yaml:7: agents.a.toolsets[1].type: ` + py + `toolset "custom" is a Python class` + pyEnd,
 			}},
-		{"toolsets without equivalent", "agents:\n  a:\n    model: test\n    toolsets: [{type: code}, {type: search}]\n",
+		{"toolsets without equivalent", "agents:\n  a:\n    model: test\n    toolsets: [{type: notifications}, {type: search}]\n",
 			[]string{
-				`agentpool.yaml:4: agents.a.toolsets[0].type: toolset "code" is not supported: its tools (format_code, ast_grep) have no agentpool equivalent`,
+				`agentpool.yaml:4: agents.a.toolsets[0].type: toolset "notifications" is not supported: notifications have no agentpool equivalent`,
 				`agentpool.yaml:4: agents.a.toolsets[1].type: toolset "search" is not supported: web and news search need a search provider (Tavily, Brave, ...) that agentpool does not have; use the fetch toolset or an MCP server`,
 			}},
 		{"provider-side builtin tool", "agents:\n  a:\n    model: test\n    tools: [{type: builtin, builtin_type: web_search}]\n",

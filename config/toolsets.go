@@ -16,6 +16,10 @@ import (
 // over the manifest's skill folders (see Skills).
 const ToolsetSkills = "skills"
 
+// ToolsetCode is AgentPool's code toolset: format_code and ast_grep
+// (package tool/code).
+const ToolsetCode = "code"
+
 // toolsetWorkers is AgentPool's `{type: workers, workers: [...]}`: the
 // workers join the agent's `workers:`.
 const toolsetWorkers = "workers"
@@ -32,6 +36,7 @@ var toolsetOptions = map[string][]string{
 	ToolsetPlan:       {"mode"},
 	ToolsetFetch:      {},
 	ToolsetSkills:     {},
+	ToolsetCode:       {"environment"},
 	toolsetWorkers:    {"workers"},
 }
 
@@ -50,7 +55,6 @@ type toolsetConfig struct {
 // unsupportedToolsets are AgentPool toolset types with no agentpool
 // equivalent, and why.
 var unsupportedToolsets = map[string]string{
-	"code":             "its tools (format_code, ast_grep) have no agentpool equivalent",
 	"search":           "web and news search need a search provider (Tavily, Brave, ...) that agentpool does not have; use the fetch toolset or an MCP server",
 	"user_interaction": "ask_user has no agentpool equivalent; the user is asked through tool_approval",
 	"openapi":          "OpenAPI tools are not built in; expose the API through an MCP server",

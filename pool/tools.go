@@ -14,6 +14,7 @@ import (
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/spawn"
 	"github.com/agentpool/agentpool/tool"
+	"github.com/agentpool/agentpool/tool/code"
 	"github.com/agentpool/agentpool/tool/files"
 	"github.com/agentpool/agentpool/tool/shell"
 	"github.com/agentpool/agentpool/tool/skills"
@@ -95,7 +96,7 @@ func newBuiltins(dir string, reg *Registry, lists ...[]config.MCPServer) (*built
 }
 
 // builtinToolsets are the toolset types tools knows.
-var builtinToolsets = []string{config.ToolsetSubagent, config.ToolsetFileAccess, config.ToolsetExecution, config.ToolsetPlan, config.ToolsetFetch, config.ToolsetSkills}
+var builtinToolsets = []string{config.ToolsetSubagent, config.ToolsetFileAccess, config.ToolsetExecution, config.ToolsetPlan, config.ToolsetFetch, config.ToolsetSkills, config.ToolsetCode}
 
 // dirToolsets are the file and shell toolsets acting in one directory,
 // each made on first use.
@@ -103,6 +104,7 @@ type dirToolsets struct {
 	ws    *workspace.Workspace
 	files *files.Toolset
 	shell *shell.Toolset
+	code  *code.Toolset
 }
 
 // in returns the toolsets of dir: the workspace's when dir is empty or is
@@ -160,6 +162,15 @@ func (b *builtins) tools(a AgentSpec, typ, dir string) ([]tool.Tool, error) {
 			}
 		}
 		return d.shell.Tools(), nil
+	case config.ToolsetCode:
+		d, err := b.in(dir)
+		if err != nil {
+			return nil, err
+		}
+		if d.code == nil {
+			d.code = code.New(d.ws)
+		}
+		return d.code.Tools(), nil
 	case config.ToolsetPlan:
 		if b.todo == nil {
 			b.todo = todo.New()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentpool/agentpool/spawn"
 	"github.com/agentpool/agentpool/tool"
+	"github.com/agentpool/agentpool/tool/code"
 	"github.com/agentpool/agentpool/tool/files"
 	"github.com/agentpool/agentpool/tool/shell"
 	"github.com/agentpool/agentpool/tool/skills"
@@ -81,6 +82,7 @@ func TestSchemaGolden(t *testing.T) {
 	tools = append(tools, todo.New().Tools()...)
 	tools = append(tools, skills.New(nil, 0).Tools()...)
 	tools = append(tools, webfetch.New(webfetch.Options{}))
+	tools = append(tools, code.New(ws).Tools()...)
 	tools = append(tools, tool.New("kinds", "Every kind.", func(context.Context, tool.Call, kinds) (tool.Result, error) { return tool.Result{}, nil }))
 
 	var got bytes.Buffer

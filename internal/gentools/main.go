@@ -14,6 +14,7 @@ import (
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/spawn"
 	"github.com/agentpool/agentpool/tool"
+	"github.com/agentpool/agentpool/tool/code"
 	"github.com/agentpool/agentpool/tool/files"
 	"github.com/agentpool/agentpool/tool/shell"
 	"github.com/agentpool/agentpool/tool/skills"
@@ -54,6 +55,7 @@ func toolsets() ([]toolset, error) {
 		{config.ToolsetFetch, "`web_fetch`", []tool.Tool{webfetch.New(webfetch.Options{})}},
 		{config.ToolsetSubagent, "`agent_management`", spawn.SubagentTools()},
 		{config.ToolsetSkills, "", skills.New(nil, 0).Tools()},
+		{config.ToolsetCode, "", code.New(ws).Tools()},
 	}, nil
 }
 

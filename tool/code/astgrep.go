@@ -30,7 +30,7 @@ const maxMatches = 200
 type sgMatch struct {
 	Text  string `json:"text"`
 	Range struct {
-		ByteOffset struct{ Start, End int } `json:"byteOffset"`
+		ByteOffset struct{ Start, End int }   `json:"byteOffset"`
 		Start      struct{ Line, Column int } `json:"start"`
 	} `json:"range"`
 	Replacement        *string `json:"replacement"`
