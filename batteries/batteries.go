@@ -16,6 +16,7 @@ import (
 	"github.com/agentpool/agentpool/spawn"
 	"github.com/agentpool/agentpool/tool"
 	"github.com/agentpool/agentpool/tool/mcp"
+	"github.com/agentpool/agentpool/tool/search"
 	"github.com/agentpool/agentpool/tool/webfetch"
 )
 
@@ -28,6 +29,7 @@ func Registry() *pool.Registry {
 		AddModel(config.ModelOpenAI, OpenAI).
 		AddModel(config.ModelAnthropic, Anthropic).
 		SetFetch(Fetch).
+		SetSearch(Search).
 		SetMCP(MCP).
 		SetExternal(External)
 }
@@ -170,6 +172,19 @@ func Fetch(allowedHosts []string) (tool.Tool, error) {
 		return nil, err
 	}
 	return webfetch.New(webfetch.Options{Allow: allow}), nil
+}
+
+// Search makes the search toolset's tools for the providers spec names
+// (pool.SearchMaker): public addresses only, keys from the environment.
+func Search(spec config.SearchSpec) ([]tool.Tool, error) {
+	return search.New(search.Options{Web: searchProvider(spec.Web), News: searchProvider(spec.News)})
+}
+
+func searchProvider(p *config.SearchProvider) *search.Provider {
+	if p == nil {
+		return nil
+	}
+	return &search.Provider{Name: p.Name, APIKey: p.APIKey, APIKeyEnv: p.APIKeyEnv}
 }
 
 // MCP makes the manager of the MCP servers listed, whose commands run in

@@ -28,10 +28,10 @@ func TestAgentPoolErrors(t *testing.T) {
 				`agentpool.yaml:5: agents.a.toolsets[0].type: ` + py + `toolset "import_tools" imports Python functions` + pyEnd,
 				`agentpool.yaml:7: agents.a.toolsets[1].type: ` + py + `toolset "custom" is a Python class` + pyEnd,
 			}},
-		{"toolsets without equivalent", "agents:\n  a:\n    model: test\n    toolsets: [{type: notifications}, {type: search}]\n",
+		{"toolsets without equivalent", "agents:\n  a:\n    model: test\n    toolsets: [{type: notifications}, {type: openapi}]\n",
 			[]string{
 				`agentpool.yaml:4: agents.a.toolsets[0].type: toolset "notifications" is not supported: notifications have no agentpool equivalent`,
-				`agentpool.yaml:4: agents.a.toolsets[1].type: toolset "search" is not supported: web and news search need a search provider (Tavily, Brave, ...) that agentpool does not have; use the fetch toolset or an MCP server`,
+				`agentpool.yaml:4: agents.a.toolsets[1].type: toolset "openapi" is not supported: OpenAPI tools are not built in; expose the API through an MCP server`,
 			}},
 		{"provider-side builtin tool", "agents:\n  a:\n    model: test\n    tools: [{type: builtin, builtin_type: web_search}]\n",
 			[]string{`agentpool.yaml:4: agents.a.tools[0].builtin_type: builtin tool "web_search" is not supported: agentpool offers web_fetch (the fetch toolset); provider-side tools such as web_search and code_execution are not`}},

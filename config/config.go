@@ -247,7 +247,9 @@ type ToolsetSpec struct {
 	// IP addresses and CIDR networks that WebFetch may reach although they
 	// are not public (hostallow.Check says what each may be).
 	AllowedHosts []string
-	Line         int
+	// Search is the search toolset's providers (nil for other types).
+	Search *SearchSpec
+	Line   int
 }
 
 // WorkerSpec is one entry of `workers:`; it becomes the tool ask_<Name>.

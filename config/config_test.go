@@ -493,11 +493,11 @@ func TestErrors(t *testing.T) {
 		{"unknown toolset type", "agents:\n  a:\n    model: test\n    toolsets:\n      - type: subagents\n      - mcp\n",
 			[]string{
 				`agentpool.yaml:5: agents.a.toolsets[0].type: unknown toolset type "subagents" (did you mean "subagent"?)`,
-				`agentpool.yaml:6: agents.a.toolsets[1]: no toolset is named "mcp": AgentPool finds a tool of that name among those its Python program registered, which agentpool cannot load; agentpool's toolsets are subagent, file_access, execution, plan, fetch, skills, code, workers, and MCP servers (mcp_servers) add tools`,
+				`agentpool.yaml:6: agents.a.toolsets[1]: no toolset is named "mcp": AgentPool finds a tool of that name among those its Python program registered, which agentpool cannot load; agentpool's toolsets are subagent, file_access, execution, plan, fetch, skills, code, search, workers, and MCP servers (mcp_servers) add tools`,
 			}},
 		{"toolset without type and duplicate", "agents:\n  a:\n    model: test\n    tools:\n      - {}\n      - subagent\n      - type: subagent\n",
 			[]string{
-				`agentpool.yaml:5: agents.a.tools[0]: missing required field "type" (known: subagent, file_access, execution, plan, fetch, skills, code, workers)`,
+				`agentpool.yaml:5: agents.a.tools[0]: missing required field "type" (known: subagent, file_access, execution, plan, fetch, skills, code, search, workers)`,
 				`agentpool.yaml:7: agents.a.tools[2].type: duplicate toolset "subagent" (first listed at line 6)`,
 			}},
 
@@ -529,7 +529,7 @@ func TestErrors(t *testing.T) {
 		{"empty worker and toolset strings", "agents:\n  a:\n    model: test\n    tools: [\"\", ~]\n    workers: [\"\", ~]\n",
 			[]string{
 				`agentpool.yaml:4: agents.a.tools[0]: must not be empty`,
-				`agentpool.yaml:4: agents.a.tools[1]: missing required field "type" (known: subagent, file_access, execution, plan, fetch, skills, code, workers)`,
+				`agentpool.yaml:4: agents.a.tools[1]: missing required field "type" (known: subagent, file_access, execution, plan, fetch, skills, code, search, workers)`,
 				`agentpool.yaml:5: agents.a.workers[0]: must not be empty`,
 				`agentpool.yaml:5: agents.a.workers[1]: expected an agent name or a mapping with "name", got null`,
 			}},

@@ -28,7 +28,7 @@ var (
 
 	modelTypes     = []string{ModelTest, ModelScripted, ModelOpenAI, ModelAnthropic, ModelFallback}
 	approvalValues = []string{ApprovalAllow, ApprovalAsk, ApprovalDeny}
-	toolsetTypes   = []string{ToolsetSubagent, ToolsetFileAccess, ToolsetExecution, ToolsetPlan, ToolsetFetch, ToolsetSkills, ToolsetCode, toolsetWorkers}
+	toolsetTypes   = []string{ToolsetSubagent, ToolsetFileAccess, ToolsetExecution, ToolsetPlan, ToolsetFetch, ToolsetSkills, ToolsetCode, ToolsetSearch, toolsetWorkers}
 	teamModes      = []string{ModeParallel, ModeSequential}
 	workerKinds    = []string{"agent", "team"}
 

@@ -491,7 +491,7 @@ func (p *parser) checkMCPNames(m *Manifest) {
 // delegation are allowed.
 func DefaultApproval(tool string) string {
 	switch tool {
-	case "Write", "Edit", "Bash", "WebFetch", "format_code", "ast_grep":
+	case "Write", "Edit", "Bash", "WebFetch", "format_code", "ast_grep", "web_search", "news_search":
 		return ApprovalAsk
 	}
 	if strings.HasPrefix(tool, "mcp__") {

@@ -37,25 +37,27 @@ var toolsetOptions = map[string][]string{
 	ToolsetFetch:      {},
 	ToolsetSkills:     {},
 	ToolsetCode:       {"environment"},
+	ToolsetSearch:     {},
 	toolsetWorkers:    {"workers"},
 }
 
 // toolsetKeys lists, per toolset type, the keys of its configuration that
 // agentpool uses (besides "type" and "tools").
 var toolsetKeys = map[string][]string{
-	ToolsetFetch: {"allowed_hosts"},
+	ToolsetFetch:  {"allowed_hosts"},
+	ToolsetSearch: searchKeys,
 }
 
 // toolsetConfig is what a toolset entry configures besides its type.
 type toolsetConfig struct {
 	disabled     []string // tools turned off by its `tools:` map
 	allowedHosts []string // the fetch toolset's allowed_hosts
+	search       *SearchSpec
 }
 
 // unsupportedToolsets are AgentPool toolset types with no agentpool
 // equivalent, and why.
 var unsupportedToolsets = map[string]string{
-	"search":           "web and news search need a search provider (Tavily, Brave, ...) that agentpool does not have; use the fetch toolset or an MCP server",
 	"user_interaction": "ask_user has no agentpool equivalent; the user is asked through tool_approval",
 	"openapi":          "OpenAPI tools are not built in; expose the API through an MCP server",
 	"composio":         "Composio tools are not built in; use Composio's MCP server",
@@ -78,7 +80,7 @@ var unsupportedToolsets = map[string]string{
 	"delete_path":    singleFileTool,
 	"download_file":  "AgentPool's download_file tool has no agentpool equivalent; the fetch toolset (WebFetch) reads a URL",
 	"question":       "AgentPool's question tool (ask the user) has no agentpool equivalent; the user is asked through tool_approval",
-	"web_search":     "web search needs a search provider (Tavily, Brave, ...) that agentpool does not have; use the fetch toolset or an MCP server",
+	"web_search":     "AgentPool's single web_search tool is not supported; use the search toolset ({type: search, provider: tavily})",
 	// WolfHarness's simulation toolsets: a simulated user that drives a
 	// target agent.
 	"simulation":              simulationTool,
@@ -148,7 +150,7 @@ func (p *parser) toolsets(n *yaml.Node, path string, l *toolsetList) {
 			l.out[j].AllowedHosts = append(l.out[j].AllowedHosts, tc.allowedHosts...)
 			continue // another name of a toolset already listed
 		}
-		l.out = append(l.out, ToolsetSpec{Type: typ, Disabled: tc.disabled, AllowedHosts: tc.allowedHosts, Line: c.Line})
+		l.out = append(l.out, ToolsetSpec{Type: typ, Disabled: tc.disabled, AllowedHosts: tc.allowedHosts, Search: tc.search, Line: c.Line})
 	}
 }
 
@@ -160,7 +162,11 @@ func (p *parser) toolsetEntry(c *yaml.Node, ip string, l *toolsetList) (typ stri
 		if typ, ok = p.word(c, ip); !ok {
 			return "", nil, tc, false
 		}
-		return typ, c, tc, p.knownToolset(typ, c, ip, true)
+		ok = p.knownToolset(typ, c, ip, true)
+		if ok && typ == ToolsetSearch {
+			tc.search = p.searchSpec(nil, ip, c.Line) // warns: no provider
+		}
+		return typ, c, tc, ok
 	}
 	d := deref(c)
 	if d.Kind != yaml.MappingNode && !isNull(d) {
@@ -222,6 +228,9 @@ func (p *parser) toolsetEntry(c *yaml.Node, ip string, l *toolsetList) (typ stri
 	}
 	if e, ok := f["workers"]; ok {
 		l.workers = append(l.workers, e.val)
+	}
+	if canon == ToolsetSearch {
+		tc.search = p.searchSpec(f, ip, c.Line)
 	}
 	return typ, te, tc, true
 }

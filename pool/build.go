@@ -105,6 +105,9 @@ type AgentSpec struct {
 	// (the fetch toolset's `allowed_hosts:`; hostallow.Check).
 	// They need config.ToolsetFetch in Builtin.
 	FetchAllowedHosts []string
+	// Search names the providers of the agent's search toolset
+	// (config.ToolsetSearch in Builtin); nil: no provider, no tools.
+	Search *config.SearchSpec
 	// Output makes the agent's final answer a structured one.
 	Output *agent.Output
 	// Connections forward the agent's final output to other nodes.

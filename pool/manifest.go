@@ -90,6 +90,7 @@ func FromManifest(m *config.Manifest, reg *Registry) (Config, error) {
 		}
 		nt := nodeTools(a)
 		spec.Builtin, spec.Disabled, spec.FetchAllowedHosts, spec.Workers = nt.Builtin, nt.Disabled, nt.FetchAllowedHosts, nt.Workers
+		spec.Search = nt.Search
 		if m.Skills.Set && !slices.Contains(spec.Builtin, config.ToolsetSkills) {
 			// A manifest with `skills:` gives every agent the skills tools.
 			spec.Builtin = append(spec.Builtin, config.ToolsetSkills)
@@ -125,6 +126,9 @@ func nodeTools(a *config.Agent) NodeTools {
 		nt.Builtin = append(nt.Builtin, ts.Type)
 		nt.Disabled = append(nt.Disabled, ts.Disabled...)
 		nt.FetchAllowedHosts = append(nt.FetchAllowedHosts, ts.AllowedHosts...)
+		if ts.Search != nil {
+			nt.Search = ts.Search
+		}
 	}
 	for _, w := range a.Workers {
 		nt.Workers = append(nt.Workers, WorkerSpec{Name: w.Name, PassMessageHistory: w.PassMessageHistory, KeepHistory: !w.ResetHistoryOnRun})
@@ -182,6 +186,9 @@ func (cfg *Config) manifest() *config.Manifest {
 			ts := config.ToolsetSpec{Type: typ}
 			if typ == config.ToolsetFetch {
 				ts.AllowedHosts = a.FetchAllowedHosts
+			}
+			if typ == config.ToolsetSearch {
+				ts.Search = a.Search
 			}
 			ca.Toolsets = append(ca.Toolsets, ts)
 		}

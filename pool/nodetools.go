@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/agentpool/agentpool/agent"
+	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/spawn"
 	"github.com/agentpool/agentpool/tool"
 )
@@ -32,6 +33,7 @@ type NodeTools struct {
 	Builtin           []string
 	Disabled          []string
 	FetchAllowedHosts []string
+	Search            *config.SearchSpec
 	// Workers become the tools ask_<name>.
 	Workers []WorkerSpec
 	// Dir is the directory the node's file and shell tools act in (an
@@ -44,7 +46,7 @@ type NodeTools struct {
 // builtin tools agents have.
 func (nt NodeTools) spec(name string) AgentSpec {
 	return AgentSpec{Name: name, Tools: nt.Tools, Toolsets: nt.Toolsets, Builtin: nt.Builtin, Disabled: nt.Disabled,
-		FetchAllowedHosts: nt.FetchAllowedHosts, Workers: nt.Workers}
+		FetchAllowedHosts: nt.FetchAllowedHosts, Search: nt.Search, Workers: nt.Workers}
 }
 
 // validateNodeTools reports the problems of cfg.NodeTools: each entry

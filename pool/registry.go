@@ -25,6 +25,11 @@ type ModelFactory func(spec config.ModelSpec) (model.Model, error)
 // once per distinct allow-list.
 type FetchMaker func(allowedHosts []string) (tool.Tool, error)
 
+// SearchMaker makes the search toolset's tools (web_search, news_search)
+// for the providers an agent's search entry names. The pool calls it once
+// per agent that lists the toolset.
+type SearchMaker func(spec config.SearchSpec) ([]tool.Tool, error)
+
 // MCPServers are the MCP servers of a pool: the toolset of each by name,
 // and Close, which stops those that started.
 type MCPServers interface {
@@ -59,6 +64,7 @@ type Registry struct {
 	models map[string]ModelFactory
 	order  []string // model types in the order added
 	fetch  FetchMaker
+	search SearchMaker
 	mcp    MCPMaker
 	ext    ExternalMaker
 }
@@ -112,6 +118,15 @@ func (r *Registry) SetFetch(f FetchMaker) *Registry {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.fetch = f
+	return r
+}
+
+// SetSearch wires in the search toolset (config.ToolsetSearch); without
+// it, an agent that lists the toolset is an error at Build. It returns r.
+func (r *Registry) SetSearch(s SearchMaker) *Registry {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.search = s
 	return r
 }
 
@@ -177,6 +192,12 @@ func (r *Registry) fetchMaker() FetchMaker {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	return r.fetch
+}
+
+func (r *Registry) searchMaker() SearchMaker {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.search
 }
 
 func (r *Registry) mcpMaker() MCPMaker {

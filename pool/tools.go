@@ -34,7 +34,9 @@ type builtins struct {
 	fetch map[string]tool.Tool
 	// makeFetch makes them (nil: the fetch toolset is not wired in).
 	makeFetch FetchMaker
-	mcp       MCPServers
+	// makeSearch makes the search tools (nil: not wired in).
+	makeSearch SearchMaker
+	mcp        MCPServers
 	// skillsCfg says where skills are; skills is its toolset, made on
 	// first use.
 	skillsCfg  config.Skills
@@ -64,7 +66,7 @@ func newBuiltins(dir string, reg *Registry, lists ...[]config.MCPServer) (*built
 		}
 		dir = wd
 	}
-	b := &builtins{makeFetch: reg.fetchMaker()}
+	b := &builtins{makeFetch: reg.fetchMaker(), makeSearch: reg.searchMaker()}
 	var err error
 	if b.ws, err = workspace.New(dir); err != nil {
 		return nil, err
@@ -96,7 +98,7 @@ func newBuiltins(dir string, reg *Registry, lists ...[]config.MCPServer) (*built
 }
 
 // builtinToolsets are the toolset types tools knows.
-var builtinToolsets = []string{config.ToolsetSubagent, config.ToolsetFileAccess, config.ToolsetExecution, config.ToolsetPlan, config.ToolsetFetch, config.ToolsetSkills, config.ToolsetCode}
+var builtinToolsets = []string{config.ToolsetSubagent, config.ToolsetFileAccess, config.ToolsetExecution, config.ToolsetPlan, config.ToolsetFetch, config.ToolsetSkills, config.ToolsetCode, config.ToolsetSearch}
 
 // dirToolsets are the file and shell toolsets acting in one directory,
 // each made on first use.
@@ -184,6 +186,14 @@ func (b *builtins) tools(a AgentSpec, typ, dir string) ([]tool.Tool, error) {
 		return []tool.Tool{f}, nil
 	case config.ToolsetSkills:
 		return b.skillsToolset().Tools(), nil
+	case config.ToolsetSearch:
+		if a.Search == nil || a.Search.Web == nil && a.Search.News == nil {
+			return nil, nil // no provider named: no tools, as in AgentPool
+		}
+		if b.makeSearch == nil {
+			return nil, fmt.Errorf("the %s toolset is not wired into this program (pool.Registry.SetSearch; batteries.Registry() wires it)", config.ToolsetSearch)
+		}
+		return b.makeSearch(*a.Search)
 	}
 	return nil, fmt.Errorf("unknown toolset type %q", typ)
 }

@@ -180,6 +180,9 @@ func checkTools(kind string, a AgentSpec, kinds map[string]string, unknown func(
 	if len(a.FetchAllowedHosts) > 0 && !slices.Contains(a.Builtin, config.ToolsetFetch) {
 		bad("FetchAllowedHosts", "set, but the %s has no %s toolset (Builtin)", kind, config.ToolsetFetch)
 	}
+	if a.Search != nil && !slices.Contains(a.Builtin, config.ToolsetSearch) {
+		bad("Search", "set, but the %s has no %s toolset (Builtin)", kind, config.ToolsetSearch)
+	}
 	for i, w := range a.Workers {
 		field := fmt.Sprintf("Workers[%d]", i)
 		switch {

@@ -12,6 +12,7 @@ import (
 	"github.com/agentpool/agentpool/tool"
 	"github.com/agentpool/agentpool/tool/code"
 	"github.com/agentpool/agentpool/tool/files"
+	"github.com/agentpool/agentpool/tool/search"
 	"github.com/agentpool/agentpool/tool/shell"
 	"github.com/agentpool/agentpool/tool/skills"
 	"github.com/agentpool/agentpool/tool/todo"
@@ -83,6 +84,12 @@ func TestSchemaGolden(t *testing.T) {
 	tools = append(tools, skills.New(nil, 0).Tools()...)
 	tools = append(tools, webfetch.New(webfetch.Options{}))
 	tools = append(tools, code.New(ws).Tools()...)
+	tavily := &search.Provider{Name: search.Tavily}
+	searchTools, err := search.New(search.Options{Web: tavily, News: tavily})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools = append(tools, searchTools...)
 	tools = append(tools, tool.New("kinds", "Every kind.", func(context.Context, tool.Call, kinds) (tool.Result, error) { return tool.Result{}, nil }))
 
 	var got bytes.Buffer

@@ -16,6 +16,7 @@ import (
 	"github.com/agentpool/agentpool/tool"
 	"github.com/agentpool/agentpool/tool/code"
 	"github.com/agentpool/agentpool/tool/files"
+	"github.com/agentpool/agentpool/tool/search"
 	"github.com/agentpool/agentpool/tool/shell"
 	"github.com/agentpool/agentpool/tool/skills"
 	"github.com/agentpool/agentpool/tool/todo"
@@ -48,6 +49,11 @@ func toolsets() ([]toolset, error) {
 	}
 	sh := shell.New(ws)
 	defer sh.Close()
+	tavily := &search.Provider{Name: search.Tavily}
+	searchTools, err := search.New(search.Options{Web: tavily, News: tavily})
+	if err != nil {
+		return nil, err
+	}
 	return []toolset{
 		{config.ToolsetFileAccess, "", files.New(ws).Tools()},
 		{config.ToolsetExecution, "`bash`, `shell`, `process_management`", sh.Tools()},
@@ -56,6 +62,7 @@ func toolsets() ([]toolset, error) {
 		{config.ToolsetSubagent, "`agent_management`", spawn.SubagentTools()},
 		{config.ToolsetSkills, "", skills.New(nil, 0).Tools()},
 		{config.ToolsetCode, "", code.New(ws).Tools()},
+		{config.ToolsetSearch, "", searchTools},
 	}, nil
 }
 

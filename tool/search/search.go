@@ -51,6 +51,8 @@ type Provider struct {
 	// APIKeyEnv names the environment variable holding the key ("":
 	// KeyEnv[Name]); it is read at each call.
 	APIKeyEnv string
+	// APIKey is the key when the variable is unset or not named.
+	APIKey string
 	// BaseURL replaces the provider's API address (tests: a local fake).
 	BaseURL string
 }
@@ -139,6 +141,9 @@ func (s *searcher) search(ctx context.Context, _ tool.Call, a Args) (tool.Result
 		env = KeyEnv[s.p.Name]
 	}
 	key := strings.TrimSpace(s.getenv(env))
+	if key == "" {
+		key = s.p.APIKey
+	}
 	if key == "" {
 		return tool.Errorf("The %s search provider needs an API key: set %s", s.p.Name, env), nil
 	}
