@@ -106,7 +106,7 @@ func TestBuildRejects(t *testing.T) {
 			pool.Options{}, []string{`agent "lead": Model: a model is required`}},
 		{"unknown builtin toolset", pool.Config{Agents: []pool.AgentSpec{lead(func(a *pool.AgentSpec) { a.Builtin = []string{"plan", "files", "plan"} })}},
 			pool.Options{}, []string{
-				`agent "lead": Builtin[1]: unknown toolset type "files" (known: subagent, file_access, execution, plan, fetch, skills)`,
+				`agent "lead": Builtin[1]: unknown toolset type "files" (known: subagent, file_access, execution, plan, fetch, skills, code, search)`,
 				`agent "lead": Builtin[2]: duplicate toolset "plan"`,
 			}},
 		{"undefined default", pool.Config{Agents: []pool.AgentSpec{lead(nil)}, Default: "boss"},
