@@ -29,3 +29,13 @@ agents:
 		`agentpool.yaml:5: agents.a.toolsets[0].languages: unknown field "languages"`,
 	})
 }
+
+// The code and search tools ask by default: they change files or send
+// the model's text off the machine.
+func TestCodeAndSearchToolsAsk(t *testing.T) {
+	for _, name := range []string{"format_code", "ast_grep", "web_search", "news_search"} {
+		if got := DefaultApproval(name); got != ApprovalAsk {
+			t.Errorf("DefaultApproval(%s) = %s, want ask", name, got)
+		}
+	}
+}
