@@ -196,6 +196,9 @@ func TestPoolCallsPoolOverA2A(t *testing.T) {
 		if err != nil || len(msgs) != 2 || !strings.Contains(msgs[1].Message.Text(), "Plan complete.") {
 			t.Errorf("remote member session %s: messages %v (%v), want the prompt and the remote's answer", s.ID, msgs, err)
 		}
+		if s.Usage.InputTokens == 0 || s.Usage.OutputTokens == 0 {
+			t.Errorf("remote member session %s: usage %+v, want the remote tree's tokens", s.ID, s.Usage)
+		}
 		c, _ := s.Metadata[a2aagent.MetaContextID].(string)
 		if c == "" || s.Metadata[a2aagent.MetaTaskID] == "" {
 			t.Errorf("remote member session %s: metadata %v", s.ID, s.Metadata)
