@@ -169,7 +169,12 @@ type run struct {
 	// stored is append's buffer of store records (the store copies them);
 	// appends are of one message but for injected batches.
 	stored [1]session.Message
-	turn   turnState // the model response being streamed
+	// lastID is the id of the last message append stored; callMsgID,
+	// that of the message whose tool calls run now ("" when the Env
+	// stored it): their tool.Call.MessageID, the checkpoint of the files
+	// they change.
+	lastID, callMsgID string
+	turn              turnState // the model response being streamed
 	// tools and specs are the agent's, or, with toolsets (its own, or
 	// those its invocation was lent: spawn.Invocation.Toolsets), the
 	// agent's plus theirs.
@@ -250,6 +255,7 @@ func (r *run) append(ctx context.Context, msgs ...model.Message) {
 		} else {
 			mid = r.env.NewID(ctx, id.Message)
 		}
+		r.lastID = mid
 		stored = append(stored, session.Message{ID: mid, SessionID: r.inv.Session.ID, AgentName: r.a.cfg.Name, CreatedAt: now, Message: m})
 	}
 	err := st.AppendMessages(r.persistCtx, r.inv.Session.ID, stored...)
@@ -384,8 +390,11 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 		}
 		if stored {
 			r.keep(msg) // the Env stored it with the turn
+			r.callMsgID = ""
 		} else {
+			r.lastID = ""
 			r.append(ctx, msg)
+			r.callMsgID = r.lastID
 		}
 		lastFinish = finish
 		calls := msg.ToolCalls()

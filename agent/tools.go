@@ -182,7 +182,7 @@ func (r *run) refuse(c model.Part, reason string) model.Part {
 // its tool (ok false when the run has no tool of that name).
 func (r *run) startCall(c model.Part) (call tool.Call, t tool.Tool, ok bool) {
 	raw := callArgs(c)
-	call = tool.Call{ID: c.ToolCallID, Name: c.ToolName, Args: raw, SessionID: r.inv.Session.ID}
+	call = tool.Call{ID: c.ToolCallID, Name: c.ToolName, Args: raw, SessionID: r.inv.Session.ID, MessageID: r.callMsgID}
 	t, ok = r.tools[c.ToolName]
 	title, kind := c.ToolName, tool.KindOther
 	var locs []tool.Location

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"slices"
 
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/external/a2aagent"
@@ -32,8 +33,19 @@ func Registry() *pool.Registry {
 }
 
 // External builds the node of an external ACP agent (pool.ExternalMaker):
-// its preset's command or its own, started in dir.
-func External(a *config.Agent, dir string) (spawn.Node, error) {
+// its preset's command or its own, started in dir. An agent that takes
+// MCP over stdio only is served no tools (ExternalWith sets a relay).
+func External(a *config.Agent, dir string) (spawn.Node, error) { return external(a, dir, nil) }
+
+// ExternalWith is External with the stdio MCP relay relay (a command
+// line that runs mcprelay.Run: `agentpool mcp-relay`), through which an
+// agent that takes MCP over stdio only is served the member's tools.
+func ExternalWith(relay []string) pool.ExternalMaker {
+	relay = slices.Clone(relay)
+	return func(a *config.Agent, dir string) (spawn.Node, error) { return external(a, dir, relay) }
+}
+
+func external(a *config.Agent, dir string, relay []string) (spawn.Node, error) {
 	x := a.External
 	if x.A2A != nil {
 		return A2A(a)
@@ -46,7 +58,7 @@ func External(a *config.Agent, dir string) (spawn.Node, error) {
 		Name: a.Name, Description: a.Description, Command: x.Command, Args: x.Args, Env: x.Env, Dir: dir,
 		SystemPrompt: a.SystemPrompt, AllowFileOperations: x.AllowFileOperations, AllowTerminal: x.AllowTerminal,
 		Confirm: confirm, MCPServers: a.MCPServers, InstallHint: x.Install,
-		InitTimeout: x.InitTimeout, CancelGrace: x.CancelGrace,
+		InitTimeout: x.InitTimeout, CancelGrace: x.CancelGrace, Relay: relay,
 	})
 	if err != nil {
 		return nil, err // not a typed nil in a spawn.Node

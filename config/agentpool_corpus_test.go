@@ -240,3 +240,23 @@ func TestCorpusSkills(t *testing.T) {
 		t.Errorf("skills = %+v", s)
 	}
 }
+
+func TestCorpusFork(t *testing.T) {
+	m := loadCorpus(t, "fork.yaml")
+	if !slices.Equal(m.AgentOrder, []string{"writer", "reviewer"}) || m.Teams["release"] == nil {
+		t.Fatalf("agents %v, teams %v", m.AgentOrder, m.TeamOrder)
+	}
+	w := m.Agents["writer"]
+	if w.SystemPrompt != "Draft short release notes." || w.Model.PreStreamDelay != 10*time.Millisecond {
+		t.Errorf("writer = %q, %+v", w.SystemPrompt, w.Model)
+	}
+	if got := toolsetTypesOf(w); !slices.Equal(got, []string{ToolsetPlan, ToolsetSubagent}) {
+		t.Errorf("writer toolsets = %v (fetch is enabled: false)", got)
+	}
+	if ms := m.Agents["reviewer"].Model; ms.Type != ModelTest || ms.CustomOutputText != "Looks good." {
+		t.Errorf("reviewer model = %+v", ms)
+	}
+	if got := warningTexts(m); len(got) != 1 || !strings.Contains(got[0], "fork.yaml:25: agents.writer.tools[2]: agent_cli is mapped onto the subagent toolset") {
+		t.Errorf("warnings = %v", got)
+	}
+}

@@ -86,6 +86,31 @@ func TestPublicCorpus(t *testing.T) {
 			t.Logf("refused %s", is)
 		}
 	}
+	// The refusals grouped by message, most frequent first: what keeps
+	// manifests from loading.
+	groups := map[string]int{}
+	refused := 0
+	for _, issues := range results {
+		if issues != nil {
+			refused++
+		}
+		for _, is := range issues {
+			groups[is.Msg]++
+		}
+	}
+	msgs := make([]string, 0, len(groups))
+	for m := range groups {
+		msgs = append(msgs, m)
+	}
+	sort.Slice(msgs, func(i, j int) bool {
+		if groups[msgs[i]] != groups[msgs[j]] {
+			return groups[msgs[i]] > groups[msgs[j]]
+		}
+		return msgs[i] < msgs[j]
+	})
+	for _, m := range msgs {
+		t.Logf("%4d × %s", groups[m], m)
+	}
 	subs := make([]string, 0, len(bySub))
 	for s := range bySub {
 		subs = append(subs, s)
@@ -94,7 +119,7 @@ func TestPublicCorpus(t *testing.T) {
 	for _, s := range subs {
 		t.Logf("%s: %d of %d load", s, bySub[s].ok, bySub[s].all)
 	}
-	t.Logf("%s: %d of %d manifests load", dir, total.ok, total.all)
+	t.Logf("%s: %d of %d manifests load, %d refused", dir, total.ok, total.all, refused)
 }
 
 // TestPublicCorpusNoBareUnknownField checks that no key of a public
@@ -105,11 +130,18 @@ func TestPublicCorpusNoBareUnknownField(t *testing.T) {
 	_, results := publicCorpus(t)
 	for _, issues := range results {
 		for _, is := range issues {
-			if bareUnknown(is.Msg) {
+			if bareUnknown(is.Msg) && docMistakes[is.Field] == "" {
 				t.Errorf("bare refusal: %s", is)
 			}
 		}
 	}
+}
+
+// docMistakes are fields of the corpus that are mistakes of the document
+// they come from, not keys of any AgentPool version: "unknown field" is
+// the right answer for them.
+var docMistakes = map[string]string{
+	"responses.AnalysisResult.CodeMetrics": "llmling-agent's docs/config_file/manifest.md indents the response CodeMetrics one level too deep, inside AnalysisResult",
 }
 
 // bareUnknown reports a message that only says a key or toolset type is

@@ -40,6 +40,7 @@ var agentPoolTeamKeys = []string{
 var agentPoolTopKeys = []string{
 	"name", "default_model", "responses", "prompts", "observability", "skills", "config_file_path",
 	"resources", "conversion", "jobs", "pool_server", "commands", "compaction", "file_agents", "team_mode",
+	"model_variants",
 }
 
 // unsupported maps keys agentpool refuses to why, so that the error says
@@ -81,6 +82,14 @@ func (p *parser) refuse(e entry, path string) {
 // isExtension reports keys that hold YAML anchors or tool-specific data
 // ("x-..."): ignored at every level, as in Compose files.
 func isExtension(key string) bool { return strings.HasPrefix(key, "x-") }
+
+// isAnchorHolder reports the top-level keys that WolfHarness's manifests
+// keep for YAML anchors and metadata: ".name" and "_name"
+// (".shared_model: &model ...", "_meta"), ignored as WolfHarness ignores
+// them (with "x-" keys, which agentpool ignores at every level).
+func isAnchorHolder(key string) bool {
+	return strings.HasPrefix(key, ".") || strings.HasPrefix(key, "_")
+}
 
 // pythonRef reports whether s looks like a Python import path
 // ("os.listdir", "webbrowser:open", "pkg/mod.fn") rather than a name.

@@ -34,6 +34,10 @@ func (p *parser) agentKind(e entry, path string) (native bool, external string) 
 		return true, ""
 	case externalKind(kind):
 		return false, kind
+	case ACPPresets[kind].Command != "":
+		// AgentPool's codex agents (and the ACP provider names some of
+		// its manifests write as the type) are the ACP presets here.
+		p.add(tn.Line, path+".type", "agent type %q is AgentPool's own bridge to %s; agentpool runs %s over ACP: write type: acp with provider: %s (docs/external-agents.md)", kind, kind, kind, kind)
 	case externalAgentKinds[kind] != "":
 		p.add(tn.Line, path+".type", "agent type %q is not supported: agentpool runs native agents (a model, a prompt and tools); %s", kind, externalAgentKinds[kind])
 	default:
@@ -239,6 +243,9 @@ func (p *parser) compatTop(m *Manifest, f map[string]entry) {
 	}
 	m.DefaultModel = DefaultModelSpec()
 	m.Skills = DefaultSkills()
+	if e, ok := f["model_variants"]; ok {
+		p.modelVariants(e.val, "model_variants")
+	}
 	if e, ok := f["default_model"]; ok && !isNull(e.val) {
 		m.DefaultModel = p.model(e, "default_model")
 		p.defaultModel = &m.DefaultModel
@@ -285,4 +292,28 @@ func (p *parser) agentDefaultModel(a *Agent, path string) ModelSpec {
 	ms := DefaultModelSpec()
 	ms.Line = a.Line
 	return ms
+}
+
+// modelVariants reads WolfHarness's `model_variants:`, a mapping of names
+// to models (any form of model:); an agent's `model: NAME` (and
+// default_model, and a fallback's models) is then that model. A variant
+// may name an earlier one.
+func (p *parser) modelVariants(n *yaml.Node, path string) {
+	d := deref(n)
+	if isNull(d) {
+		return
+	}
+	if d.Kind != yaml.MappingNode {
+		p.add(n.Line, path, "expected a mapping of names to models, got %s", describe(d))
+		return
+	}
+	p.variants = map[string]ModelSpec{}
+	for _, e := range p.entries(d, path) {
+		name := strings.TrimSpace(e.key)
+		if name == "" {
+			p.add(e.line(), path, "a model variant needs a name")
+			continue
+		}
+		p.variants[name] = p.model(e, join(path, e.key))
+	}
 }

@@ -213,7 +213,10 @@ type ModelSpec struct {
 	Turns []ScriptTurn
 	// Delay is the per-chunk delay of test and scripted models.
 	Delay time.Duration
-	Line  int // line of the `model` key
+	// PreStreamDelay is the pause of a test model before each response
+	// (AgentPool's pre_stream_delay, in seconds).
+	PreStreamDelay time.Duration
+	Line           int // line of the `model` key
 }
 
 // ScriptTurn is one response of a scripted model. In YAML a turn is a

@@ -330,8 +330,12 @@ func TestErrors(t *testing.T) {
 			[]string{`agentpool.yaml:1: manifest is empty: at least one agent is required`}},
 		{"root is a list", "- a\n- b\n",
 			[]string{`agentpool.yaml:1: a manifest must be a mapping with keys such as "agents" and "teams", got a list`}},
-		{"two documents", ok + "---\nagents: {}\n",
-			[]string{`agentpool.yaml:3: a manifest must hold exactly one YAML document`}},
+		{"two documents naming one agent", ok + "---\nagents:\n  a: {model: test}\n",
+			[]string{`agentpool.yaml:5: agents.a: duplicate key "a" (first defined at line 2)`}},
+		{"two documents with one scalar key", "default_agent: a\n" + ok + "---\ndefault_agent: a\n",
+			[]string{`agentpool.yaml:5: default_agent: duplicate key "default_agent" (first defined at line 1)`}},
+		{"a document that is a list", ok + "---\n- a\n",
+			[]string{`agentpool.yaml:4: a manifest must be a mapping with keys such as "agents" and "teams", got a list (a document of this file)`}},
 		{"duplicate key", "agents:\n  a: {model: test}\n  a: {model: test}\n",
 			[]string{`agentpool.yaml:3: agents.a: duplicate key "a" (first defined at line 2)`}},
 
@@ -371,8 +375,6 @@ func TestErrors(t *testing.T) {
 		// agents
 		{"no agents key", "teams: {}\n",
 			[]string{`agentpool.yaml:1: agents: at least one agent is required`}},
-		{"empty agents", "agents: {}\n",
-			[]string{`agentpool.yaml:1: agents: at least one agent is required`}},
 		{"agents is a list", "agents: [a, b]\n",
 			[]string{`agentpool.yaml:1: agents: expected a mapping of agent names to agents, got a list`}},
 		{"agent is a scalar", "agents:\n  a: 3\n",
@@ -410,8 +412,8 @@ func TestErrors(t *testing.T) {
 				`agentpool.yaml:3: agents.a.model: missing model id: write "openai:MODEL", e.g. "openai:gpt-4o-mini"`,
 				`agentpool.yaml:5: agents.b.model: missing model id: write "anthropic:MODEL", e.g. "anthropic:claude-3-5-haiku-latest"`,
 			}},
-		{"test model with an id", "agents:\n  a:\n    model: test:fast\n",
-			[]string{`agentpool.yaml:3: agents.a.model: the test model takes no model id, got "test:fast"`}},
+		{"test model with an empty answer", "agents:\n  a:\n    model: \"test:\"\n",
+			[]string{`agentpool.yaml:3: agents.a.model: missing answer after "test:": write "test" or "test:TEXT" (the test model answering TEXT)`}},
 		{"scripted string form", "agents:\n  a:\n    model: scripted\n",
 			[]string{`agentpool.yaml:3: agents.a.model: a scripted model needs turns: use the mapping form {type: scripted, turns: [...]}`}},
 		{"empty model", "agents:\n  a:\n    model:\n",
@@ -491,7 +493,7 @@ func TestErrors(t *testing.T) {
 		{"unknown toolset type", "agents:\n  a:\n    model: test\n    toolsets:\n      - type: subagents\n      - mcp\n",
 			[]string{
 				`agentpool.yaml:5: agents.a.toolsets[0].type: unknown toolset type "subagents" (did you mean "subagent"?)`,
-				`agentpool.yaml:6: agents.a.toolsets[1]: unknown toolset type "mcp" (known: subagent, file_access, execution, plan, fetch, skills, workers)`,
+				`agentpool.yaml:6: agents.a.toolsets[1]: no toolset is named "mcp": AgentPool finds a tool of that name among those its Python program registered, which agentpool cannot load; agentpool's toolsets are subagent, file_access, execution, plan, fetch, skills, workers, and MCP servers (mcp_servers) add tools`,
 			}},
 		{"toolset without type and duplicate", "agents:\n  a:\n    model: test\n    tools:\n      - {}\n      - subagent\n      - type: subagent\n",
 			[]string{

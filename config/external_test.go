@@ -115,7 +115,7 @@ agents:
     tools: [no_such_toolset]
 `))
 	if err == nil || !strings.Contains(err.Error(), `agents.oc.workers[0]: unknown agent or team "ghost"`) ||
-		!strings.Contains(err.Error(), `unknown toolset type "no_such_toolset"`) {
+		!strings.Contains(err.Error(), `no toolset is named "no_such_toolset"`) {
 		t.Errorf("err = %v", err)
 	}
 }

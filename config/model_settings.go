@@ -27,7 +27,7 @@ type ModelSettings struct {
 // agentPoolModelKeys are the keys of AgentPool's model maps besides
 // agentpool's own.
 var agentPoolModelKeys = []string{
-	"identifier", "provider", "seed", "models",
+	"identifier", "provider", "seed", "models", "pre_stream_delay",
 	"top_p", "presence_penalty", "frequency_penalty", "stop_sequences", "parallel_tool_calls",
 	"extra_headers", "reasoning_effort",
 	// accepted, no effect on answers
@@ -46,13 +46,14 @@ func init() {
 	provider := []string{ModelOpenAI, ModelAnthropic}
 	for _, k := range agentPoolModelKeys {
 		switch k {
-		case "identifier", "provider", "seed", "models":
+		case "identifier", "provider", "seed", "models", "pre_stream_delay":
 		default:
 			modelKeyTypes[k] = provider
 			providerKeys = append(providerKeys, k)
 		}
 	}
 	modelKeyTypes["seed"] = []string{ModelTest, ModelOpenAI, ModelAnthropic}
+	modelKeyTypes["pre_stream_delay"] = []string{ModelTest}
 	providerKeys = append(providerKeys, "seed")
 }
 

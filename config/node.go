@@ -35,6 +35,9 @@ type parser struct {
 	responses map[string]*OutputSpec
 	// defaultModel is `default_model:` when the manifest sets it.
 	defaultModel *ModelSpec
+	// variants are the models of `model_variants:` (WolfHarness), by
+	// name: a model string that is one of the names is that model.
+	variants map[string]ModelSpec
 
 	// side data for the cross-reference pass
 	defaultLine int
@@ -185,8 +188,12 @@ func (p *parser) object(n *yaml.Node, path string, known []string) (fields map[s
 	}
 	for _, e := range p.entries(n, path) {
 		if !contains(known, e.key) {
-			if isExtension(e.key) {
+			if isExtension(e.key) || (path == "" && isAnchorHolder(e.key)) {
 				continue // extension keys hold anchors (at every level)
+			}
+			if msg, ok := foreignKey(path, e.key, e.val); ok {
+				p.add(e.line(), join(path, e.key), "%s", msg)
+				continue
 			}
 			p.add(e.line(), join(path, e.key), "unknown field %q%s", e.key, suggest(e.key, known))
 			continue

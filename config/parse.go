@@ -77,38 +77,89 @@ func (p *parser) parse(data []byte) *Manifest {
 	return m
 }
 
-// decode parses the single YAML document in data; it returns nil after
-// reporting a syntax error or an empty file.
+// decode parses the YAML documents in data into one root node; it returns
+// nil after reporting a syntax error or an empty file. A file of several
+// documents ("---" between them, as AgentPool's examples write alternative
+// manifests) is one manifest: see mergeDocuments.
 func (p *parser) decode(data []byte) *yaml.Node {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
+	var roots []*yaml.Node
+	for {
+		var doc yaml.Node
+		err := dec.Decode(&doc)
 		if errors.Is(err, io.EOF) {
-			p.add(1, "", "manifest is empty: at least one agent is required")
-		} else {
-			p.syntax(err, data)
+			break
 		}
-		return nil
-	}
-	if err := p.budget.CheckYAML(&doc); err != nil {
-		p.bound(err)
-		return nil
-	}
-	root := &doc
-	if root.Kind == yaml.DocumentNode {
-		if len(root.Content) == 0 {
-			p.add(1, "", "manifest is empty: at least one agent is required")
+		if err != nil {
+			p.syntax(err, data)
 			return nil
 		}
-		root = root.Content[0]
+		if err := p.budget.CheckYAML(&doc); err != nil {
+			p.bound(err)
+			return nil
+		}
+		root := &doc
+		if root.Kind == yaml.DocumentNode {
+			if len(root.Content) == 0 {
+				continue
+			}
+			root = root.Content[0]
+		}
+		if isNull(root) {
+			continue // a document of comments only
+		}
+		roots = append(roots, root)
 	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); err == nil {
-		p.add(extra.Line, "", "a manifest must hold exactly one YAML document")
-	} else if !errors.Is(err, io.EOF) {
-		p.syntax(err, data)
+	switch len(roots) {
+	case 0:
+		p.add(1, "", "manifest is empty: at least one agent is required")
+		return nil
+	case 1:
+		return roots[0]
 	}
-	return root
+	return p.mergeDocuments(roots)
+}
+
+// mergeDocuments reads the documents of one file as one manifest: their
+// top-level mappings are joined in order, and a key that two documents
+// both hold as a mapping (agents, teams, ...) holds the entries of both.
+// A name given twice is the duplicate-key error at its line, as in one
+// document; so is a top-level scalar or list given twice. A document that
+// is not a mapping is an error.
+func (p *parser) mergeDocuments(roots []*yaml.Node) *yaml.Node {
+	out := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: roots[0].Line, Column: roots[0].Column}
+	merged := map[string]*yaml.Node{} // top-level key -> the mapping that joins the documents'
+	for _, r := range roots {
+		d := deref(r)
+		if d.Kind != yaml.MappingNode {
+			p.add(r.Line, "", "a manifest must be a mapping with keys such as \"agents\" and \"teams\", got %s (a document of this file)", describe(d))
+			continue
+		}
+		for i := 0; i+1 < len(d.Content); i += 2 {
+			k, v := d.Content[i], d.Content[i+1]
+			kd := deref(k)
+			if kd.Kind != yaml.ScalarNode || kd.ShortTag() == "!!merge" {
+				out.Content = append(out.Content, k, v) // reported, or resolved, by entries
+				continue
+			}
+			key := kd.Value
+			if m, ok := merged[key]; ok && deref(v).Kind == yaml.MappingNode {
+				m.Content = append(m.Content, deref(v).Content...)
+				continue
+			}
+			if dv := deref(v); dv.Kind == yaml.MappingNode {
+				if _, seen := merged[key]; !seen {
+					joined := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: dv.Line, Column: dv.Column,
+						Content: append([]*yaml.Node(nil), dv.Content...)}
+					merged[key] = joined
+					out.Content = append(out.Content, k, joined)
+					continue
+				}
+			}
+			out.Content = append(out.Content, k, v) // a second one is reported as a duplicate key
+		}
+	}
+	return out
 }
 
 // syntax reports a YAML syntax error at the line it is on (see

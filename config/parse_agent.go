@@ -16,7 +16,10 @@ import (
 func (p *parser) agents(m *Manifest, e entry, d *yaml.Node) {
 	es := p.entries(d, "agents")
 	if len(es) == 0 {
-		p.add(e.val.Line, "agents", "at least one agent is required")
+		// AgentPool's `agents: {}` is a pool its program fills in code;
+		// agentpool's pool is what the manifest says, so pool.New refuses
+		// it until an agent is added.
+		p.warn(e.val.Line, "agents", "no agents: AgentPool adds them from code, agentpool builds the pool from the manifest alone, so a run needs at least one agent here")
 	}
 	srcs := make(map[string]*agentSource, len(es))
 	names := make([]string, 0, len(es))

@@ -19,6 +19,12 @@ func (p *parser) model(e entry, path string) ModelSpec {
 	case isNull(d):
 		p.add(e.line(), path, "must not be empty (for example \"test\" or \"openai:gpt-4o-mini\")")
 	case d.Kind == yaml.ScalarNode:
+		if v, ok := p.variants[strings.TrimSpace(d.Value)]; ok {
+			// WolfHarness resolves a name of model_variants before any
+			// other reading of the string.
+			v.Line = e.line()
+			return v
+		}
 		p.modelString(&ms, e.val, path)
 	case d.Kind == yaml.MappingNode:
 		p.modelMap(&ms, e, path)
@@ -43,13 +49,22 @@ func (p *parser) unknownModelType(t string) string {
 func (p *parser) modelString(ms *ModelSpec, n *yaml.Node, path string) {
 	s := strings.TrimSpace(deref(n).Value)
 	typ, id, hasID := strings.Cut(s, ":")
+	if typ == "openai-chat" && hasID {
+		// pydantic-ai's name of OpenAI's chat completions API, which
+		// WolfHarness's manifests write; "openai:" means the same.
+		typ = ModelOpenAI
+	}
 	switch typ {
 	case ModelTest:
-		if hasID {
-			p.add(n.Line, path, "the test model takes no model id, got %q", s)
-			return
-		}
+		// AgentPool's "test:TEXT" is the test model answering TEXT.
 		ms.Type, ms.CallAllTools = typ, true
+		if hasID {
+			if id == "" {
+				p.add(n.Line, path, "missing answer after \"test:\": write \"test\" or \"test:TEXT\" (the test model answering TEXT)")
+				return
+			}
+			ms.CustomOutputText = id
+		}
 	case ModelScripted:
 		p.add(n.Line, path, "a scripted model needs turns: use the mapping form {type: scripted, turns: [...]}")
 	case ModelFallback:
@@ -193,6 +208,9 @@ func (p *parser) modelMap(ms *ModelSpec, e entry, path string) {
 	}
 	if n, fp, ok := get("delay"); ok {
 		ms.Delay = p.duration(n, fp)
+	}
+	if n, fp, ok := get("pre_stream_delay"); ok {
+		ms.PreStreamDelay = p.seconds(n, fp)
 	}
 	p.modelSettings(ms, e, f, path)
 }

@@ -31,6 +31,7 @@ const (
 // mean the same thing) to the canonical type.
 var toolsetAliases = map[string]string{
 	"agent_management":   ToolsetSubagent, // AgentPool: list agents, delegate_to, ask_agent (lifecycle tools not offered)
+	"agent_cli":          ToolsetSubagent, // AgentPool: management commands; the read and delegation ones (warned)
 	"bash":               ToolsetExecution,
 	"shell":              ToolsetExecution,
 	"process_management": ToolsetExecution, // AgentPool: background processes with output and kill

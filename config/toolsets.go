@@ -27,7 +27,7 @@ const toolsetWorkers = "workers"
 // apply to every toolset.
 var toolsetOptions = map[string][]string{
 	ToolsetSubagent:   {"batch_stream_deltas"},
-	ToolsetFileAccess: {"fs", "url", "model", "storage_options", "conversion", "max_file_size_kb", "max_grep_output_kb", "use_subprocess_grep", "enable_diagnostics", "large_file_tokens", "map_max_tokens", "edit_tool", "max_image_size"},
+	ToolsetFileAccess: {"fs", "url", "root", "model", "storage_options", "conversion", "max_file_size_kb", "max_grep_output_kb", "use_subprocess_grep", "enable_diagnostics", "large_file_tokens", "map_max_tokens", "edit_tool", "max_image_size"},
 	ToolsetExecution:  {"environment"},
 	ToolsetPlan:       {"mode"},
 	ToolsetFetch:      {},
@@ -65,7 +65,29 @@ var unsupportedToolsets = map[string]string{
 	"tool_management":  "tools are fixed when the pool is built",
 	"history":          "history search has no agentpool equivalent; see agentpool sessions",
 	"integrations":     "adding MCP servers at run time is not supported; list them under mcp_servers",
+	// AgentPool's single tools (its tools: entries of one tool each).
+	"read":           singleFileTool,
+	"write":          singleFileTool,
+	"edit":           singleFileTool,
+	"grep":           singleFileTool,
+	"list_directory": singleFileTool,
+	"delete_path":    singleFileTool,
+	"download_file":  "AgentPool's download_file tool has no agentpool equivalent; the fetch toolset (WebFetch) reads a URL",
+	"question":       "AgentPool's question tool (ask the user) has no agentpool equivalent; the user is asked through tool_approval",
+	"web_search":     "web search needs a search provider (Tavily, Brave, ...) that agentpool does not have; use the fetch toolset or an MCP server",
+	// WolfHarness's simulation toolsets: a simulated user that drives a
+	// target agent.
+	"simulation":              simulationTool,
+	"simulation_async":        simulationTool,
+	"async_simulation":        simulationTool,
+	"cooperative_simulation":  simulationTool,
+	"native_async_simulation": simulationTool,
 }
+
+const (
+	singleFileTool = "it is one of AgentPool's single file tools; agentpool's file_access toolset has Read, Write, Edit, Glob, Grep and LS (turn off the others with tools: {Write: false, Edit: false})"
+	simulationTool = "WolfHarness's simulation toolsets (a simulated user driving a target agent) have no agentpool equivalent; script the user with a scripted model instead"
+)
 
 // pythonToolsets are AgentPool toolset types that load or run Python.
 var pythonToolsets = map[string]string{
@@ -75,6 +97,10 @@ var pythonToolsets = map[string]string{
 	"code_mode":        "toolset \"code_mode\" runs tools from generated Python code",
 	"remote_code_mode": "toolset \"remote_code_mode\" runs tools from generated Python code",
 	"code_execution":   "toolset \"code_execution\" runs Python code",
+	"execute_code":     "tool \"execute_code\" runs Python code",
+	"langchain":        "toolset \"langchain\" loads LangChain's Python tools",
+	"crewai":           "toolset \"crewai\" loads CrewAI's Python tools",
+	"upsonic":          "toolset \"upsonic\" loads Upsonic's Python tools",
 }
 
 // toolsetList collects the toolsets of one agent across `tools:` and
@@ -98,6 +124,9 @@ func (p *parser) toolsets(n *yaml.Node, path string, l *toolsetList) {
 		}
 		written := typ
 		typ = canonicalToolset(typ)
+		if written == "agent_cli" {
+			p.warn(tn.Line, ip, "agent_cli is mapped onto the subagent toolset (list_available_nodes, task, delegate_to, ask_agent, ...): its pool-editing commands (create-agent, register-tool, connect, ...) are not offered, as agentpool's pool is fixed when built")
+		}
 		if w, dup := l.first[written]; dup {
 			at := ip
 			if tn != c {
@@ -140,6 +169,9 @@ func (p *parser) toolsetEntry(c *yaml.Node, ip string, l *toolsetList) (typ stri
 			p.python(ip2.Line, ip+".import_path", "%s is a Python import path", describe(ip2))
 			return "", nil, tc, false
 		}
+		if findKey(d, "name") != nil {
+			return p.namedTool(c, ip)
+		}
 		p.add(c.Line, ip, "missing required field \"type\" (known: %s)", strings.Join(toolsetTypes, ", "))
 		return "", nil, tc, false
 	}
@@ -161,8 +193,11 @@ func (p *parser) toolsetEntry(c *yaml.Node, ip string, l *toolsetList) (typ stri
 		return "", nil, tc, false
 	}
 	canon := canonicalToolset(typ)
-	known := slices.Concat([]string{"type", "namespace", "tools"}, toolsetKeys[canon], toolsetOptions[canon])
+	known := slices.Concat([]string{"type", "namespace", "tools", "enabled"}, toolsetKeys[canon], toolsetOptions[canon])
 	f, _ := p.object(c, ip, known)
+	if e, ok := f["enabled"]; ok && !p.boolean(e.val, ip+".enabled", true) {
+		return "", nil, tc, false // AgentPool's enabled: false leaves the entry out
+	}
 	var ignored []string
 	for _, k := range toolsetOptions[canon] {
 		if e, ok := f[k]; ok && !isNull(e.val) && k != "workers" {
@@ -187,6 +222,29 @@ func (p *parser) toolsetEntry(c *yaml.Node, ip string, l *toolsetList) (typ stri
 	return typ, te, tc, true
 }
 
+// namedTool reads AgentPool's entry without a type, {name: NAME,
+// enabled: BOOL}: the tool or toolset NAME, as if written as a plain
+// string, unless enabled is false.
+func (p *parser) namedTool(c *yaml.Node, ip string) (string, *yaml.Node, toolsetConfig, bool) {
+	f, _ := p.object(c, ip, []string{"name", "enabled", "provider", "description"})
+	ne := f["name"]
+	if e, ok := f["provider"]; ok && !isNull(e.val) {
+		p.python(e.val.Line, ip+".provider", "tool provider %s is a Python resource provider", describe(e.val))
+		return "", nil, toolsetConfig{}, false
+	}
+	typ, ok := p.word(ne.val, ip+".name")
+	if !ok {
+		return "", nil, toolsetConfig{}, false
+	}
+	if e, ok := f["enabled"]; ok && !p.boolean(e.val, ip+".enabled", true) {
+		return "", nil, toolsetConfig{}, false
+	}
+	if e, ok := f["description"]; ok && !isNull(e.val) {
+		p.warn(e.line(), ip+".description", "ignored: agentpool's tools keep their own descriptions")
+	}
+	return typ, ne.val, toolsetConfig{}, p.knownToolset(typ, ne.val, ip+".name", true)
+}
+
 // knownToolset reports, for a toolset type that is not agentpool's, why it
 // cannot be used. scalar: the type was written as a plain string, which
 // AgentPool reads as a Python import path.
@@ -205,6 +263,12 @@ func (p *parser) knownToolset(typ string, n *yaml.Node, path string, scalar bool
 	}
 	if scalar && pythonRef(typ) {
 		p.python(n.Line, path, "tool %q is a Python import path", typ)
+		return false
+	}
+	if scalar && suggest(typ, toolsetTypes) == "" {
+		// AgentPool looks a bare name up among the tools its Python
+		// program registered.
+		p.add(n.Line, path, "no toolset is named %q: AgentPool finds a tool of that name among those its Python program registered, which agentpool cannot load; agentpool's toolsets are %s, and MCP servers (mcp_servers) add tools", typ, strings.Join(toolsetTypes, ", "))
 		return false
 	}
 	p.add(n.Line, path, "unknown toolset type %q%s", typ, orKnown(typ, toolsetTypes))

@@ -249,3 +249,19 @@ func TestCorpusSkillsRun(t *testing.T) {
 		t.Errorf("load_skill = %s", l)
 	}
 }
+
+// fork.yaml: WolfHarness's model_variants and test:TEXT answer; the team
+// of its second document runs both agents.
+func TestCorpusForkRuns(t *testing.T) {
+	r := runCorpus(t, "fork.yaml", "writer")
+	if r.res.Result.Output != "Release notes drafted." {
+		t.Errorf("writer output = %q", r.res.Result.Output)
+	}
+	if got := keys(r.results()); !slices.Equal(got, []string{"TodoWrite"}) {
+		t.Errorf("tools called = %v", got)
+	}
+	team := runCorpus(t, "fork.yaml", "release")
+	if !strings.Contains(team.res.Result.Output, "Looks good.") {
+		t.Errorf("team output = %q", team.res.Result.Output)
+	}
+}

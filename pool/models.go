@@ -13,7 +13,7 @@ import (
 func newTestModel(spec config.ModelSpec) (model.Model, error) {
 	cfg := testmodel.Config{
 		Text: spec.CustomOutputText, CallTools: spec.CallTools, ToolArgs: spec.ToolArgs,
-		CallAll: spec.CallAllTools, Seed: spec.Seed, Delay: spec.Delay,
+		CallAll: spec.CallAllTools, Seed: spec.Seed, Delay: spec.Delay, PreStreamDelay: spec.PreStreamDelay,
 	}
 	for _, t := range spec.Turns {
 		turn := testmodel.Turn{Text: t.Text, Thinking: t.Thinking, Error: t.Error, Delay: t.Delay, FinishReason: t.FinishReason}

@@ -145,6 +145,7 @@ func (b *builtins) tools(a AgentSpec, typ, dir string) ([]tool.Tool, error) {
 		}
 		if d.files == nil {
 			d.files = files.New(d.ws)
+			d.files.SetCheckpointer(storeCheckpointer{})
 		}
 		return d.files.Tools(), nil
 	case config.ToolsetExecution:

@@ -41,6 +41,10 @@ type Call struct {
 	// run). Tools that keep per-session state (files read, background
 	// shells, todos) key it by this id.
 	SessionID string
+	// MessageID is the stored message that holds the call ("" when not
+	// known): the checkpoint a file the call changes belongs to
+	// (workspace.Checkpointer).
+	MessageID string
 }
 
 // Location is a file a call reads or changes (event.Location).

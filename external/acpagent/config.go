@@ -67,6 +67,13 @@ type Config struct {
 	// or reach (those whose transport its initialize does not offer are
 	// left out, with a toolset_error event); none may be named ServedName.
 	MCPServers []config.MCPServer
+	// Relay is the command line (program and arguments) of a relay of
+	// stdio MCP to the URL in the environment variable mcprelay.EnvURL
+	// (`agentpool mcp-relay`): an agent whose initialize offers no MCP
+	// over HTTP is given the member's tools as a stdio MCP server that
+	// runs it. Empty: such an agent is served nothing (a toolset_error
+	// event).
+	Relay []string
 	// InstallHint says how to install Command, for the error when it is
 	// missing ("npm install -g opencode-ai").
 	InstallHint string

@@ -88,7 +88,10 @@
 //     tools/pre-execute and tools/post-execute, under the id the agent
 //     announced the call with when it did (claim); the delegation's end
 //     cancels the calls still running and waits for them. An agent that
-//     takes no MCP over HTTP is served nothing (a toolset_error event).
+//     takes no MCP over HTTP gets ServedName as a stdio server running
+//     Config.Relay (`agentpool mcp-relay`, package mcprelay) with the
+//     route's URL in its environment; without a Relay it is served
+//     nothing (a toolset_error event).
 //   - What reaches the child session's inbox while the agent works (an
 //     async delegation's result, an injected message) is the agent's
 //     next session/prompt once its turn ended (spawn.Invocation.
@@ -101,6 +104,5 @@
 //     Confirm never grants at once (allow once). Cancelling the run
 //     withdraws the question.
 //
-// Not yet: served tools for an agent that takes MCP over stdio only, and
-// a durable engine's runs (such a delegation fails, saying so).
+// Not yet: a durable engine's runs (such a delegation fails, saying so).
 package acpagent

@@ -1,12 +1,15 @@
 package acpagent_test
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/agentpool/agentpool/external/acpagent/mcprelay"
 )
 
 // exampleAgent is the SDK's example agent (github.com/coder/acp-go-sdk's
@@ -19,11 +22,23 @@ var exampleAgent string
 // calls the tools served to it over MCP, as its prompt says.
 var mcpAgent string
 
+// relayArg makes this test binary the stdio MCP relay (Config.Relay).
+const relayArg = "mcp-relay"
+
 // Runs start agent processes and goroutines that read them: none may
 // outlive the tests.
 func TestMain(m *testing.M) {
 	if os.Getenv(testAgentEnv) != "" {
 		os.Exit(runTestAgent())
+	}
+	if len(os.Args) == 2 && os.Args[1] == relayArg {
+		// The relay an agent without MCP over HTTP starts, as
+		// `agentpool mcp-relay` runs it.
+		if err := mcprelay.Run(context.Background(), mcprelay.Options{URL: os.Getenv(mcprelay.EnvURL), ParentPID: os.Getppid()}); err != nil {
+			os.Stderr.WriteString(err.Error() + "\n")
+			os.Exit(1)
+		}
+		os.Exit(0)
 	}
 	dir, err := os.MkdirTemp("", "acpagent-test-")
 	if err != nil {

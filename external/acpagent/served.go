@@ -19,6 +19,7 @@ import (
 	"github.com/agentpool/agentpool/agent"
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/external/acpagent/mcprelay"
 	"github.com/agentpool/agentpool/spawn"
 	"github.com/agentpool/agentpool/tool"
 )
@@ -148,7 +149,8 @@ func objectSchema(params json.RawMessage) json.RawMessage {
 // sessionServers are the MCP servers of a delegation's session/new: the
 // member's own, and ServedName when the node serves tools (WithTools)
 // and has some (the turn's route on the run's bridge, removed when the
-// turn closes). A
+// turn closes): over HTTP, or, to an agent that takes no MCP over HTTP,
+// as a stdio server that runs Config.Relay to that route. A
 // server the agent cannot take (its initialize's mcpCapabilities) is left
 // out, as a toolset that fails is for an agent: a toolset_error event of
 // the child session says why, and the delegation goes on without it.
@@ -165,8 +167,10 @@ func (n *Node) sessionServers(ctx context.Context, inv *spawn.Invocation, a *age
 	if len(tools) == 0 {
 		return out, nil
 	}
-	if why := transportRefused(config.MCPStreamableHTTP, caps); why != "" {
-		n.toolsetError(inv, "mcp server "+ServedName, why+": the member's tools are not served to it")
+	overHTTP := transportRefused(config.MCPStreamableHTTP, caps) == ""
+	if !overHTTP && len(n.cfg.Relay) == 0 {
+		why := transportRefused(config.MCPStreamableHTTP, caps)
+		n.toolsetError(inv, "mcp server "+ServedName, why+" and no stdio relay is set: the member's tools are not served to it")
 		return out, nil
 	}
 	url, remove, err := a.serve(t.mcpHandler(tools))
@@ -174,6 +178,15 @@ func (n *Node) sessionServers(ctx context.Context, inv *spawn.Invocation, a *age
 		return nil, err
 	}
 	t.unserve = remove
+	if !overHTTP {
+		// Every agent takes stdio: the relay it starts reaches the same
+		// endpoint (the URL, a secret, in its environment, not its
+		// command line).
+		return append(out, acp.McpServer{Stdio: &acp.McpServerStdio{
+			Name: ServedName, Command: n.cfg.Relay[0], Args: append([]string{}, n.cfg.Relay[1:]...),
+			Env: []acp.EnvVariable{{Name: mcprelay.EnvURL, Value: url}},
+		}}), nil
+	}
 	return append(out, acp.McpServer{Http: &acp.McpServerHttpInline{Name: ServedName, Url: url, Headers: []acp.HttpHeader{}, Type: "http"}}), nil
 }
 

@@ -80,7 +80,39 @@ func servedPool(t *testing.T, reg *hook.Registry, answer func(approval.Request) 
 // root), announced by spawn_session_start in the member's session with
 // the tool call id the agent gave the call.
 func TestServedToolsRunInTheChildSession(t *testing.T) {
-	p, _, dir := servedPool(t, hook.New(hook.Options{}), nil, pool.NodeTools{Builtin: []string{config.ToolsetFileAccess, config.ToolsetSubagent}}, nil,
+	servedRun(t, nil)
+}
+
+// An agent that takes MCP over stdio only gets the same tools through
+// the relay (Config.Relay: here this test binary as `mcp-relay`), which
+// it starts as the stdio server "agentpool": it lists them, reads with
+// our Read, and its delegation with our task is a child of its session.
+func TestServedOverTheStdioRelay(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := servedRun(t, func(c *acpagent.Config) {
+		c.Env = map[string]string{"MCPAGENT_NO_HTTP": "1"}
+		c.Relay = []string{exe, relayArg}
+	})
+	for _, e := range evs {
+		if s, ok := e.(event.Subagent); ok {
+			if c, ok := s.Event.(event.Custom); ok && c.EventType == agent.EventToolsetError {
+				t.Errorf("toolset error %v", c.EventData)
+			}
+		}
+	}
+}
+
+// servedRun runs the test agent mcpagent as member ext (its Config
+// changed by edit) with the file_access and subagent toolsets: it lists
+// the tools, reads a file with our Read and delegates to helper with our
+// task, whose session must be a child of ext's, announced with the
+// agent's own call id. It returns the run's events.
+func servedRun(t *testing.T, edit func(*acpagent.Config)) []event.Event {
+	t.Helper()
+	p, _, dir := servedPool(t, hook.New(hook.Options{}), nil, pool.NodeTools{Builtin: []string{config.ToolsetFileAccess, config.ToolsetSubagent}}, edit,
 		`list
 call Read {"file_path":"notes.txt"}
 call task {"agent_or_team":"helper","prompt":"say hi"}`)
@@ -126,6 +158,7 @@ call task {"agent_or_team":"helper","prompt":"say hi"}`)
 	if err != nil || len(tree) != 3 {
 		t.Errorf("session tree of %d sessions, %v", len(tree), err)
 	}
+	return evs
 }
 
 // A served call goes through tools/pre-execute as the member's: a hook

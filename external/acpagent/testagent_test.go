@@ -39,6 +39,10 @@ import (
 //	                are ignored too
 //	linger          answered, but the process ignores SIGTERM and the
 //	                end of its stdin: it does not exit
+//	read PATH       fs/read_text_file of PATH: the text in Output
+//	usage           a usage_update with a cost of 0.25 USD, then one of
+//	                0.5 USD (cumulative), and usage in the answer (120
+//	                in, 30 out, 10 cache read, 5 thought tokens)
 //	anything else   answered with what the agent saw
 //
 // With testStateEnv naming a directory, the agent advertises loadSession
@@ -55,9 +59,11 @@ type testReply struct {
 	Prompt   string   `json:"prompt"`
 	Pid      int      `json:"pid"`                 // the agent's process
 	Terminal bool     `json:"terminal_capability"` // what initialize offered
-	Loaded   bool     `json:"loaded,omitempty"`    // the session was loaded
-	History  []string `json:"history,omitempty"`   // its earlier prompts
-	ID       string   `json:"id,omitempty"`        // the terminal's
+	FsRead   bool     `json:"fs_read_capability"`
+	FsWrite  bool     `json:"fs_write_capability"`
+	Loaded   bool     `json:"loaded,omitempty"`  // the session was loaded
+	History  []string `json:"history,omitempty"` // its earlier prompts
+	ID       string   `json:"id,omitempty"`      // the terminal's
 	Output   string   `json:"output,omitempty"`
 	Cut      bool     `json:"truncated,omitempty"`
 	Code     *int     `json:"exit_code,omitempty"`
@@ -115,6 +121,7 @@ type testAgent struct {
 
 	mu       sync.Mutex
 	terminal bool
+	fs       acp.FileSystemCapabilities
 	next     int
 	loaded   map[string]bool
 }
@@ -124,6 +131,7 @@ var _ acp.AgentLoader = (*testAgent)(nil)
 func (a *testAgent) Initialize(_ context.Context, req acp.InitializeRequest) (acp.InitializeResponse, error) {
 	a.mu.Lock()
 	a.terminal = req.ClientCapabilities.Terminal
+	a.fs = req.ClientCapabilities.Fs
 	a.mu.Unlock()
 	return acp.InitializeResponse{ProtocolVersion: acp.ProtocolVersionNumber, AgentCapabilities: acp.AgentCapabilities{LoadSession: a.state != ""}}, nil
 }
@@ -174,7 +182,7 @@ func (a *testAgent) Prompt(ctx context.Context, req acp.PromptRequest) (acp.Prom
 	}
 	prompt := text.String()
 	a.mu.Lock()
-	r := testReply{Prompt: prompt, Pid: os.Getpid(), Terminal: a.terminal, Loaded: a.loaded[string(req.SessionId)]}
+	r := testReply{Prompt: prompt, Pid: os.Getpid(), Terminal: a.terminal, FsRead: a.fs.ReadTextFile, FsWrite: a.fs.WriteTextFile, Loaded: a.loaded[string(req.SessionId)]}
 	a.mu.Unlock()
 	if a.state != "" {
 		prompts, _ := a.history(string(req.SessionId))
@@ -201,12 +209,29 @@ func (a *testAgent) Prompt(ctx context.Context, req acp.PromptRequest) (acp.Prom
 	case "start":
 		fifo, spec, _ := strings.Cut(rest, " ")
 		a.startTerminal(ctx, req.SessionId, fifo, spec, &r)
+	case "read":
+		res, err := a.conn.ReadTextFile(ctx, acp.ReadTextFileRequest{SessionId: req.SessionId, Path: rest})
+		r.Output = res.Content
+		if err != nil {
+			r.Error = "read: " + errText(err)
+		}
+	}
+	var usage *acp.Usage
+	if verb == "usage" {
+		for _, amount := range []float64{0.25, 0.5} {
+			u := acp.SessionUpdate{UsageUpdate: &acp.SessionUsageUpdate{Cost: &acp.Cost{Amount: amount, Currency: "USD"}, Used: 150, Size: 200000}}
+			if err := a.conn.SessionUpdate(ctx, acp.SessionNotification{SessionId: req.SessionId, Update: u}); err != nil {
+				return acp.PromptResponse{}, err
+			}
+		}
+		cached, thought := 10, 5
+		usage = &acp.Usage{InputTokens: 120, OutputTokens: 30, CachedReadTokens: &cached, ThoughtTokens: &thought, TotalTokens: 165}
 	}
 	b, _ := json.Marshal(r)
 	if err := a.conn.SessionUpdate(ctx, acp.SessionNotification{SessionId: req.SessionId, Update: acp.UpdateAgentMessageText(string(b))}); err != nil {
 		return acp.PromptResponse{}, err
 	}
-	return acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
+	return acp.PromptResponse{StopReason: acp.StopReasonEndTurn, Usage: usage}, nil
 }
 
 // create sends terminal/create with the request spec.

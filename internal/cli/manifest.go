@@ -13,8 +13,15 @@ import (
 )
 
 // newRegistry is what the command wires into its pools: everything
-// agentpool ships (models, fetch, MCP).
-func newRegistry() *pool.Registry { return batteries.Registry() }
+// agentpool ships (models, fetch, MCP, external agents, which reach the
+// member's tools over stdio through this program's mcp-relay).
+func newRegistry() *pool.Registry {
+	reg := batteries.Registry()
+	if exe, err := os.Executable(); err == nil {
+		reg.SetExternal(batteries.ExternalWith([]string{exe, mcpRelayCmd}))
+	}
+	return reg
+}
 
 // manifestOptions check a manifest's model types against newRegistry.
 func manifestOptions() config.Options { return batteries.ConfigOptions(newRegistry()) }

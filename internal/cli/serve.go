@@ -93,6 +93,10 @@ type poolFlags struct {
 	approvals func(*config.Manifest) (*approval.Broker, error)
 	// claude: --setting-sources, --plugin-dir and what they found.
 	claude *claudeFlags
+	// edit, when set, changes the manifest once loaded and given the
+	// Claude Code agents, before anything is built from it (replay: its
+	// models, its engine).
+	edit func(*config.Manifest) error
 }
 
 // register registers the flags and marks cmd as one that builds a pool:
@@ -182,6 +186,11 @@ func openPoolTelemetry(f poolFlags, opts pool.Options) (*pool.Pool, Telemetry, e
 	// After the check: the files found are not the manifest's to name.
 	if err := f.applyClaude(m, opts.Logger); err != nil {
 		return nil, nil, err
+	}
+	if f.edit != nil {
+		if err := f.edit(m); err != nil {
+			return nil, nil, err
+		}
 	}
 	opts.Commands = append(opts.Commands, f.claude.found.PoolCommands()...)
 	reg := opts.Hooks

@@ -74,14 +74,15 @@ func newSessionsCmd(Extensions) *cobra.Command {
 	var f sessionsFlags
 	cmd := &cobra.Command{
 		Use:   "sessions",
-		Short: "List, show, replay, delete and cancel sessions",
+		Short: "List, show, replay, delete, cancel, rewind and fork sessions",
 		Long: "Inspect the session database that `agentpool run` writes: the sessions, their delegation " +
 			"trees, conversations and event logs.",
 	}
 	pf := cmd.PersistentFlags()
 	pf.StringVarP(&f.config, "config", "c", "", "manifest whose storage.path names the database (default: agentpool.yaml, agentpool.yml, agents.yml or agents.yaml when present)")
 	pf.StringVar(&f.db, "db", "", "session database: a path, :memory:, or a postgres:// URL (default: storage.path or storage.url, else the user data directory)")
-	cmd.AddCommand(newSessionsListCmd(&f), newSessionsTreeCmd(&f), newSessionsShowCmd(&f), newSessionsEventsCmd(&f), newSessionsDeleteCmd(&f), newSessionsCancelCmd(&f))
+	cmd.AddCommand(newSessionsListCmd(&f), newSessionsTreeCmd(&f), newSessionsShowCmd(&f), newSessionsEventsCmd(&f), newSessionsDeleteCmd(&f), newSessionsCancelCmd(&f),
+		newSessionsRewindCmd(&f), newSessionsForkCmd(&f))
 	return cmd
 }
 
@@ -185,6 +186,8 @@ func oneLine(s string, n int) string {
 type treeNode struct {
 	session.Session
 	Children []*treeNode `json:"children"`
+	// Forks are the sessions forked from this one (the root only).
+	Forks []string `json:"forks,omitempty"`
 }
 
 func buildTree(ctx context.Context, st session.Store, rootID string) (*treeNode, error) {
@@ -213,8 +216,9 @@ func newSessionsTreeCmd(f *sessionsFlags) *cobra.Command {
 		Short: "Show a session's delegation tree: agent, status, stop reason, tool uses, tokens, cost, duration",
 		Long: "Show a session's delegation tree, drawn as `agentpool run` draws it live: one line per session with " +
 			"its agent, how it was spawned, how it ended, its tool uses, tokens (its subtree's), cost, duration " +
-			"and id. Large fan-outs are counted, with the running and failed sessions listed. --json prints every " +
-			"session record, nested. --watch follows a session that another process runs, redrawing the tree " +
+			"and id. Large fan-outs are counted, with the running and failed sessions listed. Its lineage follows: " +
+			"the session it was forked from, its rewinds, the sessions forked from it. --json prints every " +
+			"session record, nested (forks: the sessions forked from it). --watch follows a session that another process runs, redrawing the tree " +
 			"until the session ends (on a terminal; else it prints the tree once the session has ended).",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -227,7 +231,12 @@ func newSessionsTreeCmd(f *sessionsFlags) *cobra.Command {
 				if err != nil {
 					return err
 				}
+				lines, forks, err := lineage(ctx, st, s)
+				if err != nil {
+					return err
+				}
 				if asJSON {
+					root.Forks = forks
 					enc := json.NewEncoder(w)
 					enc.SetIndent("", "  ")
 					return enc.Encode(root)
@@ -239,8 +248,13 @@ func newSessionsTreeCmd(f *sessionsFlags) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				_, err = fmt.Fprintln(w, text)
-				return err
+				if _, err = fmt.Fprintln(w, text); err != nil {
+					return err
+				}
+				for _, l := range lines {
+					fmt.Fprintln(w, "· "+l)
+				}
+				return nil
 			})
 		},
 	}
@@ -255,7 +269,7 @@ func newSessionsShowCmd(f *sessionsFlags) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "show ID",
-		Short: "Show a session's conversation",
+		Short: "Show a session's conversation, with its message ids",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return f.withStore(cmd, asJSON, func(ctx context.Context, st session.Store, w io.Writer) error {
@@ -321,6 +335,9 @@ func printMessage(w io.Writer, m session.Message, spawned map[string][]event.Spa
 	}
 	if !m.CreatedAt.IsZero() {
 		head += " · " + m.CreatedAt.Local().Format("15:04:05")
+	}
+	if m.ID != "" {
+		head += " · " + termtext.Line(m.ID) // for sessions rewind --to and fork --at
 	}
 	fmt.Fprintf(w, "\n── %s\n", head)
 	for _, p := range m.Parts {

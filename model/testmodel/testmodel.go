@@ -45,6 +45,9 @@ type Config struct {
 	Turns []Turn
 	// Delay is slept before each chunk.
 	Delay time.Duration
+	// PreStreamDelay is slept once before a response's first chunk
+	// (AgentPool's pre_stream_delay: a model slow to start answering).
+	PreStreamDelay time.Duration
 	// Name is returned by ID; "test" when empty.
 	Name string
 }
@@ -159,9 +162,12 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 		if text == "" && len(t.ToolCalls) == 0 && t.Error == "" {
 			text = defaultText(req.Messages)
 		}
+		pause := m.cfg.PreStreamDelay + delay
 		send := func(c model.Chunk) bool {
-			if delay > 0 {
-				timer := time.NewTimer(delay)
+			wait := pause
+			pause = delay
+			if wait > 0 {
+				timer := time.NewTimer(wait)
 				select {
 				case <-ctx.Done():
 					timer.Stop()

@@ -357,6 +357,11 @@ func (c *conn) handleLine(line []byte) {
 		result, err = c.closeSession(m.params)
 	case methodAgentpoolCancel:
 		result, err = c.extCancel(m.params)
+	case methodAgentpoolMessage:
+		var later bool
+		if result, err, later = c.extMessage(m.id, m.params); later {
+			return // answered when the continued child's run ends
+		}
 	default:
 		err = &rpcError{Code: codeMethodNotFound, Message: "Method not found: " + m.method, Data: map[string]any{"method": m.method}}
 	}

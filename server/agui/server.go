@@ -144,16 +144,18 @@ func New(p *pool.Pool, opts Options) *Server {
 	s.mux.HandleFunc("GET /approvals", s.handleApprovals)
 	s.mux.HandleFunc("POST /approvals/{id}", s.handleReply)
 	s.mux.HandleFunc("POST /sessions/{id}/cancel", s.handleCancel)
+	s.mux.HandleFunc("POST /sessions/{id}/message", s.handleMessage)
 	// The same paths with another method, and everything else: JSON errors.
 	for path, allow := range map[string]string{"/{$}": "POST", "/agents/{name}": "POST", "/agents": "GET, HEAD",
-		"/healthz": "GET, HEAD", "/approvals": "GET, HEAD", "/approvals/{id}": "POST", "/sessions/{id}/cancel": "POST"} {
+		"/healthz": "GET, HEAD", "/approvals": "GET, HEAD", "/approvals/{id}": "POST", "/sessions/{id}/cancel": "POST",
+		"/sessions/{id}/message": "POST"} {
 		s.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Allow", allow)
 			writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed on %s; use %s", r.Method, r.URL.Path, allow))
 		})
 	}
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("no such endpoint: %s %s (try POST /, POST /agents/{name}, GET /agents, GET /healthz, GET /approvals, POST /approvals/{id}, POST /sessions/{id}/cancel)", r.Method, r.URL.Path))
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no such endpoint: %s %s (try POST /, POST /agents/{name}, GET /agents, GET /healthz, GET /approvals, POST /approvals/{id}, POST /sessions/{id}/cancel, POST /sessions/{id}/message)", r.Method, r.URL.Path))
 	})
 	s.handler = httpsec.Handler(s.mux, s.security())
 	return s

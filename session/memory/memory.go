@@ -87,6 +87,11 @@ type Store struct {
 	claimsMu sync.Mutex
 	claims   map[string]time.Time
 	threads  map[string][]*entry // thread (session.MetaThread) -> its sessions (threads.go)
+	// capMu guards blobs, the contents of captures (captures.go), taken
+	// with an entry's lock held or alone.
+	capMu  sync.Mutex
+	blobs  map[string]*blob
+	capSeq atomic.Int64
 
 	// Retention (maxRoots > 0 only). Every root is in exactly one of three
 	// places: queued (in queue, in creation order, not yet looked at by
@@ -115,6 +120,9 @@ type entry struct {
 	msgs   []session.Message
 	events []record
 	gone   bool // removed from the store (deleted, evicted, closed)
+	// caps and capKeys are the session's file captures (captures.go).
+	caps    []storedCapture
+	capKeys map[capKey]struct{}
 
 	parent, child, prev, next *entry // child: first child; prev, next: siblings
 
@@ -571,6 +579,9 @@ func (st *Store) Close() error {
 	st.claimsMu.Lock()
 	st.claims = nil
 	st.claimsMu.Unlock()
+	st.capMu.Lock()
+	st.blobs = nil
+	st.capMu.Unlock()
 	st.queue, st.ready, st.roots = rootQueue{}, nil, 0
 	return nil
 }

@@ -53,3 +53,37 @@ func TestUpdateSessionPanicAndKeptMap(t *testing.T) {
 		t.Fatalf("the store shares the caller's map: %+v", got)
 	}
 }
+
+// The content of captures is held once, and let go with the last session
+// that holds it, deleted or dropped by retention.
+func TestCaptureContentsAreShared(t *testing.T) {
+	ctx := context.Background()
+	st := memory.New(memory.WithMaxRoots(2))
+	defer st.Close()
+	put := func(sid, content string) {
+		t.Helper()
+		if err := st.CreateSession(ctx, session.Session{ID: sid, Status: session.StatusCompleted}); err != nil {
+			t.Fatal(err)
+		}
+		c := session.Capture{SessionID: sid, MessageID: "m", Root: "/ws", Path: "f", Exists: true, Content: []byte(content)}
+		if _, err := st.PutCapture(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("ses_1", "same")
+	put("ses_2", "same")
+	if n := memory.BlobCount(st); n != 1 {
+		t.Fatalf("%d contents held for one content in two sessions", n)
+	}
+	if err := st.DeleteSession(ctx, "ses_1"); err != nil {
+		t.Fatal(err)
+	}
+	if n := memory.BlobCount(st); n != 1 {
+		t.Fatalf("%d contents held after one of two sessions was deleted, want 1", n)
+	}
+	put("ses_3", "other") // two roots kept
+	put("ses_4", "more")  // ses_2, the oldest finished root, dropped
+	if n := memory.BlobCount(st); n != 2 {
+		t.Fatalf("%d contents held after retention dropped ses_2, want 2", n)
+	}
+}

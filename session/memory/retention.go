@@ -81,6 +81,7 @@ func (st *Store) removeTree(top *entry) {
 		}
 		delete(st.sessions, cur.s.ID)
 		cur.markGone()
+		st.dropCaptures(cur)
 		st.live.Delete(cur.s.ID)
 		st.unindexThread(cur, threadOf(&cur.s))
 		if cur == top {

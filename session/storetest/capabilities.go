@@ -58,6 +58,7 @@ var capCases = []capCase{
 	}, testNoNotices},
 	{"SharedClaims", needShared, testSharedClaims},
 	{"SharedReads", needShared, testSharedReads},
+	{"SharedCaptures", needShared, testSharedCaptures},
 	{"DeferredCommits", func(c Capabilities) string {
 		if !c.DeferredCommits {
 			return "the store ignores session.WriteOptions.DeferCommits (Capabilities.DeferredCommits)"

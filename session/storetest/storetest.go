@@ -46,6 +46,9 @@ func Run(t *testing.T, caps Capabilities, open func(t *testing.T) session.Store)
 		{"Closed", testClosed},
 		{"LostWrites", testLostWrites},
 		{"WritesAfterLoss", testWritesAfterLoss},
+		{"Captures", testCaptures},
+		{"CapturesDeleted", testCapturesDeleted},
+		{"TruncateMessages", testTruncateMessages},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

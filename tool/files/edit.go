@@ -38,7 +38,7 @@ func (t *Toolset) edit(ctx context.Context, call tool.Call, a editArgs) tool.Res
 			return tool.Errorf("File does not exist: %s. To create a file, use Write (or Edit with an empty old_string).", abs)
 		}
 		// An empty old_string creates the file.
-		if errRes := t.store(ctx, call.SessionID, tg, a.NewString); errRes != nil {
+		if errRes := t.store(ctx, call, tg, a.NewString); errRes != nil {
 			return *errRes
 		}
 		return tool.Result{
@@ -56,7 +56,7 @@ func (t *Toolset) edit(ctx context.Context, call tool.Call, a editArgs) tool.Res
 		if old != "" {
 			return tool.Errorf("old_string is empty, but %s is not: give the exact text to replace, or use Write to replace the whole file.", abs)
 		}
-		if errRes := t.store(ctx, call.SessionID, tg, a.NewString); errRes != nil {
+		if errRes := t.store(ctx, call, tg, a.NewString); errRes != nil {
 			return *errRes
 		}
 		return tool.Result{
@@ -84,7 +84,7 @@ func (t *Toolset) edit(ctx context.Context, call tool.Call, a editArgs) tool.Res
 	content := strings.Replace(old, from, to, n)
 	at := strings.Index(old, from)
 	line := 1 + strings.Count(old[:at], "\n")
-	if errRes := t.store(ctx, call.SessionID, tg, content); errRes != nil {
+	if errRes := t.store(ctx, call, tg, content); errRes != nil {
 		return *errRes
 	}
 	return tool.Result{

@@ -49,7 +49,13 @@ type Toolset struct {
 	locks   [64]sync.Mutex // serialise Write/Edit of one path (striped)
 	seed    maphash.Seed
 	tools   []tool.Tool
+	cp      workspace.Checkpointer // nil: no checkpoints
 }
+
+// SetCheckpointer makes Write and Edit tell cp of every file they are
+// about to change (workspace.Checkpointer). Call it before the tools are
+// used.
+func (t *Toolset) SetCheckpointer(cp workspace.Checkpointer) { t.cp = cp }
 
 // New returns the toolset working in ws, unless a run's context names
 // another workspace (workspace.WithWorkspace).

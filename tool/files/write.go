@@ -132,7 +132,11 @@ func (t *Toolset) checkRead(session string, tg *target) *tool.Result {
 
 // store writes content to the file (through the front end's FS when there
 // is one) and records it as read by session.
-func (t *Toolset) store(ctx context.Context, session string, tg *target, content string) *tool.Result {
+func (t *Toolset) store(ctx context.Context, call tool.Call, tg *target, content string) *tool.Result {
+	if r := t.checkpoint(ctx, call, tg); r != nil {
+		return r
+	}
+	session := call.SessionID
 	if err := tg.root.MkdirAll(filepath.Dir(tg.abs), 0o755); err != nil && tg.fsys == nil {
 		r := tool.Errorf("Cannot create the directory of %s: %v", tg.abs, err)
 		return &r
@@ -252,7 +256,7 @@ func (t *Toolset) write(ctx context.Context, call tool.Call, a writeArgs) tool.R
 			return *errRes
 		}
 	}
-	if errRes := t.store(ctx, call.SessionID, tg, a.Content); errRes != nil {
+	if errRes := t.store(ctx, call, tg, a.Content); errRes != nil {
 		return *errRes
 	}
 	verb := "Created"
@@ -266,4 +270,39 @@ func (t *Toolset) write(ctx context.Context, call tool.Call, a writeArgs) tool.R
 		Diffs:     diff(abs, tg.text, tg.exists, a.Content),
 		Metadata:  map[string]any{"created": !tg.exists, "lines": lines, "bytes": len(a.Content)},
 	}
+}
+
+// checkpoint tells the checkpointer, if any, of the change about to be
+// made to tg (the path's lock is held).
+func (t *Toolset) checkpoint(ctx context.Context, call tool.Call, tg *target) *tool.Result {
+	if t.cp == nil || call.SessionID == "" {
+		return nil
+	}
+	ws := tg.root.Workspace()
+	c := workspace.Change{SessionID: call.SessionID, MessageID: call.MessageID, ToolCallID: call.ID,
+		Root: ws.Root(), Path: filepath.ToSlash(ws.Rel(tg.abs))}
+	err := t.cp.Before(ctx, c, func() (workspace.Prior, error) {
+		if !tg.exists {
+			return workspace.Prior{}, nil
+		}
+		p := workspace.Prior{Exists: true, Mode: 0o644}
+		if tg.info != nil {
+			p.Mode = tg.info.Mode().Perm()
+			if tg.info.Size() > maxEditBytes {
+				return p, fmt.Errorf("%d bytes; the limit is %d", tg.info.Size(), maxEditBytes)
+			}
+		}
+		if tg.text != nil {
+			p.Content = []byte(*tg.text)
+			return p, nil
+		}
+		b, err := readRegular(tg.root, tg.abs)
+		p.Content = b
+		return p, err
+	})
+	if err != nil {
+		r := tool.Errorf("Cannot checkpoint %s before changing it, so it was not changed: %v", tg.abs, err)
+		return &r
+	}
+	return nil
 }

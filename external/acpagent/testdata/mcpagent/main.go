@@ -11,7 +11,9 @@
 //	old               POST tools/list to the first URL this process was
 //	                  ever given (an ended delegation's): the HTTP status
 //
-// With MCPAGENT_NO_HTTP set it offers no MCP over HTTP (initialize).
+// With MCPAGENT_NO_HTTP set it offers no MCP over HTTP (initialize); a
+// stdio server named "agentpool" in session/new (a relay) is then what
+// it starts and calls.
 package main
 
 import (
@@ -21,6 +23,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 
@@ -40,6 +43,7 @@ type agent struct {
 type session struct {
 	servers []acp.McpServer
 	url     string
+	stdio   *acp.McpServerStdio // the server "agentpool" over stdio
 	cancel  context.CancelFunc
 }
 
@@ -62,6 +66,9 @@ func (a *agent) NewSession(_ context.Context, req acp.NewSessionRequest) (acp.Ne
 	id := acp.SessionId(fmt.Sprintf("s%d", len(a.sessions)+1))
 	s := &session{servers: req.McpServers}
 	for _, m := range req.McpServers {
+		if m.Stdio != nil && m.Stdio.Name == "agentpool" {
+			s.stdio = m.Stdio
+		}
 		if m.Http != nil && m.Http.Name == "agentpool" {
 			s.url = m.Http.Url
 			if a.first == "" {
@@ -108,13 +115,13 @@ func (a *agent) Prompt(ctx context.Context, req acp.PromptRequest) (acp.PromptRe
 		case "call", "detach":
 			name, args, _ := strings.Cut(rest, " ")
 			if cmd == "detach" {
-				go a.callTool(context.WithoutCancel(ctx), s.url, name, args)
+				go a.callTool(context.WithoutCancel(ctx), s, name, args)
 				out = append(out, "detached "+name)
 				continue
 			}
-			out = append(out, name+": "+a.announced(ctx, req.SessionId, s.url, name, args))
+			out = append(out, name+": "+a.announced(ctx, req.SessionId, s, name, args))
 		case "list":
-			out = append(out, a.list(ctx, s.url))
+			out = append(out, a.list(ctx, s))
 		case "servers":
 			var names []string
 			for _, m := range s.servers {
@@ -147,7 +154,7 @@ func (a *agent) Prompt(ctx context.Context, req acp.PromptRequest) (acp.PromptRe
 }
 
 // announced calls a tool as an agent does: announced, called, reported.
-func (a *agent) announced(ctx context.Context, sid acp.SessionId, url, name, args string) string {
+func (a *agent) announced(ctx context.Context, sid acp.SessionId, s *session, name, args string) string {
 	a.mu.Lock()
 	a.calls++
 	id := acp.ToolCallId(fmt.Sprintf("tc_%d", a.calls))
@@ -156,7 +163,7 @@ func (a *agent) announced(ctx context.Context, sid acp.SessionId, url, name, arg
 	json.Unmarshal([]byte(args), &in)
 	a.conn.SessionUpdate(ctx, acp.SessionNotification{SessionId: sid, Update: acp.StartToolCall(id, "mcp__agentpool__"+name,
 		acp.WithStartKind(acp.ToolKindOther), acp.WithStartStatus(acp.ToolCallStatusPending), acp.WithStartRawInput(in))})
-	res, failed := a.callTool(ctx, url, name, args)
+	res, failed := a.callTool(ctx, s, name, args)
 	status := acp.ToolCallStatusCompleted
 	if failed {
 		status = acp.ToolCallStatusFailed
@@ -166,16 +173,27 @@ func (a *agent) announced(ctx context.Context, sid acp.SessionId, url, name, arg
 	return res
 }
 
-func (a *agent) connect(ctx context.Context, url string) (*mcp.ClientSession, error) {
-	if url == "" {
+func (a *agent) connect(ctx context.Context, s *session) (*mcp.ClientSession, error) {
+	c := mcp.NewClient(&mcp.Implementation{Name: "mcpagent", Version: "1"}, nil)
+	if s.url == "" && s.stdio != nil {
+		// As an agent starts a stdio MCP server: its command, with the
+		// env of session/new added to the agent's own.
+		cmd := exec.Command(s.stdio.Command, s.stdio.Args...)
+		cmd.Env = os.Environ()
+		for _, e := range s.stdio.Env {
+			cmd.Env = append(cmd.Env, e.Name+"="+e.Value)
+		}
+		cmd.Stderr = os.Stderr
+		return c.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	}
+	if s.url == "" {
 		return nil, fmt.Errorf("no server agentpool in session/new")
 	}
-	c := mcp.NewClient(&mcp.Implementation{Name: "mcpagent", Version: "1"}, nil)
-	return c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, DisableStandaloneSSE: true}, nil)
+	return c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.url, DisableStandaloneSSE: true}, nil)
 }
 
-func (a *agent) callTool(ctx context.Context, url, name, args string) (string, bool) {
-	cs, err := a.connect(ctx, url)
+func (a *agent) callTool(ctx context.Context, s *session, name, args string) (string, bool) {
+	cs, err := a.connect(ctx, s)
 	if err != nil {
 		return "error: " + err.Error(), true
 	}
@@ -193,8 +211,8 @@ func (a *agent) callTool(ctx context.Context, url, name, args string) (string, b
 	return b.String(), res.IsError
 }
 
-func (a *agent) list(ctx context.Context, url string) string {
-	cs, err := a.connect(ctx, url)
+func (a *agent) list(ctx context.Context, s *session) string {
+	cs, err := a.connect(ctx, s)
 	if err != nil {
 		return "error: " + err.Error()
 	}
