@@ -97,6 +97,11 @@ func TestSteerTeamMembersOnTemporal(t *testing.T) {
 		t.Fatalf("b after its abort: %v %v", rec.Status, err)
 	}
 	mustCall(t, 204, "POST", base+"/session/"+mem["a"]+"/prompt_async", promptBody("hurry up"))
+	// The root runs on a worker too: a message to it is a signal, read at
+	// the lead's next model request.
+	if err := p.Message(context.Background(), root, "opencode", "and summarise"); err != nil {
+		t.Fatalf("message the root: %v", err)
+	}
 	close(release)
 	ev.wait(isType("session.idle", root), 2*time.Minute)
 	ctx := context.Background()
@@ -107,4 +112,22 @@ func TestSteerTeamMembersOnTemporal(t *testing.T) {
 		}
 	}
 	servertest.CheckSteerOutcomes(t, st, root, "opencode")
+	msgs, err := st.Messages(ctx, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Read by the lead's model: before its final answer (a message that
+	// never reached the worker would be stored after the run's end).
+	at, final := -1, -1
+	for i, m := range msgs {
+		switch m.Text() {
+		case "Message from the user (from opencode):\n\nand summarise":
+			at = i
+		case "lead done":
+			final = i
+		}
+	}
+	if at < 0 || final < at {
+		t.Errorf("the message to the root is at %d, the lead's answer at %d of %d messages", at, final, len(msgs))
+	}
 }
