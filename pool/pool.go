@@ -8,6 +8,7 @@ import (
 	"iter"
 	"log/slog"
 	"slices"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/metric"
@@ -527,8 +528,17 @@ func (p *Pool) Cancel(ctx context.Context, sessionID, by string) (<-chan struct{
 // runtime does not run here gets the message through the engine when it
 // is an EngineMessenger.
 func (p *Pool) Message(ctx context.Context, sessionID, by, text string) error {
+	m, onEngine := p.engine.(EngineMessenger)
+	if onEngine && p.rt.Running(sessionID) {
+		// A root run handed to the engine is registered here, but its
+		// model runs on a worker: an inbox here would never be read.
+		if strings.TrimSpace(text) == "" || len(text) > spawn.MaxMessageBytes {
+			return fmt.Errorf("message %s: the message is empty or longer than %d bytes", sessionID, spawn.MaxMessageBytes)
+		}
+		return m.Message(ctx, sessionID, by, text)
+	}
 	err := p.rt.Message(ctx, sessionID, spawn.Sender{By: by}, text)
-	if m, ok := p.engine.(EngineMessenger); ok && errors.Is(err, spawn.ErrRunsElsewhere) {
+	if onEngine && errors.Is(err, spawn.ErrRunsElsewhere) {
 		return m.Message(ctx, sessionID, by, text)
 	}
 	return err
