@@ -3,14 +3,14 @@ package checkpoint
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -247,9 +247,7 @@ func restore(root *os.Root, c session.Capture) error {
 			return err
 		}
 	}
-	var suffix [6]byte
-	rand.Read(suffix[:])
-	tmp := filepath.Join(dir, "."+filepath.Base(name)+".rewind-"+hex.EncodeToString(suffix[:]))
+	tmp := filepath.Join(dir, "."+filepath.Base(name)+".rewind-"+strconv.FormatUint(rand.Uint64(), 36))
 	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err
