@@ -11,10 +11,12 @@ import (
 
 	"github.com/agentpool/agentpool/checkpoint"
 	"github.com/agentpool/agentpool/config"
+	"github.com/agentpool/agentpool/internal/pgtest"
 	"github.com/agentpool/agentpool/model"
 	"github.com/agentpool/agentpool/pool"
 	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/session/memory"
+	"github.com/agentpool/agentpool/session/postgres"
 	"github.com/agentpool/agentpool/session/sqlite"
 )
 
@@ -66,6 +68,15 @@ var allStores = stores{
 	"memory": func(*testing.T) session.Store { return memory.New() },
 	"sqlite": func(t *testing.T) session.Store {
 		st, err := sqlite.Open(filepath.Join(t.TempDir(), "db.sqlite"), sqlite.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	},
+	// PostgreSQL when AGENTPOOL_TEST_POSTGRES names a server (make test-go).
+	"postgres": func(t *testing.T) session.Store {
+		name, _ := pgtest.Schema(t)
+		st, err := postgres.Open(context.Background(), pgtest.URL(t), postgres.Options{Schema: name})
 		if err != nil {
 			t.Fatal(err)
 		}
