@@ -244,8 +244,28 @@ func TestRewindThreeLevels(t *testing.T) {
 				t.Errorf("leaf session: %v", err)
 			}
 
-			// Rewound into the past, the files can be taken forward again
-			// from the fork, which has the captures of its messages.
+			// Undo takes the rewinds back, the last first.
+			u, err := checkpoint.Undo(ctx, st, root)
+			if err != nil || u.PutBack != len(before) || u.Fork != res.Fork {
+				t.Fatalf("undo of the second rewind: %+v, %v", u, err)
+			}
+			expectFile(t, ws, "a.txt", []byte("lead v1\n"), 0o640)
+			expectFile(t, ws, "c.txt", origC, 0o600)
+			expectFile(t, ws, "b.txt", nil, 0)
+			if got := messages(t, st, root); len(got) != len(before) || got[len(got)-1].Text() != "lead done" {
+				t.Fatalf("%d messages after the undo, want %d", len(got), len(before))
+			}
+			if u, err = checkpoint.Undo(ctx, st, root); err != nil || u.PutBack != 0 || len(u.Files) != 3 {
+				t.Fatalf("undo of the first rewind: %+v, %v", u, err)
+			}
+			expectFile(t, ws, "a.txt", []byte("lead v1\n"), 0o640)
+			expectFile(t, ws, "c.txt", []byte("alpha\nbeta\ndelta\n"), 0o600)
+			expectFile(t, ws, "b.txt", []byte("made by leaf\n"), 0o644)
+			expectFile(t, ws, "d/e.txt", []byte("nested\n"), 0o644)
+			if _, err := checkpoint.Undo(ctx, st, root); err == nil {
+				t.Fatal("a third undo of two rewinds succeeded")
+			}
+
 			if _, err := checkpoint.Rewind(ctx, st, root, "msg_none", checkpoint.Code); !errors.Is(err, session.ErrNotFound) {
 				t.Errorf("rewind to an unknown message = %v, want ErrNotFound", err)
 			}
