@@ -94,3 +94,45 @@ agents:
 		}
 	}
 }
+
+// TestInit: POST /session/{id}/init (the TUI's /init) runs the session's
+// agent on the AGENTS.md prompt as its next message and answers true once
+// the turn has ended; bad bodies and unknown sessions are refused.
+func TestInit(t *testing.T) {
+	noLeaks(t)
+	p := newPool(t, `
+agents:
+  solo:
+    model: {type: scripted, turns: ["AGENTS.md written"]}
+`)
+	_, base := newServer(t, p, Options{})
+	sid := str(createSession(t, base, "")["id"])
+	body := `{"providerID":"agentpool","modelID":"scripted","messageID":"msg_1a24d0984e4000U6hkzDVtG0MZ"}`
+	for _, bad := range []string{`{}`, `{"providerID":"a","modelID":"b"}`, `{"providerID":"a","modelID":"b","messageID":"msg_x","extra":1}`, `[`} {
+		if code, v := call(t, "POST", base+"/session/"+sid+"/init", bad); code != 400 || get(v, "name") != "BadRequest" {
+			t.Errorf("init with %s: %d %v", bad, code, v)
+		}
+	}
+	if code, _ := call(t, "POST", base+"/session/ses_unknown00000000000000000000/init", body); code != 404 {
+		t.Errorf("init of an unknown session: %d", code)
+	}
+	v := mustCall(t, 200, "POST", base+"/session/"+sid+"/init", body)
+	mustMatchResponse(t, "post", "/session/{sessionID}/init", "200", v)
+	if v != true {
+		t.Fatalf("init answered %v", v)
+	}
+	msgs := arr(mustCall(t, 200, "GET", base+"/session/"+sid+"/message", ""))
+	if len(msgs) != 2 {
+		t.Fatalf("%d messages after init, want the prompt and its answer", len(msgs))
+	}
+	if got := str(get(arr(get(msgs[0], "parts"))[0], "text")); !strings.Contains(got, "AGENTS.md") || get(msgs[0], "info", "id") != "msg_1a24d0984e4000U6hkzDVtG0MZ" {
+		t.Errorf("init's message: %v %q", get(msgs[0], "info", "id"), got)
+	}
+	answered := false
+	for _, part := range arr(get(msgs[1], "parts")) {
+		answered = answered || get(part, "text") == "AGENTS.md written"
+	}
+	if !answered {
+		t.Errorf("init's answer: %v", get(msgs[1], "parts"))
+	}
+}
