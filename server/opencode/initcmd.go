@@ -85,4 +85,3 @@ func (c *answerCapture) Write(b []byte) (int, error) {
 	c.WriteHeader(http.StatusOK)
 	return c.body.Write(b)
 }
-
