@@ -93,10 +93,10 @@ func TestAgentPoolErrors(t *testing.T) {
 				`agentpool.yaml:4: agents.a.connections[1]: file connections are not supported: agentpool stores every session (see agentpool sessions show ID)`,
 				`agentpool.yaml:6: storage.providers[0].url: only SQLite (sqlite:///FILE) and PostgreSQL (postgresql://...) databases are supported, got "mysql://u:xxxxx@db/x"`,
 			}},
-		{"top-level AgentPool keys", "file_agents: {x: x.md}\nteam_mode: {enabled: true}\nagents:\n  a: {model: test}\n",
+		{"top-level AgentPool keys", "file_agents: {x: x.md}\nteam_mode: {enabled: true, lead_eligible: [b]}\nagents:\n  a: {model: test}\n",
 			[]string{
 				`agentpool.yaml:1: file_agents.x: agent file "x.md" does not exist (x.md)`,
-				`agentpool.yaml:2: team_mode: dynamic team mode (teams created by the model at run time) is not supported: declare teams under teams:`,
+				`agentpool.yaml:2: team_mode.lead_eligible: unknown agent "b" (did you mean "a"?)`,
 			}},
 		{"team mode spellings", "agents:\n  a: {model: test}\nteams:\n  t: {mode: parallel, team_mode: sequential, members: [a]}\n  u: {team_mode: both, members: [a]}\n",
 			[]string{

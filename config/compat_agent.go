@@ -262,10 +262,8 @@ func (p *parser) compatTop(m *Manifest, f map[string]entry) {
 	if e, ok := f["observability"]; ok {
 		m.Observability = p.observability(e, "observability")
 	}
-	for _, k := range []string{"team_mode"} {
-		if e, ok := f[k]; ok && !empty(e.val) {
-			p.refuse(e, "")
-		}
+	if e, ok := f["team_mode"]; ok && !empty(e.val) {
+		p.teamModeTop = p.teamMode(e, "team_mode")
 	}
 	for _, k := range []string{"resources", "conversion", "jobs", "pool_server", "commands", "compaction"} {
 		if e, ok := f[k]; ok && !empty(e.val) {

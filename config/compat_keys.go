@@ -92,7 +92,6 @@ var foreignKeys = map[string]map[string]string{
 		"debug":                         "llmling-agent's debug flag is not used: remove it (agentpool validate and the run's event stream show what an agent does)",
 		"metadata":                      "agent metadata is not read by agentpool: move it under a key starting with x- (ignored at every level)",
 		"storage":                       "agent-level storage (WolfHarness) is not supported: agentpool keeps the pool's sessions in one store, the manifest's storage",
-		"team_mode":                     "WolfHarness's team_mode on an agent (the lead of a dynamic peer team) is not supported: declare a team under teams: with mode parallel or sequential",
 		"timeout":                       "an agent-level timeout is not a key of AgentPool: set the model's timeout (model: {type: string, identifier: ..., timeout: 30})",
 		"builtin_tools":                 "builtin_tools " + claudeCodeKey,
 		"use_subscription":              "use_subscription " + claudeCodeKey,
