@@ -11,7 +11,6 @@ import (
 
 // External agent kinds of AgentPool: bridges to other programs.
 var externalAgentKinds = map[string]string{
-	"agui": "AG-UI agents are remote servers that AgentPool drives as a client",
 	"file": "file agents are markdown files that AgentPool converts",
 }
 
@@ -41,7 +40,7 @@ func (p *parser) agentKind(e entry, path string) (native bool, external string) 
 	case externalAgentKinds[kind] != "":
 		p.add(tn.Line, path+".type", "agent type %q is not supported: agentpool runs native agents (a model, a prompt and tools); %s", kind, externalAgentKinds[kind])
 	default:
-		p.add(tn.Line, path+".type", "unknown agent type %q (agentpool runs native agents: leave type out or write \"native\"; and external ones: acp, claude_code, a2a)", kind)
+		p.add(tn.Line, path+".type", "unknown agent type %q (agentpool runs native agents: leave type out or write \"native\"; and external ones: acp, claude_code, a2a, agui)", kind)
 	}
 	return false, ""
 }

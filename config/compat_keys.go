@@ -57,7 +57,7 @@ var contextPatterns = sync.OnceValue(func() []contextPattern {
 // Shared texts of the tables.
 const (
 	claudeCodeKey = "is an option of AgentPool's claude_code agents (the Claude Agent SDK's); agentpool drives Claude Code over ACP (docs/external-agents.md), which takes no such option: remove it"
-	aguiKey       = "is a key of AgentPool's AG-UI agents (type: agui), which agentpool does not support: run the agent with a model here, or serve this pool with agentpool serve agui"
+	aguiKey       = "is a key of AgentPool's AG-UI agents: write type: agui to reach a remote AG-UI agent (docs/agentpool-compat.md)"
 	modelSetting  = "model settings belong in the model mapping in AgentPool and here: model: {type: string, identifier: \"openai:gpt-4o-mini\", temperature: 0.7, max_tokens: 2000}"
 	multiModel    = "is an option of llmling-models' multi-model types (cost-optimized, token-optimized, delegation), which AgentPool dropped and agentpool does not support: name one model, or list several under {type: fallback, models: [...]}"
 )

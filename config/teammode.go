@@ -20,7 +20,7 @@ var teamModeKeys = []string{
 	"enabled", "member_eligible", "lead_eligible", "defaults",
 	"base_dir", "ttl_hours", "bounds", "blackboard", "message_max_bytes", "inbox_max_bytes",
 	"protocol_template", "notice_delivery_mode", "broadcast_on_create", "max_watch_timeout",
-	"idle_timeout", "poll_interval",
+	"idle_timeout", "poll_interval", "auto_urgent",
 }
 
 // teamModeIgnored are the keys of teamModeKeys that configure WolfHarness's
