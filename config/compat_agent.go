@@ -11,7 +11,6 @@ import (
 
 // External agent kinds of AgentPool: bridges to other programs.
 var externalAgentKinds = map[string]string{
-	"agui": "AG-UI agents are remote servers that AgentPool drives as a client",
 	"file": "file agents are markdown files that AgentPool converts",
 }
 
@@ -41,7 +40,7 @@ func (p *parser) agentKind(e entry, path string) (native bool, external string) 
 	case externalAgentKinds[kind] != "":
 		p.add(tn.Line, path+".type", "agent type %q is not supported: agentpool runs native agents (a model, a prompt and tools); %s", kind, externalAgentKinds[kind])
 	default:
-		p.add(tn.Line, path+".type", "unknown agent type %q (agentpool runs native agents: leave type out or write \"native\"; and external ones: acp, claude_code, a2a)", kind)
+		p.add(tn.Line, path+".type", "unknown agent type %q (agentpool runs native agents: leave type out or write \"native\"; and external ones: acp, claude_code, a2a, agui)", kind)
 	}
 	return false, ""
 }
@@ -262,10 +261,8 @@ func (p *parser) compatTop(m *Manifest, f map[string]entry) {
 	if e, ok := f["observability"]; ok {
 		m.Observability = p.observability(e, "observability")
 	}
-	for _, k := range []string{"team_mode"} {
-		if e, ok := f[k]; ok && !empty(e.val) {
-			p.refuse(e, "")
-		}
+	if e, ok := f["team_mode"]; ok && !empty(e.val) {
+		p.teamModeTop = p.teamMode(e, "team_mode")
 	}
 	for _, k := range []string{"resources", "conversion", "jobs", "pool_server", "commands", "compaction"} {
 		if e, ok := f[k]; ok && !empty(e.val) {
