@@ -67,7 +67,6 @@ func TestAgentPoolErrors(t *testing.T) {
 			[]string{
 				`agentpool.yaml:4: agents.a.triggers: event triggers (schedules, file watchers) are not supported: agentpool runs a node when asked (agentpool run, a protocol server, a delegation)`,
 				`agentpool.yaml:5: agents.a.knowledge: knowledge sources are not supported: put the text in system_prompt, or give the agent the file_access toolset`,
-				`agentpool.yaml:6: agents.a.event_handlers[0]: event handler "tts-openai" is not supported: agentpool has no text to speech`,
 				`agentpool.yaml:7: agents.a.usage_limits.output_tokens_limit: output_tokens_limit is not supported: agentpool bounds a run by request_limit (max_turns) and the manifest's limits`,
 			}},
 		{"unsupported models", "agents:\n  a: {model: \"anthropic-max:claude-sonnet-4-0\"}\n  b: {model: {type: input}}\n  c: {model: {type: string}}\n",
