@@ -52,7 +52,7 @@ func external(a *config.Agent, dir string, relay []string) (spawn.Node, error) {
 		return A2A(a)
 	}
 	if x.AGUI != nil {
-		return AGUI(a)
+		return AGUI(a, dir)
 	}
 	confirm := acpagent.ConfirmAlways
 	if x.RequiresToolConfirmation == "never" {
@@ -99,8 +99,9 @@ func A2A(a *config.Agent) (spawn.Node, error) {
 }
 
 // AGUI builds the node of a remote AG-UI agent (`type: agui`): ${VAR} in
-// a header is the environment variable VAR, which must be set.
-func AGUI(a *config.Agent) (spawn.Node, error) {
+// a header is the environment variable VAR, which must be set; its
+// startup_command runs in dir.
+func AGUI(a *config.Agent, dir string) (spawn.Node, error) {
 	r := a.External.AGUI
 	headers := map[string]string{}
 	for k, v := range r.Headers {
@@ -118,6 +119,7 @@ func AGUI(a *config.Agent) (spawn.Node, error) {
 	}
 	n, err := aguiagent.New(aguiagent.Config{
 		Name: a.Name, Description: a.Description, Endpoint: r.Endpoint, Headers: headers, Timeout: r.Timeout,
+		StartupCommand: r.StartupCommand, StartupDelay: r.StartupDelay, Dir: dir,
 	})
 	if err != nil {
 		return nil, err

@@ -204,7 +204,7 @@ func (p *parser) usageLimits(a *Agent, n *yaml.Node, path string) {
 
 // eventHandlers reads AgentPool's event_handlers: the builtin console
 // printers are redundant with agentpool's own output (warned); text to
-// speech is not supported; callbacks are Python.
+// speech is warned (nothing is spoken); callbacks are Python.
 func (p *parser) eventHandlers(n *yaml.Node, path string) {
 	for i, c := range p.list(n, path) {
 		ip := index(path, i)
@@ -224,7 +224,8 @@ func (p *parser) eventHandlers(n *yaml.Node, path string) {
 			}
 			p.python(at.Line, ip, "event handler %s is a Python import path", describe(at))
 		case strings.HasPrefix(typ, "tts"):
-			p.add(c.Line, ip, "event handler %q is not supported: agentpool has no text to speech", typ)
+			// A run's answers are in its event stream; nothing speaks them.
+			p.warn(c.Line, ip, "ignored: event handler %q speaks the answers, and agentpool has no text to speech (the answers are in the event stream)", typ)
 		default:
 			p.add(c.Line, ip, "unknown event handler %q (AgentPool's are builtin, callback, tts-openai and tts-edge)", typ)
 		}

@@ -24,19 +24,24 @@ type AGUIRemote struct {
 	// Timeout bounds one delegation (AgentPool's `timeout`, seconds); 0:
 	// none beyond the spawn's.
 	Timeout time.Duration
+	// StartupCommand is a shell command line that starts the server
+	// (AgentPool's startup_command), run in the pool's workspace by the
+	// first delegation and ended with the pool; StartupDelay is
+	// startup_delay (seconds): how long the server may take to accept
+	// connections (at least 30 s).
+	StartupCommand string
+	StartupDelay   time.Duration
 }
 
 var (
-	aguiKeys = []string{"type", "endpoint", "description", "display_name", "name", "headers", "timeout"}
+	aguiKeys = []string{"type", "endpoint", "description", "display_name", "name", "headers", "timeout", "startup_command", "startup_delay"}
 	// aguiRefused are AgentPool's AG-UI agent keys agentpool does not
 	// read, with why.
 	aguiRefused = map[string]string{
-		"startup_command": "startup_command (a command that starts the AG-UI server) is not supported: start the server yourself (agentpool serve agui for an agentpool pool) and give its endpoint",
-		"startup_delay":   "startup_delay goes with startup_command, which is not supported: start the server yourself and give its endpoint",
-		"tools":           "client-side tools of an AG-UI agent are not supported: the remote agent runs its own tools",
-		"toolsets":        "client-side tools of an AG-UI agent are not supported: the remote agent runs its own tools",
-		"mcp_servers":     "mcp_servers of an AG-UI agent are not supported: configure them on the remote agent",
-		"url":             "url is not a key of AgentPool's AG-UI agents: the key is endpoint (the URL RunAgentInput is posted to)",
+		"tools":       "client-side tools of an AG-UI agent are not supported: the remote agent runs its own tools",
+		"toolsets":    "client-side tools of an AG-UI agent are not supported: the remote agent runs its own tools",
+		"mcp_servers": "mcp_servers of an AG-UI agent are not supported: configure them on the remote agent",
+		"url":         "url is not a key of AgentPool's AG-UI agents: the key is endpoint (the URL RunAgentInput is posted to)",
 	}
 )
 
@@ -73,6 +78,15 @@ func (p *parser) aguiAgent(a *Agent, e entry, path string) {
 	}
 	if fe, ok := f["timeout"]; ok {
 		r.Timeout = p.seconds(fe.val, path+".timeout")
+	}
+	if fe, ok := f["startup_command"]; ok {
+		r.StartupCommand = p.requiredStr(fe.val, path+".startup_command")
+	}
+	if fe, ok := f["startup_delay"]; ok {
+		r.StartupDelay = p.seconds(fe.val, path+".startup_delay")
+		if r.StartupCommand == "" {
+			p.add(fe.line(), path+".startup_delay", "startup_delay needs startup_command (the command that starts the server)")
+		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(aguiRefused)) {
 		if fe, ok := f[k]; ok && !empty(fe.val) {

@@ -201,8 +201,10 @@ func (p *parser) applyTeamMode(m *Manifest) {
 		}
 		leads++
 		a := m.Agents[an]
-		if a.External != nil {
-			p.add(t.line, path, "agent %q is an external agent: team_mode leads are native agents", an)
+		if x := a.External; x != nil && (x.A2A != nil || x.AGUI != nil) {
+			// An ACP agent is served its workers over MCP; a remote
+			// agent has no workers.
+			p.add(t.line, path, "agent %q is a remote agent (type %s): a team_mode lead runs here, natively or over ACP", an, x.Provider)
 			continue
 		}
 		for i, mem := range t.member {

@@ -87,3 +87,12 @@ func TestTeamModeRules(t *testing.T) {
 		})
 	}
 }
+
+func TestTeamModeRemoteLead(t *testing.T) {
+	src := "agents:\n  r: {type: a2a, url: \"http://127.0.0.1:1/\"}\n  b: {model: test}\nteam_mode: {enabled: true, lead_eligible: [r], member_eligible: [b]}\n"
+	_, err := Parse("agentpool.yaml", []byte(src))
+	want := `agentpool.yaml:4: team_mode: agent "r" is a remote agent (type a2a): a team_mode lead runs here, natively or over ACP`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("got %v, want %s", err, want)
+	}
+}

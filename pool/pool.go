@@ -473,12 +473,18 @@ func title(prompt string) string {
 }
 
 // Close stops the pool's background shells and MCP servers (each with
-// its whole process tree), marks failed the sessions of runs that lost
+// its whole process tree), closes the nodes that are io.Closers (a
+// remote agent's server the node started itself), marks failed the sessions of runs that lost
 // writes that are not yet (RunSink), flushes and closes the store, closes
 // Options.Engine when it is an io.Closer, then releases
 // Options.Subreaper.
 func (p *Pool) Close() error {
 	bi := p.builtins.close()
+	for _, name := range p.order {
+		if c, ok := p.nodes[name].(io.Closer); ok {
+			bi = errors.Join(bi, c.Close())
+		}
+	}
 	p.settlePending(true)
 	err := errors.Join(bi, p.store.Flush(context.Background()), p.store.Close())
 	if c, ok := p.engine.(io.Closer); ok {

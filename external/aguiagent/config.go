@@ -25,6 +25,14 @@ type Config struct {
 	// Timeout bounds a delegation; 0: the spawn timeout and cancellation
 	// alone bound it.
 	Timeout time.Duration
+	// StartupCommand, when set, is a shell command line that starts the
+	// server (AgentPool's startup_command), run in Dir by the first
+	// delegation and again after it exited; the delegation waits until
+	// the endpoint accepts connections (StartupDelay or
+	// DefaultStartupTimeout, whichever is longer). Close ends it.
+	StartupCommand string
+	StartupDelay   time.Duration
+	Dir            string
 	// HTTPClient makes the requests (nil: one without a timeout).
 	HTTPClient *http.Client
 	// MaxOutputBytes bounds the answer kept (DefaultMaxOutputBytes); the

@@ -27,6 +27,11 @@
 //     delegation (AgentPool's `timeout`). A RUN_ERROR, an HTTP status
 //     other than 200 or a stream that ends without RUN_FINISHED fails the
 //     delegation only (stop reason error); the parent goes on.
+//   - With StartupCommand (AgentPool's startup_command) the node starts
+//     its server itself, at the first delegation and again after it
+//     exited, as a process tree (internal/proctree), waits until the
+//     endpoint accepts connections, and ends the tree on Close (which
+//     pool.Pool.Close calls).
 //   - Bounds: one server-sent event is at most 8 MiB, an error body 64
 //     KiB; the answer kept is at most MaxOutputBytes, a tool result 1 MiB.
 package aguiagent

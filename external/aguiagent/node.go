@@ -21,7 +21,10 @@ import (
 const maxToolText = 1 << 20
 
 // Node is a remote AG-UI agent as a node of the pool (spawn.Node).
-type Node struct{ cfg Config }
+type Node struct {
+	cfg Config
+	srv server
+}
 
 var _ spawn.Node = (*Node)(nil)
 
@@ -67,6 +70,12 @@ func (n *Node) Run(ctx context.Context, inv *spawn.Invocation) spawn.Result {
 		var cancel context.CancelFunc
 		rctx, cancel = context.WithTimeoutCause(ctx, n.cfg.Timeout, fmt.Errorf("%w: agent %s took longer than its timeout (%s)", spawn.ErrTimeout, n.cfg.Name, n.cfg.Timeout))
 		defer cancel()
+	}
+	if err := n.ensureServer(rctx); err != nil {
+		if rctx.Err() != nil {
+			return n.abort(inv, context.Cause(rctx))
+		}
+		return n.fail(inv, fmt.Errorf("agent %s: %w", n.cfg.Name, err), "agent_start")
 	}
 	n.store(ctx, inv, model.UserText(inv.Prompt))
 	in := &runInput{

@@ -226,7 +226,7 @@ func TestCancelReachesRemote(t *testing.T) {
 func TestUnsetHeaderVariable(t *testing.T) {
 	t.Setenv("AGUI_TEST_TOKEN", "")
 	_, err := batteries.AGUI(&config.Agent{Name: "x", External: &config.ExternalAgent{AGUI: &config.AGUIRemote{
-		Endpoint: "http://127.0.0.1:1/", Headers: map[string]string{"Authorization": "Bearer ${AGUI_UNSET_VAR}"}}}})
+		Endpoint: "http://127.0.0.1:1/", Headers: map[string]string{"Authorization": "Bearer ${AGUI_UNSET_VAR}"}}}}, "")
 	if err == nil || !strings.Contains(err.Error(), "AGUI_UNSET_VAR") {
 		t.Errorf("unset variable: %v", err)
 	}
