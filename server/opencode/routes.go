@@ -94,6 +94,8 @@ func (s *Server) routeTable() []*route {
 			resp: typeOf[wire.Session](), errs: []int{400, 404}, handler: branch.handleShare},
 		{method: "POST", path: sessionPath + "/init", op: "session.init", summary: "Initialize session: the agent writes AGENTS.md for the project (the TUI's /init)", tag: "session",
 			body: typeOf[wire.InitBody](), respSchema: map[string]any{"type": "boolean"}, errs: []int{400, 404, 408, 409, 413, 429}, handler: s.commands.handleInit},
+		{method: "POST", path: sessionPath + "/shell", op: "session.shell", summary: "Run a shell command (the TUI's !cmd) through the session agent's Bash tool", tag: "session",
+			body: typeOf[wire.ShellBody](), resp: typeOf[wire.AssistantWithParts](), errs: []int{400, 404, 408, 413}, handler: s.commands.handleShell},
 		{method: "GET", path: "/event", op: "event.subscribe", summary: "Subscribe to events", tag: "event",
 			sse: "Event", handler: s.streams.handleEvents},
 		{method: "GET", path: "/global/event", op: "global.event", summary: "Get global events", tag: "global",
