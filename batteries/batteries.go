@@ -9,6 +9,7 @@ import (
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/external/a2aagent"
 	"github.com/agentpool/agentpool/external/acpagent"
+	"github.com/agentpool/agentpool/external/aguiagent"
 	"github.com/agentpool/agentpool/model"
 	"github.com/agentpool/agentpool/model/anthropic"
 	"github.com/agentpool/agentpool/model/openai"
@@ -22,7 +23,7 @@ import (
 
 // Registry returns a new registry with the builtin model types of
 // pool.NewRegistry (test, scripted, fallback) and openai, anthropic, the
-// fetch toolset, MCP servers, external ACP agents and remote A2A agents. Each call returns a fresh value that the
+// fetch toolset, MCP servers, external ACP agents and remote A2A and AG-UI agents. Each call returns a fresh value that the
 // caller may add to.
 func Registry() *pool.Registry {
 	return pool.NewRegistry().
@@ -51,6 +52,9 @@ func external(a *config.Agent, dir string, relay []string) (spawn.Node, error) {
 	x := a.External
 	if x.A2A != nil {
 		return A2A(a)
+	}
+	if x.AGUI != nil {
+		return AGUI(a, dir)
 	}
 	confirm := acpagent.ConfirmAlways
 	if x.RequiresToolConfirmation == "never" {
@@ -89,6 +93,35 @@ func A2A(a *config.Agent) (spawn.Node, error) {
 	}
 	n, err := a2aagent.New(a2aagent.Config{
 		Name: a.Name, Description: a.Description, URL: r.URL, Headers: headers, CancelGrace: a.External.CancelGrace,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// AGUI builds the node of a remote AG-UI agent (`type: agui`): ${VAR} in
+// a header is the environment variable VAR, which must be set; its
+// startup_command runs in dir.
+func AGUI(a *config.Agent, dir string) (spawn.Node, error) {
+	r := a.External.AGUI
+	headers := map[string]string{}
+	for k, v := range r.Headers {
+		var unset []string
+		headers[k] = os.Expand(v, func(name string) string {
+			val, ok := os.LookupEnv(name)
+			if !ok {
+				unset = append(unset, name)
+			}
+			return val
+		})
+		if len(unset) > 0 {
+			return nil, fmt.Errorf("header %s of agent %s names environment variable %s, which is not set", k, a.Name, unset[0])
+		}
+	}
+	n, err := aguiagent.New(aguiagent.Config{
+		Name: a.Name, Description: a.Description, Endpoint: r.Endpoint, Headers: headers, Timeout: r.Timeout,
+		StartupCommand: r.StartupCommand, StartupDelay: r.StartupDelay, Dir: dir,
 	})
 	if err != nil {
 		return nil, err

@@ -11,10 +11,12 @@ import (
 
 	"github.com/agentpool/agentpool/checkpoint"
 	"github.com/agentpool/agentpool/config"
+	"github.com/agentpool/agentpool/internal/pgtest"
 	"github.com/agentpool/agentpool/model"
 	"github.com/agentpool/agentpool/pool"
 	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/session/memory"
+	"github.com/agentpool/agentpool/session/postgres"
 	"github.com/agentpool/agentpool/session/sqlite"
 )
 
@@ -66,6 +68,15 @@ var allStores = stores{
 	"memory": func(*testing.T) session.Store { return memory.New() },
 	"sqlite": func(t *testing.T) session.Store {
 		st, err := sqlite.Open(filepath.Join(t.TempDir(), "db.sqlite"), sqlite.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	},
+	// PostgreSQL when AGENTPOOL_TEST_POSTGRES names a server (make test-go).
+	"postgres": func(t *testing.T) session.Store {
+		name, _ := pgtest.Schema(t)
+		st, err := postgres.Open(context.Background(), pgtest.URL(t), postgres.Options{Schema: name})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -233,8 +244,28 @@ func TestRewindThreeLevels(t *testing.T) {
 				t.Errorf("leaf session: %v", err)
 			}
 
-			// Rewound into the past, the files can be taken forward again
-			// from the fork, which has the captures of its messages.
+			// Undo takes the rewinds back, the last first.
+			u, err := checkpoint.Undo(ctx, st, root)
+			if err != nil || u.PutBack != len(before) || u.Fork != res.Fork {
+				t.Fatalf("undo of the second rewind: %+v, %v", u, err)
+			}
+			expectFile(t, ws, "a.txt", []byte("lead v1\n"), 0o640)
+			expectFile(t, ws, "c.txt", origC, 0o600)
+			expectFile(t, ws, "b.txt", nil, 0)
+			if got := messages(t, st, root); len(got) != len(before) || got[len(got)-1].Text() != "lead done" {
+				t.Fatalf("%d messages after the undo, want %d", len(got), len(before))
+			}
+			if u, err = checkpoint.Undo(ctx, st, root); err != nil || u.PutBack != 0 || len(u.Files) != 3 {
+				t.Fatalf("undo of the first rewind: %+v, %v", u, err)
+			}
+			expectFile(t, ws, "a.txt", []byte("lead v1\n"), 0o640)
+			expectFile(t, ws, "c.txt", []byte("alpha\nbeta\ndelta\n"), 0o600)
+			expectFile(t, ws, "b.txt", []byte("made by leaf\n"), 0o644)
+			expectFile(t, ws, "d/e.txt", []byte("nested\n"), 0o644)
+			if _, err := checkpoint.Undo(ctx, st, root); err == nil {
+				t.Fatal("a third undo of two rewinds succeeded")
+			}
+
 			if _, err := checkpoint.Rewind(ctx, st, root, "msg_none", checkpoint.Code); !errors.Is(err, session.ErrNotFound) {
 				t.Errorf("rewind to an unknown message = %v, want ErrNotFound", err)
 			}

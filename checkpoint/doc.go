@@ -11,7 +11,9 @@
 // byte (mode bits included) through an os.Root of their workspace, a file
 // they created is removed; and/or the conversation is cut back to the
 // messages before it, the whole conversation first copied into a fork, so
-// that the original stays reachable. Fork copies a session's conversation
+// that the original stays reachable. Undo takes the last rewind back (the
+// files as they were just before it, captured by it, and the messages it
+// cut, from its fork). Fork copies a session's conversation
 // (all of it, or the messages before one) into a new root session that
 // goes on independently; the fork's metadata names where it came from
 // (MetaFork), which `sessions tree` shows.

@@ -3,14 +3,15 @@ package checkpoint
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -30,6 +31,10 @@ type Result struct {
 	Removed int `json:"removed_messages"`
 	// Files are the files restored, in root and path order.
 	Files []File `json:"files"`
+	// PutBack is the number of messages an Undo put back.
+	PutBack int `json:"put_back_messages,omitempty"`
+
+	undo string // the key of the captures of the files as they were before it
 }
 
 // File is one file a rewind restored (or could not).
@@ -91,7 +96,11 @@ func rewind(ctx context.Context, st session.Store, cs session.CaptureStore, res 
 		if err != nil {
 			return err
 		}
-		res.Files = restoreAll(caps)
+		undo := "rewind_" + strconv.FormatInt(time.Now().UnixNano(), 36)
+		res.Files = restoreAll(caps, func(r *os.Root, c session.Capture) error {
+			return keepCurrent(ctx, cs, r, c, res.Session, undo)
+		})
+		res.undo = undo
 		for _, f := range res.Files {
 			if f.Err != "" {
 				restoreErr = ErrRestore
@@ -109,8 +118,12 @@ func rewind(ctx context.Context, st session.Store, cs session.CaptureStore, res 
 		}
 	}
 	entry := map[string]any{"to": res.To, "mode": string(res.Mode), "at": time.Now().UTC().Format(time.RFC3339)}
+	if res.undo != "" {
+		entry["undo"] = res.undo
+	}
 	if res.Fork != "" {
 		entry["fork"] = res.Fork
+		entry["kept"], entry["total"] = from, len(msgs)
 	}
 	err = st.UpdateSession(ctx, res.Session, func(s *session.Session) {
 		if s.Metadata == nil {
@@ -192,8 +205,9 @@ func capturesFrom(ctx context.Context, st session.Store, cs session.CaptureStore
 }
 
 // restoreAll puts every captured file back, each workspace through an
-// os.Root of its own (a path cannot lead out of it).
-func restoreAll(caps []session.Capture) []File {
+// os.Root of its own (a path cannot lead out of it), after keep (when not
+// nil) kept it as it is: a file that cannot be kept is not restored.
+func restoreAll(caps []session.Capture, keep func(*os.Root, session.Capture) error) []File {
 	slices.SortFunc(caps, func(a, b session.Capture) int {
 		return strings.Compare(a.Root+"\x00"+a.Path, b.Root+"\x00"+b.Path)
 	})
@@ -215,6 +229,9 @@ func restoreAll(caps []session.Capture) []File {
 			if r, err = os.OpenRoot(c.Root); err == nil {
 				roots[c.Root] = r
 			}
+		}
+		if err == nil && keep != nil {
+			err = keep(r, c)
 		}
 		if err == nil {
 			err = restore(r, c)
@@ -247,9 +264,7 @@ func restore(root *os.Root, c session.Capture) error {
 			return err
 		}
 	}
-	var suffix [6]byte
-	rand.Read(suffix[:])
-	tmp := filepath.Join(dir, "."+filepath.Base(name)+".rewind-"+hex.EncodeToString(suffix[:]))
+	tmp := filepath.Join(dir, "."+filepath.Base(name)+".rewind-"+strconv.FormatUint(rand.Uint64(), 36))
 	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err
@@ -274,5 +289,35 @@ func restore(root *os.Root, c session.Capture) error {
 	if err != nil {
 		root.Remove(tmp)
 	}
+	return err
+}
+
+// keepCurrent captures the file of c as it is now, before a rewind
+// overwrites it, in session sid under the rewind's key (Undo's input).
+func keepCurrent(ctx context.Context, cs session.CaptureStore, r *os.Root, c session.Capture, sid, key string) error {
+	name := filepath.FromSlash(c.Path)
+	now := session.Capture{SessionID: sid, ToolCallID: key, Root: c.Root, Path: c.Path}
+	info, err := r.Lstat(name)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return err
+	case !info.Mode().IsRegular():
+		return fmt.Errorf("%s is not a regular file now (%v): not overwritten", c.Path, info.Mode().Type())
+	case info.Size() > session.MaxCaptureBytes:
+		return fmt.Errorf("%s is too large to keep before overwriting it (%d bytes)", c.Path, info.Size())
+	default:
+		f, err := r.Open(name)
+		if err != nil {
+			return err
+		}
+		b, err := io.ReadAll(io.LimitReader(f, session.MaxCaptureBytes+1))
+		f.Close()
+		if err != nil {
+			return err
+		}
+		now.Exists, now.Mode, now.Content = true, uint32(info.Mode().Perm()), b
+	}
+	_, err = cs.PutCapture(ctx, now)
 	return err
 }

@@ -35,9 +35,10 @@ func TestAgentPoolErrors(t *testing.T) {
 			}},
 		{"provider-side builtin tool", "agents:\n  a:\n    model: test\n    tools: [{type: builtin, builtin_type: web_search}]\n",
 			[]string{`agentpool.yaml:4: agents.a.tools[0].builtin_type: builtin tool "web_search" is not supported: agentpool offers web_fetch (the fetch toolset); provider-side tools such as web_search and code_execution are not`}},
-		{"external agent kinds", "agents:\n  a: {type: agui, endpoint: \"http://x\"}\n  b:\n    type: acp\n    provider: claud\n  c:\n    type: acp\n    provider: opencode\n    command: oc\n  d: {type: acp, provider: custom}\n  e: {type: acp, provider: registry, registry_id: nope}\n  f: {type: acp, provider: codex, requires_tool_confirmation: sometimes}\n",
+		{"external agent kinds", "agents:\n  a: {type: agui, endpoint: \"ftp://x\", startup_delay: 3}\n  b:\n    type: acp\n    provider: claud\n  c:\n    type: acp\n    provider: opencode\n    command: oc\n  d: {type: acp, provider: custom}\n  e: {type: acp, provider: registry, registry_id: nope}\n  f: {type: acp, provider: codex, requires_tool_confirmation: sometimes}\n",
 			[]string{
-				`agentpool.yaml:2: agents.a.type: agent type "agui" is not supported: agentpool runs native agents (a model, a prompt and tools); AG-UI agents are remote servers that AgentPool drives as a client`,
+				`agentpool.yaml:2: agents.a.endpoint: "ftp://x" is not an http:// or https:// URL`,
+				`agentpool.yaml:2: agents.a.startup_delay: startup_delay needs startup_command (the command that starts the server)`,
 				`agentpool.yaml:5: agents.b.provider: unknown ACP provider "claud" (did you mean "claude"?)`,
 				`agentpool.yaml:9: agents.c.command: command is for provider custom; provider opencode starts opencode acp`,
 				`agentpool.yaml:10: agents.d: missing required field "command" (provider custom)`,
@@ -66,7 +67,6 @@ func TestAgentPoolErrors(t *testing.T) {
 			[]string{
 				`agentpool.yaml:4: agents.a.triggers: event triggers (schedules, file watchers) are not supported: agentpool runs a node when asked (agentpool run, a protocol server, a delegation)`,
 				`agentpool.yaml:5: agents.a.knowledge: knowledge sources are not supported: put the text in system_prompt, or give the agent the file_access toolset`,
-				`agentpool.yaml:6: agents.a.event_handlers[0]: event handler "tts-openai" is not supported: agentpool has no text to speech`,
 				`agentpool.yaml:7: agents.a.usage_limits.output_tokens_limit: output_tokens_limit is not supported: agentpool bounds a run by request_limit (max_turns) and the manifest's limits`,
 			}},
 		{"unsupported models", "agents:\n  a: {model: \"anthropic-max:claude-sonnet-4-0\"}\n  b: {model: {type: input}}\n  c: {model: {type: string}}\n",
@@ -93,10 +93,10 @@ func TestAgentPoolErrors(t *testing.T) {
 				`agentpool.yaml:4: agents.a.connections[1]: file connections are not supported: agentpool stores every session (see agentpool sessions show ID)`,
 				`agentpool.yaml:6: storage.providers[0].url: only SQLite (sqlite:///FILE) and PostgreSQL (postgresql://...) databases are supported, got "mysql://u:xxxxx@db/x"`,
 			}},
-		{"top-level AgentPool keys", "file_agents: {x: x.md}\nteam_mode: {enabled: true}\nagents:\n  a: {model: test}\n",
+		{"top-level AgentPool keys", "file_agents: {x: x.md}\nteam_mode: {enabled: true, lead_eligible: [b]}\nagents:\n  a: {model: test}\n",
 			[]string{
 				`agentpool.yaml:1: file_agents.x: agent file "x.md" does not exist (x.md)`,
-				`agentpool.yaml:2: team_mode: dynamic team mode (teams created by the model at run time) is not supported: declare teams under teams:`,
+				`agentpool.yaml:2: team_mode.lead_eligible: unknown agent "b" (did you mean "a"?)`,
 			}},
 		{"team mode spellings", "agents:\n  a: {model: test}\nteams:\n  t: {mode: parallel, team_mode: sequential, members: [a]}\n  u: {team_mode: both, members: [a]}\n",
 			[]string{

@@ -177,7 +177,6 @@ func TestForeignKeysRefusedByName(t *testing.T) {
 		{"system_prompts", agent + "    system_prompts: [hi]\n", "agents.a.system_prompts", "system_prompts is llmling-agent's key (AgentPool's predecessor); AgentPool and agentpool call it system_prompt: rename it"},
 		{"result_type", agent + "    result_type: X\n", "agents.a.result_type", "result_type is llmling-agent's name for AgentPool's output_type"},
 		{"lifecycle", agent + "    lifecycle: {journal: durable}\n", "agents.a.lifecycle", "WolfHarness's lifecycle"},
-		{"agent team_mode", agent + "    team_mode: lead\n", "agents.a.team_mode", "WolfHarness's team_mode on an agent"},
 		{"claude_code option", "agents:\n  c:\n    type: claude_code\n    builtin_tools: [Read]\n", "agents.c.builtin_tools", "builtin_tools is an option of AgentPool's claude_code agents"},
 		{"model strategy", "agents:\n  a:\n    model: {type: test, strategy: cheapest}\n", "agents.a.model.strategy", "strategy is an option of llmling-models' multi-model types"},
 		{"skills toolset option", agent + "    tools:\n      - {type: skills, max_skills: 3}\n", "agents.a.tools[0].max_skills", "max_skills of the skills toolset is the manifest's skills.instruction.max_skills"},

@@ -26,7 +26,7 @@ var agentPoolAgentKeys = []string{
 	"type", "name", "display_name", "inherits", "output_type", "output_retries", "connections",
 	"requires_tool_confirmation", "retries", "end_strategy", "avatar", "model_providers",
 	"usage_limits", "session", "event_handlers", "config_file_path",
-	"triggers", "knowledge", "environment", "tool_mode", "hooks", "input_provider",
+	"triggers", "knowledge", "environment", "tool_mode", "hooks", "input_provider", "team_mode",
 }
 
 // AgentPool keys accepted on teams besides agentpool's own.
@@ -50,7 +50,6 @@ var unsupported = map[string]string{
 	"knowledge":   "knowledge sources are not supported: put the text in system_prompt, or give the agent the file_access toolset",
 	"environment": "execution environments (docker, e2b, ssh, ...) are not supported: the file and shell tools act in the workspace",
 	"hooks":       "agent-level hooks are not supported: list Claude Code settings files under the manifest's hooks.settings",
-	"team_mode":   "dynamic team mode (teams created by the model at run time) is not supported: declare teams under teams:",
 }
 
 // ignoredTop are top-level AgentPool keys that configure features outside

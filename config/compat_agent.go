@@ -11,7 +11,6 @@ import (
 
 // External agent kinds of AgentPool: bridges to other programs.
 var externalAgentKinds = map[string]string{
-	"agui": "AG-UI agents are remote servers that AgentPool drives as a client",
 	"file": "file agents are markdown files that AgentPool converts",
 }
 
@@ -41,7 +40,7 @@ func (p *parser) agentKind(e entry, path string) (native bool, external string) 
 	case externalAgentKinds[kind] != "":
 		p.add(tn.Line, path+".type", "agent type %q is not supported: agentpool runs native agents (a model, a prompt and tools); %s", kind, externalAgentKinds[kind])
 	default:
-		p.add(tn.Line, path+".type", "unknown agent type %q (agentpool runs native agents: leave type out or write \"native\"; and external ones: acp, claude_code, a2a)", kind)
+		p.add(tn.Line, path+".type", "unknown agent type %q (agentpool runs native agents: leave type out or write \"native\"; and external ones: acp, claude_code, a2a, agui)", kind)
 	}
 	return false, ""
 }
@@ -205,7 +204,7 @@ func (p *parser) usageLimits(a *Agent, n *yaml.Node, path string) {
 
 // eventHandlers reads AgentPool's event_handlers: the builtin console
 // printers are redundant with agentpool's own output (warned); text to
-// speech is not supported; callbacks are Python.
+// speech is warned (nothing is spoken); callbacks are Python.
 func (p *parser) eventHandlers(n *yaml.Node, path string) {
 	for i, c := range p.list(n, path) {
 		ip := index(path, i)
@@ -225,7 +224,8 @@ func (p *parser) eventHandlers(n *yaml.Node, path string) {
 			}
 			p.python(at.Line, ip, "event handler %s is a Python import path", describe(at))
 		case strings.HasPrefix(typ, "tts"):
-			p.add(c.Line, ip, "event handler %q is not supported: agentpool has no text to speech", typ)
+			// A run's answers are in its event stream; nothing speaks them.
+			p.warn(c.Line, ip, "ignored: event handler %q speaks the answers, and agentpool has no text to speech (the answers are in the event stream)", typ)
 		default:
 			p.add(c.Line, ip, "unknown event handler %q (AgentPool's are builtin, callback, tts-openai and tts-edge)", typ)
 		}
@@ -262,10 +262,8 @@ func (p *parser) compatTop(m *Manifest, f map[string]entry) {
 	if e, ok := f["observability"]; ok {
 		m.Observability = p.observability(e, "observability")
 	}
-	for _, k := range []string{"team_mode"} {
-		if e, ok := f[k]; ok && !empty(e.val) {
-			p.refuse(e, "")
-		}
+	if e, ok := f["team_mode"]; ok && !empty(e.val) {
+		p.teamModeTop = p.teamMode(e, "team_mode")
 	}
 	for _, k := range []string{"resources", "conversion", "jobs", "pool_server", "commands", "compaction"} {
 		if e, ok := f[k]; ok && !empty(e.val) {

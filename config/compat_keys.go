@@ -57,7 +57,7 @@ var contextPatterns = sync.OnceValue(func() []contextPattern {
 // Shared texts of the tables.
 const (
 	claudeCodeKey = "is an option of AgentPool's claude_code agents (the Claude Agent SDK's); agentpool drives Claude Code over ACP (docs/external-agents.md), which takes no such option: remove it"
-	aguiKey       = "is a key of AgentPool's AG-UI agents (type: agui), which agentpool does not support: run the agent with a model here, or serve this pool with agentpool serve agui"
+	aguiKey       = "is a key of AgentPool's AG-UI agents: write type: agui to reach a remote AG-UI agent (docs/agentpool-compat.md)"
 	modelSetting  = "model settings belong in the model mapping in AgentPool and here: model: {type: string, identifier: \"openai:gpt-4o-mini\", temperature: 0.7, max_tokens: 2000}"
 	multiModel    = "is an option of llmling-models' multi-model types (cost-optimized, token-optimized, delegation), which AgentPool dropped and agentpool does not support: name one model, or list several under {type: fallback, models: [...]}"
 )
@@ -92,7 +92,6 @@ var foreignKeys = map[string]map[string]string{
 		"debug":                         "llmling-agent's debug flag is not used: remove it (agentpool validate and the run's event stream show what an agent does)",
 		"metadata":                      "agent metadata is not read by agentpool: move it under a key starting with x- (ignored at every level)",
 		"storage":                       "agent-level storage (WolfHarness) is not supported: agentpool keeps the pool's sessions in one store, the manifest's storage",
-		"team_mode":                     "WolfHarness's team_mode on an agent (the lead of a dynamic peer team) is not supported: declare a team under teams: with mode parallel or sequential",
 		"timeout":                       "an agent-level timeout is not a key of AgentPool: set the model's timeout (model: {type: string, identifier: ..., timeout: 30})",
 		"builtin_tools":                 "builtin_tools " + claudeCodeKey,
 		"use_subscription":              "use_subscription " + claudeCodeKey,

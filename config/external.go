@@ -50,6 +50,9 @@ type ExternalAgent struct {
 	// A2A, when set, makes the agent a remote A2A agent (`type: a2a`);
 	// none of the fields above apply to it but CancelGrace.
 	A2A *A2ARemote
+	// AGUI, when set, makes the agent a remote AG-UI agent (`type:
+	// agui`); none of the fields above apply to it.
+	AGUI *AGUIRemote
 }
 
 // ACPPreset is how to start one of the known ACP agents.
@@ -97,6 +100,10 @@ var (
 func (p *parser) external(a *Agent, kind string, e entry, path string) {
 	if kind == AgentA2A {
 		p.a2aAgent(a, e, path)
+		return
+	}
+	if kind == AgentAGUI {
+		p.aguiAgent(a, e, path)
 		return
 	}
 	f, ok := p.object(e.val, path, append(slices.Clip(externalKeys), externalIgnored...))
@@ -220,5 +227,5 @@ func presetNames() []string { return slices.Sorted(maps.Keys(ACPPresets)) }
 // externalKind reports whether kind is an external agent type agentpool
 // runs.
 func externalKind(kind string) bool {
-	return kind == AgentACP || kind == AgentClaudeCode || kind == AgentA2A
+	return kind == AgentACP || kind == AgentClaudeCode || kind == AgentA2A || kind == AgentAGUI
 }

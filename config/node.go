@@ -38,6 +38,10 @@ type parser struct {
 	// variants are the models of `model_variants:` (WolfHarness), by
 	// name: a model string that is one of the names is that model.
 	variants map[string]ModelSpec
+	// teamModeTop is the manifest's team_mode, agentTeamMode each agent's
+	// own (WolfHarness; see applyTeamMode).
+	teamModeTop   *teamModeSpec
+	agentTeamMode map[string]*teamModeSpec
 
 	// side data for the cross-reference pass
 	defaultLine int

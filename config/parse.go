@@ -217,6 +217,7 @@ func (p *parser) manifest(m *Manifest, root *yaml.Node) {
 			}
 		}
 	}
+	p.applyTeamMode(m) // after teams: an eligible name may be a team's
 
 	if e, ok := f["storage"]; ok {
 		sf, _ := p.object(e.val, "storage", append(slices.Clip(storageKeys), agentPoolStorageKeys...))

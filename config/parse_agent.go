@@ -79,6 +79,14 @@ func (p *parser) agent(a *Agent, f map[string]entry) {
 	if fe, ok := f["mcp_servers"]; ok {
 		a.MCPServers = p.mcpServers(fe.val, path+".mcp_servers")
 	}
+	if fe, ok := f["team_mode"]; ok && !empty(fe.val) {
+		if t := p.teamMode(fe, path+".team_mode"); t != nil {
+			if p.agentTeamMode == nil {
+				p.agentTeamMode = map[string]*teamModeSpec{}
+			}
+			p.agentTeamMode[a.Name] = t
+		}
+	}
 	p.agentCompat(a, f, path)
 }
 

@@ -25,7 +25,11 @@ const cancelFollow = 2 * time.Minute
 // run ends. The channel is closed once the workflow has ended (followed
 // for at most two minutes). A session with no workflow errors.Is
 // spawn.ErrRunsElsewhere; one whose workflow has ended, spawn.ErrNotRunning.
-func CancelSession(ctx context.Context, c client.Client, sessionID string) (<-chan struct{}, error) {
+//
+// by names who asked (the front end): a child's parent workflow is told
+// first (SignalChildCancelled), so that its tool result says "cancelled
+// by the user (from <by>)" as in this process.
+func CancelSession(ctx context.Context, c client.Client, sessionID, by string) (<-chan struct{}, error) {
 	d, err := c.DescribeWorkflow(ctx, sessionID, "")
 	if _, ok := errors.AsType[*serviceerror.NotFound](err); ok {
 		return nil, fmt.Errorf("cancel %s: %w (no workflow of that id)", sessionID, spawn.ErrRunsElsewhere)
@@ -38,6 +42,11 @@ func CancelSession(ctx context.Context, c client.Client, sessionID string) (<-ch
 		return nil, fmt.Errorf("cancel %s: %w (its workflow is %s)", sessionID, spawn.ErrNotRunning, st)
 	}
 	runID := desc.GetWorkflowExecutionInfo().GetExecution().GetRunId()
+	if parent := desc.GetWorkflowExecutionInfo().GetParentExecution(); parent != nil && by != "" {
+		// Before the cancel: the parent reads it first. A parent that
+		// cannot be told says "from a front end".
+		_ = c.SignalWorkflow(ctx, parent.GetWorkflowId(), parent.GetRunId(), SignalChildCancelled, ChildCancelledSignal{Session: sessionID, By: by})
+	}
 	if err := c.CancelWorkflow(ctx, sessionID, runID); err != nil {
 		return nil, fmt.Errorf("cancel %s: %w", sessionID, err)
 	}
@@ -51,6 +60,17 @@ func CancelSession(ctx context.Context, c client.Client, sessionID string) (<-ch
 	return done, nil
 }
 
+// SignalChildCancelled tells a session's workflow who is about to cancel
+// one of its children (CancelSession): the child's end then carries a
+// spawn.CancelledError with By.
+const SignalChildCancelled = "child_cancelled"
+
+// ChildCancelledSignal is the payload of SignalChildCancelled.
+type ChildCancelledSignal struct {
+	Session string `json:"session"`
+	By      string `json:"by"`
+}
+
 // SignalMessage is the signal that delivers a person's message to a
 // running session's workflow (MessageSignal), read at its next model
 // request as in this process (spawn.Runtime.Message).
@@ -58,8 +78,12 @@ const SignalMessage = "message"
 
 // MessageSignal is the payload of SignalMessage.
 type MessageSignal struct {
-	By   string `json:"by"` // the front end ("opencode", "web", "cli")
-	Text string `json:"text"`
+	By string `json:"by"` // the front end ("opencode", "web", "cli")
+	// Agent and Session, when set, are the parent agent and its session
+	// that sent it (send_message): the child reads the parent's words.
+	Agent   string `json:"agent,omitempty"`
+	Session string `json:"session,omitempty"`
+	Text    string `json:"text"`
 }
 
 // MessageSession signals text to the workflow of session sessionID. A

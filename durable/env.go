@@ -43,6 +43,10 @@ var (
 	}
 )
 
+// signalGrace is the timer after a final answer that lets the signals
+// taken while the turn ran reach the workflow (Turn).
+const signalGrace = time.Millisecond
+
 // wfEnv is the spawn.Env of a session's workflow.
 type wfEnv struct {
 	root   workflow.Context
@@ -66,6 +70,19 @@ type wfEnv struct {
 	// approvals, when set, are waited for by the workflow (approvals.go).
 	approvals *Approvals
 	waiting   *approvalWaits
+	// kids are the session's children in this run, by session id, for
+	// the parent tools that steer them (steer.go).
+	kids map[string]*wfChild
+	// signals, when set, takes the signals that have come (messages,
+	// cancels of children) before the caller decides on a step's end.
+	signals func()
+}
+
+// takeSignals runs e.signals when it is set.
+func (e *wfEnv) takeSignals() {
+	if e.signals != nil {
+		e.signals()
+	}
 }
 
 // locked runs fn as the session's only writer of its log.
@@ -129,6 +146,14 @@ func (e *wfEnv) Turn(ctx context.Context, inv *spawn.Invocation, name string, re
 		return spawn.Turn{}, err
 	}
 	e.j.written(in.Pending, out.Events)
+	if len(out.Turn.Message.ToolCalls()) == 0 {
+		// A final answer: a message the server took while the turn ran
+		// may be in the history after the turn's end, when both came
+		// while a workflow task was in flight. A short timer's event
+		// comes after it, so the run reads it rather than ending.
+		_ = workflow.Sleep(wc, signalGrace)
+	}
+	e.takeSignals() // a message that came during the turn is read next
 	return out.Turn, nil
 }
 
@@ -307,9 +332,16 @@ func (e *wfEnv) runChild(wc workflow.Context, parent *spawn.Invocation, kids spa
 		ParentClosePolicy:   enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
 		WaitForCancellation: true, // its end (aborted) is written before the parent's spawn_session_end
 	})
+	// The child's own cancel (task_stop, StopChild) cancels its workflow
+	// alone.
+	cwc, cancelChild := workflow.WithCancel(cwc)
+	defer cancelChild()
+	kid := e.child(child, cancelChild)
 	var out SessionOutput
 	res := spawn.Result{}
-	err := workflow.ExecuteChildWorkflow(cwc, WorkflowName, in).Get(wc, &out)
+	kid.future = workflow.ExecuteChildWorkflow(cwc, WorkflowName, in)
+	err := kid.future.Get(wc, &out)
+	e.takeSignals() // who cancelled it, when a person did
 	if err != nil {
 		res.StopReason, res.Err = event.StopError, err
 		if wc.Err() != nil || temporal.IsCanceledError(err) {
@@ -323,9 +355,14 @@ func (e *wfEnv) runChild(wc workflow.Context, parent *spawn.Invocation, kids spa
 		// The child alone was cancelled (CancelSession: a person at a
 		// front end), not its parent: the parent goes on and its tool
 		// result says so, as in this process (spawn.CancelledError).
-		res.Err = &spawn.CancelledError{SessionID: child.ID}
+		cause := kid.cause // its parent's task_stop, else a person's cancel
+		if cause == nil {
+			cause = &spawn.CancelledError{SessionID: child.ID}
+		}
+		res.Err = cause
 		out.Error = res.Err.Error()
 	}
+	kid.end(res.StopReason)
 	kids.AddTotals(out.TotalUsage, out.TotalCost)
 	end := event.SpawnSessionEnd{
 		ChildSessionID: child.ID, ParentSessionID: parent.Session.ID, ToolCallID: req.ToolCallID,
@@ -351,6 +388,7 @@ func (e *wfEnv) runChild(wc workflow.Context, parent *spawn.Invocation, kids spa
 // the workflow (cond says when to stop).
 func (e *wfEnv) Await(ctx context.Context, cond func() bool) {
 	wc := e.wctx(ctx)
+	e.takeSignals() // cond reads the inbox
 	for !cond() {
 		if err := workflow.Await(wc, cond); err != nil {
 			wc, _ = workflow.NewDisconnectedContext(wc)

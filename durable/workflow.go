@@ -115,17 +115,50 @@ func (e *Engine) Session(wctx workflow.Context, in SessionInput) (SessionOutput,
 	// A person's message to this session (MessageSession) is read at its
 	// next model request, as in this process.
 	messages := workflow.GetSignalChannel(wctx, SignalMessage)
+	deliver := func(m MessageSignal) {
+		if !inv.Deliver(spawn.Sender{By: m.By, Agent: m.Agent, Session: m.Session}, m.Text) {
+			workflow.GetLogger(wctx).Warn("message to the session dropped (ended, empty or too large)", "session", in.Session.ID)
+		}
+	}
 	workflow.Go(wctx, func(c workflow.Context) {
 		for {
 			var m MessageSignal
 			if !messages.Receive(c, &m) {
 				return
 			}
-			if !inv.Deliver(spawn.Sender{By: m.By}, m.Text) {
-				workflow.GetLogger(c).Warn("message to the session dropped (ended, empty or too large)", "session", in.Session.ID)
-			}
+			deliver(m)
 		}
 	})
+	// Who cancels a child (CancelSession) is told before its cancel.
+	cancels := workflow.GetSignalChannel(wctx, SignalChildCancelled)
+	workflow.Go(wctx, func(c workflow.Context) {
+		for {
+			var m ChildCancelledSignal
+			if !cancels.Receive(c, &m) {
+				return
+			}
+			env.cancelledBy(m.Session, m.By)
+		}
+	})
+	// The coroutines above run after the one that waits on a step, when
+	// the signal and the step's end come in the same workflow task: the
+	// Env takes what has come (signals) before it decides on a step's end.
+	env.signals = func() {
+		for {
+			var m MessageSignal
+			if !messages.ReceiveAsync(&m) {
+				break
+			}
+			deliver(m)
+		}
+		for {
+			var m ChildCancelledSignal
+			if !cancels.ReceiveAsync(&m) {
+				break
+			}
+			env.cancelledBy(m.Session, m.By)
+		}
+	}
 	runSessionHooks := root && env.sessions && !in.SubmitterHooks
 	if runSessionHooks {
 		source := "startup"

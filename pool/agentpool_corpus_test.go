@@ -265,3 +265,28 @@ func TestCorpusForkRuns(t *testing.T) {
 		t.Errorf("team output = %q", team.res.Result.Output)
 	}
 }
+
+// team_mode.yaml: the lead delegates to each eligible member with
+// ask_<member>; each member's run is a child session of the lead's.
+func TestCorpusTeamModeRun(t *testing.T) {
+	r := runCorpus(t, "team_mode.yaml", "coordinator")
+	if got := r.spawned(); !slices.Equal(got, []string{"reviewer", "writer"}) {
+		t.Errorf("spawned %v", got)
+	}
+	res := r.results()
+	if got := keys(res); !slices.Equal(got, []string{"ask_reviewer", "ask_writer"}) {
+		t.Errorf("tools called = %v", got)
+	}
+	for tool, want := range map[string]string{"ask_writer": "Draft written.", "ask_reviewer": "Draft approved."} {
+		if c := res[tool]; c.IsError || !strings.Contains(c.ToolResult, want) {
+			t.Errorf("%s: %+v", tool, c)
+		}
+	}
+	if r.res.Result.Output != "Coordinator done." {
+		t.Errorf("output = %q", r.res.Result.Output)
+	}
+	// solo's own team_mode makes it the lead of writer alone.
+	if got := runCorpus(t, "team_mode.yaml", "solo").spawned(); !slices.Equal(got, []string{"writer"}) {
+		t.Errorf("solo spawned %v", got)
+	}
+}

@@ -147,6 +147,9 @@ func externalNode(m *config.Manifest, reg *Registry, a *config.Agent, workspace 
 		if a.External.A2A != nil {
 			kind = config.AgentA2A
 		}
+		if a.External.AGUI != nil {
+			kind = config.AgentAGUI
+		}
 		return nil, nil, fmt.Errorf("type %s is not wired into this program; %s", kind, config.WiringHint)
 	}
 	dir := workspace

@@ -8,6 +8,7 @@ import (
 	"iter"
 	"log/slog"
 	"slices"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/metric"
@@ -202,6 +203,11 @@ type RunRequest struct {
 	// summarised into one message, and the run answers with the summary
 	// (docs/control.md, Compaction). Not on Options.Engine.
 	Compact *CompactRequest
+	// Shell, with SessionID and no Prompt, makes the run of a plain agent
+	// run this command line through its Bash tool (hooks and approval
+	// rules apply), recorded in the conversation, without a model turn
+	// (OpenCode's shell). Not on Options.Engine.
+	Shell string
 }
 
 // CompactRequest asks for a manual compaction (RunRequest.Compact).
@@ -264,6 +270,18 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 			return RunResult{}, fmt.Errorf("pool: compaction is of an agent's conversation; %q is not a plain agent (a team, a custom node or an agent with connections)", name)
 		}
 		ctx = agent.WithCompaction(ctx, req.SessionID, c.Instructions)
+	}
+	if req.Shell != "" {
+		switch {
+		case req.SessionID == "" || req.Prompt != "" || req.Compact != nil:
+			return RunResult{}, errors.New("pool: a shell command runs in a stored session (RunRequest.SessionID) and takes no prompt")
+		case p.engine != nil:
+			return RunResult{}, errors.New("pool: shell commands are not run under a durable execution engine")
+		}
+		if _, ok := node.(*agent.Agent); !ok {
+			return RunResult{}, fmt.Errorf("pool: a shell command runs through an agent's Bash tool; %q is not a plain agent (a team, a custom node or an agent with connections)", name)
+		}
+		ctx = agent.WithShell(ctx, req.SessionID, req.Shell)
 	}
 	budget := req.Budget
 	if budget.IsZero() {
@@ -472,12 +490,18 @@ func title(prompt string) string {
 }
 
 // Close stops the pool's background shells and MCP servers (each with
-// its whole process tree), marks failed the sessions of runs that lost
+// its whole process tree), closes the nodes that are io.Closers (a
+// remote agent's server the node started itself), marks failed the sessions of runs that lost
 // writes that are not yet (RunSink), flushes and closes the store, closes
 // Options.Engine when it is an io.Closer, then releases
 // Options.Subreaper.
 func (p *Pool) Close() error {
 	bi := p.builtins.close()
+	for _, name := range p.order {
+		if c, ok := p.nodes[name].(io.Closer); ok {
+			bi = errors.Join(bi, c.Close())
+		}
+	}
 	p.settlePending(true)
 	err := errors.Join(bi, p.store.Flush(context.Background()), p.store.Close())
 	if c, ok := p.engine.(io.Closer); ok {
@@ -527,8 +551,17 @@ func (p *Pool) Cancel(ctx context.Context, sessionID, by string) (<-chan struct{
 // runtime does not run here gets the message through the engine when it
 // is an EngineMessenger.
 func (p *Pool) Message(ctx context.Context, sessionID, by, text string) error {
+	m, onEngine := p.engine.(EngineMessenger)
+	if onEngine && p.rt.Running(sessionID) {
+		// A root run handed to the engine is registered here, but its
+		// model runs on a worker: an inbox here would never be read.
+		if strings.TrimSpace(text) == "" || len(text) > spawn.MaxMessageBytes {
+			return fmt.Errorf("message %s: the message is empty or longer than %d bytes", sessionID, spawn.MaxMessageBytes)
+		}
+		return m.Message(ctx, sessionID, by, text)
+	}
 	err := p.rt.Message(ctx, sessionID, spawn.Sender{By: by}, text)
-	if m, ok := p.engine.(EngineMessenger); ok && errors.Is(err, spawn.ErrRunsElsewhere) {
+	if onEngine && errors.Is(err, spawn.ErrRunsElsewhere) {
 		return m.Message(ctx, sessionID, by, text)
 	}
 	return err

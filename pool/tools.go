@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agentpool/agentpool/checkpoint"
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/spawn"
 	"github.com/agentpool/agentpool/tool"
@@ -149,7 +150,7 @@ func (b *builtins) tools(a AgentSpec, typ, dir string) ([]tool.Tool, error) {
 		}
 		if d.files == nil {
 			d.files = files.New(d.ws)
-			d.files.SetCheckpointer(storeCheckpointer{})
+			d.files.SetCheckpointer(checkpoint.Capturer{})
 		}
 		return d.files.Tools(), nil
 	case config.ToolsetExecution:

@@ -52,6 +52,35 @@ type Env interface {
 	Await(ctx context.Context, cond func() bool)
 }
 
+// Steerer is implemented by an Env whose children run elsewhere (a
+// durable engine: each child a workflow of its own), where this
+// runtime's Cancel and Message do not reach them: the parent tools
+// task_stop and send_message steer the children of a session run under
+// such an Env through it. Its methods are steps of the session's run,
+// deterministic as the others.
+type Steerer interface {
+	// Child is the child sessionID of inv's session as the Env ran it in
+	// this run: ID, ParentID, AgentName, and Status (running, or its end:
+	// completed, aborted, error) with StopReason. false: no such child.
+	Child(ctx context.Context, inv *Invocation, sessionID string) (session.Session, bool)
+	// StopChild cancels the running child sessionID with cause (its
+	// subtree with it) and waits, at most wait, for its end; ended is
+	// false when it has not ended by then.
+	StopChild(ctx context.Context, inv *Invocation, sessionID string, cause *CancelledError, wait time.Duration) (ended bool, err error)
+	// MessageChild delivers from's text to the running child sessionID,
+	// read at its next model request as Runtime.Message's is.
+	MessageChild(ctx context.Context, inv *Invocation, sessionID string, from Sender, text string) error
+}
+
+// steerer is inv's Env as a Steerer, nil when it is none (this process).
+func (inv *Invocation) steerer() Steerer {
+	if inv.Env == nil {
+		return nil
+	}
+	s, _ := inv.Env.(Steerer)
+	return s
+}
+
 // Turn is what one model turn produced.
 type Turn struct {
 	Message model.Message `json:"message"`

@@ -62,6 +62,19 @@ func (inv *Invocation) ownChild(ctx context.Context, taskID, sessionID string) (
 	} else if sessionID == "" {
 		return session.Session{}, nil, errors.New("task_id or session_id is required")
 	}
+	if st := inv.steerer(); st != nil {
+		// Under an engine the children are its own (no store here).
+		rec, ok := st.Child(ctx, inv, sessionID)
+		if !ok {
+			return rec, nil, fmt.Errorf("session %s: unknown, or %w (%s): it is not yours to steer", sessionID, ErrNotYourChild, inv.Session.ID)
+		}
+		if inv.run != nil {
+			if latest := inv.run.tasks.ofSession(sessionID); latest != nil {
+				t = latest
+			}
+		}
+		return rec, t, nil
+	}
 	rec, err := inv.Runtime.Store().GetSession(ctx, sessionID)
 	if errors.Is(err, session.ErrNotFound) {
 		return rec, nil, fmt.Errorf("unknown session %q", sessionID)
@@ -91,7 +104,7 @@ var taskStopTool = inline{tool.New("task_stop",
 		if err != nil {
 			return tool.Errorf("task_stop: %v", err), nil
 		}
-		done, err := inv.Runtime.cancelWith(ctx, &CancelledError{SessionID: rec.ID, By: "task_stop", Agent: inv.Session.AgentName})
+		ended, err := stopChild(ctx, inv, rec, &CancelledError{SessionID: rec.ID, By: "task_stop", Agent: inv.Session.AgentName})
 		if err != nil {
 			return tool.Errorf("task_stop: %v", err), nil
 		}
@@ -99,20 +112,14 @@ var taskStopTool = inline{tool.New("task_stop",
 		if t != nil {
 			out["task_id"] = t.ID
 		}
-		timer := time.NewTimer(StopWait)
-		defer timer.Stop()
-		select {
-		case <-done:
+		out["status"] = "stopping"
+		if ended {
 			out["status"] = string(event.StopAborted)
 			if t != nil {
 				if res, ok := t.Result(); ok && t.SessionID == rec.ID {
 					out["status"], out["output"] = string(res.StopReason), res.Output
 				}
 			}
-		case <-timer.C:
-			out["status"] = "stopping"
-		case <-ctx.Done():
-			return tool.Errorf("task_stop: %v", context.Cause(ctx)), nil
 		}
 		out["stopped"] = fmt.Sprintf("%s (session %s)", rec.AgentName, rec.ID)
 		return jsonResult(out, false), nil
@@ -133,7 +140,17 @@ var sendMessageTool = titled{tool.New("send_message",
 			return tool.Errorf("send_message: %v", err), nil
 		}
 		from := Sender{Agent: inv.Session.AgentName, Session: inv.Session.ID}
-		err = inv.Runtime.Message(ctx, rec.ID, from, a.Message)
+		if st := inv.steerer(); st != nil {
+			// Under an engine: a running child is messaged through it; a
+			// finished one is not continued there (Resume says so).
+			if rec.Status == session.StatusRunning {
+				err = st.MessageChild(ctx, inv, rec.ID, from, a.Message)
+			} else {
+				err = fmt.Errorf("message %s: %w (%s)", rec.ID, ErrNotRunning, rec.Status)
+			}
+		} else {
+			err = inv.Runtime.Message(ctx, rec.ID, from, a.Message)
+		}
 		if err == nil {
 			return jsonResult(map[string]string{"session_id": rec.ID, "status": TaskRunning,
 				"delivered": "queued: the child reads it at its next turn"}, false), nil
@@ -141,8 +158,10 @@ var sendMessageTool = titled{tool.New("send_message",
 		if !errors.Is(err, ErrNotRunning) {
 			return tool.Errorf("send_message: %v", err), nil
 		}
-		if rec, err = inv.Runtime.Store().GetSession(ctx, rec.ID); err != nil { // as it ended
-			return tool.Errorf("send_message: %v", err), nil
+		if inv.steerer() == nil {
+			if rec, err = inv.Runtime.Store().GetSession(ctx, rec.ID); err != nil { // as it ended
+				return tool.Errorf("send_message: %v", err), nil
+			}
 		}
 		async := t != nil // a background child goes on in the background
 		child, err := Resume(ctx, inv, rec, a.Message, "parent", async, call.ID)
@@ -163,6 +182,32 @@ var sendMessageTool = titled{tool.New("send_message",
 	}
 	return "Message " + a.SessionID
 }}
+
+// stopChild cancels inv's running child rec with cause and waits, at most
+// StopWait, for its end: through inv's Env when it is a Steerer, else in
+// this runtime.
+func stopChild(ctx context.Context, inv *Invocation, rec session.Session, cause *CancelledError) (ended bool, err error) {
+	if st := inv.steerer(); st != nil {
+		if rec.Status != session.StatusRunning {
+			return false, fmt.Errorf("cancel %s: %w (%s)", rec.ID, ErrNotRunning, rec.Status)
+		}
+		return st.StopChild(ctx, inv, rec.ID, cause, StopWait)
+	}
+	done, err := inv.Runtime.cancelWith(ctx, cause)
+	if err != nil {
+		return false, err
+	}
+	timer := time.NewTimer(StopWait)
+	defer timer.Stop()
+	select {
+	case <-done:
+		return true, nil
+	case <-timer.C:
+		return false, nil
+	case <-ctx.Done():
+		return false, context.Cause(ctx)
+	}
+}
 
 // nodeOrNil looks a node up by name.
 func nodeOrNil(rt *Runtime, name string) Node {

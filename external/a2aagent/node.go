@@ -192,8 +192,8 @@ func (n *Node) Run(ctx context.Context, inv *spawn.Invocation) spawn.Result {
 	t.closeText()
 	reply := model.Message{Role: model.RoleAssistant, Parts: []model.Part{{Kind: model.PartText, Text: out}}}
 	n.store(ctx, inv, reply)
-	inv.Sink.Emit(event.StreamComplete{Message: event.Message{Role: "assistant", Content: out, Model: n.ModelID(), FinishReason: model.FinishStop}})
-	return spawn.Result{Output: out, StopReason: event.StopCompleted, Messages: []model.Message{model.UserText(inv.Prompt), reply}}
+	inv.Sink.Emit(event.StreamComplete{Message: event.Message{Role: "assistant", Content: out, Usage: t.usage, Model: n.ModelID(), FinishReason: model.FinishStop}})
+	return spawn.Result{Output: out, StopReason: event.StopCompleted, Usage: t.usage, Messages: []model.Message{model.UserText(inv.Prompt), reply}}
 }
 
 // cancelRemote sends tasks/cancel for task (when known), bounded by
@@ -218,6 +218,7 @@ type turn struct {
 	context       string
 	remembered    bool
 	state         a2a.TaskState // the final state, once reached
+	usage         event.Usage   // the remote's, when its final status says (an agentpool server's does)
 	status        string        // the text of the latest status message
 	last          a2a.ArtifactID
 	out           strings.Builder // the text of the latest answer artifact
@@ -242,7 +243,11 @@ func (t *turn) apply(ev a2a.Event) bool {
 		return t.statusOf(v.Status, false)
 	case *a2a.TaskStatusUpdateEvent:
 		t.ids(v.TaskID, v.ContextID)
-		return t.statusOf(v.Status, v.Final)
+		done := t.statusOf(v.Status, v.Final)
+		if done {
+			t.usage = usageOf(v.Metadata)
+		}
+		return done
 	case *a2a.TaskArtifactUpdateEvent:
 		t.ids(v.TaskID, v.ContextID)
 		if v.Artifact != nil {
@@ -368,6 +373,19 @@ func (t *turn) remember() {
 	if err != nil {
 		t.n.cfg.Logger.Warn("a2aagent: store the task's ids", "session", t.inv.Session.ID, "err", err)
 	}
+}
+
+// usageOf reads the tokens an agentpool server's final status reports
+// (metadata agentpool.input_tokens, output_tokens: the remote task's whole
+// tree); zero from any other server.
+func usageOf(meta map[string]any) event.Usage {
+	m, _ := meta[metaKey].(map[string]any)
+	in, _ := m["input_tokens"].(float64)
+	out, _ := m["output_tokens"].(float64)
+	if in < 0 || out < 0 {
+		return event.Usage{}
+	}
+	return event.Usage{InputTokens: int64(in), OutputTokens: int64(out)}
 }
 
 func msgParts(m *a2a.Message) a2a.ContentParts {

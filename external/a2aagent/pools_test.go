@@ -4,6 +4,8 @@ import (
 	"context"
 	"iter"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -51,6 +53,8 @@ agents:
     model: {type: scripted, turns: [{text: "Looks right."}]}
   waiter:
     model: {type: blocking}
+  broken:
+    model: {type: scripted, turns: [{text: "partial ", error: "upstream exploded"}]}
 teams:
   research_team:
     mode: parallel
@@ -82,8 +86,22 @@ agents:
     type: a2a
     url: URL/agents/waiter
     auth_env: A2A_TEST_TOKEN
+  broken_remote:
+    type: a2a
+    url: URL/agents/broken
+    auth_env: A2A_TEST_TOKEN
+  nowhere:
+    type: a2a
+    url: http://127.0.0.1:1/agents/none
   local_critic:
     model: {type: scripted, turns: [{text: "Checked."}]}
+  fallible:
+    model:
+      type: scripted
+      turns:
+        - tool_calls: [{name: task, args: {agent_or_team: broken_remote, prompt: "try", description: "try"}}]
+        - text: "went on"
+    tools: [{type: subagent}]
 teams:
   crew:
     mode: parallel
@@ -178,20 +196,33 @@ func TestPoolCallsPoolOverA2A(t *testing.T) {
 		if err != nil || len(msgs) != 2 || !strings.Contains(msgs[1].Message.Text(), "Plan complete.") {
 			t.Errorf("remote member session %s: messages %v (%v), want the prompt and the remote's answer", s.ID, msgs, err)
 		}
+		if s.Usage.InputTokens == 0 || s.Usage.OutputTokens == 0 {
+			t.Errorf("remote member session %s: usage %+v, want the remote tree's tokens", s.ID, s.Usage)
+		}
 		c, _ := s.Metadata[a2aagent.MetaContextID].(string)
 		if c == "" || s.Metadata[a2aagent.MetaTaskID] == "" {
 			t.Errorf("remote member session %s: metadata %v", s.ID, s.Metadata)
 		}
 		ctxs[c] = true
 	}
-	// The remote delegations showed in the local stream.
+	// The remote's answer streamed, and its delegations showed, in the
+	// local stream.
 	seen := map[string]bool{}
+	var streamed strings.Builder
 	for _, e := range sink.evs {
 		if sa, ok := e.(event.Subagent); ok && sa.SourceName == "remote" {
-			if c, ok := sa.Event.(event.Custom); ok && c.EventType == a2aagent.EventArtifact {
-				seen[c.EventData["name"].(string)] = true
+			switch v := sa.Event.(type) {
+			case event.Custom:
+				if v.EventType == a2aagent.EventArtifact {
+					seen[v.EventData["name"].(string)] = true
+				}
+			case event.PartDelta:
+				streamed.WriteString(v.Delta.ContentDelta)
 			}
 		}
+	}
+	if !strings.Contains(streamed.String(), "Plan complete.") {
+		t.Errorf("the remote's answer did not stream as text deltas: %q", streamed.String())
 	}
 	for _, want := range []string{"research_team", "searcher", "critic", "summarizer"} {
 		if !seen[want] {
@@ -237,23 +268,54 @@ func TestCancelReachesRemote(t *testing.T) {
 	}
 }
 
-// TestRemoteFailure: an agent that is not there fails its delegation
-// with the reason; the parent goes on.
+// TestRemoteFailure: a remote task that fails, and an agent that is not
+// there, fail their delegation with the reason; the parent goes on. An
+// unset auth_env is an error when the pool is built.
 func TestRemoteFailure(t *testing.T) {
 	_, local, _ := pools(t)
-	t.Setenv("A2A_TEST_TOKEN", "wrong")
-	n, err := batteries.A2A(&config.Agent{Name: "x", External: &config.ExternalAgent{A2A: &config.A2ARemote{
-		URL: "http://127.0.0.1:1/agents/none", AuthEnv: "A2A_TEST_TOKEN", AuthHeader: "Authorization", AuthScheme: "Bearer"}}})
+	res, err := local.RunSink(context.Background(), pool.RunRequest{Node: "fallible", Prompt: "Go."}, event.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n.Description() == "" {
-		t.Error("no description")
+	if res.Result.StopReason != event.StopCompleted || res.Result.Output != "went on" {
+		t.Errorf("the parent: %s %q, want completed, went on", res.Result.StopReason, res.Result.Output)
 	}
-	_ = local
+	kids, err := local.Store().ListSessions(context.Background(), session.ListOptions{ParentID: res.SessionID})
+	if err != nil || len(kids) != 1 {
+		t.Fatalf("children %v (%v)", kids, err)
+	}
+	recs, err := local.Store().Events(context.Background(), kids[0].ID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var why string
+	for _, r := range recs {
+		if re, ok := r.Event.(event.RunError); ok {
+			why = re.Message
+		}
+	}
+	if k := kids[0]; k.Status != session.StatusError || !strings.Contains(why, "upstream exploded") || !strings.Contains(why, "ended failed") {
+		t.Errorf("broken_remote's session: %s %q, want error with the remote's reason", k.Status, why)
+	}
+
+	res, err = local.RunSink(context.Background(), pool.RunRequest{Node: "nowhere", Prompt: "Go."}, event.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Result.StopReason != event.StopError || res.Result.Err == nil || !strings.Contains(res.Result.Err.Error(), "agent card http://127.0.0.1:1/agents/none/.well-known/agent-card.json") {
+		t.Errorf("nowhere: %s %v", res.Result.StopReason, res.Result.Err)
+	}
+
 	t.Setenv("A2A_TEST_TOKEN", "")
-	if _, err := batteries.A2A(&config.Agent{Name: "x", External: &config.ExternalAgent{A2A: &config.A2ARemote{
-		URL: "http://127.0.0.1:1/", AuthEnv: "A2A_TEST_TOKEN", AuthHeader: "Authorization"}}}); err == nil || !strings.Contains(err.Error(), "A2A_TEST_TOKEN") {
+	path := filepath.Join(t.TempDir(), "agentpool.yaml")
+	if err := os.WriteFile(path, []byte("agents:\n  r:\n    type: a2a\n    url: http://127.0.0.1:1/\n    auth_env: A2A_TEST_TOKEN\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := config.LoadWith(path, batteries.ConfigOptions(batteries.Registry()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.New(m, pool.Options{Registry: batteries.Registry()}); err == nil || !strings.Contains(err.Error(), "agentpool.yaml:2") || !strings.Contains(err.Error(), "A2A_TEST_TOKEN") {
 		t.Errorf("unset auth_env: %v", err)
 	}
 }

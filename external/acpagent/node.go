@@ -12,6 +12,7 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
+	"github.com/agentpool/agentpool/checkpoint"
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/id"
@@ -50,7 +51,9 @@ func New(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("acpagent: agent %s: %w", cfg.Name, err)
 	}
 	n := &Node{cfg: cfg, ws: ws, tools: map[string]tool.Tool{}}
-	for _, t := range files.New(ws).Tools() {
+	ft := files.New(ws)
+	ft.SetCheckpointer(checkpoint.Capturer{}) // fs/write_text_file is checkpointed as our Write is
+	for _, t := range ft.Tools() {
 		n.tools[t.Info().Name] = t
 	}
 	return n, nil

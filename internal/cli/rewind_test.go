@@ -100,6 +100,21 @@ agents:
 		}
 	}
 
+	// Undo the last rewind: the conversation comes back (the files were
+	// as they are now: the code rewind before it had restored them).
+	u := runCLI(t, dir, "sessions", "rewind", "--db", db, root, "--undo")
+	if u.code != 0 || !strings.Contains(u.stdout, "put back 8 message(s)") {
+		t.Fatalf("rewind --undo: %d\n%s%s", u.code, u.stdout, u.stderr)
+	}
+	var back []session.Message
+	json.Unmarshal([]byte(runCLI(t, dir, "sessions", "show", "--db", db, "--json", root).stdout), &back)
+	if len(back) != 8 || back[0].Text() != "change the files" {
+		t.Fatalf("after --undo the session holds %d messages", len(back))
+	}
+	if n := runCLI(t, dir, "sessions", "rewind", "--db", db, root); n.code == 0 || !strings.Contains(n.stderr, "--to MESSAGE") {
+		t.Errorf("rewind with neither --to nor --undo: %d %s", n.code, n.stderr)
+	}
+
 	// The fork holds the conversation; fork it again before its third message.
 	var kept []session.Message
 	json.Unmarshal([]byte(runCLI(t, dir, "sessions", "show", "--db", db, "--json", res.Fork).stdout), &kept)

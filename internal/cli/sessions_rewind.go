@@ -20,17 +20,18 @@ func newSessionsRewindCmd(f *sessionsFlags) *cobra.Command {
 	var (
 		to                       string
 		code, conversation, both bool
-		asJSON                   bool
+		asJSON, undo             bool
 	)
 	cmd := &cobra.Command{
-		Use:   "rewind ID --to MESSAGE",
+		Use:   "rewind ID --to MESSAGE | --undo",
 		Short: "Take a session back to just before one of its messages: its files, its conversation, or both",
 		Long: "Take a session back to just before one of its messages (`sessions show` prints their ids). " +
 			"--code restores every file changed from that message on, by the session and by the sessions it " +
 			"spawned from there, byte for byte as it was (a file created since is removed). --conversation cuts " +
 			"the conversation back to the messages before it; the whole conversation is first copied into a new " +
 			"session (a fork), so the original stays reachable. --both (the default) does both. The session must " +
-			"not be running. See docs/checkpoints.md.",
+			"not be running. --undo takes the session's last rewind back: the files as they were just before it, " +
+			"and the messages it cut (if the session has not gone on since). See docs/checkpoints.md.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			mode, err := rewindMode(code, conversation, both)
@@ -42,7 +43,15 @@ func newSessionsRewindCmd(f *sessionsFlags) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				res, err := checkpoint.Rewind(ctx, st, s.ID, to, mode)
+				if undo == (to != "") {
+					return errors.New("give --to MESSAGE (the message to go back to just before) or --undo")
+				}
+				var res checkpoint.Result
+				if undo {
+					res, err = checkpoint.Undo(ctx, st, s.ID)
+				} else {
+					res, err = checkpoint.Rewind(ctx, st, s.ID, to, mode)
+				}
 				if err != nil && !errors.Is(err, checkpoint.ErrRestore) {
 					return err
 				}
@@ -51,7 +60,11 @@ func newSessionsRewindCmd(f *sessionsFlags) *cobra.Command {
 					enc.SetIndent("", "  ")
 					return errors.Join(enc.Encode(res), err)
 				}
-				fmt.Fprintf(w, "rewound %s to before message %s (%s)\n", res.Session, res.To, res.Mode)
+				if undo {
+					fmt.Fprintf(w, "undid the rewind of %s to before message %s (%s)\n", res.Session, res.To, res.Mode)
+				} else {
+					fmt.Fprintf(w, "rewound %s to before message %s (%s)\n", res.Session, res.To, res.Mode)
+				}
 				for _, file := range res.Files {
 					line := fmt.Sprintf("  %s %s", file.Action, file.Path)
 					if file.Err != "" {
@@ -59,10 +72,13 @@ func newSessionsRewindCmd(f *sessionsFlags) *cobra.Command {
 					}
 					fmt.Fprintln(w, termtext.Line(line))
 				}
-				if mode != checkpoint.Conversation && len(res.Files) == 0 {
+				if !undo && mode != checkpoint.Conversation && len(res.Files) == 0 {
 					fmt.Fprintln(w, "  no file was changed from that message on")
 				}
-				if res.Fork != "" {
+				if res.PutBack > 0 {
+					fmt.Fprintf(w, "put back %d message(s)\n", res.PutBack)
+				}
+				if res.Fork != "" && !undo {
 					fmt.Fprintf(w, "removed %d message(s); the conversation as it was is session %s\n", res.Removed, res.Fork)
 				}
 				return err
@@ -74,9 +90,10 @@ func newSessionsRewindCmd(f *sessionsFlags) *cobra.Command {
 	fl.BoolVar(&code, "code", false, "restore the files only")
 	fl.BoolVar(&conversation, "conversation", false, "cut the conversation only")
 	fl.BoolVar(&both, "both", false, "restore the files and cut the conversation (the default)")
+	fl.BoolVar(&undo, "undo", false, "take the last rewind back")
 	fl.BoolVar(&asJSON, "json", false, "print what was done as JSON")
-	cmd.MarkFlagRequired("to")
-	cmd.MarkFlagsMutuallyExclusive("code", "conversation", "both")
+	cmd.MarkFlagsMutuallyExclusive("code", "conversation", "both", "undo")
+	cmd.MarkFlagsMutuallyExclusive("to", "undo")
 	return cmd
 }
 

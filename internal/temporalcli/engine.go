@@ -59,8 +59,8 @@ func (e *temporalEngine) ReopenApprovals(ctx context.Context) (wait func(), err 
 
 // Cancel implements pool.EngineCanceller: the session's workflow is
 // cancelled (durable.CancelSession).
-func (e *temporalEngine) Cancel(ctx context.Context, sessionID, _ string) (<-chan struct{}, error) {
-	return durable.CancelSession(ctx, e.c, sessionID)
+func (e *temporalEngine) Cancel(ctx context.Context, sessionID, by string) (<-chan struct{}, error) {
+	return durable.CancelSession(ctx, e.c, sessionID, by)
 }
 
 // Message implements pool.EngineMessenger: a signal to the session's

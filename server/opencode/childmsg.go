@@ -6,7 +6,6 @@ import (
 	"net/http"
 
 	"github.com/agentpool/agentpool/session"
-	"github.com/agentpool/agentpool/spawn"
 )
 
 // maxAncestors bounds the walk of runningAncestor (deeper than any
@@ -29,7 +28,7 @@ func (s *promptsAPI) runningAncestor(ctx context.Context, rec session.Session) s
 }
 
 // messageChild delivers a prompt to a child session that runs in its
-// root's run (docs/control.md): the child's model reads it at its next
+// root's run, in this process or on the pool's engine (docs/control.md): the child's model reads it at its next
 // turn, and the child's transcript shows it as a user message when it
 // does (the projection's part of the session_message event). prompt_async
 // answers 204 once it is queued; /message (wait) waits for the child's
@@ -40,8 +39,11 @@ func (s *promptsAPI) runningAncestor(ctx context.Context, rec session.Session) s
 func (s *promptsAPI) messageChild(w http.ResponseWriter, r *http.Request, p *prompt, wait bool) {
 	defer s.budget.release(p.hold)
 	ctx := r.Context()
-	ended, _ := s.pool.Runtime().Ended(p.sid)
-	if err := s.pool.Runtime().Message(ctx, p.sid, spawn.Sender{By: answeredBy(r)}, p.text); err != nil {
+	var ended <-chan struct{}
+	if wait {
+		ended, _ = s.pool.Ended(ctx, p.sid)
+	}
+	if err := s.pool.Message(ctx, p.sid, answeredBy(r), p.text); err != nil {
 		s.log.Debug("opencode: message a child", "session", p.sid, "err", err)
 		busy(w, p.sid)
 		return

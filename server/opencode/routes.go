@@ -43,6 +43,7 @@ func typeOf[T any]() reflect.Type { return reflect.TypeFor[T]() }
 // routeTable is every route the server serves; /doc is generated from it.
 func (s *Server) routeTable() []*route {
 	sessionPath := "/session/{sessionID}"
+	branch := &branchAPI{s.base}
 	return []*route{
 		{method: "GET", path: "/session", op: "session.list", summary: "List sessions", tag: "session",
 			query: []param{
@@ -85,6 +86,16 @@ func (s *Server) routeTable() []*route {
 			body: typeOf[wire.SummarizeBody](), respSchema: map[string]any{"type": "boolean"},
 			errTypes: map[int][]reflect.Type{400: {typeOf[wire.InvalidRequestError]()}},
 			errs:     []int{400, 404, 408, 413}, handler: s.commands.handleSummarize},
+		{method: "POST", path: sessionPath + "/fork", op: "session.fork", summary: "Fork session: a new session with the messages before messageID (all without it)", tag: "session",
+			body: typeOf[wire.ForkBody](), bodyOptional: true, resp: typeOf[wire.Session](), errs: []int{400, 404, 408, 413}, handler: branch.handleFork},
+		{method: "POST", path: sessionPath + "/share", op: "session.share", summary: "Share session (not available: a 400 that says so)", tag: "session",
+			resp: typeOf[wire.Session](), errs: []int{400, 404}, handler: branch.handleShare},
+		{method: "DELETE", path: sessionPath + "/share", op: "session.unshare", summary: "Unshare session (not available: a 400 that says so)", tag: "session",
+			resp: typeOf[wire.Session](), errs: []int{400, 404}, handler: branch.handleShare},
+		{method: "POST", path: sessionPath + "/init", op: "session.init", summary: "Initialize session: the agent writes AGENTS.md for the project (the TUI's /init)", tag: "session",
+			body: typeOf[wire.InitBody](), respSchema: map[string]any{"type": "boolean"}, errs: []int{400, 404, 408, 409, 413, 429}, handler: s.commands.handleInit},
+		{method: "POST", path: sessionPath + "/shell", op: "session.shell", summary: "Run a shell command (the TUI's !cmd) through the session agent's Bash tool", tag: "session",
+			body: typeOf[wire.ShellBody](), resp: typeOf[wire.AssistantWithParts](), errs: []int{400, 404, 408, 413}, handler: s.commands.handleShell},
 		{method: "GET", path: "/event", op: "event.subscribe", summary: "Subscribe to events", tag: "event",
 			sse: "Event", handler: s.streams.handleEvents},
 		{method: "GET", path: "/global/event", op: "global.event", summary: "Get global events", tag: "global",

@@ -177,7 +177,7 @@ func (s *promptsAPI) parsePromptBody(w http.ResponseWriter, r *http.Request, rec
 	}
 	p := &prompt{rec: rec, sid: sid, node: node, text: text, body: body, created: time.Now(), parent: otelprop.FromHeader(r.Header),
 		hold: hold, textAt: textAt}
-	if !ours && s.pool.Runtime().Running(sid) {
+	if !ours && s.pool.Runs(r.Context(), sid) {
 		if rec.ParentID != "" && !body.NoReply {
 			// A child at work in its root's run: the prompt is a message
 			// it reads at its next turn (childmsg.go).
@@ -577,8 +577,8 @@ func (s *promptsAPI) emptyAnswer(p *prompt, parent, msg string, aborted bool) js
 // handleAbort answers POST /session/{id}/abort: it cancels the session's
 // run and its queued prompts, waits for the run to wind down (children end
 // aborted, the session goes idle) and answers true. A child session that
-// runs in its root's run (no prompt of its own) is cancelled alone
-// (pool.Pool.Cancel): it and its subtree end aborted, its parent reads
+// runs in its root's run (no prompt of its own; in this process or on the
+// pool's engine) is cancelled alone (pool.Pool.Cancel): it and its subtree end aborted, its parent reads
 // that the user cancelled it and goes on.
 func (s *promptsAPI) handleAbort(w http.ResponseWriter, r *http.Request) {
 	sid := r.PathValue("sessionID")
@@ -594,7 +594,7 @@ func (s *promptsAPI) handleAbort(w http.ResponseWriter, r *http.Request) {
 		own = st.active != nil
 		st.mu.Unlock()
 	}
-	if !own && rec.ParentID != "" && s.pool.Runtime().Running(rec.ID) {
+	if !own && rec.ParentID != "" && s.pool.Runs(ctx, rec.ID) {
 		s.cancelChild(ctx, rec.ID, answeredBy(r))
 		writeJSON(w, http.StatusOK, true)
 		return

@@ -3,6 +3,7 @@ package servertest
 import (
 	"context"
 	"iter"
+	"regexp"
 
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/model"
@@ -34,10 +35,10 @@ type steerBlocking struct{ started chan<- Started }
 
 func (steerBlocking) ID() string { return "blocking" }
 
-func (b steerBlocking) Stream(ctx context.Context, _ *model.Request) iter.Seq2[model.Chunk, error] {
+func (b steerBlocking) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
 	return func(yield func(model.Chunk, error) bool) {
 		select {
-		case b.started <- startedOf(ctx):
+		case b.started <- startedOf(ctx, req):
 		case <-ctx.Done():
 		}
 		<-ctx.Done()
@@ -54,7 +55,7 @@ func (gated) ID() string { return "gated" }
 
 func (g gated) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
 	return func(yield func(model.Chunk, error) bool) {
-		who := startedOf(ctx)
+		who := startedOf(ctx, req)
 		answered := false
 		for _, m := range req.Messages {
 			answered = answered || m.Role == model.RoleAssistant
@@ -81,9 +82,20 @@ func (g gated) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.C
 	}
 }
 
-func startedOf(ctx context.Context) Started {
+// memberPrompt finds the agent's name in a system prompt of
+// SteerTeamYAML, for a model that runs where no invocation is in its
+// context (a Temporal worker's activity).
+var memberPrompt = regexp.MustCompile(`You are member (\w+)\.`)
+
+// startedOf says who asks: the invocation's session and agent, else (on
+// an engine's worker) the agent its system prompt names, without a
+// session (ResolveMembers finds it).
+func startedOf(ctx context.Context, req *model.Request) Started {
 	if inv := spawn.InvocationFrom(ctx); inv != nil {
 		return Started{inv.Session.ID, inv.Session.AgentName}
+	}
+	if m := memberPrompt.FindStringSubmatch(req.System); m != nil {
+		return Started{Agent: m[1]}
 	}
 	return Started{}
 }

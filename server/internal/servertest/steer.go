@@ -24,9 +24,9 @@ agents:
         - tool_calls: [{name: task, args: {agent_or_team: panel, prompt: review, description: Review}}]
         - text: "lead done"
     tools: [subagent]
-  a: {model: {type: gated}}
-  b: {model: {type: blocking}}
-  c: {model: {type: gated}}
+  a: {model: {type: gated}, system_prompt: "You are member a."}
+  b: {model: {type: blocking}, system_prompt: "You are member b."}
+  c: {model: {type: gated}, system_prompt: "You are member c."}
 teams:
   panel: {mode: parallel, members: [a, b, c]}
 `
@@ -47,6 +47,27 @@ func SteerMembers(t testing.TB, started <-chan Started) map[string]string {
 		}
 	}
 	return out
+}
+
+// ResolveMembers fills in the sessions of members that reported none
+// (their models ran on an engine's worker) from the store: the sessions
+// of the team that root's session started, by agent.
+func ResolveMembers(t testing.TB, st session.Store, root string, members map[string]string) {
+	t.Helper()
+	ctx := context.Background()
+	teams, err := st.ListSessions(ctx, session.ListOptions{ParentID: root})
+	if err != nil || len(teams) != 1 {
+		t.Fatalf("servertest: the team's session under %s: %d, %v", root, len(teams), err)
+	}
+	kids, err := st.ListSessions(ctx, session.ListOptions{ParentID: teams[0].ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range kids {
+		if members[k.AgentName] == "" {
+			members[k.AgentName] = k.ID
+		}
+	}
 }
 
 // CheckSteerOutcomes checks, in the stored conversation of the root

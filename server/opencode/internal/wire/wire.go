@@ -589,6 +589,26 @@ type (
 		ModelID    string `json:"modelID"`
 		Auto       bool   `json:"auto,omitempty"`
 	}
+	// ForkBody is POST /session/{sessionID}/fork: the fork holds the
+	// messages before messageID (all of them without it).
+	ForkBody struct {
+		MessageID string `json:"messageID,omitempty" pattern:"^msg"`
+	}
+	// ShellBody is POST /session/{sessionID}/shell (the TUI's !cmd). model
+	// is accepted; no model runs.
+	ShellBody struct {
+		MessageID string    `json:"messageID,omitempty" pattern:"^msg"`
+		Agent     string    `json:"agent"`
+		Model     *ModelRef `json:"model,omitempty"`
+		Command   string    `json:"command"`
+	}
+	// InitBody is POST /session/{sessionID}/init (the TUI's /init). The
+	// model is accepted; the session's agent runs with its own.
+	InitBody struct {
+		ModelID    string `json:"modelID"`
+		ProviderID string `json:"providerID"`
+		MessageID  string `json:"messageID" pattern:"^msg"`
+	}
 	// SessionCompacted is the properties of session.compacted.
 	SessionCompacted struct {
 		SessionID string `json:"sessionID" pattern:"^ses"`

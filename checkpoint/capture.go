@@ -1,4 +1,4 @@
-package pool
+package checkpoint
 
 import (
 	"context"
@@ -8,14 +8,19 @@ import (
 	"github.com/agentpool/agentpool/tool/workspace"
 )
 
-// storeCheckpointer keeps, in the store of the run that makes a change,
-// the file as it was before the first change at each checkpoint of the
-// session (docs/checkpoints.md): the file tools' workspace.Checkpointer.
-// A store that is not a session.CaptureStore keeps none, and a call
-// outside a run (no invocation) is not checkpointed.
-type storeCheckpointer struct{}
+// Capturer keeps, in the store of the run that makes a change, the file
+// as it was before the first change at each checkpoint of the session
+// (docs/checkpoints.md): the file tools' workspace.Checkpointer, which
+// the pool gives its file tools and an external agent's node the tools
+// that serve its fs/write_text_file. A store that is not a
+// session.CaptureStore keeps none, and a call outside a run (no
+// invocation) is not checkpointed.
+type Capturer struct{}
 
-func (storeCheckpointer) Before(ctx context.Context, c workspace.Change, prior func() (workspace.Prior, error)) error {
+var _ workspace.Checkpointer = Capturer{}
+
+// Before implements workspace.Checkpointer.
+func (Capturer) Before(ctx context.Context, c workspace.Change, prior func() (workspace.Prior, error)) error {
 	inv := spawn.InvocationFrom(ctx)
 	if inv == nil || inv.Runtime == nil {
 		return nil
