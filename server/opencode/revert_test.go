@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -145,5 +146,59 @@ agents:
 	}, 10*time.Second)
 	if code, v := call(t, "POST", base+"/session/"+sid+"/unrevert", ""); code != 400 {
 		t.Errorf("a second unrevert: %d %v", code, v)
+	}
+
+	// A prompt after a revert goes on from the reverted point: revert is
+	// cleared, and the cut turn cannot be put back over the new one.
+	mustCall(t, 200, "POST", base+"/session/"+sid+"/revert", `{"messageID":"`+str(get(back[2], "info", "id"))+`"}`)
+	mustCall(t, 200, "POST", base+"/session/"+sid+"/message", promptBody("change it again"))
+	if got := mustCall(t, 200, "GET", base+"/session/"+sid, ""); get(got, "revert") != nil {
+		t.Errorf("revert after a new prompt: %v", get(got, "revert"))
+	}
+	if code, v := call(t, "POST", base+"/session/"+sid+"/unrevert", ""); code != 400 || !strings.Contains(str(get(v, "data", "message")), "gone on") {
+		t.Errorf("unrevert after a new prompt: %d %v", code, v)
+	}
+	if got := arr(mustCall(t, 200, "GET", base+"/session/"+sid+"/message", "")); len(got) != len(msgs) || get(arr(get(got[2], "parts"))[0], "text") != "change it again" {
+		t.Errorf("messages after the new prompt: %v", got)
+	}
+}
+
+// TestRevertRunning: a session at work is not reverted nor unreverted (a
+// 400 that says it is running); once aborted it can be.
+func TestRevertRunning(t *testing.T) {
+	noLeaks(t)
+	p := newPool(t, `
+agents:
+  slow:
+    model:
+      type: scripted
+      delay: 50ms
+      turns:
+        - text: "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty"
+`)
+	_, base := newServer(t, p, Options{})
+	ev := subscribe(t, base+"/event")
+	sid := str(createSession(t, base, "")["id"])
+	mustCall(t, 204, "POST", base+"/session/"+sid+"/prompt_async", promptBody("take your time"))
+	ev.wait(func(e map[string]any) bool { return e["type"] == "message.part.delta" && get(e, "properties", "sessionID") == sid }, 10*time.Second)
+	msgs := arr(mustCall(t, 200, "GET", base+"/session/"+sid+"/message", ""))
+	if len(msgs) == 0 {
+		t.Fatal("no message while running")
+	}
+	first := str(get(msgs[0], "info", "id"))
+	for op, body := range map[string]string{"revert": `{"messageID":"` + first + `"}`, "unrevert": ""} {
+		code, v := call(t, "POST", base+"/session/"+sid+"/"+op, body)
+		if code != 400 || get(v, "name") != "BadRequest" || !strings.Contains(str(get(v, "data", "message")), "running") {
+			t.Errorf("%s of a running session: %d %v", op, code, v)
+		}
+	}
+	mustCall(t, 200, "POST", base+"/session/"+sid+"/abort", "")
+	ev.wait(isType("session.idle", sid), 10*time.Second)
+	v := mustCall(t, 200, "POST", base+"/session/"+sid+"/revert", `{"messageID":"`+first+`"}`)
+	if get(v, "revert", "messageID") != first {
+		t.Errorf("revert after abort: %v", v)
+	}
+	if n := len(arr(mustCall(t, 200, "GET", base+"/session/"+sid+"/message", ""))); n != 0 {
+		t.Errorf("%d messages after reverting the first", n)
 	}
 }
