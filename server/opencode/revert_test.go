@@ -180,7 +180,9 @@ agents:
 	ev := subscribe(t, base+"/event")
 	sid := str(createSession(t, base, "")["id"])
 	mustCall(t, 204, "POST", base+"/session/"+sid+"/prompt_async", promptBody("take your time"))
-	ev.wait(func(e map[string]any) bool { return e["type"] == "message.part.delta" && get(e, "properties", "sessionID") == sid }, 10*time.Second)
+	ev.wait(func(e map[string]any) bool {
+		return e["type"] == "message.part.delta" && get(e, "properties", "sessionID") == sid
+	}, 10*time.Second)
 	msgs := arr(mustCall(t, 200, "GET", base+"/session/"+sid+"/message", ""))
 	if len(msgs) == 0 {
 		t.Fatal("no message while running")
