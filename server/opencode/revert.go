@@ -16,10 +16,10 @@ import (
 )
 
 // metaRevert is the Metadata key of a session that stands reverted
-// through this server: {"messageID", "partID", "at"} (at: the session's
-// updated time then, Unix milliseconds). Session.revert is answered from
-// it while the session has not changed since (a later prompt goes on from
-// the reverted point, as OpenCode's does).
+// through this server: {"messageID", "partID"}, answered as
+// Session.revert. Unrevert removes it, and so does the next prompt of this
+// server (promptsAPI.run), which goes on from the reverted point as
+// OpenCode's does.
 const metaRevert = "opencode_revert"
 
 // messageRemovedProps is message.removed.
@@ -66,13 +66,12 @@ func (s *revertAPI) handleRevert(w http.ResponseWriter, r *http.Request) {
 	if !s.answerErr(w, sid, "revert", err) {
 		return
 	}
-	now := time.Now()
 	err = s.store.UpdateSession(ctx, sid, func(rec *session.Session) {
 		if rec.Metadata == nil {
 			rec.Metadata = map[string]any{}
 		}
-		rec.Metadata[metaRevert] = map[string]any{"messageID": body.MessageID, "partID": body.PartID, "at": ms(now)}
-		rec.UpdatedAt = now
+		rec.Metadata[metaRevert] = map[string]any{"messageID": body.MessageID, "partID": body.PartID}
+		rec.UpdatedAt = time.Now()
 	})
 	if err == nil {
 		err = s.store.Flush(ctx)
@@ -208,29 +207,14 @@ func (s *revertAPI) resync(ctx context.Context, w http.ResponseWriter, sid strin
 	writeJSON(w, http.StatusOK, info)
 }
 
-// revertOf is the Session.revert of rec: its revert point while it has
-// not changed since the revert, nil otherwise.
+// revertOf is the Session.revert of rec: its revert point while it
+// stands reverted, nil otherwise.
 func revertOf(rec session.Session) *wire.SessionRevert {
 	m, _ := rec.Metadata[metaRevert].(map[string]any)
-	if m == nil {
-		return nil
-	}
-	var at int64
-	switch v := m["at"].(type) {
-	case int64:
-		at = v
-	case float64:
-		at = int64(v)
-	case int:
-		at = int64(v)
-	}
-	if ms(rec.UpdatedAt) > at {
-		return nil // gone on since: a new prompt continues from the revert point
-	}
 	mid, _ := m["messageID"].(string)
-	pid, _ := m["partID"].(string)
 	if mid == "" {
 		return nil
 	}
+	pid, _ := m["partID"].(string)
 	return &wire.SessionRevert{MessageID: mid, PartID: pid}
 }

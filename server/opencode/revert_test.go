@@ -15,6 +15,7 @@ import (
 	"github.com/agentpool/agentpool/pool"
 	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/session/memory"
+	"github.com/agentpool/agentpool/session/sqlite"
 )
 
 // TestRevertUnrevert: POST /session/{id}/revert at the prompt whose run
@@ -23,6 +24,22 @@ import (
 // session.updated with revert are published); POST .../unrevert puts the
 // file and the turn back and clears revert.
 func TestRevertUnrevert(t *testing.T) {
+	for name, open := range map[string]func(t *testing.T) session.Store{
+		"memory": func(*testing.T) session.Store { return memory.New() },
+		"sqlite": func(t *testing.T) session.Store {
+			st, err := sqlite.Open(filepath.Join(t.TempDir(), "db.sqlite"), sqlite.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			return st
+		},
+	} {
+		t.Run(name, func(t *testing.T) { testRevertUnrevert(t, open(t)) })
+	}
+}
+
+func testRevertUnrevert(t *testing.T, store session.Store) {
 	noLeaks(t)
 	ws := t.TempDir()
 	orig := []byte("line one\r\nline two  \xff\xfe\n\tend")
@@ -47,7 +64,6 @@ agents:
 	// The first turn is stored before the server starts (a session of an
 	// earlier process): the scripted model plays its turns from the start
 	// at each prompt, and only the second prompt's run is to write.
-	store := memory.New()
 	ctx := context.Background()
 	now := time.Now()
 	sid := id.DescendingAt(id.Session, now)
