@@ -328,6 +328,9 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 	if instructions, ok := compactionAsked(ctx, inv.Session.ID); ok && inv.Continue == nil {
 		return r.compactOnly(ctx, instructions)
 	}
+	if command, ok := shellAsked(ctx, inv.Session.ID); ok && inv.Continue == nil {
+		return r.shellOnly(ctx, command)
+	}
 
 	prompt := inv.Prompt
 	if h := r.hooks; h != nil && prompt != "" {

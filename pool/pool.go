@@ -203,6 +203,11 @@ type RunRequest struct {
 	// summarised into one message, and the run answers with the summary
 	// (docs/control.md, Compaction). Not on Options.Engine.
 	Compact *CompactRequest
+	// Shell, with SessionID and no Prompt, makes the run of a plain agent
+	// run this command line through its Bash tool (hooks and approval
+	// rules apply), recorded in the conversation, without a model turn
+	// (OpenCode's shell). Not on Options.Engine.
+	Shell string
 }
 
 // CompactRequest asks for a manual compaction (RunRequest.Compact).
@@ -265,6 +270,18 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 			return RunResult{}, fmt.Errorf("pool: compaction is of an agent's conversation; %q is not a plain agent (a team, a custom node or an agent with connections)", name)
 		}
 		ctx = agent.WithCompaction(ctx, req.SessionID, c.Instructions)
+	}
+	if req.Shell != "" {
+		switch {
+		case req.SessionID == "" || req.Prompt != "" || req.Compact != nil:
+			return RunResult{}, errors.New("pool: a shell command runs in a stored session (RunRequest.SessionID) and takes no prompt")
+		case p.engine != nil:
+			return RunResult{}, errors.New("pool: shell commands are not run under a durable execution engine")
+		}
+		if _, ok := node.(*agent.Agent); !ok {
+			return RunResult{}, fmt.Errorf("pool: a shell command runs through an agent's Bash tool; %q is not a plain agent (a team, a custom node or an agent with connections)", name)
+		}
+		ctx = agent.WithShell(ctx, req.SessionID, req.Shell)
 	}
 	budget := req.Budget
 	if budget.IsZero() {

@@ -1,9 +1,16 @@
 package opencode
 
 import (
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentpool/agentpool/config"
+	"github.com/agentpool/agentpool/hook"
+	"github.com/agentpool/agentpool/pool"
 )
 
 // TestFork: POST /session/{id}/fork copies the conversation before the
@@ -135,4 +142,111 @@ agents:
 	if !answered {
 		t.Errorf("init's answer: %v", get(msgs[1], "parts"))
 	}
+}
+
+// shellYAML: worker runs commands; guarded's approval rules deny Bash;
+// bare has no Bash tool.
+const shellYAML = `
+default_agent: worker
+agents:
+  worker:
+    tools: [execution]
+    tool_approval: {"*": allow}
+    model: {type: scripted, turns: ["I saw it"]}
+  guarded:
+    tools: [execution]
+    tool_approval: {Bash: deny}
+    model: {type: scripted, turns: ["no"]}
+  bare:
+    model: {type: scripted, turns: ["no"]}
+`
+
+// TestShell: POST /session/{id}/shell (the TUI's !cmd) runs the command
+// through the session agent's Bash tool in its workspace and answers the
+// assistant message with the bash tool part and its output, which the
+// transcript and the model's next turn then hold; approval rules apply;
+// an agent without Bash, bad bodies and unknown sessions are refused.
+func TestShell(t *testing.T) {
+	noLeaks(t)
+	ws := t.TempDir()
+	m, err := config.Parse("shell.yaml", []byte(shellYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := pool.New(m, pool.Options{Workspace: ws, Hooks: hook.New(hook.Options{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	_, base := newServer(t, p, Options{})
+	ev := subscribe(t, base+"/event")
+	sid := str(createSession(t, base, "")["id"])
+	cmd := func(c string) string { return `{"agent":"worker","command":` + strconv.Quote(c) + `}` }
+
+	v := mustCall(t, 200, "POST", base+"/session/"+sid+"/shell", cmd("echo hi; echo there > made.txt"))
+	mustMatchResponse(t, "post", "/session/{sessionID}/shell", "200", v)
+	var tool map[string]any
+	for _, part := range arr(get(v, "parts")) {
+		if get(part, "type") == "tool" {
+			tool = obj(part)
+		}
+	}
+	if get(v, "info", "role") != "assistant" || tool == nil || get(tool, "tool") != "bash" || get(tool, "state", "status") != "completed" ||
+		!strings.Contains(str(get(tool, "state", "output")), "hi") {
+		t.Fatalf("shell answered %v", v)
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "made.txt")); err != nil || string(b) != "there\n" {
+		t.Errorf("the command did not run in the workspace: %q %v", b, err)
+	}
+	ev.wait(func(e map[string]any) bool {
+		return e["type"] == "message.part.updated" && get(e, "properties", "part", "type") == "tool" && get(e, "properties", "part", "state", "status") == "completed"
+	}, 10*time.Second)
+
+	// The model's next turn goes on after it.
+	mustCall(t, 200, "POST", base+"/session/"+sid+"/message", promptBody("what did it say?"))
+	stored, err := p.Store().Messages(t.Context(), sid)
+	if err != nil || len(stored) != 5 || stored[1].Role != "assistant" || stored[2].Role != "tool" || !strings.Contains(stored[2].Parts[0].Text, "hi") {
+		t.Fatalf("stored conversation %+v %v", stored, err)
+	}
+
+	// Approval rules apply: a denied command is an error part that says so.
+	guarded := str(createSession(t, base, `{"agent":"guarded"}`)["id"])
+	v = mustCall(t, 200, "POST", base+"/session/"+guarded+"/shell", `{"agent":"guarded","command":"touch denied.txt"}`)
+	denied := false
+	for _, part := range arr(get(v, "parts")) {
+		denied = denied || get(part, "type") == "tool" && get(part, "state", "status") == "error"
+	}
+	if _, err := os.Stat(filepath.Join(ws, "denied.txt")); !denied || err == nil {
+		t.Errorf("a denied command: %v (file: %v)", v, err)
+	}
+
+	bare := str(createSession(t, base, `{"agent":"bare"}`)["id"])
+	if code, v := call(t, "POST", base+"/session/"+bare+"/shell", `{"agent":"bare","command":"true"}`); code != 400 || !strings.Contains(str(get(v, "data", "message")), "Bash") {
+		t.Errorf("shell of an agent without Bash: %d %v", code, v)
+	}
+	for _, bad := range []string{`{}`, `{"agent":"worker"}`, `{"agent":"worker","command":"true","extra":1}`, `[`} {
+		if code, v := call(t, "POST", base+"/session/"+sid+"/shell", bad); code != 400 || get(v, "name") != "BadRequest" {
+			t.Errorf("shell with %s: %d %v", bad, code, v)
+		}
+	}
+	if code, _ := call(t, "POST", base+"/session/ses_unknown00000000000000000000/shell", cmd("true")); code != 404 {
+		t.Errorf("shell of an unknown session: %d", code)
+	}
+}
+
+// TestShellWhileRunning: a session whose run goes on refuses a command
+// with a 400 that says so.
+func TestShellWhileRunning(t *testing.T) {
+	noLeaks(t)
+	_, base := newServer(t, newPool(t, slowYAML), Options{})
+	ev := subscribe(t, base+"/event")
+	sid := str(createSession(t, base, `{"agent":"slow"}`)["id"])
+	mustCall(t, 204, "POST", base+"/session/"+sid+"/prompt_async", promptBody("go"))
+	ev.wait(isType("message.part.delta", sid), 10*time.Second)
+	code, v := call(t, "POST", base+"/session/"+sid+"/shell", `{"agent":"slow","command":"true"}`)
+	if code != 400 || !strings.Contains(str(get(v, "data", "message")), "is running") {
+		t.Errorf("shell of a running session: %d %v", code, v)
+	}
+	mustCall(t, 200, "POST", base+"/session/"+sid+"/abort", "")
+	ev.wait(isType("session.idle", sid), 10*time.Second)
 }

@@ -99,6 +99,8 @@ func (s *Server) routeTable() []*route {
 			body: typeOf[wire.RevertBody](), resp: typeOf[wire.Session](), errs: []int{400, 404, 408, 413}, handler: revert.handleRevert},
 		{method: "POST", path: sessionPath + "/unrevert", op: "session.unrevert", summary: "Restore reverted messages: the last revert taken back (checkpoint.Undo)", tag: "session",
 			resp: typeOf[wire.Session](), errs: []int{400, 404}, handler: revert.handleUnrevert},
+		{method: "POST", path: sessionPath + "/shell", op: "session.shell", summary: "Run a shell command (the TUI's !cmd) through the session agent's Bash tool", tag: "session",
+			body: typeOf[wire.ShellBody](), resp: typeOf[wire.AssistantWithParts](), errs: []int{400, 404, 408, 413}, handler: s.commands.handleShell},
 		{method: "GET", path: "/event", op: "event.subscribe", summary: "Subscribe to events", tag: "event",
 			sse: "Event", handler: s.streams.handleEvents},
 		{method: "GET", path: "/global/event", op: "global.event", summary: "Get global events", tag: "global",
