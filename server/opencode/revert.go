@@ -7,6 +7,7 @@ package opencode
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -17,9 +18,9 @@ import (
 
 // metaRevert is the Metadata key of a session that stands reverted
 // through this server: {"messageID", "partID"}, answered as
-// Session.revert. Unrevert removes it, and so does the next prompt of this
-// server (promptsAPI.run), which goes on from the reverted point as
-// OpenCode's does.
+// Session.revert. Unrevert removes it, and so do the next prompt (promptsAPI.run)
+// and shell command (clearRevert) of this server, which go on from the
+// reverted point as OpenCode's do.
 const metaRevert = "opencode_revert"
 
 // messageRemovedProps is message.removed.
@@ -205,6 +206,18 @@ func (s *revertAPI) resync(ctx context.Context, w http.ResponseWriter, sid strin
 	s.publish("session.updated", sid, sessionInfoProps{SessionID: sid, Info: info})
 	st.mu.Unlock()
 	writeJSON(w, http.StatusOK, info)
+}
+
+// clearRevert removes sid's revert point: a shell command run on it goes
+// on from there (a prompt removes it in promptsAPI.run).
+func clearRevert(ctx context.Context, st session.Store, sid string, log *slog.Logger) {
+	rec, err := st.GetSession(ctx, sid)
+	if err != nil || rec.Metadata[metaRevert] == nil {
+		return
+	}
+	if err := st.UpdateSession(ctx, sid, func(r *session.Session) { delete(r.Metadata, metaRevert) }); err != nil {
+		log.Warn("opencode: clear revert", "session", sid, "err", err)
+	}
 }
 
 // revertOf is the Session.revert of rec: its revert point while it

@@ -50,7 +50,8 @@ func testRevertUnrevert(t *testing.T, store session.Store) {
 	m, err := config.Parse("test.yaml", []byte(`
 agents:
   solo:
-    tools: [file_access]
+    tools: [file_access, execution]
+    tool_approval: {"*": allow}
     model:
       type: scripted
       turns:
@@ -174,8 +175,15 @@ agents:
 	if code, v := call(t, "POST", base+"/session/"+sid+"/unrevert", ""); code != 400 || !strings.Contains(str(get(v, "data", "message")), "gone on") {
 		t.Errorf("unrevert after a new prompt: %d %v", code, v)
 	}
-	if got := arr(mustCall(t, 200, "GET", base+"/session/"+sid+"/message", "")); len(got) != len(msgs) || get(arr(get(got[2], "parts"))[0], "text") != "change it again" {
-		t.Errorf("messages after the new prompt: %v", got)
+	got := arr(mustCall(t, 200, "GET", base+"/session/"+sid+"/message", ""))
+	if len(got) != len(msgs) || get(arr(get(got[2], "parts"))[0], "text") != "change it again" {
+		t.Fatalf("messages after the new prompt: %v", got)
+	}
+	// So does a shell command (the TUI's !cmd).
+	mustCall(t, 200, "POST", base+"/session/"+sid+"/revert", `{"messageID":"`+str(get(got[2], "info", "id"))+`"}`)
+	mustCall(t, 200, "POST", base+"/session/"+sid+"/shell", `{"agent":"solo","command":"true"}`)
+	if got := mustCall(t, 200, "GET", base+"/session/"+sid, ""); get(got, "revert") != nil {
+		t.Errorf("revert after a shell command: %v", get(got, "revert"))
 	}
 }
 
