@@ -304,6 +304,7 @@ var refName = map[string]string{
 	"message.updated":      "EventMessageUpdated",
 	"message.part.updated": "EventMessagePartUpdated",
 	"message.part.delta":   "EventMessagePartDelta",
+	"message.removed":      "EventMessageRemoved",
 	"todo.updated":         "EventTodoUpdated",
 	"permission.asked":     "EventPermissionAsked",
 	"permission.replied":   "EventPermissionReplied",

@@ -33,6 +33,7 @@ var eventKinds = []struct {
 	{"EventSessionError", "session.error", typeOf[sessionErrorProps]()},
 	{"EventMessageUpdated", "message.updated", typeOf[messageProps]()},
 	{"EventMessagePartUpdated", "message.part.updated", typeOf[partProps]()},
+	{"EventMessageRemoved", "message.removed", typeOf[messageRemovedProps]()},
 	{"EventMessagePartDelta", "message.part.delta", typeOf[deltaProps]()},
 	{"EventTodoUpdated", "todo.updated", typeOf[todoProps]()},
 	{"EventPermissionAsked", "permission.asked", typeOf[wire.PermissionRequest]()},

@@ -44,6 +44,7 @@ func typeOf[T any]() reflect.Type { return reflect.TypeFor[T]() }
 func (s *Server) routeTable() []*route {
 	sessionPath := "/session/{sessionID}"
 	branch := &branchAPI{s.base}
+	revert := &revertAPI{s.base}
 	return []*route{
 		{method: "GET", path: "/session", op: "session.list", summary: "List sessions", tag: "session",
 			query: []param{
@@ -94,6 +95,10 @@ func (s *Server) routeTable() []*route {
 			resp: typeOf[wire.Session](), errs: []int{400, 404}, handler: branch.handleShare},
 		{method: "POST", path: sessionPath + "/init", op: "session.init", summary: "Initialize session: the agent writes AGENTS.md for the project (the TUI's /init)", tag: "session",
 			body: typeOf[wire.InitBody](), respSchema: map[string]any{"type": "boolean"}, errs: []int{400, 404, 408, 409, 413, 429}, handler: s.commands.handleInit},
+		{method: "POST", path: sessionPath + "/revert", op: "session.revert", summary: "Revert message: the session's files and conversation back to just before messageID (checkpoint.Rewind)", tag: "session",
+			body: typeOf[wire.RevertBody](), resp: typeOf[wire.Session](), errs: []int{400, 404, 408, 413}, handler: revert.handleRevert},
+		{method: "POST", path: sessionPath + "/unrevert", op: "session.unrevert", summary: "Restore reverted messages: the last revert taken back (checkpoint.Undo)", tag: "session",
+			resp: typeOf[wire.Session](), errs: []int{400, 404}, handler: revert.handleUnrevert},
 		{method: "POST", path: sessionPath + "/shell", op: "session.shell", summary: "Run a shell command (the TUI's !cmd) through the session agent's Bash tool", tag: "session",
 			body: typeOf[wire.ShellBody](), resp: typeOf[wire.AssistantWithParts](), errs: []int{400, 404, 408, 413}, handler: s.commands.handleShell},
 		{method: "GET", path: "/event", op: "event.subscribe", summary: "Subscribe to events", tag: "event",

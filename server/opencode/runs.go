@@ -462,7 +462,10 @@ func (s *promptsAPI) run(gen context.Context, ss *sessState, q *sessionRuns, w *
 	bg := context.WithoutCancel(ctx)
 	s.history.seed(bg, p.sid)
 	s.retitle(bg, p)
-	if err := s.store.UpdateSession(bg, p.sid, func(r *session.Session) { r.AgentName = p.node }); err != nil {
+	if err := s.store.UpdateSession(bg, p.sid, func(r *session.Session) {
+		r.AgentName = p.node
+		delete(r.Metadata, metaRevert) // the prompt goes on from a revert point (revert.go)
+	}); err != nil {
 		s.log.Warn("opencode: record agent", "session", p.sid, "err", err)
 	}
 	ar := &activeRun{node: p.node, done: make(chan struct{})}

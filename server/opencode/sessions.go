@@ -53,6 +53,7 @@ func (s *base) wireSession(rec session.Session) wire.Session {
 	if out.Time.Updated < out.Time.Created {
 		out.Time.Updated = out.Time.Created
 	}
+	out.Revert = revertOf(rec)
 	return out
 }
 

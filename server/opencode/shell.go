@@ -56,6 +56,7 @@ func (s *commandsAPI) handleShell(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	clearRevert(ctx, s.store, sid, s.log) // the command goes on from a revert point (revert.go)
 	res, err := s.pool.RunSink(ctx, pool.RunRequest{Node: rec.AgentName, SessionID: sid, Shell: body.Command}, event.Discard)
 	switch {
 	case errors.Is(err, session.ErrRunning):

@@ -27,6 +27,18 @@ type Session struct {
 	Time      SessionTime   `json:"time"`
 	Cost      float64       `json:"cost"`
 	Tokens    Tokens        `json:"tokens"`
+	// Revert is set while the session stands reverted (POST .../revert)
+	// and not yet unreverted nor gone on.
+	Revert *SessionRevert `json:"revert,omitempty"`
+}
+
+// SessionRevert is a session's revert point: the message the session was
+// taken back to (its files and conversation as they were before it).
+type SessionRevert struct {
+	MessageID string `json:"messageID" pattern:"^msg"`
+	PartID    string `json:"partID,omitempty" pattern:"^prt"`
+	Snapshot  string `json:"snapshot,omitempty"`
+	Diff      string `json:"diff,omitempty"`
 }
 
 // SessionModel names a session's model.
@@ -593,6 +605,12 @@ type (
 	// messages before messageID (all of them without it).
 	ForkBody struct {
 		MessageID string `json:"messageID,omitempty" pattern:"^msg"`
+	}
+	// RevertBody is POST /session/{sessionID}/revert: the session goes
+	// back to just before messageID (partID is accepted and kept).
+	RevertBody struct {
+		MessageID string `json:"messageID" pattern:"^msg"`
+		PartID    string `json:"partID,omitempty" pattern:"^prt"`
 	}
 	// ShellBody is POST /session/{sessionID}/shell (the TUI's !cmd). model
 	// is accepted; no model runs.
