@@ -97,7 +97,7 @@ test('acpx: the editor rejects the Write; the writer sees it and goes on', async
   assert.equal(msgs.at(-1).result?.stopReason, 'end_turn', where);
 });
 
-test('acpx: interrupted while asking, the question is withdrawn and the prompt cancelled', async () => {
+test('acpx: interrupted while asking, the question is withdrawn and the prompt cancelled', async (t) => {
   assert.ok(hasTmux(), 'tmux is needed for acpx to ask on a terminal (make test-deps installs it)');
   const cwd = tempDir('agentpool-acpx-cancel-');
   const db = path.join(tempDir('agentpool-acpx-db-'), 'sessions.db');
@@ -112,8 +112,14 @@ test('acpx: interrupted while asking, the question is withdrawn and the prompt c
     process.kill(Number(acpx), 'SIGINT');
     await tty.waitFor(/EXIT=\d+/, 'the end of acpx');
     const screen = tty.tmux('capture-pane', '-p', '-S', '-200', '-t', 'main');
-    // acpx shows the agent's withdrawal of its question, then the end.
-    assert.match(screen, /\[client\] \$\/cancel_request/, screen);
+    // SIGINT makes acpx send session/cancel and drop its own question at
+    // once; whether our $/cancel_request (the withdrawal) reaches it
+    // before it stops listening is a race between the two processes (lost
+    // under load). The wire of the withdrawal is pinned by server/acp's
+    // approval_cancel golden test; here what the user sees must hold.
+    if (!/\[client\] \$\/cancel_request/.test(screen)) {
+      t.diagnostic('acpx stopped listening before the $/cancel_request arrived');
+    }
     assert.match(screen, /Cancelled by the user\./, screen);
     assert.match(screen, /\[done\] cancelled/, screen);
     // acpx's exit status for a cancelled permission request.
