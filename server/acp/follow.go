@@ -53,9 +53,9 @@ func (c *conn) openEngineRun(ctx context.Context, s session.Session) (*engineRun
 }
 
 // followRun follows the engine's run of the loaded root s in the
-// background, as a prompt runs (session/cancel cancels it on the engine;
-// session/close and the connection's end stop following it, the run goes
-// on there; a session/prompt meanwhile is refused as busy): its events
+// background, as a prompt runs (session/cancel and session/close cancel
+// it on the engine; the connection's end only stops following it, the
+// run goes on there; a session/prompt meanwhile is refused as busy): its events
 // from its run_started on (which the load's replay left out) go through
 // the run's converter, so that the editor sees its cards again, and its
 // requests, shown in the broker with their ids, reach it as
