@@ -13,6 +13,49 @@ import (
 	"github.com/agentpool/agentpool/session"
 )
 
+// reloadOnTemporal runs the deep approval manifest on Temporal with an
+// agentpool worker, prompts from a first `serve acp` until the
+// grandchild's Write is asked, kills it (SIGKILL), and loads the session
+// in a second `serve acp` whose editor answers with answer.
+func reloadOnTemporal(t *testing.T, answer acpsdk.PermissionOptionId) (dir, db string, s acpsdk.NewSessionResponse, id string, second *acpEditorProc, ed2 *sdkEditor, werr *lockedBuf) {
+	t.Helper()
+	addr := devServer(t)
+	dir = t.TempDir()
+	manifest := filepath.Join(dir, "agentpool.yaml")
+	yaml := deepApprovalManifest + fmt.Sprintf("execution: {engine: temporal, address: %q, task_queue: %q}\nworkspace: .\n", addr, "cli-"+t.Name())
+	if err := os.WriteFile(manifest, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db = temporalDB(t, dir)
+	werr = startWorker(t, manifest, db)
+	ctx := context.Background()
+
+	ed1 := newSDKEditor("")
+	first := startACPEditor(t, dir, db, ed1)
+	var err error
+	s, err = first.conn.NewSession(ctx, acpsdk.NewSessionRequest{Cwd: dir, McpServers: []acpsdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go first.conn.Prompt(ctx, acpsdk.PromptRequest{SessionId: s.SessionId, Prompt: []acpsdk.ContentBlock{acpsdk.TextBlock("go")}})
+	asked := nextAsked(t, ed1)
+	id = requestID(asked)
+	if id == "" {
+		t.Fatalf("the first request has no request id: %+v", asked.ToolCall)
+	}
+	first.kill(t)
+	if _, err := os.Stat(filepath.Join(dir, "notes.md")); !os.IsNotExist(err) {
+		t.Fatalf("notes.md before any answer: %v", err)
+	}
+
+	ed2 = newSDKEditor(answer)
+	second = startACPEditor(t, dir, db, ed2)
+	if _, err := second.conn.LoadSession(ctx, acpsdk.LoadSessionRequest{SessionId: s.SessionId, Cwd: dir, McpServers: []acpsdk.McpServer{}}); err != nil {
+		t.Fatal(err)
+	}
+	return dir, db, s, id, second, ed2, werr
+}
+
 // TestContinueACPOnTemporal: on the Temporal engine, an editor's prompt
 // waits on a grandchild's Write (on an `agentpool worker`) when `serve
 // acp` is killed (SIGKILL); the workflow waits on. A new `serve acp` over
@@ -23,39 +66,7 @@ import (
 // root's final message reaches the editor as session/update.
 func TestContinueACPOnTemporal(t *testing.T) {
 	t.Parallel() // mostly waits on its CLI processes
-	addr := devServer(t)
-	dir := t.TempDir()
-	manifest := filepath.Join(dir, "agentpool.yaml")
-	yaml := deepApprovalManifest + fmt.Sprintf("execution: {engine: temporal, address: %q, task_queue: cli-acp-continue}\nworkspace: .\n", addr)
-	if err := os.WriteFile(manifest, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	db := temporalDB(t, dir)
-	werr := startWorker(t, manifest, db)
-	ctx := context.Background()
-
-	ed1 := newSDKEditor("")
-	first := startACPEditor(t, dir, db, ed1)
-	s, err := first.conn.NewSession(ctx, acpsdk.NewSessionRequest{Cwd: dir, McpServers: []acpsdk.McpServer{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go first.conn.Prompt(ctx, acpsdk.PromptRequest{SessionId: s.SessionId, Prompt: []acpsdk.ContentBlock{acpsdk.TextBlock("go")}})
-	asked := nextAsked(t, ed1)
-	id := requestID(asked)
-	if id == "" {
-		t.Fatalf("the first request has no request id: %+v", asked.ToolCall)
-	}
-	first.kill(t)
-	if _, err := os.Stat(filepath.Join(dir, "notes.md")); !os.IsNotExist(err) {
-		t.Fatalf("notes.md before any answer: %v", err)
-	}
-
-	ed2 := newSDKEditor("allow_once")
-	second := startACPEditor(t, dir, db, ed2)
-	if _, err := second.conn.LoadSession(ctx, acpsdk.LoadSessionRequest{SessionId: s.SessionId, Cwd: dir, McpServers: []acpsdk.McpServer{}}); err != nil {
-		t.Fatal(err)
-	}
+	dir, db, s, id, second, ed2, werr := reloadOnTemporal(t, "allow_once")
 	again := nextAsked(t, ed2)
 	if requestID(again) != id || again.SessionId != s.SessionId {
 		t.Fatalf("asked after the restart: request %q on %s, want %s on %s", requestID(again), again.SessionId, id, s.SessionId)
@@ -89,5 +100,32 @@ func TestContinueACPOnTemporal(t *testing.T) {
 		if st.Status != session.StatusCompleted {
 			t.Errorf("%s is %s after the run, want completed", name, st.Status)
 		}
+	}
+}
+
+// TestCancelFollowedRunOnTemporal: session/cancel of a root that a
+// session/load follows on Temporal, while its request is asked again,
+// cancels the run on the engine: the request is withdrawn, the run ends
+// aborted and nothing is written.
+func TestCancelFollowedRunOnTemporal(t *testing.T) {
+	t.Parallel() // mostly waits on its CLI processes
+	dir, db, s, id, second, ed2, _ := reloadOnTemporal(t, "")
+	if again := nextAsked(t, ed2); requestID(again) != id {
+		t.Fatalf("asked after the restart: %q, want %q", requestID(again), id)
+	}
+	if err := second.conn.Cancel(context.Background(), acpsdk.CancelNotification{SessionId: s.SessionId}); err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	ended := second.await(t, func(l string) bool { seen = append(seen, l); return strings.Contains(l, "a followed run ended") }, "the followed run's end")
+	if !strings.Contains(ended, "stop_reason=aborted") {
+		t.Fatalf("the cancelled run: %s\n%s", ended, strings.Join(seen, "\n"))
+	}
+	if _, err := os.Stat(filepath.Join(dir, "notes.md")); !os.IsNotExist(err) {
+		t.Errorf("notes.md after the cancel: %v", err)
+	}
+	root := sessionsOf(t, dir, db)["lead"]
+	if root.Status == session.StatusRunning || root.Status == session.StatusCompleted {
+		t.Errorf("the root after the cancel is %s; the server's log:\n%s", root.Status, strings.Join(seen, "\n"))
 	}
 }

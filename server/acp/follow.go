@@ -61,7 +61,10 @@ func (c *conn) openEngineRun(ctx context.Context, s session.Session) (*engineRun
 // requests, shown in the broker with their ids, reach it as
 // session/request_permission on them. No request answers it.
 func (c *conn) followRun(s *acpSession, er *engineRun) {
-	ctx, cancel := context.WithCancel(c.ctx)
+	// run.cancel (session/cancel, session/close) cancels the run on the
+	// engine; the following goes on until the workflow ends (its aborted
+	// ends reach the editor), or until the connection ends.
+	cancelled, cancel := context.WithCancel(c.ctx)
 	run := &promptRun{cancel: cancel}
 	s.mu.Lock()
 	if s.run != nil { // a prompt came first
@@ -76,25 +79,35 @@ func (c *conn) followRun(s *acpSession, er *engineRun) {
 	c.mu.Lock()
 	subagents := c.subagents
 	c.mu.Unlock()
+	ctx, stopFollowing := context.WithCancel(c.ctx)
+	c.wg.Go(func() {
+		select {
+		case <-cancelled.Done():
+		case <-ctx.Done():
+			return
+		}
+		if !run.cancelled.Load() {
+			return // the connection ended
+		}
+		c.log.Info("acp: cancel the followed run on the engine", "session", s.id)
+		if _, err := c.s.pool.Cancel(ctx, s.id, frontEnd); err != nil {
+			c.log.Warn("acp: cancel the run on the engine", "session", s.id, "err", err)
+			stopFollowing()
+		}
+	})
 	c.wg.Go(func() {
 		defer cancel()
+		defer stopFollowing()
 		conv, done := c.runConverter(s, run, mode, subagents)
 		defer done()
 		conv.noTerminals = true // the tools run on the engine's workers
 		conv.relocate = relocator(ws, c.s.pool.Workspace())
 		c.log.Info("acp: follow a run on the engine", "session", s.id, "run", er.runID)
 		err := er.f.FollowRun(ctx, s.id, er.afterSeq, conv)
-		persist := context.WithoutCancel(ctx)
 		stop := event.StopAborted
-		if run.cancelled.Load() {
-			// session/cancel or session/close: the run ends on the engine
-			// as a prompt's does.
-			if _, cerr := c.s.pool.Cancel(persist, s.id, frontEnd); cerr != nil {
-				c.log.Warn("acp: cancel the run on the engine", "session", s.id, "err", cerr)
-			}
-		} else if err == nil {
+		if err == nil {
 			stop = event.StopError
-			if rec, gerr := c.s.pool.Store().GetSession(persist, s.id); gerr == nil && rec.StopReason != "" {
+			if rec, gerr := c.s.pool.Store().GetSession(context.WithoutCancel(ctx), s.id); gerr == nil && rec.StopReason != "" {
 				stop = rec.StopReason
 			}
 		}
