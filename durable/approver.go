@@ -158,9 +158,21 @@ func (a *Approver) Reopen(ctx context.Context, st session.Store) (wait func(), e
 // follow follows root's tree from its log's start until its workflow
 // ended, showing its requests.
 func (a *Approver) follow(ctx context.Context, st session.Store, root string) error {
-	w, stop := a.watch(ctx, event.Discard)
+	return a.Follow(ctx, st, root, 0, event.Discard)
+}
+
+// Follow follows root's tree in st, from the events of root's log after
+// afterSeq on (the children those events start, at any depth, from their
+// logs' starts), until root's workflow ends or ctx ends: sink gets each
+// event as a run's sink does (a child's wrapped in event.Subagent), and
+// the requests still open, and those asked later, are shown in Broker,
+// their answers signalled as Reopen's are. A front end that opens one
+// running root (ACP's session/load) follows it from its open run's
+// run_started. The requests still shown when it returns are withdrawn.
+func (a *Approver) Follow(ctx context.Context, st session.Store, root string, afterSeq int64, sink event.Sink) error {
+	w, stop := a.watch(ctx, sink)
 	defer stop()
-	f := newFollower(st, root, 0, w)
+	f := newFollower(st, root, afterSeq, w)
 	f.polled = w.polled
 	done := make(chan struct{})
 	ended := make(chan error, 1)

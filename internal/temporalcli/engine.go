@@ -2,6 +2,7 @@ package temporalcli
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 
 	"go.opentelemetry.io/otel/trace"
@@ -55,6 +56,18 @@ func (e *temporalEngine) ReopenApprovals(ctx context.Context) (wait func(), err 
 		return func() {}, nil
 	}
 	return e.approver.Reopen(ctx, e.store)
+}
+
+// FollowRun follows the running root's tree from the events of its log
+// after afterSeq on until its workflow ends (durable.Approver.Follow):
+// sink gets them, and its approval requests are shown in the command's
+// broker. serve acp calls it when the editor loads a root that runs on
+// the engine.
+func (e *temporalEngine) FollowRun(ctx context.Context, root string, afterSeq int64, sink event.Sink) error {
+	if e.approver == nil {
+		return errors.New("the command has no approval broker to show the run's requests in")
+	}
+	return e.approver.Follow(ctx, e.store, root, afterSeq, sink)
 }
 
 // Cancel implements pool.EngineCanceller: the session's workflow is

@@ -37,7 +37,10 @@
 // approval then goes on (pool.Pool.Continue) as a prompt runs, without a
 // request to answer: its history is replayed up to that run's prompt, and
 // the run's stored events reach the editor through the run's converter,
-// so that its request is asked again on its card. session/list lists
+// so that its request is asked again on its card. A root that runs on
+// the pool's durable engine is followed instead (the engine's FollowRun:
+// follow.go), from its open run, so that what its tree asks reaches the
+// editor and the answer goes to the run. session/list lists
 // the stored root sessions. session/prompt runs the current mode on the
 // session with its history and answers {stopReason}: end_turn, max_tokens,
 // refusal, max_turn_requests (the agent's max_turns), or cancelled; a run

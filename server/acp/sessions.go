@@ -184,11 +184,24 @@ func (c *conn) loadSession(params json.RawMessage) (result any, owner string, th
 	if err != nil {
 		c.log.Warn("acp: find whether the session's run waits for an answer", "session", s.id, "err", err)
 	}
+	// A root that runs on the engine is followed from its open run, so
+	// that what its tree asks reaches the editor.
+	var er *engineRun
+	if openRun == "" {
+		if er, err = c.openEngineRun(c.ctx, stored); err != nil {
+			c.log.Warn("acp: find the session's run on the engine", "session", s.id, "err", err)
+		} else if er != nil {
+			openRun = er.runID
+		}
+	}
 	if err := c.replay(s.id, openRun); err != nil {
 		return nil, s.id, nil, errorf(codeInternalError, "Internal error: replay: %v", err)
 	}
 	c.log.Info("acp: session loaded", "session", s.id, "mode", mode)
-	if openRun != "" {
+	switch {
+	case er != nil:
+		then = func() { c.followRun(s, er) }
+	case openRun != "":
 		then = func() { c.continueRun(s, openRun) }
 	}
 	return struct {
