@@ -202,3 +202,16 @@ func TestBudget(t *testing.T) {
 		diffLines(t, parseErr(t, "agents:\n  a:\n    model: test\n    budget: "+bad+"\n"), []string{want})
 	}
 }
+
+// TestBudgetOnTemporalWarns: an agent's budget is not enforced on the
+// Temporal engine, and the manifest says so at the agent's line.
+func TestBudgetOnTemporalWarns(t *testing.T) {
+	m := mustParse(t, "execution: {engine: temporal, address: 127.0.0.1:7233}\nagents:\n  a:\n    model: test\n    budget: {cost_usd: 1}\n  b:\n    model: test\n")
+	if len(m.Warnings) != 1 || m.Warnings[0].Line != 3 || m.Warnings[0].Field != "agents.a.budget" ||
+		!strings.Contains(m.Warnings[0].Msg, "not enforced with execution.engine: temporal") {
+		t.Fatalf("warnings %+v", m.Warnings)
+	}
+	if m := mustParse(t, "agents:\n  a:\n    model: test\n    budget: {cost_usd: 1}\n"); len(m.Warnings) != 0 {
+		t.Fatalf("in process: warnings %+v", m.Warnings)
+	}
+}

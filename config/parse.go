@@ -72,6 +72,7 @@ func (p *parser) parse(data []byte) *Manifest {
 	}
 	p.manifest(m, root)
 	p.validate(m)
+	p.engineLimits(m)
 	plainLines(m)
 	m.Warnings = p.sortedWarnings()
 	return m

@@ -496,3 +496,24 @@ func sameStoredRun(t *testing.T, dir, db, sid, ldb, lsid string) {
 		t.Errorf("session %s's engine: %q", sid, e)
 	}
 }
+
+// TestRunBudgetFlagsOnTemporal: the run's budget flags are refused with a
+// manifest on the Temporal engine, which would spend past them without a
+// word, and an agent's budget there is a warning of validate.
+func TestRunBudgetFlagsOnTemporal(t *testing.T) {
+	addr := devServer(t)
+	dir := t.TempDir()
+	pool := "agents:\n  lead:\n    model: {type: test}\n    budget: {tokens: 1000}\n"
+	_, remote := temporalManifests(t, dir, addr, pool)
+	db := temporalDB(t, dir)
+	for _, flag := range []string{"--max-tokens=100", "--max-cost=0.5"} {
+		r := runCLI(t, dir, "run", "-c", remote, "--db", db, flag, "hi")
+		if r.code != 1 || !strings.Contains(r.stderr, "not enforced with execution.engine: temporal") {
+			t.Errorf("run %s on temporal: exit %d, stderr:\n%s", flag, r.code, r.stderr)
+		}
+	}
+	v := runCLI(t, dir, "validate", remote)
+	if !strings.Contains(v.stdout+v.stderr, "agents.lead.budget") || !strings.Contains(v.stdout+v.stderr, "not enforced with execution.engine: temporal") {
+		t.Errorf("validate names no budget warning: exit %d\n%s%s", v.code, v.stdout, v.stderr)
+	}
+}

@@ -123,6 +123,11 @@ func runMain(cmd *cobra.Command, f runFlags, args []string) error {
 	}
 	defer shutdownTelemetry(tel, log) // last: flushes the spans of every run
 	defer p.Close()
+	if (budget.Tokens != 0 || budget.CostUSD != 0) && p.Manifest().Execution.Temporal() {
+		// Budgets are kept in this process; the workflows would spend
+		// past them without a word (docs/control.md, Budgets).
+		return errors.New("--max-tokens and --max-cost are not enforced with execution.engine: temporal; run the manifest in process to cap a run")
+	}
 	defer listenControl(p, log)() // sessions cancel, from another process
 	defer closeHooks(reg)         // first: background hooks still record into the store
 	source := manifestName(f.config)
