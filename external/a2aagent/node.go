@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentpool/agentpool/external/member"
 	"net/url"
 	"strings"
 	"sync"
@@ -12,7 +13,6 @@ import (
 	"github.com/a2aproject/a2a-go/a2a"
 
 	"github.com/agentpool/agentpool/event"
-	"github.com/agentpool/agentpool/id"
 	"github.com/agentpool/agentpool/internal/detach"
 	"github.com/agentpool/agentpool/model"
 	"github.com/agentpool/agentpool/session"
@@ -421,34 +421,15 @@ func bound(s string) string {
 	return s
 }
 
-// store keeps a message of the child's conversation.
+// store keeps a message of the child's conversation (its transcript).
 func (n *Node) store(ctx context.Context, inv *spawn.Invocation, m model.Message) {
-	st := inv.Runtime.Store()
-	if st == nil {
-		return
-	}
-	now := time.Now()
-	err := st.AppendMessages(detach.Context(ctx), inv.Session.ID, session.Message{
-		ID: id.AscendingAt(id.Message, now), SessionID: inv.Session.ID, AgentName: n.cfg.Name, CreatedAt: now, Message: m,
-	})
-	if err != nil {
-		n.cfg.Logger.Warn("a2aagent: store messages", "session", inv.Session.ID, "err", err)
-	}
+	member.Store(ctx, inv, n.cfg.Name, n.cfg.Logger, m)
 }
 
 func (n *Node) fail(inv *spawn.Invocation, err error, code string) spawn.Result {
-	inv.Sink.Emit(event.RunError{Message: err.Error(), Code: code, RunID: inv.RunID, AgentName: n.cfg.Name})
-	return spawn.Result{StopReason: event.StopError, Err: err}
+	return member.Fail(inv, n.cfg.Name, err, code)
 }
 
 func (n *Node) abort(inv *spawn.Invocation, cause error) spawn.Result {
-	if cause == nil {
-		cause = context.Canceled
-	}
-	msg, code := "run cancelled: ", "aborted"
-	if errors.Is(cause, spawn.ErrTimeout) {
-		msg, code = "run timed out: ", "timeout"
-	}
-	inv.Sink.Emit(event.RunError{Message: msg + cause.Error(), Code: code, RunID: inv.RunID, AgentName: n.cfg.Name})
-	return spawn.Result{StopReason: event.StopAborted, Err: cause}
+	return member.Abort(inv, n.cfg.Name, cause)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentpool/agentpool/external/member"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -15,10 +16,8 @@ import (
 	"github.com/agentpool/agentpool/checkpoint"
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/event"
-	"github.com/agentpool/agentpool/id"
 	"github.com/agentpool/agentpool/internal/detach"
 	"github.com/agentpool/agentpool/model"
-	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/spawn"
 	"github.com/agentpool/agentpool/tool"
 	"github.com/agentpool/agentpool/tool/files"
@@ -258,34 +257,15 @@ func promptUsage(resp acp.PromptResponse) event.Usage {
 
 // store keeps a message of the child's conversation (its transcript).
 func (n *Node) store(ctx context.Context, inv *spawn.Invocation, m model.Message) {
-	st := inv.Runtime.Store()
-	if st == nil {
-		return
-	}
-	now := time.Now()
-	err := st.AppendMessages(detach.Context(ctx), inv.Session.ID, session.Message{
-		ID: id.AscendingAt(id.Message, now), SessionID: inv.Session.ID, AgentName: n.cfg.Name, CreatedAt: now, Message: m,
-	})
-	if err != nil {
-		n.cfg.Logger.Warn("acpagent: store messages", "session", inv.Session.ID, "err", err)
-	}
+	member.Store(ctx, inv, n.cfg.Name, n.cfg.Logger, m)
 }
 
 func (n *Node) fail(inv *spawn.Invocation, err error, code string) spawn.Result {
-	inv.Sink.Emit(event.RunError{Message: err.Error(), Code: code, RunID: inv.RunID, AgentName: n.cfg.Name})
-	return spawn.Result{StopReason: event.StopError, Err: err}
+	return member.Fail(inv, n.cfg.Name, err, code)
 }
 
 func (n *Node) abort(inv *spawn.Invocation, cause error) spawn.Result {
-	if cause == nil {
-		cause = context.Canceled
-	}
-	msg, code := "run cancelled: ", "aborted"
-	if errors.Is(cause, spawn.ErrTimeout) {
-		msg, code = "run timed out: ", "timeout"
-	}
-	inv.Sink.Emit(event.RunError{Message: msg + cause.Error(), Code: code, RunID: inv.RunID, AgentName: n.cfg.Name})
-	return spawn.Result{StopReason: event.StopAborted, Err: cause}
+	return member.Abort(inv, n.cfg.Name, cause)
 }
 
 // mcpServers are the member's MCP servers as session/new takes them;
