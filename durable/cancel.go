@@ -17,6 +17,14 @@ import (
 // session's workflow to its end.
 const cancelFollow = 2 * time.Minute
 
+// startWait bounds how long CancelSession waits for a session's workflow
+// to appear (polled every startPoll): the time Temporal may take to start
+// a child workflow its parent has announced.
+const (
+	startWait = 5 * time.Second
+	startPoll = 50 * time.Millisecond
+)
+
 // CancelSession cancels the workflow of session sessionID (every session
 // of a durable run is a workflow of the session's id): a child ends
 // aborted with its subtree (its workflows are cancelled with it, by the
@@ -32,7 +40,23 @@ const cancelFollow = 2 * time.Minute
 func CancelSession(ctx context.Context, c client.Client, sessionID, by string) (<-chan struct{}, error) {
 	d, err := c.DescribeWorkflow(ctx, sessionID, "")
 	if _, ok := errors.AsType[*serviceerror.NotFound](err); ok {
-		return nil, fmt.Errorf("cancel %s: %w (no workflow of that id)", sessionID, spawn.ErrRunsElsewhere)
+		// A parent announces its child (spawn_session_start) before
+		// Temporal has started the child's workflow: a cancel that
+		// follows the announcement at once waits for it a little.
+		wait := time.NewTimer(startWait)
+		defer wait.Stop()
+		tick := time.NewTicker(startPoll)
+		defer tick.Stop()
+		for notFound := true; notFound; _, notFound = errors.AsType[*serviceerror.NotFound](err) {
+			select {
+			case <-ctx.Done():
+				return nil, fmt.Errorf("cancel %s: %w", sessionID, ctx.Err())
+			case <-wait.C:
+				return nil, fmt.Errorf("cancel %s: %w (no workflow of that id)", sessionID, spawn.ErrRunsElsewhere)
+			case <-tick.C:
+				d, err = c.DescribeWorkflow(ctx, sessionID, "")
+			}
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("cancel %s: %w", sessionID, err)
