@@ -17,9 +17,9 @@ import (
 // session's workflow to its end.
 const cancelFollow = 2 * time.Minute
 
-// startWait bounds how long CancelSession waits for a session's workflow
-// to appear (polled every startPoll): the time Temporal may take to start
-// a child workflow its parent has announced.
+// startWait bounds how long CancelSession and MessageSession wait for a
+// session's workflow to appear (polled every startPoll): the time
+// Temporal may take to start a child workflow its parent has announced.
 const (
 	startWait = 5 * time.Second
 	startPoll = 50 * time.Millisecond
@@ -38,25 +38,13 @@ const (
 // first (SignalChildCancelled), so that its tool result says "cancelled
 // by the user (from <by>)" as in this process.
 func CancelSession(ctx context.Context, c client.Client, sessionID, by string) (<-chan struct{}, error) {
-	d, err := c.DescribeWorkflow(ctx, sessionID, "")
+	var d *client.WorkflowExecutionDescription
+	err := untilStarted(ctx, func() (err error) {
+		d, err = c.DescribeWorkflow(ctx, sessionID, "")
+		return err
+	})
 	if _, ok := errors.AsType[*serviceerror.NotFound](err); ok {
-		// A parent announces its child (spawn_session_start) before
-		// Temporal has started the child's workflow: a cancel that
-		// follows the announcement at once waits for it a little.
-		wait := time.NewTimer(startWait)
-		defer wait.Stop()
-		tick := time.NewTicker(startPoll)
-		defer tick.Stop()
-		for notFound := true; notFound; _, notFound = errors.AsType[*serviceerror.NotFound](err) {
-			select {
-			case <-ctx.Done():
-				return nil, fmt.Errorf("cancel %s: %w", sessionID, ctx.Err())
-			case <-wait.C:
-				return nil, fmt.Errorf("cancel %s: %w (no workflow of that id)", sessionID, spawn.ErrRunsElsewhere)
-			case <-tick.C:
-				d, err = c.DescribeWorkflow(ctx, sessionID, "")
-			}
-		}
+		return nil, fmt.Errorf("cancel %s: %w (no workflow of that id)", sessionID, spawn.ErrRunsElsewhere)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("cancel %s: %w", sessionID, err)
@@ -114,15 +102,60 @@ type MessageSignal struct {
 // session with no running workflow errors.Is spawn.ErrRunsElsewhere (no
 // workflow of that id) or spawn.ErrNotRunning (it has ended).
 func MessageSession(ctx context.Context, c client.Client, sessionID, by, text string) error {
-	err := c.SignalWorkflow(ctx, sessionID, "", SignalMessage, MessageSignal{By: by, Text: text})
+	signal := func() error {
+		return c.SignalWorkflow(ctx, sessionID, "", SignalMessage, MessageSignal{By: by, Text: text})
+	}
+	err := signal()
 	if _, ok := errors.AsType[*serviceerror.NotFound](err); ok {
-		if d, derr := c.DescribeWorkflow(ctx, sessionID, ""); derr == nil && d.RawResponse.GetWorkflowExecutionInfo().GetStatus() != enums.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		// Not running: ended, or not started yet (untilStarted).
+		var d *client.WorkflowExecutionDescription
+		derr := untilStarted(ctx, func() (err error) {
+			d, err = c.DescribeWorkflow(ctx, sessionID, "")
+			return err
+		})
+		switch {
+		case derr == nil && d.RawResponse.GetWorkflowExecutionInfo().GetStatus() == enums.WORKFLOW_EXECUTION_STATUS_RUNNING:
+			err = signal()
+		case derr == nil:
 			return fmt.Errorf("message %s: %w (its workflow is %s)", sessionID, spawn.ErrNotRunning, d.RawResponse.GetWorkflowExecutionInfo().GetStatus())
+		default:
+			return fmt.Errorf("message %s: %w (no workflow of that id)", sessionID, spawn.ErrRunsElsewhere)
 		}
-		return fmt.Errorf("message %s: %w (no workflow of that id)", sessionID, spawn.ErrRunsElsewhere)
 	}
 	if err != nil {
 		return fmt.Errorf("message %s: %w", sessionID, err)
 	}
 	return nil
+}
+
+// untilStarted calls try until it finds the workflow (try's error is not
+// serviceerror.NotFound), for at most startWait, polling every startPoll:
+// a parent announces its child (spawn_session_start) before Temporal has
+// started the child's workflow, so a cancel or a message that follows the
+// announcement at once must wait for it a little. It returns try's last
+// error, or ctx's.
+func untilStarted(ctx context.Context, try func() error) error {
+	err := try()
+	if _, ok := errors.AsType[*serviceerror.NotFound](err); !ok {
+		return err
+	}
+	wait := time.NewTimer(startWait)
+	defer wait.Stop()
+	tick := time.NewTicker(startPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-wait.C:
+			return err
+		case <-tick.C:
+			if err = try(); err == nil {
+				return nil
+			}
+			if _, ok := errors.AsType[*serviceerror.NotFound](err); !ok {
+				return err
+			}
+		}
+	}
 }
