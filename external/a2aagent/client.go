@@ -1,12 +1,12 @@
 package a2aagent
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentpool/agentpool/external/member"
 	"io"
 	"iter"
 	"net/http"
@@ -233,46 +233,17 @@ func readBounded(r io.Reader) ([]byte, error) {
 	return b, err
 }
 
-// sseData yields the data of each server-sent event of r (its data lines
-// joined by newlines), each at most maxEventBytes.
+// sseData yields the data of each server-sent event of r, each at most
+// maxEventBytes (a larger one errors.Is errTooLarge).
 func sseData(r io.Reader) iter.Seq2[[]byte, error] {
 	return func(yield func([]byte, error) bool) {
-		sc := bufio.NewScanner(r)
-		sc.Buffer(make([]byte, 0, 64<<10), maxEventBytes)
-		var data []byte
-		has := false
-		for sc.Scan() {
-			line := sc.Bytes()
-			if len(line) == 0 {
-				if has && !yield(data, nil) {
-					return
-				}
-				data, has = data[:0], false
-				continue
-			}
-			v, ok := bytes.CutPrefix(line, []byte("data:"))
-			if !ok {
-				continue // id:, event:, retry:, comments
-			}
-			v = bytes.TrimPrefix(v, []byte(" "))
-			if has {
-				data = append(data, '\n')
-			}
-			if len(data)+len(v) > maxEventBytes {
-				yield(nil, errTooLarge)
-				return
-			}
-			data, has = append(data, v...), true
-		}
-		if err := sc.Err(); err != nil {
-			if errors.Is(err, bufio.ErrTooLong) {
+		for data, err := range member.Events(r, maxEventBytes) {
+			if errors.Is(err, member.ErrEventTooLarge) {
 				err = errTooLarge
 			}
-			yield(nil, err)
-			return
-		}
-		if has {
-			yield(data, nil)
+			if !yield(data, err) {
+				return
+			}
 		}
 	}
 }

@@ -1,12 +1,11 @@
 package aguiagent
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"github.com/agentpool/agentpool/external/member"
 	"io"
 	"iter"
 	"net/http"
@@ -81,7 +80,7 @@ func run(ctx context.Context, c *http.Client, endpoint string, headers map[strin
 			yield(nil, fmt.Errorf("%s answered %s: %s", endpoint, resp.Status, strings.TrimSpace(string(b))))
 			return
 		}
-		for data, err := range events(resp.Body) {
+		for data, err := range member.Events(resp.Body, maxEventBytes) {
 			if err != nil {
 				yield(nil, err)
 				return
@@ -94,50 +93,6 @@ func run(ctx context.Context, c *http.Client, endpoint string, headers map[strin
 			if !yield(&ev, nil) {
 				return
 			}
-		}
-	}
-}
-
-// events yields the data of each server-sent event of r (its data lines
-// joined by newlines), each at most maxEventBytes.
-func events(r io.Reader) iter.Seq2[[]byte, error] {
-	return func(yield func([]byte, error) bool) {
-		sc := bufio.NewScanner(r)
-		sc.Buffer(make([]byte, 0, 64<<10), maxEventBytes)
-		var data []byte
-		has := false
-		for sc.Scan() {
-			line := sc.Bytes()
-			if len(line) == 0 {
-				if has && !yield(data, nil) {
-					return
-				}
-				data, has = data[:0], false
-				continue
-			}
-			v, ok := bytes.CutPrefix(line, []byte("data:"))
-			if !ok {
-				continue // comments, event:, id:, retry:
-			}
-			v = bytes.TrimPrefix(v, []byte(" "))
-			if has {
-				data = append(data, '\n')
-			}
-			data, has = append(data, v...), true
-			if len(data) > maxEventBytes {
-				yield(nil, fmt.Errorf("an event is over %d bytes", maxEventBytes))
-				return
-			}
-		}
-		if err := sc.Err(); err != nil {
-			if errors.Is(err, bufio.ErrTooLong) {
-				err = fmt.Errorf("an event line is over %d bytes", maxEventBytes)
-			}
-			yield(nil, err)
-			return
-		}
-		if has {
-			yield(data, nil)
 		}
 	}
 }
