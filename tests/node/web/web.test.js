@@ -131,6 +131,9 @@ const shot = (page, name) => page.screenshot({ path: path.join(out, `${name}.png
 test('a delegating run shows live in the tree, the timeline and the transcript', async () => {
   const { page, problems } = await open(baseURL);
   await page.locator('#conn[data-state="live"]').waitFor();
+  // The list of agents comes from its own request, which may answer after
+  // the stream is live: wait for it, not for the stream.
+  await page.locator('#agent option[value="marathon"]').waitFor({ state: 'attached' });
   const agents = await page.locator('#agent option').allTextContents();
   assert.ok(agents.includes('lead') && agents.includes('squad') && agents.includes('marathon'), `agents: ${agents}`);
   assert.deepEqual(await page.locator('#agent optgroup').evaluateAll((gs) => gs.map((g) => g.label)), ['Agents', 'Teams']);
