@@ -47,6 +47,8 @@ type workerConfig struct {
 	// many worker members (teamPool), and the worker the bare workflows
 	// of the scale benchmark.
 	Members int `json:"members,omitempty"`
+	// Window is the engine's MaxInFlight (0: the default).
+	Window int `json:"window,omitempty"`
 }
 
 // e2ePool: boss asks its worker, which answers slowly; both on the fake
@@ -107,6 +109,7 @@ func runTestWorker(raw string) int {
 	w := worker.New(c, testQueue, worker.Options{WorkerStopTimeout: 5 * time.Second})
 	e := engineFor(p)
 	e.TaskQueue = testQueue
+	e.MaxInFlight = cfg.Window
 	e.Register(w)
 	if cfg.Members > 0 {
 		registerBare(w)
@@ -179,7 +182,7 @@ func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 	var frames []string
 	var delay time.Duration
 	switch {
-	case body.Model == "worker":
+	case strings.HasPrefix(body.Model, "worker"): // teamPool's members are worker-0, worker-1, ...
 		for _, w := range []string{"The ", "answer ", "is ", "4", "2", "."} {
 			frames = append(frames, chunk(fmt.Sprintf(`{"content":%q}`, w), ""))
 		}

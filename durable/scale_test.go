@@ -29,19 +29,23 @@ import (
 // envScaleMembers sets the team's size (default 200).
 const envScaleMembers = "AGENTPOOL_SCALE_MEMBERS"
 
-// teamPool is e2ePool's agents plus the parallel team "crew" of n worker
-// members, with limits that let all of them run.
+// teamPool is the parallel team "crew" of n members on the fake server,
+// with limits that let all of them run: member i is the agent worker-i,
+// whose model is named worker-i too, so that the fake server counts the
+// model calls of each member.
 func teamPool(baseURL, key string, st session.Store, n int) (*pool.Pool, error) {
-	wm, err := openai.New(openai.Config{Model: "worker", BaseURL: baseURL, APIKey: key, MaxRetries: -1})
-	if err != nil {
-		return nil, err
-	}
 	members := make([]string, n)
+	agents := make([]pool.AgentSpec, n)
 	for i := range members {
-		members[i] = "worker"
+		members[i] = fmt.Sprintf("worker-%d", i)
+		m, err := openai.New(openai.Config{Model: members[i], BaseURL: baseURL, APIKey: key, MaxRetries: -1})
+		if err != nil {
+			return nil, err
+		}
+		agents[i] = pool.AgentSpec{Name: members[i], Model: m}
 	}
 	return pool.Build(pool.Config{
-		Agents:  []pool.AgentSpec{{Name: "worker", Model: wm}},
+		Agents:  agents,
 		Teams:   []pool.TeamSpec{{Name: "crew", Mode: team.Parallel, Members: members}},
 		Default: "crew",
 		Limits:  config.Limits{MaxChildren: n, MaxSpawns: 2*n + 10},
@@ -195,4 +199,108 @@ func BenchmarkTeamOnTemporal(b *testing.B) {
 	b.ReportMetric(float64(largest), "largest-event-B")
 	b.ReportMetric(float64(rss)/(1<<20), "worker-peak-rss-MB")
 	b.Logf("team workflow %s: %d members, %d history events, largest %d B (%s); by type: %v", root, n, events, largest, kind, byType)
+}
+
+// A worker SIGKILLed when half of a team's members have ended: every
+// member ends completed, once, with its answer stored; no model call that
+// completed before the kill is made again (the fake server counts each
+// member's calls); the members ran in the engine's window (10 of 60).
+func TestKillWorkerMidTeam(t *testing.T) {
+	t.Parallel() // its own dev server and store; mostly waits on timeouts
+	const members, window = 60, 10
+	addr := startDevServer(t)
+	api := newFakeAPI(t, 5*time.Millisecond)
+	db := testDB(t)
+	st := openTestDB(t, db)
+	workers := make([]*workerProc, 2)
+	for i := range workers {
+		workers[i] = startWorker(t, workerConfig{Address: addr, DB: db, BaseURL: api.URL + "/v1", Key: fmt.Sprintf("key-%d", i), Members: members, Window: window})
+	}
+	p, err := teamPool(api.URL+"/v1", "key-client", st, members)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	c, err := client.Dial(client.Options{HostPort: addr, Logger: quietLogger{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+
+	// The follower's sink: at the members' halfway end, the first worker
+	// is killed (in the sink: the follower waits, the workers go on).
+	var killedAt time.Time
+	ended, running, most := 0, 0, 0
+	ends := map[string]int{}
+	endedBefore := map[string]bool{} // members (model names) that ended before the kill
+	sink := event.SinkFunc(func(e event.Event) {
+		// The members' starts and ends are the team's (the root's) own
+		// events.
+		switch x := e.(type) {
+		case event.SpawnSessionStart:
+			running++
+			most = max(most, running)
+		case event.SpawnSessionEnd:
+			running--
+			ended++
+			ends[x.ChildSessionID]++
+			if killedAt.IsZero() {
+				endedBefore[x.SourceName] = true
+			}
+			if ended == members/2 {
+				killedAt = time.Now()
+				workers[0].kill()
+			}
+		}
+	})
+	node, _ := p.Node("crew")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	root, out, err := RunRoot(ctx, c, st, RootRequest{Node: node, Prompt: "Answer.", TaskQueue: testQueue}, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.StopReason != event.StopCompleted {
+		t.Fatalf("team ended %s: %s", out.StopReason, out.Error)
+	}
+	if killedAt.IsZero() {
+		t.Fatal("no worker was killed")
+	}
+	if len(ends) != members || most > window {
+		t.Errorf("%d members ended (want %d), at most %d ran at once (window %d)", len(ends), members, most, window)
+	}
+	for id, n := range ends {
+		if n != 1 {
+			t.Errorf("member %s ended %d times", id, n)
+			continue
+		}
+		sess, err := st.GetSession(ctx, id)
+		if err != nil || sess.Status != session.StatusCompleted {
+			t.Errorf("member %s: %+v, %v", id, sess.Status, err)
+		}
+		msgs, err := st.Messages(ctx, id)
+		if err != nil || len(msgs) != 2 || msgs[1].Text() != "The answer is 42." {
+			t.Errorf("member %s: %d messages stored (%v), want its prompt and its answer", id, len(msgs), err)
+		}
+	}
+	// Calls per member: a member that ended before the kill (its answer
+	// stored) made one model call, never again; every other member's
+	// call completed once at least.
+	calls, completed := map[string]int{}, map[string]int{}
+	for _, call := range api.calls() {
+		calls[call.model]++
+		if call.completed {
+			completed[call.model]++
+		}
+	}
+	if len(endedBefore) != members/2 {
+		t.Errorf("%d members ended before the kill, want %d", len(endedBefore), members/2)
+	}
+	for i := range members {
+		m := fmt.Sprintf("worker-%d", i)
+		if completed[m] < 1 || (endedBefore[m] && calls[m] != 1) {
+			t.Errorf("member %s: %d model calls, %d completed; ended before the kill: %v", m, calls[m], completed[m], endedBefore[m])
+		}
+	}
+	t.Logf("team %s: %d members, at most %d at once, worker killed after %d ends", root, members, most, members/2)
 }
