@@ -11,9 +11,9 @@ import (
 
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/model"
-	"github.com/agentpool/agentpool/processor"
 	"github.com/agentpool/agentpool/server/opencode/internal/wire"
 	"github.com/agentpool/agentpool/session"
+	"github.com/agentpool/agentpool/sessiontree"
 )
 
 // historyAPI serves what a session's transcript answers (its messages,
@@ -163,7 +163,7 @@ func (s *historyAPI) storeTranscript(ctx context.Context, rec session.Session) *
 func (s *historyAPI) transcriptOf(ctx context.Context, rec session.Session, msgs []session.Message) *transcript {
 	t := newTranscript()
 	dir := s.dirOf(rec)
-	reports, err := processor.ToolReports(ctx, s.store, rec.ID)
+	reports, err := sessiontree.ToolReports(ctx, s.store, rec.ID)
 	if err != nil {
 		s.log.Warn("opencode: read events", "session", rec.ID, "err", err)
 	}
@@ -285,7 +285,7 @@ type storedCall struct {
 	tp     *tpart
 	name   string
 	args   json.RawMessage
-	report processor.ToolReport
+	report sessiontree.ToolReport
 }
 
 // call is the call for the tool mapping, finished with res when it is
