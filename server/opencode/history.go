@@ -240,19 +240,20 @@ func (s *historyAPI) transcriptOf(ctx context.Context, rec session.Session, msgs
 			}
 		}
 	}
+	var tm timing
+	if recs, err := s.store.Events(ctx, rec.ID, 0); err == nil {
+		tm = timingOf(recs)
+	}
 	// Calls that never got their result.
 	if rec.Status != session.StatusRunning {
-		for _, sc := range tools {
-			tp := sc.tp
-			part := tp.cur.(*wire.ToolPart)
-			run := part.State.(*wire.ToolStateRunning)
-			c := *part
-			c.State = &wire.ToolStateError{Status: "error", Input: run.Input, Error: "the tool call did not complete", Time: wire.ToolTime{Start: run.Time.Start, End: run.Time.Start}}
-			tp.set(&c)
+		for callID, sc := range tools {
+			s.unfinished(ctx, sc, tm.spawned[callID], rec)
 		}
 	}
 	if len(msgs) == 0 {
 		s.teamMessages(ctx, t, rec, dir)
+	} else {
+		t.applyTiming(tm, rec)
 	}
 	return t
 }
