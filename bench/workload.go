@@ -16,9 +16,10 @@ import (
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/id"
 	"github.com/agentpool/agentpool/pool"
-	"github.com/agentpool/agentpool/processor"
+	"github.com/agentpool/agentpool/record"
 	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/session/memory"
+	"github.com/agentpool/agentpool/sessiontree"
 	"github.com/agentpool/agentpool/spawn"
 	"github.com/agentpool/agentpool/tool"
 )
@@ -206,7 +207,7 @@ func (r *Relay) Run(ctx context.Context, inv *spawn.Invocation) spawn.Result {
 // BarePipeline spawns an Emitter (at a given depth below a root) on a bare
 // spawn.Runtime: the spawn primitive and its wrapper, no agent loop and no
 // recorder. With a processor (see ProcessorMode), the root stream goes
-// through a processor.Recorder (which appends each event to the memory
+// through a record.Recorder (which appends each event to the memory
 // store) before the sink, as in the pool. The root invocation is reused;
 // each run's child tree is deleted from the store after the run, as the
 // store's retention would, so that runs do not pile up under the one root.
@@ -222,10 +223,10 @@ type ProcessorMode int
 const (
 	// NoProcessor: the wrapper only.
 	NoProcessor ProcessorMode = iota
-	// Lean: a processor.Recorder that nobody watches (the pool's path
+	// Lean: a record.Recorder that nobody watches (the pool's path
 	// without protocol clients): store appends only.
 	Lean
-	// Projected: a processor.Recorder watched by a processor.Projection
+	// Projected: a record.Recorder watched by a sessiontree.Projection
 	// with one subscriber that consumes every Change (the pool's path
 	// under an OpenCode server): store appends and the session tree.
 	Projected
@@ -248,10 +249,10 @@ func NewBarePipeline(n, depth int, sink event.Sink, mode ProcessorMode, changes 
 		node = &Relay{Next: node}
 	}
 	if mode != NoProcessor {
-		proc := processor.New(st, nil)
+		proc := record.New(st, nil)
 		if mode == Projected {
-			proj := processor.NewProjection(st, nil)
-			proj.Subscribe(func(_ string, cs []processor.Change) {
+			proj := sessiontree.NewProjection(st, nil)
+			proj.Subscribe(func(_ string, cs []sessiontree.Change) {
 				if changes != nil {
 					changes.Add(int64(len(cs)))
 				}
@@ -625,7 +626,7 @@ func (h *HeapPeak) PeakRSS() uint64 { return h.rss }
 
 // Contention is N root runs at once on one pool (memory store), each
 // spawning an Emitter of M events, with the pool's processor watched by a
-// processor.Projection with one subscriber that counts the Changes (as
+// sessiontree.Projection with one subscriber that counts the Changes (as
 // under a protocol server): what the roots share is what they contend on.
 type Contention struct {
 	Pool    *pool.Pool
@@ -637,9 +638,9 @@ type Contention struct {
 func NewContention(n, m int) (*Contention, error) {
 	st := memory.New()
 	c := &Contention{Sinks: make([]Counter, n)}
-	proc := processor.New(st, nil)
-	proj := processor.NewProjection(st, nil)
-	proj.Subscribe(func(_ string, cs []processor.Change) { c.Changes.Add(int64(len(cs))) })
+	proc := record.New(st, nil)
+	proj := sessiontree.NewProjection(st, nil)
+	proj.Subscribe(func(_ string, cs []sessiontree.Change) { c.Changes.Add(int64(len(cs))) })
 	proc.Watch(proj)
 	mf, err := config.Parse("spawner.yaml", []byte(spawnerYAML(1)))
 	if err != nil {
