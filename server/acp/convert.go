@@ -21,6 +21,10 @@ type converter struct {
 	mu        sync.Mutex
 	root      string
 	subagents bool
+	// flat: the client did not ask for the spawn tool calls (viewFlat):
+	// a child is shown in its delegating tool call, a descendant nested
+	// in its ancestor's card.
+	flat bool
 	send      sendFunc
 	// interval throttles a child's streamed text into its spawn tool call;
 	// 0 sends it only at part ends and tool calls (deterministic).
@@ -47,6 +51,9 @@ type converter struct {
 
 	spawns    map[string]*spawnState
 	order     []string // child ids in start order
+	// cards are the children shown in a tool call of the root session
+	// (flat), by its id.
+	cards     map[string]*spawnState
 	tools     map[string]*openTool
 	toolOrder []string
 }
@@ -70,13 +77,13 @@ type terminalView interface {
 	shown(id string)
 }
 
-func newConverter(root string, subagents bool, send sendFunc, log *slog.Logger) *converter {
+func newConverter(root string, view spawnView, send sendFunc, log *slog.Logger) *converter {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &converter{
-		root: root, subagents: subagents, send: send, now: time.Now, log: log,
-		spawns: map[string]*spawnState{}, tools: map[string]*openTool{},
+		root: root, subagents: view == viewSubagents, flat: view == viewFlat, send: send, now: time.Now, log: log,
+		spawns: map[string]*spawnState{}, tools: map[string]*openTool{}, cards: map[string]*spawnState{},
 	}
 }
 
@@ -129,9 +136,15 @@ func (c *converter) own(sid string, e event.Event) {
 			}
 			c.toolOrder = append(c.toolOrder, key)
 		}
+		status := statusInProgress
+		if c.flat && sid == c.root && delegating(v.ToolName) {
+			// Shown as the delegation itself: in progress once the
+			// child runs.
+			status = statusPending
+		}
 		c.send(sid, toolCallUpdate{
 			SessionUpdate: updateToolCall, ToolCallID: v.ToolCallID, Title: title,
-			Kind: toolKind(v.ToolKind), Status: statusInProgress, Locations: toLocations(locs), RawInput: rawJSON(v.RawInput),
+			Kind: toolKind(v.ToolKind), Status: status, Locations: toLocations(locs), RawInput: rawJSON(v.RawInput),
 		})
 	case event.ToolCallProgress:
 		u := toolCallUpdate{SessionUpdate: updateToolCallUpdate, ToolCallID: v.ToolCallID, Status: toolStatus(v.Status), Title: v.Title}
@@ -161,6 +174,10 @@ func (c *converter) complete(sid string, v event.ToolCallComplete) {
 	key := sid + "\x00" + v.ToolCallID
 	open := c.tools[key]
 	delete(c.tools, key)
+	if st := c.cards[v.ToolCallID]; st != nil && sid == c.root {
+		c.toolDone(st, v)
+		return
+	}
 	status := statusCompleted
 	if v.IsError {
 		status = statusFailed

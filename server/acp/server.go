@@ -218,7 +218,7 @@ type conn struct {
 	bg     sync.WaitGroup // terminal releases and MCP closes sent in the background
 
 	mu        sync.Mutex
-	subagents bool
+	view      spawnView
 	caps      clientCaps
 	sessions  map[string]*acpSession // sessions opened on this connection
 	owners    map[string]*acpSession // session or descendant id -> its ACP session
