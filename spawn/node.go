@@ -69,6 +69,11 @@ type Invocation struct {
 	// with the summary instead of taking a Prompt. It is a field of this
 	// run's invocation, so the children the run spawns never see it.
 	Compact *Compaction
+	// Shell, set by the caller of a root run (pool.RunRequest.Shell), is a
+	// command line an agent's run runs through its Bash tool, recorded in
+	// the conversation, instead of taking a Prompt (OpenCode's shell).
+	// Like Compact, it is this run's alone.
+	Shell string
 
 	run     *runState    // the root's rootRun, shared by the whole tree
 	budgets *budgetScope // the budgets over the session (LimitSpend); nil: none
