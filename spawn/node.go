@@ -196,6 +196,13 @@ func (inv *Invocation) childTotals() (event.Usage, float64) {
 	return h.childUsage, h.childCost
 }
 
+// The invocation travels in the context because what needs it is called
+// through interfaces that take a context and no run: tool.Tool.Call (a
+// program's own tools, MCP, the task tools that spawn from it), the
+// hook listeners and the store. It is the run itself, not a flag that
+// changes what the run does: those are fields of Invocation (Compact,
+// Shell, Continue, Toolsets). A tool that only needs its session's id has
+// it in tool.Call.SessionID.
 type invocationKey struct{}
 
 // WithInvocation returns a context that carries inv, so that tools can find
