@@ -25,7 +25,7 @@ type converter struct {
 	// a child is shown in its delegating tool call, a descendant nested
 	// in its ancestor's card.
 	flat bool
-	send      sendFunc
+	send sendFunc
 	// interval throttles a child's streamed text into its spawn tool call;
 	// 0 sends it only at part ends and tool calls (deterministic).
 	interval time.Duration
@@ -49,8 +49,8 @@ type converter struct {
 	noTerminals bool
 	finished    bool
 
-	spawns    map[string]*spawnState
-	order     []string // child ids in start order
+	spawns map[string]*spawnState
+	order  []string // child ids in start order
 	// cards are the children shown in a tool call of the root session
 	// (flat), by its id.
 	cards     map[string]*spawnState

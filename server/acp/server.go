@@ -217,12 +217,12 @@ type conn struct {
 	wg     sync.WaitGroup // running prompts
 	bg     sync.WaitGroup // terminal releases and MCP closes sent in the background
 
-	mu        sync.Mutex
-	view      spawnView
-	caps      clientCaps
-	sessions  map[string]*acpSession // sessions opened on this connection
-	owners    map[string]*acpSession // session or descendant id -> its ACP session
-	prompts   map[string]*promptRun  // running prompts by request id
+	mu       sync.Mutex
+	view     spawnView
+	caps     clientCaps
+	sessions map[string]*acpSession // sessions opened on this connection
+	owners   map[string]*acpSession // session or descendant id -> its ACP session
+	prompts  map[string]*promptRun  // running prompts by request id
 }
 
 // acpSession is a session opened on the connection (session/new or

@@ -56,9 +56,9 @@ type spawnState struct {
 	// The delegation's two ends (inTool): the tool's result, and the
 	// child's end as the card's last update shows it.
 	toolDone, toolFailed, childDone, toolFirst bool
-	toolResult, childOut                      string
-	childStatus                               string
-	endMeta                                   map[string]any
+	toolResult, childOut                       string
+	childStatus                                string
+	endMeta                                    map[string]any
 }
 
 // childCall is a running tool call of a child, as its tool_call_start
