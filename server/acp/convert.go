@@ -136,15 +136,13 @@ func (c *converter) own(sid string, e event.Event) {
 			}
 			c.toolOrder = append(c.toolOrder, key)
 		}
-		status := statusInProgress
-		if c.flat && sid == c.root && delegating(v.ToolName) {
-			// Shown as the delegation itself: in progress once the
-			// child runs.
-			status = statusPending
-		}
+		// In progress from the start, a delegation too: the tool runs
+		// (ACP's pending is a call not started yet, or awaiting approval,
+		// and clients such as acpx show the status of the tool_call
+		// until the call ends).
 		c.send(sid, toolCallUpdate{
 			SessionUpdate: updateToolCall, ToolCallID: v.ToolCallID, Title: title,
-			Kind: toolKind(v.ToolKind), Status: status, Locations: toLocations(locs), RawInput: rawJSON(v.RawInput),
+			Kind: toolKind(v.ToolKind), Status: statusInProgress, Locations: toLocations(locs), RawInput: rawJSON(v.RawInput),
 		})
 	case event.ToolCallProgress:
 		u := toolCallUpdate{SessionUpdate: updateToolCallUpdate, ToolCallID: v.ToolCallID, Status: toolStatus(v.Status), Title: v.Title}

@@ -101,9 +101,11 @@
 // initialize (spawnView). A client that announced neither
 // clientCapabilities._meta.agentpool {spawn_tool_calls: true} nor
 // subagents sees one tool call per delegation (viewFlat): a delegating
-// tool call of the root (task, ask_<worker>, delegate_to, ask_agent) is
-// announced pending; the child's spawn_session_start makes it in_progress
-// with the spawn _meta below and the description as content; the child's
+// tool call of the root (task, ask_<worker>, delegate_to, ask_agent)
+// gets, at the child's spawn_session_start, a tool_call_update
+// in_progress with the spawn _meta below and the description as content
+// (it is not announced pending: the tool runs, and clients such as acpx
+// show a tool_call's status until it ends); the child's
 // progress, and its descendants' (their text as whole lines, their tool
 // calls and ends, indented two spaces a level), is that call's content,
 // bounded as below; it ends completed or failed once both the tool and the

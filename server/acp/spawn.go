@@ -509,17 +509,6 @@ func (c *converter) endCard(st *spawnState) {
 	c.send(c.root, u)
 }
 
-// delegating reports whether a tool of the root session runs a child
-// session (spawn's delegation tools): its tool call is shown pending
-// until the child runs (flat).
-func delegating(tool string) bool {
-	switch tool {
-	case "task", "delegate_to", "ask_agent":
-		return true
-	}
-	return strings.HasPrefix(tool, "ask_")
-}
-
 func (c *converter) appendTranscript(st *spawnState, s string) {
 	st.transcript = append(st.transcript, s...)
 	st.dirty = true
