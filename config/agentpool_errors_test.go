@@ -17,16 +17,10 @@ func TestAgentPoolErrors(t *testing.T) {
 		name, src string
 		want      []string
 	}{
-		{"tool import path", "agents:\n  a:\n    model: test\n    tools:\n      - os.listdir\n",
-			[]string{`agentpool.yaml:5: agents.a.tools[0]: ` + py + `tool "os.listdir" is a Python import path` + pyEnd}},
-		{"import tool", "agents:\n  a:\n    model: test\n    tools:\n      - type: import\n        import_path: webbrowser.open\n",
-			[]string{`agentpool.yaml:6: agents.a.tools[0]: ` + py + `tool "webbrowser.open" is a Python import path` + pyEnd}},
-		{"tool without type", "agents:\n  a:\n    model: test\n    tools:\n      - {import_path: \"pkg:fn\", name: f}\n",
-			[]string{`agentpool.yaml:5: agents.a.tools[0].import_path: ` + py + `"pkg:fn" is a Python import path` + pyEnd}},
-		{"python toolsets", "agents:\n  a:\n    model: test\n    toolsets:\n      - type: import_tools\n        tools: []\n      - {type: custom}\n",
+		{"python toolsets", "agents:\n  a:\n    model: test\n    toolsets:\n      - {type: langchain}\n      - import_tools\n",
 			[]string{
-				`agentpool.yaml:5: agents.a.toolsets[0].type: ` + py + `toolset "import_tools" imports Python functions` + pyEnd,
-				`agentpool.yaml:7: agents.a.toolsets[1].type: ` + py + `toolset "custom" is a Python class` + pyEnd,
+				`agentpool.yaml:5: agents.a.toolsets[0].type: ` + py + `toolset "langchain" loads LangChain's Python tools` + pyEnd,
+				`agentpool.yaml:6: agents.a.toolsets[1]: ` + py + `toolset "import_tools" imports Python functions` + pyEnd,
 			}},
 		{"toolsets without equivalent", "agents:\n  a:\n    model: test\n    toolsets: [{type: notifications}, {type: openapi}]\n",
 			[]string{

@@ -111,6 +111,8 @@ func (p *parser) agentTools(a *Agent, f map[string]entry, path string) {
 		a.Workers = append(a.Workers, ws...)
 		p.workerRefs[a.Name] = append(p.workerRefs[a.Name], refs...)
 	}
+	fe, hasMCP := f["mcp_servers"]
+	p.warnPython(a, &l, hasMCP && !empty(fe.val), path)
 }
 
 // byLine returns those of keys present in f, in the order of their lines.

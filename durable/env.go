@@ -58,8 +58,9 @@ type wfEnv struct {
 	// session's log is appended in one order, each write from the length
 	// the last one left.
 	writing bool
-	// children counts the session's running children (max_children).
-	children int
+	// children counts the session's running children (max_children);
+	// window bounds them too (Engine.MaxInFlight).
+	children, window int
 	// budget is where the run's spawn budget is kept (budget.go).
 	budget BudgetRef
 	// lifecycle and sessions say that the pool has subagent hooks and
@@ -219,7 +220,7 @@ func (e *wfEnv) write(wc workflow.Context) error {
 }
 
 // Spawn implements spawn.Env: it waits for a slot among the session's
-// running children (max_children); the child session is created by an
+// running children (max_children, and Engine.MaxInFlight); the child session is created by an
 // activity, which also writes its spawn_session_start; the child runs as a
 // child workflow whose id is its session id, under the spawn's timeout;
 // its end is written with the parent's next step. An async child runs in
@@ -229,8 +230,12 @@ func (e *wfEnv) write(wc workflow.Context) error {
 func (e *wfEnv) Spawn(ctx context.Context, parent *spawn.Invocation, req spawn.Request, kids spawn.Children) (spawn.Child, error) {
 	wc := e.wctx(ctx)
 	limits := parent.Runtime.Limits()
-	if e.children >= limits.MaxChildren {
-		err := workflow.Await(wc, func() bool { return e.children < limits.MaxChildren || ctx.Err() != nil })
+	slots := limits.MaxChildren
+	if e.window > 0 {
+		slots = min(slots, e.window)
+	}
+	if e.children >= slots {
+		err := workflow.Await(wc, func() bool { return e.children < slots || ctx.Err() != nil })
 		if err != nil || ctx.Err() != nil {
 			cause := context.Cause(ctx)
 			if cause == nil {

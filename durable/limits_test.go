@@ -15,6 +15,7 @@ import (
 	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/session/memory"
 	"github.com/agentpool/agentpool/spawn"
+	"github.com/agentpool/agentpool/team"
 )
 
 // asyncPool: boss starts a background task on the worker, answers
@@ -345,5 +346,56 @@ func TestWorkflowMaxSpawnsParallelIsExact(t *testing.T) {
 	a, b := shape(root, evs), shape(res.SessionID, got())
 	if strings.Join(sorted(a), ",") != strings.Join(sorted(b), ",") {
 		t.Errorf("streams differ:\ntemporal:   %v\nin process: %v", a, b)
+	}
+}
+
+// Engine.MaxInFlight: a parallel team of 12 members under a window of 3
+// has at most 3 child workflows running at once, and every member runs;
+// with the default window (500) more than 3 run at once.
+func TestWorkflowMaxInFlight(t *testing.T) {
+	members := make([]string, 12)
+	for i := range members {
+		members[i] = "worker"
+	}
+	build := func() *pool.Pool {
+		p, err := pool.Build(pool.Config{
+			Agents:  []pool.AgentSpec{{Name: "worker", Model: scripted(t, testmodel.Turn{Text: "ok"})}},
+			Teams:   []pool.TeamSpec{{Name: "crew", Mode: team.Parallel, Members: members}},
+			Default: "crew",
+			Limits:  config.Limits{MaxChildren: 100, MaxSpawns: 100},
+		}, pool.Options{Store: memory.New()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = p.Close() })
+		return p
+	}
+	for _, window := range []int{3, 0} {
+		p := build()
+		eng := engineFor(p)
+		eng.MaxInFlight = window
+		root, out, evs := runEngine(t, eng, p, "crew", "go", nil)
+		if out.StopReason != event.StopCompleted {
+			t.Fatalf("window %d: end = %+v", window, out)
+		}
+		if err := eventtest.CheckInvariants(root, evs); err != nil {
+			t.Fatalf("window %d: invariants: %v", window, err)
+		}
+		running, most, ended := 0, 0, 0
+		for _, e := range evs {
+			switch x := e.(type) {
+			case event.SpawnSessionStart:
+				running++
+				most = max(most, running)
+			case event.SpawnSessionEnd:
+				running--
+				if x.StopReason == event.StopCompleted {
+					ended++
+				}
+			}
+		}
+		if (window > 0 && most != window) || (window == 0 && most <= 3) || ended != len(members) {
+			t.Errorf("window %d: %d members ran at most at once, %d of %d completed", window, most, ended, len(members))
+		}
 	}
 }

@@ -26,7 +26,18 @@ type Engine struct {
 	Limits spawn.Limits
 	// TaskQueue is where child workflows are started (the pool's queue).
 	TaskQueue string
+	// MaxInFlight bounds the child workflows a session has running at
+	// once, whatever max_children allows: further spawns wait for a slot
+	// (a 10,000-member team starts its members in a sliding window).
+	// Temporal refuses a workflow more than 2,000 pending children.
+	// Default DefaultMaxInFlight; it must be the same on every worker
+	// (a replay must take the same decisions).
+	MaxInFlight int
 }
+
+// DefaultMaxInFlight is Engine.MaxInFlight's default: well under
+// Temporal's 2,000 pending child workflows per workflow.
+const DefaultMaxInFlight = 500
 
 // Registry is where Register registers: a worker.Worker, or a
 // testsuite.TestWorkflowEnvironment.
@@ -78,6 +89,10 @@ func (e *Engine) Session(wctx workflow.Context, in SessionInput) (SessionOutput,
 	}
 	j := &journal{sid: in.Session.ID, seq: in.AfterSeq}
 	env := newEnv(wctx, j, cancel, e.TaskQueue)
+	env.window = e.MaxInFlight
+	if env.window <= 0 {
+		env.window = DefaultMaxInFlight
+	}
 	env.budget = in.Budget
 	if env.budget.SessionID == "" {
 		// The run's first session: the run's spawn budget is kept on its

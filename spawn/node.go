@@ -64,6 +64,11 @@ type Invocation struct {
 	// Continuation): the node (a Continuer) settles the open calls of
 	// History's last model turn instead of taking a Prompt.
 	Continue *Continuation
+	// Compact, set by the caller of a root run (pool.RunRequest.Compact),
+	// makes an agent's run compact the session's conversation and answer
+	// with the summary instead of taking a Prompt. It is a field of this
+	// run's invocation, so the children the run spawns never see it.
+	Compact *Compaction
 
 	run     *runState    // the root's rootRun, shared by the whole tree
 	budgets *budgetScope // the budgets over the session (LimitSpend); nil: none
@@ -73,6 +78,13 @@ type Invocation struct {
 	async   sync.WaitGroup // this session's async children
 
 	workerHistory map[string][]model.Message // worker name -> kept history (reset_history_on_run: false); under h.mu
+}
+
+// Compaction asks a run for a manual compaction (Invocation.Compact).
+type Compaction struct {
+	// Instructions are added to the summarising model's request (Claude
+	// Code's /compact text); "" for none.
+	Instructions string
 }
 
 // Inject queues content for the session's next model request. Once the

@@ -185,12 +185,16 @@
 // The run is the producer (the pool's recorder serializes the sink) and
 // the HTTP handler the consumer; between them is a bounded queue
 // (Options.QueueSize events, 1024 by default). The run never waits for the
-// network while the queue has room. When it is full:
+// network while the queue has room. A text, reasoning or argument delta
+// whose message or tool call has the queue's last event (a delta the
+// writer has not taken yet) joins it: the client concatenates deltas, so
+// it gets the same text in fewer events. When the queue is full:
 //
 //   - a text, reasoning or argument delta joins the latest queued delta of
 //     the same message or tool call, provided no other event of the same
 //     session lies between them (so no session's order changes, and no
-//     content is lost); a merged delta is capped at 64 KiB;
+//     content is lost); a joined delta is capped at 64 KiB and has the
+//     timestamp of its first part;
 //   - a droppable event (tool progress) is dropped;
 //   - anything else (starts, ends, results, state, subagent lifecycle, run end)
 //     is never dropped or merged: the producer waits until the writer

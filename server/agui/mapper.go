@@ -26,7 +26,11 @@ type item struct {
 	// costs no event of its own.
 	ev    *wire.Event
 	delta string
-	ts    int64
+	// joined, once a delta joined this one (mergeDelta), holds the
+	// joined text instead of delta: appending to it is amortized, where
+	// delta += would copy the whole text at each join.
+	joined *strings.Builder
+	ts     int64
 	// owner is the session whose pool event produced this AG-UI event (the
 	// parent for SUBAGENT_STARTED/FINISHED/ERROR). The queue only merges a
 	// delta into an earlier one when nothing of the same owner sits between
@@ -41,8 +45,35 @@ func (it *item) appendSSE(b []byte) []byte {
 		return it.ev.AppendSSE(b)
 	}
 	e := *it.ev
-	e.Delta, e.Timestamp = it.delta, it.ts
+	e.Delta, e.Timestamp = it.text(), it.ts
 	return e.AppendSSE(b)
+}
+
+// text is a delta's text, joined deltas included.
+func (it *item) text() string {
+	if it.joined != nil {
+		return it.joined.String()
+	}
+	return it.delta
+}
+
+// textLen is len(it.text()).
+func (it *item) textLen() int {
+	if it.joined != nil {
+		return it.joined.Len()
+	}
+	return len(it.delta)
+}
+
+// join appends d to a delta's text.
+func (it *item) join(d string) {
+	if it.joined == nil {
+		it.joined = new(strings.Builder)
+		it.joined.Grow(2 * (len(it.delta) + len(d)))
+		it.joined.WriteString(it.delta)
+		it.delta = ""
+	}
+	it.joined.WriteString(d)
 }
 
 type itemClass uint8

@@ -74,7 +74,7 @@ func returned(t *testing.T, done <-chan struct{}) {
 func types(items []item) string {
 	var s []string
 	for _, it := range items {
-		s = append(s, it.ev.Type+":"+it.delta)
+		s = append(s, it.ev.Type+":"+it.text())
 	}
 	return strings.Join(s, " ")
 }

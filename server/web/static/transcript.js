@@ -75,8 +75,8 @@ function renderCrumbs(el, s) {
   for (let x = s; x; x = store.parentOf(x)) chain.unshift(x);
   const st = store.status(s);
   const { tokens, cost } = store.totals(s);
-  const [a, b] = store.span(s);
   const parent = store.parentOf(s);
+  const err = st === 'error' || st === 'aborted' ? store.errorOf(s) : '';
   el.replaceChildren(...[
     parent ? h('a.back', { href: link(parent.id), title: 'Back to the parent session' }, '↑ Back to parent') : null,
     h('nav.path', { 'aria-label': 'Session path' }, chain.map((x, i) => [
@@ -84,7 +84,8 @@ function renderCrumbs(el, s) {
       x === s ? h('span.here', {}, x.info.agent || '?') : h('a', { href: link(x.id) }, x.info.agent || '?'),
     ])),
     h('span.stat', {}, statusIcon(st), ` ${STATUS_LABEL[st]}`,
-      st !== 'idle' ? ` · ${fmtDuration(b - a)}` : '', tokens ? ` · ${fmtTokens(tokens)}` : '', cost ? ` · ${fmtCost(cost)}` : ''),
+      st !== 'idle' ? ` · ${fmtDuration(store.duration(s))}` : '', tokens ? ` · ${fmtTokens(tokens)}` : '', cost ? ` · ${fmtCost(cost)}` : ''),
+    err ? h('span.stat-error.error-text', { title: err }, err) : null,
   ].filter(Boolean));
 }
 
@@ -134,8 +135,10 @@ function signature(p, ap) {
     case 'tool': {
       const st = p.state || {};
       const child = st.metadata?.sessionId;
-      const waiting = child && store.sessions.get(child) ? store.waitingIn(store.sessions.get(child)) : 0;
-      return `${st.status}:${st.title || ''}:${(st.output || '').length}:${st.error || ''}:${child || ''}:${waiting}:${approvalSig(ap)}`;
+      const c = child && store.sessions.get(child);
+      const waiting = c ? store.waitingIn(c) : 0;
+      const cst = c?.info ? `${store.status(c)}:${c.info.title}` : '';
+      return `${cst}:${st.status}:${st.title || ''}:${(st.output || '').length}:${st.error || ''}:${child || ''}:${waiting}:${approvalSig(ap)}`;
     }
     default:
       return p.type;
@@ -169,7 +172,11 @@ function updatePart(el, p, ap) {
       break;
     case 'reasoning':
       el.querySelector('.reasoning-text').textContent = p.text || '';
-      el.querySelector('summary').textContent = p.time?.end ? `Thought for ${fmtDuration(p.time.end - p.time.start)}` : 'Thinking…';
+      // A reasoning part with no measured time (its start and end the
+      // same instant) says only that it thought.
+      el.querySelector('summary').textContent = p.time?.end
+        ? (p.time.end > p.time.start ? `Thought for ${fmtDuration(p.time.end - p.time.start)}` : 'Thought')
+        : 'Thinking…';
       break;
     case 'tool':
       renderTool(el, p, ap);
@@ -184,7 +191,7 @@ function renderTool(el, p, ap) {
   const open = el.querySelector('details')?.open || false;
   const child = st.metadata?.sessionId;
   const status = { pending: 'running', running: 'running', completed: 'done', error: 'error' }[st.status] || 'running';
-  const shown = child && st.status === 'error' && /cancel/i.test(st.error || '') ? 'aborted' : status;
+  let shown = child && st.status === 'error' && /cancel/i.test(st.error || '') ? 'aborted' : status;
   const details = h('details.tool', { open },
     h('summary', {}, statusIcon(shown), h('span.tool-name', {}, p.tool),
       h('span.tool-title', {}, st.title || ''), h('span.tool-status', {}, st.status || '')),
@@ -197,6 +204,9 @@ function renderTool(el, p, ap) {
     return;
   }
   const c = store.sessions.get(child);
+  // The child's own status once it ended (its record: aborted, failed),
+  // else what the tool part says.
+  if (c?.info && !c.busy && st.status !== 'pending' && st.status !== 'running') shown = store.status(c);
   const waiting = c ? store.waitingIn(c) : 0;
   const agent = c?.info?.agent || st.input?.subagent_type || '?';
   const mech = st.metadata?.spawnMechanism;

@@ -94,14 +94,13 @@ function attr(el, k, v) {
 function update(row, s, depth, nkids, selected) {
   const st = store.status(s);
   const { tokens, cost } = store.totals(s);
-  const [a, b] = store.span(s);
   const [twisty, mark, name, metrics] = row.children;
   const [agent, badge, wait, title] = name.children;
   const [tok, cst, dur, stop] = metrics.children;
   attr(row, 'aria-level', String(depth + 1));
   attr(row, 'aria-selected', s.id === selected ? 'true' : 'false');
   attr(row, 'aria-expanded', nkids ? String(!isFolded(s)) : null);
-  attr(row, 'title', s.info.title);
+  attr(row, 'title', store.errorOf(s) && (st === 'error' || st === 'aborted') ? `${s.info.title}\n${STATUS_LABEL[st]}: ${store.errorOf(s)}` : s.info.title);
   row.dataset.status = st;
   row.dataset.depth = String(depth);
   row.style.setProperty('--depth', depth);
@@ -130,7 +129,7 @@ function update(row, s, depth, nkids, selected) {
   set(tok, tokens ? fmtTokens(tokens) + (mine && mine.tokens !== tokens ? ` (own ${fmtTokens(mine.tokens).replace(/ tok$/, '')})` : '') : '');
   set(cst, fmtCost(cost) + (mine && cost && Math.abs(mine.cost - cost) > 1e-9 ? ` (own ${fmtCost(mine.cost) || '$0'})` : ''));
   attr(tok, 'title', tokens ? `${tokens} tokens in this subtree${mine ? `, ${mine.tokens} of them its own` : ''}` : null);
-  set(dur, st === 'idle' ? '' : fmtDuration(b - a));
+  set(dur, st === 'idle' ? '' : fmtDuration(store.duration(s)));
   const running = st === 'running';
   if (stop.hidden === running) { stop.hidden = !running; stop.disabled = false; }
   const what = s.info.parentID ? 'Cancel this session and its children; its parent goes on' : 'Stop this run and all its child sessions';
