@@ -158,6 +158,9 @@ type sessState struct {
 	calls    map[string]bool
 	children []*sessState // open subagents, in start order
 	lastErr  string       // the session's own run_error message
+	// act is a subagent's activity message, which its content goes to
+	// (activity.go).
+	act *activity
 }
 
 type openPart struct {
@@ -233,6 +236,9 @@ func (m *mapper) Map(e event.Event) {
 	}
 	if s.ended {
 		return // nothing of a session follows its end (invariant 2)
+	}
+	if s.sub && m.subContent(s, inner) {
+		return
 	}
 	switch ev := inner.(type) {
 	case event.RunStarted:
@@ -360,6 +366,7 @@ func (m *mapper) openSubagent(parent *sessState, ev event.SpawnSessionStart) *se
 		e.ParentSubagentRunID = parent.id
 	}
 	m.out(parent, classLifecycle, e)
+	m.startActivity(c, ev.Description)
 	return c
 }
 
@@ -382,6 +389,7 @@ func (m *mapper) closeSubagent(c *sessState, stopReason event.StopReason, errTex
 	}
 	switch stopReason {
 	case event.StopCompleted, event.StopMaxTokens, event.StopRefusal:
+		m.endActivity(c, true, output)
 		m.out(c.parent, classLifecycle, &wire.Event{Type: wire.TypeSubagentFinished, SubagentRunID: c.id, Result: output})
 	default:
 		msg := errText
@@ -391,6 +399,7 @@ func (m *mapper) closeSubagent(c *sessState, stopReason event.StopReason, errTex
 		if msg == "" {
 			msg = fmt.Sprintf("subagent %s ended: %s", c.name, stopReason)
 		}
+		m.endActivity(c, false, msg)
 		m.out(c.parent, classLifecycle, &wire.Event{Type: wire.TypeSubagentError, SubagentRunID: c.id, Message: msg, Code: string(stopReason)})
 	}
 }
