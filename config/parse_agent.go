@@ -23,7 +23,7 @@ func (p *parser) agents(m *Manifest, e entry, d *yaml.Node) {
 	}
 	srcs := make(map[string]*agentSource, len(es))
 	names := make([]string, 0, len(es))
-	known := append(slices.Clip(agentKeys), agentPoolAgentKeys...)
+	known := slices.Concat(agentKeys, agentPoolAgentKeys, llmlingAgentKeys)
 	for _, ae := range es {
 		path := "agents." + ae.key
 		p.checkName(ae.line(), path, ae.key)
@@ -32,6 +32,7 @@ func (p *parser) agents(m *Manifest, e entry, d *yaml.Node) {
 			src.f, src.external = map[string]entry{}, kind
 		} else {
 			src.f, src.ok = p.object(ae.val, path, known)
+			p.llmlingKeys(src.f, path)
 		}
 		srcs[ae.key] = src
 		names = append(names, ae.key)
@@ -98,6 +99,9 @@ func (p *parser) agentTools(a *Agent, f map[string]entry, path string) {
 	var l toolsetList
 	for _, k := range byLine(f, "tools", "toolsets") {
 		p.toolsets(f[k].val, join(path, k), &l)
+	}
+	if fe, ok := f["capabilities"]; ok {
+		p.capabilityToolsets(fe.val, join(path, "capabilities"), &l)
 	}
 	a.Toolsets = l.out
 	if fe, ok := f["workers"]; ok {

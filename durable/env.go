@@ -139,6 +139,12 @@ func newEnv(wctx workflow.Context, j *journal, cancel context.CancelCauseFunc, q
 	return &wfEnv{root: wctx, j: j, ids: id.NewSeeded(sha256.Sum256([]byte("agentpool/" + j.sid))), cancel: cancel, queue: queue}
 }
 
+// branchKey carries the workflow.Context of one branch of Parallel to the
+// Env's methods. The agent loop and the team, which call them, are the
+// same code in and out of a workflow and pass only a context.Context; a
+// workflow.Context is Temporal's and exists only inside one, so it rides
+// in the context they already pass. It selects no behaviour: without it
+// the Env uses the workflow's root context.
 type branchKey struct{}
 
 // wctx is the workflow context of ctx's branch (Parallel).

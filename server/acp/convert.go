@@ -18,6 +18,10 @@ type sendFunc func(sessionID string, update any)
 // session updates. It is an event.Sink; Finish closes whatever the stream
 // left open.
 type converter struct {
+	// mu guards the converter's state, its maps (asking, spawns, tools)
+	// included. One lock: a converter is one root run's, whose events
+	// the recorder hands over one at a time, so the lock is contended only
+	// by an approval card shown or settled while the run waits.
 	mu        sync.Mutex
 	root      string
 	subagents bool
@@ -25,7 +29,7 @@ type converter struct {
 	// a child is shown in its delegating tool call, a descendant nested
 	// in its ancestor's card.
 	flat bool
-	send      sendFunc
+	send sendFunc
 	// interval throttles a child's streamed text into its spawn tool call;
 	// 0 sends it only at part ends and tool calls (deterministic).
 	interval time.Duration
@@ -49,8 +53,8 @@ type converter struct {
 	noTerminals bool
 	finished    bool
 
-	spawns    map[string]*spawnState
-	order     []string // child ids in start order
+	spawns map[string]*spawnState
+	order  []string // child ids in start order
 	// cards are the children shown in a tool call of the root session
 	// (flat), by its id.
 	cards     map[string]*spawnState
@@ -136,15 +140,13 @@ func (c *converter) own(sid string, e event.Event) {
 			}
 			c.toolOrder = append(c.toolOrder, key)
 		}
-		status := statusInProgress
-		if c.flat && sid == c.root && delegating(v.ToolName) {
-			// Shown as the delegation itself: in progress once the
-			// child runs.
-			status = statusPending
-		}
+		// In progress from the start, a delegation too: the tool runs
+		// (ACP's pending is a call not started yet, or awaiting approval,
+		// and clients such as acpx show the status of the tool_call
+		// until the call ends).
 		c.send(sid, toolCallUpdate{
 			SessionUpdate: updateToolCall, ToolCallID: v.ToolCallID, Title: title,
-			Kind: toolKind(v.ToolKind), Status: status, Locations: toLocations(locs), RawInput: rawJSON(v.RawInput),
+			Kind: toolKind(v.ToolKind), Status: statusInProgress, Locations: toLocations(locs), RawInput: rawJSON(v.RawInput),
 		})
 	case event.ToolCallProgress:
 		u := toolCallUpdate{SessionUpdate: updateToolCallUpdate, ToolCallID: v.ToolCallID, Status: toolStatus(v.Status), Title: v.Title}

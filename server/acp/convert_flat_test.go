@@ -93,8 +93,8 @@ func TestConvertFlatOneToolCallPerDelegation(t *testing.T) {
 		t.Fatalf("tool calls %v, want %v", ids, want)
 	}
 	for id, want := range map[string][]string{
-		"cal_1":        {statusPending, statusInProgress, statusCompleted},
-		"cal_4":        {statusPending, statusInProgress, statusFailed}, // its child failed in the background
+		"cal_1":        {statusInProgress, statusInProgress, statusCompleted},
+		"cal_4":        {statusInProgress, statusInProgress, statusFailed}, // its child failed in the background
 		"cal_5":        {statusInProgress, statusFailed},
 		"spawn:ses_c3": {statusInProgress, statusFailed},
 	} {

@@ -56,9 +56,9 @@ type spawnState struct {
 	// The delegation's two ends (inTool): the tool's result, and the
 	// child's end as the card's last update shows it.
 	toolDone, toolFailed, childDone, toolFirst bool
-	toolResult, childOut                      string
-	childStatus                               string
-	endMeta                                   map[string]any
+	toolResult, childOut                       string
+	childStatus                                string
+	endMeta                                    map[string]any
 }
 
 // childCall is a running tool call of a child, as its tool_call_start
@@ -507,17 +507,6 @@ func (c *converter) endCard(st *spawnState) {
 		u.Title, u.Kind, u.RawInput = st.card.Title, st.card.Kind, st.card.RawInput
 	}
 	c.send(c.root, u)
-}
-
-// delegating reports whether a tool of the root session runs a child
-// session (spawn's delegation tools): its tool call is shown pending
-// until the child runs (flat).
-func delegating(tool string) bool {
-	switch tool {
-	case "task", "delegate_to", "ask_agent":
-		return true
-	}
-	return strings.HasPrefix(tool, "ask_")
 }
 
 func (c *converter) appendTranscript(st *spawnState, s string) {

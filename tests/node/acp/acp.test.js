@@ -273,7 +273,7 @@ test("a client without the extension: one tool call per delegation, the children
       assert.equal(calls.size, 1, `tool calls: ${[...calls.keys()]}`);
       const [call] = calls.values();
       assert.equal(call.title, "Research");
-      assert.deepEqual(call.statuses, ["pending", "in_progress", "completed"]);
+      assert.deepEqual(call.statuses, ["in_progress", "in_progress", "completed"]);
       for (const want of ["→ spawned searcher", "→ spawned critic", "→ spawned summarizer", "Summary: goroutines are multiplexed", "✓ searcher", "✓ critic"]) {
         assert.ok(call.content.includes(want), `the task call's content lacks ${JSON.stringify(want)}:\n${call.content}`);
       }
