@@ -62,7 +62,7 @@ func BenchmarkSSEWrite(b *testing.B) {
 				}
 				read <- struct{}{}
 			}
-			b.ReportMetric(float64((bench.CPUTime() - cpu0).Nanoseconds())/float64(b.N), "cpu-ns/write")
+			b.ReportMetric(float64((bench.CPUTime()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/write")
 		})
 	}
 }
