@@ -115,6 +115,10 @@ type mapperConfig struct {
 // RunSink returned; mu also lets the run's approval forwarder
 // (ForwardApprovals) map notices while the run waits for an answer.
 type mapper struct {
+	// mu guards the mapper's state, its maps (sessions, toolMsg, asked)
+	// included: one lock, because a mapper is one root run's and its sink
+	// calls come one at a time (above); only the approval forwarder
+	// contends.
 	mu       sync.Mutex
 	cfg      mapperConfig
 	emit     emitFunc
@@ -154,6 +158,9 @@ type sessState struct {
 	calls    map[string]bool
 	children []*sessState // open subagents, in start order
 	lastErr  string       // the session's own run_error message
+	// act is a subagent's activity message, which its content goes to
+	// (activity.go).
+	act *activity
 }
 
 type openPart struct {
@@ -229,6 +236,9 @@ func (m *mapper) Map(e event.Event) {
 	}
 	if s.ended {
 		return // nothing of a session follows its end (invariant 2)
+	}
+	if s.sub && m.subContent(s, inner) {
+		return
 	}
 	switch ev := inner.(type) {
 	case event.RunStarted:
@@ -356,6 +366,7 @@ func (m *mapper) openSubagent(parent *sessState, ev event.SpawnSessionStart) *se
 		e.ParentSubagentRunID = parent.id
 	}
 	m.out(parent, classLifecycle, e)
+	m.startActivity(c, ev.Description)
 	return c
 }
 
@@ -378,6 +389,7 @@ func (m *mapper) closeSubagent(c *sessState, stopReason event.StopReason, errTex
 	}
 	switch stopReason {
 	case event.StopCompleted, event.StopMaxTokens, event.StopRefusal:
+		m.endActivity(c, true, output)
 		m.out(c.parent, classLifecycle, &wire.Event{Type: wire.TypeSubagentFinished, SubagentRunID: c.id, Result: output})
 	default:
 		msg := errText
@@ -387,6 +399,7 @@ func (m *mapper) closeSubagent(c *sessState, stopReason event.StopReason, errTex
 		if msg == "" {
 			msg = fmt.Sprintf("subagent %s ended: %s", c.name, stopReason)
 		}
+		m.endActivity(c, false, msg)
 		m.out(c.parent, classLifecycle, &wire.Event{Type: wire.TypeSubagentError, SubagentRunID: c.id, Message: msg, Code: string(stopReason)})
 	}
 }
