@@ -7,8 +7,9 @@ import (
 	"time"
 
 	"github.com/agentpool/agentpool/event"
-	"github.com/agentpool/agentpool/processor"
+	"github.com/agentpool/agentpool/record"
 	"github.com/agentpool/agentpool/session"
+	"github.com/agentpool/agentpool/sessiontree"
 )
 
 // Runs of other processes on the server's store (an `agentpool run` on
@@ -39,7 +40,7 @@ var (
 type foreignRuns struct {
 	b      *base
 	mapper *eventMapper
-	proj   *processor.Projection
+	proj   *sessiontree.Projection
 	// local holds the roots of this process's runs (owner -> time of the
 	// last event seen, for pruning): never followed.
 	local sync.Map
@@ -54,7 +55,7 @@ type foreignRuns struct {
 // localRuns is the processor's watcher of the server: it notes each
 // local run's root before the projection takes its event.
 type localRuns struct {
-	next processor.Watcher
+	next record.Watcher
 	f    *foreignRuns
 }
 
@@ -65,7 +66,7 @@ func (l localRuns) Observe(ctx context.Context, owner string, e event.Event) {
 
 func startForeign(b *base, m *eventMapper) *foreignRuns {
 	ctx, cancel := context.WithCancel(context.Background())
-	f := &foreignRuns{b: b, mapper: m, proj: processor.NewProjection(b.store, b.log), stop: cancel,
+	f := &foreignRuns{b: b, mapper: m, proj: sessiontree.NewProjection(b.store, b.log), stop: cancel,
 		done: make(chan struct{}), runs: map[string]*tail{}, suspect: map[string]bool{}}
 	unsub := f.proj.Subscribe(m.onChanges)
 	go func() {
@@ -188,7 +189,7 @@ func (f *foreignRuns) follow(ctx context.Context, rec session.Session) {
 		}
 	}
 	f.runs[rec.ID] = newTail(f.b.store, rec.ID, after)
-	f.mapper.change(processor.SessionCreated{Info: rec}, time.Now())
+	f.mapper.change(sessiontree.SessionCreated{Info: rec}, time.Now())
 }
 
 // ended publishes a followed root's stored end when its log did not end
@@ -199,8 +200,8 @@ func (f *foreignRuns) ended(rec session.Session) {
 		return
 	}
 	now := time.Now()
-	f.mapper.change(processor.SessionUpdated{Info: rec}, now)
-	f.mapper.change(processor.SessionIdle{SessionID: rec.ID}, now)
+	f.mapper.change(sessiontree.SessionUpdated{Info: rec}, now)
+	f.mapper.change(sessiontree.SessionIdle{SessionID: rec.ID}, now)
 }
 
 // tail rebuilds a root's stream from the store: the root's events as
@@ -221,7 +222,7 @@ func newTail(st session.Store, root string, after int64) *tail {
 		info: map[string]event.SpawnSessionStart{}, paths: map[string][]string{root: nil}}
 }
 
-func (t *tail) poll(ctx context.Context, proj *processor.Projection) error {
+func (t *tail) poll(ctx context.Context, proj *sessiontree.Projection) error {
 	var batch []session.Record
 	for i := 0; i < len(t.order); i++ {
 		sid := t.order[i]

@@ -11,9 +11,9 @@ import (
 
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/model"
-	"github.com/agentpool/agentpool/processor"
 	"github.com/agentpool/agentpool/server/opencode/internal/wire"
 	"github.com/agentpool/agentpool/session"
+	"github.com/agentpool/agentpool/sessiontree"
 )
 
 // historyAPI serves what a session's transcript answers (its messages,
@@ -163,7 +163,7 @@ func (s *historyAPI) storeTranscript(ctx context.Context, rec session.Session) *
 func (s *historyAPI) transcriptOf(ctx context.Context, rec session.Session, msgs []session.Message) *transcript {
 	t := newTranscript()
 	dir := s.dirOf(rec)
-	reports, err := processor.ToolReports(ctx, s.store, rec.ID)
+	reports, err := sessiontree.ToolReports(ctx, s.store, rec.ID)
 	if err != nil {
 		s.log.Warn("opencode: read events", "session", rec.ID, "err", err)
 	}
@@ -250,12 +250,21 @@ func (s *historyAPI) transcriptOf(ctx context.Context, rec session.Session, msgs
 			s.unfinished(ctx, sc, tm.spawned[callID], rec)
 		}
 	}
-	if len(msgs) == 0 {
+	if len(msgs) == 0 && !s.isAgent(rec.AgentName) {
 		s.teamMessages(ctx, t, rec, dir)
 	} else {
 		t.applyTiming(tm, rec)
 	}
 	return t
+}
+
+// isAgent says whether the pool's node name is an agent (which keeps its
+// conversation), not a team. An agent's session without messages (one
+// reverted to its first prompt) shows none: its children stay listed
+// as children, but no task part of a turn that is gone links them.
+func (s *historyAPI) isAgent(name string) bool {
+	n, ok := s.pool.Node(name)
+	return ok && n.SourceType() == event.SourceAgent
 }
 
 // seed fills the transcript of a session that has none in memory (one
@@ -286,7 +295,7 @@ type storedCall struct {
 	tp     *tpart
 	name   string
 	args   json.RawMessage
-	report processor.ToolReport
+	report sessiontree.ToolReport
 }
 
 // call is the call for the tool mapping, finished with res when it is

@@ -21,10 +21,10 @@ import (
 	"github.com/agentpool/agentpool/approval"
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/pool"
-	"github.com/agentpool/agentpool/processor"
 	"github.com/agentpool/agentpool/server/httpsec"
 	"github.com/agentpool/agentpool/server/opencode/internal/wire"
 	"github.com/agentpool/agentpool/session"
+	"github.com/agentpool/agentpool/sessiontree"
 )
 
 // Defaults of Options.
@@ -225,7 +225,7 @@ func New(p *pool.Pool, opts Options) *Server {
 	}
 	s.mux.Handle("/", s.wrap(s.handleNoRoute))
 	s.handler = s.secured(s.security())
-	s.proj = processor.NewProjection(p.Processor().Store(), opts.Logger)
+	s.proj = sessiontree.NewProjection(p.Processor().Store(), opts.Logger)
 	s.unsub = s.proj.Subscribe(s.mapper.onChanges)
 	s.foreign = startForeign(b, s.mapper)
 	s.unwatch = p.Processor().Watch(localRuns{next: s.proj, f: s.foreign})
