@@ -138,15 +138,19 @@ func (s *eventMapper) sessionCreated(st *sessState, rec session.Session) {
 	}
 }
 
-// messageError is the OpenCode error of a failed or aborted run.
+// messageError is the OpenCode error of a failed or aborted run. A
+// failure's text is worded for the person who reads it in the client (the
+// TUI shows it as a toast): a model's failure names its cause first, not
+// the agent's "model test: " (spawn.ReadableError); a cancel says who
+// cancelled (spawn.AbortedWords), never Go's "context canceled".
 func messageError(code, msg string) any {
 	if msg == "" {
 		msg = code
 	}
 	if code == string(event.StopAborted) || isAbortText(msg) {
-		return wire.MessageAbortedError{Name: "MessageAbortedError", Data: wire.ErrorData{Message: msg}}
+		return wire.MessageAbortedError{Name: "MessageAbortedError", Data: wire.ErrorData{Message: spawn.AbortedWords(msg)}}
 	}
-	return wire.UnknownError{Name: "UnknownError", Data: wire.ErrorData{Message: msg}}
+	return wire.UnknownError{Name: "UnknownError", Data: wire.ErrorData{Message: spawn.ReadableError(msg)}}
 }
 
 // isAbortText recognizes the error texts of cancelled runs.
