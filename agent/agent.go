@@ -328,8 +328,8 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 	if c := inv.Compact; c != nil && inv.Continue == nil {
 		return r.compactOnly(ctx, c.Instructions)
 	}
-	if command, ok := shellAsked(ctx, inv.Session.ID); ok && inv.Continue == nil {
-		return r.shellOnly(ctx, command)
+	if inv.Shell != "" && inv.Continue == nil {
+		return r.shellOnly(ctx, inv.Shell)
 	}
 
 	prompt := inv.Prompt

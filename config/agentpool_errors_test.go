@@ -63,10 +63,10 @@ func TestAgentPoolErrors(t *testing.T) {
 				`agentpool.yaml:5: agents.a.knowledge: knowledge sources are not supported: put the text in system_prompt, or give the agent the file_access toolset`,
 				`agentpool.yaml:7: agents.a.usage_limits.output_tokens_limit: output_tokens_limit is not supported: agentpool bounds a run by request_limit (max_turns) and the manifest's limits`,
 			}},
-		{"unsupported models", "agents:\n  a: {model: \"anthropic-max:claude-sonnet-4-0\"}\n  b: {model: {type: input}}\n  c: {model: {type: string}}\n",
+		{"unsupported models", "agents:\n  a: {model: \"anthropic-max:claude-sonnet-4-0\"}\n  b: {model: {type: remote-input}}\n  c: {model: {type: string}}\n",
 			[]string{
 				`agentpool.yaml:2: agents.a.model: model provider "anthropic-max" is not supported: it signs in with a Claude subscription (OAuth); use anthropic: with an API key`,
-				`agentpool.yaml:3: agents.b.model.type: model type "input" is not supported: a human typing the answers is not supported as a model`,
+				`agentpool.yaml:3: agents.b.model.type: model type "remote-input" is not supported: a person answering over llmling-models' websocket server is not supported; type: input asks the person on agentpool run's terminal`,
 				`agentpool.yaml:4: agents.c.model: missing required field "identifier" (for example "openai:gpt-4o-mini")`,
 			}},
 		{"references", "agents:\n  a:\n    model: test\n    inherits: bse\n    system_prompt: [{type: library, reference: missing}]\n    output_type: Missing\n    connections: [{type: node, name: nobody}]\n  base: {model: test}\n",

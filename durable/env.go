@@ -86,6 +86,27 @@ func (e *wfEnv) takeSignals() {
 	}
 }
 
+// maxPending bounds the events one activity's input carries to the store
+// (Temporal refuses a payload over 2 MB): what is pending beyond it is
+// written first, in parts (spill). A parallel team's members' ends pile
+// up between two of its writes.
+const maxPending = 512 << 10
+
+// spill writes what is pending, in parts of at most maxPending bytes, until
+// what is left is under the bound. Under the session's write lock when
+// branches may write (Parallel).
+func (e *wfEnv) spill(wc workflow.Context) error {
+	for e.j.pendingBytes() > maxPending {
+		p := e.j.takeUpTo(maxPending)
+		if err := workflow.ExecuteActivity(workflow.WithActivityOptions(wc, storeOptions), actWrite, p).Get(wc, nil); err != nil {
+			e.failed(wc, p)
+			return err
+		}
+		e.j.written(p, 0)
+	}
+	return nil
+}
+
 // locked runs fn as the session's only writer of its log.
 func (e *wfEnv) locked(wc workflow.Context, fn func()) {
 	_ = workflow.Await(wc, func() bool { return !e.writing })
@@ -111,6 +132,12 @@ func newEnv(wctx workflow.Context, j *journal, cancel context.CancelCauseFunc, q
 	return &wfEnv{root: wctx, j: j, ids: id.NewSeeded(sha256.Sum256([]byte("agentpool/" + j.sid))), cancel: cancel, queue: queue}
 }
 
+// branchKey carries the workflow.Context of one branch of Parallel to the
+// Env's methods. The agent loop and the team, which call them, are the
+// same code in and out of a workflow and pass only a context.Context; a
+// workflow.Context is Temporal's and exists only inside one, so it rides
+// in the context they already pass. It selects no behaviour: without it
+// the Env uses the workflow's root context.
 type branchKey struct{}
 
 // wctx is the workflow context of ctx's branch (Parallel).
@@ -136,6 +163,9 @@ func (e *wfEnv) Turn(ctx context.Context, inv *spawn.Invocation, name string, re
 	wc := e.wctx(ctx)
 	in := TurnInput{Agent: name, Request: *req, MessageID: e.NewID(ctx, id.Message), CreatedAt: workflow.Now(wc),
 		Conversation: e.conversation}
+	if err := e.spill(wc); err != nil {
+		return spawn.Turn{}, err
+	}
 	in.Pending = e.j.take()
 	var out TurnOutput
 	err := workflow.ExecuteActivity(workflow.WithActivityOptions(wc, turnOptions), actTurn, in).Get(wc, &out)
@@ -173,6 +203,9 @@ func (e *wfEnv) Tool(ctx context.Context, inv *spawn.Invocation, name string, ca
 		}
 		in.Pending = Pending{SessionID: e.j.sid, AfterSeq: e.j.seq}
 	} else {
+		if err := e.spill(wc); err != nil {
+			return tool.Errorf("tool %s: store: %v", call.Name, err)
+		}
 		in.Pending = e.j.take()
 	}
 	var out ToolOutput
@@ -210,6 +243,9 @@ func (e *wfEnv) ListToolsets(ctx context.Context, inv *spawn.Invocation, name st
 func (e *wfEnv) write(wc workflow.Context) error {
 	if len(e.j.events) == 0 && len(e.j.msgs) == 0 {
 		return nil
+	}
+	if err := e.spill(wc); err != nil {
+		return err
 	}
 	p := e.j.take()
 	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(wc, storeOptions), actWrite, p).Get(wc, nil); err != nil {
@@ -278,6 +314,9 @@ func (e *wfEnv) Spawn(ctx context.Context, parent *spawn.Invocation, req spawn.R
 	// it: a follower that reads it finds the child.
 	var err error
 	e.locked(wc, func() {
+		if err = e.spill(wc); err != nil {
+			return
+		}
 		pending := e.j.take()
 		pending.Events = append(pending.Events, encode(start))
 		if err = workflow.ExecuteActivity(workflow.WithActivityOptions(wc, storeOptions), actCreate, CreateInput{Pending: pending, Session: child}).Get(wc, nil); err != nil {

@@ -207,7 +207,9 @@ func (e *Engine) Session(wctx workflow.Context, in SessionInput) (SessionOutput,
 		nameSessionSpan(wctx, node, in, res)
 	}
 	childUsage, childCost := inv.ChildTotals()
-	out := SessionOutput{Output: res.Output, StopReason: res.StopReason, Usage: res.Usage, Cost: res.Cost,
+	// The output goes through Temporal (the End activity's input, the
+	// workflow's result): bounded.
+	out := SessionOutput{Output: boundText(res.Output), StopReason: res.StopReason, Usage: res.Usage, Cost: res.Cost,
 		TotalUsage: res.Usage, TotalCost: res.Cost + childCost, Messages: res.Messages,
 		DurationMS: workflow.Now(wctx).Sub(started).Milliseconds()}
 	out.TotalUsage.Add(childUsage)
@@ -218,6 +220,9 @@ func (e *Engine) Session(wctx workflow.Context, in SessionInput) (SessionOutput,
 	ec := wctx
 	if wctx.Err() != nil {
 		ec, _ = workflow.NewDisconnectedContext(wctx)
+	}
+	if err := env.spill(ec); err != nil {
+		return out, fmt.Errorf("store the events of session %s: %w", in.Session.ID, err)
 	}
 	p := j.take()
 	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ec, storeOptions), actEnd, EndInput{Pending: p, Output: out}).Get(ec, nil); err != nil {

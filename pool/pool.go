@@ -277,7 +277,6 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 		if _, ok := node.(*agent.Agent); !ok {
 			return RunResult{}, fmt.Errorf("pool: a shell command runs through an agent's Bash tool; %q is not a plain agent (a team, a custom node or an agent with connections)", name)
 		}
-		ctx = agent.WithShell(ctx, req.SessionID, req.Shell)
 	}
 	budget := req.Budget
 	if budget.IsZero() {
@@ -309,6 +308,7 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 			c := *c // a snapshot: the caller's value is not read again
 			inv.Compact = &c
 		}
+		inv.Shell = req.Shell
 		inv.LimitSpend("the run", budget)
 		return rootRun{inv: inv, node: node, rec: rec, started: now}, nil
 	})

@@ -69,6 +69,11 @@ type Invocation struct {
 	// with the summary instead of taking a Prompt. It is a field of this
 	// run's invocation, so the children the run spawns never see it.
 	Compact *Compaction
+	// Shell, set by the caller of a root run (pool.RunRequest.Shell), is a
+	// command line an agent's run runs through its Bash tool, recorded in
+	// the conversation, instead of taking a Prompt (OpenCode's shell).
+	// Like Compact, it is this run's alone.
+	Shell string
 
 	run     *runState    // the root's rootRun, shared by the whole tree
 	budgets *budgetScope // the budgets over the session (LimitSpend); nil: none
@@ -191,6 +196,13 @@ func (inv *Invocation) childTotals() (event.Usage, float64) {
 	return h.childUsage, h.childCost
 }
 
+// The invocation travels in the context because what needs it is called
+// through interfaces that take a context and no run: tool.Tool.Call (a
+// program's own tools, MCP, the task tools that spawn from it), the
+// hook listeners and the store. It is the run itself, not a flag that
+// changes what the run does: those are fields of Invocation (Compact,
+// Shell, Continue, Toolsets). A tool that only needs its session's id has
+// it in tool.Call.SessionID.
 type invocationKey struct{}
 
 // WithInvocation returns a context that carries inv, so that tools can find

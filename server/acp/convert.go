@@ -18,6 +18,10 @@ type sendFunc func(sessionID string, update any)
 // session updates. It is an event.Sink; Finish closes whatever the stream
 // left open.
 type converter struct {
+	// mu guards the converter's state, its maps (asking, spawns, tools)
+	// included. One lock: a converter is one root run's, whose events
+	// the recorder hands over one at a time, so the lock is contended only
+	// by an approval card shown or settled while the run waits.
 	mu        sync.Mutex
 	root      string
 	subagents bool

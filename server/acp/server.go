@@ -217,6 +217,10 @@ type conn struct {
 	wg     sync.WaitGroup // running prompts
 	bg     sync.WaitGroup // terminal releases and MCP closes sent in the background
 
+	// mu guards what follows. One lock over sessions, owners and prompts:
+	// opening a session writes sessions and owners together, and all three
+	// are one editor's connection's, changed per session or prompt, never
+	// per event (a run's events go through its converter's lock).
 	mu       sync.Mutex
 	view     spawnView
 	caps     clientCaps

@@ -115,6 +115,10 @@ type mapperConfig struct {
 // RunSink returned; mu also lets the run's approval forwarder
 // (ForwardApprovals) map notices while the run waits for an answer.
 type mapper struct {
+	// mu guards the mapper's state, its maps (sessions, toolMsg, asked)
+	// included: one lock, because a mapper is one root run's and its sink
+	// calls come one at a time (above); only the approval forwarder
+	// contends.
 	mu       sync.Mutex
 	cfg      mapperConfig
 	emit     emitFunc

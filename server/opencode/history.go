@@ -250,12 +250,21 @@ func (s *historyAPI) transcriptOf(ctx context.Context, rec session.Session, msgs
 			s.unfinished(ctx, sc, tm.spawned[callID], rec)
 		}
 	}
-	if len(msgs) == 0 {
+	if len(msgs) == 0 && !s.isAgent(rec.AgentName) {
 		s.teamMessages(ctx, t, rec, dir)
 	} else {
 		t.applyTiming(tm, rec)
 	}
 	return t
+}
+
+// isAgent says whether the pool's node name is an agent (which keeps its
+// conversation), not a team. An agent's session without messages (one
+// reverted to its first prompt) shows none: its children stay listed
+// as children, but no task part of a turn that is gone links them.
+func (s *historyAPI) isAgent(name string) bool {
+	n, ok := s.pool.Node(name)
+	return ok && n.SourceType() == event.SourceAgent
 }
 
 // seed fills the transcript of a session that has none in memory (one

@@ -270,6 +270,10 @@ export function apply(ev) {
     case 'message.updated':
       setMessage(get(id), p.info);
       break;
+    case 'message.removed':
+      // A rewind cut the conversation (POST .../revert).
+      get(id).messages.delete(p.messageID);
+      break;
     case 'message.part.updated':
       setPart(get(id), p.part);
       break;

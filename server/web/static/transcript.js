@@ -25,6 +25,8 @@ export function renderTranscript(el, crumbsEl, id) {
     return;
   }
   const atBottom = el.scrollTop + el.clientHeight >= el.scrollHeight - 48;
+  // Rewinding needs the run ended (the server refuses a running session).
+  el.classList.toggle('busy-run', runBusy(store.rootOf(s)));
   if (cur.id !== id) {
     cur = { id, msgs: new Map(), parts: new Map() };
     el.replaceChildren();
@@ -35,6 +37,10 @@ export function renderTranscript(el, crumbsEl, id) {
   const byCall = new Map(aps.filter((ap) => ap.req.tool?.callID).map((ap) => [ap.req.tool.callID, ap]));
   const placed = new Set();
   let prev = null;
+  const keep = new Set(msgs.map((m) => m.info.id));
+  for (const [mid, me] of cur.msgs) {
+    if (!keep.has(mid)) { me.remove(); cur.msgs.delete(mid); }
+  }
   for (const m of msgs) {
     let me = cur.msgs.get(m.info.id);
     if (!me) {
@@ -89,12 +95,19 @@ function renderCrumbs(el, s) {
   ].filter(Boolean));
 }
 
+// onRewind is called with (session id, message id) by a message's rewind
+// button (app.js asks for the mode and confirms).
+let onRewind = () => {};
+export function setRewind(fn) { onRewind = fn; }
+
 function messageEl(m, s) {
   const user = m.info.role === 'user';
   return h(`div.msg.${user ? 'user' : 'assistant'}`, { dataset: { id: m.info.id } },
     h('div.msg-head', {},
       h('span.who', {}, user ? (s.info.parentID ? 'Task' : 'Prompt') : (m.info.agent || s.info.agent || 'assistant')),
-      h('span.meta')),
+      h('span.meta'),
+      h('button.rewind', { type: 'button', title: 'Rewind the files and/or the conversation to just before this message',
+        onclick: () => onRewind(s.id, m.info.id) }, '⟲ Rewind')),
     h('div.msg-body'));
 }
 
@@ -219,4 +232,13 @@ function renderTool(el, p, ap) {
         waiting === 1 ? 'waiting for approval' : `${waiting} waiting for approval`) : null,
       h('a.child-link', { href: link(child) }, 'Open session →')),
     details));
+}
+
+function runBusy(s) {
+  if (s.busy) return true;
+  for (const c of s.children) {
+    const k = store.sessions.get(c);
+    if (k && runBusy(k)) return true;
+  }
+  return false;
 }
