@@ -168,7 +168,8 @@ func (e *wfEnv) failed(wc workflow.Context, p Pending) {
 // Turn implements spawn.Env: the Turn activity.
 func (e *wfEnv) Turn(ctx context.Context, inv *spawn.Invocation, name string, req *model.Request) (spawn.Turn, error) {
 	wc := e.wctx(ctx)
-	in := TurnInput{Agent: name, Request: *req, MessageID: e.NewID(ctx, id.Message), CreatedAt: workflow.Now(wc)}
+	in := TurnInput{Agent: name, Request: *req, MessageID: e.NewID(ctx, id.Message), CreatedAt: workflow.Now(wc),
+		Conversation: e.conversation}
 	if err := e.spill(wc); err != nil {
 		return spawn.Turn{}, err
 	}
@@ -198,7 +199,7 @@ func (e *wfEnv) Turn(ctx context.Context, inv *spawn.Invocation, name string, re
 // Tool implements spawn.Env: the Tool activity.
 func (e *wfEnv) Tool(ctx context.Context, inv *spawn.Invocation, name string, call tool.Call) tool.Result {
 	wc := e.wctx(ctx)
-	in := ToolInput{Agent: name, Call: call}
+	in := ToolInput{Agent: name, Call: call, Conversation: e.conversation}
 	if inBranch(ctx) {
 		// Other branches write too: what is pending is written in turn,
 		// and the call carries nothing.
