@@ -50,7 +50,7 @@ type watched struct {
 }
 
 func (t *watched) Locations(c tool.Call) []tool.Location { return tool.Locations(t.Tool, c) }
-func (t *watched) Title(c tool.Call) string             { return tool.Title(t.Tool, c) }
+func (t *watched) Title(c tool.Call) string              { return tool.Title(t.Tool, c) }
 
 // Call implements tool.Tool.
 func (t *watched) Call(ctx context.Context, call tool.Call) (tool.Result, error) {
