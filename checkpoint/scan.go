@@ -12,11 +12,11 @@ import (
 // Bounds of a workspace scan (docs/checkpoints.md, "Tools we cannot
 // see"): past them a scan stops or keeps no content, and the call's
 // result says so.
-const (
-	scanMaxFiles    = 20_000          // files looked at per scan
-	scanMaxTime     = 3 * time.Second // per scan
-	scanMaxFileSize = 4 << 20         // bytes kept of one file
-	scanMaxBytes    = 64 << 20        // bytes kept per workspace
+var (
+	scanMaxFiles          = 20_000          // files looked at per scan
+	scanMaxTime           = 3 * time.Second // per scan
+	scanMaxFileSize int64 = 4 << 20         // bytes kept of one file
+	scanMaxBytes    int64 = 64 << 20        // bytes kept per workspace
 )
 
 // fileState is a regular file as a scan saw it, with its bytes when they
