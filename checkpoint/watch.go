@@ -2,9 +2,12 @@ package checkpoint
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/spawn"
@@ -21,6 +24,23 @@ import (
 type Watcher struct {
 	sc scanner
 	cp Capturer
+
+	mu sync.Mutex
+	// bg are the background shells started by watched calls, by session
+	// and shell id: the workspace as it was when each was last seen.
+	bg map[string]*baseline
+}
+
+// maxBaselines bounds the background shells a Watcher follows.
+const maxBaselines = 256
+
+// baseline is a background shell's workspace as last seen: the files as
+// they were then, less those a file tool has changed since (what they
+// were is captured by that tool).
+type baseline struct {
+	root  string
+	files map[string]fileState
+	skip  map[string]bool // changed by a file tool since
 }
 
 // Wrap returns t watched in the workspace of each call (the context's,
@@ -63,8 +83,25 @@ func (t *watched) Call(ctx context.Context, call tool.Call) (tool.Result, error)
 	}
 	root := ws.Root()
 	before := t.w.sc.scan(root)
+	var lost []string
+	bgKey, base := t.w.background(call)
+	if base != nil && base.root == root {
+		// What a background shell changed since it was last seen: its
+		// files as they were then, for this call, which reads or ends it.
+		bs := &snapshot{files: base.files}
+		for _, p := range sorted(changed(bs, before)) {
+			if base.skip[p] {
+				continue
+			}
+			if e := t.w.capture(ctx, call, root, p, bs); e != "" {
+				lost = append(lost, e)
+			}
+		}
+	}
 	res, err := t.Tool.Call(ctx, call)
 	after := t.w.sc.scan(root)
+	paths := sorted(changed(before, after))
+	t.w.follow(call, res, bgKey, root, after, paths)
 	var notes []string
 	for _, short := range []string{before.short, after.short} {
 		if short != "" {
@@ -72,9 +109,6 @@ func (t *watched) Call(ctx context.Context, call tool.Call) (tool.Result, error)
 			break
 		}
 	}
-	paths := changed(before, after)
-	slices.Sort(paths)
-	var lost []string
 	for _, p := range paths {
 		if e := t.w.capture(ctx, call, root, p, before); e != "" {
 			lost = append(lost, e)
@@ -95,6 +129,97 @@ func (t *watched) Call(ctx context.Context, call tool.Call) (tool.Result, error)
 		res.Metadata["checkpoint_warning"] = note
 	}
 	return res, err
+}
+
+func sorted(s []string) []string {
+	slices.Sort(s)
+	return s
+}
+
+// background returns the key and baseline of the background shell a
+// call reads or ends (its bash_id or shell_id argument), if it is
+// followed.
+func (w *Watcher) background(call tool.Call) (string, *baseline) {
+	var a struct {
+		BashID  string `json:"bash_id"`
+		ShellID string `json:"shell_id"`
+	}
+	if json.Unmarshal(call.Args, &a) != nil || a.BashID+a.ShellID == "" {
+		return "", nil
+	}
+	key := call.SessionID + "\x00" + a.BashID + a.ShellID
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	b := w.bg[key]
+	if b == nil {
+		return key, nil
+	}
+	return key, &baseline{root: b.root, files: maps.Clone(b.files), skip: maps.Clone(b.skip)}
+}
+
+// follow updates the background shells after a watched call in root:
+// the files it changed are its own (the baselines take them as they are
+// now); a shell it started is followed from now, one it read is followed
+// from now unless it has ended.
+func (w *Watcher) follow(call tool.Call, res tool.Result, key, root string, after *snapshot, changed []string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, b := range w.bg {
+		if b.root != root {
+			continue
+		}
+		for _, p := range changed {
+			delete(b.skip, p)
+			if f, ok := after.files[p]; ok {
+				b.files[p] = f
+			} else {
+				delete(b.files, p)
+			}
+		}
+	}
+	started := res.Metadata["background"] == true
+	if id, _ := res.Metadata["shell_id"].(string); started && id != "" {
+		key = call.SessionID + "\x00" + id
+	} else if key == "" || w.bg[key] == nil {
+		return
+	}
+	delete(w.bg, key)
+	if running, ok := res.Metadata["running"].(bool); (ok && !running) || res.IsError {
+		return // ended, or gone
+	}
+	if !started && res.Metadata["status"] == nil {
+		return // KillShell: ended
+	}
+	if w.bg == nil {
+		w.bg = map[string]*baseline{}
+	}
+	if len(w.bg) >= maxBaselines {
+		return // documented: its later changes are not captured
+	}
+	w.bg[key] = &baseline{root: root, files: maps.Clone(after.files), skip: map[string]bool{}}
+}
+
+// touched is told of a file a file tool is about to change: the
+// background shells' baselines forget it (the tool captures it).
+func (w *Watcher) touched(root, path string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, b := range w.bg {
+		if b.root == root {
+			b.skip[path] = true
+		}
+	}
+}
+
+// Checkpointer returns the file tools' checkpointer (Capturer) that also
+// keeps the background shells' baselines true.
+func (w *Watcher) Checkpointer() workspace.Checkpointer { return fileTools{w} }
+
+type fileTools struct{ w *Watcher }
+
+func (f fileTools) Before(ctx context.Context, c workspace.Change, prior func() (workspace.Prior, error)) error {
+	f.w.touched(c.Root, c.Path)
+	return f.w.cp.Before(ctx, c, prior)
 }
 
 // capturing reports whether a call's changes are kept: in a run whose

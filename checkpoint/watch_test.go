@@ -5,11 +5,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/agentpool/agentpool/batteries"
 	"github.com/agentpool/agentpool/checkpoint"
 	"github.com/agentpool/agentpool/config"
+	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/model"
 	"github.com/agentpool/agentpool/pool"
 	"github.com/agentpool/agentpool/session"
@@ -174,5 +176,67 @@ agents:
 	}
 	if !strings.Contains(results[1], "the workspace scan stopped short (more than 3 files)") {
 		t.Errorf("second result %q does not say the scan stopped short", results[1])
+	}
+}
+
+// What a background Bash changes after its start is captured when it is
+// read (BashOutput): the test lets it go on only once its start call has
+// completed (the sink runs in the agent's loop), and waits for it to be
+// done before the loop goes on.
+func TestRewindBackgroundBash(t *testing.T) {
+	for _, name := range []string{"memory", "sqlite"} {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			st := allStores[name](t)
+			defer st.Close()
+			ws := t.TempDir()
+			origR := []byte("removed in the background\n")
+			os.WriteFile(filepath.Join(ws, "c.txt"), origC, 0o600)
+			os.WriteFile(filepath.Join(ws, "r.txt"), origR, 0o644)
+			for _, f := range []string{"f1", "f2"} {
+				if err := syscall.Mkfifo(filepath.Join(ws, f), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p := newPool(t, `
+agents:
+  a:
+    tools: [execution]
+    model:
+      type: scripted
+      turns:
+        - tool_calls: [{name: Bash, args: {run_in_background: true, command: "cat f1 >/dev/null; sed -i s/alpha/ALPHA/ c.txt; printf bg > bg.txt; rm r.txt; echo done > f2"}}]
+        - tool_calls: [{name: BashOutput, args: {bash_id: bash_1}}]
+        - "done"
+`, st, ws)
+			var released bool
+			sink := event.SinkFunc(func(e event.Event) {
+				c, ok := e.(event.ToolCallComplete)
+				if !ok || c.ToolName != "Bash" || released {
+					return
+				}
+				released = true
+				if err := os.WriteFile(filepath.Join(ws, "f1"), []byte("go\n"), 0o600); err != nil {
+					t.Error(err)
+				}
+				if _, err := os.ReadFile(filepath.Join(ws, "f2")); err != nil {
+					t.Error(err)
+				}
+			})
+			res, err := p.RunSink(ctx, pool.RunRequest{Prompt: "go"}, sink)
+			if err != nil || !released {
+				t.Fatalf("run: %+v, %v (released %v)", res, err, released)
+			}
+			expectFile(t, ws, "c.txt", []byte("ALPHA\nbeta\ngamma\n"), 0o600)
+			expectFile(t, ws, "bg.txt", []byte("bg"), 0o644)
+			msgs := messages(t, st, res.SessionID)
+			rw, err := checkpoint.Rewind(ctx, st, res.SessionID, msgs[0].ID, checkpoint.Code)
+			if err != nil || len(rw.Files) != 3 {
+				t.Fatalf("rewind: %+v, %v", rw, err)
+			}
+			expectFile(t, ws, "c.txt", origC, 0o600)
+			expectFile(t, ws, "r.txt", origR, 0o644)
+			expectFile(t, ws, "bg.txt", nil, 0)
+		})
 	}
 }

@@ -153,7 +153,7 @@ func (b *builtins) tools(a AgentSpec, typ, dir string) ([]tool.Tool, error) {
 		}
 		if d.files == nil {
 			d.files = files.New(d.ws)
-			d.files.SetCheckpointer(checkpoint.Capturer{})
+			d.files.SetCheckpointer(b.watch.Checkpointer())
 		}
 		return d.files.Tools(), nil
 	case config.ToolsetExecution:
