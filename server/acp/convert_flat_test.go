@@ -110,7 +110,7 @@ func TestConvertFlatOneToolCallPerDelegation(t *testing.T) {
 	if !strings.HasSuffix(content["cal_1"], "\n---\nFound facts.") {
 		t.Errorf("cal_1 does not end with the child's answer:\n%s", content["cal_1"])
 	}
-	if !strings.Contains(content["cal_4"], "Failed: model test: upstream failed") {
+	if !strings.Contains(content["cal_4"], "Failed: upstream failed (model test)") {
 		t.Errorf("cal_4's last content: %q", content["cal_4"])
 	}
 }
