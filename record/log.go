@@ -142,6 +142,39 @@ func (r *Recorder) push(en entry) {
 	r.end.Store(end + 1)
 }
 
+// claim takes, for the goroutine that holds r.mu and has just appended,
+// the token of every consumer that has entries to get and no deliverer,
+// and copies out its first batch under the lock already held (one lock per
+// event on the common path). It returns the consumers and, as bits of
+// their indexes, those it claimed. Under r.mu.
+func (r *Recorder) claim() (cs []*consumer, claimed uint64) {
+	cs = r.cons
+	end := r.end.Load()
+	for i, c := range cs {
+		if i == 64 {
+			break
+		}
+		if c.next.Load() < end && c.busy.CompareAndSwap(false, true) {
+			c.batch = r.copyBatch(c, end)
+			claimed |= 1 << i
+		}
+	}
+	return cs, claimed
+}
+
+// deliverClaimed hands the consumers claim claimed their batches and what
+// follows, and the others what they have not had if nobody is delivering
+// to them.
+func (r *Recorder) deliverClaimed(cs []*consumer, claimed uint64) {
+	for i, c := range cs {
+		if i < 64 && claimed&(1<<i) != 0 {
+			r.deliverHeld(c, c.batch)
+			c.busy.Store(false)
+		}
+		r.drain(c)
+	}
+}
+
 // deliver hands every consumer whose token is free what it has not had.
 func (r *Recorder) deliver() {
 	cs := r.consPub.Load()
@@ -161,23 +194,31 @@ func (r *Recorder) drain(c *consumer) {
 		if !c.busy.CompareAndSwap(false, true) {
 			return // its holder delivers
 		}
-		r.deliverHeld(c)
+		r.deliverHeld(c, nil)
 		c.busy.Store(false)
 	}
 }
 
-// deliverHeld hands c, whose token the caller holds, every entry up to
-// the log's end. The token is let go if a consumer panics (a tool's caller
-// recovers panics; the consumer must not stay stuck).
-func (r *Recorder) deliverHeld(c *consumer) {
+// deliverHeld hands c, whose token the caller holds, batch (its next
+// entries, already copied out), then every entry up to the log's end.
+// The token is let go if a consumer panics (a tool's caller recovers
+// panics; the consumer must not stay stuck).
+func (r *Recorder) deliverHeld(c *consumer, batch []entry) {
 	defer func() {
 		if p := recover(); p != nil {
 			c.busy.Store(false)
 			panic(p)
 		}
 	}()
-	for c.next.Load() < r.end.Load() {
-		batch := r.take(c)
+	for {
+		if len(batch) == 0 {
+			if c.next.Load() >= r.end.Load() {
+				return
+			}
+			r.mu.Lock()
+			batch = r.copyBatch(c, r.end.Load())
+			r.mu.Unlock()
+		}
 		for i := range batch {
 			en := &batch[i]
 			switch {
@@ -193,6 +234,7 @@ func (r *Recorder) deliverHeld(c *consumer) {
 			// entries that were handed over.
 			c.next.Add(1)
 		}
+		batch = nil
 		if r.waiters.Load() > 0 {
 			// Producers wait for room, or Sync for this cursor.
 			r.mu.Lock()
@@ -202,12 +244,10 @@ func (r *Recorder) deliverHeld(c *consumer) {
 	}
 }
 
-// take copies out of the ring the next entries of c, at most maxBatch,
-// into c's batch.
-func (r *Recorder) take(c *consumer) []entry {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	from, end := c.next.Load(), r.end.Load()
+// copyBatch copies out of the ring the next entries of c before end, at
+// most maxBatch, into c's batch. Under r.mu.
+func (r *Recorder) copyBatch(c *consumer, end uint64) []entry {
+	from := c.next.Load()
 	n := min(end-from, maxBatch)
 	if cap(c.batch) < int(n) {
 		c.batch = make([]entry, n, maxBatch)

@@ -56,8 +56,9 @@ func (r *Recorder) Emit(e event.Event) {
 	r.reserve()
 	watch := r.record(e)
 	r.push(entry{e: e, watch: watch})
+	cs, claimed := r.claim()
 	r.mu.Unlock()
-	r.deliver()
+	r.deliverClaimed(cs, claimed)
 }
 
 // Relay hands e, an event of the run that its producer has stored
@@ -78,8 +79,9 @@ func (r *Recorder) Relay(e event.Event) {
 		watch = true
 	}
 	r.push(entry{e: e, watch: watch})
+	cs, claimed := r.claim()
 	r.mu.Unlock()
-	r.deliver()
+	r.deliverClaimed(cs, claimed)
 }
 
 // Record appends e, an event of session sessionID, to that session's log in
