@@ -325,11 +325,11 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 		r.sink.Emit(event.RunStarted{SessionID: inv.Session.ID, RunID: inv.RunID, AgentName: a.cfg.Name, ParentSessionID: inv.Session.ParentID})
 	}
 	r.tools, r.specs = a.toolsFor(ctx, inv, r.sink)
-	if instructions, ok := compactionAsked(ctx, inv.Session.ID); ok && inv.Continue == nil {
-		return r.compactOnly(ctx, instructions)
+	if c := inv.Compact; c != nil && inv.Continue == nil {
+		return r.compactOnly(ctx, c.Instructions)
 	}
-	if command, ok := shellAsked(ctx, inv.Session.ID); ok && inv.Continue == nil {
-		return r.shellOnly(ctx, command)
+	if inv.Shell != "" && inv.Continue == nil {
+		return r.shellOnly(ctx, inv.Shell)
 	}
 
 	prompt := inv.Prompt

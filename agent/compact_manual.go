@@ -1,4 +1,5 @@
-// A compaction asked for (OpenCode's summarize, pool.RunRequest.Compact):
+// A compaction asked for (OpenCode's summarize, pool.RunRequest.Compact,
+// which the pool sets as spawn.Invocation.Compact):
 // the run summarises and answers with the summary, without a model turn.
 
 package agent
@@ -16,23 +17,6 @@ import (
 // manualMaxBytes bounds the transcript a manual compaction of a model with
 // no known context window sends: 1 MiB, about 250,000 tokens.
 const manualMaxBytes = 1 << 20
-
-type compactionKey struct{}
-
-type compactionAsk struct{ session, instructions string }
-
-// WithCompaction asks the agent run of session sessionID under ctx to
-// compact its conversation (trigger manual) instead of taking a turn.
-// Only that session's run does: its children, whose contexts come from
-// it, run as usual.
-func WithCompaction(ctx context.Context, sessionID, instructions string) context.Context {
-	return context.WithValue(ctx, compactionKey{}, compactionAsk{sessionID, instructions})
-}
-
-func compactionAsked(ctx context.Context, sessionID string) (string, bool) {
-	a, ok := ctx.Value(compactionKey{}).(compactionAsk)
-	return a.instructions, ok && a.session == sessionID
-}
 
 // compactOnly is a run that compacts: everything before the latest turn
 // (from the last prompt a user typed) is summarised, or, with a known

@@ -1,6 +1,7 @@
 // A command the user runs in a session (OpenCode's shell, the TUI's !cmd,
-// pool.RunRequest.Shell): the run calls the agent's Bash tool once, as a
-// model's call would be run, without a model turn.
+// pool.RunRequest.Shell, which the pool sets as spawn.Invocation.Shell):
+// the run calls the agent's Bash tool once, as a model's call would be
+// run, without a model turn.
 
 package agent
 
@@ -17,22 +18,6 @@ import (
 
 // ShellTool is the tool a user's command runs through (tool/shell.Bash).
 const ShellTool = "Bash"
-
-type shellKey struct{}
-
-type shellAsk struct{ session, command string }
-
-// WithShell asks the agent run of session sessionID under ctx to run the
-// user's command through its Bash tool instead of taking a turn. Only
-// that session's run does.
-func WithShell(ctx context.Context, sessionID, command string) context.Context {
-	return context.WithValue(ctx, shellKey{}, shellAsk{sessionID, command})
-}
-
-func shellAsked(ctx context.Context, sessionID string) (string, bool) {
-	a, ok := ctx.Value(shellKey{}).(shellAsk)
-	return a.command, ok && a.session == sessionID
-}
 
 // shellOnly records the command as the user's message and an assistant
 // message that calls Bash with it, runs the call as a model's call is run

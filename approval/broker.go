@@ -174,6 +174,10 @@ type subscriber struct {
 type Broker struct {
 	opts Options
 
+	// mu guards every field below. One lock, not one per map, because an
+	// answer moves a request from pending to closed and an "always" answer
+	// adds a rule and settles the pending requests it matches, in one
+	// step; and requests come at the pace of people answering them.
 	mu          sync.Mutex
 	pending     map[string]*pending
 	closed      map[string]string // settled id -> how (for ErrAnswered)

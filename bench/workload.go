@@ -57,6 +57,27 @@ var OpenSQLite func(path string) (session.Store, error)
 // session/postgres at url, its tables in schema (set in postgres.go).
 var OpenPostgres func(url, schema string) (session.Store, error)
 
+// OpenSQLiteObserved and OpenPostgresObserved are OpenSQLite and
+// OpenPostgres with the store's CommitLatency option set to commit:
+// called for each append once it is committed, with its wait.
+var (
+	OpenSQLiteObserved   func(path string, commit func(time.Duration)) (session.Store, error)
+	OpenPostgresObserved func(url, schema string, commit func(time.Duration)) (session.Store, error)
+)
+
+// PGWaits is what SamplePostgresWaits saw: Samples samples of the
+// database's active backends (Active, summed over the samples), of which
+// Lock waited on a heavyweight lock and LWLock on an internal one; and
+// the deadlocks the database counted meanwhile.
+type PGWaits struct {
+	Samples, Active, Lock, LWLock, Deadlocks int64
+}
+
+// SamplePostgresWaits samples the lock waits of the backends of the
+// database at url whose application_name is app until ctx ends (set in
+// postgres.go).
+var SamplePostgresWaits func(ctx context.Context, url, app string, interval time.Duration) (PGWaits, error)
+
 // ---------------------------------------------------------------------------
 // Delegated call
 

@@ -38,6 +38,9 @@ type watch struct {
 	ctx  context.Context
 	wg   sync.WaitGroup
 
+	// mu guards open, shown and closed: a request goes from open to shown
+	// in one step (polled), and a watch is one follower's, at the pace of
+	// its run's approval requests.
 	mu     sync.Mutex
 	open   map[string]approval.Request        // read, not answered, not yet shown
 	shown  map[string]context.CancelCauseFunc // shown: withdraws it

@@ -20,10 +20,10 @@ import (
 // concurrent use; the two maps have a lock each, as nothing reads or
 // writes both at once.
 type ToolApprovals struct {
-	policyMu sync.Mutex
+	policyMu sync.Mutex                   // guards policies only
 	policies map[string]map[string]string // agent -> tool_approval
 
-	alwaysMu sync.Mutex
+	alwaysMu sync.Mutex // guards always only
 	always   map[alwaysKey]bool
 }
 

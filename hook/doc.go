@@ -28,6 +28,23 @@
 //	})
 //	p, _ := pool.New(m, pool.Options{Hooks: reg})
 //
+// Why one Registry, not one type per job. It answers four callers: the
+// pool (session/start and session/end of root sessions, keep.go), the
+// agent loop (agent.Hooks: prompt, request, tools, turn stop, compaction),
+// tool approval (approvals.go: the policies, "allow always",
+// approval/request, the broker) and spawn (spawn.Lifecycle: subagent
+// start and end). These are adapters from four runtime interfaces onto
+// one set of points, not four jobs with state of their own: the state is
+// already in parts with one job and one lock each (ToolApprovals,
+// keptSessions, callClock, the closers), and the jobs share listeners
+// across the seams (tools/pre-execute's default is the approval policy,
+// and its ask goes to approval/request; the command bridge, one set of
+// Claude Code hooks, registers on points of all four at once and keeps
+// their transcripts in one place). Split, a user would
+// register the same listener set on four objects and hand four values to
+// pool.Options, and the one place that says which point fires when (this
+// package) would be four. The split was judged worse (issue 32, item 5).
+//
 // Package hook/command bridges Claude Code / Codex command hooks onto a
 // Registry; docs/catalog.md lists every point and payload field.
 //

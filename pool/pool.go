@@ -210,12 +210,9 @@ type RunRequest struct {
 	Shell string
 }
 
-// CompactRequest asks for a manual compaction (RunRequest.Compact).
-type CompactRequest struct {
-	// Instructions are added to the summarising model's request (Claude
-	// Code's /compact text); "" for none.
-	Instructions string
-}
+// CompactRequest asks for a manual compaction (RunRequest.Compact): the
+// run's root invocation carries a copy (spawn.Invocation.Compact).
+type CompactRequest = spawn.Compaction
 
 // RunResult is how a root run ended.
 type RunResult struct {
@@ -269,7 +266,6 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 		if _, ok := node.(*agent.Agent); !ok {
 			return RunResult{}, fmt.Errorf("pool: compaction is of an agent's conversation; %q is not a plain agent (a team, a custom node or an agent with connections)", name)
 		}
-		ctx = agent.WithCompaction(ctx, req.SessionID, c.Instructions)
 	}
 	if req.Shell != "" {
 		switch {
@@ -281,7 +277,6 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 		if _, ok := node.(*agent.Agent); !ok {
 			return RunResult{}, fmt.Errorf("pool: a shell command runs through an agent's Bash tool; %q is not a plain agent (a team, a custom node or an agent with connections)", name)
 		}
-		ctx = agent.WithShell(ctx, req.SessionID, req.Shell)
 	}
 	budget := req.Budget
 	if budget.IsZero() {
@@ -309,6 +304,11 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 			return rootRun{}, err
 		}
 		inv.Toolsets = slices.Clip(req.Toolsets)
+		if c := req.Compact; c != nil {
+			c := *c // a snapshot: the caller's value is not read again
+			inv.Compact = &c
+		}
+		inv.Shell = req.Shell
 		inv.LimitSpend("the run", budget)
 		return rootRun{inv: inv, node: node, rec: rec, started: now}, nil
 	})

@@ -25,6 +25,10 @@ import (
 type Player struct {
 	rec *Recording
 
+	// mu guards every field below. One lock: mapping a replay session to
+	// a recorded one writes recorded, live and the id maps together, and
+	// a model call reads them with next and summaries; a Player is one
+	// replay's, used by its runs one after the other.
 	mu       sync.Mutex
 	recorded map[string]string // replay session id ("" the root) -> recorded session id
 	next     map[string]int    // recorded session id -> its next response

@@ -64,6 +64,16 @@ type Invocation struct {
 	// Continuation): the node (a Continuer) settles the open calls of
 	// History's last model turn instead of taking a Prompt.
 	Continue *Continuation
+	// Compact, set by the caller of a root run (pool.RunRequest.Compact),
+	// makes an agent's run compact the session's conversation and answer
+	// with the summary instead of taking a Prompt. It is a field of this
+	// run's invocation, so the children the run spawns never see it.
+	Compact *Compaction
+	// Shell, set by the caller of a root run (pool.RunRequest.Shell), is a
+	// command line an agent's run runs through its Bash tool, recorded in
+	// the conversation, instead of taking a Prompt (OpenCode's shell).
+	// Like Compact, it is this run's alone.
+	Shell string
 
 	run     *runState    // the root's rootRun, shared by the whole tree
 	budgets *budgetScope // the budgets over the session (LimitSpend); nil: none
@@ -73,6 +83,13 @@ type Invocation struct {
 	async   sync.WaitGroup // this session's async children
 
 	workerHistory map[string][]model.Message // worker name -> kept history (reset_history_on_run: false); under h.mu
+}
+
+// Compaction asks a run for a manual compaction (Invocation.Compact).
+type Compaction struct {
+	// Instructions are added to the summarising model's request (Claude
+	// Code's /compact text); "" for none.
+	Instructions string
 }
 
 // Inject queues content for the session's next model request. Once the
@@ -200,6 +217,13 @@ func (inv *Invocation) childTotals() (event.Usage, float64) {
 	return h.childUsage, h.childCost
 }
 
+// The invocation travels in the context because what needs it is called
+// through interfaces that take a context and no run: tool.Tool.Call (a
+// program's own tools, MCP, the task tools that spawn from it), the
+// hook listeners and the store. It is the run itself, not a flag that
+// changes what the run does: those are fields of Invocation (Compact,
+// Shell, Continue, Toolsets). A tool that only needs its session's id has
+// it in tool.Call.SessionID.
 type invocationKey struct{}
 
 // WithInvocation returns a context that carries inv, so that tools can find

@@ -92,6 +92,10 @@ type Bridge struct {
 	tr     *transcripts
 	async  asyncHooks
 
+	// mu guards blocks, stopped and teamRuns (events is set before any
+	// hook runs). One lock: a child's end reads and clears its blocks and
+	// stopped together, and all three change at turn stops and subagent
+	// ends, a few times per session, never per streamed event.
 	mu       sync.Mutex
 	blocks   map[string]int  // session id -> consecutive Stop/SubagentStop blocks
 	stopped  map[string]bool // child session id -> its SubagentStop let it stop

@@ -26,6 +26,9 @@ type outcome struct {
 	// carries them).
 	report func(string)
 
+	// mu guards what follows. One lock for the maps and lists: they are
+	// one run's summary, written at the rare events that end, refuse or
+	// deny something (never per streamed delta) and read once at its end.
 	mu        sync.Mutex
 	failed    []string       // names of the failed child sessions, in order
 	cancelled []string       // names of the child sessions that ended aborted, in order

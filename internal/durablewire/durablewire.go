@@ -111,6 +111,13 @@ type ApprovalEnv interface {
 	AskApproval(ctx context.Context, inv *spawn.Invocation, t agent.ToolInfo, d agent.ToolDecision) agent.ToolDecision
 }
 
+// deferKey marks the context of the hooks an engine calls for a run that
+// waits for its approvals itself. It is a context mark, not a field of
+// agent.ToolInfo, because it is a contract between the engine and
+// hook.Registry alone, made inside the engine (its workflow and its Hook
+// activity): a field would put engine plumbing in the payload every
+// tools/pre-execute listener and command hook sees, and a program that
+// embeds the pool would have a flag to set wrong.
 type deferKey struct{}
 
 // DeferApprovals marks ctx: the approvals asked under it are waited for

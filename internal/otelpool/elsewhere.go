@@ -18,6 +18,10 @@ import (
 // carries it into the activities, and the session's span is that one,
 // named and attributed by SessionSpan.
 
+// noSpansKey marks a context under which the decorators make no spans. A
+// context mark, like OpenTelemetry's own span, because the decorators sit
+// behind spawn.Node, model.Model and tool.Tool, which take only a
+// context; it changes what is traced, never what the run does.
 type noSpansKey struct{}
 
 // WithoutSpans returns ctx under which the decorators (Node, Model, Tool)

@@ -59,6 +59,10 @@ func New(tp trace.TracerProvider, mp metric.MeterProvider, opts Options) (*Obser
 	return o, nil
 }
 
+// conversationKey carries the root session's id down a traced run, next to
+// the span OpenTelemetry itself keeps in the context: request-scoped trace
+// data for the decorators (Node, Model, Tool), which sit behind interfaces
+// that take only a context. It changes no behaviour of the run.
 type conversationKey struct{}
 
 // conversationFrom returns the root session id a root session span put in

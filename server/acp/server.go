@@ -217,12 +217,16 @@ type conn struct {
 	wg     sync.WaitGroup // running prompts
 	bg     sync.WaitGroup // terminal releases and MCP closes sent in the background
 
-	mu        sync.Mutex
-	subagents bool
-	caps      clientCaps
-	sessions  map[string]*acpSession // sessions opened on this connection
-	owners    map[string]*acpSession // session or descendant id -> its ACP session
-	prompts   map[string]*promptRun  // running prompts by request id
+	// mu guards what follows. One lock over sessions, owners and prompts:
+	// opening a session writes sessions and owners together, and all three
+	// are one editor's connection's, changed per session or prompt, never
+	// per event (a run's events go through its converter's lock).
+	mu       sync.Mutex
+	view     spawnView
+	caps     clientCaps
+	sessions map[string]*acpSession // sessions opened on this connection
+	owners   map[string]*acpSession // session or descendant id -> its ACP session
+	prompts  map[string]*promptRun  // running prompts by request id
 }
 
 // acpSession is a session opened on the connection (session/new or

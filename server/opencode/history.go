@@ -240,21 +240,31 @@ func (s *historyAPI) transcriptOf(ctx context.Context, rec session.Session, msgs
 			}
 		}
 	}
+	var tm timing
+	if recs, err := s.store.Events(ctx, rec.ID, 0); err == nil {
+		tm = timingOf(recs)
+	}
 	// Calls that never got their result.
 	if rec.Status != session.StatusRunning {
-		for _, sc := range tools {
-			tp := sc.tp
-			part := tp.cur.(*wire.ToolPart)
-			run := part.State.(*wire.ToolStateRunning)
-			c := *part
-			c.State = &wire.ToolStateError{Status: "error", Input: run.Input, Error: "the tool call did not complete", Time: wire.ToolTime{Start: run.Time.Start, End: run.Time.Start}}
-			tp.set(&c)
+		for callID, sc := range tools {
+			s.unfinished(ctx, sc, tm.spawned[callID], rec)
 		}
 	}
-	if len(msgs) == 0 {
+	if len(msgs) == 0 && !s.isAgent(rec.AgentName) {
 		s.teamMessages(ctx, t, rec, dir)
+	} else {
+		t.applyTiming(tm, rec)
 	}
 	return t
+}
+
+// isAgent says whether the pool's node name is an agent (which keeps its
+// conversation), not a team. An agent's session without messages (one
+// reverted to its first prompt) shows none: its children stay listed
+// as children, but no task part of a turn that is gone links them.
+func (s *historyAPI) isAgent(name string) bool {
+	n, ok := s.pool.Node(name)
+	return ok && n.SourceType() == event.SourceAgent
 }
 
 // seed fills the transcript of a session that has none in memory (one

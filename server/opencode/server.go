@@ -156,7 +156,8 @@ type Server struct {
 	// on) and maps it to bus events (eventMapper.onChanges).
 	unwatch func()
 	unsub   func()
-	detach  func() // from Options.Approvals
+	detach  func()       // from Options.Approvals
+	foreign *foreignRuns // runs of other processes on the store (foreign.go)
 	closed  sync.Once
 }
 
@@ -226,7 +227,8 @@ func New(p *pool.Pool, opts Options) *Server {
 	s.handler = s.secured(s.security())
 	s.proj = sessiontree.NewProjection(p.Processor().Store(), opts.Logger)
 	s.unsub = s.proj.Subscribe(s.mapper.onChanges)
-	s.unwatch = p.Processor().Watch(s.proj)
+	s.foreign = startForeign(b, s.mapper)
+	s.unwatch = p.Processor().Watch(localRuns{next: s.proj, f: s.foreign})
 	s.detach = func() {}
 	if opts.Approvals != nil {
 		s.detach = opts.Approvals.Attach(frontEnd, s.perms.onNotice)
@@ -266,6 +268,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 func (s *Server) Close() {
 	s.closed.Do(func() {
 		s.stopRuns()
+		s.foreign.close()
 		s.gate.close()
 		s.detach()
 		s.hub.close()

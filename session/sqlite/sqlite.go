@@ -45,6 +45,12 @@ type Options struct {
 	// its last heartbeat (renewed every Lease/3) when it cannot look at
 	// the store's lock file. Default DefaultLease.
 	Lease time.Duration
+	// CommitLatency, when set, is called for each AppendEvents call once
+	// its events are committed, with the time since the call (what an
+	// event waits until it is durable). It runs on the committing
+	// goroutine: it must be quick and must not call the store. For
+	// measurements (bench's BenchmarkStoreLoad).
+	CommitLatency func(time.Duration)
 }
 
 // Store is the SQLite session.Store. Use Open.
@@ -64,6 +70,14 @@ type Store struct {
 	ckptStop, ckptDone chan struct{} // the checkpointer goroutine; nil for ":memory:"
 	commits            atomic.Uint64 // transactions with writes committed
 
+	// mu guards the fields from here to wake (the fields after "Owned by
+	// the holder of the writer's turn" are not under it). One lock over
+	// the queue and the two caches (pks, recs): a write is checked against
+	// pks and queued in one step, the record cache answers only while
+	// txOpen says a transaction is open, and every write goes through the
+	// one writer anyway. It is held for that bookkeeping only: the
+	// writer's turn (writing) is taken under it, and the SQL of a commit
+	// runs without it.
 	mu        sync.Mutex
 	space     *sync.Cond // signalled when the queue shrinks or the store closes
 	queue     []*op

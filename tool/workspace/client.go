@@ -50,6 +50,12 @@ type TerminalProcess interface {
 	Release(ctx context.Context) error
 }
 
+// A front end's file system and terminals (and its workspace, WithWorkspace)
+// are lent in the context because they reach the file and shell tools
+// through tool.Tool.Call, an interface that takes a context and whose
+// other implementations (a program's tools, MCP) have no use for them,
+// and because they belong to one request of one front end's session (an
+// ACP client's fs and terminal capabilities), not to the pool or a tool.
 type fsKey struct{}
 type terminalKey struct{}
 
