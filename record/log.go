@@ -166,8 +166,18 @@ func (r *Recorder) claim() (cs []*consumer, claimed uint64) {
 // follows, and the others what they have not had if nobody is delivering
 // to them.
 func (r *Recorder) deliverClaimed(cs []*consumer, claimed uint64) {
+	defer func() {
+		// A consumer panicked: the tokens claimed and not yet used are let
+		// go, or their consumers would get nothing more.
+		for i, c := range cs {
+			if i < 64 && claimed&(1<<i) != 0 {
+				c.busy.Store(false)
+			}
+		}
+	}()
 	for i, c := range cs {
 		if i < 64 && claimed&(1<<i) != 0 {
+			claimed &^= 1 << i // deliverHeld lets it go itself on a panic
 			r.deliverHeld(c, c.batch)
 			c.busy.Store(false)
 		}
@@ -201,11 +211,14 @@ func (r *Recorder) drain(c *consumer) {
 
 // deliverHeld hands c, whose token the caller holds, batch (its next
 // entries, already copied out), then every entry up to the log's end.
-// The token is let go if a consumer panics (a tool's caller recovers
-// panics; the consumer must not stay stuck).
+// If the consumer panics, the entry it panicked on counts as handed over
+// and the token is let go before the panic goes on to the producer (a
+// tool's caller recovers panics): the consumer gets the run's later
+// events, and Sync does not wait for it forever.
 func (r *Recorder) deliverHeld(c *consumer, batch []entry) {
 	defer func() {
 		if p := recover(); p != nil {
+			c.next.Add(1)
 			c.busy.Store(false)
 			panic(p)
 		}

@@ -235,3 +235,30 @@ func TestConcurrentProducersOneOrder(t *testing.T) {
 		t.Error("the watcher's order is not the store's")
 	}
 }
+
+// TestPanickingConsumer: a sink that panics on an event panics the
+// producer that delivered it, and nothing else: the event counts as
+// handed over, the watcher and the sink get the run's later events, and
+// Sync returns.
+func TestPanickingConsumer(t *testing.T) {
+	var got []event.Event
+	r, w, _ := newRun(t, event.SinkFunc(func(e event.Event) {
+		if d, ok := e.(event.PartDelta); ok && d.Delta.ContentDelta == "boom" {
+			panic("consumer bug")
+		}
+		got = append(got, e)
+	}))
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("the consumer's panic did not reach the producer")
+			}
+		}()
+		r.Emit(delta("boom"))
+	}()
+	r.Emit(delta("after"))
+	r.Sync()
+	if len(got) != 1 || len(w.events()) != 2 {
+		t.Errorf("after the panic: the sink got %d events (want 1), the watcher %d (want 2)", len(got), len(w.events()))
+	}
+}
