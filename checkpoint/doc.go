@@ -5,7 +5,11 @@
 // Every message of every session is a checkpoint: before a file tool
 // changes a file, the file as it was (or its absence) is captured for the
 // message that holds the call, once per file and message (the pool's
-// file tools do it). Rewind takes a session back to just before one of
+// file tools do it). Tools that change files by means the pool cannot
+// see (Bash, MCP tools) are wrapped by a Watcher, which scans the
+// workspace before and after each call (bounded; a bound reached is said
+// in the call's result) and captures what the call changed as it was
+// before. Rewind takes a session back to just before one of
 // its messages: the files that message and every later one changed, in
 // the session and in the sessions they spawned, are restored byte for
 // byte (mode bits included) through an os.Root of their workspace, a file

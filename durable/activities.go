@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentpool/agentpool/agent"
 	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/internal/otelpool"
 	"github.com/agentpool/agentpool/model"
 	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/spawn"
@@ -177,7 +178,7 @@ func (a *Activities) turn(ctx context.Context, in TurnInput, retry bool) (TurnOu
 	}
 	stop := heartbeat(ctx)
 	var buf bufSink
-	t, err := ag.StreamTurn(ctx, &in.Request, &buf)
+	t, err := ag.StreamTurn(otelpool.InConversation(ctx, in.Conversation), &in.Request, &buf)
 	stop()
 	if err != nil {
 		if errors.Is(err, agent.ErrResponseTooLarge) {
@@ -281,7 +282,7 @@ func (a *Activities) Tool(ctx context.Context, in ToolInput) (ToolOutput, error)
 		return ToolOutput{Result: tool.Errorf("unknown tool %q", in.Call.Name), AfterSeq: after}, nil
 	}
 	stop := heartbeat(ctx)
-	res := tool.Run(ctx, t, in.Call)
+	res := tool.Run(otelpool.InConversation(ctx, in.Conversation), t, in.Call)
 	stop()
 	return ToolOutput{Result: res, AfterSeq: after}, nil
 }

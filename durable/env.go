@@ -41,6 +41,13 @@ var (
 		StartToCloseTimeout: time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 200 * time.Millisecond, MaximumAttempts: 20},
 	}
+	// A child's creation (Spawn) is a local activity, retried as a store
+	// write; past the workflow task's timeout the SDK goes on with it in
+	// the next task.
+	createOptions = workflow.LocalActivityOptions{
+		ScheduleToCloseTimeout: 2 * time.Minute, StartToCloseTimeout: time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: 200 * time.Millisecond, MaximumAttempts: 20},
+	}
 )
 
 // signalGrace is the timer after a final answer that lets the signals
@@ -161,7 +168,8 @@ func (e *wfEnv) failed(wc workflow.Context, p Pending) {
 // Turn implements spawn.Env: the Turn activity.
 func (e *wfEnv) Turn(ctx context.Context, inv *spawn.Invocation, name string, req *model.Request) (spawn.Turn, error) {
 	wc := e.wctx(ctx)
-	in := TurnInput{Agent: name, Request: *req, MessageID: e.NewID(ctx, id.Message), CreatedAt: workflow.Now(wc)}
+	in := TurnInput{Agent: name, Request: *req, MessageID: e.NewID(ctx, id.Message), CreatedAt: workflow.Now(wc),
+		Conversation: e.conversation}
 	if err := e.spill(wc); err != nil {
 		return spawn.Turn{}, err
 	}
@@ -191,7 +199,7 @@ func (e *wfEnv) Turn(ctx context.Context, inv *spawn.Invocation, name string, re
 // Tool implements spawn.Env: the Tool activity.
 func (e *wfEnv) Tool(ctx context.Context, inv *spawn.Invocation, name string, call tool.Call) tool.Result {
 	wc := e.wctx(ctx)
-	in := ToolInput{Agent: name, Call: call}
+	in := ToolInput{Agent: name, Call: call, Conversation: e.conversation}
 	if inBranch(ctx) {
 		// Other branches write too: what is pending is written in turn,
 		// and the call carries nothing.
@@ -318,7 +326,14 @@ func (e *wfEnv) Spawn(ctx context.Context, parent *spawn.Invocation, req spawn.R
 		}
 		pending := e.j.take()
 		pending.Events = append(pending.Events, encode(start))
-		if err = workflow.ExecuteActivity(workflow.WithActivityOptions(wc, storeOptions), actCreate, CreateInput{Pending: pending, Session: child}).Get(wc, nil); err != nil {
+		// A local activity: run by this worker at once, recorded as one
+		// marker, without a round trip through the server's task queue
+		// (what a member of a large team mostly cost). A worker that dies
+		// before the marker is recorded leaves it to run again from
+		// attempt 1 elsewhere: the write always looks at the log first.
+		pending.Check = true
+		lc := workflow.WithLocalActivityOptions(wc, createOptions)
+		if err = workflow.ExecuteLocalActivity(lc, actCreate, CreateInput{Pending: pending, Session: child}).Get(wc, nil); err != nil {
 			// Nothing may have been emitted: the start goes with the failure.
 			pending.Events = pending.Events[:len(pending.Events)-1]
 			e.failed(wc, pending)

@@ -166,6 +166,19 @@ func TestDistributedRunIsOneTrace(t *testing.T) {
 		attrs["agentpool.spawn.mechanism"] != string(event.MechanismWorker) {
 		t.Errorf("the child session span's attributes: %v (root session %q)", attrs, bossID)
 	}
+	// The model and tool calls, run by activities, name the conversation
+	// too: the root's and the child's.
+	for _, s := range []sdktrace.ReadOnlySpan{chats["chat boss"], chats["chat worker"], echoSpan} {
+		conv := ""
+		for _, kv := range s.Attributes() {
+			if kv.Key == "gen_ai.conversation.id" {
+				conv = kv.Value.AsString()
+			}
+		}
+		if conv != bossID {
+			t.Errorf("span %q: gen_ai.conversation.id %q, want the root session %q", s.Name(), conv, bossID)
+		}
+	}
 }
 
 func names(spans []sdktrace.ReadOnlySpan) string {

@@ -111,6 +111,9 @@ type TurnInput struct {
 	Request   model.Request `json:"request"`
 	MessageID string        `json:"message_id"`
 	CreatedAt time.Time     `json:"created_at"`
+	// Conversation is the tree's root session: the chat span's
+	// gen_ai.conversation.id (empty in histories written before it).
+	Conversation string `json:"conversation,omitempty"`
 }
 
 // TurnOutput is what a turn produced: Events is how many events it wrote.
@@ -124,6 +127,8 @@ type ToolInput struct {
 	Pending Pending   `json:"pending"`
 	Agent   string    `json:"agent"`
 	Call    tool.Call `json:"call"`
+	// Conversation is the tree's root session, as TurnInput's.
+	Conversation string `json:"conversation,omitempty"`
 }
 
 // EndInput writes what is pending and the session's final record.

@@ -51,6 +51,9 @@ type builtins struct {
 	// than the workspace (an external member's cwd: NodeTools.Dir), by
 	// the directory's root.
 	elsewhere map[string]*dirToolsets
+	// watch captures the changes of Bash and MCP tools
+	// (docs/checkpoints.md).
+	watch checkpoint.Watcher
 
 	closeOnce sync.Once
 	closeErr  error
@@ -150,7 +153,7 @@ func (b *builtins) tools(a AgentSpec, typ, dir string) ([]tool.Tool, error) {
 		}
 		if d.files == nil {
 			d.files = files.New(d.ws)
-			d.files.SetCheckpointer(checkpoint.Capturer{})
+			d.files.SetCheckpointer(b.watch.Checkpointer())
 		}
 		return d.files.Tools(), nil
 	case config.ToolsetExecution:
@@ -164,7 +167,7 @@ func (b *builtins) tools(a AgentSpec, typ, dir string) ([]tool.Tool, error) {
 				d.shell.SourceEnvFile(b.shellEnv)
 			}
 		}
-		return d.shell.Tools(), nil
+		return b.watch.WrapAll(d.shell.Tools(), d.ws), nil
 	case config.ToolsetCode:
 		d, err := b.in(dir)
 		if err != nil {
@@ -241,7 +244,7 @@ func (b *builtins) mcpToolsets(lists ...[]config.MCPServer) []tool.Toolset {
 	for _, list := range lists {
 		for _, s := range list {
 			if ts, ok := b.mcp.Toolset(s.Name); ok && s.Enabled {
-				out = append(out, ts)
+				out = append(out, watchedToolset{ts, b})
 			}
 		}
 	}
@@ -263,4 +266,19 @@ func (b *builtins) close() error {
 		b.closeErr = errors.Join(errs...)
 	})
 	return b.closeErr
+}
+
+// watchedToolset is an MCP server's toolset whose tools that are not
+// read-only have their changes to the workspace captured.
+type watchedToolset struct {
+	tool.Toolset
+	b *builtins
+}
+
+func (w watchedToolset) Tools(ctx context.Context) ([]tool.Tool, error) {
+	ts, err := w.Toolset.Tools(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return w.b.watch.WrapAll(ts, w.b.ws), nil
 }

@@ -58,7 +58,8 @@ func ReadableResult(content string) (text, sessionID, stopReason string, ok bool
 
 // ReadableError words an error a child session ended with for a person:
 // a cancellation or a deadline in words instead of Go's "context
-// canceled" and "context deadline exceeded".
+// canceled" and "context deadline exceeded", and a model's failure (the
+// agent's "model ID: cause") with its cause first: "cause (model ID)".
 func ReadableError(msg string) string {
 	msg = strings.TrimSpace(msg)
 	switch {
@@ -68,6 +69,11 @@ func ReadableError(msg string) string {
 		return "cancelled by the user"
 	case strings.HasSuffix(msg, "context deadline exceeded"):
 		return "timed out"
+	}
+	if rest, ok := strings.CutPrefix(msg, "model "); ok {
+		if id, cause, ok := strings.Cut(rest, ": "); ok && id != "" && !strings.ContainsAny(id, " \t\n") && strings.TrimSpace(cause) != "" {
+			return ReadableError(cause) + " (model " + id + ")"
+		}
 	}
 	return msg
 }

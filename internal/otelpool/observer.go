@@ -72,6 +72,18 @@ func conversationFrom(ctx context.Context) string {
 	return s
 }
 
+// InConversation returns ctx in which the chat and execute_tool spans
+// name conv (the root session's id) as their gen_ai.conversation.id: for
+// model and tool calls run outside the session's own Node.Run (a Temporal
+// worker's activities, whose session span is the workflow's); ctx itself
+// when conv is "".
+func InConversation(ctx context.Context, conv string) context.Context {
+	if conv == "" {
+		return ctx
+	}
+	return context.WithValue(ctx, conversationKey{}, conv)
+}
+
 // withConversation gives a chat or execute_tool span the conversation id
 // of the session it runs in (gen_ai.conversation.id, the root session's
 // id), as the GenAI semantic conventions recommend for every span of a

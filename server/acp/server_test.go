@@ -293,8 +293,9 @@ func (h *harness) mustCall(method string, params any, result any) []note {
 }
 
 // initialize announces the spawn tool calls (viewTree), and with
-// subagents the unstable subagents capability (viewSubagents);
-// initializeFlat announces neither.
+// subagents the unstable subagents capability (viewSubagents). (A client
+// that announces neither: TestContextCancelEndsServe, the SDK's
+// TestSDKEditorApprovesGrandchildWriteFlat.)
 func (h *harness) initialize(subagents bool) {
 	h.t.Helper()
 	caps := map[string]any{"_meta": map[string]any{"agentpool": map[string]any{"spawn_tool_calls": true}}}
@@ -302,11 +303,6 @@ func (h *harness) initialize(subagents bool) {
 		caps["subagents"] = map[string]any{}
 	}
 	h.mustCall("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": caps, "clientInfo": map[string]any{"name": "test", "version": "1"}}, nil)
-}
-
-func (h *harness) initializeFlat() {
-	h.t.Helper()
-	h.mustCall("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}, "clientInfo": map[string]any{"name": "test", "version": "1"}}, nil)
 }
 
 func (h *harness) newSession() string {

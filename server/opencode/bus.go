@@ -198,14 +198,14 @@ func (h *hub) subscribe(dir string, global bool, first *busEvent) *subscriber {
 	return s
 }
 
-// streamFor reports whether an /event stream (not /global/event) gets the
-// events of directory dir, and returns a channel closed at the next
-// subscribe.
+// streamFor reports whether an event stream gets the events of directory
+// dir (an /event stream of dir or of every directory, or a /global/event
+// stream), and returns a channel closed at the next subscribe.
 func (h *hub) streamFor(dir string) (bool, <-chan struct{}) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, s := range *h.subs.Load() {
-		if !s.global && (s.dir == "" || s.dir == dir) {
+		if s.global || s.dir == "" || s.dir == dir {
 			return true, h.joined
 		}
 	}

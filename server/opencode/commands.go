@@ -27,8 +27,21 @@ func (s *commandsAPI) handleCommands(w http.ResponseWriter, r *http.Request) {
 		}
 		out = append(out, wire.Command{Name: c.Name, Description: c.Description, Source: "command", Template: c.Template, Hints: hints})
 	}
+	if _, own := s.pool.Command(initCommand); !own {
+		out = append(out, wire.Command{Name: initCommand, Description: initDescription, Source: "command", Template: initPrompt, Hints: []string{}})
+	}
 	writeJSON(w, http.StatusOK, out)
 }
+
+// initCommand is OpenCode's own /init. Its server lists it among the
+// commands, and the TUI (1.18.33, which has no /init of its own) offers
+// it from that list and runs it with POST /session/{id}/command; it is
+// listed and run here too (initPrompt, as POST /session/{id}/init sends
+// it), unless the project has a command of that name.
+const (
+	initCommand     = "init"
+	initDescription = "create or update AGENTS.md for this project"
+)
 
 // handleCommand answers POST /session/{id}/command: the command's prompt,
 // expanded with the arguments, is sent as a message (handlePrompt: same
@@ -53,16 +66,26 @@ func (s *commandsAPI) handleCommand(w http.ResponseWriter, r *http.Request) {
 	}
 	name := strings.TrimPrefix(strings.TrimSpace(body.Command), "/")
 	c, found := s.pool.Command(name)
-	if !found {
+	var text string
+	switch {
+	case found:
+		text = c.Expand(body.Arguments)
+	case name == initCommand:
+		text = initPrompt
+		if a := strings.TrimSpace(body.Arguments); a != "" {
+			text += "\n\n" + a
+		}
+	default:
 		names := []string{}
 		for _, c := range s.pool.Commands() {
 			names = append(names, c.Name)
 		}
+		names = append(names, initCommand)
 		badRequest(w, "Body", "unknown command %q; available: %s", name, strings.Join(names, ", "))
 		return
 	}
 	prompt := wire.PromptBody{MessageID: body.MessageID, Agent: body.Agent,
-		Parts: []wire.PartInput{{Type: "text", Text: c.Expand(body.Arguments)}}}
+		Parts: []wire.PartInput{{Type: "text", Text: text}}}
 	b, err := json.Marshal(prompt)
 	if err != nil {
 		badRequest(w, "Body", "%v", err)

@@ -93,12 +93,15 @@ func (s *eventStreams) stream(w http.ResponseWriter, r *http.Request, dir string
 // stream (awaitStream).
 const maxStreamWait = 300 * time.Millisecond
 
-// awaitStream waits, at most maxStreamWait, until an /event stream gets
+// awaitStream waits, at most maxStreamWait, until an event stream gets
 // session sid's events. `opencode run` opens its /event stream and posts
 // its prompt at the same moment; a run that takes milliseconds (a local
 // or cached model) could end before the stream is subscribed, and the
-// client would print nothing. A client that reads /global/event only (the
-// TUI) pays the bound once per prompt.
+// client would print nothing. A client with its stream already open (the
+// TUI reads /global/event) does not wait: a prompt of the TUI used to pay
+// the whole bound, as the wait counted /event streams only. `opencode
+// run` sends its /event request before its prompt (measured: 8 ms
+// earlier), so that it has its stream too when a TUI is attached.
 func (s *eventStreams) awaitStream(ctx context.Context, sid string) {
 	dir := s.dirOfID(sid)
 	timeout := time.NewTimer(maxStreamWait)

@@ -96,7 +96,10 @@ func (s *configAPI) handleAgents(w http.ResponseWriter, r *http.Request) {
 func (s *configAPI) handleConfig(w http.ResponseWriter, r *http.Request) {
 	def := s.pool.DefaultNode()
 	ref := s.modelOf(def)
-	cfg := wire.Config{DefaultAgent: def, Model: ref.ProviderID + "/" + ref.ModelID, Agent: map[string]wire.AgentConfig{}}
+	// share "disabled": agentpool has no share service, and OpenCode's
+	// clients read this to offer no sharing (the TUI 1.18.33 disables its
+	// /share; its share call would show a TypeError, not the route's 400).
+	cfg := wire.Config{DefaultAgent: def, Model: ref.ProviderID + "/" + ref.ModelID, Agent: map[string]wire.AgentConfig{}, Share: "disabled"}
 	m := s.pool.Manifest()
 	for _, name := range s.pool.NodeNames() {
 		n, ok := s.pool.Node(name)

@@ -138,15 +138,19 @@ func (s *eventMapper) sessionCreated(st *sessState, rec session.Session) {
 	}
 }
 
-// messageError is the OpenCode error of a failed or aborted run.
+// messageError is the OpenCode error of a failed or aborted run. A
+// failure's text is worded for the person who reads it in the client (the
+// TUI shows it as a toast): a model's failure names its cause first, not
+// the agent's "model test: " (spawn.ReadableError); a cancel says who
+// cancelled (spawn.AbortedWords), never Go's "context canceled".
 func messageError(code, msg string) any {
 	if msg == "" {
 		msg = code
 	}
 	if code == string(event.StopAborted) || isAbortText(msg) {
-		return wire.MessageAbortedError{Name: "MessageAbortedError", Data: wire.ErrorData{Message: msg}}
+		return wire.MessageAbortedError{Name: "MessageAbortedError", Data: wire.ErrorData{Message: spawn.AbortedWords(msg)}}
 	}
-	return wire.UnknownError{Name: "UnknownError", Data: wire.ErrorData{Message: msg}}
+	return wire.UnknownError{Name: "UnknownError", Data: wire.ErrorData{Message: spawn.ReadableError(msg)}}
 }
 
 // isAbortText recognizes the error texts of cancelled runs.
@@ -396,7 +400,7 @@ func toolState(p sessiontree.Part, v toolView, now time.Time) any {
 	default:
 		msg := st.Error
 		if p.Child() != "" {
-			msg = childOutput(msg)
+			msg = childError(msg)
 		}
 		if msg == "" {
 			msg = "tool call failed"
@@ -456,4 +460,25 @@ func withSubagentType(input json.RawMessage) json.RawMessage {
 func childOutput(result string) string {
 	text, _, _, _ := spawn.ReadableResult(result)
 	return text
+}
+
+// childError is the error of a part that ran a child session in words: the
+// readable result when it is one, else the child's error as the person
+// reads it ("Failed: <cause> (model ID)", "Cancelled by the user."), not
+// the agent's "model ID: cause" or Go's "context canceled".
+func childError(msg string) string {
+	if text, _, _, ok := spawn.ReadableResult(msg); ok {
+		return text
+	}
+	if isAbortText(msg) {
+		return spawn.AbortedWords(msg)
+	}
+	why := spawn.ReadableError(msg)
+	switch {
+	case why == "" || strings.HasPrefix(why, "Failed: ") || strings.HasPrefix(why, "Cancelled ") || strings.HasPrefix(why, "Stopped "):
+		return msg
+	case !strings.ContainsAny(why, " :"): // a bare stop reason
+		return "Failed: the child session ended with " + why
+	}
+	return "Failed: " + why
 }

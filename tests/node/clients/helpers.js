@@ -205,10 +205,11 @@ export function assertBinaries() {
 }
 
 // Recorder is a loopback HTTP proxy in front of a server that keeps what
-// a client sent and what it got back: each request's method, path, status,
-// body and answer (the first 64 KiB of each; event streams are passed
-// through and not kept), and the time from its start to its first answer
-// byte. Tests read it to see what the real client asked for.
+// a client sent and what it got back: each request's method, path,
+// headers, status, body and answer (the first 64 KiB of each; of an event
+// stream, its chunks and their arrival times), and the times of its start,
+// first answer byte and end. Tests read it to see what the real client
+// asked for.
 export class Recorder {
   constructor(target) {
     this.target = new URL(target);
@@ -233,8 +234,15 @@ export class Recorder {
             rec.firstByte = Date.now();
             res.writeHead(ur.statusCode, ur.headers);
             const sse = String(ur.headers['content-type'] || '').startsWith('text/event-stream');
+            if (sse) rec.events = [];
             ur.on('data', (c) => {
               if (!sse && rec.answer.length < 65536) rec.answer += c.toString('utf8');
+              // An event stream's chunks with their arrival times (the
+              // last 4096).
+              if (sse) {
+                rec.events.push({ t: Date.now(), text: c.toString('utf8') });
+                if (rec.events.length > 4096) rec.events.shift();
+              }
               res.write(c);
             });
             ur.on('end', () => {

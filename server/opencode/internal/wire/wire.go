@@ -497,6 +497,9 @@ type (
 		DefaultAgent string                 `json:"default_agent,omitempty"`
 		Model        string                 `json:"model,omitempty"`
 		Agent        map[string]AgentConfig `json:"agent"`
+		// Share is "disabled": there is no share service (the TUI then
+		// offers no /share).
+		Share string `json:"share,omitempty" enum:"manual,auto,disabled"`
 	}
 	// AgentConfig is one agent of GET /config.
 	AgentConfig struct {
