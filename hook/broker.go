@@ -90,6 +90,9 @@ func stored(ctx context.Context, b *approval.Broker, req *approval.Request) even
 	req.ID, req.Created = id.Ascending(approval.IDPrefix), time.Now()
 	req.Title = approval.Title(req.Tool, req.Input)
 	inv.Sink.Emit(approval.RequestedEvent(*req))
+	// The run's consumers (the streams front ends read) have had the
+	// request and every event before it before the broker shows it.
+	inv.Sync()
 	if inv.Runtime != nil && inv.Runtime.Store() != nil {
 		if err := inv.Runtime.Store().Flush(ctx); err != nil {
 			inv.Runtime.Logger().Warn("the approval request may not outlive this process: the store did not flush", "request", req.ID, "err", err)

@@ -141,6 +141,7 @@ func (p *Pool) ContinueRelayed(ctx context.Context, id string, sink event.Sink, 
 			return rootRun{}, err
 		}
 		if relayed != nil {
+			rec.Sync() // the stored events reached the sink and the watchers
 			relayed()
 		}
 		inv, err := p.rt.NewRoot(c.Waiting.Session, c.Waiting.RunID, "", c.History, rec)

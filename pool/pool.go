@@ -371,6 +371,10 @@ func (p *Pool) runClaimed(ctx context.Context, sid string, keep, created bool, p
 	if p.hooks != nil {
 		p.hooks.SessionEnd(spawn.WithInvocation(detach.Context(ctx), inv), sess, end.Result.StopReason, keep)
 	}
+	// The run's consumers (the caller's sink, the watchers) have had
+	// every event of the run before its result is returned: the recorder
+	// may hand an event on after its Emit returned (record.Recorder.Sync).
+	r.rec.Sync()
 	released = true
 	p.release(ctx, sid) // after it, the account of the run's writes is complete
 	res := RunResult{SessionID: sess.ID, Result: end.Result, TotalUsage: end.TotalUsage, TotalCost: end.TotalCost}

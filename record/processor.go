@@ -30,8 +30,13 @@ type Processor struct {
 type Watcher interface {
 	// Observe takes one event of a watched run (owner is its root
 	// session): every event of the run, in its order, each after it was
-	// stored and before the run's sink gets it. It is called under the
-	// run's lock: it must not block, nor emit into the run.
+	// stored, one at a time. It is called by a goroutine of the run (a
+	// producer, or Sync), holding no lock of the run, and possibly after
+	// the Emit of that event returned (see Recorder.Sync); no order holds
+	// between what different watchers and the run's sink have been given.
+	// It should not block (it holds up the goroutine that delivers, and
+	// when the run's log is full, the run), and must not emit into the
+	// run nor call its Sync.
 	Observe(ctx context.Context, owner string, e event.Event)
 }
 
@@ -84,5 +89,10 @@ func (p *Processor) publish() {
 // cancellation does not stop the recording (what a cancelled run did is
 // kept).
 func (p *Processor) Open(ctx context.Context, owner string, next event.Sink) *Recorder {
-	return &Recorder{p: p, ctx: detach.Context(ctx), owner: owner, next: next}
+	r := &Recorder{p: p, ctx: detach.Context(ctx), owner: owner}
+	r.cond.L = &r.mu
+	if next != nil {
+		r.addConsumer(&consumer{sink: next})
+	}
+	return r
 }

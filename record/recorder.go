@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentpool/agentpool/event"
@@ -12,9 +13,9 @@ import (
 )
 
 // Recorder records one root run (Processor.Open): it appends each event of
-// the run's stream to the event log of the session that produced it, then
-// hands it to the run's watchers and to the next sink, under one lock, so
-// that the store, the watchers and the caller see the same order. It is an
+// the run's stream to the event log of the session that produced it, and
+// to the run's log (log.go), from which the run's watchers and the next
+// sink each get it, in that order, without the run's lock. It is an
 // event.Sink, safe for concurrent use, and a spawn.Recorder (Record).
 //
 // Besides the appends it keeps the store rules of the package
@@ -23,32 +24,41 @@ type Recorder struct {
 	p     *Processor
 	ctx   context.Context
 	owner string
-	next  event.Sink
 
-	mu       sync.Mutex
-	started  bool           // the run's first event was recorded
-	watchers []Watcher      // fixed at the run's first event
-	one      [1]event.Event // backs the one-event appends
+	// mu is the run's lock: the store appends and the store rules, the
+	// log's appends and ring. No consumer is called under it.
+	mu      sync.Mutex
+	started bool           // the run's first event was recorded
+	one     [1]event.Event // backs the one-event appends
 	// open lists the children the run started, or created through the
 	// reactive fallback, and that have not ended, each with its parent: a
 	// child still open when its parent ends is ended (aborted) too.
 	open []openKid
+
+	// The run's log (log.go). cons are its consumers (the next sink from
+	// Open, the watchers from the run's first event), under mu; consPub
+	// is the same list for the deliveries, which read it without mu.
+	cons    []*consumer
+	consPub atomic.Pointer[[]*consumer]
+	ring    []entry       // under mu; a power of two long
+	end     atomic.Uint64 // entries appended; written under mu
+	cond    sync.Cond     // on mu: room in the ring, a cursor moved
+	waiters atomic.Int32  // goroutines in cond.Wait or about to be
 }
 
 type openKid struct{ id, parent string }
 
-// Emit records e and passes it on.
+// Emit records e and passes it on: it appends e to the store and to the
+// run's log under the run's lock, then hands the log to the consumers
+// whose delivery no other goroutine has under way (see Sync).
 func (r *Recorder) Emit(e event.Event) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.record(e) {
-		for _, w := range r.watchers {
-			w.Observe(r.ctx, r.owner, e)
-		}
-	}
-	if r.next != nil {
-		r.next.Emit(e)
-	}
+	r.reserve()
+	watch := r.record(e)
+	r.push(entry{e: e, watch: watch})
+	cs, claimed := r.claim()
+	r.mu.Unlock()
+	r.deliverClaimed(cs, claimed)
 }
 
 // Relay hands e, an event of the run that its producer has stored
@@ -56,22 +66,22 @@ func (r *Recorder) Emit(e event.Event) {
 // the run's watchers and to the next sink, in the order of the run's
 // other events, without storing it: none of the store rules apply.
 func (r *Recorder) Relay(e event.Event) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	if e == nil {
 		return
 	}
+	r.mu.Lock()
+	r.reserve()
+	watch := false
 	if sid, inner := event.Unwrap(r.owner, e); sid != "" && inner != nil {
 		if !r.started {
 			r.start()
 		}
-		for _, w := range r.watchers {
-			w.Observe(r.ctx, r.owner, e)
-		}
+		watch = true
 	}
-	if r.next != nil {
-		r.next.Emit(e)
-	}
+	r.push(entry{e: e, watch: watch})
+	cs, claimed := r.claim()
+	r.mu.Unlock()
+	r.deliverClaimed(cs, claimed)
 }
 
 // Record appends e, an event of session sessionID, to that session's log in
@@ -153,13 +163,16 @@ func (r *Recorder) append(st session.Store, sid string, e event.Event) error {
 	return err
 }
 
-// start fixes the run's watchers and creates the root session in the store
+// start fixes the run's watchers (consumers of its log from this event
+// on) and creates the root session in the store
 // when it is not there (the pool always creates it first: one read per
 // run).
 func (r *Recorder) start() {
 	r.started = true
 	if ws := r.p.current.Load(); ws != nil {
-		r.watchers = *ws
+		for _, w := range *ws {
+			r.addConsumer(&consumer{w: w})
+		}
 	}
 	st := r.p.store
 	if st == nil {

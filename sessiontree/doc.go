@@ -47,11 +47,17 @@
 //   - Changes are snapshots: they share no mutable memory with the
 //     projection or with each other's maps (spec invariant 10).
 //   - Safe for concurrent use. Events of one stream must come in stream
-//     order (a Recorder holds its run's lock); subscribers see the Changes
-//     of one stream in that order. Each root run's projection has its own
-//     lock: events of different runs never wait for each other, and only
-//     a run's first event, a new child and a run's end touch state shared
-//     by the runs (the duplicate guard, the index of live sessions).
+//     order, one at a time (a record.Recorder hands a watcher its run's
+//     events so, from its own cursor on the run's log, holding no lock of
+//     the run; it may do so after the producer's Emit returned); subscribers
+//     are called on that goroutine, after the run's projection lock is let
+//     go, and see the Changes of one stream in that order. They should
+//     not block: they hold up the run's delivery to the projection (and,
+//     when the run's log is full, the run). Each root run's projection
+//     has its own lock: events of different runs never wait for each
+//     other, and only a run's first event, a new child and a run's end
+//     touch state shared by the runs (the duplicate guard, the index of
+//     live sessions).
 //   - Memory: once a session has ended, its messages and parts are
 //     dropped; once a root run has ended (its own stream_complete or
 //     run_error), the projection of its whole tree is released and only

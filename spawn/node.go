@@ -161,13 +161,34 @@ func (inv *Invocation) Record(e event.Event) {
 }
 
 // Recorder is the root sink of a run that stores its events
-// (processor.Recorder): every event it is given is stored in the log of
+// (record.Recorder): every event it is given is stored in the log of
 // the session that produced it, in stream order, and passed on. Record
 // stores an event of session sessionID in the same order without passing
 // it on (Invocation.Record).
 type Recorder interface {
 	event.Sink
 	Record(sessionID string, e event.Event)
+}
+
+// Syncer is a root sink that may hand an event on to its consumers after
+// its Emit returned (record.Recorder, when another goroutine of the run
+// is delivering at the time). Sync returns once every event emitted
+// before it has reached all of them.
+type Syncer interface {
+	Sync()
+}
+
+// Sync returns once every event the run emitted before the call has
+// reached the consumers of its root sink (a Syncer; with any other sink,
+// at once: Emit was synchronous). Spawn calls it after a child's
+// spawn_session_start, before the child runs, so that a consumer that
+// cancels the run on an event has done so before any child started
+// after that event runs. It must not be called from a consumer of the
+// run's events.
+func (inv *Invocation) Sync() {
+	if inv.run != nil && inv.run.sync != nil {
+		inv.run.sync.Sync()
+	}
 }
 
 // PendingAsync reports how many async children of this session still run.

@@ -248,6 +248,7 @@ func (h *handle) slots(n int) chan struct{} {
 type runState struct {
 	spawns atomic.Int64 // spawns taken from the budget (max_spawns)
 	rec    Recorder     // the root's sink when it is a Recorder, else nil
+	sync   Syncer       // the root's sink when it is a Syncer, else nil
 	tasks  taskTable    // the run's async tasks, gone with the run
 	// rootDepth is the root session's depth: more than 0 when the run
 	// continues a child session (max_depth still counts from its tree's
@@ -272,6 +273,7 @@ func (rt *Runtime) NewRoot(s session.Session, runID, prompt string, history []mo
 	}
 	inv.run = &inv.rootRun
 	inv.rootRun.rec, _ = sink.(Recorder)
+	inv.rootRun.sync, _ = sink.(Syncer)
 	inv.rootRun.rootDepth = s.Depth
 	if !rt.register(inv) {
 		return nil, &session.RunningError{SessionID: s.ID, Claimed: s.ID, Owner: session.ThisProcess()}

@@ -148,6 +148,10 @@ func (rt *Runtime) launch(ctx context.Context, parent *Invocation, req Request, 
 		start.TaskID = task.ID
 	}
 	parent.Sink.Emit(start)
+	// The barrier of a one-way root sink (Invocation.Sync): what the
+	// run's consumers do with the events before this start (a sink that
+	// cancels the run) is done before the child runs.
+	parent.Sync()
 	info := StartInfo{
 		ChildSessionID: child.ID, ParentSessionID: parent.Session.ID, Name: child.AgentName,
 		SourceType: child.SourceType, Depth: depth, Mechanism: req.Mechanism, RunMode: runMode,
