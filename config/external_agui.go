@@ -89,7 +89,7 @@ func (p *parser) aguiAgent(a *Agent, e entry, path string) {
 			p.add(fe.line(), path+".startup_delay", "startup_delay needs startup_command (the command that starts the server)")
 		}
 	}
-	p.aguiClientTools(a, f, path)
+	(compatKeys{p}).aguiClientTools(a, f, path)
 	for _, k := range slices.Sorted(maps.Keys(aguiRefused)) {
 		if fe, ok := f[k]; ok && !empty(fe.val) {
 			p.add(fe.line(), join(path, k), "%s", aguiRefused[k])
@@ -104,12 +104,13 @@ func (p *parser) aguiAgent(a *Agent, e entry, path string) {
 // none: the Python ones are skipped with a warning, as for every agent
 // (the remote agent runs with its own tools); any other entry is refused;
 // MCP servers are warned about (not started, not offered).
-func (p *parser) aguiClientTools(a *Agent, f map[string]entry, path string) {
+func (o compatKeys) aguiClientTools(a *Agent, f map[string]entry, path string) {
+	p := o.p
 	var l toolsetList
 	for _, k := range byLine(f, "tools", "toolsets") {
 		for i, c := range p.list(f[k].val, join(path, k)) {
 			ip := index(join(path, k), i)
-			if !p.pythonToolEntry(c, ip, &l) {
+			if !(compatKeys{p}).pythonToolEntry(c, ip, &l) {
 				p.add(c.Line, ip, "client-side tools of an AG-UI agent are not supported: agentpool offers the remote agent none of its tools (AgentPool's are Python functions); the remote agent runs its own tools, so remove the entry")
 			}
 		}

@@ -19,7 +19,8 @@ func defaultHuman() HumanSpec {
 // humanKeys reads the input model's keys (prompt_template, show_system,
 // input_prompt, handler); that they apply to no other type is checked
 // with the other keys'.
-func (p *parser) humanKeys(ms *ModelSpec, get func(string) (*yaml.Node, string, bool)) {
+func (o compatKeys) humanKeys(ms *ModelSpec, get func(string) (*yaml.Node, string, bool)) {
+	p := o.p
 	if n, fp, ok := get("prompt_template"); ok {
 		ms.Human.PromptTemplate = p.str(n, fp)
 	}

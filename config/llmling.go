@@ -27,7 +27,8 @@ var llmlingRenamed = map[string]string{
 // provider: human is the input model, and WolfHarness's list of
 // capabilities is refused (llmling-agent's mapping stays, for
 // capabilityToolsets).
-func (p *parser) llmlingKeys(f map[string]entry, path string) {
+func (o compatKeys) llmlingKeys(f map[string]entry, path string) {
+	p := o.p
 	for _, old := range []string{"system_prompts", "result_type"} {
 		e, ok := f[old]
 		if !ok {
@@ -50,7 +51,7 @@ func (p *parser) llmlingKeys(f map[string]entry, path string) {
 	}
 	if e, ok := f["provider"]; ok {
 		delete(f, "provider")
-		p.agentProvider(f, e, join(path, "provider"))
+		(compatKeys{p}).agentProvider(f, e, join(path, "provider"))
 	}
 	if e, ok := f["capabilities"]; ok {
 		if d := deref(e.val); d.Kind != yaml.MappingNode && !isNull(d) {
@@ -63,7 +64,8 @@ func (p *parser) llmlingKeys(f map[string]entry, path string) {
 // agentProvider reads llmling-agent's agent provider, a name or {type,
 // ...}: pydantic_ai is its default (a model answers; its `model` is the
 // agent's), human is AgentPool's input model, callback is Python.
-func (p *parser) agentProvider(f map[string]entry, e entry, path string) {
+func (o compatKeys) agentProvider(f map[string]entry, e entry, path string) {
+	p := o.p
 	typ, tn, model := e.val, path, (*yaml.Node)(nil)
 	var ignored []string
 	if d := deref(e.val); d.Kind == yaml.MappingNode {
@@ -154,7 +156,8 @@ var llmlingSkipped = map[string]string{
 // capabilityToolsets adds to l the toolsets of llmling-agent's
 // capabilities mapping n; a capability without agentpool tools is warned
 // about. A toolset the agent lists itself keeps its own configuration.
-func (p *parser) capabilityToolsets(n *yaml.Node, path string, l *toolsetList) {
+func (o compatKeys) capabilityToolsets(n *yaml.Node, path string, l *toolsetList) {
+	p := o.p
 	known := slices.Sorted(func(yield func(string) bool) {
 		for k := range llmlingCapabilities {
 			if !yield(k) {

@@ -32,7 +32,7 @@ func (p *parser) agents(m *Manifest, e entry, d *yaml.Node) {
 			src.f, src.external = map[string]entry{}, kind
 		} else {
 			src.f, src.ok = p.object(ae.val, path, known)
-			p.llmlingKeys(src.f, path)
+			(compatKeys{p}).llmlingKeys(src.f, path)
 		}
 		srcs[ae.key] = src
 		names = append(names, ae.key)
@@ -101,7 +101,7 @@ func (p *parser) agentTools(a *Agent, f map[string]entry, path string) {
 		p.toolsets(f[k].val, join(path, k), &l)
 	}
 	if fe, ok := f["capabilities"]; ok {
-		p.capabilityToolsets(fe.val, join(path, "capabilities"), &l)
+		(compatKeys{p}).capabilityToolsets(fe.val, join(path, "capabilities"), &l)
 	}
 	a.Toolsets = l.out
 	if fe, ok := f["workers"]; ok {
@@ -116,7 +116,7 @@ func (p *parser) agentTools(a *Agent, f map[string]entry, path string) {
 		p.workerRefs[a.Name] = append(p.workerRefs[a.Name], refs...)
 	}
 	fe, hasMCP := f["mcp_servers"]
-	p.warnPython(a, &l, hasMCP && !empty(fe.val), path)
+	(compatKeys{p}).warnPython(a, &l, hasMCP && !empty(fe.val), path)
 }
 
 // byLine returns those of keys present in f, in the order of their lines.

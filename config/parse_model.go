@@ -181,7 +181,7 @@ func (p *parser) modelMap(ms *ModelSpec, e entry, path string) {
 	if n, fp, ok := get("output_price"); ok {
 		ms.OutputPrice = p.price(n, fp)
 	}
-	p.humanKeys(ms, get)
+	(compatKeys{p}).humanKeys(ms, get)
 	if n, fp, ok := get("custom_output_text"); ok {
 		ms.CustomOutputText = p.str(n, fp)
 	}

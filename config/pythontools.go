@@ -30,7 +30,8 @@ type pythonTool struct {
 // The entry's other keys (AgentPool's and its plugins' options of a
 // Python tool: description, hints, priority, ...) are not checked: the
 // entry is skipped whatever they say.
-func (p *parser) pythonToolEntry(c *yaml.Node, ip string, l *toolsetList) bool {
+func (o compatKeys) pythonToolEntry(c *yaml.Node, ip string, l *toolsetList) bool {
+	p := o.p
 	d := deref(c)
 	if d.Kind == yaml.ScalarNode {
 		if isNull(d) || !pythonRef(d.Value) {
@@ -49,18 +50,18 @@ func (p *parser) pythonToolEntry(c *yaml.Node, ip string, l *toolsetList) bool {
 	}
 	switch {
 	case typ == "import" || te == nil && findKey(d, "import_path") != nil:
-		p.importTool(c, ip, l)
+		(compatKeys{p}).importTool(c, ip, l)
 	case typ == "import_tools":
-		if !p.enabled(d, ip) {
+		if !(compatKeys{p}).enabled(d, ip) {
 			return true
 		}
 		if t := findKey(d, "tools"); t != nil {
 			for i, c := range p.list(t, ip+".tools") {
-				p.importTool(c, index(ip+".tools", i), l)
+				(compatKeys{p}).importTool(c, index(ip+".tools", i), l)
 			}
 		}
 	case typ == "custom":
-		p.importTool(c, ip, l)
+		(compatKeys{p}).importTool(c, ip, l)
 		if n := len(l.python); n > 0 && l.python[n-1].path == ip {
 			l.python[n-1].set = true
 		}
@@ -73,13 +74,14 @@ func (p *parser) pythonToolEntry(c *yaml.Node, ip string, l *toolsetList) bool {
 // importTool reads one `{type: import, import_path, name, ...}` (type
 // optional; or `{type: custom, import_path}`) and records it unless it is
 // disabled.
-func (p *parser) importTool(c *yaml.Node, ip string, l *toolsetList) {
+func (o compatKeys) importTool(c *yaml.Node, ip string, l *toolsetList) {
+	p := o.p
 	d := deref(c)
 	if d.Kind != yaml.MappingNode {
 		p.add(c.Line, ip, "expected a mapping with import_path, got %s", describe(d))
 		return
 	}
-	if !p.enabled(d, ip) {
+	if !(compatKeys{p}).enabled(d, ip) {
 		return
 	}
 	e := findKey(d, "import_path")
@@ -99,7 +101,8 @@ func (p *parser) importTool(c *yaml.Node, ip string, l *toolsetList) {
 }
 
 // enabled reads a mapping's `enabled` (default true).
-func (p *parser) enabled(d *yaml.Node, path string) bool {
+func (o compatKeys) enabled(d *yaml.Node, path string) bool {
+	p := o.p
 	e := findKey(d, "enabled")
 	return e == nil || p.boolean(e, path+".enabled", true)
 }
@@ -112,7 +115,8 @@ func funcName(ref string) string {
 
 // warnPython warns about each Python tool of an agent, and once more when
 // the agent has nothing else to call (no toolset, worker or MCP server).
-func (p *parser) warnPython(a *Agent, l *toolsetList, hasMCP bool, path string) {
+func (o compatKeys) warnPython(a *Agent, l *toolsetList, hasMCP bool, path string) {
+	p := o.p
 	for _, t := range l.python {
 		what := fmt.Sprintf("tool %q is the Python function %s", t.name, t.ref)
 		if t.set {
@@ -129,3 +133,11 @@ func (p *parser) warnPython(a *Agent, l *toolsetList, hasMCP bool, path string) 
 		p.warn(t.line, key, "agent %q has no tools left (each was Python code): it answers from its model alone; give it a toolset or an MCP server that does the job", a.Name)
 	}
 }
+
+// compatKeys reads the keys that AgentPool's relatives write and that map
+// onto agentpool's own, or are skipped with a warning: llmling-agent's
+// older agent keys, tools given as Python code, the client-side tools of
+// an AG-UI agent, the input model's keys. It is the parser's, kept apart
+// so that the parser's own surface (one method per manifest key) does not
+// also carry the compatibility readers.
+type compatKeys struct{ p *parser }

@@ -159,7 +159,7 @@ func (p *parser) toolsets(n *yaml.Node, path string, l *toolsetList) {
 // returns the type as written, the node to report it at and what the
 // entry configures.
 func (p *parser) toolsetEntry(c *yaml.Node, ip string, l *toolsetList) (typ string, tn *yaml.Node, tc toolsetConfig, ok bool) {
-	if p.pythonToolEntry(c, ip, l) {
+	if (compatKeys{p}).pythonToolEntry(c, ip, l) {
 		return "", nil, tc, false
 	}
 	if d := deref(c); d.Kind == yaml.ScalarNode && !isNull(d) {
