@@ -22,7 +22,7 @@ import (
 )
 
 // Registry returns a new registry with the builtin model types of
-// pool.NewRegistry (test, scripted, fallback) and openai, anthropic, the
+// pool.NewRegistry (test, scripted, fallback, input) and openai, anthropic, the
 // fetch toolset, MCP servers, external ACP agents and remote A2A and AG-UI agents. Each call returns a fresh value that the
 // caller may add to.
 func Registry() *pool.Registry {

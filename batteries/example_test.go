@@ -38,6 +38,6 @@ agents:
 	}
 	fmt.Println(res.Result.Output)
 	// Output:
-	// [test scripted fallback openai anthropic]
+	// [test scripted fallback input openai anthropic]
 	// hello
 }

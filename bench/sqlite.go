@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"time"
+
 	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/session/sqlite"
 )
@@ -9,4 +11,7 @@ import (
 // (batched writer, WAL, synchronous=NORMAL).
 func init() {
 	OpenSQLite = func(path string) (session.Store, error) { return sqlite.Open(path, sqlite.Options{}) }
+	OpenSQLiteObserved = func(path string, commit func(time.Duration)) (session.Store, error) {
+		return sqlite.Open(path, sqlite.Options{CommitLatency: commit})
+	}
 }

@@ -16,9 +16,10 @@ import (
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/id"
 	"github.com/agentpool/agentpool/pool"
-	"github.com/agentpool/agentpool/processor"
+	"github.com/agentpool/agentpool/record"
 	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/session/memory"
+	"github.com/agentpool/agentpool/sessiontree"
 	"github.com/agentpool/agentpool/spawn"
 	"github.com/agentpool/agentpool/tool"
 )
@@ -55,6 +56,27 @@ var OpenSQLite func(path string) (session.Store, error)
 // OpenPostgres opens the PostgreSQL session store of package
 // session/postgres at url, its tables in schema (set in postgres.go).
 var OpenPostgres func(url, schema string) (session.Store, error)
+
+// OpenSQLiteObserved and OpenPostgresObserved are OpenSQLite and
+// OpenPostgres with the store's CommitLatency option set to commit:
+// called for each append once it is committed, with its wait.
+var (
+	OpenSQLiteObserved   func(path string, commit func(time.Duration)) (session.Store, error)
+	OpenPostgresObserved func(url, schema string, commit func(time.Duration)) (session.Store, error)
+)
+
+// PGWaits is what SamplePostgresWaits saw: Samples samples of the
+// database's active backends (Active, summed over the samples), of which
+// Lock waited on a heavyweight lock and LWLock on an internal one; and
+// the deadlocks the database counted meanwhile.
+type PGWaits struct {
+	Samples, Active, Lock, LWLock, Deadlocks int64
+}
+
+// SamplePostgresWaits samples the lock waits of the backends of the
+// database at url whose application_name is app until ctx ends (set in
+// postgres.go).
+var SamplePostgresWaits func(ctx context.Context, url, app string, interval time.Duration) (PGWaits, error)
 
 // ---------------------------------------------------------------------------
 // Delegated call
@@ -185,7 +207,7 @@ func (r *Relay) Run(ctx context.Context, inv *spawn.Invocation) spawn.Result {
 // BarePipeline spawns an Emitter (at a given depth below a root) on a bare
 // spawn.Runtime: the spawn primitive and its wrapper, no agent loop and no
 // recorder. With a processor (see ProcessorMode), the root stream goes
-// through a processor.Recorder (which appends each event to the memory
+// through a record.Recorder (which appends each event to the memory
 // store) before the sink, as in the pool. The root invocation is reused;
 // each run's child tree is deleted from the store after the run, as the
 // store's retention would, so that runs do not pile up under the one root.
@@ -201,10 +223,10 @@ type ProcessorMode int
 const (
 	// NoProcessor: the wrapper only.
 	NoProcessor ProcessorMode = iota
-	// Lean: a processor.Recorder that nobody watches (the pool's path
+	// Lean: a record.Recorder that nobody watches (the pool's path
 	// without protocol clients): store appends only.
 	Lean
-	// Projected: a processor.Recorder watched by a processor.Projection
+	// Projected: a record.Recorder watched by a sessiontree.Projection
 	// with one subscriber that consumes every Change (the pool's path
 	// under an OpenCode server): store appends and the session tree.
 	Projected
@@ -227,10 +249,10 @@ func NewBarePipeline(n, depth int, sink event.Sink, mode ProcessorMode, changes 
 		node = &Relay{Next: node}
 	}
 	if mode != NoProcessor {
-		proc := processor.New(st, nil)
+		proc := record.New(st, nil)
 		if mode == Projected {
-			proj := processor.NewProjection(st, nil)
-			proj.Subscribe(func(_ string, cs []processor.Change) {
+			proj := sessiontree.NewProjection(st, nil)
+			proj.Subscribe(func(_ string, cs []sessiontree.Change) {
 				if changes != nil {
 					changes.Add(int64(len(cs)))
 				}
@@ -604,7 +626,7 @@ func (h *HeapPeak) PeakRSS() uint64 { return h.rss }
 
 // Contention is N root runs at once on one pool (memory store), each
 // spawning an Emitter of M events, with the pool's processor watched by a
-// processor.Projection with one subscriber that counts the Changes (as
+// sessiontree.Projection with one subscriber that counts the Changes (as
 // under a protocol server): what the roots share is what they contend on.
 type Contention struct {
 	Pool    *pool.Pool
@@ -616,9 +638,9 @@ type Contention struct {
 func NewContention(n, m int) (*Contention, error) {
 	st := memory.New()
 	c := &Contention{Sinks: make([]Counter, n)}
-	proc := processor.New(st, nil)
-	proj := processor.NewProjection(st, nil)
-	proj.Subscribe(func(_ string, cs []processor.Change) { c.Changes.Add(int64(len(cs))) })
+	proc := record.New(st, nil)
+	proj := sessiontree.NewProjection(st, nil)
+	proj.Subscribe(func(_ string, cs []sessiontree.Change) { c.Changes.Add(int64(len(cs))) })
 	proc.Watch(proj)
 	mf, err := config.Parse("spawner.yaml", []byte(spawnerYAML(1)))
 	if err != nil {

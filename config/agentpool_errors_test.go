@@ -17,16 +17,10 @@ func TestAgentPoolErrors(t *testing.T) {
 		name, src string
 		want      []string
 	}{
-		{"tool import path", "agents:\n  a:\n    model: test\n    tools:\n      - os.listdir\n",
-			[]string{`agentpool.yaml:5: agents.a.tools[0]: ` + py + `tool "os.listdir" is a Python import path` + pyEnd}},
-		{"import tool", "agents:\n  a:\n    model: test\n    tools:\n      - type: import\n        import_path: webbrowser.open\n",
-			[]string{`agentpool.yaml:6: agents.a.tools[0]: ` + py + `tool "webbrowser.open" is a Python import path` + pyEnd}},
-		{"tool without type", "agents:\n  a:\n    model: test\n    tools:\n      - {import_path: \"pkg:fn\", name: f}\n",
-			[]string{`agentpool.yaml:5: agents.a.tools[0].import_path: ` + py + `"pkg:fn" is a Python import path` + pyEnd}},
-		{"python toolsets", "agents:\n  a:\n    model: test\n    toolsets:\n      - type: import_tools\n        tools: []\n      - {type: custom}\n",
+		{"python toolsets", "agents:\n  a:\n    model: test\n    toolsets:\n      - {type: langchain}\n      - import_tools\n",
 			[]string{
-				`agentpool.yaml:5: agents.a.toolsets[0].type: ` + py + `toolset "import_tools" imports Python functions` + pyEnd,
-				`agentpool.yaml:7: agents.a.toolsets[1].type: ` + py + `toolset "custom" is a Python class` + pyEnd,
+				`agentpool.yaml:5: agents.a.toolsets[0].type: ` + py + `toolset "langchain" loads LangChain's Python tools` + pyEnd,
+				`agentpool.yaml:6: agents.a.toolsets[1]: ` + py + `toolset "import_tools" imports Python functions` + pyEnd,
 			}},
 		{"toolsets without equivalent", "agents:\n  a:\n    model: test\n    toolsets: [{type: notifications}, {type: openapi}]\n",
 			[]string{
@@ -69,10 +63,10 @@ func TestAgentPoolErrors(t *testing.T) {
 				`agentpool.yaml:5: agents.a.knowledge: knowledge sources are not supported: put the text in system_prompt, or give the agent the file_access toolset`,
 				`agentpool.yaml:7: agents.a.usage_limits.output_tokens_limit: output_tokens_limit is not supported: agentpool bounds a run by request_limit (max_turns) and the manifest's limits`,
 			}},
-		{"unsupported models", "agents:\n  a: {model: \"anthropic-max:claude-sonnet-4-0\"}\n  b: {model: {type: input}}\n  c: {model: {type: string}}\n",
+		{"unsupported models", "agents:\n  a: {model: \"anthropic-max:claude-sonnet-4-0\"}\n  b: {model: {type: remote-input}}\n  c: {model: {type: string}}\n",
 			[]string{
 				`agentpool.yaml:2: agents.a.model: model provider "anthropic-max" is not supported: it signs in with a Claude subscription (OAuth); use anthropic: with an API key`,
-				`agentpool.yaml:3: agents.b.model.type: model type "input" is not supported: a human typing the answers is not supported as a model`,
+				`agentpool.yaml:3: agents.b.model.type: model type "remote-input" is not supported: a person answering over llmling-models' websocket server is not supported; type: input asks the person on agentpool run's terminal`,
 				`agentpool.yaml:4: agents.c.model: missing required field "identifier" (for example "openai:gpt-4o-mini")`,
 			}},
 		{"references", "agents:\n  a:\n    model: test\n    inherits: bse\n    system_prompt: [{type: library, reference: missing}]\n    output_type: Missing\n    connections: [{type: node, name: nobody}]\n  base: {model: test}\n",

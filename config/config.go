@@ -28,6 +28,10 @@ const (
 	// ModelFallback is AgentPool's `type: fallback`: ModelSpec.Fallback
 	// tried in order, the next one when a model fails before it answered.
 	ModelFallback = "fallback"
+	// ModelInput is AgentPool's `type: input` (llmling-models' input
+	// model): a person answers each turn, asked by the program that runs
+	// the pool (package model/human); ModelSpec.Human says how.
+	ModelInput = "input"
 )
 
 // Tool approval decisions (agent field `tool_approval`).
@@ -216,8 +220,32 @@ type ModelSpec struct {
 	// PreStreamDelay is the pause of a test model before each response
 	// (AgentPool's pre_stream_delay, in seconds).
 	PreStreamDelay time.Duration
-	Line           int // line of the `model` key
+
+	// Human is how an input model (ModelInput) asks its person.
+	Human HumanSpec
+	Line  int // line of the `model` key
 }
+
+// HumanSpec is how an input model asks: AgentPool's (llmling-models')
+// InputModel keys.
+type HumanSpec struct {
+	// PromptTemplate shows the turn's prompt; "{prompt}" in it is the
+	// last user message (`prompt_template`, default
+	// DefaultHumanPromptTemplate).
+	PromptTemplate string
+	// ShowSystem shows the agent's system prompt first (`show_system`,
+	// default true).
+	ShowSystem bool
+	// InputPrompt is written where the person types (`input_prompt`,
+	// default DefaultHumanInputPrompt).
+	InputPrompt string
+}
+
+// The defaults of an input model's prompts, AgentPool's.
+const (
+	DefaultHumanPromptTemplate = "👤 Please respond to: {prompt}"
+	DefaultHumanInputPrompt    = "Your response: "
+)
 
 // ScriptTurn is one response of a scripted model. In YAML a turn is a
 // mapping or a plain string (shorthand for {text: ...}).

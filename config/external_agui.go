@@ -4,6 +4,7 @@
 package config
 
 import (
+	"fmt"
 	"maps"
 	"net/url"
 	"slices"
@@ -38,16 +39,16 @@ var (
 	// aguiRefused are AgentPool's AG-UI agent keys agentpool does not
 	// read, with why.
 	aguiRefused = map[string]string{
-		"tools":       "client-side tools of an AG-UI agent are not supported: the remote agent runs its own tools",
-		"toolsets":    "client-side tools of an AG-UI agent are not supported: the remote agent runs its own tools",
-		"mcp_servers": "mcp_servers of an AG-UI agent are not supported: configure them on the remote agent",
-		"url":         "url is not a key of AgentPool's AG-UI agents: the key is endpoint (the URL RunAgentInput is posted to)",
+		"url": "url is not a key of AgentPool's AG-UI agents: the key is endpoint (the URL RunAgentInput is posted to)",
 	}
+	// aguiClientSide are the keys of AgentPool's AG-UI agents that offer
+	// the remote agent tools run by the client (client-side tools).
+	aguiClientSide = []string{"tools", "toolsets", "mcp_servers"}
 )
 
 // aguiAgent reads an agent of `type: agui`.
 func (p *parser) aguiAgent(a *Agent, e entry, path string) {
-	known := append([]string{}, aguiKeys...)
+	known := append(slices.Clone(aguiKeys), aguiClientSide...)
 	for k := range aguiRefused {
 		known = append(known, k)
 	}
@@ -88,9 +89,40 @@ func (p *parser) aguiAgent(a *Agent, e entry, path string) {
 			p.add(fe.line(), path+".startup_delay", "startup_delay needs startup_command (the command that starts the server)")
 		}
 	}
+	(compatKeys{p}).aguiClientTools(a, f, path)
 	for _, k := range slices.Sorted(maps.Keys(aguiRefused)) {
 		if fe, ok := f[k]; ok && !empty(fe.val) {
 			p.add(fe.line(), join(path, k), "%s", aguiRefused[k])
 		}
+	}
+}
+
+// aguiClientTools reads the client-side tools of an AG-UI agent. In
+// AgentPool they are Python functions (its ToolConfig: import paths) and
+// the tools of MCP servers, offered in RunAgentInput.tools and run by the
+// client when the remote agent calls them. agentpool's client offers
+// none: the Python ones are skipped with a warning, as for every agent
+// (the remote agent runs with its own tools); any other entry is refused;
+// MCP servers are warned about (not started, not offered).
+func (o compatKeys) aguiClientTools(a *Agent, f map[string]entry, path string) {
+	p := o.p
+	var l toolsetList
+	for _, k := range byLine(f, "tools", "toolsets") {
+		for i, c := range p.list(f[k].val, join(path, k)) {
+			ip := index(join(path, k), i)
+			if !(compatKeys{p}).pythonToolEntry(c, ip, &l) {
+				p.add(c.Line, ip, "client-side tools of an AG-UI agent are not supported: agentpool offers the remote agent none of its tools (AgentPool's are Python functions); the remote agent runs its own tools, so remove the entry")
+			}
+		}
+	}
+	for _, t := range l.python {
+		what := fmt.Sprintf("client-side tool %q is the Python function %s", t.name, t.ref)
+		if t.set {
+			what = fmt.Sprintf("client-side toolset %s is a Python class", t.ref)
+		}
+		p.warn(t.line, t.path, "skipped: %s, which agentpool cannot load or run; AG-UI agent %q runs with its own tools only", what, a.Name)
+	}
+	if fe, ok := f["mcp_servers"]; ok && !empty(fe.val) {
+		p.warn(fe.line(), path+".mcp_servers", "skipped: agentpool offers an AG-UI agent no client-side tools, so these MCP servers are not started and %q runs with its own tools only; configure them on the remote agent", a.Name)
 	}
 }

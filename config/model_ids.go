@@ -147,8 +147,7 @@ func quote(s string) string { return `"` + s + `"` }
 
 // unsupportedModelTypes are llmling-models types agentpool cannot build.
 var unsupportedModelTypes = map[string]string{
-	"input":        "a human typing the answers is not supported as a model",
-	"remote-input": "a human typing the answers is not supported as a model",
+	"remote-input": "a person answering over llmling-models' websocket server is not supported; type: input asks the person on agentpool run's terminal",
 	"remote-proxy": "remote model proxies are not supported",
 	"user-select":  "asking the user to pick a model is not supported",
 	"delegation":   "a model that picks another model is not supported; use a fallback model or delegate with the subagent tools",

@@ -103,6 +103,9 @@ func (p *parser) modelMapType(ms *ModelSpec, e entry, f map[string]entry, path s
 	case p.recognized(typ):
 		ms.Type = typ
 		ms.CallAllTools = typ == ModelTest // AgentPool's default: call_tools: all
+		if typ == ModelInput {
+			ms.Human = defaultHuman()
+		}
 		if id, ok := ident(); ok {
 			ms.Model = strings.TrimPrefix(id, typ+":")
 		}

@@ -31,8 +31,8 @@ func parseErrWith(t *testing.T, src string, opts Options) []string {
 // not know it.
 func TestProgramModelTypes(t *testing.T) {
 	diffLines(t, parseErr(t, "agents:\n  a:\n    model: localllm:llama3\n"),
-		[]string{`agentpool.yaml:3: agents.a.model: unknown model type "localllm" (types: test, scripted, openai, anthropic, fallback; providers: openrouter, groq, ollama, deepseek, mistral, together, fireworks, cerebras, xai, gemini, github, moonshotai, cohere, perplexity, requesty, zai, vercel-gateway, lmstudio, as PROVIDER:MODEL)`})
-	if got := ModelTypes(); !slices.Equal(got, []string{ModelTest, ModelScripted, ModelOpenAI, ModelAnthropic, ModelFallback}) {
+		[]string{`agentpool.yaml:3: agents.a.model: unknown model type "localllm" (types: test, scripted, openai, anthropic, fallback, input; providers: openrouter, groq, ollama, deepseek, mistral, together, fireworks, cerebras, xai, gemini, github, moonshotai, cohere, perplexity, requesty, zai, vercel-gateway, lmstudio, as PROVIDER:MODEL)`})
+	if got := ModelTypes(); !slices.Equal(got, []string{ModelTest, ModelScripted, ModelOpenAI, ModelAnthropic, ModelFallback, ModelInput}) {
 		t.Errorf("ModelTypes = %v", got)
 	}
 

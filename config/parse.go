@@ -17,7 +17,7 @@ import (
 var (
 	topKeys     = []string{"default_agent", "agents", "teams", "storage", "hooks", "limits", "workspace", "mcp_servers", "execution", "approvals"}
 	agentKeys   = []string{"description", "model", "system_prompt", "tools", "toolsets", "workers", "max_turns", "max_tool_calls_per_turn", "tool_approval", "mcp_servers", "budget"}
-	modelKeys   = []string{"type", "model", "base_url", "api_key", "api_key_env", "temperature", "max_tokens", "timeout", "input_price", "output_price", "custom_output_text", "call_tools", "tool_args", "turns", "delay", "max_response_bytes", "context_window", "compact_threshold"}
+	modelKeys   = []string{"type", "model", "base_url", "api_key", "api_key_env", "temperature", "max_tokens", "timeout", "input_price", "output_price", "custom_output_text", "call_tools", "tool_args", "turns", "delay", "max_response_bytes", "context_window", "compact_threshold", "prompt_template", "show_system", "input_prompt", "handler"}
 	turnKeys    = []string{"text", "thinking", "tool_calls", "error", "delay", "finish_reason"}
 	callKeys    = []string{"name", "args"}
 	workerKeys  = []string{"name", "type", "pass_message_history", "reset_history_on_run"}
@@ -26,7 +26,7 @@ var (
 	hooksKeys   = []string{"settings"}
 	limitsKeys  = []string{"max_depth", "max_children", "max_spawns", "spawn_timeout", "max_turns"}
 
-	modelTypes     = []string{ModelTest, ModelScripted, ModelOpenAI, ModelAnthropic, ModelFallback}
+	modelTypes     = []string{ModelTest, ModelScripted, ModelOpenAI, ModelAnthropic, ModelFallback, ModelInput}
 	approvalValues = []string{ApprovalAllow, ApprovalAsk, ApprovalDeny}
 	toolsetTypes   = []string{ToolsetSubagent, ToolsetFileAccess, ToolsetExecution, ToolsetPlan, ToolsetFetch, ToolsetSkills, ToolsetCode, ToolsetSearch, toolsetWorkers}
 	teamModes      = []string{ModeParallel, ModeSequential}
@@ -46,6 +46,10 @@ var (
 		"tool_args":          {ModelTest},
 		"turns":              {ModelScripted},
 		"delay":              {ModelTest, ModelScripted},
+		"prompt_template":    {ModelInput},
+		"show_system":        {ModelInput},
+		"input_prompt":       {ModelInput},
+		"handler":            {ModelInput},
 	}
 
 	// Compiled on first use, not at package init, which every process

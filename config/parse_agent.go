@@ -23,7 +23,7 @@ func (p *parser) agents(m *Manifest, e entry, d *yaml.Node) {
 	}
 	srcs := make(map[string]*agentSource, len(es))
 	names := make([]string, 0, len(es))
-	known := append(slices.Clip(agentKeys), agentPoolAgentKeys...)
+	known := slices.Concat(agentKeys, agentPoolAgentKeys, llmlingAgentKeys)
 	for _, ae := range es {
 		path := "agents." + ae.key
 		p.checkName(ae.line(), path, ae.key)
@@ -32,6 +32,7 @@ func (p *parser) agents(m *Manifest, e entry, d *yaml.Node) {
 			src.f, src.external = map[string]entry{}, kind
 		} else {
 			src.f, src.ok = p.object(ae.val, path, known)
+			(compatKeys{p}).llmlingKeys(src.f, path)
 		}
 		srcs[ae.key] = src
 		names = append(names, ae.key)
@@ -99,6 +100,9 @@ func (p *parser) agentTools(a *Agent, f map[string]entry, path string) {
 	for _, k := range byLine(f, "tools", "toolsets") {
 		p.toolsets(f[k].val, join(path, k), &l)
 	}
+	if fe, ok := f["capabilities"]; ok {
+		(compatKeys{p}).capabilityToolsets(fe.val, join(path, "capabilities"), &l)
+	}
 	a.Toolsets = l.out
 	if fe, ok := f["workers"]; ok {
 		a.Workers, p.workerRefs[a.Name] = p.workers(fe.val, path+".workers")
@@ -111,6 +115,8 @@ func (p *parser) agentTools(a *Agent, f map[string]entry, path string) {
 		a.Workers = append(a.Workers, ws...)
 		p.workerRefs[a.Name] = append(p.workerRefs[a.Name], refs...)
 	}
+	fe, hasMCP := f["mcp_servers"]
+	(compatKeys{p}).warnPython(a, &l, hasMCP && !empty(fe.val), path)
 }
 
 // byLine returns those of keys present in f, in the order of their lines.

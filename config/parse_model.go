@@ -65,6 +65,12 @@ func (p *parser) modelString(ms *ModelSpec, n *yaml.Node, path string) {
 			}
 			ms.CustomOutputText = id
 		}
+	case ModelInput:
+		if hasID {
+			p.add(n.Line, path, "the input model takes no model id: write \"input\" (a person answers each turn)")
+			return
+		}
+		ms.Type, ms.Human = typ, defaultHuman()
 	case ModelScripted:
 		p.add(n.Line, path, "a scripted model needs turns: use the mapping form {type: scripted, turns: [...]}")
 	case ModelFallback:
@@ -175,6 +181,7 @@ func (p *parser) modelMap(ms *ModelSpec, e entry, path string) {
 	if n, fp, ok := get("output_price"); ok {
 		ms.OutputPrice = p.price(n, fp)
 	}
+	(compatKeys{p}).humanKeys(ms, get)
 	if n, fp, ok := get("custom_output_text"); ok {
 		ms.CustomOutputText = p.str(n, fp)
 	}

@@ -115,6 +115,7 @@ type toolsetList struct {
 	out     []ToolsetSpec
 	first   map[string]int // written name -> line first listed
 	workers []*yaml.Node   // `workers:` lists of workers toolsets
+	python  []pythonTool   // tools of Python code: skipped, warned
 }
 
 // toolsets reads toolset entries into l.
@@ -158,6 +159,9 @@ func (p *parser) toolsets(n *yaml.Node, path string, l *toolsetList) {
 // returns the type as written, the node to report it at and what the
 // entry configures.
 func (p *parser) toolsetEntry(c *yaml.Node, ip string, l *toolsetList) (typ string, tn *yaml.Node, tc toolsetConfig, ok bool) {
+	if (compatKeys{p}).pythonToolEntry(c, ip, l) {
+		return "", nil, tc, false
+	}
 	if d := deref(c); d.Kind == yaml.ScalarNode && !isNull(d) {
 		if typ, ok = p.word(c, ip); !ok {
 			return "", nil, tc, false
@@ -175,10 +179,6 @@ func (p *parser) toolsetEntry(c *yaml.Node, ip string, l *toolsetList) (typ stri
 	}
 	te := findKey(d, "type")
 	if te == nil {
-		if ip2 := findKey(d, "import_path"); ip2 != nil {
-			p.python(ip2.Line, ip+".import_path", "%s is a Python import path", describe(ip2))
-			return "", nil, tc, false
-		}
 		if findKey(d, "name") != nil {
 			return p.namedTool(c, ip)
 		}
@@ -188,15 +188,7 @@ func (p *parser) toolsetEntry(c *yaml.Node, ip string, l *toolsetList) (typ stri
 	if typ, ok = p.word(te, ip+".type"); !ok {
 		return "", nil, tc, false
 	}
-	switch typ {
-	case "import":
-		at := te
-		if n := findKey(d, "import_path"); n != nil {
-			at = n
-		}
-		p.python(at.Line, ip, "tool %s is a Python import path", describe(at))
-		return "", nil, tc, false
-	case "builtin":
+	if typ == "builtin" {
 		return p.builtinTool(c, ip)
 	}
 	if !p.knownToolset(typ, te, ip+".type", false) {

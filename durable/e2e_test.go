@@ -43,6 +43,12 @@ type workerConfig struct {
 	DB      string `json:"db"`
 	BaseURL string `json:"base_url"`
 	Key     string `json:"key"` // the worker's API key: the fake server tells workers apart by it
+	// Members, when set, gives the pool the parallel team "crew" of that
+	// many worker members (teamPool), and the worker the bare workflows
+	// of the scale benchmark.
+	Members int `json:"members,omitempty"`
+	// Window is the engine's MaxInFlight (0: the default).
+	Window int `json:"window,omitempty"`
 }
 
 // e2ePool: boss asks its worker, which answers slowly; both on the fake
@@ -84,7 +90,11 @@ func runTestWorker(raw string) int {
 		return 2
 	}
 	defer st.Close()
-	p, err := e2ePool(cfg.BaseURL, cfg.Key, st)
+	build := e2ePool
+	if cfg.Members > 0 {
+		build = func(u, k string, st session.Store) (*pool.Pool, error) { return teamPool(u, k, st, cfg.Members) }
+	}
+	p, err := build(cfg.BaseURL, cfg.Key, st)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "worker pool:", err)
 		return 2
@@ -99,7 +109,11 @@ func runTestWorker(raw string) int {
 	w := worker.New(c, testQueue, worker.Options{WorkerStopTimeout: 5 * time.Second})
 	e := engineFor(p)
 	e.TaskQueue = testQueue
+	e.MaxInFlight = cfg.Window
 	e.Register(w)
+	if cfg.Members > 0 {
+		registerBare(w)
+	}
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
 	intr := make(chan any)
@@ -168,7 +182,7 @@ func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 	var frames []string
 	var delay time.Duration
 	switch {
-	case body.Model == "worker":
+	case strings.HasPrefix(body.Model, "worker"): // teamPool's members are worker-0, worker-1, ...
 		for _, w := range []string{"The ", "answer ", "is ", "4", "2", "."} {
 			frames = append(frames, chunk(fmt.Sprintf(`{"content":%q}`, w), ""))
 		}

@@ -58,8 +58,9 @@ type wfEnv struct {
 	// session's log is appended in one order, each write from the length
 	// the last one left.
 	writing bool
-	// children counts the session's running children (max_children).
-	children int
+	// children counts the session's running children (max_children);
+	// window bounds them too (Engine.MaxInFlight).
+	children, window int
 	// budget is where the run's spawn budget is kept (budget.go).
 	budget BudgetRef
 	// lifecycle and sessions say that the pool has subagent hooks and
@@ -83,6 +84,27 @@ func (e *wfEnv) takeSignals() {
 	if e.signals != nil {
 		e.signals()
 	}
+}
+
+// maxPending bounds the events one activity's input carries to the store
+// (Temporal refuses a payload over 2 MB): what is pending beyond it is
+// written first, in parts (spill). A parallel team's members' ends pile
+// up between two of its writes.
+const maxPending = 512 << 10
+
+// spill writes what is pending, in parts of at most maxPending bytes, until
+// what is left is under the bound. Under the session's write lock when
+// branches may write (Parallel).
+func (e *wfEnv) spill(wc workflow.Context) error {
+	for e.j.pendingBytes() > maxPending {
+		p := e.j.takeUpTo(maxPending)
+		if err := workflow.ExecuteActivity(workflow.WithActivityOptions(wc, storeOptions), actWrite, p).Get(wc, nil); err != nil {
+			e.failed(wc, p)
+			return err
+		}
+		e.j.written(p, 0)
+	}
+	return nil
 }
 
 // locked runs fn as the session's only writer of its log.
@@ -140,6 +162,9 @@ func (e *wfEnv) failed(wc workflow.Context, p Pending) {
 func (e *wfEnv) Turn(ctx context.Context, inv *spawn.Invocation, name string, req *model.Request) (spawn.Turn, error) {
 	wc := e.wctx(ctx)
 	in := TurnInput{Agent: name, Request: *req, MessageID: e.NewID(ctx, id.Message), CreatedAt: workflow.Now(wc)}
+	if err := e.spill(wc); err != nil {
+		return spawn.Turn{}, err
+	}
 	in.Pending = e.j.take()
 	var out TurnOutput
 	err := workflow.ExecuteActivity(workflow.WithActivityOptions(wc, turnOptions), actTurn, in).Get(wc, &out)
@@ -177,6 +202,9 @@ func (e *wfEnv) Tool(ctx context.Context, inv *spawn.Invocation, name string, ca
 		}
 		in.Pending = Pending{SessionID: e.j.sid, AfterSeq: e.j.seq}
 	} else {
+		if err := e.spill(wc); err != nil {
+			return tool.Errorf("tool %s: store: %v", call.Name, err)
+		}
 		in.Pending = e.j.take()
 	}
 	var out ToolOutput
@@ -215,6 +243,9 @@ func (e *wfEnv) write(wc workflow.Context) error {
 	if len(e.j.events) == 0 && len(e.j.msgs) == 0 {
 		return nil
 	}
+	if err := e.spill(wc); err != nil {
+		return err
+	}
 	p := e.j.take()
 	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(wc, storeOptions), actWrite, p).Get(wc, nil); err != nil {
 		e.failed(wc, p)
@@ -225,7 +256,7 @@ func (e *wfEnv) write(wc workflow.Context) error {
 }
 
 // Spawn implements spawn.Env: it waits for a slot among the session's
-// running children (max_children); the child session is created by an
+// running children (max_children, and Engine.MaxInFlight); the child session is created by an
 // activity, which also writes its spawn_session_start; the child runs as a
 // child workflow whose id is its session id, under the spawn's timeout;
 // its end is written with the parent's next step. An async child runs in
@@ -235,8 +266,12 @@ func (e *wfEnv) write(wc workflow.Context) error {
 func (e *wfEnv) Spawn(ctx context.Context, parent *spawn.Invocation, req spawn.Request, kids spawn.Children) (spawn.Child, error) {
 	wc := e.wctx(ctx)
 	limits := parent.Runtime.Limits()
-	if e.children >= limits.MaxChildren {
-		err := workflow.Await(wc, func() bool { return e.children < limits.MaxChildren || ctx.Err() != nil })
+	slots := limits.MaxChildren
+	if e.window > 0 {
+		slots = min(slots, e.window)
+	}
+	if e.children >= slots {
+		err := workflow.Await(wc, func() bool { return e.children < slots || ctx.Err() != nil })
 		if err != nil || ctx.Err() != nil {
 			cause := context.Cause(ctx)
 			if cause == nil {
@@ -278,6 +313,9 @@ func (e *wfEnv) Spawn(ctx context.Context, parent *spawn.Invocation, req spawn.R
 	// it: a follower that reads it finds the child.
 	var err error
 	e.locked(wc, func() {
+		if err = e.spill(wc); err != nil {
+			return
+		}
 		pending := e.j.take()
 		pending.Events = append(pending.Events, encode(start))
 		if err = workflow.ExecuteActivity(workflow.WithActivityOptions(wc, storeOptions), actCreate, CreateInput{Pending: pending, Session: child}).Get(wc, nil); err != nil {

@@ -20,13 +20,37 @@ type journal struct {
 	check  bool // the last write failed: the next one looks first
 }
 
-// Emit implements event.Sink.
-func (j *journal) Emit(e event.Event) { j.events = append(j.events, encode(e)) }
+// Emit implements event.Sink. A result's text is bounded (boundEvent):
+// the events go to the store through an activity's input.
+func (j *journal) Emit(e event.Event) { j.events = append(j.events, encode(boundEvent(e))) }
 
 // take returns what is pending, from the log's known length.
 func (j *journal) take() Pending {
 	p := Pending{SessionID: j.sid, AfterSeq: j.seq, Events: j.events, Messages: j.msgs, Check: j.check}
 	j.events, j.msgs, j.check = nil, nil, false
+	return p
+}
+
+// pendingBytes is the size of the events pending.
+func (j *journal) pendingBytes() int {
+	n := 0
+	for _, e := range j.events {
+		n += len(e)
+	}
+	return n
+}
+
+// takeUpTo returns the oldest pending events, at most limit bytes of them
+// (at least one), without the messages: a part of what take would return,
+// for a write of its own (wfEnv.spill).
+func (j *journal) takeUpTo(limit int) Pending {
+	k, n := 0, 0
+	for k < len(j.events) && (k == 0 || n+len(j.events[k]) <= limit) {
+		n += len(j.events[k])
+		k++
+	}
+	p := Pending{SessionID: j.sid, AfterSeq: j.seq, Events: j.events[:k:k], Check: j.check}
+	j.events, j.check = j.events[k:], false
 	return p
 }
 

@@ -2,9 +2,15 @@ package durable
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/testsuite"
 
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/event"
@@ -15,6 +21,7 @@ import (
 	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/session/memory"
 	"github.com/agentpool/agentpool/spawn"
+	"github.com/agentpool/agentpool/team"
 )
 
 // asyncPool: boss starts a background task on the worker, answers
@@ -345,5 +352,131 @@ func TestWorkflowMaxSpawnsParallelIsExact(t *testing.T) {
 	a, b := shape(root, evs), shape(res.SessionID, got())
 	if strings.Join(sorted(a), ",") != strings.Join(sorted(b), ",") {
 		t.Errorf("streams differ:\ntemporal:   %v\nin process: %v", a, b)
+	}
+}
+
+// Engine.MaxInFlight: a parallel team of 12 members under a window of 3
+// has at most 3 child workflows running at once, and every member runs;
+// with the default window (500) more than 3 run at once.
+func TestWorkflowMaxInFlight(t *testing.T) {
+	members := make([]string, 12)
+	for i := range members {
+		members[i] = "worker"
+	}
+	build := func() *pool.Pool {
+		p, err := pool.Build(pool.Config{
+			Agents:  []pool.AgentSpec{{Name: "worker", Model: scripted(t, testmodel.Turn{Text: "ok"})}},
+			Teams:   []pool.TeamSpec{{Name: "crew", Mode: team.Parallel, Members: members}},
+			Default: "crew",
+			Limits:  config.Limits{MaxChildren: 100, MaxSpawns: 100},
+		}, pool.Options{Store: memory.New()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = p.Close() })
+		return p
+	}
+	for _, window := range []int{3, 0} {
+		p := build()
+		eng := engineFor(p)
+		eng.MaxInFlight = window
+		root, out, evs := runEngine(t, eng, p, "crew", "go", nil)
+		if out.StopReason != event.StopCompleted {
+			t.Fatalf("window %d: end = %+v", window, out)
+		}
+		if err := eventtest.CheckInvariants(root, evs); err != nil {
+			t.Fatalf("window %d: invariants: %v", window, err)
+		}
+		running, most, ended := 0, 0, 0
+		for _, e := range evs {
+			switch x := e.(type) {
+			case event.SpawnSessionStart:
+				running++
+				most = max(most, running)
+			case event.SpawnSessionEnd:
+				running--
+				if x.StopReason == event.StopCompleted {
+					ended++
+				}
+			}
+		}
+		if (window > 0 && most != window) || (window == 0 && most <= 3) || ended != len(members) {
+			t.Errorf("window %d: %d members ran at most at once, %d of %d completed", window, most, ended, len(members))
+		}
+	}
+}
+
+// A parallel team whose joined answers are larger than MaxResultText:
+// what travels through Temporal (every activity's input, the workflow's
+// result) stays bounded, the team's stored answer and output are cut with
+// a note, and each member's whole answer is in its own session.
+func TestWorkflowBoundsLargeResults(t *testing.T) {
+	const members, answer = 8, 100 << 10 // 800 KiB joined
+	names := make([]string, members)
+	for i := range names {
+		names[i] = "worker"
+	}
+	long := strings.Repeat("x", answer)
+	st := memory.New()
+	p, err := pool.Build(pool.Config{
+		Agents:  []pool.AgentSpec{{Name: "worker", Model: scripted(t, testmodel.Turn{Text: long})}},
+		Teams:   []pool.TeamSpec{{Name: "crew", Mode: team.Parallel, Members: names}},
+		Default: "crew",
+	}, pool.Options{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	var mu sync.Mutex
+	largest, largestKind := 0, ""
+	root, out, evs := runWorkflow(t, p, "crew", "go", func(env *testsuite.TestWorkflowEnvironment) {
+		env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, args converter.EncodedValues) {
+			var raw json.RawMessage
+			if err := args.Get(&raw); err != nil {
+				t.Errorf("activity %s: %v", info.ActivityType.Name, err)
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(raw) > largest {
+				largest, largestKind = len(raw), info.ActivityType.Name
+			}
+		})
+	})
+	if out.StopReason != event.StopCompleted {
+		t.Fatalf("end = %+v", out.StopReason)
+	}
+	result, _ := json.Marshal(out)
+	// At most maxPending of events and a bounded output; unbounded, the
+	// team's End carried 1.24 MB (the members' ends, its stream_complete
+	// and its output).
+	const limit = maxPending + MaxResultText + 64<<10
+	if largest > limit || len(result) > MaxResultText+64<<10 {
+		t.Errorf("largest activity input %d bytes (%s), workflow result %d bytes; want at most %d and %d", largest, largestKind, len(result), limit, MaxResultText+64<<10)
+	}
+	if !strings.Contains(out.Output, "[cut: ") {
+		t.Errorf("the team's output (%d bytes) has no note of the cut", len(out.Output))
+	}
+	var ends int
+	for _, e := range evs {
+		sid, inner := event.Unwrap(root, e)
+		switch x := inner.(type) {
+		case event.StreamComplete:
+			if sid == root && (len(x.Message.Content) > MaxResultText+1024 || !strings.Contains(x.Message.Content, "[cut: ")) {
+				t.Errorf("the team's stored answer: %d bytes, want it cut", len(x.Message.Content))
+			}
+		case event.SpawnSessionEnd:
+			if sid != root {
+				continue
+			}
+			ends++
+			msgs, err := st.Messages(context.Background(), x.ChildSessionID)
+			if err != nil || len(msgs) == 0 || msgs[len(msgs)-1].Text() != long {
+				t.Errorf("member %s: its whole answer is not in its session (%d messages, %v)", x.ChildSessionID, len(msgs), err)
+			}
+		}
+	}
+	if ends != members {
+		t.Errorf("%d members ended, want %d", ends, members)
 	}
 }

@@ -26,7 +26,18 @@ type Engine struct {
 	Limits spawn.Limits
 	// TaskQueue is where child workflows are started (the pool's queue).
 	TaskQueue string
+	// MaxInFlight bounds the child workflows a session has running at
+	// once, whatever max_children allows: further spawns wait for a slot
+	// (a 10,000-member team starts its members in a sliding window).
+	// Temporal refuses a workflow more than 2,000 pending children.
+	// Default DefaultMaxInFlight; it must be the same on every worker
+	// (a replay must take the same decisions).
+	MaxInFlight int
 }
+
+// DefaultMaxInFlight is Engine.MaxInFlight's default: well under
+// Temporal's 2,000 pending child workflows per workflow.
+const DefaultMaxInFlight = 500
 
 // Registry is where Register registers: a worker.Worker, or a
 // testsuite.TestWorkflowEnvironment.
@@ -78,6 +89,10 @@ func (e *Engine) Session(wctx workflow.Context, in SessionInput) (SessionOutput,
 	}
 	j := &journal{sid: in.Session.ID, seq: in.AfterSeq}
 	env := newEnv(wctx, j, cancel, e.TaskQueue)
+	env.window = e.MaxInFlight
+	if env.window <= 0 {
+		env.window = DefaultMaxInFlight
+	}
 	env.budget = in.Budget
 	if env.budget.SessionID == "" {
 		// The run's first session: the run's spawn budget is kept on its
@@ -192,7 +207,9 @@ func (e *Engine) Session(wctx workflow.Context, in SessionInput) (SessionOutput,
 		nameSessionSpan(wctx, node, in, res)
 	}
 	childUsage, childCost := inv.ChildTotals()
-	out := SessionOutput{Output: res.Output, StopReason: res.StopReason, Usage: res.Usage, Cost: res.Cost,
+	// The output goes through Temporal (the End activity's input, the
+	// workflow's result): bounded.
+	out := SessionOutput{Output: boundText(res.Output), StopReason: res.StopReason, Usage: res.Usage, Cost: res.Cost,
 		TotalUsage: res.Usage, TotalCost: res.Cost + childCost, Messages: res.Messages,
 		DurationMS: workflow.Now(wctx).Sub(started).Milliseconds()}
 	out.TotalUsage.Add(childUsage)
@@ -203,6 +220,9 @@ func (e *Engine) Session(wctx workflow.Context, in SessionInput) (SessionOutput,
 	ec := wctx
 	if wctx.Err() != nil {
 		ec, _ = workflow.NewDisconnectedContext(wctx)
+	}
+	if err := env.spill(ec); err != nil {
+		return out, fmt.Errorf("store the events of session %s: %w", in.Session.ID, err)
 	}
 	p := j.take()
 	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ec, storeOptions), actEnd, EndInput{Pending: p, Output: out}).Get(ec, nil); err != nil {

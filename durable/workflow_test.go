@@ -82,6 +82,12 @@ func engineFor(p *pool.Pool) *Engine {
 // and returns its end and the root's stream rebuilt from the store.
 func runWorkflow(t *testing.T, p *pool.Pool, node, prompt string, setup func(*testsuite.TestWorkflowEnvironment)) (string, SessionOutput, []event.Event) {
 	t.Helper()
+	return runEngine(t, engineFor(p), p, node, prompt, setup)
+}
+
+// runEngine is runWorkflow with the engine the workers run.
+func runEngine(t *testing.T, eng *Engine, p *pool.Pool, node, prompt string, setup func(*testsuite.TestWorkflowEnvironment)) (string, SessionOutput, []event.Event) {
+	t.Helper()
 	ctx := context.Background()
 	var ts testsuite.WorkflowTestSuite
 	env := ts.NewTestWorkflowEnvironment()
@@ -89,7 +95,7 @@ func runWorkflow(t *testing.T, p *pool.Pool, node, prompt string, setup func(*te
 	// default second.
 	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: time.Minute})
 	env.SetTestTimeout(2 * time.Minute)
-	engineFor(p).Register(env)
+	eng.Register(env)
 	n, _ := p.Node(node)
 	now := time.Now()
 	root := session.Session{ID: id.Descending(id.Session), AgentName: node, SourceType: n.SourceType(), Title: "t", Status: session.StatusRunning, CreatedAt: now, UpdatedAt: now}

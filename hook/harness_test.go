@@ -16,7 +16,7 @@ import (
 	"github.com/agentpool/agentpool/id"
 	"github.com/agentpool/agentpool/model"
 	"github.com/agentpool/agentpool/model/testmodel"
-	"github.com/agentpool/agentpool/processor"
+	"github.com/agentpool/agentpool/record"
 	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/session/memory"
 	"github.com/agentpool/agentpool/spawn"
@@ -153,7 +153,7 @@ func (h *harness) root(name, prompt string, out event.Sink) *spawn.Invocation {
 	if err := h.store.CreateSession(context.Background(), s); err != nil {
 		h.t.Fatal(err)
 	}
-	rec := processor.New(h.store, nil).Open(context.Background(), s.ID, out)
+	rec := record.New(h.store, nil).Open(context.Background(), s.ID, out)
 	inv, err := h.rt.NewRoot(s, id.Ascending(id.Run), prompt, nil, rec)
 	if err != nil {
 		h.t.Fatal(err)

@@ -10,7 +10,7 @@ import (
 	"github.com/agentpool/agentpool/internal/otelpool"
 	"github.com/agentpool/agentpool/internal/proctree"
 	"github.com/agentpool/agentpool/model"
-	"github.com/agentpool/agentpool/processor"
+	"github.com/agentpool/agentpool/record"
 	"github.com/agentpool/agentpool/session/memory"
 	"github.com/agentpool/agentpool/spawn"
 	"github.com/agentpool/agentpool/team"
@@ -185,7 +185,7 @@ func build(cfg Config, opts Options, m *config.Manifest) (*Pool, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	if opts.Processor == nil {
-		opts.Processor = processor.New(opts.Store, opts.Logger)
+		opts.Processor = record.New(opts.Store, opts.Logger)
 	}
 	dir := opts.Workspace
 	if dir == "" {

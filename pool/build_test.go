@@ -324,7 +324,7 @@ func TestRegistry(t *testing.T) {
 		}
 		return echoModel{id: spec.Model}, nil
 	})
-	if got, want := reg.ModelTypes(), []string{config.ModelTest, config.ModelScripted, config.ModelFallback, "echo-test"}; !slices.Equal(got, want) {
+	if got, want := reg.ModelTypes(), []string{config.ModelTest, config.ModelScripted, config.ModelFallback, config.ModelInput, "echo-test"}; !slices.Equal(got, want) {
 		t.Fatalf("ModelTypes = %v, want %v", got, want)
 	}
 	if slices.Contains(pool.NewRegistry().ModelTypes(), "echo-test") || slices.Contains(config.ModelTypes(), "echo-test") {
@@ -355,7 +355,7 @@ agents:
 	}
 	// Without the registry the manifest does not build, and the error says
 	// how to wire the type in.
-	if _, err := pool.New(m, pool.Options{}); err == nil || !strings.Contains(err.Error(), `agent a: model type "echo-test" is not wired into this program (wired: test, scripted, fallback); `+config.WiringHint) {
+	if _, err := pool.New(m, pool.Options{}); err == nil || !strings.Contains(err.Error(), `agent a: model type "echo-test" is not wired into this program (wired: test, scripted, fallback, input); `+config.WiringHint) {
 		t.Errorf("without the registry: %v", err)
 	}
 
@@ -374,7 +374,7 @@ agents:
 	}
 
 	_, err = reg.NewModel(config.ModelSpec{Type: "nope"})
-	if err == nil || !strings.Contains(err.Error(), `model type "nope" is not wired into this program (wired: test, scripted, fallback, echo-test); `) {
+	if err == nil || !strings.Contains(err.Error(), `model type "nope" is not wired into this program (wired: test, scripted, fallback, input, echo-test); `) {
 		t.Errorf("unknown type: %v", err)
 	}
 	for _, bad := range []string{"", "my:type", "1x"} {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/model"
-	"github.com/agentpool/agentpool/processor"
+	"github.com/agentpool/agentpool/record"
 	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/spawn"
 )
@@ -224,7 +224,7 @@ func storedConversation(s session.Session, msgs []session.Message) []model.Messa
 // the start of its run runID on, without storing them again: the
 // processor's watchers and the caller's sink then know the tree the run
 // goes on with.
-func (p *Pool) relayStored(ctx context.Context, rec *processor.Recorder, id, runID string) error {
+func (p *Pool) relayStored(ctx context.Context, rec *record.Recorder, id, runID string) error {
 	evs, err := session.ReplayTree(ctx, p.store, id)
 	if err != nil {
 		return fmt.Errorf("continue %s: read its run: %w", id, err)

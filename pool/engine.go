@@ -10,7 +10,7 @@ import (
 	"github.com/agentpool/agentpool/id"
 	"github.com/agentpool/agentpool/internal/detach"
 	"github.com/agentpool/agentpool/model"
-	"github.com/agentpool/agentpool/processor"
+	"github.com/agentpool/agentpool/record"
 	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/spawn"
 )
@@ -42,11 +42,11 @@ type EngineRun struct {
 
 // runOnEngine runs inv's root on the pool's engine. The engine's workers
 // store the events: the run's recorder hands them to its watchers and to
-// the caller's sink without storing them (processor.Recorder.Relay); what
+// the caller's sink without storing them (record.Recorder.Relay); what
 // the pool itself emits (a hook's events at session start and end) goes
 // through the recorder as in a run in this process. inv keeps the session
 // registered in the runtime (Runtime.Running) for the run's duration.
-func (p *Pool) runOnEngine(ctx context.Context, node spawn.Node, inv *spawn.Invocation, rec *processor.Recorder, started time.Time) spawn.RunEnd {
+func (p *Pool) runOnEngine(ctx context.Context, node spawn.Node, inv *spawn.Invocation, rec *record.Recorder, started time.Time) spawn.RunEnd {
 	// Cancel of the root ends the run, as in this process. (Its children
 	// run on the workers, where Cancel does not reach yet.)
 	ctx, stop := inv.CancelContext(ctx)

@@ -22,7 +22,7 @@ import (
 	"github.com/agentpool/agentpool/internal/detach"
 	"github.com/agentpool/agentpool/internal/otelpool"
 	"github.com/agentpool/agentpool/model"
-	"github.com/agentpool/agentpool/processor"
+	"github.com/agentpool/agentpool/record"
 	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/spawn"
 	"github.com/agentpool/agentpool/tool"
@@ -47,10 +47,10 @@ type Options struct {
 	// directory.
 	Workspace string
 	// Processor records every root run into the event logs (a
-	// processor.Recorder per run); nil: a new one on Store. A protocol
+	// record.Recorder per run); nil: a new one on Store. A protocol
 	// server that shows the session tree watches it with its own
-	// processor.Projection (Pool.Processor).
-	Processor *processor.Processor
+	// sessiontree.Projection (Pool.Processor).
+	Processor *record.Processor
 	// TracerProvider and MeterProvider, when set, trace the pool's runs
 	// and record their metrics with OpenTelemetry (see docs/tracing.md):
 	// a span per session, model call and tool call, nested like the
@@ -96,7 +96,7 @@ type Options struct {
 type Pool struct {
 	manifest    *config.Manifest
 	store       session.Store
-	proc        *processor.Processor
+	proc        *record.Processor
 	rt          *spawn.Runtime
 	nodes       map[string]spawn.Node
 	order       []string
@@ -151,8 +151,8 @@ type SessionMetrics interface {
 
 // Processor returns the processor that records every root run; watch it
 // (Processor.Watch) to follow the runs, for example with a
-// processor.Projection.
-func (p *Pool) Processor() *processor.Processor { return p.proc }
+// sessiontree.Projection.
+func (p *Pool) Processor() *record.Processor { return p.proc }
 
 // Runtime returns the spawn runtime (for manual spawns, Inject, tasks).
 func (p *Pool) Runtime() *spawn.Runtime { return p.rt }
@@ -241,7 +241,7 @@ type RunResult struct {
 // The session is claimed in the store for the whole run (from before it
 // is read to after the session/end hook), so that no other run, in this
 // process or another one on the same store, runs it meanwhile. The run's
-// stream goes through a processor.Recorder (the pool's processor), which
+// stream goes through a record.Recorder (the pool's processor), which
 // stores each event before sink gets it; the run itself is spawn's
 // (Runtime.RunRoot), as a child's is, or, with Options.Engine, the
 // engine's (see Engine): its workers store the events, which the recorder
@@ -320,7 +320,7 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 type rootRun struct {
 	inv     *spawn.Invocation
 	node    spawn.Node
-	rec     *processor.Recorder
+	rec     *record.Recorder
 	started time.Time
 }
 

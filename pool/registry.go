@@ -11,6 +11,7 @@ import (
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/model"
 	"github.com/agentpool/agentpool/model/fallback"
+	"github.com/agentpool/agentpool/model/human"
 	"github.com/agentpool/agentpool/spawn"
 	"github.com/agentpool/agentpool/tool"
 )
@@ -67,17 +68,32 @@ type Registry struct {
 	search SearchMaker
 	mcp    MCPMaker
 	ext    ExternalMaker
+	desk   human.Desk // where input models find the person to ask
 }
 
 // NewRegistry returns a Registry with the builtin model types: test,
-// scripted (the offline test models) and fallback (the models of its
-// list, each built by this registry, in order).
+// scripted (the offline test models), fallback (the models of its list,
+// each built by this registry, in order) and input (a person answers,
+// asked through HumanDesk).
 func NewRegistry() *Registry {
 	r := &Registry{models: map[string]ModelFactory{}}
 	r.add(config.ModelTest, newTestModel)
 	r.add(config.ModelScripted, newTestModel)
 	r.add(config.ModelFallback, r.newFallback)
+	r.add(config.ModelInput, r.newHuman)
 	return r
+}
+
+// HumanDesk is where the input models built by r find the person to ask:
+// a program that can ask one (agentpool run on a terminal) attaches its
+// Asker there. With none attached, an input model's turn fails with
+// human.ErrNobodyToAsk.
+func (r *Registry) HumanDesk() *human.Desk { return &r.desk }
+
+// newHuman builds an input model (config.ModelInput).
+func (r *Registry) newHuman(spec config.ModelSpec) (model.Model, error) {
+	h := spec.Human
+	return human.New(human.Config{PromptTemplate: h.PromptTemplate, ShowSystem: h.ShowSystem, InputPrompt: h.InputPrompt}, &r.desk), nil
 }
 
 // typeRE is what a model type may be, as config.Options.ModelTypes.

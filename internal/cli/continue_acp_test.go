@@ -130,7 +130,10 @@ func startACPEditor(t *testing.T, dir, db string, ed *sdkEditor) *acpEditorProc 
 		}
 	}()
 	p.conn = acpsdk.NewClientSideConnection(ed, stdin, stdout)
-	if _, err := p.conn.Initialize(context.Background(), acpsdk.InitializeRequest{ProtocolVersion: acpsdk.ProtocolVersionNumber}); err != nil {
+	// The editor asks for the spawn tool calls (the tests name a
+	// grandchild's card).
+	caps := acpsdk.ClientCapabilities{Meta: map[string]any{"agentpool": map[string]any{"spawn_tool_calls": true}}}
+	if _, err := p.conn.Initialize(context.Background(), acpsdk.InitializeRequest{ProtocolVersion: acpsdk.ProtocolVersionNumber, ClientCapabilities: caps}); err != nil {
 		t.Fatal(err)
 	}
 	return p

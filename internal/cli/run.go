@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -117,7 +118,8 @@ func runMain(cmd *cobra.Command, f runFlags, args []string) error {
 	// The broker is made from the manifest before the engine: on Temporal
 	// the workers' asks come back to it (durable.Approver).
 	approvals := brokerAndRules(&f.poolFlags, log)
-	p, tel, err := openPoolTelemetry(f.poolFlags, pool.Options{Hooks: reg, Logger: log})
+	registry := newRegistry() // its HumanDesk gets the terminal below
+	p, tel, err := openPoolTelemetry(f.poolFlags, pool.Options{Hooks: reg, Logger: log, Registry: registry})
 	if err != nil {
 		return err
 	}
@@ -223,10 +225,19 @@ func runMain(cmd *cobra.Command, f runFlags, args []string) error {
 	}
 	out := newOutcome(sink, report)
 	path := requestPath(p.Store())
+	// The terminal's lines are read once something asks: an approval, or
+	// an input model's turn (a person answers as an agent); on anything
+	// else than a terminal nobody can answer such a turn, which fails
+	// saying so (human.ErrNobodyToAsk).
+	lines := sync.OnceValue(func() <-chan string { return readLines(in) })
+	if terminal {
+		detach := registry.HumanDesk().Attach(&terminalHuman{lines: lines, printer: printer, store: p.Store()})
+		defer detach()
+	}
 	denyWhy, stopApprovals := "", func() {}
 	switch mode {
 	case approveAsk:
-		stopApprovals = startTerminalApprovals(broker, readLines(in), printer, path, rules.LocalFile()).Close
+		stopApprovals = startTerminalApprovals(broker, lines(), printer, path, rules.LocalFile()).Close
 	case approveAllow:
 		stopApprovals = broker.Attach(modeWhy, allowEvery(broker, printer, path, modeWhy))
 	default:

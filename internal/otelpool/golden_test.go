@@ -89,7 +89,47 @@ func TestNestedSpanTree(t *testing.T) {
 			t.Errorf("root span %s: ids %s, %s, want the session %s", s.Name(), s.Attr("gen_ai.agent.id"), s.Attr("gen_ai.conversation.id"), res.SessionID)
 		}
 	}
+	checkConversation(t, spans, res.SessionID)
 	golden(t, filepath.Join("testdata", "nested.golden"), got)
+}
+
+// checkConversation checks that every GenAI span of the run (sessions,
+// model calls, tool calls, at every depth) names the root session as its
+// conversation, and that the run had model and tool calls in child
+// sessions, so that the check covers them.
+func checkConversation(t *testing.T, spans []*otelpooltest.Span, root string) {
+	t.Helper()
+	byID := map[string]*otelpooltest.Span{}
+	for _, s := range spans {
+		byID[s.ID()] = s
+	}
+	// depth is the agentpool.depth of the session span s runs in.
+	depth := func(s *otelpooltest.Span) string {
+		for ; s != nil; s = byID[s.ParentID()] {
+			if d := s.Attr("agentpool.depth"); d != "" {
+				return d
+			}
+		}
+		return ""
+	}
+	inChild := map[string]int{}
+	for _, s := range spans {
+		op := s.Attr("gen_ai.operation.name")
+		if op == "" {
+			continue
+		}
+		if got := s.Attr("gen_ai.conversation.id"); got != root {
+			t.Errorf("span %s: gen_ai.conversation.id %q, want the root session %s", s.Name(), got, root)
+		}
+		if d := depth(s); d != "" && d != "0" {
+			inChild[op]++
+		}
+	}
+	for _, op := range []string{"chat", "execute_tool", "invoke_agent"} {
+		if inChild[op] == 0 {
+			t.Errorf("no %s span in a child session (%v): the check covers none", op, inChild)
+		}
+	}
 }
 
 func golden(t *testing.T, path, got string) {

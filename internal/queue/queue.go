@@ -23,6 +23,10 @@
 //     fails with ErrLagging) instead of holding up the producer or growing
 //     without bound.
 //
+// With MergeTail, Merge is also asked about the last queued item on every
+// push below capacity, so that a consumer a few items behind (a writer
+// that batches its writes) takes the deltas joined.
+//
 // Merge and Drop are the item type's policy: they run under the queue's
 // lock and must neither block nor call the queue.
 //
@@ -108,6 +112,12 @@ type Options[T any] struct {
 	// Scan bounds how many queued items Merge is asked about
 	// (DefaultScan when 0 or less).
 	Scan int
+	// MergeTail, with Merge, also asks Merge about the last queued item
+	// when the queue is not full (Skip counts as Stop): a consumer that
+	// is a few items behind its producer (a writer that batches its
+	// writes) then takes fewer, larger items, not only once the queue
+	// is full.
+	MergeTail bool
 	// Stream, when set with Merge, names the stream of an item: Merge is
 	// then asked about one queued item only, the latest of next's stream
 	// (Skip counts as Stop), found through an index the queue builds when
@@ -142,6 +152,7 @@ type Stats struct {
 type Queue[T any] struct {
 	capacity, hard, scan int
 	merge                func(*T, T) Verdict
+	mergeTail            bool
 	stream               func(T) string
 	drop                 func(T) bool
 	overflow             Overflow
@@ -179,7 +190,7 @@ func New[T any](o Options[T]) *Queue[T] {
 	}
 	q := &Queue[T]{
 		capacity: o.Capacity, hard: o.Capacity * o.Factor, scan: o.Scan,
-		merge: o.Merge, stream: o.Stream, drop: o.Drop, overflow: o.Overflow, group: o.Group,
+		merge: o.Merge, mergeTail: o.MergeTail && o.Merge != nil, stream: o.Stream, drop: o.Drop, overflow: o.Overflow, group: o.Group,
 		blocked: make(chan struct{}),
 	}
 	if q.group == nil {
@@ -205,6 +216,13 @@ func (q *Queue[T]) Push(v T) error {
 		}
 		n := len(q.items)
 		switch {
+		case n > 0 && n < q.capacity && q.mergeTail && q.merge(&q.items[n-1], v) == Merged:
+			// No signal: the push of the item v joined woke the consumer
+			// (the queue is empty once it has taken them).
+			q.stats.Pushed++
+			q.stats.Merged++
+			q.mu.Unlock()
+			return nil
 		case n < q.capacity:
 		case q.merge != nil && q.mergeLocked(v):
 			q.stats.Pushed++

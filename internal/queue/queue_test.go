@@ -137,6 +137,29 @@ func TestMergeWhenFull(t *testing.T) {
 	})
 }
 
+// MergeTail: below capacity a delta joins the last queued item only, when
+// it is a delta of its stream; anything between (another stream, a
+// lifecycle item) keeps it apart, and a taken item is never joined.
+func TestMergeTail(t *testing.T) {
+	q := newMsgQueue(Options[msg]{Capacity: 8, MergeTail: true})
+	for _, m := range []msg{delta("a", "1"), delta("a", "2"), delta("b", "3"), delta("a", "4"),
+		life("a", "end"), delta("a", "5"), delta("a", "6")} {
+		if err := q.Push(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := show(take(t, q)); got != "a=12 b=3 a=4 a=end a=56" {
+		t.Fatalf("batch %s", got)
+	}
+	q.Push(delta("a", "7"))
+	if got := show(take(t, q)); got != "a=7" {
+		t.Fatalf("batch %s", got)
+	}
+	if s := q.Stats(); s.Pushed != 8 || s.Merged != 2 || s.MaxDepth != 5 {
+		t.Errorf("stats %+v", s)
+	}
+}
+
 func TestMergeScan(t *testing.T) {
 	for _, tc := range []struct {
 		name   string

@@ -36,7 +36,8 @@
 //     aborted with its subtree, the task canceled. A task outlives the
 //     stream that started it (the SDK's executions are detached): a
 //     client that goes away leaves the run going, and tasks/get reports
-//     it. Closing the server cancels every run.
+//     it; tasks/resubscribe (the SDK's) streams its events from then on
+//     to its final status. Closing the server cancels every run.
 //   - Bounds: a request body is at most MaxBodyBytes (413 beyond), the
 //     server keeps at most MaxTasks tasks (the oldest ended ones are
 //     forgotten first) and MaxContexts context → session pairs, runs at

@@ -37,9 +37,10 @@ type approvalCard struct {
 // between them. The card is:
 //
 //   - the root's own tool call (req.CallID), as shown by its tool_call;
-//   - for a descendant's tool, the spawn tool call of the session it runs
-//     in ("spawn:<child>"): that is the card every client was shown for
-//     the child, at any depth;
+//   - for a descendant's tool, the card the client was shown for the
+//     session it runs in: its spawn tool call ("spawn:<child>"), or for a
+//     client without the spawn tool calls (flat) the delegating tool call
+//     of the root that shows it or its ancestor;
 //   - else a card of its own, "permission:<request id>", closed when the
 //     request is settled.
 func (c *converter) showApproval(req approval.Request, ask func(toolCallUpdate) error) (approvalCard, error) {
@@ -61,15 +62,18 @@ func (c *converter) showApproval(req approval.Request, ask func(toolCallUpdate) 
 		card = approvalCard{id: t.id, tool: key}
 		u.ToolCallID, u.Title, u.Kind = t.id, c.askingAgent(req, nil)+": "+t.title, t.kind
 		u.Locations, u.RawInput = toLocations(t.locs), t.input
-	case st != nil && !st.closed:
-		card = approvalCard{id: spawnToolCallPrefix + st.child, child: st.child}
+	case st != nil && !st.closed && !st.owner.closed:
+		// The card that shows the child: its spawn tool call, or (flat)
+		// the delegating tool call of it or of its ancestor.
+		o := st.owner
+		card = approvalCard{id: o.cardID, child: o.child}
 		u.ToolCallID, u.Title = card.id, c.askingAgent(req, st)+": "+req.Title
 		if call, ok := st.calls[req.CallID]; ok {
 			u.Title, u.Kind = c.askingAgent(req, st)+": "+call.title, call.kind
 		}
 		// Clients that replace a tool call's content with a tool_call's
 		// keep the child's progress.
-		u.Content = st.content()
+		u.Content = o.content()
 	default:
 		id := permissionToolCallPrefix + req.ID
 		card = approvalCard{id: id, tool: c.root + "\x00" + id, own: true}
@@ -113,8 +117,8 @@ func (c *converter) settleCard(card approvalCard, allowed bool) {
 	switch {
 	case card.child != "":
 		st := c.spawns[card.child]
-		if st == nil || st.closed {
-			return
+		if st == nil || (st.closed && (!st.inTool || st.toolDone)) {
+			return // its card ended (a delegating tool call ends with its tool)
 		}
 		u := st.card
 		u.SessionUpdate, u.Content = updateToolCallUpdate, nil

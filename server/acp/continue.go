@@ -35,11 +35,11 @@ func (c *conn) continueRun(s *acpSession, openRun string) {
 	mode := s.mode
 	s.mu.Unlock()
 	c.mu.Lock()
-	subagents := c.subagents
+	view := c.view
 	c.mu.Unlock()
 	c.wg.Go(func() {
 		defer cancel()
-		c.goOn(ctx, s, run, mode, subagents, openRun)
+		c.goOn(ctx, s, run, mode, view, openRun)
 		s.mu.Lock()
 		s.run = nil
 		s.mu.Unlock()
@@ -47,8 +47,8 @@ func (c *conn) continueRun(s *acpSession, openRun string) {
 }
 
 // goOn runs pool.Continue for continueRun and ends the run's cards.
-func (c *conn) goOn(ctx context.Context, s *acpSession, run *promptRun, mode string, subagents bool, openRun string) {
-	conv, done := c.runConverter(s, run, mode, subagents)
+func (c *conn) goOn(ctx context.Context, s *acpSession, run *promptRun, mode string, view spawnView, openRun string) {
+	conv, done := c.runConverter(s, run, mode, view)
 	defer done()
 	relayed := &countingSink{next: conv}
 	var req pool.RunRequest // the session's MCP toolsets are not lent to a continued run

@@ -25,7 +25,11 @@ type converter struct {
 	mu        sync.Mutex
 	root      string
 	subagents bool
-	send      sendFunc
+	// flat: the client did not ask for the spawn tool calls (viewFlat):
+	// a child is shown in its delegating tool call, a descendant nested
+	// in its ancestor's card.
+	flat bool
+	send sendFunc
 	// interval throttles a child's streamed text into its spawn tool call;
 	// 0 sends it only at part ends and tool calls (deterministic).
 	interval time.Duration
@@ -49,8 +53,11 @@ type converter struct {
 	noTerminals bool
 	finished    bool
 
-	spawns    map[string]*spawnState
-	order     []string // child ids in start order
+	spawns map[string]*spawnState
+	order  []string // child ids in start order
+	// cards are the children shown in a tool call of the root session
+	// (flat), by its id.
+	cards     map[string]*spawnState
 	tools     map[string]*openTool
 	toolOrder []string
 }
@@ -74,13 +81,13 @@ type terminalView interface {
 	shown(id string)
 }
 
-func newConverter(root string, subagents bool, send sendFunc, log *slog.Logger) *converter {
+func newConverter(root string, view spawnView, send sendFunc, log *slog.Logger) *converter {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &converter{
-		root: root, subagents: subagents, send: send, now: time.Now, log: log,
-		spawns: map[string]*spawnState{}, tools: map[string]*openTool{},
+		root: root, subagents: view == viewSubagents, flat: view == viewFlat, send: send, now: time.Now, log: log,
+		spawns: map[string]*spawnState{}, tools: map[string]*openTool{}, cards: map[string]*spawnState{},
 	}
 }
 
@@ -133,6 +140,10 @@ func (c *converter) own(sid string, e event.Event) {
 			}
 			c.toolOrder = append(c.toolOrder, key)
 		}
+		// In progress from the start, a delegation too: the tool runs
+		// (ACP's pending is a call not started yet, or awaiting approval,
+		// and clients such as acpx show the status of the tool_call
+		// until the call ends).
 		c.send(sid, toolCallUpdate{
 			SessionUpdate: updateToolCall, ToolCallID: v.ToolCallID, Title: title,
 			Kind: toolKind(v.ToolKind), Status: statusInProgress, Locations: toLocations(locs), RawInput: rawJSON(v.RawInput),
@@ -165,6 +176,10 @@ func (c *converter) complete(sid string, v event.ToolCallComplete) {
 	key := sid + "\x00" + v.ToolCallID
 	open := c.tools[key]
 	delete(c.tools, key)
+	if st := c.cards[v.ToolCallID]; st != nil && sid == c.root {
+		c.toolDone(st, v)
+		return
+	}
 	status := statusCompleted
 	if v.IsError {
 		status = statusFailed

@@ -118,10 +118,10 @@ type recorded struct {
 	Update    json.RawMessage `json:"update"`
 }
 
-func convertGolden(t *testing.T, subagents bool) []recorded {
+func convertGolden(t *testing.T, view spawnView) []recorded {
 	t.Helper()
 	var out []recorded
-	conv := newConverter(goldenRoot, subagents, func(sid string, u any) {
+	conv := newConverter(goldenRoot, view, func(sid string, u any) {
 		b, err := json.Marshal(u)
 		if err != nil {
 			t.Fatalf("marshal update: %v", err)
@@ -137,11 +137,11 @@ func convertGolden(t *testing.T, subagents bool) []recorded {
 
 func TestConvertGolden(t *testing.T) {
 	for _, tc := range []struct {
-		name      string
-		subagents bool
-	}{{"stable", false}, {"subagents", true}} {
+		name string
+		view spawnView
+	}{{"stable", viewTree}, {"subagents", viewSubagents}, {"flat", viewFlat}} {
 		t.Run(tc.name, func(t *testing.T) {
-			recs := convertGolden(t, tc.subagents)
+			recs := convertGolden(t, tc.view)
 			var buf bytes.Buffer
 			for _, r := range recs {
 				b, _ := json.Marshal(r)
@@ -161,7 +161,11 @@ func TestConvertGolden(t *testing.T) {
 			if !bytes.Equal(buf.Bytes(), want) {
 				t.Errorf("updates differ from %s (go test -update rewrites it):\n%s", path, diffLines(string(want), buf.String()))
 			}
-			checkUpdates(t, goldenRoot, toNotes(recs), tc.subagents)
+			if tc.view == viewFlat {
+				checkFlat(t, goldenRoot, toNotes(recs))
+				return
+			}
+			checkUpdates(t, goldenRoot, toNotes(recs), tc.view == viewSubagents)
 		})
 	}
 }
@@ -327,7 +331,7 @@ func checkUpdates(t *testing.T, root string, notes []note, subagents bool) map[s
 }
 
 func TestConvertClosesEverything(t *testing.T) {
-	recs := convertGolden(t, false)
+	recs := convertGolden(t, viewTree)
 	closed := checkUpdates(t, goldenRoot, toNotes(recs), false)
 	want := map[string]string{"ses_c1": statusCompleted, "ses_g1": statusCompleted, "ses_c2": statusFailed, "ses_c3": statusFailed}
 	for k, v := range want {
@@ -339,7 +343,7 @@ func TestConvertClosesEverything(t *testing.T) {
 
 func TestConvertTranscriptBounded(t *testing.T) {
 	var last string
-	conv := newConverter("r", false, func(_ string, u any) {
+	conv := newConverter("r", viewTree, func(_ string, u any) {
 		if tc, ok := u.(toolCallUpdate); ok && len(tc.Content) == 2 {
 			last = tc.Content[1].Content.Text
 		}

@@ -70,7 +70,7 @@ func toolStream(conv *converter) []func() {
 func convertTools(t *testing.T, replay bool) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	conv := newConverter(goldenRoot, false, func(sid string, u any) {
+	conv := newConverter(goldenRoot, viewTree, func(sid string, u any) {
 		b, err := json.Marshal(recordedUpdate(t, sid, u))
 		if err != nil {
 			t.Fatal(err)

@@ -97,7 +97,25 @@
 // ended), because an editor shows only terminals not yet released.
 // Replays never embed terminals.
 //
-// Every child session, at any depth and for every client, is one tool call
+// How children are shown depends on what the client announced in
+// initialize (spawnView). A client that announced neither
+// clientCapabilities._meta.agentpool {spawn_tool_calls: true} nor
+// subagents sees one tool call per delegation (viewFlat): a delegating
+// tool call of the root (task, ask_<worker>, delegate_to, ask_agent)
+// gets, at the child's spawn_session_start, a tool_call_update
+// in_progress with the spawn _meta below and the description as content
+// (it is not announced pending: the tool runs, and clients such as acpx
+// show a tool_call's status until it ends); the child's
+// progress, and its descendants' (their text as whole lines, their tool
+// calls and ends, indented two spaces a level), is that call's content,
+// bounded as below; it ends completed or failed once both the tool and the
+// child are done (failed if either failed), with what the child did (less
+// the answer at its end) and the answer (the tool's result, or the
+// child's for a child that ran in the background). A child no root tool
+// call started (a member of a root team) gets the spawn tool call below.
+//
+// For a client that announced the extension (or subagents), every child
+// session, at any depth, is one tool call
 // in the root ACP session: spawn_session_start becomes a tool_call with
 // toolCallId "spawn:<child_session_id>", title "Spawned: <source_name>",
 // kind other, status in_progress, the description as first content block

@@ -77,7 +77,7 @@ func (c *conn) followRun(s *acpSession, er *engineRun) {
 	ws := s.ws
 	s.mu.Unlock()
 	c.mu.Lock()
-	subagents := c.subagents
+	view := c.view
 	c.mu.Unlock()
 	ctx, stopFollowing := context.WithCancel(c.ctx)
 	c.wg.Go(func() {
@@ -98,7 +98,7 @@ func (c *conn) followRun(s *acpSession, er *engineRun) {
 	c.wg.Go(func() {
 		defer cancel()
 		defer stopFollowing()
-		conv, done := c.runConverter(s, run, mode, subagents)
+		conv, done := c.runConverter(s, run, mode, view)
 		defer done()
 		conv.noTerminals = true // the tools run on the engine's workers
 		conv.relocate = relocator(ws, c.s.pool.Workspace())

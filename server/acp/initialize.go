@@ -46,6 +46,9 @@ func (c *conn) initialize(params json.RawMessage) (any, *rpcError) {
 			Subagents json.RawMessage `json:"subagents"`
 			FS        json.RawMessage `json:"fs"`
 			Terminal  json.RawMessage `json:"terminal"`
+			Meta      struct {
+				Agentpool json.RawMessage `json:"agentpool"`
+			} `json:"_meta"`
 		} `json:"clientCapabilities"`
 		ClientInfo *implementation `json:"clientInfo"`
 	}
@@ -58,15 +61,20 @@ func (c *conn) initialize(params json.RawMessage) (any, *rpcError) {
 	if _, err := p.ProtocolVersion.Int64(); err != nil {
 		return nil, invalidParams("protocolVersion must be an integer")
 	}
-	subagents := false
+	view := viewFlat
 	var caps clientCaps
 	if cc := p.ClientCapabilities; cc != nil {
-		raw := bytes.TrimSpace(cc.Subagents)
-		subagents = len(raw) > 0 && raw[0] == '{'
+		switch {
+		case isObject(cc.Subagents):
+			view = viewSubagents
+		case spawnToolCalls(cc.Meta.Agentpool):
+			view = viewTree
+		}
 		caps = parseClientCaps(cc.FS, cc.Terminal)
 	}
+	subagents := view == viewSubagents
 	c.mu.Lock()
-	c.subagents = subagents
+	c.view = view
 	c.caps = caps
 	c.mu.Unlock()
 	client := ""
@@ -74,13 +82,14 @@ func (c *conn) initialize(params json.RawMessage) (any, *rpcError) {
 		client = p.ClientInfo.Name + " " + p.ClientInfo.Version
 	}
 	c.log.Info("acp: initialize", "client", strings.TrimSpace(client), "protocol_version", p.ProtocolVersion.String(), "subagents", subagents,
+		"spawn_tool_calls", view != viewFlat,
 		"fs_read", caps.read, "fs_write", caps.write, "terminal", caps.terminal)
 
 	res := initializeResult{
 		ProtocolVersion: ProtocolVersion,
 		AuthMethods:     []any{},
 		AgentInfo:       implementation{Name: c.s.opts.Name, Title: "AgentPool", Version: c.s.opts.Version},
-		Meta:            map[string]any{"agentpool": map[string]any{"subagents": true, "spawn_tool_call_prefix": spawnToolCallPrefix}},
+		Meta:            map[string]any{"agentpool": map[string]any{"subagents": true, "spawn_tool_calls": true, "spawn_tool_call_prefix": spawnToolCallPrefix}},
 	}
 	res.AgentCapabilities.LoadSession = true
 	res.AgentCapabilities.PromptCapabilities.EmbeddedContext = true
@@ -101,4 +110,43 @@ func (c *conn) authenticate(params json.RawMessage) (any, *rpcError) {
 	}
 	// No authentication is required: there is nothing to authenticate.
 	return struct{}{}, nil
+}
+
+// spawnView is how a connection's client is shown the children of a run.
+type spawnView uint8
+
+const (
+	// viewFlat: a client that announced neither extension sees one tool
+	// call per delegation, the delegating tool call of the root session,
+	// with the child's progress (and its descendants', nested) as its
+	// content; children that no root tool call started get a spawn tool
+	// call of their own.
+	viewFlat spawnView = iota
+	// viewTree: the client announced clientCapabilities._meta.agentpool
+	// {spawn_tool_calls: true}: every child, at any depth, is a spawn tool
+	// call "spawn:<child>" of the root session, besides the delegating
+	// tool calls.
+	viewTree
+	// viewSubagents: the client announced clientCapabilities.subagents
+	// (the SDK's unstable entry): the tree, plus subagent_update and the
+	// children's own session updates.
+	viewSubagents
+)
+
+// isObject reports whether raw is a JSON object.
+func isObject(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) > 0 && raw[0] == '{'
+}
+
+// spawnToolCalls reports whether the client's _meta.agentpool capability
+// asks for the spawn tool calls: {"spawn_tool_calls": true}.
+func spawnToolCalls(raw json.RawMessage) bool {
+	if !isObject(raw) {
+		return false
+	}
+	var ext struct {
+		SpawnToolCalls bool `json:"spawn_tool_calls"`
+	}
+	return json.Unmarshal(raw, &ext) == nil && ext.SpawnToolCalls
 }

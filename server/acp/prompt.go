@@ -66,14 +66,14 @@ func (c *conn) prompt(reqID json.RawMessage, params json.RawMessage) *rpcError {
 	key := string(bytes.TrimSpace(reqID))
 	c.mu.Lock()
 	c.prompts[key] = run
-	subagents := c.subagents
+	view := c.view
 	c.mu.Unlock()
 
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
 		defer cancel()
-		result, rerr := c.runPrompt(ctx, s, run, mode, text, subagents)
+		result, rerr := c.runPrompt(ctx, s, run, mode, text, view)
 		s.mu.Lock()
 		s.run = nil
 		s.mu.Unlock()
@@ -90,7 +90,7 @@ type promptResult struct {
 	Meta       map[string]any `json:"_meta,omitempty"`
 }
 
-func (c *conn) runPrompt(ctx context.Context, s *acpSession, run *promptRun, mode, text string, subagents bool) (any, *rpcError) {
+func (c *conn) runPrompt(ctx context.Context, s *acpSession, run *promptRun, mode, text string, view spawnView) (any, *rpcError) {
 	store := c.s.pool.Store()
 	if stored, err := store.GetSession(ctx, s.id); err == nil && stored.Title == "" {
 		t := title(text)
@@ -98,7 +98,7 @@ func (c *conn) runPrompt(ctx context.Context, s *acpSession, run *promptRun, mod
 			c.updater(s.id)(s.id, sessionInfoUpdate{SessionUpdate: updateSessionInfo, Title: t, UpdatedAt: time.Now().UTC().Format(time.RFC3339)})
 		}
 	}
-	conv, done := c.runConverter(s, run, mode, subagents)
+	conv, done := c.runConverter(s, run, mode, view)
 	defer done()
 	c.log.Info("acp: prompt", "session", s.id, "mode", mode)
 	req := pool.RunRequest{Node: mode, Prompt: text, SessionID: s.id}
@@ -153,9 +153,9 @@ func (c *conn) runPrompt(ctx context.Context, s *acpSession, run *promptRun, mod
 // run that goes on after a restart): the run's approvals are shown on its
 // cards, and the children it starts belong to s while it runs. done
 // forgets them.
-func (c *conn) runConverter(s *acpSession, run *promptRun, mode string, subagents bool) (conv *converter, done func()) {
+func (c *conn) runConverter(s *acpSession, run *promptRun, mode string, view spawnView) (conv *converter, done func()) {
 	var children []string
-	conv = newConverter(s.id, subagents, c.updater(s.id), c.log)
+	conv = newConverter(s.id, view, c.updater(s.id), c.log)
 	conv.interval = c.s.opts.ProgressInterval
 	conv.rootAgent = mode
 	s.mu.Lock()

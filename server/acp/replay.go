@@ -31,13 +31,13 @@ func (c *conn) replay(sid, openRun string) error {
 		return err
 	}
 	c.mu.Lock()
-	subagents := c.subagents
+	view := c.view
 	c.mu.Unlock()
 	if len(recs) == 0 {
 		replayMessages(sid, msgs, c.updater(sid))
 		return nil
 	}
-	conv := newConverter(sid, subagents, c.updater(sid), c.log)
+	conv := newConverter(sid, view, c.updater(sid), c.log)
 	conv.noTerminals = true // released long ago: the results' text stays
 	c.mu.Lock()
 	s := c.sessions[sid]
@@ -170,9 +170,9 @@ func (c *conn) replayRun(sid, openRun string) error {
 		return err
 	}
 	c.mu.Lock()
-	subagents := c.subagents
+	view := c.view
 	c.mu.Unlock()
-	conv := newConverter(sid, subagents, c.updater(sid), c.log)
+	conv := newConverter(sid, view, c.updater(sid), c.log)
 	conv.noTerminals = true
 	from := len(recs)
 	for i, r := range recs {

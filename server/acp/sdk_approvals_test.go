@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -76,6 +77,9 @@ type editor struct {
 	withdrawn chan struct{}             // closed when the agent cancelled a request
 	commands  []acpsdk.AvailableCommand // the last available_commands_update
 	pool      *pool.Pool                // the server's pool (sdkSessionWith)
+	// flat: the editor announces no _meta.agentpool spawn_tool_calls
+	// (set before sdkSessionWith): delegations are their tool calls.
+	flat bool
 }
 
 func newEditor(t *testing.T, answer *acpsdk.PermissionOptionId) *editor {
@@ -251,7 +255,11 @@ func sdkSessionWith(t *testing.T, ed *editor, src string, reg *pool.Registry, cm
 		toAgentR.Close()
 	})
 	ctx := context.Background()
-	if _, err := conn.Initialize(ctx, acpsdk.InitializeRequest{ProtocolVersion: acpsdk.ProtocolVersionNumber}); err != nil {
+	caps := acpsdk.ClientCapabilities{Meta: map[string]any{"agentpool": map[string]any{"spawn_tool_calls": true}}}
+	if ed.flat {
+		caps = acpsdk.ClientCapabilities{}
+	}
+	if _, err := conn.Initialize(ctx, acpsdk.InitializeRequest{ProtocolVersion: acpsdk.ProtocolVersionNumber, ClientCapabilities: caps}); err != nil {
 		t.Fatal(err)
 	}
 	s, err := conn.NewSession(ctx, acpsdk.NewSessionRequest{Cwd: ws, McpServers: []acpsdk.McpServer{}})
@@ -301,6 +309,46 @@ func TestSDKEditorApprovesGrandchildWrite(t *testing.T) {
 	c := spawnCard(t, ed)
 	if c.title != "Spawned: writer" || c.status != "completed" {
 		t.Errorf("the card ended as %q (%s), want its own title, completed", c.title, c.status)
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "hello.md")); err != nil || string(b) != "hello from the grandchild\n" {
+		t.Errorf("hello.md: %q, %v", b, err)
+	}
+}
+
+// An editor without the spawn tool calls is asked on the one tool call it
+// was shown for the delegation, the lead's task call, which has the
+// grandchild's progress nested in its content and ends as itself.
+func TestSDKEditorApprovesGrandchildWriteFlat(t *testing.T) {
+	servertest.NoLeaks(t)
+	allow := acpsdk.PermissionOptionId("allow_once")
+	ed := newEditor(t, &allow)
+	ed.flat = true
+	conn, sid, ws, _ := sdkSession(t, ed)
+	resp, err := prompt(conn, sid)
+	if err != nil || resp.StopReason != acpsdk.StopReasonEndTurn {
+		t.Fatalf("prompt: %+v, %v", resp, err)
+	}
+	ed.mu.Lock()
+	defer ed.mu.Unlock()
+	if len(ed.asked) != 1 {
+		t.Fatalf("asked %d times, want 1", len(ed.asked))
+	}
+	p := ed.asked[0]
+	if want := "writer (child of mid): Write hello.md"; p.ToolCall.Title == nil || *p.ToolCall.Title != want {
+		t.Errorf("request title %v, want %q", p.ToolCall.Title, want)
+	}
+	id := string(p.ToolCall.ToolCallId)
+	if strings.HasPrefix(id, "spawn:") || len(ed.cards) != 1 {
+		t.Errorf("the request names %q among %d cards, want the lead's task call alone", id, len(ed.cards))
+	}
+	c := ed.cards[string(p.SessionId)+"\x00"+id]
+	if c == nil || c.title != "Delegate on" || c.status != "completed" || !slices.Contains(c.titles, "writer (child of mid): Write hello.md") {
+		t.Fatalf("card %+v: not the lead's task call, asked on and put back", c)
+	}
+	for _, want := range []string{"→ spawned writer", "  → Write hello.md", "✓ writer", "Mid done."} {
+		if !strings.Contains(c.text, want) {
+			t.Errorf("the card's text lacks %q:\n%s", want, c.text)
+		}
 	}
 	if b, err := os.ReadFile(filepath.Join(ws, "hello.md")); err != nil || string(b) != "hello from the grandchild\n" {
 		t.Errorf("hello.md: %q, %v", b, err)

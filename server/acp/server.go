@@ -221,12 +221,12 @@ type conn struct {
 	// opening a session writes sessions and owners together, and all three
 	// are one editor's connection's, changed per session or prompt, never
 	// per event (a run's events go through its converter's lock).
-	mu        sync.Mutex
-	subagents bool
-	caps      clientCaps
-	sessions  map[string]*acpSession // sessions opened on this connection
-	owners    map[string]*acpSession // session or descendant id -> its ACP session
-	prompts   map[string]*promptRun  // running prompts by request id
+	mu       sync.Mutex
+	view     spawnView
+	caps     clientCaps
+	sessions map[string]*acpSession // sessions opened on this connection
+	owners   map[string]*acpSession // session or descendant id -> its ACP session
+	prompts  map[string]*promptRun  // running prompts by request id
 }
 
 // acpSession is a session opened on the connection (session/new or

@@ -292,13 +292,21 @@ func (h *harness) mustCall(method string, params any, result any) []note {
 	return notes
 }
 
+// initialize announces the spawn tool calls (viewTree), and with
+// subagents the unstable subagents capability (viewSubagents);
+// initializeFlat announces neither.
 func (h *harness) initialize(subagents bool) {
 	h.t.Helper()
-	caps := map[string]any{}
+	caps := map[string]any{"_meta": map[string]any{"agentpool": map[string]any{"spawn_tool_calls": true}}}
 	if subagents {
 		caps["subagents"] = map[string]any{}
 	}
 	h.mustCall("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": caps, "clientInfo": map[string]any{"name": "test", "version": "1"}}, nil)
+}
+
+func (h *harness) initializeFlat() {
+	h.t.Helper()
+	h.mustCall("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}, "clientInfo": map[string]any{"name": "test", "version": "1"}}, nil)
 }
 
 func (h *harness) newSession() string {
@@ -668,7 +676,8 @@ func TestContextCancelEndsServe(t *testing.T) {
 		return sid != ""
 	})
 	io.WriteString(inW, `{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"`+sid+`","prompt":[{"type":"text","text":"x"}]}}`+"\n")
-	out.waitFor(t, 10*time.Second, func(s string) bool { return strings.Contains(s, spawnToolCallPrefix) })
+	// No initialize: the flat view, the child shown in the task call.
+	out.waitFor(t, 10*time.Second, func(s string) bool { return strings.Contains(s, `"child_session_id"`) })
 	cancel()
 	select {
 	case err := <-done:

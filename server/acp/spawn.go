@@ -4,13 +4,14 @@
 package acp
 
 import (
+	"bytes"
 	"encoding/json"
-	"github.com/agentpool/agentpool/spawn"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/spawn"
 )
 
 // spawnToolCallPrefix starts the tool call id of the tool call that shows a
@@ -37,6 +38,27 @@ type spawnState struct {
 	// calls are the child's tool calls that started and have not
 	// completed, by id: an approval of one names its title and kind.
 	calls map[string]childCall
+
+	// owner is the child whose card shows this one: itself, or (flat
+	// view) the child of the root session it descends from, whose
+	// transcript has this one's progress nested, indented by depth.
+	owner *spawnState
+	// cardID is the toolCallId of owner's card: "spawn:<child>", or
+	// (flat) the root's tool call that started the child.
+	cardID string
+	// inTool: the card is the root's delegating tool call (flat), which
+	// ends when both the tool and the child are done.
+	inTool bool
+	// line is a nested child's text not yet ended by a newline or its
+	// part's end (flat): only whole lines go into the owner's transcript,
+	// so that children running side by side do not interleave mid-line.
+	line []byte
+	// The delegation's two ends (inTool): the tool's result, and the
+	// child's end as the card's last update shows it.
+	toolDone, toolFailed, childDone, toolFirst bool
+	toolResult, childOut                       string
+	childStatus                                string
+	endMeta                                    map[string]any
 }
 
 // childCall is a running tool call of a child, as its tool_call_start
@@ -97,10 +119,23 @@ func (c *converter) spawnStart(v event.SpawnSessionStart) {
 		child: v.ChildSessionID, parent: v.ParentSessionID, toolCallID: v.ToolCallID,
 		name: v.SourceName, sourceType: v.SourceType, desc: desc, depth: v.Depth, lastFlush: c.now(),
 	}
+	st.owner, st.cardID = st, spawnToolCallPrefix+v.ChildSessionID
 	c.spawns[v.ChildSessionID] = st
 	c.order = append(c.order, v.ChildSessionID)
 	if c.onSpawn != nil {
 		c.onSpawn(v.ChildSessionID)
+	}
+	if c.flat {
+		if p := c.spawns[v.ParentSessionID]; p != nil {
+			// A descendant: nested in its ancestor's card.
+			st.owner, st.cardID = p.owner, p.owner.cardID
+			return
+		}
+		if other := c.cards[v.ToolCallID]; other != nil && !other.closed {
+			// A second child of one tool call: nested in the first's.
+			st.owner, st.cardID = other, other.cardID
+			return
+		}
 	}
 	meta := map[string]any{
 		"type":              "spawn_start",
@@ -126,6 +161,19 @@ func (c *converter) spawnStart(v event.SpawnSessionStart) {
 		input["prompt"] = p
 	}
 	raw, _ := json.Marshal(input)
+	if t := c.tools[c.root+"\x00"+v.ToolCallID]; c.flat && v.ToolCallID != "" && v.ParentSessionID == c.root && t != nil {
+		// The delegation's own tool call shows the child: in progress
+		// now, its description and progress as content.
+		st.cardID, st.inTool = v.ToolCallID, true
+		c.cards[v.ToolCallID] = st
+		st.card = toolCallUpdate{
+			SessionUpdate: updateToolCallUpdate, ToolCallID: v.ToolCallID, Title: t.title, Kind: t.kind,
+			Status: statusInProgress, Content: []toolCallContent{textContent(desc)}, RawInput: t.input,
+			Meta: map[string]any{"agentpool": meta},
+		}
+		c.send(c.root, st.card)
+		return
+	}
 	st.card = toolCallUpdate{
 		SessionUpdate: updateToolCall, ToolCallID: spawnToolCallPrefix + v.ChildSessionID,
 		Title: "Spawned: " + v.SourceName, Kind: "other", Status: statusInProgress,
@@ -148,7 +196,19 @@ func (c *converter) spawnStart(v event.SpawnSessionStart) {
 func (c *converter) resume(st *spawnState, v event.SpawnSessionStart) {
 	st.closed = false
 	prompt, _ := v.Metadata["prompt"].(string)
-	c.send(c.root, toolCallUpdate{SessionUpdate: updateToolCallUpdate, ToolCallID: spawnToolCallPrefix + st.child, Status: statusInProgress})
+	if st.owner != st {
+		c.note(st, "← continued: "+prompt)
+		return
+	}
+	if t := c.tools[c.root+"\x00"+v.ToolCallID]; st.inTool && t != nil && c.cards[v.ToolCallID] == nil {
+		// Continued by another tool call of the root: that one shows it.
+		delete(c.cards, st.cardID)
+		st.cardID, st.toolCallID = v.ToolCallID, v.ToolCallID
+		st.toolDone, st.toolFailed, st.childDone, st.toolFirst = false, false, false, false
+		st.card.ToolCallID, st.card.Title, st.card.Kind, st.card.RawInput = t.id, t.title, t.kind, t.input
+		c.cards[v.ToolCallID] = st
+	}
+	c.send(c.root, toolCallUpdate{SessionUpdate: updateToolCallUpdate, ToolCallID: st.cardID, Status: statusInProgress})
 	c.note(st, "← continued: "+prompt)
 	if c.subagents {
 		c.send(st.parent, subagentUpdate{SessionUpdate: updateSubagent, SessionID: st.child, State: &subagentState{State: "running"}})
@@ -212,6 +272,17 @@ func (c *converter) spawnEnd(v event.SpawnSessionEnd) {
 	if v.ToolCallID != "" {
 		meta["tool_call_id"] = v.ToolCallID
 	}
+	switch {
+	case st.owner != st:
+		c.nestedEnd(st, status, v)
+		return
+	case st.inTool:
+		st.childDone, st.childStatus, st.childOut, st.endMeta = true, status, out, meta
+		if st.toolDone {
+			c.endCard(st)
+		}
+		return
+	}
 	end := toolCallUpdate{
 		SessionUpdate: updateToolCallUpdate, ToolCallID: spawnToolCallPrefix + v.ChildSessionID,
 		Status: status, Content: content, Meta: map[string]any{"agentpool": meta},
@@ -238,11 +309,21 @@ func (c *converter) progress(st *spawnState, e event.Event) {
 		if v.Delta.PartDeltaKind != event.PartText || v.Delta.ContentDelta == "" {
 			return
 		}
+		if st.owner != st {
+			c.nestedText(st, v.Delta.ContentDelta)
+			return
+		}
 		c.appendTranscript(st, v.Delta.ContentDelta)
 		if c.interval > 0 && c.now().Sub(st.lastFlush) >= c.interval {
 			c.flush(st)
 		}
 	case event.PartEnd:
+		if st.owner != st {
+			if len(st.line) > 0 {
+				c.nestedLine(st)
+			}
+			return
+		}
 		if st.dirty {
 			c.appendTranscript(st, "\n")
 			c.flush(st)
@@ -265,7 +346,11 @@ func (c *converter) progress(st *spawnState, e event.Event) {
 	case event.ToolCallComplete:
 		delete(st.calls, v.ToolCallID)
 		if v.IsError {
-			msg, _, _ := strings.Cut(v.ToolResult, "\n")
+			msg := v.ToolResult
+			if text, _, _, ok := spawn.ReadableResult(msg); ok {
+				msg = text // a delegation's failure in words, not its JSON
+			}
+			msg, _, _ = strings.Cut(msg, "\n")
 			c.note(st, "✗ "+v.ToolName+": "+msg)
 		}
 		if term := terminalID(v.Metadata); term != "" && c.terms != nil && !c.subagents {
@@ -278,11 +363,150 @@ func (c *converter) note(st *spawnState, line string) {
 	if st.closed {
 		return
 	}
-	if n := len(st.transcript); n > 0 && st.transcript[n-1] != '\n' {
-		c.appendTranscript(st, "\n")
+	if st.owner != st {
+		if len(st.line) > 0 {
+			c.nestedLine(st)
+		}
+		c.noteAt(st.owner, indent(st), line)
+		return
 	}
-	c.appendTranscript(st, line+"\n")
+	c.noteAt(st, "", line)
+}
+
+// noteAt adds a line to the transcript of owner's card, after prefix.
+func (c *converter) noteAt(owner *spawnState, prefix, line string) {
+	if owner.closed {
+		return
+	}
+	if n := len(owner.transcript); n > 0 && owner.transcript[n-1] != '\n' {
+		c.appendTranscript(owner, "\n")
+	}
+	c.appendTranscript(owner, prefix+line+"\n")
+	c.flush(owner)
+}
+
+// indent is the prefix of a nested child's lines in its owner's card:
+// two spaces a level below the owner, at least one level.
+func indent(st *spawnState) string {
+	return strings.Repeat("  ", max(st.depth-st.owner.depth, 1))
+}
+
+// nestedText adds a nested child's streamed text to its line, and the
+// lines it completes to the owner's card.
+func (c *converter) nestedText(st *spawnState, text string) {
+	if st.owner.closed {
+		return
+	}
+	st.line = append(st.line, text...)
+	if len(st.line) > maxTranscript {
+		// One line longer than the whole transcript: its end is kept.
+		c.nestedLine(st)
+		return
+	}
+	if i := bytes.LastIndexByte(st.line, '\n'); i >= 0 {
+		rest := st.line[i+1:]
+		st.line = st.line[:i]
+		c.nestedLine(st)
+		st.line = append(st.line, rest...)
+	}
+}
+
+// nestedLine moves a nested child's pending text into its owner's card,
+// each line indented.
+func (c *converter) nestedLine(st *spawnState) {
+	text := strings.TrimRight(string(st.line), "\n")
+	st.line = st.line[:0]
+	if text == "" || st.owner.closed {
+		return
+	}
+	prefix := indent(st)
+	owner := st.owner
+	if n := len(owner.transcript); n > 0 && owner.transcript[n-1] != '\n' {
+		c.appendTranscript(owner, "\n")
+	}
+	c.appendTranscript(owner, prefix+strings.ReplaceAll(text, "\n", "\n"+prefix)+"\n")
+	c.flush(owner)
+}
+
+// nestedEnd notes a nested child's end in its owner's card, at its
+// parent's level: "✓ name", or why it did not finish.
+func (c *converter) nestedEnd(st *spawnState, status string, v event.SpawnSessionEnd) {
+	if len(st.line) > 0 {
+		c.nestedLine(st)
+	}
+	line := "✓ " + st.name
+	switch {
+	case v.StopReason == event.StopAborted:
+		line = "✗ " + st.name + ": " + spawn.AbortedWords(v.Error)
+	case status == statusFailed:
+		why := spawn.ReadableError(v.Error)
+		if why == "" {
+			why = "the child session ended with " + string(v.StopReason)
+		}
+		line = "✗ " + st.name + ": Failed: " + why
+	}
+	prefix := ""
+	if p := c.spawns[st.parent]; p != nil && p.owner == st.owner && p != st.owner {
+		prefix = indent(p)
+	}
+	c.noteAt(st.owner, prefix, line)
+}
+
+// toolDone handles the result of a root tool call that shows a child
+// (flat): the card ends now if the child did; else (a child in the
+// background) the result is shown and the card goes on with the child.
+func (c *converter) toolDone(st *spawnState, v event.ToolCallComplete) {
+	result := v.ToolResult
+	if text, _, _, ok := spawn.ReadableResult(result); ok {
+		result = text
+	}
+	st.toolDone, st.toolFailed, st.toolResult = true, v.IsError, result
+	if st.childDone {
+		c.endCard(st)
+		return
+	}
+	st.toolFirst = true
 	c.flush(st)
+}
+
+// endCard sends the last update of a delegation's tool call (flat), once
+// both the tool and its child are done: failed if either failed; as
+// content what the child did (its transcript, tool calls and nested
+// children, less the answer at its end) and the answer: the tool's
+// result, or the child's for a child that ran in the background.
+func (c *converter) endCard(st *spawnState) {
+	delete(c.cards, st.cardID)
+	status := st.childStatus
+	if st.toolFailed {
+		status = statusFailed
+	}
+	answer := st.toolResult
+	if st.toolFirst || answer == "" {
+		answer = st.childOut
+	}
+	did := strings.TrimRight(string(st.transcript), "\n")
+	if a := strings.TrimSpace(st.childOut); a != "" {
+		did = strings.TrimRight(strings.TrimSuffix(did, a), "\n")
+	}
+	var content []toolCallContent
+	if did != "" {
+		if st.truncated {
+			did = "…" + did
+		}
+		content = append(content, textContent(did))
+	}
+	if answer != "" {
+		content = append(content, textContent(answer))
+	}
+	u := toolCallUpdate{
+		SessionUpdate: updateToolCallUpdate, ToolCallID: st.cardID, Status: status, Content: content,
+		Meta: map[string]any{"agentpool": st.endMeta},
+	}
+	if c.asking[st.cardID] > 0 {
+		// It ends while an approval is shown on it: what it showed before.
+		u.Title, u.Kind, u.RawInput = st.card.Title, st.card.Kind, st.card.RawInput
+	}
+	c.send(c.root, u)
 }
 
 func (c *converter) appendTranscript(st *spawnState, s string) {
@@ -302,7 +526,7 @@ func (c *converter) flush(st *spawnState) {
 	st.dirty = false
 	st.lastFlush = c.now()
 	c.send(c.root, toolCallUpdate{
-		SessionUpdate: updateToolCallUpdate, ToolCallID: spawnToolCallPrefix + st.child,
+		SessionUpdate: updateToolCallUpdate, ToolCallID: st.cardID,
 		Content: st.content(),
 	})
 }
@@ -310,12 +534,15 @@ func (c *converter) flush(st *spawnState) {
 // content is what the spawn tool call shows while the child runs: its
 // description and its progress transcript.
 func (st *spawnState) content() []toolCallContent {
-	text := strings.TrimRight(string(st.transcript), "\n")
-	if text == "" {
-		return []toolCallContent{textContent(st.desc)}
+	out := []toolCallContent{textContent(st.desc)}
+	if text := strings.TrimRight(string(st.transcript), "\n"); text != "" {
+		if st.truncated {
+			text = "…" + text
+		}
+		out = append(out, textContent(text))
 	}
-	if st.truncated {
-		text = "…" + text
+	if st.toolFirst && st.toolResult != "" {
+		out = append(out, textContent(st.toolResult)) // "Running in the background as task …"
 	}
-	return []toolCallContent{textContent(st.desc), textContent(text)}
+	return out
 }

@@ -138,12 +138,16 @@ func TestGoldenApprovals(t *testing.T) {
 	evs := parseSSE(t, got)
 	verifyStream(t, evs, root)
 	var order []string
-	for _, e := range evs {
+	resultAt := -1 // the writer's Write is in its activity
+	if c := activityCall(t, evs, writeCall); c != nil {
+		resultAt = c["resultAt"].(int)
+	}
+	for i, e := range evs {
 		switch {
 		case e["type"] == wire.TypeCustom:
 			v := e["value"].(map[string]any)
 			order = append(order, e["name"].(string)+":"+v["id"].(string))
-		case e["type"] == wire.TypeToolCallResult && e["toolCallId"] == writeCall:
+		case e["type"] == wire.TypeToolCallResult && e["toolCallId"] == writeCall, i == resultAt:
 			order = append(order, "result:"+writeCall)
 		}
 	}

@@ -164,10 +164,22 @@ func subagentNamed(evs []ev, name string) string {
 	return ""
 }
 
+// toolCallNamed is the id of the tool call named name: the root's
+// (TOOL_CALL_START) or a subagent's (in its activity).
 func toolCallNamed(evs []ev, name string) string {
 	for _, e := range evs {
 		if e["type"] == wire.TypeToolCallStart && e["toolCallName"] == name {
 			return e["toolCallId"].(string)
+		}
+	}
+	for _, e := range evs {
+		if e["type"] != wire.TypeActivityDelta {
+			continue
+		}
+		for _, o := range e["patch"].([]any) {
+			if v, ok := o.(map[string]any)["value"].(map[string]any); ok && v["name"] == name && v["id"] != nil {
+				return v["id"].(string)
+			}
 		}
 	}
 	return ""
@@ -295,11 +307,14 @@ func TestApprovalAllowOnceNested(t *testing.T) {
 			if rv["id"] != id || rv["reply"] != "allow_once" || rv["by"] != frontEnd || rv["sessionId"] != writer {
 				t.Errorf("approval_replied %v", rv)
 			}
-		case e["type"] == wire.TypeToolCallResult && e["toolCallId"] == v["toolCallId"]:
-			result = i
-			if c := e["content"].(string); !strings.HasPrefix(c, "Created ") {
-				t.Errorf("Write's result %q", c)
-			}
+		}
+	}
+	// The writer's Write is in its activity: its result comes after the
+	// reply.
+	if c := activityCall(t, evs, v["toolCallId"].(string)); c != nil {
+		result = c["resultAt"].(int)
+		if r, _ := c["result"].(string); !strings.HasPrefix(r, "Created ") || c["status"] != "completed" {
+			t.Errorf("Write's result %q (%v)", r, c["status"])
 		}
 	}
 	if replied < 0 || result < replied {
@@ -342,11 +357,13 @@ func TestApprovalRejectReachesChild(t *testing.T) {
 			if rv := e["value"].(map[string]any); rv["reply"] != "reject_once" || rv["message"] != "write notes.md instead" {
 				t.Errorf("approval_replied %v", rv)
 			}
-		case e["type"] == wire.TypeToolCallResult && e["toolCallId"] == toolCallNamed(evs, "Write"):
-			sawResult = strings.Contains(e["content"].(string), why)
 		case e["type"] == wire.TypeSubagentFinished && e["subagentRunId"] == writer:
 			sawChild = strings.Contains(e["result"].(string), why)
 		}
+	}
+	if c := activityCall(t, evs, "Write"); c != nil {
+		r, _ := c["result"].(string)
+		sawResult = strings.Contains(r, why) && c["status"] == "failed"
 	}
 	if !sawResult || !sawChild {
 		t.Errorf("the rejection in the Write's result: %v, in the writer's answer: %v", sawResult, sawChild)

@@ -74,8 +74,25 @@
 //	spawn_session_start       SUBAGENT_STARTED{subagentRunId: child session id, name: agent or team,
 //	                          description?, parentSubagentRunId? (the spawning session when it is a
 //	                          subagent), parentToolCallId? (the spawning tool call), parentMessageId?}
-//	a child's events          the same mapping, each event carrying subagentRunId (the field
-//	                          @ag-ui/core 1.0.0 declares on every attributable event)
+//	                          then ACTIVITY_SNAPSHOT{subagentRunId, messageId, activityType:
+//	                          "subagent", content: {name, description?, status: "running",
+//	                          messages: [], toolCalls: []}}: the child's activity message
+//	a child's content         ACTIVITY_DELTA{subagentRunId, messageId, activityType, patch} on
+//	                          that message (activity.go): text and thinking parts append
+//	                          {role: assistant | reasoning, content} to /messages and replace
+//	                          its content as it grows by an eighth and at the part's end;
+//	                          tool calls append {id, name, args, status: running} to
+//	                          /toolCalls, their end sets status (completed | failed), result
+//	                          (the readable text) and metadata (as TOOL_CALL_RESULT's); the
+//	                          end sets /status (completed | failed) and /result or /error.
+//	                          Bounded: 64 KiB a text, 256 entries a list, then /truncated.
+//	                          Not TEXT_MESSAGE_*/TOOL_CALL_*: @ag-ui/client puts those in the
+//	                          run's messages whatever their subagentRunId, so a chat shows a
+//	                          child's words as the main agent's and sends them back as the
+//	                          next run's conversation; an activity message (role "activity")
+//	                          it keeps apart and leaves out of the next input. A child's
+//	                          CUSTOM events (progress, plan_update, approvals) carry its
+//	                          subagentRunId
 //	spawn_session_end         SUBAGENT_FINISHED{result?} when completed (or max_tokens, refusal),
 //	                          else SUBAGENT_ERROR{message, code: stop reason}
 //	tool_call_progress        CUSTOM{name: "tool_call_progress"} (droppable, see below)
@@ -168,12 +185,16 @@
 // The run is the producer (the pool's recorder serializes the sink) and
 // the HTTP handler the consumer; between them is a bounded queue
 // (Options.QueueSize events, 1024 by default). The run never waits for the
-// network while the queue has room. When it is full:
+// network while the queue has room. A text, reasoning or argument delta
+// whose message or tool call has the queue's last event (a delta the
+// writer has not taken yet) joins it: the client concatenates deltas, so
+// it gets the same text in fewer events. When the queue is full:
 //
 //   - a text, reasoning or argument delta joins the latest queued delta of
 //     the same message or tool call, provided no other event of the same
 //     session lies between them (so no session's order changes, and no
-//     content is lost); a merged delta is capped at 64 KiB;
+//     content is lost); a joined delta is capped at 64 KiB and has the
+//     timestamp of its first part;
 //   - a droppable event (tool progress) is dropped;
 //   - anything else (starts, ends, results, state, subagent lifecycle, run end)
 //     is never dropped or merged: the producer waits until the writer

@@ -18,17 +18,19 @@ import (
 	"github.com/agentpool/agentpool/server/internal/servertest"
 )
 
-// arrival is one text delta as the client read it, with the (virtual)
-// time it arrived, counted from the request.
+// arrival is one word of a text delta as the client read it, with the
+// (virtual) time it arrived, counted from the request.
 type arrival struct {
-	at    time.Duration
-	delta string
+	at   time.Duration
+	word string
 }
 
 // pacedRun runs a model that streams words, one every every (virtual
 // time), through a server with the given FlushInterval, and returns when
-// each word reached the client.
-func pacedRun(t *testing.T, flush, every time.Duration, words int) []arrival {
+// each word reached the client (the words of the text deltas, which the
+// server may have joined) and how many text deltas carried them. The
+// words arrive all, in order.
+func pacedRun(t *testing.T, flush, every time.Duration, words int) ([]arrival, int) {
 	t.Helper()
 	var text []string
 	for i := 1; i <= words; i++ {
@@ -46,6 +48,7 @@ func pacedRun(t *testing.T, flush, every time.Duration, words int) []arrival {
 	}
 	defer res.Body.Close()
 	var got []arrival
+	deltas := 0
 	sc := bufio.NewScanner(res.Body)
 	for sc.Scan() {
 		line, ok := strings.CutPrefix(sc.Text(), "data: ")
@@ -57,16 +60,24 @@ func pacedRun(t *testing.T, flush, every time.Duration, words int) []arrival {
 			t.Fatalf("%v: %s", err, line)
 		}
 		if e.Type == wire.TypeTextMessageContent {
-			got = append(got, arrival{at: time.Since(start), delta: e.Delta})
+			deltas++
+			for _, w := range strings.Fields(e.Delta) {
+				got = append(got, arrival{at: time.Since(start), word: w})
+			}
 		}
 		if e.Type == wire.TypeRunFinished {
 			break
 		}
 	}
-	if len(got) != words {
-		t.Fatalf("%d deltas, want %d: %v", len(got), words, got)
+	for k, a := range got {
+		if want := fmt.Sprintf("w%d", k+1); a.word != want {
+			t.Fatalf("word %d is %q, want %q: %v", k+1, a.word, want, got)
+		}
 	}
-	return got
+	if len(got) != words {
+		t.Fatalf("%d words, want %d: %v", len(got), words, got)
+	}
+	return got, deltas
 }
 
 // emitted is when the model emitted word k (from 0): it sleeps every
@@ -75,11 +86,12 @@ func emitted(k int, every time.Duration) time.Duration { return time.Duration(k+
 
 // TestFlushIntervalSharesWrites: a model's words 5 ms apart share writes:
 // two writes are at least FlushInterval apart, several words arrive
-// together, and no word waits longer than the interval.
+// together, joined into fewer deltas, and no word waits longer than the
+// interval.
 func TestFlushIntervalSharesWrites(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const every, flush = 5 * time.Millisecond, 20 * time.Millisecond
-		got := pacedRun(t, flush, every, 24)
+		got, deltas := pacedRun(t, flush, every, 24)
 		writes, most, n := 1, 1, 1
 		for k, a := range got {
 			if e := emitted(k, every); a.at < e || a.at > e+flush {
@@ -101,6 +113,9 @@ func TestFlushIntervalSharesWrites(t *testing.T) {
 		if most < 3 {
 			t.Errorf("%d writes for %d words, at most %d in one: want them to share writes", writes, len(got), most)
 		}
+		if deltas > writes {
+			t.Errorf("%d deltas in %d writes: want the words of a write joined into one delta", deltas, writes)
+		}
 	})
 }
 
@@ -110,7 +125,8 @@ func TestFlushIntervalSharesWrites(t *testing.T) {
 func TestFlushIntervalQuiet(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const every, flush = 50 * time.Millisecond, 20 * time.Millisecond
-		for k, a := range pacedRun(t, flush, every, 6) {
+		got, _ := pacedRun(t, flush, every, 6)
+		for k, a := range got {
 			e := emitted(k, every)
 			switch {
 			case k == 0 && (a.at < e || a.at > e+flush):
@@ -127,7 +143,11 @@ func TestFlushIntervalQuiet(t *testing.T) {
 func TestFlushIntervalOff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const every = 5 * time.Millisecond
-		for k, a := range pacedRun(t, -1, every, 12) {
+		got, deltas := pacedRun(t, -1, every, 12)
+		if deltas != len(got) {
+			t.Errorf("%d deltas for %d words: want each written alone", deltas, len(got))
+		}
+		for k, a := range got {
 			if e := emitted(k, every); a.at != e {
 				t.Errorf("word %d emitted at %v arrived at %v: want at once", k+1, e, a.at)
 			}

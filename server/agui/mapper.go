@@ -26,7 +26,11 @@ type item struct {
 	// costs no event of its own.
 	ev    *wire.Event
 	delta string
-	ts    int64
+	// joined, once a delta joined this one (mergeDelta), holds the
+	// joined text instead of delta: appending to it is amortized, where
+	// delta += would copy the whole text at each join.
+	joined *strings.Builder
+	ts     int64
 	// owner is the session whose pool event produced this AG-UI event (the
 	// parent for SUBAGENT_STARTED/FINISHED/ERROR). The queue only merges a
 	// delta into an earlier one when nothing of the same owner sits between
@@ -41,8 +45,35 @@ func (it *item) appendSSE(b []byte) []byte {
 		return it.ev.AppendSSE(b)
 	}
 	e := *it.ev
-	e.Delta, e.Timestamp = it.delta, it.ts
+	e.Delta, e.Timestamp = it.text(), it.ts
 	return e.AppendSSE(b)
+}
+
+// text is a delta's text, joined deltas included.
+func (it *item) text() string {
+	if it.joined != nil {
+		return it.joined.String()
+	}
+	return it.delta
+}
+
+// textLen is len(it.text()).
+func (it *item) textLen() int {
+	if it.joined != nil {
+		return it.joined.Len()
+	}
+	return len(it.delta)
+}
+
+// join appends d to a delta's text.
+func (it *item) join(d string) {
+	if it.joined == nil {
+		it.joined = new(strings.Builder)
+		it.joined.Grow(2 * (len(it.delta) + len(d)))
+		it.joined.WriteString(it.delta)
+		it.delta = ""
+	}
+	it.joined.WriteString(d)
 }
 
 type itemClass uint8
@@ -127,6 +158,9 @@ type sessState struct {
 	calls    map[string]bool
 	children []*sessState // open subagents, in start order
 	lastErr  string       // the session's own run_error message
+	// act is a subagent's activity message, which its content goes to
+	// (activity.go).
+	act *activity
 }
 
 type openPart struct {
@@ -202,6 +236,9 @@ func (m *mapper) Map(e event.Event) {
 	}
 	if s.ended {
 		return // nothing of a session follows its end (invariant 2)
+	}
+	if s.sub && m.subContent(s, inner) {
+		return
 	}
 	switch ev := inner.(type) {
 	case event.RunStarted:
@@ -329,6 +366,7 @@ func (m *mapper) openSubagent(parent *sessState, ev event.SpawnSessionStart) *se
 		e.ParentSubagentRunID = parent.id
 	}
 	m.out(parent, classLifecycle, e)
+	m.startActivity(c, ev.Description)
 	return c
 }
 
@@ -351,6 +389,7 @@ func (m *mapper) closeSubagent(c *sessState, stopReason event.StopReason, errTex
 	}
 	switch stopReason {
 	case event.StopCompleted, event.StopMaxTokens, event.StopRefusal:
+		m.endActivity(c, true, output)
 		m.out(c.parent, classLifecycle, &wire.Event{Type: wire.TypeSubagentFinished, SubagentRunID: c.id, Result: output})
 	default:
 		msg := errText
@@ -360,6 +399,7 @@ func (m *mapper) closeSubagent(c *sessState, stopReason event.StopReason, errTex
 		if msg == "" {
 			msg = fmt.Sprintf("subagent %s ended: %s", c.name, stopReason)
 		}
+		m.endActivity(c, false, msg)
 		m.out(c.parent, classLifecycle, &wire.Event{Type: wire.TypeSubagentError, SubagentRunID: c.id, Message: msg, Code: string(stopReason)})
 	}
 }

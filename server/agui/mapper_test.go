@@ -194,18 +194,21 @@ func TestGoldenExternalAgentToolCalls(t *testing.T) {
 	golden(t, "external_agent.sse", got)
 	evs := parseSSE(t, got)
 	verifyStream(t, evs, root)
-	var seq []string
 	for _, e := range evs {
-		if id, ok := e["toolCallId"]; ok {
-			seq = append(seq, fmt.Sprint(e["type"], " ", id))
+		if _, ok := e["toolCallId"]; ok {
+			t.Errorf("%v: the child's tool call as a message of the run", e["type"])
 		}
 	}
-	want := []string{
-		"TOOL_CALL_START call_read", "TOOL_CALL_END call_read", "TOOL_CALL_RESULT call_read",
-		"TOOL_CALL_START call_ls", "TOOL_CALL_ARGS call_ls", "TOOL_CALL_END call_ls", "TOOL_CALL_RESULT call_ls",
+	// In the child's activity, once each, with its input (named late for
+	// call_read: in the result's metadata) and result.
+	var seq []string
+	for _, c := range activities(t, evs)[child]["toolCalls"].([]any) {
+		c := c.(map[string]any)
+		seq = append(seq, fmt.Sprint(c["id"], " ", c["name"], " ", c["args"], " ", c["status"], " ", c["result"]))
 	}
+	want := []string{"call_read read  completed Greet the team.", `call_ls search {"path":"."} completed notes.md`}
 	if strings.Join(seq, "|") != strings.Join(want, "|") {
-		t.Errorf("tool call events:\n got %q\nwant %q", seq, want)
+		t.Errorf("the child's tool calls:\n got %q\nwant %q", seq, want)
 	}
 }
 

@@ -14,11 +14,15 @@ const (
 // producer: the pool's recorder serializes the sink) and the HTTP writer
 // (one consumer).
 //
-// When it is full, a delta joins an earlier queued delta of the same
-// message or tool call if no other event of the same session sits between
-// them (mergeDelta); a droppable event is dropped; any other event blocks
-// the producer until the consumer takes the queue's contents (or goes
-// away: Abort).
+// A delta whose message or tool call has the last queued event (a delta
+// the writer has not taken yet: it writes at most once per
+// FlushInterval) joins it, full or not: the client concatenates deltas, so
+// its text is the same in fewer events, each of which costs encoding on
+// the server and parsing on the client. When the queue is full, a delta
+// joins an earlier queued delta of the same message or tool call if no
+// other event of the same session sits between them (mergeDelta); a
+// droppable event is dropped; any other event blocks the producer until
+// the consumer takes the queue's contents (or goes away: Abort).
 func newQueue(size int) *queue.Queue[item] {
 	if size <= 0 {
 		size = DefaultQueueSize
@@ -26,6 +30,9 @@ func newQueue(size int) *queue.Queue[item] {
 	return queue.New(queue.Options[item]{
 		Capacity: size,
 		Merge:    mergeDelta,
+		// The writer batches (FlushInterval): the deltas a model streams
+		// meanwhile are joined as they come.
+		MergeTail: true,
 		// A run with many children interleaves their events: the delta
 		// a new one may join can lie far back.
 		Stream: func(it item) string { return it.owner },
@@ -45,9 +52,9 @@ func mergeDelta(prev *item, it item) queue.Verdict {
 	}
 	p, e := prev.ev, it.ev
 	if prev.class != classDelta || p != e && (p.Type != e.Type || p.MessageID != e.MessageID || p.ToolCallID != e.ToolCallID ||
-		p.SubagentRunID != e.SubagentRunID) || len(prev.delta)+len(it.delta) > maxMergedDelta {
+		p.SubagentRunID != e.SubagentRunID) || prev.textLen()+len(it.delta) > maxMergedDelta {
 		return queue.Stop
 	}
-	prev.delta += it.delta // the template (ev) is shared: never changed
+	prev.join(it.delta) // the template (ev) is shared: never changed
 	return queue.Merged
 }

@@ -32,8 +32,8 @@ const (
 )
 
 // stamper emits n text deltas, one every every, whose text is its emit
-// time (Unix ns), so that the client measures each delta's delivery
-// latency.
+// time (Unix ns) and a space, so that the client measures each delta's
+// delivery latency, also of deltas the server merged into one event.
 type stamper struct {
 	n     int
 	every time.Duration
@@ -56,7 +56,8 @@ func (s *stamper) Run(_ context.Context, inv *spawn.Invocation) spawn.Result {
 		if tick != nil {
 			<-tick
 		}
-		inv.Sink.Emit(event.PartDelta{Index: 0, Delta: event.Delta{PartDeltaKind: event.PartText, ContentDelta: strconv.FormatInt(time.Now().UnixNano(), 10)}})
+		stamp := append(strconv.AppendInt(make([]byte, 0, 24), time.Now().UnixNano(), 10), ' ')
+		inv.Sink.Emit(event.PartDelta{Index: 0, Delta: event.Delta{PartDeltaKind: event.PartText, ContentDelta: string(stamp)}})
 	}
 	inv.Sink.Emit(event.StreamComplete{Message: event.Message{Role: "assistant", Content: "done", FinishReason: "stop"}})
 	return spawn.Result{Output: "done", StopReason: event.StopCompleted}
@@ -115,7 +116,7 @@ func scale(b *testing.B, name string, every time.Duration) {
 			sc := bufio.NewScanner(resp.Body)
 			sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 			events, lats := 0, make([]int64, 0, scaleEvents)
-			finished := false
+			finished, last := false, int64(0)
 			for sc.Scan() {
 				line := sc.Bytes()
 				if !bytes.HasPrefix(line, []byte("data: ")) {
@@ -125,13 +126,26 @@ func scale(b *testing.B, name string, every time.Duration) {
 				if bytes.Contains(line, []byte(`"RUN_FINISHED"`)) {
 					finished = true
 				}
-				if i := bytes.Index(line, []byte(`"delta":"`)); i >= 0 && bytes.Contains(line, []byte("TEXT_MESSAGE_CONTENT")) {
-					rest := line[i+len(`"delta":"`):]
-					if j := bytes.IndexByte(rest, '"'); j > 0 {
-						if ns, err := strconv.ParseInt(string(rest[:j]), 10, 64); err == nil {
-							lats = append(lats, time.Now().UnixNano()-ns)
-						}
+				// The child's text deltas (the root's text is no stamp):
+				// every stamp in a (merged) delta is one delta's latency,
+				// and the stamps of a run arrive in emit order.
+				if !bytes.Contains(line, []byte("TEXT_MESSAGE_CONTENT")) || !bytes.Contains(line, []byte(`"subagentRunId"`)) {
+					continue
+				}
+				i := bytes.Index(line, []byte(`"delta":"`))
+				if i < 0 {
+					return events, lats, fmt.Errorf("run %d: a delta without text: %s", id, line)
+				}
+				rest := line[i+len(`"delta":"`):]
+				rest = rest[:max(bytes.IndexByte(rest, '"'), 0)]
+				now := time.Now().UnixNano()
+				for f := range bytes.FieldsSeq(rest) {
+					ns, err := strconv.ParseInt(string(f), 10, 64)
+					if err != nil || ns < last {
+						return events, lats, fmt.Errorf("run %d: delta %q out of order or not a stamp (after %d)", id, f, last)
 					}
+					last = ns
+					lats = append(lats, now-ns)
 				}
 			}
 			if err := sc.Err(); err != nil {
@@ -139,6 +153,9 @@ func scale(b *testing.B, name string, every time.Duration) {
 			}
 			if !finished {
 				return events, lats, fmt.Errorf("run %d: no RUN_FINISHED", id)
+			}
+			if len(lats) != scaleEvents {
+				return events, lats, fmt.Errorf("run %d: %d deltas delivered, want %d", id, len(lats), scaleEvents)
 			}
 			return events, lats, nil
 		}
@@ -191,13 +208,16 @@ func scale(b *testing.B, name string, every time.Duration) {
 		b.StopTimer()
 		runtime.GC()
 		rss = bench.RSSNow()
-		if len(lats) < b.N*scaleSessions*scaleEvents {
+		if len(lats) != b.N*scaleSessions*scaleEvents {
 			b.Fatalf("%d latencies for %d deltas", len(lats), b.N*scaleSessions*scaleEvents)
 		}
 		slices.Sort(lats)
 		pct := func(q float64) float64 { return float64(lats[int(q*float64(len(lats)-1))]) }
 		b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
 		b.ReportMetric(float64(cpu.Nanoseconds())/float64(events), "cpu-ns/event")
+		// Per delta emitted: what the pipeline costs, however many of
+		// them the server merged into one event.
+		b.ReportMetric(float64(cpu.Nanoseconds())/float64(len(lats)), "cpu-ns/delta")
 		b.ReportMetric(pct(0.50), "p50-ns")
 		b.ReportMetric(pct(0.99), "p99-ns")
 		b.ReportMetric(float64(peak)/(1<<20), "peak-rss-MB")

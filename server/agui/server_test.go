@@ -179,10 +179,22 @@ func TestNestedRunMapping(t *testing.T) {
 	// Every event of a child carries its id; the worker's spawn names its
 	// tool call; the critic's thinking is a reasoning span.
 	var sawReasoning, sawWorkerCall bool
+	acts := activities(t, evs)
+	for _, a := range acts {
+		for _, m := range a["messages"].([]any) {
+			if m := m.(map[string]any); m["role"] == "reasoning" && m["content"] != "" {
+				sawReasoning = true
+			}
+		}
+	}
 	for _, e := range evs {
 		switch e["type"] {
-		case wire.TypeReasoningMessageContent:
-			sawReasoning = e["subagentRunId"] != nil
+		case wire.TypeTextMessageStart, wire.TypeToolCallStart, wire.TypeToolCallResult, wire.TypeReasoningMessageStart:
+			// A child's content is in its activity, not in the run's
+			// messages.
+			if e["subagentRunId"] != nil {
+				t.Errorf("%s of subagent %v: a message of the run", e["type"], e["subagentRunId"])
+			}
 		case wire.TypeSubagentStarted:
 			if e["name"] == "summarizer" && e["parentToolCallId"] != nil {
 				sawWorkerCall = true
@@ -195,10 +207,20 @@ func TestNestedRunMapping(t *testing.T) {
 	// A delegating tool's result reads as the child's answer, not as the
 	// JSON the model gets; the child session is in the metadata.
 	delegations := 0
+	results := []map[string]any{}
 	for _, e := range evs {
-		if e["type"] != wire.TypeToolCallResult {
-			continue
+		if e["type"] == wire.TypeToolCallResult {
+			results = append(results, e)
 		}
+	}
+	for _, a := range acts {
+		for _, c := range a["toolCalls"].([]any) {
+			if c := c.(map[string]any); c["result"] != nil {
+				results = append(results, map[string]any{"content": c["result"], "metadata": c["metadata"]})
+			}
+		}
+	}
+	for _, e := range results {
 		md, _ := e["metadata"].(map[string]any)
 		ap, _ := md[MetadataKey].(map[string]any)
 		if ap["child_session_id"] == nil {
@@ -272,7 +294,8 @@ func TestDisconnectCancelsRun(t *testing.T) {
 			json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &e)
 			childID = e.SubagentRunID
 		}
-		if childID != "" && strings.Contains(line, wire.TypeTextMessageContent) {
+		// The child's text arrives in its activity message.
+		if childID != "" && strings.Contains(line, wire.TypeActivityDelta) && strings.Contains(line, `/content"`) {
 			break
 		}
 	}
@@ -484,7 +507,8 @@ func TestShutdownEndsStreams(t *testing.T) {
 	defer resp.Body.Close()
 	br := bufio.NewReader(resp.Body)
 	var got []byte
-	for !strings.Contains(string(got), wire.TypeTextMessageContent) {
+	// Until the child's text (in its activity message) arrives.
+	for !strings.Contains(string(got), `/content"`) {
 		line, err := br.ReadBytes('\n')
 		if err != nil {
 			t.Fatal(err)

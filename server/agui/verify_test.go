@@ -76,6 +76,8 @@ var eventKeys = map[string]string{
 	wire.TypeSubagentStarted:         "subagentRunId name description parentSubagentRunId parentToolCallId parentMessageId",
 	wire.TypeSubagentFinished:        "subagentRunId result",
 	wire.TypeSubagentError:           "subagentRunId message code",
+	wire.TypeActivitySnapshot:        "subagentRunId messageId activityType content replace",
+	wire.TypeActivityDelta:           "subagentRunId messageId activityType patch",
 }
 
 // verifyStream checks what the AG-UI client enforces, and a little more:
@@ -94,7 +96,8 @@ func verifyStream(t *testing.T, evs []ev, rootID string) map[string]ev {
 	open := map[string]bool{}
 	started := map[string]ev{}
 	active := map[string]bool{}
-	calls := map[string]bool{} // tool calls started (TOOL_CALL_START), by id
+	calls := map[string]bool{}  // tool calls started (TOOL_CALL_START), by id
+	acts := map[string]string{} // activity message id -> its subagent
 	for i, e := range evs {
 		typ, _ := e["type"].(string)
 		where := fmt.Sprintf("event %d (%s)", i, typ)
@@ -144,6 +147,16 @@ func verifyStream(t *testing.T, evs []ev, rootID string) map[string]ev {
 			if !calls[fmt.Sprint(e["toolCallId"])] {
 				t.Errorf("%s: result of tool call %v, which never started", where, e["toolCallId"])
 			}
+		case wire.TypeActivitySnapshot:
+			if _, dup := acts[fmt.Sprint(e["messageId"])]; dup {
+				t.Errorf("%s: activity %v announced twice", where, e["messageId"])
+			}
+			acts[fmt.Sprint(e["messageId"])] = sub
+		case wire.TypeActivityDelta:
+			// A patch of an activity announced before, by the same subagent.
+			if owner, ok := acts[fmt.Sprint(e["messageId"])]; !ok || owner != sub {
+				t.Errorf("%s: patch of activity %v (of %q) by %q", where, e["messageId"], owner, sub)
+			}
 		case wire.TypeSubagentStarted:
 			if _, dup := started[sub]; dup {
 				t.Errorf("%s: subagentRunId %s reused", where, sub)
@@ -192,4 +205,121 @@ func checkNoNull(t *testing.T, v any, where string) {
 			checkNoNull(t, y, fmt.Sprintf("%s[%d]", where, i))
 		}
 	}
+}
+
+// activities applies the subagents' ACTIVITY_SNAPSHOT and ACTIVITY_DELTA
+// events of a stream as a client does, and returns each subagent's
+// activity content by subagentRunId. Each tool call entry also gets
+// "resultAt": the index of the event that added its result.
+func activities(t *testing.T, evs []ev) map[string]map[string]any {
+	t.Helper()
+	out := map[string]map[string]any{}
+	for i, e := range evs {
+		sub, _ := e["subagentRunId"].(string)
+		switch e["type"] {
+		case wire.TypeActivitySnapshot:
+			// A copy: the patches must not change the parsed stream.
+			var content map[string]any
+			b, _ := json.Marshal(e["content"])
+			if err := json.Unmarshal(b, &content); err != nil {
+				t.Fatal(err)
+			}
+			out[sub] = content
+		case wire.TypeActivityDelta:
+			doc := out[sub]
+			for _, o := range e["patch"].([]any) {
+				op := o.(map[string]any)
+				path := op["path"].(string)
+				if err := applyActOp(doc, op["op"].(string), path, op["value"]); err != nil {
+					t.Fatalf("event %d: %s %s: %v", i, op["op"], path, err)
+				}
+				if strings.HasPrefix(path, "/toolCalls/") && strings.HasSuffix(path, "/result") {
+					var n int
+					fmt.Sscanf(path, "/toolCalls/%d/result", &n)
+					doc["toolCalls"].([]any)[n].(map[string]any)["resultAt"] = i
+				}
+			}
+		}
+	}
+	return out
+}
+
+// applyActOp applies one add or replace (the ops the server sends) to doc.
+func applyActOp(doc map[string]any, op, path string, value any) error {
+	keys := strings.Split(strings.TrimPrefix(path, "/"), "/")
+	var cur any = doc
+	for _, k := range keys[:len(keys)-1] {
+		switch c := cur.(type) {
+		case map[string]any:
+			cur = c[k]
+		case []any:
+			var n int
+			if _, err := fmt.Sscanf(k, "%d", &n); err != nil || n >= len(c) {
+				return fmt.Errorf("no element %s", k)
+			}
+			cur = c[n]
+		default:
+			return fmt.Errorf("no container at %s", k)
+		}
+	}
+	last := keys[len(keys)-1]
+	switch c := cur.(type) {
+	case map[string]any:
+		if op == "replace" {
+			if _, ok := c[last]; !ok {
+				return fmt.Errorf("replace of a missing member %s", last)
+			}
+		}
+		if last == "messages" || last == "toolCalls" {
+			return fmt.Errorf("a list replaced whole")
+		}
+		c[last] = value
+	case []any:
+		if op == "add" && last == "-" {
+			// Append: the parent holds the list, set it back.
+			parent := keys[:len(keys)-1]
+			if len(parent) != 1 {
+				return fmt.Errorf("append below the top level")
+			}
+			doc[parent[0]] = append(c, value)
+			return nil
+		}
+		var n int
+		if _, err := fmt.Sscanf(last, "%d", &n); err != nil || n >= len(c) || op != "replace" {
+			return fmt.Errorf("bad list op %s %s", op, last)
+		}
+		c[n] = value
+	default:
+		return fmt.Errorf("no container for %s", last)
+	}
+	return nil
+}
+
+// activityText is each subagent's assistant text (its activity's
+// messages joined), by subagentRunId.
+func activityText(t *testing.T, evs []ev) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for sub, a := range activities(t, evs) {
+		for _, m := range a["messages"].([]any) {
+			if m := m.(map[string]any); m["role"] == "assistant" {
+				out[sub] += m["content"].(string)
+			}
+		}
+	}
+	return out
+}
+
+// activityCall is the tool call entry named name (or with id name) in
+// any subagent's activity, nil if none.
+func activityCall(t *testing.T, evs []ev, name string) map[string]any {
+	t.Helper()
+	for _, a := range activities(t, evs) {
+		for _, c := range a["toolCalls"].([]any) {
+			if c := c.(map[string]any); c["name"] == name || c["id"] == name {
+				return c
+			}
+		}
+	}
+	return nil
 }

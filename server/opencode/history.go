@@ -11,9 +11,9 @@ import (
 
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/model"
-	"github.com/agentpool/agentpool/processor"
 	"github.com/agentpool/agentpool/server/opencode/internal/wire"
 	"github.com/agentpool/agentpool/session"
+	"github.com/agentpool/agentpool/sessiontree"
 )
 
 // historyAPI serves what a session's transcript answers (its messages,
@@ -163,7 +163,7 @@ func (s *historyAPI) storeTranscript(ctx context.Context, rec session.Session) *
 func (s *historyAPI) transcriptOf(ctx context.Context, rec session.Session, msgs []session.Message) *transcript {
 	t := newTranscript()
 	dir := s.dirOf(rec)
-	reports, err := processor.ToolReports(ctx, s.store, rec.ID)
+	reports, err := sessiontree.ToolReports(ctx, s.store, rec.ID)
 	if err != nil {
 		s.log.Warn("opencode: read events", "session", rec.ID, "err", err)
 	}
@@ -240,21 +240,31 @@ func (s *historyAPI) transcriptOf(ctx context.Context, rec session.Session, msgs
 			}
 		}
 	}
+	var tm timing
+	if recs, err := s.store.Events(ctx, rec.ID, 0); err == nil {
+		tm = timingOf(recs)
+	}
 	// Calls that never got their result.
 	if rec.Status != session.StatusRunning {
-		for _, sc := range tools {
-			tp := sc.tp
-			part := tp.cur.(*wire.ToolPart)
-			run := part.State.(*wire.ToolStateRunning)
-			c := *part
-			c.State = &wire.ToolStateError{Status: "error", Input: run.Input, Error: "the tool call did not complete", Time: wire.ToolTime{Start: run.Time.Start, End: run.Time.Start}}
-			tp.set(&c)
+		for callID, sc := range tools {
+			s.unfinished(ctx, sc, tm.spawned[callID], rec)
 		}
 	}
-	if len(msgs) == 0 {
+	if len(msgs) == 0 && !s.isAgent(rec.AgentName) {
 		s.teamMessages(ctx, t, rec, dir)
+	} else {
+		t.applyTiming(tm, rec)
 	}
 	return t
+}
+
+// isAgent says whether the pool's node name is an agent (which keeps its
+// conversation), not a team. An agent's session without messages (one
+// reverted to its first prompt) shows none: its children stay listed
+// as children, but no task part of a turn that is gone links them.
+func (s *historyAPI) isAgent(name string) bool {
+	n, ok := s.pool.Node(name)
+	return ok && n.SourceType() == event.SourceAgent
 }
 
 // seed fills the transcript of a session that has none in memory (one
@@ -285,7 +295,7 @@ type storedCall struct {
 	tp     *tpart
 	name   string
 	args   json.RawMessage
-	report processor.ToolReport
+	report sessiontree.ToolReport
 }
 
 // call is the call for the tool mapping, finished with res when it is

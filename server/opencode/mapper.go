@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/agentpool/agentpool/event"
-	"github.com/agentpool/agentpool/processor"
 	"github.com/agentpool/agentpool/server/opencode/internal/wire"
 	"github.com/agentpool/agentpool/session"
+	"github.com/agentpool/agentpool/sessiontree"
 )
 
 // publish sends one event to every subscriber. The event of a session is
@@ -67,7 +67,7 @@ type eventMapper struct {
 
 // onChanges maps the projection's Changes of one event to bus events and
 // keeps the transcripts, in the order of cs.
-func (s *eventMapper) onChanges(owner string, cs []processor.Change) {
+func (s *eventMapper) onChanges(owner string, cs []sessiontree.Change) {
 	now := time.Now()
 	for _, c := range cs {
 		s.change(c, now)
@@ -75,24 +75,24 @@ func (s *eventMapper) onChanges(owner string, cs []processor.Change) {
 }
 
 // change maps one Change under the lock of its session.
-func (s *eventMapper) change(c processor.Change, now time.Time) {
+func (s *eventMapper) change(c sessiontree.Change, now time.Time) {
 	var sid string
 	switch c := c.(type) {
-	case processor.SessionCreated:
+	case sessiontree.SessionCreated:
 		sid = c.Info.ID
-	case processor.SessionUpdated:
+	case sessiontree.SessionUpdated:
 		sid = c.Info.ID
-	case processor.SessionIdle:
+	case sessiontree.SessionIdle:
 		sid = c.SessionID
-	case processor.SessionError:
+	case sessiontree.SessionError:
 		sid = c.SessionID
-	case processor.MessageUpdated:
+	case sessiontree.MessageUpdated:
 		sid = c.Info.SessionID
-	case processor.PartUpdated:
+	case sessiontree.PartUpdated:
 		sid = c.Part.SessionID
-	case processor.PartDelta:
+	case sessiontree.PartDelta:
 		sid = c.SessionID
-	case processor.PlanUpdated:
+	case sessiontree.PlanUpdated:
 		sid = c.SessionID
 	default:
 		return
@@ -101,30 +101,30 @@ func (s *eventMapper) change(c processor.Change, now time.Time) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	switch c := c.(type) {
-	case processor.SessionCreated:
+	case sessiontree.SessionCreated:
 		s.sessionCreated(st, c.Info)
-	case processor.SessionUpdated:
+	case sessiontree.SessionUpdated:
 		s.dirOf(c.Info)
 		s.publish("session.updated", c.Info.ID, sessionInfoProps{SessionID: c.Info.ID, Info: s.wireSession(c.Info)})
 		if c.Info.Status == session.StatusRunning {
 			s.setBusyLocked(st, c.Info.ID)
 		}
-	case processor.SessionIdle:
+	case sessiontree.SessionIdle:
 		if st.active != nil {
 			// The root of a run of this server: its idle follows the
 			// run's end (runs.go), once the store has its totals.
 			return
 		}
 		s.setIdleLocked(st, c.SessionID)
-	case processor.SessionError:
+	case sessiontree.SessionError:
 		s.publish("session.error", c.SessionID, sessionErrorProps{SessionID: c.SessionID, Error: messageError(c.Code, c.Message)})
-	case processor.MessageUpdated:
+	case sessiontree.MessageUpdated:
 		s.messageUpdated(st, c.Info, now)
-	case processor.PartUpdated:
+	case sessiontree.PartUpdated:
 		s.partUpdated(st, c.Part, now)
-	case processor.PartDelta:
+	case sessiontree.PartDelta:
 		s.partDelta(st, c)
-	case processor.PlanUpdated:
+	case sessiontree.PlanUpdated:
 		s.planUpdated(st, c)
 	}
 }
@@ -155,13 +155,13 @@ func isAbortText(msg string) bool {
 		msg == "parent session ended first" || strings.Contains(msg, "context canceled")
 }
 
-func (s *eventMapper) messageUpdated(st *sessState, info processor.Message, now time.Time) {
+func (s *eventMapper) messageUpdated(st *sessState, info sessiontree.Message, now time.Time) {
 	sid := info.SessionID
 	t := s.facts.touch(st, true)
 	dir := s.dirOfID(sid)
 	agent := info.Agent
 	m := t.byID[info.ID]
-	if info.Role == processor.RoleUser {
+	if info.Role == sessiontree.RoleUser {
 		if m == nil {
 			m = &tmsg{user: &wire.UserMessage{ID: info.ID, SessionID: sid, Role: "user", Time: wire.UserMessageTime{Created: ms(info.Created)},
 				Agent: agent, Model: s.modelOf(agent)}}
@@ -218,7 +218,7 @@ func (s *eventMapper) messageUpdated(st *sessState, info processor.Message, now 
 }
 
 // updateAssistant copies what a change of the projection carries.
-func updateAssistant(a *wire.AssistantMessage, info processor.Message) {
+func updateAssistant(a *wire.AssistantMessage, info sessiontree.Message) {
 	if info.ModelID != "" {
 		a.ModelID = info.ModelID
 	}
@@ -230,7 +230,7 @@ func updateAssistant(a *wire.AssistantMessage, info processor.Message) {
 }
 
 // finishReason is OpenCode's (the AI SDK's) finish reason of a step.
-func finishReason(info processor.Message, m *tmsg) string {
+func finishReason(info sessiontree.Message, m *tmsg) string {
 	switch info.Finish {
 	case "tool_calls":
 		return "tool-calls"
@@ -252,7 +252,7 @@ func finishReason(info processor.Message, m *tmsg) string {
 	return "stop"
 }
 
-func (s *eventMapper) partUpdated(st *sessState, p processor.Part, now time.Time) {
+func (s *eventMapper) partUpdated(st *sessState, p sessiontree.Part, now time.Time) {
 	sid := p.SessionID
 	t := s.facts.touch(st, true)
 	v := s.wirePart(p, now)
@@ -324,7 +324,7 @@ func cutLength(text string) bool {
 	return strings.HasSuffix(text, "...") && len(text) >= 200 && len(text) <= 203
 }
 
-func (s *eventMapper) partDelta(st *sessState, d processor.PartDelta) {
+func (s *eventMapper) partDelta(st *sessState, d sessiontree.PartDelta) {
 	if t := s.facts.touch(st, false); t != nil {
 		if p, ok := t.parts[d.PartID]; ok {
 			p.grow(d.Delta)
@@ -335,11 +335,11 @@ func (s *eventMapper) partDelta(st *sessState, d processor.PartDelta) {
 
 // wirePart converts a part of the projection. Parts are values: a later
 // change replaces the part, never edits one already published.
-func (s *eventMapper) wirePart(p processor.Part, now time.Time) any {
+func (s *eventMapper) wirePart(p sessiontree.Part, now time.Time) any {
 	switch p.Type {
-	case processor.PartReasoning:
+	case sessiontree.PartReasoning:
 		return &wire.ReasoningPart{ID: p.ID, SessionID: p.SessionID, MessageID: p.MessageID, Type: "reasoning", Text: p.Text, Time: partTime(p, now)}
-	case processor.PartTool:
+	case sessiontree.PartTool:
 		v := viewTool(s.root, partCall(p), p.State.Input)
 		if p.Child() != "" && v.tool != "task" {
 			v = asTask(v, p.Tool, p.State.Input)
@@ -351,7 +351,7 @@ func (s *eventMapper) wirePart(p processor.Part, now time.Time) any {
 	}
 }
 
-func partTime(p processor.Part, now time.Time) wire.PartTime {
+func partTime(p sessiontree.Part, now time.Time) wire.PartTime {
 	t := wire.PartTime{Start: ms(p.Start), End: ms(p.End)}
 	if t.Start == 0 {
 		t.Start = ms(now)
@@ -363,7 +363,7 @@ func partTime(p processor.Part, now time.Time) wire.PartTime {
 // and metadata of its OpenCode view (tools.go). A part that ran a child
 // session completes with the child's output (the text of the spawning
 // tool's {output, session_id} result).
-func toolState(p processor.Part, v toolView, now time.Time) any {
+func toolState(p sessiontree.Part, v toolView, now time.Time) any {
 	st := p.State
 	input := v.input
 	start := ms(st.Start)
@@ -376,11 +376,11 @@ func toolState(p processor.Part, v toolView, now time.Time) any {
 	}
 	meta := withMeta(v.meta, st.Metadata)
 	switch st.Status {
-	case processor.ToolPending:
+	case sessiontree.ToolPending:
 		return &wire.ToolStatePending{Status: "pending", Input: input, Raw: st.Raw}
-	case processor.ToolRunning:
+	case sessiontree.ToolRunning:
 		return &wire.ToolStateRunning{Status: "running", Input: input, Title: v.title, Metadata: meta, Time: wire.ToolTimeStart{Start: start}}
-	case processor.ToolCompleted:
+	case sessiontree.ToolCompleted:
 		out := st.Output
 		if p.Child() != "" {
 			out = childOutput(out)

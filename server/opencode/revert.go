@@ -63,8 +63,17 @@ func (s *revertAPI) handleRevert(w http.ResponseWriter, r *http.Request) {
 		badRequest(w, "Body", "%v", err)
 		return
 	}
-	_, err = checkpoint.Rewind(ctx, s.store, sid, at, checkpoint.Both)
+	mode, ok := revertMode(w, r)
+	if !ok {
+		return
+	}
+	_, err = checkpoint.Rewind(ctx, s.store, sid, at, mode)
 	if !s.answerErr(w, sid, "revert", err) {
+		return
+	}
+	if mode == checkpoint.Code {
+		// The conversation stays: the session does not stand reverted.
+		s.resync(ctx, w, sid, s.store.Flush(ctx))
 		return
 	}
 	err = s.store.UpdateSession(ctx, sid, func(rec *session.Session) {

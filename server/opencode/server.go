@@ -21,10 +21,10 @@ import (
 	"github.com/agentpool/agentpool/approval"
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/pool"
-	"github.com/agentpool/agentpool/processor"
 	"github.com/agentpool/agentpool/server/httpsec"
 	"github.com/agentpool/agentpool/server/opencode/internal/wire"
 	"github.com/agentpool/agentpool/session"
+	"github.com/agentpool/agentpool/sessiontree"
 )
 
 // Defaults of Options.
@@ -156,7 +156,8 @@ type Server struct {
 	// on) and maps it to bus events (eventMapper.onChanges).
 	unwatch func()
 	unsub   func()
-	detach  func() // from Options.Approvals
+	detach  func()       // from Options.Approvals
+	foreign *foreignRuns // runs of other processes on the store (foreign.go)
 	closed  sync.Once
 }
 
@@ -224,9 +225,10 @@ func New(p *pool.Pool, opts Options) *Server {
 	}
 	s.mux.Handle("/", s.wrap(s.handleNoRoute))
 	s.handler = s.secured(s.security())
-	s.proj = processor.NewProjection(p.Processor().Store(), opts.Logger)
+	s.proj = sessiontree.NewProjection(p.Processor().Store(), opts.Logger)
 	s.unsub = s.proj.Subscribe(s.mapper.onChanges)
-	s.unwatch = p.Processor().Watch(s.proj)
+	s.foreign = startForeign(b, s.mapper)
+	s.unwatch = p.Processor().Watch(localRuns{next: s.proj, f: s.foreign})
 	s.detach = func() {}
 	if opts.Approvals != nil {
 		s.detach = opts.Approvals.Attach(frontEnd, s.perms.onNotice)
@@ -266,6 +268,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 func (s *Server) Close() {
 	s.closed.Do(func() {
 		s.stopRuns()
+		s.foreign.close()
 		s.gate.close()
 		s.detach()
 		s.hub.close()

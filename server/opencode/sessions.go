@@ -54,6 +54,7 @@ func (s *base) wireSession(rec session.Session) wire.Session {
 		out.Time.Updated = out.Time.Created
 	}
 	out.Revert = revertOf(rec)
+	out.Metadata = recordMeta(rec)
 	return out
 }
 

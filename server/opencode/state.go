@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/agentpool/agentpool/pool"
-	"github.com/agentpool/agentpool/processor"
 	"github.com/agentpool/agentpool/server/opencode/internal/wire"
 	"github.com/agentpool/agentpool/session"
+	"github.com/agentpool/agentpool/sessiontree"
 )
 
 // base is what the parts of the server (the route groups, the event
@@ -27,7 +27,7 @@ type base struct {
 	root    string // the workspace of the pool's file tools (relative titles)
 	started time.Time
 	models  map[string]wire.ModelRef // node name -> its model
-	proj    *processor.Projection
+	proj    *sessiontree.Projection
 
 	hub    *hub          // the event bus (bus.go)
 	facts  *sessionFacts // per-session state, transcripts included

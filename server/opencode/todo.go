@@ -4,8 +4,8 @@ import (
 	"net/http"
 
 	"github.com/agentpool/agentpool/event"
-	"github.com/agentpool/agentpool/processor"
 	"github.com/agentpool/agentpool/server/opencode/internal/wire"
+	"github.com/agentpool/agentpool/sessiontree"
 )
 
 // A session's todo list is its latest plan (TodoWrite's plan_update
@@ -30,7 +30,7 @@ func todosOfPlan(entries []event.PlanEntry) []wire.Todo {
 
 // planUpdated keeps a session's new todo list and publishes todo.updated.
 // st.mu is held.
-func (s *eventMapper) planUpdated(st *sessState, c processor.PlanUpdated) {
+func (s *eventMapper) planUpdated(st *sessState, c sessiontree.PlanUpdated) {
 	todos := todosOfPlan(c.Entries)
 	s.facts.touch(st, true).todos = todos
 	s.publish("todo.updated", c.SessionID, todoProps{SessionID: c.SessionID, Todos: todos})

@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/agentpool/agentpool/event"
-	"github.com/agentpool/agentpool/processor"
 	"github.com/agentpool/agentpool/server/opencode/internal/wire"
+	"github.com/agentpool/agentpool/sessiontree"
 )
 
 // openTools maps the pool's builtin tools (Claude Code's names and input
@@ -94,13 +94,13 @@ type toolView struct {
 }
 
 // partCall reads a tool part of the projection.
-func partCall(p processor.Part) *toolCall {
+func partCall(p sessiontree.Part) *toolCall {
 	st := p.State
 	c := &toolCall{name: p.Tool, title: st.Title, locations: st.Locations}
 	switch st.Status {
-	case processor.ToolCompleted:
+	case sessiontree.ToolCompleted:
 		c.done, c.output = true, st.Output
-	case processor.ToolError:
+	case sessiontree.ToolError:
 		c.done, c.isError, c.output = true, true, st.Error
 	}
 	if c.done {

@@ -120,12 +120,16 @@ func (s *Store) commit(ctx context.Context, batch []*appendReq) {
 		}
 		return
 	}
+	now := time.Now().UnixNano()
 	for _, r := range batch {
 		if slices.Contains(missing, r.sid) {
 			r.done <- notFound(r.sid)
-		} else {
-			r.done <- nil
+			continue
 		}
+		if s.commitLatency != nil {
+			s.commitLatency(time.Duration(now - r.at))
+		}
+		r.done <- nil
 	}
 }
 

@@ -36,6 +36,13 @@ type Options struct {
 	// OwnerCheck is how often the store checks the connection that holds
 	// its owner lock, and makes it again when it was lost. Default 5s.
 	OwnerCheck time.Duration
+	// CommitLatency, when set, is called for each AppendEvents call once
+	// its events are committed, with the time since the call (what an
+	// event waits until it is durable: its group commit's queue and round
+	// trip). It runs on the committing goroutine: it must be quick and
+	// must not call the store. For measurements (bench's
+	// BenchmarkStoreLoad).
+	CommitLatency func(time.Duration)
 }
 
 // Store is the PostgreSQL session.Store. Use Open.
@@ -53,8 +60,9 @@ type Store struct {
 	own       *owner        // the connection that holds this store's advisory lock
 	ownerDone chan struct{} // closed when watchOwner returns
 
-	appends appender
-	notify  notifier
+	appends       appender
+	commitLatency func(time.Duration) // Options.CommitLatency
+	notify        notifier
 
 	mu     sync.Mutex
 	closed bool
@@ -172,6 +180,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 		schema: schema, channel: channelName(schema), log: opts.Logger,
 		instance: id.Ascending("ins"), host: session.ThisProcess().Host,
 		done: make(chan struct{}), unreleased: map[string]struct{}{},
+		commitLatency: opts.CommitLatency,
 	}
 	s.appends.init()
 	s.notify.init()

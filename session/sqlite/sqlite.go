@@ -45,6 +45,12 @@ type Options struct {
 	// its last heartbeat (renewed every Lease/3) when it cannot look at
 	// the store's lock file. Default DefaultLease.
 	Lease time.Duration
+	// CommitLatency, when set, is called for each AppendEvents call once
+	// its events are committed, with the time since the call (what an
+	// event waits until it is durable). It runs on the committing
+	// goroutine: it must be quick and must not call the store. For
+	// measurements (bench's BenchmarkStoreLoad).
+	CommitLatency func(time.Duration)
 }
 
 // Store is the SQLite session.Store. Use Open.

@@ -188,6 +188,14 @@ func (s *Store) commitTx() {
 	}
 	if writes && err == nil {
 		s.commits.Add(1)
+		if f := s.opts.CommitLatency; f != nil {
+			now := time.Now().UnixNano()
+			for _, o := range s.txOps {
+				if o.kind == opEvents && !o.refused && o.res.err == nil {
+					f(time.Duration(now - o.at))
+				}
+			}
+		}
 		for id := range s.txReleased {
 			delete(s.unreleased, id)
 		}

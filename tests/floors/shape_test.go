@@ -37,7 +37,7 @@ var over = map[string]int{
 	"session/postgres.Store": 36,
 	"internal/proctree.Tree": 35,
 	"agent.run":              34,
-	"processor.applier":      32,
+	"sessiontree.applier":    32,
 	"external/acpagent.turn": 31,
 }
 

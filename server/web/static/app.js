@@ -5,9 +5,9 @@
 
 import * as api from './api.js';
 import * as store from './store.js';
-import { renderTree } from './tree.js';
+import { renderTree, filter, agentsSeen } from './tree.js';
 import { renderTimeline } from './timeline.js';
-import { renderTranscript, link } from './transcript.js';
+import { renderTranscript, link, setRewind } from './transcript.js';
 
 const $ = (id) => document.getElementById(id);
 let selected = null;
@@ -41,6 +41,7 @@ function redraw() {
   frame = requestAnimationFrame(() => {
     frame = 0;
     const select = (id) => { location.hash = link(id); };
+    fillAgentFilter();
     const n = renderTree($('tree'), selected, select, cancelSession);
     $('count').textContent = n ? `${n} run${n === 1 ? '' : 's'}` : '';
     renderTimeline($('timeline'), $('tl-summary'), selected, select);
@@ -71,6 +72,28 @@ function runBusy(s) {
 setInterval(() => {
   if ([...store.sessions.values()].some((s) => s.busy)) redraw();
 }, 250);
+
+// --- search and filter ------------------------------------------------
+
+$('filters').addEventListener('submit', (e) => e.preventDefault());
+$('filters').addEventListener('input', () => {
+  filter.text = $('filter-text').value.trim();
+  filter.agent = $('filter-agent').value;
+  filter.status = $('filter-status').value;
+  redraw();
+});
+
+// fillAgentFilter keeps the agent select to the agents of the sessions
+// known (the choice stays while its agent is listed).
+function fillAgentFilter() {
+  const sel = $('filter-agent');
+  const want = agentsSeen();
+  const have = [...sel.options].slice(1).map((o) => o.value);
+  if (want.join('\n') === have.join('\n')) return;
+  const cur = sel.value;
+  sel.replaceChildren(new Option('any agent', ''), ...want.map((a) => new Option(a, a)));
+  sel.value = want.includes(cur) ? cur : '';
+}
 
 // --- selection ----------------------------------------------------------
 
@@ -232,6 +255,53 @@ async function cancelSession(id) {
     showError(err);
   }
   redraw();
+}
+
+// --- rewind -------------------------------------------------------------
+
+// A message's rewind button asks what to take back (code, conversation,
+// both), then posts the OpenCode revert with the mode
+// (POST /session/{id}/revert?mode=…, the operation of `agentpool
+// sessions rewind`) and reads the session's messages again.
+let rewinding = null;
+setRewind((sid, mid) => {
+  const s = store.sessions.get(sid);
+  const m = s?.messages.get(mid);
+  rewinding = { sid, mid };
+  const when = m?.info.time?.created ? new Date(m.info.time.created).toLocaleTimeString() : '';
+  $('rewind-what').textContent = `${s?.info?.agent || 'session'} · ${m?.info.role === 'user' ? 'prompt' : 'answer'}${when ? ` of ${when}` : ''}`;
+  $('rewind-error').textContent = '';
+  $('rewind-confirm').disabled = false;
+  $('rewind-dialog').showModal();
+});
+$('rewind-cancel').addEventListener('click', () => { rewinding = null; $('rewind-dialog').close(); });
+$('rewind-form').addEventListener('submit', async (e) => {
+  e.preventDefault();
+  if (!rewinding) return;
+  const { sid, mid } = rewinding;
+  const mode = new FormData($('rewind-form')).get('rewind-mode') || 'code';
+  $('rewind-confirm').disabled = true;
+  try {
+    const info = await api.call('POST', `/session/${encodeURIComponent(sid)}/revert?mode=${mode}`, { messageID: mid });
+    store.setInfo(info);
+    store.loadMessages(sid, await api.call('GET', `/session/${encodeURIComponent(sid)}/message`));
+    rewinding = null;
+    $('rewind-dialog').close();
+    showNote(mode === 'code' ? 'Files rewound.' : mode === 'conversation' ? 'Conversation rewound.' : 'Files and conversation rewound.');
+  } catch (err) {
+    $('rewind-error').textContent = err.reason || err.message;
+    $('rewind-confirm').disabled = false;
+  }
+  redraw();
+});
+
+function showNote(text) {
+  const box = document.createElement('div');
+  box.className = 'toast note';
+  box.setAttribute('role', 'status');
+  box.textContent = text;
+  document.body.append(box);
+  setTimeout(() => box.remove(), 4000);
 }
 
 function showError(e) {

@@ -50,10 +50,21 @@ export function rootOf(s) {
   return r;
 }
 
+// stored is what the server read from the session's stored record
+// (metadata.agentpool): status, stopReason, error, durationMs, own
+// tokens and cost of its last run. The record is the truth of an ended
+// session: a page opened after the run (or after a restart of the
+// server) reads it, not a guess from the messages.
+export const stored = (s) => s.info?.metadata?.agentpool || null;
+
+const STORED_STATUS = { completed: 'done', aborted: 'aborted', error: 'error', interrupted: 'error' };
+
 // status is what a session's row shows: running, done, error, aborted,
 // or idle (a session that never ran).
 export function status(s) {
   if (s.busy) return 'running';
+  const rec = STORED_STATUS[stored(s)?.status];
+  if (rec) return rec;
   if (s.outcome) return s.outcome;
   // A root that never ran: no messages, tokens or children known.
   const t = s.info?.tokens;
@@ -80,6 +91,12 @@ export function totals(s) {
 // own is the part of a session's totals that is not its children's: its
 // own model calls (a budget counts the subtree, the row shows both).
 export function own(s) {
+  const o = stored(s)?.own;
+  if (!s.busy && o?.tokens) {
+    const t = o.tokens;
+    const n = t.input + t.output + t.reasoning;
+    if (n > 0 || !s.children.size) return { tokens: n, cost: o.cost || 0 };
+  }
   const t = totals(s);
   let { tokens, cost } = t;
   for (const c of s.children) {
@@ -90,12 +107,32 @@ export function own(s) {
   return { tokens: Math.max(0, tokens), cost: Math.max(0, cost) };
 }
 
+// errorOf is why a session failed or was aborted: its record's error,
+// else what the event stream said.
+export const errorOf = (s) => stored(s)?.error || s.error || '';
+
 // span is [start, end] of a session in server milliseconds (end: now
-// while it runs).
+// while it runs). An ended session with a stored duration ends that long
+// after its last run started (the record's duration, not the time the
+// server marked it idle).
 export function span(s) {
   const start = s.start ?? s.info?.time.created ?? now();
-  const end = s.busy ? now() : (s.ended ?? s.info?.time.updated ?? start);
+  if (s.busy) return [start, Math.max(start, now())];
+  const d = stored(s)?.durationMs;
+  if (d > 0) {
+    const from = Math.max(start, s.runStart ?? start);
+    return [start, from + d];
+  }
+  const end = s.ended ?? s.info?.time.updated ?? start;
   return [start, Math.max(start, end)];
+}
+
+// duration of a session's last run (or of its run so far).
+export function duration(s) {
+  const d = stored(s)?.durationMs;
+  if (!s.busy && d > 0) return d;
+  const [a, b] = span(s);
+  return b - a;
 }
 
 // kids are a session's children, oldest first.
@@ -176,6 +213,8 @@ export function loadMessages(id, list) {
   }
   const first = list.find((m) => m.info.role === 'user');
   if (first && !s.info?.parentID) s.start = first.info.time.created;
+  const lastUser = list.findLast((m) => m.info.role === 'user');
+  if (lastUser && !s.info?.parentID) s.runStart = lastUser.info.time.created;
   s.loaded = true;
   changed(id);
 }
@@ -208,6 +247,7 @@ export function apply(ev) {
         s.outcome = null;
         s.ended = null;
         if (!s.info?.parentID && s.start == null) s.start = s.info?.time.updated ?? now();
+        if (!s.info?.parentID) s.runStart = now();
       }
       if (!busy && s.busy) s.ended = s.info?.time.updated && s.info.time.updated > (s.start || 0) ? s.info.time.updated : now();
       s.busy = busy;
@@ -229,6 +269,10 @@ export function apply(ev) {
     }
     case 'message.updated':
       setMessage(get(id), p.info);
+      break;
+    case 'message.removed':
+      // A rewind cut the conversation (POST .../revert).
+      get(id).messages.delete(p.messageID);
       break;
     case 'message.part.updated':
       setPart(get(id), p.part);

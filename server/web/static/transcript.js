@@ -25,6 +25,8 @@ export function renderTranscript(el, crumbsEl, id) {
     return;
   }
   const atBottom = el.scrollTop + el.clientHeight >= el.scrollHeight - 48;
+  // Rewinding needs the run ended (the server refuses a running session).
+  el.classList.toggle('busy-run', runBusy(store.rootOf(s)));
   if (cur.id !== id) {
     cur = { id, msgs: new Map(), parts: new Map() };
     el.replaceChildren();
@@ -35,6 +37,10 @@ export function renderTranscript(el, crumbsEl, id) {
   const byCall = new Map(aps.filter((ap) => ap.req.tool?.callID).map((ap) => [ap.req.tool.callID, ap]));
   const placed = new Set();
   let prev = null;
+  const keep = new Set(msgs.map((m) => m.info.id));
+  for (const [mid, me] of cur.msgs) {
+    if (!keep.has(mid)) { me.remove(); cur.msgs.delete(mid); }
+  }
   for (const m of msgs) {
     let me = cur.msgs.get(m.info.id);
     if (!me) {
@@ -75,8 +81,8 @@ function renderCrumbs(el, s) {
   for (let x = s; x; x = store.parentOf(x)) chain.unshift(x);
   const st = store.status(s);
   const { tokens, cost } = store.totals(s);
-  const [a, b] = store.span(s);
   const parent = store.parentOf(s);
+  const err = st === 'error' || st === 'aborted' ? store.errorOf(s) : '';
   el.replaceChildren(...[
     parent ? h('a.back', { href: link(parent.id), title: 'Back to the parent session' }, '↑ Back to parent') : null,
     h('nav.path', { 'aria-label': 'Session path' }, chain.map((x, i) => [
@@ -84,16 +90,24 @@ function renderCrumbs(el, s) {
       x === s ? h('span.here', {}, x.info.agent || '?') : h('a', { href: link(x.id) }, x.info.agent || '?'),
     ])),
     h('span.stat', {}, statusIcon(st), ` ${STATUS_LABEL[st]}`,
-      st !== 'idle' ? ` · ${fmtDuration(b - a)}` : '', tokens ? ` · ${fmtTokens(tokens)}` : '', cost ? ` · ${fmtCost(cost)}` : ''),
+      st !== 'idle' ? ` · ${fmtDuration(store.duration(s))}` : '', tokens ? ` · ${fmtTokens(tokens)}` : '', cost ? ` · ${fmtCost(cost)}` : ''),
+    err ? h('span.stat-error.error-text', { title: err }, err) : null,
   ].filter(Boolean));
 }
+
+// onRewind is called with (session id, message id) by a message's rewind
+// button (app.js asks for the mode and confirms).
+let onRewind = () => {};
+export function setRewind(fn) { onRewind = fn; }
 
 function messageEl(m, s) {
   const user = m.info.role === 'user';
   return h(`div.msg.${user ? 'user' : 'assistant'}`, { dataset: { id: m.info.id } },
     h('div.msg-head', {},
       h('span.who', {}, user ? (s.info.parentID ? 'Task' : 'Prompt') : (m.info.agent || s.info.agent || 'assistant')),
-      h('span.meta')),
+      h('span.meta'),
+      h('button.rewind', { type: 'button', title: 'Rewind the files and/or the conversation to just before this message',
+        onclick: () => onRewind(s.id, m.info.id) }, '⟲ Rewind')),
     h('div.msg-body'));
 }
 
@@ -134,8 +148,10 @@ function signature(p, ap) {
     case 'tool': {
       const st = p.state || {};
       const child = st.metadata?.sessionId;
-      const waiting = child && store.sessions.get(child) ? store.waitingIn(store.sessions.get(child)) : 0;
-      return `${st.status}:${st.title || ''}:${(st.output || '').length}:${st.error || ''}:${child || ''}:${waiting}:${approvalSig(ap)}`;
+      const c = child && store.sessions.get(child);
+      const waiting = c ? store.waitingIn(c) : 0;
+      const cst = c?.info ? `${store.status(c)}:${c.info.title}` : '';
+      return `${cst}:${st.status}:${st.title || ''}:${(st.output || '').length}:${st.error || ''}:${child || ''}:${waiting}:${approvalSig(ap)}`;
     }
     default:
       return p.type;
@@ -169,7 +185,11 @@ function updatePart(el, p, ap) {
       break;
     case 'reasoning':
       el.querySelector('.reasoning-text').textContent = p.text || '';
-      el.querySelector('summary').textContent = p.time?.end ? `Thought for ${fmtDuration(p.time.end - p.time.start)}` : 'Thinking…';
+      // A reasoning part with no measured time (its start and end the
+      // same instant) says only that it thought.
+      el.querySelector('summary').textContent = p.time?.end
+        ? (p.time.end > p.time.start ? `Thought for ${fmtDuration(p.time.end - p.time.start)}` : 'Thought')
+        : 'Thinking…';
       break;
     case 'tool':
       renderTool(el, p, ap);
@@ -184,7 +204,7 @@ function renderTool(el, p, ap) {
   const open = el.querySelector('details')?.open || false;
   const child = st.metadata?.sessionId;
   const status = { pending: 'running', running: 'running', completed: 'done', error: 'error' }[st.status] || 'running';
-  const shown = child && st.status === 'error' && /cancel/i.test(st.error || '') ? 'aborted' : status;
+  let shown = child && st.status === 'error' && /cancel/i.test(st.error || '') ? 'aborted' : status;
   const details = h('details.tool', { open },
     h('summary', {}, statusIcon(shown), h('span.tool-name', {}, p.tool),
       h('span.tool-title', {}, st.title || ''), h('span.tool-status', {}, st.status || '')),
@@ -197,6 +217,9 @@ function renderTool(el, p, ap) {
     return;
   }
   const c = store.sessions.get(child);
+  // The child's own status once it ended (its record: aborted, failed),
+  // else what the tool part says.
+  if (c?.info && !c.busy && st.status !== 'pending' && st.status !== 'running') shown = store.status(c);
   const waiting = c ? store.waitingIn(c) : 0;
   const agent = c?.info?.agent || st.input?.subagent_type || '?';
   const mech = st.metadata?.spawnMechanism;
@@ -209,4 +232,13 @@ function renderTool(el, p, ap) {
         waiting === 1 ? 'waiting for approval' : `${waiting} waiting for approval`) : null,
       h('a.child-link', { href: link(child) }, 'Open session →')),
     details));
+}
+
+function runBusy(s) {
+  if (s.busy) return true;
+  for (const c of s.children) {
+    const k = store.sessions.get(c);
+    if (k && runBusy(k)) return true;
+  }
+  return false;
 }

@@ -21,23 +21,71 @@ const FOLD_OVER = 40;
 const isFolded = (s) => collapsed.has(s.id) || (s.children.size > FOLD_OVER && !expanded.has(s.id));
 const rows = new Map(); // session id -> its row element
 
+// filter is what the search box and the two selects ask for: text (in
+// the agent, title, error and the loaded messages' text and tool titles
+// and errors; not a delegation's output, which is its child's text),
+// agent, status ('waiting': a tool call waits for approval). A session that matches
+// is shown with its ancestors (dimmed, for their place in the tree);
+// folded subtrees open to show what matches in them.
+export const filter = { text: '', agent: '', status: '' };
+const filtering = () => Boolean(filter.text || filter.agent || filter.status);
+
+function matches(s) {
+  if (filter.agent && s.info.agent !== filter.agent) return false;
+  if (filter.status) {
+    if (filter.status === 'waiting' ? !store.pendingOf(s.id).length : store.status(s) !== filter.status) return false;
+  }
+  if (!filter.text) return true;
+  const q = filter.text.toLowerCase();
+  const has = (t) => typeof t === 'string' && t.toLowerCase().includes(q);
+  if (has(s.info.agent) || has(s.info.title) || has(store.errorOf(s))) return true;
+  for (const m of s.messages.values()) {
+    for (const p of m.parts.values()) {
+      if (has(p.text) || has(p.state?.title) || has(p.state?.error)) return true;
+    }
+  }
+  return false;
+}
+
+// visible walks the tree for the filter: the matching sessions and
+// their ancestors, in tree order (context: shown for an ancestor only).
+function visible(s, depth, out) {
+  const at = out.length;
+  out.push({ s, depth, nkids: store.kids(s).length, context: true });
+  let any = false;
+  for (const c of store.kids(s)) any = visible(c, depth + 1, out) || any;
+  const hit = matches(s);
+  out[at].context = !hit;
+  if (!hit && !any) out.length = at;
+  return hit || any;
+}
+
+// agentsSeen lists the agents of the known sessions, for the agent select.
+export function agentsSeen() {
+  const set = new Set();
+  for (const s of store.sessions.values()) if (s.info?.agent) set.add(s.info.agent);
+  return [...set].sort();
+}
+
 export function renderTree(el, selected, select, cancel) {
   const rootsList = store.roots();
   const want = [];
-  for (const r of rootsList) walk(r, 0, want);
+  if (filtering()) for (const r of rootsList) visible(r, 0, want);
+  else for (const r of rootsList) walk(r, 0, want);
   const keep = new Set(want.map(({ s }) => s.id));
   for (const [id, row] of rows) {
     if (!keep.has(id)) { row.remove(); rows.delete(id); }
   }
   el.querySelector(':scope > p.empty')?.remove();
   let at = el.firstElementChild;
-  for (const { s, depth, nkids } of want) {
+  for (const { s, depth, nkids, context } of want) {
     let row = rows.get(s.id);
     if (!row) { row = newRow(s.id); rows.set(s.id, row); }
     update(row, s, depth, nkids, selected);
+    row.classList.toggle('context', Boolean(context));
     if (row !== at) el.insertBefore(row, at); else at = at.nextElementSibling;
   }
-  if (!want.length) el.append(h('p.empty', {}, 'No sessions yet. Start a run above.'));
+  if (!want.length) el.append(h('p.empty', {}, filtering() ? 'No session matches.' : 'No sessions yet. Start a run above.'));
   el.onclick = (e) => {
     const row = e.target.closest('.row');
     if (!row) return;
@@ -94,14 +142,13 @@ function attr(el, k, v) {
 function update(row, s, depth, nkids, selected) {
   const st = store.status(s);
   const { tokens, cost } = store.totals(s);
-  const [a, b] = store.span(s);
   const [twisty, mark, name, metrics] = row.children;
   const [agent, badge, wait, title] = name.children;
   const [tok, cst, dur, stop] = metrics.children;
   attr(row, 'aria-level', String(depth + 1));
   attr(row, 'aria-selected', s.id === selected ? 'true' : 'false');
   attr(row, 'aria-expanded', nkids ? String(!isFolded(s)) : null);
-  attr(row, 'title', s.info.title);
+  attr(row, 'title', store.errorOf(s) && (st === 'error' || st === 'aborted') ? `${s.info.title}\n${STATUS_LABEL[st]}: ${store.errorOf(s)}` : s.info.title);
   row.dataset.status = st;
   row.dataset.depth = String(depth);
   row.style.setProperty('--depth', depth);
@@ -130,7 +177,7 @@ function update(row, s, depth, nkids, selected) {
   set(tok, tokens ? fmtTokens(tokens) + (mine && mine.tokens !== tokens ? ` (own ${fmtTokens(mine.tokens).replace(/ tok$/, '')})` : '') : '');
   set(cst, fmtCost(cost) + (mine && cost && Math.abs(mine.cost - cost) > 1e-9 ? ` (own ${fmtCost(mine.cost) || '$0'})` : ''));
   attr(tok, 'title', tokens ? `${tokens} tokens in this subtree${mine ? `, ${mine.tokens} of them its own` : ''}` : null);
-  set(dur, st === 'idle' ? '' : fmtDuration(b - a));
+  set(dur, st === 'idle' ? '' : fmtDuration(store.duration(s)));
   const running = st === 'running';
   if (stop.hidden === running) { stop.hidden = !running; stop.disabled = false; }
   const what = s.info.parentID ? 'Cancel this session and its children; its parent goes on' : 'Stop this run and all its child sessions';

@@ -137,7 +137,13 @@ function checkSpawns(updates, root) {
   return spawns;
 }
 
-async function initialize(ctx, sdk, clientCapabilities = {}) {
+// TREE is the client capability of our extension: every child, at any
+// depth, is a spawn tool call of the root session. A client without it
+// (FLAT) sees one tool call per delegation, its delegating tool call.
+const TREE = { _meta: { agentpool: { spawn_tool_calls: true } } };
+const FLAT = {};
+
+async function initialize(ctx, sdk, clientCapabilities = TREE) {
   const init = await ctx.request(sdk.methods.agent.initialize, {
     protocolVersion: sdk.PROTOCOL_VERSION,
     clientCapabilities,
@@ -209,6 +215,82 @@ test("nested manifest: every child is a spawn tool call, opened before its conte
     assert.equal(text(replayed[0].update.content), "Plan the research");
     checkSpawns(replayed, sessionId);
     assert.equal(updates.length, agent.wire.updates);
+  });
+  await agent.stop();
+});
+
+// toolCalls folds a prompt's updates into the tool calls a client holds:
+// id -> {title, statuses (in order), content (the last, as text), meta}.
+// A tool_call_update of an unknown id, or after the call closed, fails.
+function toolCalls(updates, root) {
+  const calls = new Map();
+  for (const { sessionId, update } of updates) {
+    const id = update.toolCallId;
+    if (update.sessionUpdate === "tool_call") {
+      assert.equal(sessionId, root);
+      assert.ok(!calls.has(id), `second tool_call ${id}`);
+      calls.set(id, { title: update.title, statuses: [update.status], content: "", metas: [] });
+    } else if (update.sessionUpdate === "tool_call_update") {
+      const c = calls.get(id);
+      assert.ok(c, `tool_call_update of unknown ${id}`);
+      const last = c.statuses.at(-1);
+      assert.ok(last !== "completed" && last !== "failed", `update of ${id} after it closed`);
+      if (update.status) c.statuses.push(update.status);
+      if (update.title) c.title = update.title;
+      if (update.content) c.content = update.content.map((b) => text(b.content)).join("\n---\n");
+      if (update._meta?.agentpool) c.metas.push(update._meta.agentpool);
+    } else {
+      assert.notEqual(update.sessionUpdate, "subagent_update");
+    }
+  }
+  return calls;
+}
+
+test("a client without the extension: one tool call per delegation, the children nested in it", async () => {
+  const agent = startAgent(acp, fixture("agentpool-style.yaml"));
+  const updates = [];
+  const app = acp
+    .client({ name: "agentpool-acp-test" })
+    .onNotification(acp.methods.client.session.update, ({ params }) => {
+      updates.push(params);
+    });
+  await app.connectWith(agent.stream, async (ctx) => {
+    await initialize(ctx, acp, FLAT);
+    const { sessionId } = await ctx.request(acp.methods.agent.session.new, { cwd: here, mcpServers: [] });
+    const res = await ctx.request(acp.methods.agent.session.prompt, {
+      sessionId,
+      prompt: [{ type: "text", text: "Plan the research" }],
+    });
+    assert.equal(res.stopReason, "end_turn");
+    await settle();
+    assert.equal(updates.length, agent.wire.updates, "the client dropped updates it could not validate");
+    assert.ok(updates.every((u) => u.sessionId === sessionId), "an update on another session");
+    const check = (calls) => {
+      // The planner's one task call is the delegation: research_team, its
+      // members searcher and critic, and the searcher's worker summarizer
+      // (a grandchild of the team) are all inside it.
+      assert.deepEqual([...calls.keys()].filter((id) => id.startsWith(SPAWN)), [], "a spawn tool call for a client without the extension");
+      assert.equal(calls.size, 1, `tool calls: ${[...calls.keys()]}`);
+      const [call] = calls.values();
+      assert.equal(call.title, "Research");
+      assert.deepEqual(call.statuses, ["in_progress", "in_progress", "completed"]);
+      for (const want of ["→ spawned searcher", "→ spawned critic", "→ spawned summarizer", "Summary: goroutines are multiplexed", "✓ searcher", "✓ critic"]) {
+        assert.ok(call.content.includes(want), `the task call's content lacks ${JSON.stringify(want)}:\n${call.content}`);
+      }
+      assert.equal(call.metas[0].child_session_id, call.metas.at(-1).child_session_id);
+      assert.equal(call.metas.at(-1).stop_reason, "completed");
+    };
+    check(toolCalls(updates, sessionId));
+    const answer = updates
+      .filter((u) => u.update.sessionUpdate === "agent_message_chunk")
+      .map((u) => text(u.update.content))
+      .join("");
+    assert.equal(answer, "Plan complete.");
+    // session/load replays the same one call.
+    const before = updates.length;
+    await ctx.request(acp.methods.agent.session.load, { sessionId, cwd: here, mcpServers: [] });
+    await settle();
+    check(toolCalls(updates.slice(before), sessionId));
   });
   await agent.stop();
 });
@@ -561,7 +643,7 @@ test("client fs and terminal: Read shows the editor's buffer, Edit lands in it, 
     .onRequest(acp.methods.client.terminal.kill, term.kill)
     .onRequest(acp.methods.client.terminal.release, term.release);
   await withAgent(agent, app, async (ctx) => {
-    await initialize(ctx, acp, { fs: { readTextFile: true, writeTextFile: true }, terminal: true });
+    await initialize(ctx, acp, { ...TREE, fs: { readTextFile: true, writeTextFile: true }, terminal: true });
     const { sessionId } = await ctx.request(acp.methods.agent.session.new, { cwd, mcpServers: [] });
     const res = await ctx.request(acp.methods.agent.session.prompt, {
       sessionId,

@@ -53,7 +53,10 @@ test('runAgent on the default agent: valid events, nested subagents, final answe
   assert.ok(nested.length > 0, 'a nested subagent carries parentSubagentRunId');
   assert.ok([...subagents.values()].some((s) => !s.parentSubagentRunId && s.parentToolCallId),
     'a top-level subagent names the tool call that spawned it');
-  assert.ok(events.some((e) => e.subagentRunId && e.type === 'TEXT_MESSAGE_CONTENT'), 'child text is attributed');
+  // A child's content is its activity message, never a text message or
+  // tool call of the run.
+  assert.ok(!events.some((e) => e.subagentRunId && /^(TEXT_MESSAGE|TOOL_CALL|REASONING)_/.test(e.type)), 'a child streamed run messages');
+  assert.ok(events.some((e) => e.subagentRunId && e.type === 'ACTIVITY_DELTA'), 'child content is in its activity');
 
   const finished = events.at(-1);
   assert.equal(typeof finished.result, 'string');
@@ -61,9 +64,24 @@ test('runAgent on the default agent: valid events, nested subagents, final answe
   assert.equal(out.result, finished.result);
   const answer = out.newMessages.find((m) => m.role === 'assistant' && !m.subagentRunId && m.content === finished.result);
   assert.ok(answer, `newMessages holds the final answer: ${JSON.stringify(out.newMessages)}`);
-  assert.ok(out.newMessages.some((m) => m.subagentRunId), 'child messages are attributed in newMessages');
+  // The main agent's messages are the root's alone: each subagent run is
+  // one activity message (role "activity", its subagentRunId), with its
+  // text and tool calls inside.
+  const conversation = out.newMessages.filter((m) => m.role !== 'activity');
+  assert.deepEqual(conversation.filter((m) => m.subagentRunId), [], 'a child message among the main agent\'s');
+  const acts = out.newMessages.filter((m) => m.role === 'activity');
+  assert.deepEqual(acts.map((m) => m.subagentRunId).sort(), [...subagents.keys()].sort(), 'one activity per subagent run');
+  for (const a of acts) {
+    assert.equal(a.activityType, 'subagent');
+    assert.equal(a.content.name, subagents.get(a.subagentRunId).name);
+    assert.equal(a.content.status, 'completed');
+    // A team's activity has no messages of its own (its members have
+    // theirs); each has its answer.
+    assert.equal(typeof a.content.result, 'string', `activity of ${a.content.name} has no result`);
+  }
+  assert.ok(acts.some((a) => a.content.messages.some((m) => m.role === 'assistant' && m.content)), 'child text in an activity');
   assert.ok(out.newMessages.some((m) => m.role === 'tool'), 'tool results are in newMessages');
-  assert.equal(agent.messages.at(-1).content, finished.result);
+  assert.equal(agent.messages.filter((m) => m.role !== 'activity').at(-1).content, finished.result);
 
   // A second run on the same thread continues it.
   agent.addMessage({ id: randomUUID(), role: 'user', content: 'And once more, briefly.' });
@@ -209,7 +227,7 @@ test('builtin tools: todos as state (snapshot, deltas, kept across runs), tool r
     const name = names.get(e.toolCallId);
     results.set(name, [...(results.get(name) ?? []), e]);
   }
-  for (const name of ['TodoWrite', 'Write', 'Read', 'Edit', 'Grep']) {
+  for (const name of ['TodoWrite', 'Write', 'Read', 'Edit']) {
     assert.ok(results.has(name), `${name} was called and has a result`);
     for (const r of results.get(name)) {
       assert.equal(typeof r.content, 'string');
@@ -220,7 +238,12 @@ test('builtin tools: todos as state (snapshot, deltas, kept across runs), tool r
   assert.equal(readFileSync(file, 'utf8'), '# Today\n\n- ship the tools\n- fix the typo\n');
   assert.match(results.get('Read')[0].content, /- ship the tools/);
   assert.match(results.get('Write')[0].content, /^Created /);
-  assert.ok(results.get('Grep')[0].subagentRunId, "the worker's tool call is attributed to it");
+  assert.ok(!results.has('Grep'), "the worker's tool call is no message of the run");
+  const grep = out.newMessages
+    .filter((m) => m.role === 'activity' && m.subagentRunId)
+    .flatMap((m) => m.content.toolCalls)
+    .find((c) => c.name === 'Grep');
+  assert.ok(grep && grep.status === 'completed' && grep.result, "the worker's Grep is in its activity, with its result");
   // Front-end fields of the call ride in metadata.agentpool.
   const write = results.get('Write')[0].metadata.agentpool;
   assert.equal(write.diffs[0].new_text, '# Today\n\n- ship the tools\n- fix the tpyo\n');

@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { verifyEvents } from '@ag-ui/client';
 import { from, lastValueFrom, toArray } from 'rxjs';
 
-import { bin, checkStructure, here, parseSSE, recordingAgent, startServer, validate, withWarnings } from './helpers.js';
+import { activityCall, bin, checkStructure, here, parseSSE, recordingAgent, startServer, validate, withWarnings } from './helpers.js';
 
 const fixture = path.join(here, 'fixtures/approval.yaml');
 const options = ['allow_once', 'allow_always', 'reject_once', 'reject_always'];
@@ -75,7 +75,8 @@ async function runWithAnswer(url, reply, onAsked = async () => {}) {
   const verified = await lastValueFrom(from(events).pipe(verifyEvents(false), toArray()));
   assert.equal(verified.length, events.length, 'every event passes verifyEvents');
   const byName = new Map([...subagents.values()].map((s) => [s.name, s.subagentRunId]));
-  const writeCall = events.find((e) => e.type === 'TOOL_CALL_START' && e.toolCallName === 'Write');
+  // The writer's Write is an entry of its activity message.
+  const writeCall = activityCall(events, 'Write');
   return { agent, out, events, asked, replied, answers, byName, writeCall };
 }
 
@@ -132,11 +133,12 @@ test("a grandchild's Write is announced, approved over HTTP, and runs", async (t
   const at = (pred) => run.events.findIndex(pred);
   const askedAt = at((e) => e.type === 'CUSTOM' && e.name === 'approval_asked');
   const repliedAt = at((e) => e.type === 'CUSTOM' && e.name === 'approval_replied');
-  const resultAt = at((e) => e.type === 'TOOL_CALL_RESULT' && e.toolCallId === run.writeCall.toolCallId);
+  const resultAt = run.writeCall.resultAt;
+  assert.ok(run.writeCall.addedAt < askedAt, 'the call was drawn before it asked');
   assert.ok(askedAt < repliedAt && repliedAt < resultAt, `asked ${askedAt}, replied ${repliedAt}, result ${resultAt}`);
 
   assert.equal(readFileSync(file, 'utf8'), 'hello from the grandchild\n');
-  assert.match(run.events[resultAt].content, /^Created /);
+  assert.match(run.writeCall.result, /^Created /);
   assert.equal(run.out.result, 'Lead done: mid and the writer have finished.');
   assert.deepEqual(await pending(url), [], 'nothing pending after the run');
 });
@@ -152,13 +154,16 @@ test('a rejection reaches the grandchild, which sees the message', async (t) => 
 
   // The writer's tool result carries the rejection and the message...
   const why = `rejected by the user in agui: ${message}`;
-  const result = run.events.find((e) => e.type === 'TOOL_CALL_RESULT' && e.toolCallId === run.writeCall.toolCallId);
-  assert.ok(result.content.includes(why), result.content);
-  assert.equal(result.subagentRunId, run.byName.get('writer'));
+  assert.ok(run.writeCall.result.includes(why), run.writeCall.result);
+  assert.equal(run.writeCall.subagentRunId, run.byName.get('writer'));
   // ...the writer answers with it, and the run goes on to its end.
   const finished = run.events.find((e) => e.type === 'SUBAGENT_FINISHED' && e.subagentRunId === run.byName.get('writer'));
   assert.ok(finished.result.includes(why), finished.result);
-  const tool = run.out.newMessages.find((m) => m.role === 'tool' && m.toolCallId === run.writeCall.toolCallId);
-  assert.ok(tool.content.includes(why), 'the client holds the rejection as the tool message');
+  // The client holds it in the writer's activity message, not as a tool
+  // message of the main agent.
+  assert.ok(!run.out.newMessages.some((m) => m.role === 'tool' && m.toolCallId === run.writeCall.toolCallId));
+  const act = run.out.newMessages.find((m) => m.role === 'activity' && m.subagentRunId === run.byName.get('writer'));
+  const tool = act.content.toolCalls.find((c) => c.id === run.writeCall.toolCallId);
+  assert.ok(tool.status === 'failed' && tool.result.includes(why), 'the client holds the rejection in the activity');
   assert.equal(run.out.result, 'Lead done: mid and the writer have finished.');
 });

@@ -122,3 +122,28 @@ export async function withWarnings(fn) {
     console.warn = orig;
   }
 }
+
+// activityCall finds a subagent's tool call named name in the raw stream's
+// ACTIVITY_DELTA patches (a child's tool calls are entries of its activity
+// message, not messages of the run): its id, subagentRunId, and the
+// indexes of the events that added it and its result, with the result.
+export function activityCall(events, name) {
+  const calls = new Map(); // messageId -> number of tool calls added
+  let found;
+  for (const [i, e] of events.entries()) {
+    if (e.type !== 'ACTIVITY_DELTA') continue;
+    for (const op of e.patch) {
+      if (op.op === 'add' && op.path === '/toolCalls/-') {
+        const n = calls.get(e.messageId) ?? 0;
+        calls.set(e.messageId, n + 1);
+        if (!found && op.value.name === name) {
+          found = { toolCallId: op.value.id, subagentRunId: e.subagentRunId, messageId: e.messageId, index: n, addedAt: i };
+        }
+      } else if (found && e.messageId === found.messageId && op.path === `/toolCalls/${found.index}/result`) {
+        found.resultAt = i;
+        found.result = op.value;
+      }
+    }
+  }
+  return found;
+}

@@ -2,7 +2,7 @@
 // agent and the real `opencode acp` (offline: ../lib/opencode-team.js),
 // run with the real client (@ag-ui/client's HttpAgent) through `agentpool
 // serve agui`: both members are subagents (SUBAGENT_STARTED/FINISHED)
-// whose text, reasoning and tool calls carry their subagentRunId, every
+// whose text, reasoning and tool calls are their activity messages, every
 // event passes @ag-ui/core's schemas and the client's verifier, and no
 // opencode process outlives the server.
 import { test } from 'node:test';
@@ -46,33 +46,30 @@ test('a team of a native agent and the real opencode: both subagents with their 
   assert.equal(finished.get(oc), OPENCODE_ANSWER);
   assert.equal(finished.get(native), NATIVE_ANSWER);
 
-  // Their content, attributed: opencode's thought, its read call and its
-  // streamed answer; the native agent's answer.
-  const of = (sub, type) => events.filter((e) => e.subagentRunId === sub && e.type === type);
-  const text = (sub) => of(sub, 'TEXT_MESSAGE_CONTENT').map((e) => e.delta).join('');
-  assert.equal(text(oc), OPENCODE_ANSWER);
-  assert.ok(of(oc, 'TEXT_MESSAGE_CONTENT').length > 1, "opencode's answer streamed in several chunks");
-  assert.equal(text(native), NATIVE_ANSWER);
-  assert.equal(of(oc, 'REASONING_MESSAGE_CONTENT').map((e) => e.delta).join(''), THOUGHT);
-  const [start] = of(oc, 'TOOL_CALL_START');
-  assert.equal(start?.toolCallName, 'read', 'opencode read call is announced');
-  assert.ok(of(oc, 'TOOL_CALL_END').some((e) => e.toolCallId === start.toolCallId));
-  const [result] = of(oc, 'TOOL_CALL_RESULT');
-  assert.equal(result.toolCallId, start.toolCallId);
-  assert.equal(result.content, NOTES_TEXT.trim());
-  assert.deepEqual(result.metadata.agentpool.input, { filePath: NOTES_FILE }, 'the input opencode named once the call ran');
-  assert.deepEqual(result.metadata.agentpool.locations, [{ path: NOTES_FILE }]);
-  assert.ok(events.findIndex((e) => e === start) < events.findIndex((e) => e === result));
+  // Their content, each in its activity message (never messages of the
+  // run): opencode's thought, its read call and its answer (streamed: the
+  // text grew over several patches); the native agent's answer.
+  assert.ok(!events.some((e) => e.subagentRunId && /^(TEXT_MESSAGE|TOOL_CALL|REASONING)_/.test(e.type)), 'a member streamed run messages');
+  const msgs = out.newMessages;
+  const act = (sub) => msgs.find((m) => m.role === 'activity' && m.subagentRunId === sub)?.content;
+  const said = (sub, role) => act(sub).messages.filter((m) => m.role === role).map((m) => m.content).join('');
+  assert.equal(said(oc, 'assistant'), OPENCODE_ANSWER);
+  assert.equal(said(native, 'assistant'), NATIVE_ANSWER);
+  assert.equal(said(oc, 'reasoning'), THOUGHT);
+  const [read] = act(oc).toolCalls;
+  assert.equal(read?.name, 'read', 'opencode read call is in its activity');
+  assert.equal(read.status, 'completed');
+  assert.equal(read.result, NOTES_TEXT.trim());
+  assert.deepEqual(read.metadata.agentpool.input, { filePath: NOTES_FILE }, 'the input opencode named once the call ran');
+  assert.deepEqual(read.metadata.agentpool.locations, [{ path: NOTES_FILE }]);
 
-  // The client's own view: the run's result and the attributed messages.
+  // The client's own view: the run's result; the members' messages are
+  // not the main agent's.
   const finish = events.at(-1);
   assert.equal(finish.type, 'RUN_FINISHED');
   assert.equal(out.result, finish.result);
   assert.ok(finish.result.includes(OPENCODE_ANSWER) && finish.result.includes(NATIVE_ANSWER));
-  const msgs = out.newMessages;
-  assert.ok(msgs.some((m) => m.subagentRunId === oc && m.role === 'assistant' && m.content === OPENCODE_ANSWER), JSON.stringify(msgs));
-  assert.ok(msgs.some((m) => m.subagentRunId === native && m.role === 'assistant' && m.content === NATIVE_ANSWER));
-  assert.ok(msgs.some((m) => m.role === 'tool' && m.toolCallId === start.toolCallId && m.content === NOTES_TEXT.trim()));
+  assert.deepEqual(msgs.filter((m) => m.role !== 'activity' && m.subagentRunId), [], JSON.stringify(msgs));
 
   await server.stop();
   stopped = true;

@@ -30,16 +30,18 @@ function messages(stdout) {
 }
 
 // checkAsked checks the one session/request_permission acpx got: titled
-// with the asking grandchild, it names the grandchild's spawn tool call
-// (shown before as "Spawned: writer") and comes right after that call's
-// pending tool_call, with the same title, kind and status.
+// with the asking grandchild, it names the one card acpx was shown for
+// the delegation (acpx announces no _meta.agentpool extension): the
+// lead's task call (shown before as "Delegate on"), and comes right after
+// that call's pending tool_call, with the same title, kind and status.
+const cardTitle = 'Delegate on';
 function checkAsked(msgs, where) {
   const asks = msgs.filter((m) => m.method === 'session/request_permission');
   assert.equal(asks.length, 1, `requests ${asks.length}${where}`);
   const ask = asks[0];
   const tc = ask.params.toolCall;
   assert.equal(tc.title, title, where);
-  assert.match(tc.toolCallId, /^spawn:ses_/, where);
+  assert.doesNotMatch(tc.toolCallId, /^spawn:/, where);
   const i = msgs.indexOf(ask);
   const before = msgs[i - 1]?.params?.update;
   assert.equal(before?.sessionUpdate, 'tool_call', where);
@@ -47,7 +49,7 @@ function checkAsked(msgs, where) {
   assert.equal(tc.status, 'pending', where);
   const shown = msgs
     .slice(0, i - 1)
-    .some((m) => m.params?.update?.toolCallId === tc.toolCallId && m.params.update.title === 'Spawned: writer');
+    .some((m) => m.params?.update?.toolCallId === tc.toolCallId && m.params.update.title === cardTitle);
   assert.ok(shown, `the card was not shown before it asked${where}`);
   return tc.toolCallId;
 }
@@ -67,11 +69,11 @@ test('acpx: the editor approves a grandchild\'s Write', async () => {
   const answer = msgs.find((m) => m.result?.outcome);
   assert.deepEqual(answer.result.outcome, { outcome: 'selected', optionId: 'allow_once' }, where);
   assert.equal(readFileSync(path.join(cwd, 'hello.md'), 'utf8'), 'hello from the grandchild\n', where);
-  // The card is the writer's again, and it completed.
+  // The card is the lead's task call again, and it completed.
   const last = msgs.filter((m) => m.params?.update?.toolCallId === card).at(-1).params.update;
   assert.equal(last.status, 'completed', where);
   const titles = msgs.filter((m) => m.params?.update?.toolCallId === card && m.params.update.title).map((m) => m.params.update.title);
-  assert.equal(titles.at(-1), 'Spawned: writer', where);
+  assert.equal(titles.at(-1), cardTitle, where);
   assert.equal(msgs.at(-1).result?.stopReason, 'end_turn', where);
 });
 
@@ -90,7 +92,7 @@ test('acpx: the editor rejects the Write; the writer sees it and goes on', async
   const answer = msgs.find((m) => m.result?.outcome);
   assert.deepEqual(answer.result.outcome, { outcome: 'selected', optionId: 'reject_once' }, where);
   assert.ok(!existsSync(path.join(cwd, 'hello.md')), `a rejected Write wrote the file${where}`);
-  // The writer's answer (the card's last content) is the rejection.
+  // The writer's answer (nested in the card's last content) is the rejection.
   const end = msgs.filter((m) => m.params?.update?.toolCallId === card).at(-1).params.update;
   assert.equal(end.status, 'completed', where);
   assert.match(JSON.stringify(end.content), /approval rejected: rejected by the user in acp/, where);

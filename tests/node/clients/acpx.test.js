@@ -1,6 +1,7 @@
 // acpx 0.19.1, a headless ACP client written by others, runs
 // `agentpool serve acp` as its agent: a delegating prompt, where each
-// delegation's output is shown once and reads as text, and a prompt
+// delegation is one tool call whose output is shown once and reads as
+// text, and a prompt
 // cancelled with Ctrl-C, whose child reads "Cancelled by the user.".
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -32,8 +33,13 @@ test('acpx: a delegating prompt shows every delegation once, as text', async () 
   assert.equal(r.code, 0, where);
   assert.match(r.stdout, /\[done\] end_turn/, where);
   assert.match(r.stdout, /Done: the squad researched nested teams/, where);
+  // acpx announces no _meta.agentpool extension: each delegation is one
+  // tool call, the lead's task call, with the squad's members nested in
+  // its content; no spawn tool call besides.
+  assert.doesNotMatch(r.stdout, /Spawned: /, where);
   const done = toolBlocks(r.stdout).filter((b) => /\((completed|failed)\)$/.test(b.head));
-  assert.ok(done.length >= 6, `${done.length} finished tool calls${where}`);
+  assert.equal(done.length, 1, `${done.length} finished tool calls${where}`);
+  assert.match(done[0].body, /→ spawned /, `the members are not nested in the task call${where}`);
   for (const b of done) {
     const output = b.body.split('\n  output:\n')[1];
     assert.ok(output, `no output in ${b.head}${where}`);
@@ -57,7 +63,7 @@ test('acpx: Ctrl-C cancels the prompt; the child reads "Cancelled by the user."'
     // Once the slow child runs, press Ctrl-C (SIGINT): acpx sends
     // session/cancel and waits for the prompt's answer.
     onStdout: (out, p) => {
-      if (!interrupted && /Spawned: slow \(running\)/.test(out)) {
+      if (!interrupted && /\[tool\] Slow work \(running\)/.test(out)) {
         interrupted = true;
         setTimeout(() => p.kill('SIGINT'), 300);
       }

@@ -203,3 +203,81 @@ export function assertBinaries() {
     if (!existsSync(f)) throw new Error(`${f} does not exist (make build; npm ci in tests/node/clients)`);
   }
 }
+
+// Recorder is a loopback HTTP proxy in front of a server that keeps what
+// a client sent and what it got back: each request's method, path, status,
+// body and answer (the first 64 KiB of each; event streams are passed
+// through and not kept), and the time from its start to its first answer
+// byte. Tests read it to see what the real client asked for.
+export class Recorder {
+  constructor(target) {
+    this.target = new URL(target);
+    this.requests = [];
+  }
+
+  // start listens on a free loopback port and resolves the proxy's URL.
+  async start() {
+    const http = await import('node:http');
+    this.server = http.createServer((req, res) => {
+      const rec = { method: req.method, path: req.url, headers: req.headers, start: Date.now(), body: '', answer: '' };
+      this.requests.push(rec);
+      const chunks = [];
+      req.on('data', (c) => chunks.push(c));
+      req.on('end', () => {
+        const body = Buffer.concat(chunks);
+        rec.body = body.subarray(0, 65536).toString('utf8');
+        const up = http.request(
+          { host: this.target.hostname, port: this.target.port, method: req.method, path: req.url, headers: req.headers },
+          (ur) => {
+            rec.status = ur.statusCode;
+            rec.firstByte = Date.now();
+            res.writeHead(ur.statusCode, ur.headers);
+            const sse = String(ur.headers['content-type'] || '').startsWith('text/event-stream');
+            ur.on('data', (c) => {
+              if (!sse && rec.answer.length < 65536) rec.answer += c.toString('utf8');
+              res.write(c);
+            });
+            ur.on('end', () => {
+              rec.end = Date.now();
+              res.end();
+            });
+          },
+        );
+        up.on('error', (e) => {
+          rec.status = 502;
+          res.writeHead(502).end(String(e));
+        });
+        // The client gone (an event stream closed): let the server see it.
+        res.on('close', () => {
+          if (!res.writableFinished) up.destroy();
+        });
+        up.end(body);
+      });
+    });
+    await new Promise((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${this.server.address().port}`;
+  }
+
+  // find returns the recorded requests whose "METHOD path" matches re.
+  find(re) {
+    return this.requests.filter((r) => re.test(`${r.method} ${r.path}`));
+  }
+
+  // waitFor resolves the first recorded request matching re that has its
+  // answer (status and end), polling up to timeout ms.
+  async waitFor(re, what, timeout = 30000) {
+    const deadline = Date.now() + timeout;
+    while (Date.now() < deadline) {
+      const r = this.find(re).find((x) => x.end);
+      if (r) return r;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const seen = this.requests.map((r) => `${r.method} ${r.path} ${r.status ?? '…'}`).join('\n');
+    throw new Error(`timed out waiting for ${what} (${re}); the requests:\n${seen}`);
+  }
+
+  close() {
+    this.server?.closeAllConnections?.();
+    this.server?.close();
+  }
+}

@@ -36,6 +36,8 @@ const (
 	TypeSubagentStarted         = "SUBAGENT_STARTED"
 	TypeSubagentFinished        = "SUBAGENT_FINISHED"
 	TypeSubagentError           = "SUBAGENT_ERROR"
+	TypeActivitySnapshot        = "ACTIVITY_SNAPSHOT"
+	TypeActivityDelta           = "ACTIVITY_DELTA"
 )
 
 // Event is one AG-UI event. Only the fields of its Type are written, in a
@@ -54,7 +56,8 @@ type Event struct {
 	ParentRunID     string // RUN_STARTED
 	ProtocolVersion string // RUN_STARTED
 
-	MessageID       string // text, reasoning, TOOL_CALL_RESULT
+	MessageID       string // text, reasoning, TOOL_CALL_RESULT, ACTIVITY_*
+	ActivityType    string // ACTIVITY_SNAPSHOT, ACTIVITY_DELTA
 	Role            string // TEXT_MESSAGE_START, REASONING_MESSAGE_START, TOOL_CALL_RESULT
 	Delta           string // *_CONTENT, TOOL_CALL_ARGS
 	ToolCallID      string
@@ -74,8 +77,8 @@ type Event struct {
 	Result  string // RUN_FINISHED, SUBAGENT_FINISHED (a JSON string); omitted when empty
 	Outcome string // RUN_FINISHED outcome type ("cancelled"); omitted when empty
 
-	Snapshot json.RawMessage // STATE_SNAPSHOT ({} when empty)
-	Patch    json.RawMessage // STATE_DELTA's delta, a JSON Patch array ([] when empty)
+	Snapshot json.RawMessage // STATE_SNAPSHOT, ACTIVITY_SNAPSHOT's content ({} when empty)
+	Patch    json.RawMessage // STATE_DELTA's delta, ACTIVITY_DELTA's patch: a JSON Patch array ([] when empty)
 	Metadata json.RawMessage // TOOL_CALL_RESULT's metadata object; omitted when empty
 	Value    json.RawMessage // CUSTOM ({} when empty)
 }
@@ -147,6 +150,14 @@ func (e *Event) AppendJSON(dst []byte) []byte {
 		w.raw("snapshot", e.Snapshot)
 	case TypeStateDelta:
 		w.rawArray("delta", e.Patch)
+	case TypeActivitySnapshot:
+		w.str("messageId", e.MessageID)
+		w.str("activityType", e.ActivityType)
+		w.raw("content", e.Snapshot)
+	case TypeActivityDelta:
+		w.str("messageId", e.MessageID)
+		w.str("activityType", e.ActivityType)
+		w.rawArray("patch", e.Patch)
 	case TypeCustom:
 		w.str("name", e.Name)
 		w.raw("value", e.Value)

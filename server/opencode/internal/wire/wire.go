@@ -30,6 +30,10 @@ type Session struct {
 	// Revert is set while the session stands reverted (POST .../revert)
 	// and not yet unreverted nor gone on.
 	Revert *SessionRevert `json:"revert,omitempty"`
+	// Metadata is OpenCode's free-form session metadata; agentpool puts
+	// the stored record's facts under "agentpool" (status, stopReason,
+	// error, durationMs, own tokens and cost).
+	Metadata map[string]any `json:"metadata,omitempty"`
 }
 
 // SessionRevert is a session's revert point: the message the session was

@@ -1,50 +1,11 @@
-// Package processor records root runs into the store and projects them into
-// the session tree (spec/EVENTS.md §6): one recorder, one projection.
+// Package sessiontree is the live session tree of spec/EVENTS.md §6: a
+// projection of the runs that a record.Processor records, which the
+// OpenCode server and the web view read. The name says what it holds: the
+// tree of sessions (and their messages and parts) as the events build it;
+// it writes nothing.
 //
-// # Recorder
-//
-// A Processor opens one Recorder per root run (Open); the pool makes it the
-// run's root sink. For each event of the run, under the run's lock, the
-// Recorder
-//
-//   - appends the event, unwrapped, to the log of the session that produced
-//     it (session.Store.AppendEvents), in stream order (an event that wraps
-//     nothing or has no session is logged and neither stored nor watched);
-//   - hands it to the run's watchers (Watch): those registered when the
-//     run's first event came, to the run's end;
-//   - passes it on to the next sink (the caller's).
-//
-// So the store, the watchers and the caller see the same order. Relay
-// hands on, in that order too, an event its producer stored already (a
-// run on a durable engine, whose workers write the logs): the watchers
-// and the next sink get it, the store is not written and no store rule
-// applies. Record
-// appends an event of the run without passing it on, in the same order:
-// for events outside the run's span (spawn.Invocation.Record; the
-// session/start and session/end hooks).
-//
-// The store rules, for producers that do not write the store themselves
-// (spawn.Spawn creates each child before its start and writes its final
-// record before its end; the pool creates the root):
-//
-//   - the root is created in the store when missing (one read per run);
-//   - reactive fallback: a child event whose session is not in the store
-//     creates it, and the missing sessions of its path, from what the
-//     wrapper carries, then is appended; a spawn_session_start whose child
-//     is not in the store creates it from the start (one read per start);
-//   - spawn_session_end completes the child's record (status, stop reason,
-//     totals, duration, error) while the store still shows it running (one
-//     read per end); children that the run started or created and that are
-//     still open when their parent (or the root) ends are ended as aborted,
-//     on the same terms. The store is only completed, never contradicted.
-//
-// On the spawn.Spawn path that costs those reads and one append per event,
-// with no allocation per event. A run nobody watches costs nothing more.
-//
-// # Projection
-//
-// A Projection is the session tree of the runs it watches (Processor.Watch)
-// or is fed by hand (Apply, which returns the Changes of one event). It
+// A Projection is the session tree of the runs it watches
+// (record.Processor.Watch) or is fed by hand (Apply, which returns the Changes of one event). It
 // keeps per session its record and status, the user message that started
 // it, an open assistant message and its parts (text, reasoning, tool parts
 // going pending → running → completed | error), and in the parent a
@@ -63,9 +24,9 @@
 //
 // The projection reads the store (the record of a session it starts
 // projecting; Session and Plan of a run it released) and never writes it:
-// the recorder runs first, so what the store rules create is there. A root
-// the store does not have (a stream fed by hand) is announced with a
-// SessionCreated.
+// the recorder (package record) runs first, so what the store rules
+// create is there. A root the store does not have (a stream fed by hand)
+// is announced with a SessionCreated.
 //
 // Guarantees:
 //
@@ -98,4 +59,4 @@
 //     of a released child change nothing; Session then reads the store. A
 //     released child that is continued as a root run of its own is
 //     projected afresh.
-package processor
+package sessiontree

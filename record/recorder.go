@@ -1,4 +1,4 @@
-package processor
+package record
 
 import (
 	"context"
@@ -85,7 +85,7 @@ func (r *Recorder) Record(sessionID string, e event.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := r.append(st, sessionID, e); err != nil && !errors.Is(err, session.ErrEarlierWriteLost) {
-		r.p.log.Warn("processor: store event", "session", sessionID, "kind", e.Kind(), "err", err)
+		r.p.log.Warn("record: store event", "session", sessionID, "kind", e.Kind(), "err", err)
 	}
 }
 
@@ -98,11 +98,11 @@ func (r *Recorder) record(e event.Event) bool {
 	}
 	sid, inner := event.Unwrap(r.owner, e)
 	if inner == nil {
-		r.p.log.Warn("processor: subagent event wraps nothing", "owner", r.owner, "child", sid)
+		r.p.log.Warn("record: subagent event wraps nothing", "owner", r.owner, "child", sid)
 		return false
 	}
 	if sid == "" {
-		r.p.log.Warn("processor: event without a session", "kind", e.Kind())
+		r.p.log.Warn("record: event without a session", "kind", e.Kind())
 		return false
 	}
 	if !r.started {
@@ -117,7 +117,7 @@ func (r *Recorder) record(e event.Event) bool {
 		if w, ok := e.(event.Subagent); ok {
 			// A child whose spawn_session_start never came and that
 			// nobody created in the store.
-			r.p.log.Warn("processor: event of a child without spawn_session_start; creating it (reactive fallback)",
+			r.p.log.Warn("record: event of a child without spawn_session_start; creating it (reactive fallback)",
 				"owner", r.owner, "child", sid, "kind", inner.Kind())
 			r.fallback(w)
 			err = r.append(st, sid, inner)
@@ -126,7 +126,7 @@ func (r *Recorder) record(e event.Event) bool {
 	if err != nil && !errors.Is(err, session.ErrEarlierWriteLost) {
 		// The refusals after a run's first lost write are counted in
 		// its account (session.TrackWrites), not logged one by one.
-		r.p.log.Warn("processor: store event", "session", sid, "kind", inner.Kind(), "err", err)
+		r.p.log.Warn("record: store event", "session", sid, "kind", inner.Kind(), "err", err)
 	}
 	switch ev := inner.(type) {
 	case event.SpawnSessionStart:
@@ -170,7 +170,7 @@ func (r *Recorder) start() {
 		return
 	}
 	if !errors.Is(err, session.ErrNotFound) {
-		r.p.log.Warn("processor: load session", "session", r.owner, "err", err)
+		r.p.log.Warn("record: load session", "session", r.owner, "err", err)
 	}
 	now := time.Now()
 	r.create(session.Session{ID: r.owner, Status: session.StatusRunning, SourceType: event.SourceAgent, CreatedAt: now, UpdatedAt: now})
@@ -178,7 +178,7 @@ func (r *Recorder) start() {
 
 func (r *Recorder) create(rec session.Session) {
 	if err := r.p.store.CreateSession(r.ctx, rec); err != nil && !errors.Is(err, session.ErrExists) {
-		r.p.log.Warn("processor: create session", "session", rec.ID, "err", err)
+		r.p.log.Warn("record: create session", "session", rec.ID, "err", err)
 	}
 }
 
@@ -221,7 +221,7 @@ func (r *Recorder) childStarted(parent string, ev event.SpawnSessionStart) {
 	}
 	if ok, err := r.exists(ev.ChildSessionID); !ok {
 		if err != nil {
-			r.p.log.Warn("processor: load session", "session", ev.ChildSessionID, "err", err)
+			r.p.log.Warn("record: load session", "session", ev.ChildSessionID, "err", err)
 		}
 		r.create(childRecord(spawnInfo{child: ev.ChildSessionID, sourceName: ev.SourceName, sourceType: ev.SourceType,
 			description: ev.Description, depth: ev.Depth}, parent, time.Now()))
@@ -277,15 +277,15 @@ func (r *Recorder) childEnded(parent string, ev event.SpawnSessionEnd) {
 			return
 		}
 	case errors.Is(err, session.ErrNotFound):
-		r.p.log.Warn("processor: spawn_session_end of a child without spawn_session_start; creating it (reactive fallback)",
+		r.p.log.Warn("record: spawn_session_end of a child without spawn_session_start; creating it (reactive fallback)",
 			"parent", parent, "child", c)
 		rec := childRecord(spawnInfo{child: c, sourceName: ev.SourceName, sourceType: ev.SourceType, depth: ev.Depth}, parent, time.Now())
 		if err := r.p.store.CreateSession(r.ctx, rec); err != nil && !errors.Is(err, session.ErrExists) {
-			r.p.log.Warn("processor: create session", "session", c, "err", err)
+			r.p.log.Warn("record: create session", "session", c, "err", err)
 			return
 		}
 	default:
-		r.p.log.Warn("processor: load session", "session", c, "err", err)
+		r.p.log.Warn("record: load session", "session", c, "err", err)
 		return
 	}
 	r.storeEnd(c, endOf(ev), false)
@@ -364,24 +364,23 @@ func (r *Recorder) storeEnd(id string, f finishInfo, check bool) {
 		}
 	})
 	if err != nil {
-		r.p.log.Warn("processor: store session end", "session", id, "err", err)
+		r.p.log.Warn("record: store session end", "session", id, "err", err)
 	}
 }
 
 // finishInfo is how a session ended.
 type finishInfo struct {
-	stop        event.StopReason
-	err, output string
-	usage       *event.Usage
-	cost        float64
-	durationMS  int64
-	final       bool // the values are the session's final totals (spawn_session_end)
+	stop       event.StopReason
+	err        string
+	usage      *event.Usage
+	cost       float64
+	durationMS int64
+	final      bool // the values are the session's final totals (spawn_session_end)
 }
 
 // endOf is the end a spawn_session_end reports, its stop reason settled.
 func endOf(ev event.SpawnSessionEnd) finishInfo {
-	f := finishInfo{stop: ev.StopReason, err: ev.Error, output: ev.LastAssistantMessage, usage: ev.Usage,
-		cost: ev.Cost, durationMS: ev.DurationMS, final: true}
+	f := finishInfo{stop: ev.StopReason, err: ev.Error, usage: ev.Usage, cost: ev.Cost, durationMS: ev.DurationMS, final: true}
 	f.settle()
 	return f
 }
@@ -404,17 +403,17 @@ var parentEnded = finishInfo{stop: event.StopAborted, err: errParentEnded}
 // first.
 const errParentEnded = "parent session ended first"
 
+// spawnInfo is what the recorder knows of a child it creates in the store.
 type spawnInfo struct {
-	child, toolCallID, sourceName        string
-	mechanism                            event.Mechanism
-	runMode                              event.RunMode
-	sourceType                           event.SourceType
-	description, prompt, modelID, taskID string
-	depth                                int
+	child, sourceName string
+	sourceType        event.SourceType
+	description       string
+	depth             int
 }
 
 // childRecord is the record of a child that is not in the store (the
-// record spawn.Spawn would have written).
+// record spawn.Spawn would have written). The projection (package
+// sessiontree) makes the same record for a child the store lacks.
 func childRecord(info spawnInfo, parentID string, now time.Time) session.Session {
 	title := info.description
 	if title == "" {

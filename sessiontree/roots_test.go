@@ -1,4 +1,4 @@
-package processor
+package sessiontree
 
 // Tests that root runs share no lock of the Projection on the event path
 // (issue 32): a run whose projection is held up does not hold up another.

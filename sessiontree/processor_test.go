@@ -1,4 +1,4 @@
-package processor_test
+package sessiontree_test
 
 import (
 	"bytes"
@@ -13,9 +13,10 @@ import (
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/pool"
-	"github.com/agentpool/agentpool/processor"
+	"github.com/agentpool/agentpool/record"
 	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/session/memory"
+	"github.com/agentpool/agentpool/sessiontree"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -23,63 +24,63 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // recorder collects the Changes a processor reports.
 type recorder struct {
 	mu sync.Mutex
-	cs []processor.Change
+	cs []sessiontree.Change
 }
 
-func (r *recorder) add(_ string, cs []processor.Change) {
+func (r *recorder) add(_ string, cs []sessiontree.Change) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.cs = append(r.cs, cs...)
 }
 
-func (r *recorder) all() []processor.Change {
+func (r *recorder) all() []sessiontree.Change {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]processor.Change(nil), r.cs...)
+	return append([]sessiontree.Change(nil), r.cs...)
 }
 
 // tree is what a client would know after applying every change.
 type tree struct {
 	created  map[string]session.Session
-	sessions map[string]session.Session // last update
-	parts    map[string]processor.Part  // last update per part id
-	msgs     map[string]processor.Message
+	sessions map[string]session.Session  // last update
+	parts    map[string]sessiontree.Part // last update per part id
+	msgs     map[string]sessiontree.Message
 	idle     map[string]int
 	errors   map[string]int
 	order    []string          // part ids in first-seen order
 	text     map[string]string // text accumulated from deltas, per part
 }
 
-func build(t *testing.T, cs []processor.Change) *tree {
+func build(t *testing.T, cs []sessiontree.Change) *tree {
 	t.Helper()
-	tr := &tree{created: map[string]session.Session{}, sessions: map[string]session.Session{}, parts: map[string]processor.Part{},
-		msgs: map[string]processor.Message{}, idle: map[string]int{}, errors: map[string]int{}, text: map[string]string{}}
+	tr := &tree{created: map[string]session.Session{}, sessions: map[string]session.Session{}, parts: map[string]sessiontree.Part{},
+		msgs: map[string]sessiontree.Message{}, idle: map[string]int{}, errors: map[string]int{}, text: map[string]string{}}
 	for _, c := range cs {
 		switch v := c.(type) {
-		case processor.SessionCreated:
+		case sessiontree.SessionCreated:
 			if _, dup := tr.created[v.Info.ID]; dup {
 				t.Errorf("session %s created twice", v.Info.ID)
 			}
 			tr.created[v.Info.ID] = v.Info
 			tr.sessions[v.Info.ID] = v.Info
-		case processor.SessionUpdated:
+		case sessiontree.SessionUpdated:
 			tr.sessions[v.Info.ID] = v.Info
-		case processor.MessageUpdated:
+		case sessiontree.MessageUpdated:
 			tr.msgs[v.Info.ID] = v.Info
-		case processor.PartUpdated:
+		case sessiontree.PartUpdated:
 			if _, ok := tr.parts[v.Part.ID]; !ok {
 				tr.order = append(tr.order, v.Part.ID)
 				tr.text[v.Part.ID] = v.Part.Text
 			}
 			tr.parts[v.Part.ID] = v.Part
-		case processor.PartDelta:
+		case sessiontree.PartDelta:
 			if _, ok := tr.parts[v.PartID]; !ok {
 				t.Errorf("delta for unknown part %s", v.PartID)
 			}
 			tr.text[v.PartID] += v.Delta
-		case processor.SessionIdle:
+		case sessiontree.SessionIdle:
 			tr.idle[v.SessionID]++
-		case processor.SessionError:
+		case sessiontree.SessionError:
 			tr.errors[v.SessionID]++
 		}
 		if c.Session() == "" {
@@ -90,8 +91,8 @@ func build(t *testing.T, cs []processor.Change) *tree {
 }
 
 // linkOf returns the part pointing at child.
-func (tr *tree) linkOf(child string) (processor.Part, int) {
-	var found processor.Part
+func (tr *tree) linkOf(child string) (sessiontree.Part, int) {
+	var found sessiontree.Part
 	n := 0
 	for _, p := range tr.parts {
 		if p.Child() == child {
@@ -105,10 +106,10 @@ func (tr *tree) linkOf(child string) (processor.Part, int) {
 func (tr *tree) checkNothingOpen(t *testing.T) {
 	t.Helper()
 	for _, p := range tr.parts {
-		if p.Type == processor.PartTool && (p.State.Status == processor.ToolPending || p.State.Status == processor.ToolRunning) {
+		if p.Type == sessiontree.PartTool && (p.State.Status == sessiontree.ToolPending || p.State.Status == sessiontree.ToolRunning) {
 			t.Errorf("part %s (%s %s) left %s", p.ID, p.Tool, p.CallID, p.State.Status)
 		}
-		if p.Type != processor.PartTool && p.End.IsZero() {
+		if p.Type != sessiontree.PartTool && p.End.IsZero() {
 			t.Errorf("%s part %s never ended", p.Type, p.ID)
 		}
 	}
@@ -121,11 +122,11 @@ func (tr *tree) checkNothingOpen(t *testing.T) {
 
 // runPool runs a pool whose processor a projection watches, and returns
 // the projection, the Changes it reported and the live stream.
-func runPool(t *testing.T, m *config.Manifest, prompt string) (st *memory.Store, proj *processor.Projection, rec *recorder, root string, live []event.Event) {
+func runPool(t *testing.T, m *config.Manifest, prompt string) (st *memory.Store, proj *sessiontree.Projection, rec *recorder, root string, live []event.Event) {
 	t.Helper()
 	st = memory.New()
-	p := processor.New(st, nil)
-	proj = processor.NewProjection(st, nil)
+	p := record.New(st, nil)
+	proj = sessiontree.NewProjection(st, nil)
 	rec = &recorder{}
 	proj.Subscribe(rec.add)
 	p.Watch(proj)
@@ -179,7 +180,7 @@ func TestPoolRunNested(t *testing.T) {
 		if link.SessionID != s.ParentID || link.State.Metadata["parentSessionId"] != s.ParentID {
 			t.Errorf("the part pointing at %s is in %s, want %s", s.AgentName, link.SessionID, s.ParentID)
 		}
-		if link.State.Status != processor.ToolCompleted {
+		if link.State.Status != sessiontree.ToolCompleted {
 			t.Errorf("the part pointing at %s is %s", s.AgentName, link.State.Status)
 		}
 		if tr.idle[s.ID] != 1 {
@@ -213,7 +214,7 @@ func TestPoolRunNested(t *testing.T) {
 	// The text a client rebuilt from deltas is the final answer.
 	final := ""
 	for _, id := range tr.order {
-		if pt := tr.parts[id]; pt.SessionID == root && pt.Type == processor.PartText {
+		if pt := tr.parts[id]; pt.SessionID == root && pt.Type == sessiontree.PartText {
 			final = tr.text[id]
 			if pt.Text != final {
 				t.Errorf("part %s: text %q, deltas give %q", id, pt.Text, final)
@@ -259,7 +260,7 @@ func TestPoolRunNested(t *testing.T) {
 		}
 	}
 	for _, c := range rec.all()[before:] {
-		if _, ok := c.(processor.SessionCreated); ok {
+		if _, ok := c.(sessiontree.SessionCreated); ok {
 			t.Errorf("replayed start created %s again", c.Session())
 		}
 	}
@@ -313,14 +314,14 @@ func TestPoolRunErrorsAndAsync(t *testing.T) {
 		}
 		switch k.AgentName {
 		case "broken":
-			if link.State.Status != processor.ToolError || !strings.Contains(link.State.Error, "model exploded") {
+			if link.State.Status != sessiontree.ToolError || !strings.Contains(link.State.Error, "model exploded") {
 				t.Errorf("broken link: %s %q", link.State.Status, link.State.Error)
 			}
 			if tr.errors[k.ID] != 1 || tr.idle[k.ID] != 1 || tr.sessions[k.ID].Status != session.StatusError {
 				t.Errorf("broken: %d errors, %d idle, status %s", tr.errors[k.ID], tr.idle[k.ID], tr.sessions[k.ID].Status)
 			}
 		case "helper":
-			if link.State.Status != processor.ToolCompleted {
+			if link.State.Status != sessiontree.ToolCompleted {
 				t.Errorf("helper link %s", link.State.Status)
 			}
 			if tr.sessions[k.ID].Status != session.StatusCompleted || tr.idle[k.ID] != 1 {
@@ -335,9 +336,9 @@ func TestPoolRunErrorsAndAsync(t *testing.T) {
 				continue
 			}
 			switch msg.Role {
-			case processor.RoleUser:
+			case sessiontree.RoleUser:
 				user++
-			case processor.RoleAssistant:
+			case sessiontree.RoleAssistant:
 				asst++
 				if msg.ParentID == "" {
 					t.Errorf("assistant message of %s answers nothing", k.AgentName)
@@ -373,12 +374,12 @@ func (l *logBuffer) String() string {
 }
 
 // hand feeds streams by hand as a pool does: the events of each root run
-// through the run's own processor.Recorder, which the projection watches.
+// through the run's own record.Recorder, which the projection watches.
 type hand struct {
-	p    *processor.Processor
-	proj *processor.Projection
+	p    *record.Processor
+	proj *sessiontree.Projection
 	mu   sync.Mutex
-	recs map[string]*processor.Recorder // by owner
+	recs map[string]*record.Recorder // by owner
 }
 
 // Apply records e, an event of the run owned by owner.
@@ -407,7 +408,7 @@ func newHand(t *testing.T) (*memory.Store, *hand, *recorder, *logBuffer) {
 	}
 	lb := &logBuffer{}
 	log := slog.New(slog.NewTextHandler(lb, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	h := &hand{p: processor.New(st, log), proj: processor.NewProjection(st, log), recs: map[string]*processor.Recorder{}}
+	h := &hand{p: record.New(st, log), proj: sessiontree.NewProjection(st, log), recs: map[string]*record.Recorder{}}
 	rec := &recorder{}
 	h.proj.Subscribe(rec.add)
 	h.p.Watch(h.proj)
@@ -485,7 +486,7 @@ func TestChildWithoutStart(t *testing.T) {
 		t.Error("no SessionCreated for the grandchild")
 	}
 	link, n := tr.linkOf("ses_g")
-	if n != 1 || link.SessionID != "ses_c" || link.State.Status != processor.ToolCompleted || link.State.Output != "hi" {
+	if n != 1 || link.SessionID != "ses_c" || link.State.Status != sessiontree.ToolCompleted || link.State.Output != "hi" {
 		t.Errorf("grandchild link: %d %+v", n, link)
 	}
 	tr.checkNothingOpen(t)
@@ -508,7 +509,7 @@ func TestEndWithError(t *testing.T) {
 		SourceName: "worker", Depth: 1, StopReason: event.StopError, Error: "boom", Usage: &event.Usage{InputTokens: 3, OutputTokens: 4}, Cost: 0.5, DurationMS: 7})
 	tr := build(t, rec.all())
 	link, n := tr.linkOf("ses_c")
-	if n != 1 || link.CallID != "cal_1" || link.State.Status != processor.ToolError || link.State.Error != "boom" {
+	if n != 1 || link.CallID != "cal_1" || link.State.Status != sessiontree.ToolError || link.State.Error != "boom" {
 		t.Errorf("link: %d %+v", n, link)
 	}
 	if string(link.State.Input) != `{"x":1}` {
@@ -529,7 +530,7 @@ func TestEndWithError(t *testing.T) {
 	}
 	// The child's pending tool did not stay running.
 	for _, pt := range tr.parts {
-		if pt.CallID == "cal_2" && pt.State.Status != processor.ToolError {
+		if pt.CallID == "cal_2" && pt.State.Status != sessiontree.ToolError {
 			t.Errorf("child's tool part %s", pt.State.Status)
 		}
 	}
@@ -577,16 +578,16 @@ func TestParentEndsOpenChildren(t *testing.T) {
 }
 
 func TestSubscribersGetCopies(t *testing.T) {
-	p := processor.NewProjection(nil, nil)
-	var got [][]processor.Change
+	p := sessiontree.NewProjection(nil, nil)
+	var got [][]sessiontree.Change
 	var mu sync.Mutex
 	for range 2 {
-		p.Subscribe(func(_ string, cs []processor.Change) {
+		p.Subscribe(func(_ string, cs []sessiontree.Change) {
 			mu.Lock()
 			defer mu.Unlock()
 			got = append(got, cs)
 			for _, c := range cs {
-				if pu, ok := c.(processor.PartUpdated); ok && pu.Part.State.Metadata != nil {
+				if pu, ok := c.(sessiontree.PartUpdated); ok && pu.Part.State.Metadata != nil {
 					pu.Part.State.Metadata["sessionId"] = "tampered"
 				}
 			}
@@ -594,11 +595,11 @@ func TestSubscribersGetCopies(t *testing.T) {
 	}
 	cs := p.Apply(context.Background(), "ses_root", start("ses_c", "ses_root", "", 1))
 	for _, c := range cs {
-		if pu, ok := c.(processor.PartUpdated); ok && pu.Part.Type == processor.PartTool && pu.Part.Child() != "ses_c" {
+		if pu, ok := c.(sessiontree.PartUpdated); ok && pu.Part.Type == sessiontree.PartTool && pu.Part.Child() != "ses_c" {
 			t.Errorf("a subscriber changed the returned part: %v", pu.Part.State.Metadata)
 		}
 	}
-	unsub := p.Subscribe(func(string, []processor.Change) { t.Error("unsubscribed function called") })
+	unsub := p.Subscribe(func(string, []sessiontree.Change) { t.Error("unsubscribed function called") })
 	unsub()
 	p.Apply(context.Background(), "ses_root", event.SpawnSessionEnd{ChildSessionID: "ses_c", ParentSessionID: "ses_root", StopReason: event.StopCompleted})
 	if len(got) != 4 {
@@ -608,8 +609,8 @@ func TestSubscribersGetCopies(t *testing.T) {
 
 func TestConcurrentStreams(t *testing.T) {
 	st := memory.New()
-	p := processor.New(st, nil)
-	p.Watch(processor.NewProjection(st, nil))
+	p := record.New(st, nil)
+	p.Watch(sessiontree.NewProjection(st, nil))
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	for i := range 8 {
@@ -642,7 +643,7 @@ func TestConcurrentStreams(t *testing.T) {
 // Part indexes come from the model stream; a hostile one must not grow
 // memory without bound or crash the projection.
 func TestHostilePartIndex(t *testing.T) {
-	p := processor.NewProjection(nil, nil)
+	p := sessiontree.NewProjection(nil, nil)
 	ctx := context.Background()
 	p.Apply(ctx, "ses_r", event.RunStarted{SessionID: "ses_r", RunID: "run", AgentName: "a"})
 	for _, i := range []int{-5, 1 << 30, 3} {

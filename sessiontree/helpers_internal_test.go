@@ -1,10 +1,9 @@
-package processor
+package sessiontree
 
 // Helpers of the internal tests: stores that count their calls, a stream
 // player, snapshots of a store.
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"reflect"
@@ -68,24 +67,6 @@ func (l *changeLog) n(owner string) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return len(l.by[owner])
-}
-
-// syncBuffer is a log destination safe for concurrent use.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // streamOpts shapes the stream play emits.

@@ -1,12 +1,12 @@
-package processor_test
+package sessiontree_test
 
 import (
 	"context"
 	"testing"
 
 	"github.com/agentpool/agentpool/event"
-	"github.com/agentpool/agentpool/processor"
 	"github.com/agentpool/agentpool/session"
+	"github.com/agentpool/agentpool/sessiontree"
 )
 
 // A message delivered to a running child (the session_message custom
@@ -45,7 +45,7 @@ func TestChildMessageAndResume(t *testing.T) {
 	var got []string
 	for _, id := range tr.order {
 		pt := tr.parts[id]
-		if pt.SessionID != "ses_c" || pt.Type != processor.PartText {
+		if pt.SessionID != "ses_c" || pt.Type != sessiontree.PartText {
 			continue
 		}
 		got = append(got, tr.msgs[pt.MessageID].Role+":"+tr.text[id])
@@ -66,7 +66,7 @@ func TestChildMessageAndResume(t *testing.T) {
 		t.Errorf("link %+v", l)
 	}
 	for _, pt := range tr.parts {
-		if pt.CallID == "cal_2" && (pt.Child() != "ses_c" || pt.State.Status != processor.ToolCompleted || pt.State.Output != "fourth") {
+		if pt.CallID == "cal_2" && (pt.Child() != "ses_c" || pt.State.Status != sessiontree.ToolCompleted || pt.State.Output != "fourth") {
 			t.Errorf("send_message part %+v", pt.State)
 		}
 	}

@@ -1,13 +1,14 @@
-package processor_test
+package record_test
 
 import (
 	"context"
 	"testing"
 
 	"github.com/agentpool/agentpool/event"
-	"github.com/agentpool/agentpool/processor"
+	"github.com/agentpool/agentpool/record"
 	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/session/memory"
+	"github.com/agentpool/agentpool/sessiontree"
 )
 
 // benchStream is one delegated call as the pool records it: a root that
@@ -56,10 +57,10 @@ func benchStream() (evs []event.Event, start, end int) {
 func benchRecord(b *testing.B, watched bool) {
 	ctx := context.Background()
 	st := memory.New()
-	p := processor.New(st, nil)
+	p := record.New(st, nil)
 	if watched {
-		proj := processor.NewProjection(st, nil)
-		defer proj.Subscribe(func(string, []processor.Change) {})()
+		proj := sessiontree.NewProjection(st, nil)
+		defer proj.Subscribe(func(string, []sessiontree.Change) {})()
 		defer p.Watch(proj)()
 	}
 	evs, start, end := benchStream()

@@ -1,4 +1,4 @@
-package processor
+package sessiontree
 
 import (
 	"encoding/json"
@@ -20,19 +20,19 @@ func (a *applier) apply(e event.Event) {
 	if w, ok := e.(event.Subagent); ok {
 		wrap = &w
 		if inner == nil {
-			a.p.log.Warn("processor: subagent event wraps nothing", "owner", a.owner, "child", sid)
+			a.p.log.Warn("sessiontree: subagent event wraps nothing", "owner", a.owner, "child", sid)
 			return
 		}
 	}
 	if sid == "" {
-		a.p.log.Warn("processor: event without a session", "kind", e.Kind())
+		a.p.log.Warn("sessiontree: event without a session", "kind", e.Kind())
 		return
 	}
 	if _, live := a.r.sessions[sid]; !live && a.p.isDone(sid) {
 		if sid != a.owner {
 			// A late or replayed event of a child whose run already ended
 			// (its log keeps it): it changes nothing in the projection.
-			a.p.log.Debug("processor: event of an ended child", "child", sid, "kind", inner.Kind())
+			a.p.log.Debug("sessiontree: event of an ended child", "child", sid, "kind", inner.Kind())
 			return
 		}
 		// A session that ran as a child, now continued as a root run of
@@ -81,7 +81,7 @@ func (a *applier) session(sid string, wrap *event.Subagent) *sess {
 	if sid == a.owner || wrap == nil {
 		return a.root(sid)
 	}
-	a.p.log.Warn("processor: event of a child without spawn_session_start; creating it (reactive fallback)",
+	a.p.log.Warn("sessiontree: event of a child without spawn_session_start; creating it (reactive fallback)",
 		"owner", a.owner, "child", sid, "kind", wrap.Event.Kind())
 	parent := a.session(a.owner, nil)
 	path := wrap.Path
@@ -117,7 +117,7 @@ func (a *applier) root(sid string) *sess {
 			return s
 		}
 		if !errors.Is(err, session.ErrNotFound) {
-			a.p.log.Warn("processor: load session", "session", sid, "err", err)
+			a.p.log.Warn("sessiontree: load session", "session", sid, "err", err)
 		}
 	}
 	s.rec = session.Session{ID: sid, Status: session.StatusRunning, SourceType: event.SourceAgent, CreatedAt: a.clock(), UpdatedAt: a.clock()}
@@ -142,7 +142,7 @@ func (a *applier) createChild(parent *sess, info spawnInfo) *sess {
 		case err == nil:
 			rec, found = r, true
 		case !errors.Is(err, session.ErrNotFound):
-			a.p.log.Warn("processor: load session", "session", info.child, "err", err)
+			a.p.log.Warn("sessiontree: load session", "session", info.child, "err", err)
 		}
 	}
 	if !found {
@@ -280,7 +280,7 @@ func (a *applier) spawnStart(parent *sess, ev event.SpawnSessionStart) {
 		_, seen = a.p.index.Load(ev.ChildSessionID)
 	}
 	if seen || a.p.isDone(ev.ChildSessionID) {
-		a.p.log.Debug("processor: duplicate spawn_session_start ignored", "child", ev.ChildSessionID)
+		a.p.log.Debug("sessiontree: duplicate spawn_session_start ignored", "child", ev.ChildSessionID)
 		return
 	}
 	a.createChild(parent, info)
@@ -298,13 +298,13 @@ func (a *applier) spawnEnd(parent *sess, ev event.SpawnSessionEnd) {
 		if ev.ChildSessionID == "" || a.p.isDone(ev.ChildSessionID) {
 			return
 		}
-		a.p.log.Warn("processor: spawn_session_end of a child without spawn_session_start; creating it (reactive fallback)",
+		a.p.log.Warn("sessiontree: spawn_session_end of a child without spawn_session_start; creating it (reactive fallback)",
 			"owner", a.owner, "child", ev.ChildSessionID)
 		c = a.createChild(parent, spawnInfo{child: ev.ChildSessionID, toolCallID: ev.ToolCallID, sourceName: ev.SourceName,
 			sourceType: ev.SourceType, depth: ev.Depth})
 	}
 	if c.ended {
-		a.p.log.Debug("processor: duplicate spawn_session_end ignored", "child", ev.ChildSessionID)
+		a.p.log.Debug("sessiontree: duplicate spawn_session_end ignored", "child", ev.ChildSessionID)
 		return
 	}
 	a.finish(c, endOf(ev))

@@ -1,4 +1,4 @@
-package processor_test
+package sessiontree_test
 
 import (
 	"context"
@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/agentpool/agentpool/event"
-	"github.com/agentpool/agentpool/processor"
 	"github.com/agentpool/agentpool/session"
+	"github.com/agentpool/agentpool/sessiontree"
 )
 
 // TestToolReportsAndPlans: a tool part carries the tool's report
@@ -32,20 +32,20 @@ func TestToolReportsAndPlans(t *testing.T) {
 		p.Apply(ctx, root, e)
 	}
 
-	var part processor.Part
-	var updates []processor.PlanUpdated
+	var part sessiontree.Part
+	var updates []sessiontree.PlanUpdated
 	for _, c := range rec.all() {
 		switch v := c.(type) {
-		case processor.PartUpdated:
+		case sessiontree.PartUpdated:
 			if v.Part.CallID == "cal_1" {
 				part = v.Part
 			}
-		case processor.PlanUpdated:
+		case sessiontree.PlanUpdated:
 			updates = append(updates, v)
 		}
 	}
 	st0 := part.State
-	if st0.Status != processor.ToolCompleted || st0.Title != "Editing f.txt" || !reflect.DeepEqual(st0.Locations, loc) ||
+	if st0.Status != sessiontree.ToolCompleted || st0.Title != "Editing f.txt" || !reflect.DeepEqual(st0.Locations, loc) ||
 		len(st0.Diffs) != 1 || *st0.Diffs[0].OldText != "a\n" || st0.Diffs[0].NewText != "b\n" || st0.ToolMetadata["replacements"] != 1 {
 		t.Fatalf("tool state %+v", st0)
 	}
@@ -65,7 +65,7 @@ func TestToolReportsAndPlans(t *testing.T) {
 	if got, ok, err := p.Plan(ctx, root); err != nil || !ok || !reflect.DeepEqual(got, plan) {
 		t.Fatalf("stored plan %v %v %v", got, ok, err)
 	}
-	reports, err := processor.ToolReports(ctx, st, root)
+	reports, err := sessiontree.ToolReports(ctx, st, root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,10 +76,10 @@ func TestToolReportsAndPlans(t *testing.T) {
 	if err := st.CreateSession(ctx, session.Session{ID: "ses_other"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, err := processor.LatestPlan(ctx, st, "ses_other"); ok || err != nil {
+	if _, ok, err := sessiontree.LatestPlan(ctx, st, "ses_other"); ok || err != nil {
 		t.Fatalf("a session without a plan: %v %v", ok, err)
 	}
-	if _, ok, err := processor.NewProjection(nil, nil).Plan(ctx, root); ok || err != nil {
+	if _, ok, err := sessiontree.NewProjection(nil, nil).Plan(ctx, root); ok || err != nil {
 		t.Fatalf("no store: %v %v", ok, err)
 	}
 }

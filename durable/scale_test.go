@@ -1,0 +1,306 @@
+package durable
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/workflow"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/agentpool/agentpool/config"
+	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/model/openai"
+	"github.com/agentpool/agentpool/pool"
+	"github.com/agentpool/agentpool/session"
+	"github.com/agentpool/agentpool/team"
+)
+
+// The scale soak of issue 39 item 1: a parallel team of many members on
+// the dev server with two workers, beside bare child workflows in the
+// same run.
+
+// envScaleMembers sets the team's size (default 200).
+const envScaleMembers = "AGENTPOOL_SCALE_MEMBERS"
+
+// teamPool is the parallel team "crew" of n members on the fake server,
+// with limits that let all of them run: member i is the agent worker-i,
+// whose model is named worker-i too, so that the fake server counts the
+// model calls of each member.
+func teamPool(baseURL, key string, st session.Store, n int) (*pool.Pool, error) {
+	members := make([]string, n)
+	agents := make([]pool.AgentSpec, n)
+	for i := range members {
+		members[i] = fmt.Sprintf("worker-%d", i)
+		m, err := openai.New(openai.Config{Model: members[i], BaseURL: baseURL, APIKey: key, MaxRetries: -1})
+		if err != nil {
+			return nil, err
+		}
+		agents[i] = pool.AgentSpec{Name: members[i], Model: m}
+	}
+	return pool.Build(pool.Config{
+		Agents:  agents,
+		Teams:   []pool.TeamSpec{{Name: "crew", Mode: team.Parallel, Members: members}},
+		Default: "crew",
+		Limits:  config.Limits{MaxChildren: n, MaxSpawns: 2*n + 10},
+	}, pool.Options{Store: st})
+}
+
+const (
+	bareParentName = "agentpool.test.BareParent"
+	bareChildName  = "agentpool.test.BareChild"
+)
+
+// registerBare registers the bare workflows: a parent that runs n child
+// workflows that do nothing, at most window at once (as the engine's
+// window), the yardstick of what a child workflow costs by itself.
+func registerBare(r Registry) {
+	r.RegisterWorkflowWithOptions(bareParent, workflow.RegisterOptions{Name: bareParentName})
+	r.RegisterWorkflowWithOptions(func(workflow.Context) error { return nil }, workflow.RegisterOptions{Name: bareChildName})
+}
+
+func bareParent(ctx workflow.Context, n, window int) error {
+	id := workflow.GetInfo(ctx).WorkflowExecution.ID
+	running, failed := 0, 0
+	for i := range n {
+		_ = workflow.Await(ctx, func() bool { return running < window })
+		running++
+		f := workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: fmt.Sprintf("%s-%d", id, i)}), bareChildName)
+		workflow.Go(ctx, func(c workflow.Context) {
+			if f.Get(c, nil) != nil {
+				failed++
+			}
+			running--
+		})
+	}
+	_ = workflow.Await(ctx, func() bool { return running == 0 })
+	if failed > 0 {
+		return fmt.Errorf("%d bare children failed", failed)
+	}
+	return nil
+}
+
+// historyStats reads a workflow's history: its events, the largest one
+// (bytes, payloads included) and its kind, and the events by type.
+func historyStats(ctx context.Context, c client.Client, id string) (n int, largest int, largestKind string, byType map[string]int, err error) {
+	byType = map[string]int{}
+	it := c.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			return n, largest, largestKind, byType, err
+		}
+		n++
+		kind := strings.TrimPrefix(ev.GetEventType().String(), "EVENT_TYPE_")
+		byType[kind]++
+		if sz := proto.Size(ev); sz > largest {
+			largest, largestKind = sz, kind
+		}
+	}
+	return n, largest, largestKind, byType, nil
+}
+
+// peakRSS is a process's peak resident set size in bytes (VmHWM), 0 when
+// it cannot be read.
+func peakRSS(pid int) uint64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// BenchmarkTeamOnTemporal runs a parallel team of AGENTPOOL_SCALE_MEMBERS
+// members (default 200; each member one model call to the fake server) on
+// the dev server with two worker processes, after a bare parent workflow
+// that runs as many empty child workflows in the engine's window
+// (DefaultMaxInFlight), in the same run. It reports the wall time per
+// child of each and their ratio, the team workflow's history (events, per
+// child, the largest event in bytes) and the workers' peak RSS. Not in
+// make test: run it by hand (BENCHMARKS.md, bench/NOTES.md).
+func BenchmarkTeamOnTemporal(b *testing.B) {
+	n := 200
+	if v := os.Getenv(envScaleMembers); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 1 {
+			b.Fatalf("%s=%q: want a positive number", envScaleMembers, v)
+		}
+	}
+	addr := startDevServer(b)
+	api := newFakeAPI(b, 0)
+	db := testDB(b)
+	st := openTestDB(b, db)
+	var workers []*workerProc
+	for i := range 2 {
+		workers = append(workers, startWorker(b, workerConfig{Address: addr, DB: db, BaseURL: api.URL + "/v1", Key: fmt.Sprintf("key-%d", i), Members: n}))
+	}
+	p, err := teamPool(api.URL+"/v1", "key-client", st, n)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Close()
+	c, err := client.Dial(client.Options{HostPort: addr, Logger: quietLogger{}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	node, _ := p.Node("crew")
+
+	var bare, wall time.Duration
+	var root string
+	for b.Loop() {
+		b.StopTimer()
+		start := time.Now()
+		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: fmt.Sprintf("bare-%d", start.UnixNano()), TaskQueue: testQueue}, bareParentName, n, DefaultMaxInFlight)
+		if err == nil {
+			err = run.Get(ctx, nil)
+		}
+		if err != nil {
+			b.Fatalf("bare children: %v", err)
+		}
+		bare += time.Since(start)
+		b.StartTimer()
+		start = time.Now()
+		var out SessionOutput
+		root, out, err = RunRoot(ctx, c, st, RootRequest{Node: node, Prompt: "Answer.", TaskQueue: testQueue}, event.SinkFunc(func(event.Event) {}))
+		if err != nil || out.StopReason != event.StopCompleted {
+			b.Fatalf("team: %+v, %v", out, err)
+		}
+		wall += time.Since(start)
+	}
+	events, largest, kind, byType, err := historyStats(ctx, c, root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var rss uint64
+	for _, w := range workers {
+		rss = max(rss, peakRSS(w.cmd.Process.Pid))
+	}
+	per := float64(wall.Milliseconds()) / float64(b.N*n)
+	perBare := float64(bare.Milliseconds()) / float64(b.N*n)
+	b.ReportMetric(per, "ms/child")
+	b.ReportMetric(perBare, "bare-ms/child")
+	b.ReportMetric(per/perBare, "x-bare")
+	b.ReportMetric(float64(events), "history-events")
+	b.ReportMetric(float64(events)/float64(n), "history-events/child")
+	b.ReportMetric(float64(largest), "largest-event-B")
+	b.ReportMetric(float64(rss)/(1<<20), "worker-peak-rss-MB")
+	b.Logf("team workflow %s: %d members, %d history events, largest %d B (%s); by type: %v", root, n, events, largest, kind, byType)
+}
+
+// A worker SIGKILLed when half of a team's members have ended: every
+// member ends completed, once, with its answer stored; no model call that
+// completed before the kill is made again (the fake server counts each
+// member's calls); the members ran in the engine's window (10 of 60).
+func TestKillWorkerMidTeam(t *testing.T) {
+	t.Parallel() // its own dev server and store; mostly waits on timeouts
+	const members, window = 60, 10
+	addr := startDevServer(t)
+	api := newFakeAPI(t, 5*time.Millisecond)
+	db := testDB(t)
+	st := openTestDB(t, db)
+	workers := make([]*workerProc, 2)
+	for i := range workers {
+		workers[i] = startWorker(t, workerConfig{Address: addr, DB: db, BaseURL: api.URL + "/v1", Key: fmt.Sprintf("key-%d", i), Members: members, Window: window})
+	}
+	p, err := teamPool(api.URL+"/v1", "key-client", st, members)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	c, err := client.Dial(client.Options{HostPort: addr, Logger: quietLogger{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+
+	// The follower's sink: at the members' halfway end, the first worker
+	// is killed (in the sink: the follower waits, the workers go on).
+	var killedAt time.Time
+	ended, running, most := 0, 0, 0
+	ends := map[string]int{}
+	endedBefore := map[string]bool{} // members (model names) that ended before the kill
+	sink := event.SinkFunc(func(e event.Event) {
+		// The members' starts and ends are the team's (the root's) own
+		// events.
+		switch x := e.(type) {
+		case event.SpawnSessionStart:
+			running++
+			most = max(most, running)
+		case event.SpawnSessionEnd:
+			running--
+			ended++
+			ends[x.ChildSessionID]++
+			if killedAt.IsZero() {
+				endedBefore[x.SourceName] = true
+			}
+			if ended == members/2 {
+				killedAt = time.Now()
+				workers[0].kill()
+			}
+		}
+	})
+	node, _ := p.Node("crew")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	root, out, err := RunRoot(ctx, c, st, RootRequest{Node: node, Prompt: "Answer.", TaskQueue: testQueue}, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.StopReason != event.StopCompleted {
+		t.Fatalf("team ended %s: %s", out.StopReason, out.Error)
+	}
+	if killedAt.IsZero() {
+		t.Fatal("no worker was killed")
+	}
+	if len(ends) != members || most > window {
+		t.Errorf("%d members ended (want %d), at most %d ran at once (window %d)", len(ends), members, most, window)
+	}
+	for id, n := range ends {
+		if n != 1 {
+			t.Errorf("member %s ended %d times", id, n)
+			continue
+		}
+		sess, err := st.GetSession(ctx, id)
+		if err != nil || sess.Status != session.StatusCompleted {
+			t.Errorf("member %s: %+v, %v", id, sess.Status, err)
+		}
+		msgs, err := st.Messages(ctx, id)
+		if err != nil || len(msgs) != 2 || msgs[1].Text() != "The answer is 42." {
+			t.Errorf("member %s: %d messages stored (%v), want its prompt and its answer", id, len(msgs), err)
+		}
+	}
+	// Calls per member: a member that ended before the kill (its answer
+	// stored) made one model call, never again; every other member's
+	// call completed once at least.
+	calls, completed := map[string]int{}, map[string]int{}
+	for _, call := range api.calls() {
+		calls[call.model]++
+		if call.completed {
+			completed[call.model]++
+		}
+	}
+	if len(endedBefore) != members/2 {
+		t.Errorf("%d members ended before the kill, want %d", len(endedBefore), members/2)
+	}
+	for i := range members {
+		m := fmt.Sprintf("worker-%d", i)
+		if completed[m] < 1 || (endedBefore[m] && calls[m] != 1) {
+			t.Errorf("member %s: %d model calls, %d completed; ended before the kill: %v", m, calls[m], completed[m], endedBefore[m])
+		}
+	}
+	t.Logf("team %s: %d members, at most %d at once, worker killed after %d ends", root, members, most, members/2)
+}
