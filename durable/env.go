@@ -41,6 +41,13 @@ var (
 		StartToCloseTimeout: time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 200 * time.Millisecond, MaximumAttempts: 20},
 	}
+	// A child's creation (Spawn) is a local activity, retried as a store
+	// write; past the workflow task's timeout the SDK goes on with it in
+	// the next task.
+	createOptions = workflow.LocalActivityOptions{
+		ScheduleToCloseTimeout: 2 * time.Minute, StartToCloseTimeout: time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: 200 * time.Millisecond, MaximumAttempts: 20},
+	}
 )
 
 // signalGrace is the timer after a final answer that lets the signals
@@ -318,7 +325,14 @@ func (e *wfEnv) Spawn(ctx context.Context, parent *spawn.Invocation, req spawn.R
 		}
 		pending := e.j.take()
 		pending.Events = append(pending.Events, encode(start))
-		if err = workflow.ExecuteActivity(workflow.WithActivityOptions(wc, storeOptions), actCreate, CreateInput{Pending: pending, Session: child}).Get(wc, nil); err != nil {
+		// A local activity: run by this worker at once, recorded as one
+		// marker, without a round trip through the server's task queue
+		// (what a member of a large team mostly cost). A worker that dies
+		// before the marker is recorded leaves it to run again from
+		// attempt 1 elsewhere: the write always looks at the log first.
+		pending.Check = true
+		lc := workflow.WithLocalActivityOptions(wc, createOptions)
+		if err = workflow.ExecuteLocalActivity(lc, actCreate, CreateInput{Pending: pending, Session: child}).Get(wc, nil); err != nil {
 			// Nothing may have been emitted: the start goes with the failure.
 			pending.Events = pending.Events[:len(pending.Events)-1]
 			e.failed(wc, pending)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"runtime"
 	"slices"
 	"strconv"
@@ -63,6 +64,21 @@ func (s *stamper) Run(_ context.Context, inv *spawn.Invocation) spawn.Result {
 	return spawn.Result{Output: "done", StopReason: event.StopCompleted}
 }
 
+// benchFlush is the FlushInterval of BenchmarkScale's server: the
+// default, or AGENTPOOL_BENCH_FLUSH (a duration; negative: none), so that
+// one test binary compares write cadences.
+func benchFlush(b *testing.B) time.Duration {
+	v := os.Getenv("AGENTPOOL_BENCH_FLUSH")
+	if v == "" {
+		return 0
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d == 0 {
+		b.Fatalf("AGENTPOOL_BENCH_FLUSH=%q: want a duration other than 0", v)
+	}
+	return d
+}
+
 // BenchmarkScale runs scaleSessions runs at once through the AG-UI server
 // on a loopback socket (Serve, MaxConns raised to fit them), each a root
 // agent whose child streams scaleEvents stamped deltas (paced), read by an HTTP
@@ -84,7 +100,7 @@ func scale(b *testing.B, name string, every time.Duration) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		srv := New(p, Options{MaxConns: scaleSessions + 16, MaxThreads: 4 * scaleSessions})
+		srv := New(p, Options{MaxConns: scaleSessions + 16, MaxThreads: 4 * scaleSessions, FlushInterval: benchFlush(b)})
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			b.Fatal(err)

@@ -2,6 +2,7 @@ package opencode
 
 import (
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,6 +35,10 @@ type busEvent struct {
 	session string // "" for server events
 	props   []byte // encoded properties (nil for a delta)
 	delta   *deltaProps
+	// joined is set on a delta that a subscriber's queue made by joining
+	// deltas (mergeDelta): that queue alone holds it, so later deltas are
+	// appended to it in place, amortized, instead of copying its text.
+	joined *joinedDelta
 
 	// reached, when not nil, makes the event a barrier: nothing is
 	// written for it; the stream closes reached once everything queued
@@ -46,6 +51,13 @@ type busEvent struct {
 type deltaEvent struct {
 	busEvent
 	props deltaProps
+}
+
+// joinedDelta is a delta event made by a queue's merge, with its text
+// growing in a builder (d.props.Delta is the builder's text).
+type joinedDelta struct {
+	deltaEvent
+	text strings.Builder
 }
 
 // newDelta returns the bus event of a delta of a session in directory dir.
@@ -251,8 +263,9 @@ func (h *hub) close() {
 
 // mergeDelta appends e's delta to the latest queued delta of the same part,
 // looking back past events of other sessions only (queue.Options.Merge).
-// The queued event is shared with the other subscribers: it is replaced
-// by a joined copy, never modified.
+// A published event is shared with the other subscribers: it is replaced
+// by a joined copy, never modified; the copy is this queue's own, and the
+// deltas that join it later are appended to it.
 func mergeDelta(prev **busEvent, e *busEvent) queue.Verdict {
 	switch {
 	case e.delta == nil:
@@ -264,8 +277,17 @@ func mergeDelta(prev **busEvent, e *busEvent) queue.Verdict {
 	if p == nil || p.PartID != e.delta.PartID || p.Field != e.delta.Field || len(p.Delta)+len(e.delta.Delta) > maxMergedDelta {
 		return queue.Stop
 	}
-	d := *p
-	d.Delta += e.delta.Delta
-	*prev = newDelta((*prev).dir, d)
+	if j := (*prev).joined; j != nil {
+		j.text.WriteString(e.delta.Delta)
+		j.props.Delta = j.text.String()
+		return queue.Merged
+	}
+	j := &joinedDelta{deltaEvent: deltaEvent{busEvent: busEvent{typ: (*prev).typ, dir: (*prev).dir, session: (*prev).session}, props: *p}}
+	j.text.Grow(2 * (len(p.Delta) + len(e.delta.Delta)))
+	j.text.WriteString(p.Delta)
+	j.text.WriteString(e.delta.Delta)
+	j.props.Delta = j.text.String()
+	j.delta, j.joined = &j.props, j
+	*prev = &j.busEvent
 	return queue.Merged
 }

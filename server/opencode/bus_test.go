@@ -74,6 +74,34 @@ func TestQueueCoalescesDeltasUnderPressure(t *testing.T) {
 	h.unsubscribe(sub)
 }
 
+// A published delta is shared by every subscriber: a queue that joins
+// deltas into it works on its own copy, to which the later deltas are
+// appended, and never changes what the other queue holds.
+func TestQueueJoinsIntoItsOwnCopy(t *testing.T) {
+	h := newHub(2)
+	s1 := h.subscribe("", false, lifecycle("", "server.connected"))
+	s2 := h.subscribe("", false, lifecycle("", "server.connected"))
+	first := delta("ses_a", "prt_1", "a")
+	h.publish(first) // both queues are full from here
+	for _, d := range []string{"b", "c", "d"} {
+		h.publish(delta("ses_a", "prt_1", d))
+	}
+	for _, sub := range []*subscriber{s1, s2} {
+		items, ok := take(sub, context.Background(), nil)
+		if !ok || len(items) != 2 || items[1].delta == nil || items[1].delta.Delta != "abcd" || items[1] == first {
+			t.Fatalf("queue %+v", items)
+		}
+		if f := string(items[1].appendFrame(nil, false, "evt_1")); !strings.Contains(f, `"delta":"abcd"`) {
+			t.Fatalf("frame %s", f)
+		}
+	}
+	if first.delta.Delta != "a" {
+		t.Fatalf("the published delta became %q", first.delta.Delta)
+	}
+	h.unsubscribe(s1)
+	h.unsubscribe(s2)
+}
+
 func TestQueueCutsHopelessSubscriber(t *testing.T) {
 	h := newHub(2)
 	slow := h.subscribe("", false, lifecycle("", "server.connected"))

@@ -98,6 +98,9 @@ func (f *foreignRuns) isLocal(root string) bool {
 	if _, ok := f.local.Load(root); ok {
 		return true
 	}
+	if f.b.pool.Runtime().Running(root) {
+		return true
+	}
 	st := f.b.facts.get(root)
 	if st == nil {
 		return false
@@ -110,7 +113,9 @@ func (f *foreignRuns) isLocal(root string) bool {
 // poll reads the running roots, starts following those of other
 // processes (seen running on two polls in a row, so that a local run
 // whose record was stored before its first event was watched is not
-// taken for one) and reads what the followed runs appended.
+// taken for one; not while a tool call of the tree waits with no run
+// going on, which this process may continue itself) and reads what the
+// followed runs appended.
 func (f *foreignRuns) poll(ctx context.Context) {
 	roots, err := f.b.store.ListSessions(ctx, session.ListOptions{RootsOnly: true, Limit: foreignRoots})
 	if err != nil {
@@ -124,6 +129,12 @@ func (f *foreignRuns) poll(ctx context.Context) {
 		if r.Status != session.StatusRunning || f.runs[r.ID] != nil || f.isLocal(r.ID) {
 			continue
 		}
+		if w, err := f.b.pool.WaitingRun(ctx, r.ID); err != nil || w != "" {
+			// A run stopped while a tool call waited for an answer (its
+			// process died, or it waits in another one): this process
+			// may go on with it (pool.Continue), as a run of its own.
+			continue
+		}
 		running[r.ID] = true
 		if f.suspect[r.ID] {
 			f.follow(ctx, r)
@@ -131,6 +142,12 @@ func (f *foreignRuns) poll(ctx context.Context) {
 	}
 	f.suspect = running
 	for id, tl := range f.runs {
+		if f.isLocal(id) {
+			// This process went on with it (pool.Continue): its own
+			// projection has it now.
+			delete(f.runs, id)
+			continue
+		}
 		if err := tl.poll(ctx, f.proj); err != nil {
 			if ctx.Err() == nil {
 				f.b.log.Warn("opencode: follow a run of another process", "session", id, "err", err)

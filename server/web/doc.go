@@ -1,6 +1,8 @@
 // Package web is agentpool's web view: a page that shows the session tree
 // of a pool live, the transcript of any session, a timeline of a run's
-// sessions, a prompt box and stop button, a cancel button on every running
+// sessions with a span per model and tool call, search and filter of
+// the tree, the files each session changed, a rewind of any message
+// (POST /session/{id}/revert?mode=), a prompt box and stop button, a cancel button on every running
 // session's row (POST /session/{id}/abort: a child alone, its parent goes
 // on; docs/control.md), and the tool calls waiting for
 // approval, with their answers. It is served by the OpenCode server

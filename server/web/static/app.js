@@ -7,6 +7,7 @@ import * as api from './api.js';
 import * as store from './store.js';
 import { renderTree, filter, agentsSeen } from './tree.js';
 import { renderTimeline } from './timeline.js';
+import { renderDiffs } from './diffs.js';
 import { renderTranscript, link, setRewind } from './transcript.js';
 
 const $ = (id) => document.getElementById(id);
@@ -46,6 +47,7 @@ function redraw() {
     $('count').textContent = n ? `${n} run${n === 1 ? '' : 's'}` : '';
     renderTimeline($('timeline'), $('tl-summary'), selected, select);
     renderTranscript($('transcript'), $('crumbs'), selected);
+    renderDiffs($('diff-panel'), $('diff-count'), $('diffs'), selected, redraw);
     const sel = selected && store.sessions.get(selected);
     const root = sel?.info ? store.rootOf(sel) : null;
     $('stop').disabled = !root || !runBusy(root);
@@ -103,7 +105,11 @@ async function selectFromHash() {
   redraw();
   if (!selected) return;
   try {
-    if (!store.sessions.get(selected)?.info) store.setInfo(await api.call('GET', `/session/${encodeURIComponent(selected)}`));
+    // Always read: the stored record (metadata.agentpool: own usage,
+    // duration, error) is newer than what the events said of it.
+    const known = store.sessions.get(selected)?.info;
+    const fresh = api.call('GET', `/session/${encodeURIComponent(selected)}`).then((info) => store.setInfo(info, true));
+    if (!known) await fresh; else fresh.then(redraw, showError);
     await loadRun(selected);
   } catch (e) {
     showError(e);
@@ -142,7 +148,7 @@ async function loadTree(root, id) {
 async function loadSessions() {
   const before = store.pendingIDs();
   const [list, status, asks] = await Promise.all([api.call('GET', '/session'), api.call('GET', '/session/status'), api.call('GET', '/permission')]);
-  for (const info of list) store.setInfo(info);
+  for (const info of list) store.setInfo(info, true);
   for (const s of store.sessions.values()) s.busy = Boolean(status[s.id]);
   // The approvals already pending (and those settled while the stream was
   // down); later ones come as permission.asked and permission.replied.
@@ -188,7 +194,14 @@ api.stream({
       showError(e);
     }
   },
-  onEvent: (ev) => store.apply(ev),
+  onEvent: (ev) => {
+    store.apply(ev);
+    // The selected session ended: its stored record has its totals.
+    const sid = ev.properties?.sessionID;
+    if (ev.type === 'session.idle' && sid && sid === selected) {
+      api.call('GET', `/session/${encodeURIComponent(sid)}`).then((info) => { store.setInfo(info, true); redraw(); }, showError);
+    }
+  },
   onState: setConn,
 });
 selectFromHash();
@@ -283,7 +296,7 @@ $('rewind-form').addEventListener('submit', async (e) => {
   $('rewind-confirm').disabled = true;
   try {
     const info = await api.call('POST', `/session/${encodeURIComponent(sid)}/revert?mode=${mode}`, { messageID: mid });
-    store.setInfo(info);
+    store.setInfo(info, true);
     store.loadMessages(sid, await api.call('GET', `/session/${encodeURIComponent(sid)}/message`));
     rewinding = null;
     $('rewind-dialog').close();

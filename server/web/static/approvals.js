@@ -122,7 +122,7 @@ function json(v) {
 }
 
 // diffView colours a unified diff line by line, as text.
-function diffView(diff) {
+export function diffView(diff) {
   const lines = diff.replace(/\n$/, '').split('\n').map((l) => {
     let cls = 'ctx';
     if (/^(Index:|====|\+\+\+ |--- )/.test(l)) cls = 'file';

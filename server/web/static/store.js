@@ -26,9 +26,12 @@ function get(id) {
 }
 
 // setInfo records a session's info and its place in the tree.
-export function setInfo(info) {
+export function setInfo(info, read) {
   const s = get(info.id);
-  if (s.info && s.info.time.updated > info.time.updated) return s;
+  // An older info from an event is ignored; one read from the server
+  // (read) is the stored record as it is now, with its totals: it wins
+  // (the events' times are the server's clock, the record's the run's).
+  if (!read && s.info && s.info.time.updated > info.time.updated) return s;
   s.info = info;
   if (info.parentID) {
     get(info.parentID).children.add(info.id);

@@ -54,7 +54,8 @@ export function renderTimeline(el, summaryEl, selected, select) {
     const st = store.status(s);
     const label = r.firstElementChild;
     const [bar, dur, spansEl] = r.lastElementChild.children;
-    label.title = s.info.title;
+    const own = store.own(s);
+    label.title = `${s.info.title} · own ${fmtTokens(own.tokens)}${own.cost ? ` ${fmtCost(own.cost)}` : ''}`;
     label.firstElementChild.textContent = s.info.agent || '?';
     label.lastElementChild.textContent = s.info.parentID ? shortTitle(s.info) : '';
     label.style.setProperty('--depth', depth);

@@ -90,7 +90,8 @@ function renderCrumbs(el, s) {
       x === s ? h('span.here', {}, x.info.agent || '?') : h('a', { href: link(x.id) }, x.info.agent || '?'),
     ])),
     h('span.stat', {}, statusIcon(st), ` ${STATUS_LABEL[st]}`,
-      st !== 'idle' ? ` · ${fmtDuration(store.duration(s))}` : '', tokens ? ` · ${fmtTokens(tokens)}` : '', cost ? ` · ${fmtCost(cost)}` : ''),
+      st !== 'idle' ? ` · ${fmtDuration(store.duration(s))}` : ''),
+    usageEl(s, tokens, cost),
     err ? h('span.stat-error.error-text', { title: err }, err) : null,
   ].filter(Boolean));
 }
@@ -99,6 +100,21 @@ function renderCrumbs(el, s) {
 // button (app.js asks for the mode and confirms).
 let onRewind = () => {};
 export function setRewind(fn) { onRewind = fn; }
+
+// usageEl is the node's tokens and cost: its own model calls' (input,
+// output, from its stored record once it ended) and, for a node with
+// children, its subtree's.
+function usageEl(s, tokens, cost) {
+  if (!tokens && !cost) return null;
+  const o = store.own(s);
+  const rec = !s.busy ? store.stored(s)?.own?.tokens : null;
+  const split = rec && rec.input + rec.output ? ` (${rec.input} in / ${rec.output} out)` : '';
+  const money = (c) => (c ? ` · ${fmtCost(c)}` : '');
+  const text = s.children.size
+    ? `own ${fmtTokens(o.tokens)}${split}${money(o.cost)} · subtree ${fmtTokens(tokens)}${money(cost)}`
+    : `${fmtTokens(tokens)}${split}${money(cost)}`;
+  return h('span.usage', { title: 'Tokens and cost of this session\'s own model calls, and of its whole subtree' }, text);
+}
 
 function messageEl(m, s) {
   const user = m.info.role === 'user';

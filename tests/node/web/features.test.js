@@ -135,6 +135,15 @@ test('the timeline has a span per model and tool call, nested under the sessions
   assert.equal(checker.length, 1);
   assert.ok(ask.start <= checker[0].start && checker[0].end <= ask.end, `the checker runs inside ask_checker: ${JSON.stringify([ask, checker])}`);
   for (const s of [...lead, ...researcher, ...checker]) assert.ok(s.end > s.start, `a span with a duration: ${JSON.stringify(s)}`);
+  // Per node: the lead's own tokens (in and out) beside its subtree's;
+  // a leaf's own.
+  const usage = () => page.locator('.crumbs .usage').textContent();
+  assert.match(await usage(), /^own [\d.]+k? tok \(\d+ in \/ \d+ out\) · subtree [\d.]+k? tok$/);
+  await row(page, 'checker').click();
+  await page.locator('.crumbs .path .here:text-is("checker")').waitFor();
+  assert.match(await usage(), /^\d+ tok \(\d+ in \/ \d+ out\)$/);
+  await row(page, 'lead').click();
+  await page.locator('.crumbs .path .here:text-is("lead")').waitFor();
   // A click on the task span opens the squad.
   await (await tlRow(page, 'lead')).locator(`.tl-span[data-child="${squadID}"]`).click();
   await page.locator('.crumbs .path .here:text-is("squad")').waitFor();
@@ -174,6 +183,16 @@ test("the rewind of a message restores the files its child changed, byte for byt
   await page.locator('.row[data-depth="0"][data-status="done"]').waitFor({ timeout: 30000 });
   await page.locator('.part.text:has-text("Lead done")').waitFor();
   assert.equal(readFileSync(notes, 'utf8'), 'rewritten by the editor\n');
+
+  // The diff panel of the root lists the file its child changed.
+  await page.click('#diff-panel > summary');
+  const file = page.locator('#diffs .diff-group:has(.diff-who a:text-is("@editor")) details.diff-file');
+  await file.waitFor();
+  assert.equal(await file.getAttribute('data-file'), notes);
+  assert.match(await page.locator('#diff-count').textContent(), /^1 file$/);
+  await file.locator('summary').click();
+  await file.locator('.d-add:has-text("+rewritten by the editor")').waitFor();
+  await shot(page, 'diff-panel');
 
   // Cancel changes nothing.
   const first = page.locator('#transcript .msg.assistant').first();

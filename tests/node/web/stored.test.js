@@ -7,7 +7,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -174,7 +174,7 @@ test("a run of another process on the same database shows live, then done", asyn
   const db = path.join(dir, 'shared.db');
   const srv = await serve(db);
   const { page, problems } = await open(srv.url);
-  const run = spawn(bin, ['run', '--db', db, '-c', manifest, '--agent', 'marathon', 'From another process'], {
+  const run = spawn(bin, ['run', '--db', db, '-c', manifest, '--agent', 'relay', 'From another process'], {
     stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, AGENTPOOL_SERVER_TOKEN: '' }, cwd: dir,
   });
   procs.push({ proc: run });
@@ -184,30 +184,30 @@ test("a run of another process on the same database shows live, then done", asyn
   const exited = new Promise((resolve) => run.once('exit', resolve));
 
   const running = (agent) => page.locator(`.row[data-status="running"]:has(.agent:text-is("${agent}"))`);
-  await running('slow').waitFor({ timeout: 20000 });
-  const rootID = await running('marathon').getAttribute('data-id');
+  await running('crawl').waitFor({ timeout: 30000 });
+  const rootID = await running('relay').getAttribute('data-id');
   const status = await (await fetch(`${srv.url}/session/status`)).json();
   assert.equal(status[rootID]?.type, 'busy', `GET /session/status lists the other process's run: ${JSON.stringify(status)}`);
-  // Its child's text streams on the page.
-  await running('slow').click();
-  const streaming = page.locator('.part.text.streaming');
-  await streaming.waitFor({ timeout: 10000 });
-  const n = (await streaming.textContent()).length;
-  await page.waitForFunction((k) => document.querySelector('.part.text.streaming')?.textContent.length > k, n);
-  await shot(page, 'cross-process-live');
-
+  // Its child's transcript, live: its text, its Bash call running.
+  await running('crawl').click();
+  await page.locator('.part.text:has-text("Waiting for the go.")').waitFor({ timeout: 15000 });
+  await page.locator('.tool-wrap:has(.tool-name:text-is("bash")) .tool-status:text-is("running")').waitFor({ timeout: 15000 });
   // A second page opened while it runs sees it running too.
   const b = await open(srv.url);
-  await b.page.locator(`.row[data-id="${rootID}"][data-status="running"]`).waitFor({ timeout: 10000 });
+  await b.page.locator(`.row[data-id="${rootID}"][data-status="running"]`).waitFor({ timeout: 15000 });
+  await shot(page, 'cross-process-live');
 
+  // The go: the other process's run goes on; both pages follow it live.
+  writeFileSync(path.join(dir, 'go'), '');
+  await page.locator('.part.text:has-text("Crawled after the go.")').waitFor({ timeout: 30000 });
   assert.equal(await exited, 0, runErr);
   for (const p of [page, b.page]) {
-    await p.locator(`.row[data-id="${rootID}"][data-status="done"]`).waitFor({ timeout: 15000 });
-    await row(p, 'slow').and(p.locator('[data-status="done"]')).waitFor();
+    await p.locator(`.row[data-id="${rootID}"][data-status="done"]`).waitFor({ timeout: 30000 });
+    await row(p, 'crawl').and(p.locator('[data-status="done"]')).waitFor();
   }
   assert.deepEqual(await (await fetch(`${srv.url}/session/status`)).json(), {});
   await page.locator(`.row[data-id="${rootID}"]`).click();
-  await page.locator('.part.text:has-text("Done.")').waitFor();
+  await page.locator('.part.text:has-text("Relayed.")').waitFor({ timeout: 15000 });
   await shot(page, 'cross-process-done');
   assert.deepEqual(problems, []);
   assert.deepEqual(b.problems, []);
