@@ -53,7 +53,7 @@ release:
 # start when test-deps and build-race are done (build-race first, so that
 # with an empty build cache go test reuses what it compiled instead of
 # compiling the same race packages at the same time). The critical path is
-# test-go (its longest packages: internal/cli, durable). TEST_JOBS=1 runs
+# test-go (its longest packages: cli, durable). TEST_JOBS=1 runs
 # the steps one after another.
 TEST_JOBS ?= 4
 test:
@@ -108,7 +108,7 @@ test-deps: bin/temporal
 		else sudo apt-get update -qq && sudo apt-get install -y -qq chromium; fi; }
 	$(step_end)
 
-# The PostgreSQL tests (session/postgres, internal/cli) use the server
+# The PostgreSQL tests (session/postgres, cli) use the server
 # tests/pg/start.sh starts (Debian's postgresql, installed when missing),
 # each in a schema of its own; AGENTPOOL_TEST_POSTGRES set in the
 # environment wins (another server). Unset, they skip, except under

@@ -175,7 +175,7 @@ var observabilityTypes = []string{"logfire", "langsmith", "agentops", "arize", "
 
 // observability reads the block. A custom provider's endpoint and headers
 // are where `run` and `serve` export OTLP traces and metrics (the OTEL_*
-// variables win; see internal/otelwire.Setup); a hosted provider (logfire,
+// variables win; see tracing/otelwire.Setup); a hosted provider (logfire,
 // ...) is kept but warned about, since nothing exports to it.
 func (p *parser) observability(e entry, path string) Observability {
 	o := Observability{Enabled: true}

@@ -6,13 +6,13 @@ import (
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/agentpool/agentpool/internal/otelpool"
 	"github.com/agentpool/agentpool/internal/otelprop"
 	"github.com/agentpool/agentpool/spawn"
+	"github.com/agentpool/agentpool/tracing"
 )
 
 // TracingInterceptor is the Temporal SDK's OpenTelemetry interceptor over
-// tp, with otelpool's propagator (W3C trace context and baggage), or nil
+// tp, with tracing's propagator (W3C trace context and baggage), or nil
 // when tp is nil (tracing off: nothing is installed). Set on the client
 // that submits roots and on the client workers are made from (a worker
 // takes its client's interceptors), it carries the submitting side's span
@@ -58,5 +58,5 @@ func nameSessionSpan(wctx workflow.Context, node spawn.Node, in SessionInput, re
 	if in.Session.ParentID == "" {
 		conv = in.Session.ID
 	}
-	otelpool.SessionSpan(span, node, in.Session, conv, string(in.Mechanism), res)
+	tracing.SessionSpan(span, node, in.Session, conv, string(in.Mechanism), res)
 }

@@ -11,10 +11,10 @@ import (
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/id"
 	"github.com/agentpool/agentpool/internal/durablewire"
-	"github.com/agentpool/agentpool/internal/otelpool"
 	"github.com/agentpool/agentpool/model"
 	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/spawn"
+	"github.com/agentpool/agentpool/tracing"
 )
 
 // Engine is what a worker runs: the session workflow over a pool's nodes,
@@ -63,7 +63,7 @@ func (e *Engine) Session(wctx workflow.Context, in SessionInput) (SessionOutput,
 	started := workflow.Now(wctx)
 	// Spans are not made by workflow code, which replays (see
 	// nameSessionSpan): the decorators of a traced pool stand aside.
-	ctx, cancel := context.WithCancelCause(otelpool.WithoutSpans(context.Background()))
+	ctx, cancel := context.WithCancelCause(tracing.WithoutSpans(context.Background()))
 	defer cancel(nil)
 	// A cancellation of the workflow (the root's, or its parent's close)
 	// is a cancellation of the run's ctx.

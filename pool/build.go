@@ -7,7 +7,6 @@ import (
 
 	"github.com/agentpool/agentpool/agent"
 	"github.com/agentpool/agentpool/config"
-	"github.com/agentpool/agentpool/internal/otelpool"
 	"github.com/agentpool/agentpool/internal/proctree"
 	"github.com/agentpool/agentpool/model"
 	"github.com/agentpool/agentpool/record"
@@ -15,6 +14,7 @@ import (
 	"github.com/agentpool/agentpool/spawn"
 	"github.com/agentpool/agentpool/team"
 	"github.com/agentpool/agentpool/tool"
+	"github.com/agentpool/agentpool/tracing"
 )
 
 // Config is a pool made of Go values: what a manifest declares, with
@@ -212,7 +212,7 @@ func build(cfg Config, opts Options, m *config.Manifest) (*Pool, error) {
 	}
 	p := &Pool{manifest: m, store: opts.Store, proc: opts.Processor, nodes: map[string]spawn.Node{}, log: opts.Logger, builtins: b, engine: opts.Engine,
 		commands: uniqueCommands(opts.Commands), budget: opts.Budget}
-	if p.obs, err = otelpool.New(opts.TracerProvider, opts.MeterProvider, otelpool.Options{}); err != nil {
+	if p.obs, err = tracing.New(opts.TracerProvider, opts.MeterProvider, tracing.Options{}); err != nil {
 		b.close()
 		return nil, err
 	}

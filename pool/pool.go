@@ -20,13 +20,13 @@ import (
 	"github.com/agentpool/agentpool/hook"
 	"github.com/agentpool/agentpool/id"
 	"github.com/agentpool/agentpool/internal/detach"
-	"github.com/agentpool/agentpool/internal/otelpool"
 	"github.com/agentpool/agentpool/model"
 	"github.com/agentpool/agentpool/record"
 	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/spawn"
 	"github.com/agentpool/agentpool/tool"
 	"github.com/agentpool/agentpool/tool/workspace"
+	"github.com/agentpool/agentpool/tracing"
 )
 
 // Options configure a Pool.
@@ -116,7 +116,7 @@ type Pool struct {
 	// obs makes the runs' spans and metrics (nil: none); traced holds the
 	// nodes it decorates, which the runtime runs (nodes keeps the
 	// undecorated ones, which Node returns).
-	obs    *otelpool.Observer
+	obs    *tracing.Observer
 	traced map[string]spawn.Node
 	// unreap releases Options.Subreaper's hold (nil: none).
 	unreap func()

@@ -1,6 +1,6 @@
 // Command agentpool-full is agentpool with the Temporal engine (`worker`,
 // manifests with execution: {engine: temporal}) and the OpenTelemetry
-// exporters: the same commands (internal/cli) with the extensions the
+// exporters: the same commands (cli) with the extensions the
 // light binary leaves out to start fast. agentpool runs it in its own place
 // when a command needs them; it can also be run directly.
 package main
@@ -9,10 +9,10 @@ import (
 	"context"
 	"os"
 
+	"github.com/agentpool/agentpool/cli"
+	"github.com/agentpool/agentpool/cli/temporalcli"
 	"github.com/agentpool/agentpool/config"
-	"github.com/agentpool/agentpool/internal/cli"
-	"github.com/agentpool/agentpool/internal/otelwire"
-	"github.com/agentpool/agentpool/internal/temporalcli"
+	"github.com/agentpool/agentpool/tracing/otelwire"
 )
 
 func main() { os.Exit(cli.Main(extensions())) }

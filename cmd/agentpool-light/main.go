@@ -1,4 +1,4 @@
-// Command agentpool-light is the agentpool command line (internal/cli):
+// Command agentpool-light is the agentpool command line (cli):
 // every command, without the Temporal SDK, gRPC and the OpenTelemetry SDK
 // and exporters. The front binary agentpool runs it in its own place for
 // every command but `version` and the top-level help; it can also be run
@@ -11,7 +11,7 @@ package main
 import (
 	"os"
 
-	"github.com/agentpool/agentpool/internal/cli"
+	"github.com/agentpool/agentpool/cli"
 )
 
 func main() { os.Exit(cli.Main(cli.Extensions{})) }

@@ -2,7 +2,7 @@
 // `agentpool version` and the top-level help (`agentpool`, `agentpool
 // help`, `-h`, `--help`) itself and, for every other command line,
 // replaces itself with agentpool-light, the command line proper
-// (internal/cli; agentpool-full when no agentpool-light is installed),
+// (cli; agentpool-full when no agentpool-light is installed),
 // found next to it, else on PATH.
 //
 // Why a front: Go runs the init of every package a binary links before

@@ -22,8 +22,8 @@ import (
 	"go.uber.org/goleak"
 	"golang.org/x/term"
 
+	"github.com/agentpool/agentpool/cli"
 	"github.com/agentpool/agentpool/internal/binaries"
-	"github.com/agentpool/agentpool/internal/cli"
 )
 
 var update = flag.Bool("update", false, "rewrite help.txt from the command line's help")
@@ -63,7 +63,7 @@ const (
 )
 
 // sibling is the stand-in command line:
-//   - "cli": the real one (internal/cli, as cmd/agentpool-light);
+//   - "cli": the real one (cli, as cmd/agentpool-light);
 //   - "report": prints a report as JSON and exits with exitEnv's status;
 //   - "signal": prints "ready PID", then exits 128+N on signal N (SIGINT,
 //     SIGTERM);

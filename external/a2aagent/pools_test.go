@@ -16,10 +16,10 @@ import (
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/external/a2aagent"
-	"github.com/agentpool/agentpool/internal/a2atest"
 	"github.com/agentpool/agentpool/model"
 	"github.com/agentpool/agentpool/pool"
 	a2asrv "github.com/agentpool/agentpool/server/a2a"
+	"github.com/agentpool/agentpool/server/a2a/a2atest"
 	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/spawn"
 )

@@ -76,7 +76,7 @@ teams:
 // fake model: both children are child sessions with their
 // spawn_session_start and spawn_session_end, the team's output has both
 // answers, and no opencode process outlives the run. (Each front end's
-// view of this team is tested with the CLI: internal/cli's
+// view of this team is tested with the CLI: cli's
 // TestRunTeamWithOpencodeTerminalAndHooks and tests/node/*/opencode-member.)
 func TestManifestParallelTeamWithOpencode(t *testing.T) {
 	model := opencodetest.NewModel(t, "opencode says hello from the fake model.")

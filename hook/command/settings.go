@@ -95,7 +95,7 @@ var unappliedHandlerFields = map[string]string{
 // settingsKeys are the top-level keys of a settings file that are no
 // hook settings and need no warning.
 // permissions are read by approval/settingsrules, enabledPlugins by the
-// CLI's discovery of Claude Code's files (internal/claudecode).
+// CLI's discovery of Claude Code's files (claudecode).
 var quietKeys = map[string]bool{"$schema": true, "description": true, "hooks": true, "disableAllHooks": true, "permissions": true, "enabledPlugins": true}
 
 // LoadSettings reads settings files (Claude Code settings.json, a hooks.json

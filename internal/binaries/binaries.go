@@ -24,7 +24,7 @@ const (
 // Marks set in the environment of an exec from one program to another, so
 // that a file by the expected name that is not the expected program (it
 // would exec itself for ever) is reported instead. The program started
-// removes its mark at once (internal/cli.Main), so the processes its
+// removes its mark at once (cli.Main), so the processes its
 // commands start do not inherit it.
 const (
 	// EnvFromFront: set by agentpool in the command line's environment.

@@ -13,7 +13,7 @@
 //   - agentpool (Front): answers `version` and the top-level help itself,
 //     and replaces itself (execve: same process, arguments, environment,
 //     open files and terminal) with the command line for everything else;
-//   - agentpool-light (Light): the command line (internal/cli) without the
+//   - agentpool-light (Light): the command line (cli) without the
 //     Temporal SDK, gRPC and the OpenTelemetry SDK and exporters;
 //   - agentpool-full (Full): the same command line with them, which
 //     agentpool-light execs for `worker`, temporal manifests and telemetry

@@ -1,5 +1,5 @@
 // Package opencodetest runs the real `opencode acp` offline in tests (the
-// tests of external/acpagent and internal/cli): the pinned binary, a fake
+// tests of external/acpagent and cli): the pinned binary, a fake
 // OpenAI-compatible model server on loopback, and an opencode project
 // whose opencode.json points at it, with the home and XDG directories in a
 // temporary folder and the models fetch off. Tests only.

@@ -5,5 +5,5 @@
 //
 // It depends on the OpenTelemetry API only (no SDK, no exporter), so that
 // the protocol servers can read traceparent without pulling in what
-// internal/otelwire wires up for the command.
+// tracing/otelwire wires up for the command.
 package otelprop

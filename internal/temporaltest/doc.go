@@ -1,5 +1,5 @@
 // Package temporaltest is what the tests that start a Temporal dev server
-// (durable, internal/cli) share. StartDev starts one on loopback ports and
+// (durable, cli) share. StartDev starts one on loopback ports and
 // starts it again on fresh ports when it exits before it serves (a port
 // taken between choosing and binding it); WaitServing waits for the
 // server's frontend to say it serves, on the gRPC health service the

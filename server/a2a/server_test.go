@@ -12,9 +12,9 @@ import (
 	"github.com/a2aproject/a2a-go/a2aclient"
 	"github.com/a2aproject/a2a-go/a2aclient/agentcard"
 
-	"github.com/agentpool/agentpool/internal/a2atest"
 	"github.com/agentpool/agentpool/pool"
 	srv "github.com/agentpool/agentpool/server/a2a"
+	"github.com/agentpool/agentpool/server/a2a/a2atest"
 	"github.com/agentpool/agentpool/server/internal/servertest"
 	"github.com/agentpool/agentpool/session"
 )

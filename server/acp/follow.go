@@ -13,7 +13,7 @@ import (
 )
 
 // runFollower is a pool engine that can follow a root that runs on it
-// from an event of its log on (internal/temporalcli: the Temporal
+// from an event of its log on (cli/temporalcli: the Temporal
 // engine's FollowRun): sink gets the tree's events, the approval requests
 // are shown in the broker the server is attached to, and each answer goes
 // to the run. It returns once the run's workflow ended, or ctx ended.

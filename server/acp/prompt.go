@@ -13,10 +13,10 @@ import (
 
 	"github.com/agentpool/agentpool/agent"
 	"github.com/agentpool/agentpool/event"
-	"github.com/agentpool/agentpool/internal/otelpool"
 	"github.com/agentpool/agentpool/internal/otelprop"
 	"github.com/agentpool/agentpool/pool"
 	"github.com/agentpool/agentpool/session"
+	"github.com/agentpool/agentpool/tracing"
 )
 
 func (c *conn) prompt(reqID json.RawMessage, params json.RawMessage) *rpcError {
@@ -50,7 +50,7 @@ func (c *conn) prompt(reqID json.RawMessage, params json.RawMessage) *rpcError {
 	// traced; anything else in _meta is ignored.
 	tp, _ := p.Meta["traceparent"].(string)
 	ts, _ := p.Meta["tracestate"].(string)
-	ctx, cancel := context.WithCancel(otelpool.WithRemoteParent(c.ctx, otelprop.FromTraceparent(tp, ts)))
+	ctx, cancel := context.WithCancel(tracing.WithRemoteParent(c.ctx, otelprop.FromTraceparent(tp, ts)))
 	run := &promptRun{cancel: cancel}
 	s.mu.Lock()
 	if s.run != nil {

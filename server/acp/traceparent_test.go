@@ -3,7 +3,7 @@ package acp
 import (
 	"testing"
 
-	"github.com/agentpool/agentpool/internal/otelpool/otelpooltest"
+	"github.com/agentpool/agentpool/tracing/tracingtest"
 )
 
 // TestPromptTraceparent checks that session/prompt's _meta.traceparent
@@ -11,14 +11,14 @@ import (
 // prompt without one, or with a traceparent that is not a string, starts
 // a trace of its own (and still runs).
 func TestPromptTraceparent(t *testing.T) {
-	p, rec := otelpooltest.TracedPool(t, nestedYAML)
+	p, rec := tracingtest.TracedPool(t, nestedYAML)
 	h := startServer(t, p, Options{})
 	defer h.close()
 	h.initialize(false)
 
 	traced, plain, odd := h.newSession(), h.newSession(), h.newSession()
 	params := promptParams(traced, "Plan the research")
-	params["_meta"] = map[string]any{"traceparent": otelpooltest.Traceparent, "other": 1}
+	params["_meta"] = map[string]any{"traceparent": tracingtest.Traceparent, "other": 1}
 	oddParams := promptParams(odd, "Plan the research")
 	oddParams["_meta"] = map[string]any{"traceparent": 42}
 	for _, ps := range []map[string]any{params, promptParams(plain, "Plan the research"), oddParams} {
@@ -27,5 +27,5 @@ func TestPromptTraceparent(t *testing.T) {
 		}
 	}
 
-	otelpooltest.CheckRootParents(t, rec.Ended(), traced, plain, odd)
+	tracingtest.CheckRootParents(t, rec.Ended(), traced, plain, odd)
 }

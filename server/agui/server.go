@@ -17,12 +17,12 @@ import (
 
 	"github.com/agentpool/agentpool/approval"
 	"github.com/agentpool/agentpool/event"
-	"github.com/agentpool/agentpool/internal/otelpool"
 	"github.com/agentpool/agentpool/internal/otelprop"
 	"github.com/agentpool/agentpool/internal/queue"
 	"github.com/agentpool/agentpool/pool"
 	"github.com/agentpool/agentpool/server/httpsec"
 	"github.com/agentpool/agentpool/session"
+	"github.com/agentpool/agentpool/tracing"
 )
 
 // Defaults of Options.
@@ -324,7 +324,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, in *wire.RunAgen
 	// The run ends with its client (request context) or with the server.
 	// A traceparent header makes the caller's span the parent of the run's
 	// root span (when the pool is traced).
-	ctx, cancel := context.WithCancel(otelpool.WithRemoteParent(r.Context(), otelprop.FromHeader(r.Header)))
+	ctx, cancel := context.WithCancel(tracing.WithRemoteParent(r.Context(), otelprop.FromHeader(r.Header)))
 	defer cancel()
 	stop := context.AfterFunc(s.runs, cancel)
 	defer stop()

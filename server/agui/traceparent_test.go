@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentpool/agentpool/internal/otelpool/otelpooltest"
 	"github.com/agentpool/agentpool/server/internal/servertest"
+	"github.com/agentpool/agentpool/tracing/tracingtest"
 )
 
 // TestTraceparentParentsTheRun checks that a run request's W3C
@@ -15,7 +15,7 @@ import (
 // span, and that a run without one starts a trace of its own.
 func TestTraceparentParentsTheRun(t *testing.T) {
 	servertest.NoLeaks(t)
-	p, rec := otelpooltest.TracedPool(t, nestedYAML)
+	p, rec := tracingtest.TracedPool(t, nestedYAML)
 	_, ts := newServer(t, p, Options{})
 
 	req, err := http.NewRequest("POST", ts.URL, strings.NewReader(runBody("traced", "hello")))
@@ -24,7 +24,7 @@ func TestTraceparentParentsTheRun(t *testing.T) {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("traceparent", otelpooltest.Traceparent)
+	req.Header.Set("traceparent", tracingtest.Traceparent)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -37,5 +37,5 @@ func TestTraceparentParentsTheRun(t *testing.T) {
 	parseSSE(t, body)
 	runOK(t, ts.URL, runBody("plain", "hello"))
 
-	otelpooltest.CheckRootParents(t, rec.Ended(), rootOf(t, p.Store(), "traced").ID, rootOf(t, p.Store(), "plain").ID)
+	tracingtest.CheckRootParents(t, rec.Ended(), rootOf(t, p.Store(), "traced").ID, rootOf(t, p.Store(), "plain").ID)
 }

@@ -22,7 +22,7 @@ import (
 const engineQueue = "agentpool-opencode-steer"
 
 // temporalEngine is the pool.Engine the command line gives a pool of a
-// manifest on Temporal (internal/temporalcli): runs submitted to a
+// manifest on Temporal (cli/temporalcli): runs submitted to a
 // queue, a child cancelled and messaged through its workflow.
 type temporalEngine struct {
 	c  client.Client

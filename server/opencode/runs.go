@@ -14,12 +14,12 @@ import (
 
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/id"
-	"github.com/agentpool/agentpool/internal/otelpool"
 	"github.com/agentpool/agentpool/internal/otelprop"
 	"github.com/agentpool/agentpool/model"
 	"github.com/agentpool/agentpool/pool"
 	"github.com/agentpool/agentpool/server/opencode/internal/wire"
 	"github.com/agentpool/agentpool/session"
+	"github.com/agentpool/agentpool/tracing"
 )
 
 // errAborted is the cause of a run the client aborted.
@@ -475,7 +475,7 @@ func (s *promptsAPI) run(gen context.Context, ss *sessState, q *sessionRuns, w *
 	s.setBusyLocked(ss, p.sid)
 	ss.mu.Unlock()
 
-	res, err := s.pool.RunSink(otelpool.WithRemoteParent(ctx, p.parent), pool.RunRequest{Node: p.node, Prompt: p.text, SessionID: p.sid}, event.SinkFunc(func(event.Event) {}))
+	res, err := s.pool.RunSink(tracing.WithRemoteParent(ctx, p.parent), pool.RunRequest{Node: p.node, Prompt: p.text, SessionID: p.sid}, event.SinkFunc(func(event.Event) {}))
 	// A run whose store did not keep its writes failed, although its
 	// stream (which the projection followed) completed: no event says so
 	// but this session.error.

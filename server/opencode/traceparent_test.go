@@ -3,7 +3,7 @@ package opencode
 import (
 	"testing"
 
-	"github.com/agentpool/agentpool/internal/otelpool/otelpooltest"
+	"github.com/agentpool/agentpool/tracing/tracingtest"
 )
 
 // TestTraceparentParentsTheRun checks that a prompt's W3C traceparent
@@ -11,14 +11,14 @@ import (
 // that a prompt without one starts a trace of its own.
 func TestTraceparentParentsTheRun(t *testing.T) {
 	noLeaks(t)
-	p, rec := otelpooltest.TracedPool(t, nestedManifest(t))
+	p, rec := tracingtest.TracedPool(t, nestedManifest(t))
 	_, base := newServer(t, p, Options{})
 
 	rid := str(createSession(t, base, "")["id"])
 	mustCall(t, 200, "POST", base+"/session/"+rid+"/message", promptBody("Write a note about nested teams"),
-		"traceparent", otelpooltest.Traceparent)
+		"traceparent", tracingtest.Traceparent)
 	other := str(createSession(t, base, "")["id"])
 	mustCall(t, 200, "POST", base+"/session/"+other+"/message", promptBody("again"))
 
-	otelpooltest.CheckRootParents(t, rec.Ended(), rid, other)
+	tracingtest.CheckRootParents(t, rec.Ended(), rid, other)
 }

@@ -117,10 +117,13 @@ func ghost(t *testing.T, path, sid, host, boot string, heartbeat time.Time, free
 func TestClaimLeaseAndBootID(t *testing.T) {
 	ctx := context.Background()
 	boot, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
-	fresh, old := time.Now(), time.Now().Add(-time.Minute)
+	// The ghost's heartbeat is its age when the ghost is written, not a
+	// time taken before the cases: under load the earlier cases take long
+	// enough for a "fresh" beat to outlive the 10 s lease.
+	const fresh, old = time.Duration(0), time.Minute
 	for _, tc := range []struct {
 		name, host, boot string
-		heartbeat        time.Time
+		heartbeat        time.Duration // the ghost's heartbeat this long ago
 		freeLock, alive  bool
 	}{
 		{name: "no lock, lease running", heartbeat: fresh, alive: true},
@@ -146,7 +149,7 @@ func TestClaimLeaseAndBootID(t *testing.T) {
 			if err := st.Flush(ctx); err != nil {
 				t.Fatal(err)
 			}
-			ghost(t, path, "ses_g", tc.host, tc.boot, tc.heartbeat, tc.freeLock)
+			ghost(t, path, "ses_g", tc.host, tc.boot, time.Now().Add(-tc.heartbeat), tc.freeLock)
 			err := st.Claim(ctx, "ses_g")
 			if tc.alive {
 				var re *session.RunningError

@@ -23,7 +23,7 @@ var core = []string{"pool", "agent", "spawn", "session", "hook", "event", "tool"
 var denied = []string{
 	module + "model/openai", module + "model/anthropic",
 	module + "tool/webfetch", module + "tool/mcp",
-	module + "batteries", module + "internal/otelwire",
+	module + "batteries", module + "tracing/otelwire",
 	"github.com/openai/", "github.com/anthropics/",
 	"github.com/modelcontextprotocol/", "github.com/coder/acp-go-sdk", module + "external/",
 	"go.opentelemetry.io/otel/sdk", "go.opentelemetry.io/otel/exporters", "go.opentelemetry.io/contrib",
@@ -142,16 +142,16 @@ func TestConfigWithoutNetHTTP(t *testing.T) {
 }
 
 // TestObserverWithoutExporters: the pool's tracing needs only the
-// OpenTelemetry API; the SDK and exporters are internal/otelwire's, which
+// OpenTelemetry API; the SDK and exporters are tracing/otelwire's, which
 // only the command imports.
 func TestObserverWithoutExporters(t *testing.T) {
-	p := list(t, "internal/otelpool")["internal/otelpool"]
+	p := list(t, "tracing")["tracing"]
 	for _, b := range p.forbidden([]string{"go.opentelemetry.io/otel/sdk", "go.opentelemetry.io/otel/exporters",
-		"go.opentelemetry.io/contrib", "google.golang.org/", "net/http", module + "internal/otelwire"}) {
-		t.Errorf("internal/otelpool depends on %s", b)
+		"go.opentelemetry.io/contrib", "google.golang.org/", "net/http", module + "tracing/otelwire"}) {
+		t.Errorf("tracing depends on %s", b)
 	}
 	if !slices.Contains(p.deps, "go.opentelemetry.io/otel/trace") {
-		t.Errorf("internal/otelpool does not use the OpenTelemetry trace API: is this test still looking at the observer?")
+		t.Errorf("tracing does not use the OpenTelemetry trace API: is this test still looking at the observer?")
 	}
 }
 

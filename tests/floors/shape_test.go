@@ -38,6 +38,7 @@ var over = map[string]int{
 	"internal/proctree.Tree": 35,
 	"agent.run":              34,
 	"sessiontree.applier":    32,
+	"server/agui.mapper":     34, // grew past 30 on main by 89a3270
 	"external/acpagent.turn": 31,
 }
 
@@ -198,6 +199,11 @@ func TestNoTypeOverThirtyMethods(t *testing.T) {
 			case listed && n < limit:
 				t.Logf("type %s has %d methods, fewer than its entry in over (%d): lower the entry", name, n, limit)
 			}
+		}
+	}
+	for name := range over {
+		if !slices.ContainsFunc(all, func(c counted) bool { return c.name == name }) {
+			t.Errorf("over lists %s, which is no longer a type of the module: remove or rename the entry", name)
 		}
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].n > all[j].n || all[i].n == all[j].n && all[i].name < all[j].name })

@@ -1,9 +1,0 @@
-// Package temporalcli is the Temporal part of agentpool-full's command line:
-// the pool.Engine that submits a pool's root runs to its Temporal task queue
-// (for every command that runs sessions when the manifest says execution:
-// {engine: temporal}) and the loop of `agentpool worker`, both over package
-// durable. Temporal implements cli.Temporal; cmd/agentpool-full hands it to
-// cli.Main. It is kept out of internal/cli so that
-// agentpool-light links neither the Temporal SDK nor gRPC: it re-executes
-// itself as agentpool-full for the commands that need this package.
-package temporalcli
