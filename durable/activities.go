@@ -13,11 +13,11 @@ import (
 
 	"github.com/agentpool/agentpool/agent"
 	"github.com/agentpool/agentpool/event"
-	"github.com/agentpool/agentpool/internal/otelpool"
 	"github.com/agentpool/agentpool/model"
 	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/spawn"
 	"github.com/agentpool/agentpool/tool"
+	"github.com/agentpool/agentpool/tracing"
 )
 
 // errTooLarge is the application error type of a turn whose response
@@ -178,7 +178,7 @@ func (a *Activities) turn(ctx context.Context, in TurnInput, retry bool) (TurnOu
 	}
 	stop := heartbeat(ctx)
 	var buf bufSink
-	t, err := ag.StreamTurn(otelpool.InConversation(ctx, in.Conversation), &in.Request, &buf)
+	t, err := ag.StreamTurn(tracing.InConversation(ctx, in.Conversation), &in.Request, &buf)
 	stop()
 	if err != nil {
 		if errors.Is(err, agent.ErrResponseTooLarge) {
@@ -282,7 +282,7 @@ func (a *Activities) Tool(ctx context.Context, in ToolInput) (ToolOutput, error)
 		return ToolOutput{Result: tool.Errorf("unknown tool %q", in.Call.Name), AfterSeq: after}, nil
 	}
 	stop := heartbeat(ctx)
-	res := tool.Run(otelpool.InConversation(ctx, in.Conversation), t, in.Call)
+	res := tool.Run(tracing.InConversation(ctx, in.Conversation), t, in.Call)
 	stop()
 	return ToolOutput{Result: res, AfterSeq: after}, nil
 }
