@@ -3,6 +3,7 @@ package checkpoint_test
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -237,6 +238,61 @@ agents:
 			expectFile(t, ws, "c.txt", origC, 0o600)
 			expectFile(t, ws, "r.txt", origR, 0o644)
 			expectFile(t, ws, "bg.txt", nil, 0)
+		})
+	}
+}
+
+// What the code toolset's format_code (gofmt, a process of its own)
+// rewrote is captured like a Bash change, and a rewind restores it.
+func TestRewindFormatCode(t *testing.T) {
+	if _, err := exec.LookPath("gofmt"); err != nil {
+		t.Skip("gofmt is not installed")
+	}
+	const messy = "package main\nfunc main(){\nx:=1\n  println( x )\n}\n"
+	for name, open := range allStores {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			st := open(t)
+			defer st.Close()
+			ws, err := filepath.EvalSymlinks(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(ws, "main.go"), []byte(messy), 0o640); err != nil {
+				t.Fatal(err)
+			}
+			os.Chmod(filepath.Join(ws, "main.go"), 0o640) // past the umask
+			m, err := config.Parse("agentpool.yaml", []byte(`
+agents:
+  fmt:
+    tools: [code]
+    model:
+      type: scripted
+      turns:
+        - tool_calls: [{name: format_code, args: {path: main.go}}]
+        - "formatted"
+`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := pool.New(m, pool.Options{Store: st, Workspace: ws, Registry: batteries.Registry()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			res, err := p.RunSink(ctx, pool.RunRequest{Prompt: "go"}, nil)
+			if err != nil || res.Result.Output != "formatted" {
+				t.Fatalf("run: %+v, %v", res, err)
+			}
+			if b, _ := os.ReadFile(filepath.Join(ws, "main.go")); string(b) == messy {
+				t.Fatal("format_code changed nothing")
+			}
+			msgs := messages(t, st, res.SessionID)
+			rw, err := checkpoint.Rewind(ctx, st, res.SessionID, msgs[0].ID, checkpoint.Code)
+			if err != nil || len(rw.Files) != 1 {
+				t.Fatalf("rewind: %+v, %v", rw, err)
+			}
+			expectFile(t, ws, "main.go", []byte(messy), 0o640)
 		})
 	}
 }

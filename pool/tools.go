@@ -176,7 +176,9 @@ func (b *builtins) tools(a AgentSpec, typ, dir string) ([]tool.Tool, error) {
 		if d.code == nil {
 			d.code = code.New(d.ws)
 		}
-		return d.code.Tools(), nil
+		// format_code rewrites files through its formatter's process:
+		// watched like Bash, so a rewind restores what it changed.
+		return b.watch.WrapAll(d.code.Tools(), d.ws), nil
 	case config.ToolsetPlan:
 		if b.todo == nil {
 			b.todo = todo.New()

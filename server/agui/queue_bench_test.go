@@ -47,13 +47,16 @@ func BenchmarkQueueFull(b *testing.B) {
 	}
 	ev := &wire.Event{Type: wire.TypeTextMessageContent, MessageID: "msg_1"}
 	it := item{ev: ev, owner: "ses_1", class: classDelta}
+	// The set-up's deltas of one message merge too (a queue joins a
+	// delta into its last item of the same message): count from here.
+	m0, _ := stats(q)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
 		q.Push(it) // an empty delta: merging allocates nothing
 	}
 	b.StopTimer()
-	if m, _ := stats(q); m != b.N {
-		b.Fatalf("merged %d of %d", m, b.N)
+	if m, _ := stats(q); m-m0 != b.N {
+		b.Fatalf("merged %d of %d", m-m0, b.N)
 	}
 }
