@@ -37,17 +37,30 @@ type inputMessage struct {
 
 // wireEvent holds the fields of the AG-UI events this client reads.
 type wireEvent struct {
-	Type          string `json:"type"`
-	MessageID     string `json:"messageId"`
-	Delta         string `json:"delta"`
-	ToolCallID    string `json:"toolCallId"`
-	ToolCallName  string `json:"toolCallName"`
-	Content       string `json:"content"`
-	Message       string `json:"message"`
-	Code          string `json:"code"`
-	Outcome       string `json:"outcome"`
-	Result        any    `json:"result"`
-	SubagentRunID string `json:"subagentRunId"`
+	Type         string `json:"type"`
+	MessageID    string `json:"messageId"`
+	Delta        string `json:"delta"`
+	ToolCallID   string `json:"toolCallId"`
+	ToolCallName string `json:"toolCallName"`
+	// Content is a tool result's text (TOOL_CALL_RESULT) but an object
+	// in other events (ACTIVITY_SNAPSHOT), so it is kept raw and read as
+	// text only where a text is meant (contentText).
+	Content       json.RawMessage `json:"content"`
+	Message       string          `json:"message"`
+	Code          string          `json:"code"`
+	Outcome       string          `json:"outcome"`
+	Result        any             `json:"result"`
+	SubagentRunID string          `json:"subagentRunId"`
+}
+
+// contentText is ev's content as text: the string it holds, or the JSON
+// itself when it is not a string.
+func (ev *wireEvent) contentText() string {
+	var s string
+	if json.Unmarshal(ev.Content, &s) == nil {
+		return s
+	}
+	return string(ev.Content)
 }
 
 // run posts in to endpoint and yields the events of its stream, in

@@ -164,7 +164,7 @@ func (t *turn) apply(ev *wireEvent) bool {
 	case "TOOL_CALL_RESULT":
 		if c := t.calls[ev.ToolCallID]; c != nil {
 			t.start(ev.ToolCallID, c)
-			t.complete(ev.ToolCallID, c, bound(ev.Content, maxToolText), false)
+			t.complete(ev.ToolCallID, c, bound(ev.contentText(), maxToolText), false)
 		}
 	case "RUN_FINISHED":
 		t.finished = true
