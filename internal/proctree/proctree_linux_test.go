@@ -149,7 +149,10 @@ func TestSignalReachesEscaped(t *testing.T) {
 		if !pollDead(10*time.Second, func() bool { return !running(pid) }) {
 			t.Fatalf("the escaped process %d survived SIGTERM", pid)
 		}
-		if tr.Alive() {
+		// A process that died is a zombie until the subreaper reaps it
+		// (ReapTrees does so in the background), and in cgroup mode Alive
+		// reads the cgroup, which holds it until then: wait for that.
+		if !pollDead(10*time.Second, func() bool { return !tr.Alive() }) {
 			t.Error("Alive after everything died")
 		}
 		if err := tr.End(); err != nil {
