@@ -147,9 +147,13 @@ async function loadTree(root, id) {
 
 async function loadSessions() {
   const before = store.pendingIDs();
+  const mark = store.statusMark();
   const [list, status, asks] = await Promise.all([api.call('GET', '/session'), api.call('GET', '/session/status'), api.call('GET', '/permission')]);
   for (const info of list) store.setInfo(info, true);
-  for (const s of store.sessions.values()) s.busy = Boolean(status[s.id]);
+  // A session whose status an event changed while the snapshot was read
+  // keeps the event's word: the snapshot may predate it (a run started
+  // just after the stream opened was shown idle while its child ran).
+  for (const s of store.sessions.values()) if (!(s.statusSeq > mark)) s.busy = Boolean(status[s.id]);
   // The approvals already pending (and those settled while the stream was
   // down); later ones come as permission.asked and permission.replied.
   store.loadApprovals(asks, before);

@@ -41,6 +41,13 @@ export function setInfo(info, read) {
   return s;
 }
 
+// statusSeq counts the session.status and session.idle events applied;
+// each session keeps the count of its last one (statusSeq), so that a
+// snapshot of GET /session/status read while events came does not undo
+// what a later event said (statusMark, before the read).
+let statusSeq = 0;
+export const statusMark = () => statusSeq;
+
 export function setBusy(ids) {
   for (const id of ids) get(id).busy = true;
 }
@@ -245,6 +252,7 @@ export function apply(ev) {
       break;
     case 'session.status': {
       const s = get(id);
+      s.statusSeq = ++statusSeq;
       const busy = p.status?.type === 'busy';
       if (busy && !s.busy) {
         s.outcome = null;
@@ -259,6 +267,7 @@ export function apply(ev) {
     }
     case 'session.idle': {
       const s = get(id);
+      s.statusSeq = ++statusSeq;
       if (s.busy) s.ended = now();
       s.busy = false;
       if (!s.outcome) s.outcome = 'done';

@@ -138,7 +138,12 @@ test('the timeline has a span per model and tool call, nested under the sessions
   // Per node: the lead's own tokens (in and out) beside its subtree's;
   // a leaf's own.
   const usage = () => page.locator('.crumbs .usage').textContent();
-  assert.match(await usage(), /^own [\d.]+k? tok \(\d+ in \/ \d+ out\) · subtree [\d.]+k? tok$/);
+  const ownAndSubtree = /^own [\d.]+k? tok \(\d+ in \/ \d+ out\) · subtree [\d.]+k? tok$/;
+  // The root's own totals come with its last session.updated, which can
+  // reach the page after the spans above: wait for them, then check.
+  await page.waitForFunction((re) => new RegExp(re).test(document.querySelector('.crumbs .usage')?.textContent ?? ''),
+    ownAndSubtree.source, { timeout: 10000 }).catch(() => {});
+  assert.match(await usage(), ownAndSubtree);
   await row(page, 'checker').click();
   await page.locator('.crumbs .path .here:text-is("checker")').waitFor();
   assert.match(await usage(), /^\d+ tok \(\d+ in \/ \d+ out\)$/);
