@@ -95,11 +95,11 @@ type Options struct {
 // a manifest (New) or from Go values (Build). It is safe for concurrent
 // runs.
 type Pool struct {
-	manifest    *config.Manifest
-	store       session.Store
-	proc        *record.Processor
-	rt          *spawn.Runtime
-	nodes       map[string]spawn.Node
+	manifest *config.Manifest
+	store    session.Store
+	proc     *record.Processor
+	rt       *spawn.Runtime
+	nodes    map[string]spawn.Node
 	// models are the models of the plain agents by name, as their runs
 	// use them (RunRequest.ModelOf).
 	models      map[string]spawn.ModelChoice
