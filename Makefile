@@ -115,13 +115,17 @@ test-deps: bin/temporal
 # CI=true, where they fail. -timeout: external/acpagent drives the real
 # opencode, whose start takes 10 to 100 s on a loaded 2-core machine; the
 # package took 11.9 min under a load average of 21 (go test's default
-# timeout is 10 min per package).
+# timeout is 10 min per package). -parallel: the tests marked t.Parallel
+# mostly wait (on CLI processes, dev servers, opencode, agents that pace
+# their answers), so more of them run at once than go test's default of
+# one per core (GOMAXPROCS, 2 here).
+TEST_PARALLEL ?= 4
 test-go: test-deps $(if $(filter test-all,$(MAKECMDGOALS)),build-race)
 	$(step_start)
 	@pg="$${AGENTPOOL_TEST_POSTGRES:-$$(tests/pg/start.sh)}" || { echo "tests/pg/start.sh failed"; exit 1; }; \
 	AGENTPOOL_TEST_POSTGRES="$$pg" AGENTPOOL_MCP_NODE_MODULES="$(CURDIR)/tests/mcp/node_modules" \
 		AGENTPOOL_ACP_NODE_MODULES="$(CURDIR)/tests/acpagents/node_modules" \
-		AGENTPOOL_TEMPORAL_BIN="$(CURDIR)/bin/temporal" $(GO) test -race -count=1 -timeout 30m $(PKGS)
+		AGENTPOOL_TEMPORAL_BIN="$(CURDIR)/bin/temporal" $(GO) test -race -count=1 -timeout 30m -parallel $(TEST_PARALLEL) $(PKGS)
 	$(step_end)
 
 # The Temporal CLI's dev server; v1.5.1 is the newest that builds from the
