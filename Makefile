@@ -49,8 +49,9 @@ release:
 # protocol tests with the real npm clients. The steps spend most of their
 # time waiting (on subprocesses, servers, browsers), so a sub-make runs them
 # side by side (-j), each step's output kept together (--output-sync):
-# check and test-deps, node-deps and build-race start at once; test-go and
-# the Node suites (one target each, see test-node) start when test-deps and
+# test-deps, node-deps and build-race start at once, check when test-deps
+# and node-deps are done; test-go and the Node suites (one target each, see
+# test-node; they also wait for node-deps) start when test-deps and
 # build-race are done (build-race first, so that with an empty build cache
 # go test reuses what it compiled instead of compiling the same race
 # packages at the same time). TEST_JOBS bounds the steps that run at once:
