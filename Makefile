@@ -19,10 +19,11 @@ BUILDFLAGS ?= -trimpath -ldflags='-s -w -X $(VERSION_PKG).Commit=$(COMMIT) -X $(
 # be installed together (each finds the next one beside it, else on PATH):
 # bin/agentpool, the front users type (2 MB: it answers `version` and the
 # help itself, as fast as a Go program starts, and execs agentpool-light for
-# every other command); bin/agentpool-light, the CLI without Temporal, gRPC
-# nor the OpenTelemetry SDK; bin/agentpool-full, the same CLI with the
-# Temporal engine and the OpenTelemetry exporters, which agentpool-light
-# runs in its place for `worker`, temporal manifests and telemetry export.
+# every other command); bin/agentpool-light, the CLI without Temporal, gRPC,
+# the OpenTelemetry SDK nor PostgreSQL; bin/agentpool-full, the same CLI with
+# the Temporal engine, the OpenTelemetry exporters and the PostgreSQL store,
+# which agentpool-light runs in its place for `worker`, temporal manifests,
+# telemetry export and a postgres:// session database.
 build:
 	CGO_ENABLED=0 $(GO) build $(BUILDFLAGS) -o bin/ ./cmd/agentpool ./cmd/agentpool-light ./cmd/agentpool-full
 

@@ -203,7 +203,7 @@ func TestServeAGUIOnTemporal(t *testing.T) {
 // it looks again every 100ms, the one wait with no notice.
 func waitStored(t *testing.T, db string, bound time.Duration, done func(session.Store) bool) bool {
 	t.Helper()
-	st, _, err := openPoolStore(db, &config.Manifest{})
+	st, _, err := openPoolStore(db, &config.Manifest{}, fullTestExtensions().Postgres)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -476,7 +476,7 @@ func engineOf(t *testing.T, db, sid string) string {
 // storedSession reads session sid's record from db.
 func storedSession(t *testing.T, db, sid string) session.Session {
 	t.Helper()
-	st, _, err := openPoolStore(db, &config.Manifest{})
+	st, _, err := openPoolStore(db, &config.Manifest{}, fullTestExtensions().Postgres)
 	if err != nil {
 		t.Fatal(err)
 	}
