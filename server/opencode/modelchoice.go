@@ -17,6 +17,10 @@ import (
 // (pool.RunRequest.ModelOf); the children keep their own models, as
 // OpenCode's subagents do. Any other model is refused.
 
+// offer answers what the server offers of models: a type of its own, so
+// that the handlers that embed base do not carry these methods too.
+type offer struct{ *base }
+
 // modelChoice is the model a prompt's turn runs on.
 type modelChoice struct {
 	ref wire.ModelRef // shown on the turn's messages
@@ -27,14 +31,14 @@ type modelChoice struct {
 
 // modelNames are the agents, in the order GET /provider lists their
 // models: the default node first, then the manifest's order.
-func (s *base) modelNames() []string {
+func (s offer) modelNames() []string {
 	m := s.pool.Manifest()
 	return append([]string{s.pool.DefaultNode()}, m.AgentOrder...)
 }
 
 // modelAgent returns the agent whose model ref is, the first in GET
 // /provider's order; "" when no agent of the pool runs on it.
-func (s *base) modelAgent(ref wire.ModelRef) string {
+func (s offer) modelAgent(ref wire.ModelRef) string {
 	m := s.pool.Manifest()
 	for _, name := range s.modelNames() {
 		if a, ok := m.Agents[name]; ok && a.External == nil && s.modelOf(name) == ref {
@@ -47,7 +51,7 @@ func (s *base) modelAgent(ref wire.ModelRef) string {
 // refOfModelID is the ref a run's model id (event.RunStarted.Model, as
 // stored) is shown with: node's own when it is its own id, else the first
 // agent's whose model has that id.
-func (s *base) refOfModelID(node, modelID string) wire.ModelRef {
+func (s offer) refOfModelID(node, modelID string) wire.ModelRef {
 	own := s.modelOf(node)
 	if modelID == "" || modelID == own.ModelID {
 		return own
@@ -66,7 +70,7 @@ func (s *base) refOfModelID(node, modelID string) wire.ModelRef {
 // chooseModel resolves the model of a prompt to node: ref nil (or empty),
 // or node's own, keeps node's own. The error is the client's mistake, in
 // words for the person who chose the model (the TUI shows it).
-func (s *base) chooseModel(node string, ref *wire.ModelRef) (modelChoice, error) {
+func (s offer) chooseModel(node string, ref *wire.ModelRef) (modelChoice, error) {
 	own := s.modelOf(node)
 	if ref == nil || (ref.ProviderID == "" && ref.ModelID == "") || *ref == own {
 		return modelChoice{ref: own}, nil
@@ -93,7 +97,7 @@ func isPlainAgent(n any) bool {
 
 // isTeamModel reports whether ref is a node's that is not an agent (a
 // team's, listed so that the TUI shows it for the team).
-func (s *base) isTeamModel(ref wire.ModelRef) bool {
+func (s offer) isTeamModel(ref wire.ModelRef) bool {
 	m := s.pool.Manifest()
 	for _, name := range s.pool.NodeNames() {
 		if _, isAgent := m.Agents[name]; !isAgent && s.modelOf(name) == ref {
@@ -105,7 +109,7 @@ func (s *base) isTeamModel(ref wire.ModelRef) bool {
 
 // offeredModels lists the agents' models as "provider/model", once each,
 // in GET /provider's order.
-func (s *base) offeredModels() []string {
+func (s offer) offeredModels() []string {
 	var out []string
 	seen := map[wire.ModelRef]bool{}
 	m := s.pool.Manifest()
