@@ -29,13 +29,15 @@ const (
 // Patches. A message's content and a call's arguments are lists of text
 // pieces, each delta appended to its list ("/-"): JSON Patch cannot
 // append to a string, and replacing the whole text at each delta would
-// cost O(n²) bytes, while sending it in chunks delays every token. Why not the subagent's own TEXT_MESSAGE_* and TOOL_CALL_*
-// events: @ag-ui/client puts every text message and tool call of a run
-// into the run's messages (newMessages), subagentRunId or not, so a chat
-// UI shows a child's words as the main agent's and sends them back as
-// the conversation on the next run. An activity message is no
-// conversation content: the client keeps it apart (role "activity") and
-// leaves it out of the next run's input.
+// cost O(n²) bytes, while sending it in chunks delays every token.
+//
+// Why not the subagent's own TEXT_MESSAGE_* and TOOL_CALL_* events:
+// @ag-ui/client puts every text message and tool call of a run into the
+// run's messages (newMessages), subagentRunId or not, so a chat UI shows
+// a child's words as the main agent's and sends them back as the
+// conversation on the next run. An activity message is no conversation
+// content: the client keeps it apart (role "activity") and leaves it out
+// of the next run's input.
 type activity struct {
 	id        string
 	msgs      int            // entries in /messages
