@@ -95,11 +95,11 @@ type Options struct {
 // a manifest (New) or from Go values (Build). It is safe for concurrent
 // runs.
 type Pool struct {
-	manifest    *config.Manifest
-	store       session.Store
-	proc        *record.Processor
-	rt          *spawn.Runtime
-	nodes       map[string]spawn.Node
+	manifest *config.Manifest
+	store    session.Store
+	proc     *record.Processor
+	rt       *spawn.Runtime
+	nodes    map[string]spawn.Node
 	// models are the models of the plain agents by name, as their runs
 	// use them (RunRequest.ModelOf).
 	models      map[string]spawn.ModelChoice
@@ -280,7 +280,7 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 	}
 	var chosen *spawn.ModelChoice
 	if req.ModelOf != "" && req.ModelOf != name {
-		c, err := p.chooseModel(node, name, req.ModelOf)
+		c, err := chooseModel(p, node, name, req.ModelOf)
 		if err != nil {
 			return RunResult{}, err
 		}
@@ -335,8 +335,9 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 }
 
 // chooseModel checks RunRequest.ModelOf (of) for a run of node (named
-// name) and returns the model it names.
-func (p *Pool) chooseModel(node spawn.Node, name, of string) (spawn.ModelChoice, error) {
+// name) and returns the model it names. (A function: Pool's methods are
+// bounded by tests/floors.)
+func chooseModel(p *Pool, node spawn.Node, name, of string) (spawn.ModelChoice, error) {
 	c, ok := p.models[of]
 	switch {
 	case !ok:
