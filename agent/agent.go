@@ -193,6 +193,8 @@ type run struct {
 	// tells which.
 	model  model.Model
 	chosen *spawn.ModelChoice
+	// client names the invocation's client tools (client.go).
+	client map[string]bool
 }
 
 // running maps the invocation of every agent run in progress to its run,
@@ -338,6 +340,9 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 		r.sink.Emit(started)
 	}
 	r.tools, r.specs = a.toolsFor(ctx, inv, r.sink)
+	if err := r.lendClientTools(); err != nil {
+		return r.fail(ctx, err, event.StopError, "client_tools")
+	}
 	if c := inv.Compact; c != nil && inv.Continue == nil {
 		return r.compactOnly(ctx, c.Instructions)
 	}
@@ -355,8 +360,18 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 			inv.Inject(d.Context)
 		}
 	}
+	if len(inv.ClientResults) > 0 {
+		r.recordClientResults(ctx)
+	}
 	if prompt != "" {
 		r.append(ctx, model.UserText(prompt))
+	}
+	system := a.cfg.SystemPrompt
+	if inv.Instructions != "" {
+		if system != "" {
+			system += "\n\n"
+		}
+		system += inv.Instructions
 	}
 	turn := 1
 	if c := inv.Continue; c != nil {
@@ -384,7 +399,7 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 		if f := r.fit(ctx); f.ended {
 			return f.res
 		}
-		req := &model.Request{System: a.cfg.SystemPrompt, Messages: r.snapshot(), Tools: r.specs}
+		req := &model.Request{System: system, Messages: r.snapshot(), Tools: r.specs}
 		if a.output != nil {
 			req.Output = a.output.req
 		}
@@ -416,6 +431,9 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 		calls := msg.ToolCalls()
 		if len(calls) > 0 {
 			r.recordSpent()
+		}
+		if client, own := r.splitClient(calls); len(client) > 0 {
+			return r.endForClient(ctx, msg, finish, client, own)
 		}
 		if len(calls) == 0 {
 			finalText = msg.Text()

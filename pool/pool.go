@@ -219,6 +219,24 @@ type RunRequest struct {
 	// own models. "" or the root's own name: its own model. The root must
 	// be a plain agent; not on Options.Engine.
 	ModelOf string
+	// Instructions are added to the system prompt of the root agent's
+	// model requests in this run only (an AG-UI client's context); not
+	// stored. Not on Options.Engine; the node must be a plain agent.
+	Instructions string
+	// ClientTools are tools the caller's client runs itself (AG-UI
+	// front-end tools), offered to the root agent's model in this run
+	// only; a name the agent's own tools have fails the run. A model turn
+	// that calls one ends the run with RunResult.Result.ClientCalls (stop
+	// reason completed): the calls stay open in the session until a later
+	// run brings their results (ClientResults). Not on Options.Engine;
+	// the node must be a plain agent.
+	ClientTools []model.ToolSpec
+	// ClientResults, with SessionID, are the results of the client calls
+	// the session's last run left open (session.OpenCalls), exactly one
+	// per open call (Part.ToolCallID; Text, IsError): the run records them
+	// as those calls' results, then takes Prompt (which may be empty) and
+	// its next model turn.
+	ClientResults []model.Part
 }
 
 // CompactRequest asks for a manual compaction (RunRequest.Compact): the
@@ -297,6 +315,9 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 			return RunResult{}, fmt.Errorf("pool: a shell command runs through an agent's Bash tool; %q is not a plain agent (a team, a custom node or an agent with connections)", name)
 		}
 	}
+	if err := p.checkClientRequest(req, name, node); err != nil {
+		return RunResult{}, err
+	}
 	budget := req.Budget
 	if budget.IsZero() {
 		budget = p.budget
@@ -329,6 +350,9 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 		}
 		inv.Shell = req.Shell
 		inv.Model = chosen
+		inv.Instructions = req.Instructions
+		inv.ClientTools = slices.Clip(req.ClientTools)
+		inv.ClientResults = slices.Clip(req.ClientResults)
 		inv.LimitSpend("the run", budget)
 		return rootRun{inv: inv, node: node, rec: rec, started: now}, nil
 	})
@@ -462,6 +486,10 @@ func (p *Pool) loadSession(ctx context.Context, req RunRequest, sid, name string
 	stored, err := p.store.Messages(ctx, sid)
 	if err != nil {
 		return sess, nil, err
+	}
+	if len(req.ClientResults) > 0 {
+		h, err := clientHistory(sess, stored, req.ClientResults)
+		return sess, h, err
 	}
 	return sess, session.CompactedHistory(sess, stored), nil
 }
