@@ -91,8 +91,7 @@ func msgsBytes(msgs []model.Message) int {
 
 // window is the agent's context window in tokens (0: unknown, no
 // compaction) and the size a request may reach before it compacts.
-func (r *run) window() (window, limit int) {
-	a := r.a
+func (a *Agent) window(r *run) (window, limit int) {
 	w := a.cfg.ContextWindow
 	if c := r.chosen; c != nil {
 		// The agent's own window is its own model's.
@@ -133,7 +132,7 @@ func inputTokens(u event.Usage) int64 { return u.InputTokens }
 // the request would pass the threshold, and ends the run with
 // context_exhausted when it cannot fit.
 func (r *run) fit(ctx context.Context) (res resultOrNone) {
-	window, limit := r.window()
+	window, limit := r.a.window(r)
 	if window <= 0 || r.env != nil {
 		// Unknown window: nothing to measure against. Under a durable
 		// engine compaction is not done (docs/control.md).

@@ -27,7 +27,7 @@ func (r *run) compactOnly(ctx context.Context, instructions string) spawn.Result
 	if r.env != nil {
 		return r.fail(ctx, fmt.Errorf("compaction is not done under a durable execution engine"), event.StopError, "compaction_error")
 	}
-	window, limit := r.window()
+	window, limit := r.a.window(r)
 	budget := limit / 2
 	if window <= 0 {
 		limit, budget = manualMaxBytes/bytesPerToken, 0

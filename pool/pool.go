@@ -298,7 +298,7 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 	}
 	var chosen *spawn.ModelChoice
 	if req.ModelOf != "" && req.ModelOf != name {
-		c, err := p.chooseModel(node, name, req.ModelOf)
+		c, err := chooseModel(p, node, name, req.ModelOf)
 		if err != nil {
 			return RunResult{}, err
 		}
@@ -359,8 +359,9 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 }
 
 // chooseModel checks RunRequest.ModelOf (of) for a run of node (named
-// name) and returns the model it names.
-func (p *Pool) chooseModel(node spawn.Node, name, of string) (spawn.ModelChoice, error) {
+// name) and returns the model it names. (A function: Pool's methods are
+// bounded by tests/floors.)
+func chooseModel(p *Pool, node spawn.Node, name, of string) (spawn.ModelChoice, error) {
 	c, ok := p.models[of]
 	switch {
 	case !ok:

@@ -17,9 +17,9 @@ import (
 // (pool.RunRequest.ModelOf); the children keep their own models, as
 // OpenCode's subagents do. Any other model is refused.
 
-// offer answers what the server offers of models: a type of its own, so
-// that the handlers that embed base do not carry these methods too.
-type offer struct{ *base }
+// Functions of the server's base, not methods: every route group embeds
+// base, and methods of base would count among each group's methods
+// (tests/floors bounds them).
 
 // modelChoice is the model a prompt's turn runs on.
 type modelChoice struct {
@@ -31,16 +31,16 @@ type modelChoice struct {
 
 // modelNames are the agents, in the order GET /provider lists their
 // models: the default node first, then the manifest's order.
-func (s offer) modelNames() []string {
+func modelNames(s *base) []string {
 	m := s.pool.Manifest()
 	return append([]string{s.pool.DefaultNode()}, m.AgentOrder...)
 }
 
 // modelAgent returns the agent whose model ref is, the first in GET
 // /provider's order; "" when no agent of the pool runs on it.
-func (s offer) modelAgent(ref wire.ModelRef) string {
+func modelAgent(s *base, ref wire.ModelRef) string {
 	m := s.pool.Manifest()
-	for _, name := range s.modelNames() {
+	for _, name := range modelNames(s) {
 		if a, ok := m.Agents[name]; ok && a.External == nil && s.modelOf(name) == ref {
 			return name
 		}
@@ -51,13 +51,13 @@ func (s offer) modelAgent(ref wire.ModelRef) string {
 // refOfModelID is the ref a run's model id (event.RunStarted.Model, as
 // stored) is shown with: node's own when it is its own id, else the first
 // agent's whose model has that id.
-func (s offer) refOfModelID(node, modelID string) wire.ModelRef {
+func refOfModelID(s *base, node, modelID string) wire.ModelRef {
 	own := s.modelOf(node)
 	if modelID == "" || modelID == own.ModelID {
 		return own
 	}
 	m := s.pool.Manifest()
-	for _, name := range s.modelNames() {
+	for _, name := range modelNames(s) {
 		if _, ok := m.Agents[name]; ok {
 			if r := s.modelOf(name); r.ModelID == modelID {
 				return r
@@ -70,17 +70,17 @@ func (s offer) refOfModelID(node, modelID string) wire.ModelRef {
 // chooseModel resolves the model of a prompt to node: ref nil (or empty),
 // or node's own, keeps node's own. The error is the client's mistake, in
 // words for the person who chose the model (the TUI shows it).
-func (s offer) chooseModel(node string, ref *wire.ModelRef) (modelChoice, error) {
+func chooseModel(s *base, node string, ref *wire.ModelRef) (modelChoice, error) {
 	own := s.modelOf(node)
 	if ref == nil || (ref.ProviderID == "" && ref.ModelID == "") || *ref == own {
 		return modelChoice{ref: own}, nil
 	}
-	name := s.modelAgent(*ref)
+	name := modelAgent(s, *ref)
 	if name == "" {
-		if s.isTeamModel(*ref) {
+		if isTeamModel(s, *ref) {
 			return modelChoice{}, fmt.Errorf("model %s/%s is the teams' (they run on their members' models), not one agent %q can run on", ref.ProviderID, ref.ModelID, node)
 		}
-		return modelChoice{}, fmt.Errorf("model %s/%s is not offered by this server; its models (GET /provider): %s", ref.ProviderID, ref.ModelID, strings.Join(s.offeredModels(), ", "))
+		return modelChoice{}, fmt.Errorf("model %s/%s is not offered by this server; its models (GET /provider): %s", ref.ProviderID, ref.ModelID, strings.Join(offeredModels(s), ", "))
 	}
 	if n, ok := s.pool.Node(node); !ok || !isPlainAgent(n) {
 		return modelChoice{}, fmt.Errorf("agent %q is not a plain agent (a team, or an external or connected agent): it runs on its own models (%s/%s), so it takes no other model", node, own.ProviderID, own.ModelID)
@@ -97,7 +97,7 @@ func isPlainAgent(n any) bool {
 
 // isTeamModel reports whether ref is a node's that is not an agent (a
 // team's, listed so that the TUI shows it for the team).
-func (s offer) isTeamModel(ref wire.ModelRef) bool {
+func isTeamModel(s *base, ref wire.ModelRef) bool {
 	m := s.pool.Manifest()
 	for _, name := range s.pool.NodeNames() {
 		if _, isAgent := m.Agents[name]; !isAgent && s.modelOf(name) == ref {
@@ -109,11 +109,11 @@ func (s offer) isTeamModel(ref wire.ModelRef) bool {
 
 // offeredModels lists the agents' models as "provider/model", once each,
 // in GET /provider's order.
-func (s offer) offeredModels() []string {
+func offeredModels(s *base) []string {
 	var out []string
 	seen := map[wire.ModelRef]bool{}
 	m := s.pool.Manifest()
-	for _, name := range s.modelNames() {
+	for _, name := range modelNames(s) {
 		if a, ok := m.Agents[name]; ok && a.External == nil {
 			if r := s.modelOf(name); !seen[r] {
 				seen[r] = true

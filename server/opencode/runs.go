@@ -136,7 +136,7 @@ func (s *promptsAPI) parsePromptBody(w http.ResponseWriter, r *http.Request, rec
 		badRequest(w, "Body", "unknown agent %q; available: %s", node, strings.Join(s.pool.NodeNames(), ", "))
 		return nil, false
 	}
-	choice, err := offer{s.base}.chooseModel(node, body.Model)
+	choice, err := chooseModel(s.base, node, body.Model)
 	if err != nil {
 		badRequest(w, "Body", "%v", err)
 		return nil, false
