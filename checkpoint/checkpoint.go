@@ -79,6 +79,10 @@ func Fork(ctx context.Context, st session.Store, sessionID, atMessage string) (s
 	if err != nil {
 		return session.Session{}, err
 	}
+	// What the session's background shells changed so far is copied too.
+	if err := finishShells(ctx, st, []string{sessionID}); err != nil {
+		return session.Session{}, errors.Join(err, release())
+	}
 	f, err := fork(ctx, st, cs, sessionID, atMessage, "fork")
 	return f, errors.Join(err, release())
 }

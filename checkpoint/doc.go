@@ -6,10 +6,14 @@
 // changes a file, the file as it was (or its absence) is captured for the
 // message that holds the call, once per file and message (the pool's
 // file tools do it). Tools that change files by means the pool cannot
-// see (Bash, MCP tools) are wrapped by a Watcher, which scans the
-// workspace before and after each call (bounded; a bound reached is said
-// in the call's result) and captures what the call changed as it was
-// before. Rewind takes a session back to just before one of
+// see (Bash, MCP tools, an external agent's terminals) are wrapped by a
+// Watcher, which scans the workspace before and after each call
+// (bounded; a bound reached is said in the call's result; what the
+// workspace's .gitignore files ignore is skipped) and captures what the
+// call changed as it was before; a background shell's changes are
+// captured when it is next seen (its read, its end as an external agent
+// sees it, or a rewind or fork of its session, which catches up every
+// shell of the line first). Rewind takes a session back to just before one of
 // its messages: the files that message and every later one changed, in
 // the session and in the sessions they spawned, are restored byte for
 // byte (mode bits included) through an os.Root of their workspace, a file

@@ -92,6 +92,11 @@ func rewind(ctx context.Context, st session.Store, cs session.CaptureStore, res 
 	}
 	var restoreErr error
 	if res.Mode != Conversation {
+		// The background shells of the line still running: what they
+		// changed so far is undone too.
+		if err := finishLine(ctx, st, res.Session); err != nil {
+			return err
+		}
 		caps, err := capturesFrom(ctx, st, cs, res.Session, msgs, from)
 		if err != nil {
 			return err
@@ -238,6 +243,8 @@ func restoreAll(caps []session.Capture, keep func(*os.Root, session.Capture) err
 		}
 		if err != nil {
 			f.Err = err.Error()
+		} else {
+			touchedAll(c.Root, c.Path) // not a background shell's change
 		}
 		out = append(out, f)
 	}

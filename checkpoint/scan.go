@@ -2,11 +2,14 @@ package checkpoint
 
 import (
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/agentpool/agentpool/internal/gitignore"
 )
 
 // Bounds of a workspace scan (docs/checkpoints.md, "Tools we cannot
@@ -17,6 +20,8 @@ var (
 	scanMaxTime           = 3 * time.Second // per scan
 	scanMaxFileSize int64 = 4 << 20         // bytes kept of one file
 	scanMaxBytes    int64 = 64 << 20        // bytes kept per workspace
+	// scanMaxIgnoreFile bounds the bytes read of one .gitignore.
+	scanMaxIgnoreFile int64 = 1 << 20
 )
 
 // fileState is a regular file as a scan saw it, with its bytes when they
@@ -34,10 +39,18 @@ func (a fileState) same(b fileState) bool {
 }
 
 // snapshot is a workspace's regular files (slash paths relative to its
-// root); short names why it is incomplete ("" when complete).
+// root) but those its .gitignore files ignore; short names why it is
+// incomplete ("" when complete).
 type snapshot struct {
 	files map[string]fileState
 	short string
+	ign   *gitignore.Matcher // the .gitignore files read (nil: none)
+}
+
+// ignored reports whether the snapshot's .gitignore files ignore the file
+// at rel: a file the scan did not look at.
+func (s *snapshot) ignored(rel string) bool {
+	return s.ign != nil && s.ign.Ignored(rel, false)
 }
 
 // scanner scans workspaces and keeps, per workspace, the last snapshot, so
@@ -47,13 +60,15 @@ type scanner struct {
 	last map[string]*snapshot // by root
 }
 
-// scan walks root (skipping .git), within the bounds, keeping the bytes
-// of small files.
+// scan walks root within the bounds, keeping the bytes of small files. It
+// skips .git and what the workspace's .gitignore files ignore (read as the
+// walk reaches their directory): an ignored directory is not entered, and
+// an ignored file counts against no bound.
 func (s *scanner) scan(root string) *snapshot {
 	s.mu.Lock()
 	prev := s.last[root]
 	s.mu.Unlock()
-	snap := &snapshot{files: map[string]fileState{}}
+	snap := &snapshot{files: map[string]fileState{}, ign: &gitignore.Matcher{}}
 	var kept int64
 	deadline := time.Now().Add(scanMaxTime)
 	errStop := fmt.Errorf("stop")
@@ -64,32 +79,38 @@ func (s *scanner) scan(root string) *snapshot {
 			}
 			return nil // gone or unreadable: not ours to capture
 		}
-		if d.IsDir() {
-			if d.Name() == ".git" && p != root {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		if len(snap.files) >= scanMaxFiles {
-			snap.short = fmt.Sprintf("more than %d files", scanMaxFiles)
-			return errStop
-		}
 		if time.Now().After(deadline) {
 			snap.short = fmt.Sprintf("the scan took more than %s", scanMaxTime)
 			return errStop
-		}
-		info, err := d.Info()
-		if err != nil {
-			return nil
 		}
 		rel, err := filepath.Rel(root, p)
 		if err != nil {
 			return nil
 		}
 		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			if p != root && (d.Name() == ".git" || snap.ign.Match(rel, true)) {
+				return filepath.SkipDir
+			}
+			if rel == "." {
+				rel = ""
+			}
+			if b := readIgnore(filepath.Join(p, ".gitignore")); b != nil {
+				snap.ign.Add(rel, b)
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() || snap.ign.Match(rel, false) {
+			return nil
+		}
+		if len(snap.files) >= scanMaxFiles {
+			snap.short = fmt.Sprintf("more than %d files", scanMaxFiles)
+			return errStop
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil
+		}
 		st := fileState{size: info.Size(), mtime: info.ModTime().UnixNano(), mode: info.Mode().Perm()}
 		if st.size <= scanMaxFileSize && kept+st.size <= scanMaxBytes {
 			if old, ok := prevFile(prev, rel); ok && old.kept && old.same(st) {
@@ -116,6 +137,22 @@ func (s *scanner) scan(root string) *snapshot {
 	return snap
 }
 
+// readIgnore is the content of the .gitignore file at p, up to its
+// bound; nil when there is none (or it cannot be read: then nothing is
+// ignored by it, and its files are scanned).
+func readIgnore(p string) []byte {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, scanMaxIgnoreFile))
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
 func prevFile(prev *snapshot, rel string) (fileState, bool) {
 	if prev == nil {
 		return fileState{}, false
@@ -125,8 +162,10 @@ func prevFile(prev *snapshot, rel string) (fileState, bool) {
 }
 
 // changed returns the paths created, changed or removed from before to
-// after. A path one of the two scans did not reach because it stopped
-// short is not reported (the caller says the scan was short).
+// after. A path one of the two scans did not look at, because it stopped
+// short (the caller says so) or because the .gitignore files it read
+// ignore the path (a .gitignore that changed in between), is not
+// reported: what it was, or is, is not known.
 func changed(before, after *snapshot) []string {
 	var out []string
 	for p, b := range before.files {
@@ -134,13 +173,13 @@ func changed(before, after *snapshot) []string {
 			if !a.same(b) {
 				out = append(out, p)
 			}
-		} else if after.short == "" {
+		} else if after.short == "" && !after.ignored(p) {
 			out = append(out, p)
 		}
 	}
 	if before.short == "" {
 		for p := range after.files {
-			if _, ok := before.files[p]; !ok {
+			if _, ok := before.files[p]; !ok && !before.ignored(p) {
 				out = append(out, p)
 			}
 		}

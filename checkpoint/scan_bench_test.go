@@ -79,3 +79,48 @@ func BenchmarkScan2000Cold(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkScanIgnoredDir is BenchmarkScan2000's two scans in a workspace
+// that also holds a node_modules of 10,000 small files in 100
+// directories: with the .gitignore that names it (skipped whole), and
+// without it (scanned, 12,000 files).
+func BenchmarkScanIgnoredDir(b *testing.B) {
+	root := workspace2000(b)
+	content := []byte("module.exports = 1;\n")
+	for d := range 100 {
+		sub := filepath.Join(root, "node_modules", fmt.Sprintf("p%03d", d))
+		if err := os.MkdirAll(sub, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		for f := range 100 {
+			if err := os.WriteFile(filepath.Join(sub, fmt.Sprintf("f%03d.js", f)), content, 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	for _, c := range []struct {
+		name   string
+		ignore bool
+		files  int
+	}{{"gitignore", true, 2001}, {"no-gitignore", false, 12_000}} {
+		b.Run(c.name, func(b *testing.B) {
+			gi := filepath.Join(root, ".gitignore")
+			if c.ignore {
+				if err := os.WriteFile(gi, []byte("node_modules/\n"), 0o644); err != nil {
+					b.Fatal(err)
+				}
+			} else if err := os.Remove(gi); err != nil && !os.IsNotExist(err) {
+				b.Fatal(err)
+			}
+			var sc scanner
+			sc.scan(root)
+			for b.Loop() {
+				before := sc.scan(root)
+				after := sc.scan(root)
+				if len(before.files) != c.files || before.short != "" || len(changed(before, after)) != 0 {
+					b.Fatalf("scan: %d files, short %q", len(before.files), before.short)
+				}
+			}
+		})
+	}
+}

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agentpool/agentpool/internal/gitignore"
 	"github.com/agentpool/agentpool/session"
-	"github.com/agentpool/agentpool/spawn"
 	"github.com/agentpool/agentpool/tool"
 	"github.com/agentpool/agentpool/tool/workspace"
 )
@@ -38,9 +38,19 @@ const maxBaselines = 256
 // they were then, less those a file tool has changed since (what they
 // were is captured by that tool).
 type baseline struct {
-	root  string
-	files map[string]fileState
-	skip  map[string]bool // changed by a file tool since
+	session  string               // the shell's
+	cs       session.CaptureStore // where its changes are kept: its run's store
+	root     string
+	files    map[string]fileState
+	ign      *gitignore.Matcher // the .gitignore files as they were then
+	wasShort string             // why the scan it comes from stopped short
+	skip     map[string]bool    // changed by a file tool since
+}
+
+func (b *baseline) clone() *baseline {
+	c := *b
+	c.files, c.skip = maps.Clone(b.files), maps.Clone(b.skip)
+	return &c
 }
 
 // Wrap returns t watched in the workspace of each call (the context's,
@@ -74,7 +84,8 @@ func (t *watched) Title(c tool.Call) string              { return tool.Title(t.T
 
 // Call implements tool.Tool.
 func (t *watched) Call(ctx context.Context, call tool.Call) (tool.Result, error) {
-	if !t.w.capturing(ctx, call) {
+	cs := t.w.capturing(ctx, call)
+	if cs == nil {
 		return t.Tool.Call(ctx, call)
 	}
 	ws := workspace.From(ctx, t.def)
@@ -86,22 +97,14 @@ func (t *watched) Call(ctx context.Context, call tool.Call) (tool.Result, error)
 	var lost []string
 	bgKey, base := t.w.background(call)
 	if base != nil && base.root == root {
-		// What a background shell changed since it was last seen: its
-		// files as they were then, for this call, which reads or ends it.
-		bs := &snapshot{files: base.files}
-		for _, p := range sorted(changed(bs, before)) {
-			if base.skip[p] {
-				continue
-			}
-			if e := t.w.capture(ctx, call, root, p, bs); e != "" {
-				lost = append(lost, e)
-			}
-		}
+		// What a background shell changed since it was last seen, for
+		// this call, which reads or ends it.
+		lost = t.w.catchUp(ctx, cs, change(call, root), base, before)
 	}
 	res, err := t.Tool.Call(ctx, call)
 	after := t.w.sc.scan(root)
 	paths := sorted(changed(before, after))
-	t.w.follow(call, res, bgKey, root, after, paths)
+	t.w.follow(call, res, cs, bgKey, root, after, paths)
 	var notes []string
 	for _, short := range []string{before.short, after.short} {
 		if short != "" {
@@ -110,15 +113,11 @@ func (t *watched) Call(ctx context.Context, call tool.Call) (tool.Result, error)
 		}
 	}
 	for _, p := range paths {
-		if e := t.w.capture(ctx, call, root, p, before); e != "" {
+		if e := t.w.capture(ctx, cs, change(call, root), p, before); e != "" {
 			lost = append(lost, e)
 		}
 	}
-	if len(lost) > 0 {
-		notes = append(notes, "not captured, so a rewind will not restore them: "+strings.Join(lost, "; "))
-	}
-	if len(notes) > 0 {
-		note := "[checkpoint: " + strings.Join(notes, ". ") + "]"
+	if note := checkpointNote(notes, lost); note != "" {
 		if err != nil {
 			return res, fmt.Errorf("%w %s", err, note)
 		}
@@ -129,6 +128,41 @@ func (t *watched) Call(ctx context.Context, call tool.Call) (tool.Result, error)
 		res.Metadata["checkpoint_warning"] = note
 	}
 	return res, err
+}
+
+// checkpointNote is what a call's result says of what was not captured
+// ("" when all was).
+func checkpointNote(notes, lost []string) string {
+	if len(lost) > 0 {
+		notes = append(notes, "not captured, so a rewind will not restore them: "+strings.Join(lost, "; "))
+	}
+	if len(notes) == 0 {
+		return ""
+	}
+	return "[checkpoint: " + strings.Join(notes, ". ") + "]"
+}
+
+// change is the capture key of a call's changes in root.
+func change(call tool.Call, root string) workspace.Change {
+	return workspace.Change{SessionID: call.SessionID, MessageID: call.MessageID, ToolCallID: call.ID, Root: root}
+}
+
+// catchUp captures, for c, what changed in base's workspace from base
+// (a background shell's baseline) to now, but the files a file tool
+// changed meanwhile (theirs), as base had them; it returns what it could
+// not capture.
+func (w *Watcher) catchUp(ctx context.Context, cs session.CaptureStore, c workspace.Change, base *baseline, now *snapshot) []string {
+	bs := &snapshot{files: base.files, ign: base.ign, short: base.wasShort}
+	var lost []string
+	for _, p := range sorted(changed(bs, now)) {
+		if base.skip[p] {
+			continue
+		}
+		if e := w.capture(ctx, cs, c, p, bs); e != "" {
+			lost = append(lost, e)
+		}
+	}
+	return lost
 }
 
 func sorted(s []string) []string {
@@ -154,14 +188,14 @@ func (w *Watcher) background(call tool.Call) (string, *baseline) {
 	if b == nil {
 		return key, nil
 	}
-	return key, &baseline{root: b.root, files: maps.Clone(b.files), skip: maps.Clone(b.skip)}
+	return key, b.clone()
 }
 
 // follow updates the background shells after a watched call in root:
 // the files it changed are its own (the baselines take them as they are
 // now); a shell it started is followed from now, one it read is followed
 // from now unless it has ended.
-func (w *Watcher) follow(call tool.Call, res tool.Result, key, root string, after *snapshot, changed []string) {
+func (w *Watcher) follow(call tool.Call, res tool.Result, cs session.CaptureStore, key, root string, after *snapshot, changed []string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, b := range w.bg {
@@ -183,20 +217,14 @@ func (w *Watcher) follow(call tool.Call, res tool.Result, key, root string, afte
 	} else if key == "" || w.bg[key] == nil {
 		return
 	}
-	delete(w.bg, key)
+	w.forgetLocked(key)
 	if running, ok := res.Metadata["running"].(bool); (ok && !running) || res.IsError {
 		return // ended, or gone
 	}
 	if !started && res.Metadata["status"] == nil {
 		return // KillShell: ended
 	}
-	if w.bg == nil {
-		w.bg = map[string]*baseline{}
-	}
-	if len(w.bg) >= maxBaselines {
-		return // documented: its later changes are not captured
-	}
-	w.bg[key] = &baseline{root: root, files: maps.Clone(after.files), skip: map[string]bool{}}
+	w.followLocked(key, &baseline{session: call.SessionID, cs: cs, root: root, files: maps.Clone(after.files), ign: after.ign, wasShort: after.short, skip: map[string]bool{}})
 }
 
 // touched is told of a file a file tool is about to change: the
@@ -222,29 +250,24 @@ func (f fileTools) Before(ctx context.Context, c workspace.Change, prior func() 
 	return f.w.cp.Before(ctx, c, prior)
 }
 
-// capturing reports whether a call's changes are kept: in a run whose
-// store keeps captures.
-func (w *Watcher) capturing(ctx context.Context, call tool.Call) bool {
+// capturing returns the store that keeps a call's changes: its run's,
+// when it keeps captures (nil: none).
+func (w *Watcher) capturing(ctx context.Context, call tool.Call) session.CaptureStore {
 	if call.SessionID == "" {
-		return false
+		return nil
 	}
-	inv := spawn.InvocationFrom(ctx)
-	if inv == nil || inv.Runtime == nil {
-		return false
-	}
-	_, ok := session.CaptureStoreOf(inv.Runtime.Store())
-	return ok
+	return runCaptures(ctx)
 }
 
-// capture keeps path as before had it for the call's message; it returns
-// why it could not ("" when kept or kept already).
-func (w *Watcher) capture(ctx context.Context, call tool.Call, root, path string, before *snapshot) string {
+// capture keeps path as before had it for c's message (c.Path is set
+// here); it returns why it could not ("" when kept or kept already).
+func (w *Watcher) capture(ctx context.Context, cs session.CaptureStore, c workspace.Change, path string, before *snapshot) string {
 	b, existed := before.files[path]
 	if existed && !b.kept {
 		return fmt.Sprintf("%s (%d bytes; over the scan's bound)", path, b.size)
 	}
-	c := workspace.Change{SessionID: call.SessionID, MessageID: call.MessageID, ToolCallID: call.ID, Root: root, Path: path}
-	err := w.cp.Before(ctx, c, func() (workspace.Prior, error) {
+	c.Path = path
+	err := put(ctx, cs, c, func() (workspace.Prior, error) {
 		if !existed {
 			return workspace.Prior{}, nil
 		}

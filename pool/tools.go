@@ -265,6 +265,7 @@ func (b *builtins) close() error {
 		if b.mcp != nil {
 			errs = append(errs, b.mcp.Close())
 		}
+		b.watch.Close() // its shells are gone
 		b.closeErr = errors.Join(errs...)
 	})
 	return b.closeErr

@@ -18,12 +18,20 @@ func (c client) CreateTerminal(ctx context.Context, req acp.CreateTerminalReques
 	return t.createTerminal(ctx, req)
 }
 
+// The end of a terminal's command, when seen (an exit status, the wait's
+// end, a kill, a release), is when what it changed is captured
+// (turn.ended), before the agent has the answer.
+
 func (c client) TerminalOutput(ctx context.Context, req acp.TerminalOutputRequest) (acp.TerminalOutputResponse, error) {
-	term, err := c.terminal(req.SessionId, req.TerminalId)
+	t, term, err := c.terminal(req.SessionId, req.TerminalId)
 	if err != nil {
 		return acp.TerminalOutputResponse{}, err
 	}
-	return term.output(ctx), nil
+	res := term.output(ctx)
+	if res.ExitStatus != nil {
+		t.ended(ctx, term)
+	}
+	return res, nil
 }
 
 func (c client) WaitForTerminalExit(ctx context.Context, req acp.WaitForTerminalExitRequest) (acp.WaitForTerminalExitResponse, error) {
@@ -37,21 +45,26 @@ func (c client) WaitForTerminalExit(ctx context.Context, req acp.WaitForTerminal
 	}
 	ctx, cancel := t.opContext(ctx) // the run's end stops the wait too
 	defer cancel()
-	return term.wait(ctx)
+	res, err := term.wait(ctx)
+	if err == nil {
+		t.ended(ctx, term)
+	}
+	return res, err
 }
 
-func (c client) KillTerminal(_ context.Context, req acp.KillTerminalRequest) (acp.KillTerminalResponse, error) {
-	term, err := c.terminal(req.SessionId, req.TerminalId)
+func (c client) KillTerminal(ctx context.Context, req acp.KillTerminalRequest) (acp.KillTerminalResponse, error) {
+	t, term, err := c.terminal(req.SessionId, req.TerminalId)
 	if err != nil {
 		return acp.KillTerminalResponse{}, err
 	}
 	if err := term.sh.Kill(); err != nil {
 		return acp.KillTerminalResponse{}, acp.NewInternalError(map[string]any{"error": err.Error()})
 	}
+	t.ended(ctx, term) // Kill returns once it has ended
 	return acp.KillTerminalResponse{}, nil
 }
 
-func (c client) ReleaseTerminal(_ context.Context, req acp.ReleaseTerminalRequest) (acp.ReleaseTerminalResponse, error) {
+func (c client) ReleaseTerminal(ctx context.Context, req acp.ReleaseTerminalRequest) (acp.ReleaseTerminalResponse, error) {
 	t, err := c.terminalTurn(req.SessionId)
 	if err != nil {
 		return acp.ReleaseTerminalResponse{}, err
@@ -69,6 +82,7 @@ func (c client) ReleaseTerminal(_ context.Context, req acp.ReleaseTerminalReques
 	if err := term.sh.Kill(); err != nil {
 		return acp.ReleaseTerminalResponse{}, acp.NewInternalError(map[string]any{"error": err.Error()})
 	}
+	t.ended(ctx, term)
 	return acp.ReleaseTerminalResponse{}, nil
 }
 
@@ -84,11 +98,12 @@ func (c client) terminalTurn(sid acp.SessionId) (*turn, error) {
 	return t, nil
 }
 
-// terminal is the terminal id of the session's turn.
-func (c client) terminal(sid acp.SessionId, id string) (*terminal, error) {
+// terminal is the terminal id of the session's turn, with the turn.
+func (c client) terminal(sid acp.SessionId, id string) (*turn, *terminal, error) {
 	t, err := c.terminalTurn(sid)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return t.lookupTerminal(id)
+	term, err := t.lookupTerminal(id)
+	return t, term, err
 }

@@ -70,7 +70,12 @@
 //     tool_approval for Bash, which asks by default, the approval flow)
 //     with the command line /bin/sh -c runs (env exported, command as
 //     written, args quoted); output, wait_for_exit, kill and release
-//     drive its background shell (shell.Background). A terminal keeps
+//     drive its background shell (shell.Background). What the command
+//     changes is checkpointed (checkpoint.Watcher): the workspace is
+//     scanned around terminal/create and again when the command's end is
+//     seen (wait_for_exit, output with an exit status, kill, release, the
+//     delegation's end), for the prompt the agent answers and the tool
+//     call that showed the terminal. A terminal keeps
 //     the last outputByteLimit bytes of its output (1 MiB at most), cut at
 //     a character boundary; at most 32 terminals are not released per
 //     delegation. When the delegation ends its terminals are killed with

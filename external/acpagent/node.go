@@ -30,6 +30,10 @@ type Node struct {
 	cfg   Config
 	ws    *workspace.Workspace
 	tools map[string]tool.Tool // the file tools that serve fs/*
+	// watch captures what the commands of the agent's terminals change
+	// (docs/checkpoints.md), and keeps their baselines true of what
+	// fs/write_text_file changes; shared by the copies WithTools makes.
+	watch *checkpoint.Watcher
 	// served and toolsets are served to the agent over MCP, with the
 	// toolsets lent to the run, when serves (WithTools).
 	served   []tool.Tool
@@ -49,9 +53,9 @@ func New(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("acpagent: agent %s: %w", cfg.Name, err)
 	}
-	n := &Node{cfg: cfg, ws: ws, tools: map[string]tool.Tool{}}
+	n := &Node{cfg: cfg, ws: ws, tools: map[string]tool.Tool{}, watch: &checkpoint.Watcher{}}
 	ft := files.New(ws)
-	ft.SetCheckpointer(checkpoint.Capturer{}) // fs/write_text_file is checkpointed as our Write is
+	ft.SetCheckpointer(n.watch.Checkpointer()) // fs/write_text_file is checkpointed as our Write is
 	for _, t := range ft.Tools() {
 		n.tools[t.Info().Name] = t
 	}
@@ -112,7 +116,7 @@ func (n *Node) Run(ctx context.Context, inv *spawn.Invocation) spawn.Result {
 	defer a.remove(sid)
 	defer t.closeTerminals() // no command of the session outlives it
 
-	n.store(ctx, inv, model.UserText(inv.Prompt))
+	t.setMessage(n.store(ctx, inv, model.UserText(inv.Prompt)))
 	msgs := []model.Message{model.UserText(inv.Prompt)}
 	resp, err, killed := n.prompt(ctx, a, conn, acpSession, prompt)
 	usage := promptUsage(resp)
@@ -130,7 +134,7 @@ func (n *Node) Run(ctx context.Context, inv *spawn.Invocation) spawn.Result {
 		if reply := t.between(); reply != "" {
 			msgs = append(msgs, n.reply(ctx, inv, reply))
 		}
-		n.store(ctx, inv, next)
+		t.setMessage(n.store(ctx, inv, next))
 		msgs = append(msgs, next)
 		resp, err, killed = n.prompt(ctx, a, conn, acpSession, next.Parts[0].Text)
 		usage.Add(promptUsage(resp))
@@ -255,9 +259,10 @@ func promptUsage(resp acp.PromptResponse) event.Usage {
 	return usage
 }
 
-// store keeps a message of the child's conversation (its transcript).
-func (n *Node) store(ctx context.Context, inv *spawn.Invocation, m model.Message) {
-	member.Store(ctx, inv, n.cfg.Name, n.cfg.Logger, m)
+// store keeps a message of the child's conversation (its transcript)
+// and returns its id ("" when not kept).
+func (n *Node) store(ctx context.Context, inv *spawn.Invocation, m model.Message) string {
+	return member.Store(ctx, inv, n.cfg.Name, n.cfg.Logger, m)
 }
 
 func (n *Node) fail(inv *spawn.Invocation, err error, code string) spawn.Result {

@@ -58,10 +58,12 @@ type shellEnv interface {
 type terminal struct {
 	sh    *shell.Background
 	limit int
+	call  string // the id of the Bash call that started it
 
 	mu        sync.Mutex
 	buf       []byte
 	truncated bool
+	seenEnd   bool // its end was observed: its changes are captured
 }
 
 // terminalSet returns the session's terminals, made by the first
@@ -81,7 +83,9 @@ func (t *turn) terminalSet() (*terminals, error) {
 		}
 		for _, tl := range ts.shells.Tools() {
 			if tl.Info().Name == shell.Bash {
-				ts.bash = tl
+				// Watched: the workspace is scanned before the command
+				// starts, and again when its end is observed (ended).
+				ts.bash = t.n.watch.Wrap(tl, t.n.ws)
 			}
 		}
 		t.terms = ts
@@ -101,10 +105,44 @@ func (t *turn) closeTerminals() {
 	}
 	ts.mu.Lock()
 	ts.closed = true
+	left := ts.byID
 	ts.byID = map[string]*terminal{}
 	ts.mu.Unlock()
 	if err := ts.shells.Close(); err != nil {
 		t.n.cfg.Logger.Warn("acpagent: a terminal could not be killed", "agent", t.n.cfg.Name, "err", err)
+	}
+	// Their end is now: what they changed is captured.
+	ctx := context.WithoutCancel(t.ctx)
+	for _, term := range left {
+		t.ended(ctx, term)
+	}
+}
+
+// ended captures what a terminal's command changed since it started (or
+// was last seen), now that its end is observed (terminal/wait_for_exit,
+// terminal/output with an exit status, terminal/kill, terminal/release,
+// the session's end), once: for the agent's tool call that showed the
+// terminal, else the call that started it, at the prompt the agent
+// answers. What could not be captured is logged (the agent's call is its
+// own: no result of ours to say it in).
+func (t *turn) ended(ctx context.Context, term *terminal) {
+	term.mu.Lock()
+	seen := term.seenEnd
+	term.seenEnd = true
+	term.mu.Unlock()
+	if seen {
+		return
+	}
+	id := term.sh.ID()
+	t.mu.Lock()
+	callID := t.termCalls[id]
+	t.mu.Unlock()
+	if callID == "" {
+		callID = term.call
+	}
+	call := tool.Call{ID: callID, SessionID: t.inv.Session.ID, MessageID: t.message()}
+	if note := t.n.watch.ObserveShell(ctx, call, id, true); note != "" {
+		t.n.cfg.Logger.Warn("acpagent: a terminal's changes", "agent", t.n.cfg.Name, "terminal", id, "checkpoint", note)
 	}
 }
 
@@ -153,7 +191,7 @@ func (t *turn) createTerminal(ctx context.Context, req acp.CreateTerminalRequest
 // startTerminal runs Bash for a terminal/create whose script is checked.
 func (t *turn) startTerminal(ctx context.Context, ts *terminals, script string, limit int) (*terminal, error) {
 	args, _ := json.Marshal(shell.BashArgs{Command: script, RunInBackground: true, Description: "terminal of the external agent " + t.n.cfg.Name})
-	call := tool.Call{ID: "acpterm_" + strconv.FormatInt(fsCalls.Add(1), 10), Name: shell.Bash, Args: args, SessionID: t.inv.Session.ID}
+	call := tool.Call{ID: "acpterm_" + strconv.FormatInt(fsCalls.Add(1), 10), Name: shell.Bash, Args: args, SessionID: t.inv.Session.ID, MessageID: t.message()}
 	info := agent.ToolInfo{Agent: t.n.cfg.Name, SessionID: t.inv.Session.ID, ToolName: shell.Bash, CallID: call.ID, Input: slices.Clone(args)}
 	hooks, _ := t.inv.Runtime.Lifecycle().(agent.Hooks)
 	if hooks != nil {
@@ -184,7 +222,7 @@ func (t *turn) startTerminal(ctx context.Context, ts *terminals, script string, 
 	if !ok {
 		return nil, acp.NewInternalError(map[string]any{"error": "the terminal's shell " + id + " is gone"})
 	}
-	return &terminal{sh: sh, limit: limit}, nil
+	return &terminal{sh: sh, limit: limit, call: call.ID}, nil
 }
 
 // cwd is the workspace of a terminal's cwd: a directory inside the

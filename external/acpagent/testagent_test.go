@@ -30,6 +30,9 @@ import (
 //	                terminal/output, terminal/release
 //	kill REQUEST    terminal/create, terminal/kill, wait_for_exit,
 //	                terminal/output, terminal/release
+//	track REQUEST   run, the terminal shown by a tool call
+//	                (trackCallID) announced after terminal/create and
+//	                completed after terminal/release
 //	start FIFO REQUEST
 //	                terminal/create, then one line read from the named
 //	                pipe FIFO (the command writes it), and the turn ends
@@ -40,6 +43,9 @@ import (
 //	linger          answered, but the process ignores SIGTERM and the
 //	                end of its stdin: it does not exit
 //	read PATH       fs/read_text_file of PATH: the text in Output
+//	rewrite PATH TEXT
+//	                fs/read_text_file of PATH, then fs/write_text_file
+//	                of TEXT to it
 //	usage           a usage_update with a cost of 0.25 USD, then one of
 //	                0.5 USD (cumulative), and usage in the answer (120
 //	                in, 30 out, 10 cache read, 5 thought tokens)
@@ -204,8 +210,8 @@ func (a *testAgent) Prompt(ctx context.Context, req acp.PromptRequest) (acp.Prom
 		// It answers, then ignores SIGTERM and the end of its stdin.
 		signal.Ignore(syscall.SIGTERM, syscall.SIGHUP, syscall.SIGINT)
 		close(a.hung)
-	case "run", "kill":
-		a.runTerminal(ctx, req.SessionId, verb == "kill", rest, &r)
+	case "run", "kill", "track":
+		a.runTerminal(ctx, req.SessionId, verb, rest, &r)
 	case "start":
 		fifo, spec, _ := strings.Cut(rest, " ")
 		a.startTerminal(ctx, req.SessionId, fifo, spec, &r)
@@ -214,6 +220,13 @@ func (a *testAgent) Prompt(ctx context.Context, req acp.PromptRequest) (acp.Prom
 		r.Output = res.Content
 		if err != nil {
 			r.Error = "read: " + errText(err)
+		}
+	case "rewrite":
+		path, text, _ := strings.Cut(rest, " ")
+		if _, err := a.conn.ReadTextFile(ctx, acp.ReadTextFileRequest{SessionId: req.SessionId, Path: path}); err != nil {
+			r.Error = "read: " + errText(err)
+		} else if _, err := a.conn.WriteTextFile(ctx, acp.WriteTextFileRequest{SessionId: req.SessionId, Path: path, Content: text}); err != nil {
+			r.Error = "write: " + errText(err)
 		}
 	}
 	var usage *acp.Usage
@@ -251,11 +264,26 @@ func (a *testAgent) create(ctx context.Context, sid acp.SessionId, spec string, 
 	return true
 }
 
-func (a *testAgent) runTerminal(ctx context.Context, sid acp.SessionId, kill bool, spec string, r *testReply) {
+// trackCallID is the tool call that shows the terminal of "track".
+const trackCallID = "call_terminal"
+
+func (a *testAgent) runTerminal(ctx context.Context, sid acp.SessionId, verb string, spec string, r *testReply) {
 	if !a.create(ctx, sid, spec, r) {
 		return
 	}
-	if kill {
+	if verb == "track" {
+		shown := acp.SessionUpdate{ToolCall: &acp.SessionUpdateToolCall{ToolCallId: trackCallID, Title: "a command", Kind: acp.ToolKindExecute,
+			Status: acp.ToolCallStatusInProgress, Content: []acp.ToolCallContent{{Terminal: &acp.ToolCallContentTerminal{TerminalId: r.ID, Type: "terminal"}}}}}
+		if err := a.conn.SessionUpdate(ctx, acp.SessionNotification{SessionId: sid, Update: shown}); err != nil {
+			r.Error = "tool_call: " + errText(err)
+			return
+		}
+		defer func() {
+			done := acp.ToolCallStatusCompleted
+			_ = a.conn.SessionUpdate(ctx, acp.SessionNotification{SessionId: sid, Update: acp.SessionUpdate{ToolCallUpdate: &acp.SessionToolCallUpdate{ToolCallId: trackCallID, Status: &done}}})
+		}()
+	}
+	if verb == "kill" {
 		if _, err := a.conn.KillTerminal(ctx, acp.KillTerminalRequest{SessionId: sid, TerminalId: r.ID}); err != nil {
 			r.Error = "kill: " + errText(err)
 			return

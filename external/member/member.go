@@ -15,19 +15,26 @@ import (
 )
 
 // Store appends m to the transcript of the invocation's session, as
-// agent's message. A run without a store keeps nothing.
-func Store(ctx context.Context, inv *spawn.Invocation, agent string, log *slog.Logger, m model.Message) {
+// agent's message, and returns its id (the checkpoint of what the agent
+// changes in answer to it; "" when it was not stored). A run without a
+// store keeps nothing.
+func Store(ctx context.Context, inv *spawn.Invocation, agent string, log *slog.Logger, m model.Message) string {
 	st := inv.Runtime.Store()
 	if st == nil {
-		return
+		return ""
 	}
 	now := time.Now()
+	mid := id.AscendingAt(id.Message, now)
 	err := st.AppendMessages(detach.Context(ctx), inv.Session.ID, session.Message{
-		ID: id.AscendingAt(id.Message, now), SessionID: inv.Session.ID, AgentName: agent, CreatedAt: now, Message: m,
+		ID: mid, SessionID: inv.Session.ID, AgentName: agent, CreatedAt: now, Message: m,
 	})
-	if err != nil && log != nil {
-		log.Warn("external agent: store messages", "agent", agent, "session", inv.Session.ID, "err", err)
+	if err != nil {
+		if log != nil {
+			log.Warn("external agent: store messages", "agent", agent, "session", inv.Session.ID, "err", err)
+		}
+		return ""
 	}
+	return mid
 }
 
 // Fail ends the run with err: a run_error of code, stop reason error.
