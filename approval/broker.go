@@ -187,6 +187,10 @@ type Broker struct {
 	attached    map[*subscriber]string // front ends that can answer
 	queue       []Notice               // notices not yet delivered
 	delivering  bool                   // a goroutine is draining queue
+	// queued and delivered count the notices; drained is signalled as
+	// delivered grows (Sync waits on it).
+	queued, delivered uint64
+	drained           *sync.Cond
 }
 
 // New returns a broker. It rejects replies it does not know.
@@ -208,10 +212,12 @@ func New(opts Options) (*Broker, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Broker{
+	b := &Broker{
 		opts: opts, pending: map[string]*pending{}, closed: map[string]string{},
 		rules: map[ruleKey]Rule{}, attached: map[*subscriber]string{},
-	}, nil
+	}
+	b.drained = sync.NewCond(&b.mu)
+	return b, nil
 }
 
 // Ask asks for approval of req and waits for the answer: a front end's
@@ -256,7 +262,7 @@ func (b *Broker) Ask(ctx context.Context, req Request) (Answer, error) {
 	}
 	p := &pending{req: req, done: make(chan struct{})}
 	b.pending[req.ID] = p
-	b.queue = append(b.queue, Notice{Kind: Asked, Request: req})
+	b.enqueueLocked(Notice{Kind: Asked, Request: req})
 	b.mu.Unlock()
 	b.deliver()
 
@@ -356,7 +362,7 @@ func (b *Broker) resolveLocked(p *pending, ans Answer) {
 	b.rememberLocked(p.req.ID, fmt.Sprintf("%s by %s", ans.Reply, ans.By))
 	p.ans = ans
 	close(p.done)
-	b.queue = append(b.queue, Notice{Kind: Replied, Request: p.req, Answer: ans})
+	b.enqueueLocked(Notice{Kind: Replied, Request: p.req, Answer: ans})
 }
 
 // withdraw removes a pending request whose run ended; false when it was
@@ -372,7 +378,7 @@ func (b *Broker) withdraw(requestID string) bool {
 	b.rememberLocked(requestID, "withdrawn: its run was cancelled")
 	p.ans = Answer{Reply: RejectOnce, By: ByCancelled, Message: "the run was cancelled"}
 	close(p.done)
-	b.queue = append(b.queue, Notice{Kind: Cancelled, Request: p.req})
+	b.enqueueLocked(Notice{Kind: Cancelled, Request: p.req})
 	b.mu.Unlock()
 	b.deliver()
 	return true
@@ -485,6 +491,26 @@ func (b *Broker) subscribe(name string, fn func(Notice)) func() {
 	}
 }
 
+// enqueueLocked queues a notice for deliver. b.mu is held.
+func (b *Broker) enqueueLocked(n Notice) {
+	b.queue = append(b.queue, n)
+	b.queued++
+}
+
+// Sync returns once every notice of what happened before the call (a
+// request asked, answered or withdrawn) has been delivered to every
+// subscriber: a front end calls it before it tells its client that a run
+// ended, so that the client hears of an answer given elsewhere (and the
+// withdrawal of its own question) before the run's end. It must not be
+// called from a subscriber, which the delivery it waits for is calling.
+func (b *Broker) Sync() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for target := b.queued; b.delivered < target; {
+		b.drained.Wait()
+	}
+}
+
 // deliver drains the notice queue unless another goroutine already does:
 // one deliverer at a time keeps the order, and no subscriber runs under
 // b.mu.
@@ -508,6 +534,8 @@ func (b *Broker) deliver() {
 			b.call(s, n)
 			b.mu.Lock()
 		}
+		b.delivered++
+		b.drained.Broadcast()
 	}
 	b.queue = nil
 	b.delivering = false

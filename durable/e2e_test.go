@@ -340,7 +340,7 @@ func TestKillWorkerMidChild(t *testing.T) {
 	}
 	defer c.Close()
 
-	if notifier(st) != nil {
+	if session.Notifier(st) != nil {
 		// The follower reads on the store's notices alone: the checks
 		// below that it streamed the child live prove they arrive.
 		defer func(d time.Duration) { PollEvery = d }(PollEvery)

@@ -13,15 +13,16 @@ type notifying struct{ session.Store }
 
 func (notifying) SubscribeEvents(context.Context) (<-chan string, error) { return nil, nil }
 
-// The follower finds a store's notices through the wrappers the CLI puts
-// around it (the one that deletes transcripts with their sessions).
+// The follower finds a store's notices (session.Notifier) through the
+// wrappers the CLI puts around it (the one that deletes transcripts with
+// their sessions).
 func TestNotifierThroughWrappers(t *testing.T) {
 	n := notifying{memory.New()}
 	defer n.Close()
-	if notifier(command.CleanTranscripts(n, t.TempDir(), false)) == nil {
+	if session.Notifier(command.CleanTranscripts(n, t.TempDir(), false)) == nil {
 		t.Error("a wrapped notifying store is not seen as one")
 	}
-	if notifier(command.CleanTranscripts(memory.New(), t.TempDir(), false)) != nil {
+	if session.Notifier(command.CleanTranscripts(memory.New(), t.TempDir(), false)) != nil {
 		t.Error("a wrapped store without notices is seen as notifying")
 	}
 }

@@ -44,15 +44,7 @@ func ReplayTree(ctx context.Context, st Store, rootID string) ([]Replayed, error
 		}
 		recs = append(recs, rs...)
 	}
-	slices.SortStableFunc(recs, func(a, b Record) int {
-		switch {
-		case a.GlobalSeq < b.GlobalSeq:
-			return -1
-		case a.GlobalSeq > b.GlobalSeq:
-			return 1
-		}
-		return 0
-	})
+	sortByGlobalSeq(recs)
 	paths := map[string][]string{rootID: nil}
 	var pathOf func(id string) []string
 	pathOf = func(id string) []string {
@@ -71,19 +63,11 @@ func ReplayTree(ctx context.Context, st Store, rootID string) ([]Replayed, error
 			continue
 		}
 		s := byID[r.SessionID]
-		path := pathOf(s.ID)
-		if inner, ok := r.Event.(event.Subagent); ok {
-			// A wrapped event in a log (written by an older producer):
-			// forwarded with the path prefixed, never wrapped twice.
-			inner.Path = append(slices.Clone(path), inner.Path...)
-			out = append(out, Replayed{Record: r, Event: inner})
-			continue
-		}
-		out = append(out, Replayed{Record: r, Event: event.Subagent{
+		out = append(out, Replayed{Record: r, Event: wrapDescendant(event.Subagent{
 			SourceName: s.AgentName, SourceType: s.SourceType, Depth: s.Depth,
 			ChildSessionID: s.ID, ParentSessionID: s.ParentID, ToolCallID: toolCall[s.ID],
-			Path: slices.Clone(path), Event: r.Event,
-		}})
+			Path: slices.Clone(pathOf(s.ID)),
+		}, r.Event)})
 	}
 	return out, nil
 }

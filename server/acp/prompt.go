@@ -80,6 +80,12 @@ func (c *conn) prompt(reqID json.RawMessage, params json.RawMessage) *rpcError {
 		c.mu.Lock()
 		delete(c.prompts, key)
 		c.mu.Unlock()
+		if b := c.s.opts.Approvals; b != nil {
+			// A request of the run answered elsewhere is withdrawn from
+			// the editor (settled, through the broker's notice) before
+			// the turn's response, not after it.
+			b.Sync()
+		}
 		c.replyTo(s.id, reqID, result, rerr)
 	}()
 	return nil

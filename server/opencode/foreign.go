@@ -2,7 +2,6 @@ package opencode
 
 import (
 	"context"
-	"slices"
 	"sync"
 	"time"
 
@@ -14,25 +13,54 @@ import (
 
 // Runs of other processes on the server's store (an `agentpool run` on
 // the same SQLite file or PostgreSQL database) are followed like the
-// server's own: every foreignPollEvery the server lists the running
-// roots of the store; a root that runs and is no run of this process is
-// followed from its log (its own events, and its descendants' wrapped as
-// a run in this process emits them) into a projection of its own, whose
-// Changes the event mapper publishes as it does the local runs': the
-// sessions appear (session.created, session.status busy), their messages
-// stream, and they end (session.idle) on every event stream, and
-// GET /session/status lists them while they run.
+// server's own: a root that runs and is no run of this process is
+// followed from its log (session.TreeTail: its own events, and its
+// descendants' wrapped as a run in this process emits them) into a
+// projection of its own, whose Changes the event mapper publishes as it
+// does the local runs': the sessions appear (session.created,
+// session.status busy), their messages stream, and they end
+// (session.idle) on every event stream, and GET /session/status lists
+// them while they run.
 //
-// Bounds: one list of at most foreignRoots roots per poll; each followed
-// run costs one read of each of its sessions' logs since the last poll.
-// A root whose process died while it ran stays listed as running until
-// the store's recovery closes it (docs/web.md).
+// How the store is watched depends on what it offers. A store that
+// notifies of appends (session.EventNotifier: PostgreSQL's NOTIFY) is
+// read after its notices only: a notice of a root that runs and is not
+// local makes it a suspect, a notice of a followed tree's session reads
+// that tree, and one look foreignRecheck later confirms the suspects and
+// reads the records of the trees read since (a run's end is a record
+// update, which sends no notice); an idle store costs nothing. Any other
+// store (SQLite) is polled: every foreignPollEvery the server lists its
+// newest foreignRoots roots and reads the followed trees.
+//
+// A root is followed once seen running on two looks in a row, so that a
+// local run whose record was stored before its first event was watched
+// is not taken for one; not while a tool call of the tree waits with no
+// run going on, which this process may continue itself.
+//
+// Bounds: a poll lists at most foreignRoots roots; a notice costs at
+// most one read of a record (a session of no followed tree, at most
+// foreignIgnored of which are remembered as not roots) or of the new
+// events of one tree; each followed run costs one read of each of its
+// sessions' logs per poll or notice. A root whose process died while it
+// ran stays listed as running until the store's recovery closes it
+// (docs/web.md).
 
-// foreignPollEvery is how often the store is read for runs of other
-// processes; foreignRoots how many of its newest roots are looked at.
 var (
+	// foreignPollEvery is how often a store without notices is read for
+	// runs of other processes; foreignRoots how many of its newest roots
+	// are looked at.
 	foreignPollEvery = 250 * time.Millisecond
 	foreignRoots     = 500
+	// foreignRecheck is how long after a notice the suspects and the
+	// trees it touched are looked at again, on a store with notices.
+	foreignRecheck = 250 * time.Millisecond
+	// foreignIgnored bounds the sessions remembered as none of a
+	// followed tree's (children of local runs): past it they are
+	// forgotten, and read again on their next notice.
+	foreignIgnored = 4096
+	// foreignEndChecks is how many looks a tree whose log ended its run
+	// gets for its record to end too, on a store with notices.
+	foreignEndChecks = 20
 )
 
 // foreignRuns follows the runs of other processes. Its maps are the
@@ -48,8 +76,23 @@ type foreignRuns struct {
 	stop context.CancelFunc
 	done chan struct{}
 
-	runs    map[string]*tail // followed roots
-	suspect map[string]bool  // running and not local on the last poll
+	runs    map[string]*followed // followed roots
+	suspect map[string]int       // running, not local: the look that first saw it
+	look    int                  // looks so far (polls, or rechecks after notices)
+
+	// With notices: the trees read since the last look, the sessions
+	// passed over, and the timer of the next look.
+	notifying bool
+	dirty     map[string]bool
+	ignored   map[string]bool
+	recheck   *time.Timer
+	armed     bool
+}
+
+// followed is a root followed from its log.
+type followed struct {
+	tail   *session.TreeTail
+	checks int // looks given to a record that runs after its log ended
 }
 
 // localRuns is the processor's watcher of the server: it notes each
@@ -67,29 +110,104 @@ func (l localRuns) Observe(ctx context.Context, owner string, e event.Event) {
 func startForeign(b *base, m *eventMapper) *foreignRuns {
 	ctx, cancel := context.WithCancel(context.Background())
 	f := &foreignRuns{b: b, mapper: m, proj: sessiontree.NewProjection(b.store, b.log), stop: cancel,
-		done: make(chan struct{}), runs: map[string]*tail{}, suspect: map[string]bool{}}
+		done: make(chan struct{}), runs: map[string]*followed{}, suspect: map[string]int{},
+		dirty: map[string]bool{}, ignored: map[string]bool{}, recheck: time.NewTimer(time.Hour)}
+	f.recheck.Stop()
 	unsub := f.proj.Subscribe(m.onChanges)
 	go func() {
 		defer close(f.done)
 		defer unsub()
-		t := time.NewTicker(foreignPollEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			f.poll(ctx)
-		}
+		f.loop(ctx)
 	}()
 	return f
+}
+
+// loop watches the store until ctx ends: on its notices when it sends
+// them, else on a timer.
+func (f *foreignRuns) loop(ctx context.Context) {
+	defer f.recheck.Stop()
+	notices := f.subscribe(ctx)
+	var ticker *time.Ticker
+	defer func() {
+		if ticker != nil {
+			ticker.Stop()
+		}
+	}()
+	var tick <-chan time.Time
+	if notices == nil {
+		ticker = time.NewTicker(foreignPollEvery)
+		tick = ticker.C
+	} else {
+		// Notices come for appends after the subscription: the runs
+		// already going on are found by one list.
+		f.scan(ctx)
+		f.arm()
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick:
+			f.scan(ctx)
+			for id, fl := range f.runs {
+				f.read(ctx, id, fl, true)
+			}
+			f.forgetLocal()
+		case id, ok := <-notices:
+			if !ok {
+				// The store stopped sending them: poll.
+				notices, f.notifying = nil, false
+				ticker = time.NewTicker(foreignPollEvery)
+				tick = ticker.C
+				continue
+			}
+			f.noticed(ctx, id)
+		case <-f.recheck.C:
+			f.armed = false
+			f.look++
+			f.confirm(ctx)
+			dirty := f.dirty
+			f.dirty = map[string]bool{} // a read may mark its tree again
+			for id := range dirty {
+				if fl := f.runs[id]; fl != nil {
+					f.read(ctx, id, fl, true)
+				}
+			}
+			f.forgetLocal()
+		}
+	}
 }
 
 // close stops following and waits for the loop.
 func (f *foreignRuns) close() {
 	f.stop()
 	<-f.done
+}
+
+// subscribe returns the store's notices of appends, nil when it sends
+// none.
+func (f *foreignRuns) subscribe(ctx context.Context) <-chan string {
+	n := session.Notifier(f.b.store)
+	if n == nil {
+		return nil
+	}
+	ch, err := n.SubscribeEvents(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			f.b.log.Warn("opencode: subscribe to the store's notices; polling it for runs of other processes", "err", err)
+		}
+		return nil
+	}
+	f.notifying = true
+	return ch
+}
+
+// arm starts the timer of the next look after notices, unless it runs.
+func (f *foreignRuns) arm() {
+	if !f.armed {
+		f.armed = true
+		f.recheck.Reset(foreignRecheck)
+	}
 }
 
 // isLocal reports whether root is a run of this process: its processor
@@ -110,13 +228,34 @@ func (f *foreignRuns) isLocal(root string) bool {
 	return st.active != nil || (st.runs != nil && st.runs.running)
 }
 
-// poll reads the running roots, starts following those of other
-// processes (seen running on two polls in a row, so that a local run
-// whose record was stored before its first event was watched is not
-// taken for one; not while a tool call of the tree waits with no run
-// going on, which this process may continue itself) and reads what the
-// followed runs appended.
-func (f *foreignRuns) poll(ctx context.Context) {
+// candidate reports whether rec is a root that runs, is not followed and
+// is no run of this process, nor one stopped while a tool call waited for
+// an answer (its process died, or it waits in another one): this process
+// may go on with that one (pool.Continue), as a run of its own.
+func (f *foreignRuns) candidate(ctx context.Context, rec session.Session) bool {
+	if rec.ParentID != "" || rec.Status != session.StatusRunning || f.runs[rec.ID] != nil || f.isLocal(rec.ID) {
+		return false
+	}
+	w, err := f.b.pool.WaitingRun(ctx, rec.ID)
+	return err == nil && w == ""
+}
+
+// consider follows a candidate seen on an earlier look, and makes one
+// seen first a suspect.
+func (f *foreignRuns) consider(ctx context.Context, rec session.Session, look int) {
+	first, ok := f.suspect[rec.ID]
+	switch {
+	case !ok:
+		f.suspect[rec.ID] = look
+	case first < f.look:
+		delete(f.suspect, rec.ID)
+		f.follow(ctx, rec)
+	}
+}
+
+// scan is a look at the store's newest roots: it follows the candidates
+// that were suspects, and keeps those running as the only suspects.
+func (f *foreignRuns) scan(ctx context.Context) {
 	roots, err := f.b.store.ListSessions(ctx, session.ListOptions{RootsOnly: true, Limit: foreignRoots})
 	if err != nil {
 		if ctx.Err() == nil {
@@ -124,54 +263,71 @@ func (f *foreignRuns) poll(ctx context.Context) {
 		}
 		return
 	}
+	f.look++
 	running := map[string]bool{}
 	for _, r := range roots {
-		if r.Status != session.StatusRunning || f.runs[r.ID] != nil || f.isLocal(r.ID) {
-			continue
-		}
-		if w, err := f.b.pool.WaitingRun(ctx, r.ID); err != nil || w != "" {
-			// A run stopped while a tool call waited for an answer (its
-			// process died, or it waits in another one): this process
-			// may go on with it (pool.Continue), as a run of its own.
-			continue
-		}
-		running[r.ID] = true
-		if f.suspect[r.ID] {
-			f.follow(ctx, r)
+		if f.candidate(ctx, r) {
+			running[r.ID] = true
+			f.consider(ctx, r, f.look)
 		}
 	}
-	f.suspect = running
-	for id, tl := range f.runs {
-		if f.isLocal(id) {
-			// This process went on with it (pool.Continue): its own
-			// projection has it now.
-			delete(f.runs, id)
-			continue
+	for id := range f.suspect {
+		if !running[id] {
+			delete(f.suspect, id)
 		}
-		if err := tl.poll(ctx, f.proj); err != nil {
-			if ctx.Err() == nil {
-				f.b.log.Warn("opencode: follow a run of another process", "session", id, "err", err)
-			}
-			continue
+	}
+}
+
+// noticed reads what a notice of an append to session id concerns: the
+// tree of a followed root that has it, or the record of a session no
+// followed tree has (a root that runs elsewhere becomes a suspect).
+func (f *foreignRuns) noticed(ctx context.Context, id string) {
+	for root, fl := range f.runs {
+		if fl.tail.Has(id) {
+			f.read(ctx, root, fl, false)
+			f.dirty[root] = true
+			f.arm()
+			return
 		}
+	}
+	if f.ignored[id] || f.isLocal(id) {
+		return
+	}
+	rec, err := f.b.store.GetSession(ctx, id)
+	if err != nil {
+		return
+	}
+	if rec.ParentID != "" {
+		// A child of no followed tree (a local run's): its tree's root
+		// is noticed first, and followed through it.
+		if len(f.ignored) >= foreignIgnored {
+			clear(f.ignored)
+		}
+		f.ignored[id] = true
+		return
+	}
+	if f.candidate(ctx, rec) {
+		// Seen first on the next look: followed on the one after, at
+		// least foreignRecheck from now.
+		f.consider(ctx, rec, f.look+1)
+		f.arm()
+	}
+}
+
+// confirm is a look at the suspects after notices: each that is still a
+// candidate is followed once seen on an earlier look.
+func (f *foreignRuns) confirm(ctx context.Context) {
+	for id := range f.suspect {
 		rec, err := f.b.store.GetSession(ctx, id)
-		if err != nil || rec.Status != session.StatusRunning {
-			// Its end is stored after its last events: one more read
-			// takes them, then the record's end is published.
-			_ = tl.poll(ctx, f.proj)
-			delete(f.runs, id)
-			if err == nil {
-				f.ended(rec)
-			}
+		if err != nil || !f.candidate(ctx, rec) {
+			delete(f.suspect, id)
+			continue
 		}
+		f.consider(ctx, rec, f.look)
 	}
-	// Forget local roots not seen for a minute (their runs ended).
-	f.local.Range(func(k, v any) bool {
-		if time.Since(v.(time.Time)) > time.Minute {
-			f.local.Delete(k)
-		}
-		return true
-	})
+	if len(f.suspect) > 0 {
+		f.arm()
+	}
 }
 
 // follow starts following a root from its last run's start: the session
@@ -188,8 +344,73 @@ func (f *foreignRuns) follow(ctx context.Context, rec session.Session) {
 			break
 		}
 	}
-	f.runs[rec.ID] = newTail(f.b.store, rec.ID, after)
+	f.runs[rec.ID] = &followed{tail: session.NewTreeTail(f.b.store, rec.ID, after)}
+	if f.notifying {
+		f.dirty[rec.ID] = true // read on this look
+	}
 	f.mapper.change(sessiontree.SessionCreated{Info: rec}, time.Now())
+}
+
+// read hands what a followed tree appended to the projection; with
+// checkEnd, it reads the root's record too, and stops following a run
+// that ended.
+func (f *foreignRuns) read(ctx context.Context, root string, fl *followed, checkEnd bool) {
+	if f.isLocal(root) {
+		// This process went on with it (pool.Continue): its own
+		// projection has it now.
+		delete(f.runs, root)
+		return
+	}
+	if !f.observe(ctx, root, fl) || !checkEnd {
+		return
+	}
+	rec, err := f.b.store.GetSession(ctx, root)
+	if err != nil || rec.Status != session.StatusRunning {
+		// Its end is stored after its last events: one more read
+		// takes them, then the record's end is published.
+		f.observe(ctx, root, fl)
+		delete(f.runs, root)
+		if err == nil {
+			f.ended(rec)
+		}
+		return
+	}
+	if st := f.b.facts.get(root); f.notifying && st != nil && !st.busy.Load() && fl.checks < foreignEndChecks {
+		// Its log ended the run, its record not yet: no notice comes
+		// for a record, so look again.
+		fl.checks++
+		f.dirty[root] = true
+		f.arm()
+	}
+}
+
+// observe reads a followed tree's new events into the projection.
+func (f *foreignRuns) observe(ctx context.Context, root string, fl *followed) bool {
+	rs, err := fl.tail.Poll(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			f.b.log.Warn("opencode: follow a run of another process", "session", root, "err", err)
+		}
+		return false
+	}
+	if len(rs) > 0 {
+		fl.checks = 0
+	}
+	for _, r := range rs {
+		f.proj.Observe(ctx, root, r.Event)
+	}
+	return true
+}
+
+// forgetLocal forgets the local roots not seen for a minute (their runs
+// ended).
+func (f *foreignRuns) forgetLocal() {
+	f.local.Range(func(k, v any) bool {
+		if time.Since(v.(time.Time)) > time.Minute {
+			f.local.Delete(k)
+		}
+		return true
+	})
 }
 
 // ended publishes a followed root's stored end when its log did not end
@@ -202,69 +423,4 @@ func (f *foreignRuns) ended(rec session.Session) {
 	now := time.Now()
 	f.mapper.change(sessiontree.SessionUpdated{Info: rec}, now)
 	f.mapper.change(sessiontree.SessionIdle{SessionID: rec.ID}, now)
-}
-
-// tail rebuilds a root's stream from the store: the root's events as
-// they are, its descendants' wrapped once relative to the root. Each
-// poll reads the sessions parents first (a child is found by its
-// spawn_session_start) and hands on what it read in store-wide order.
-type tail struct {
-	st    session.Store
-	root  string
-	order []string
-	seen  map[string]int64
-	info  map[string]event.SpawnSessionStart
-	paths map[string][]string
-}
-
-func newTail(st session.Store, root string, after int64) *tail {
-	return &tail{st: st, root: root, order: []string{root}, seen: map[string]int64{root: after},
-		info: map[string]event.SpawnSessionStart{}, paths: map[string][]string{root: nil}}
-}
-
-func (t *tail) poll(ctx context.Context, proj *sessiontree.Projection) error {
-	var batch []session.Record
-	for i := 0; i < len(t.order); i++ {
-		sid := t.order[i]
-		recs, err := t.st.Events(ctx, sid, t.seen[sid])
-		if err != nil {
-			return err
-		}
-		for _, r := range recs {
-			t.seen[sid] = r.Seq
-			if sp, ok := r.Event.(event.SpawnSessionStart); ok {
-				if _, known := t.info[sp.ChildSessionID]; !known {
-					t.info[sp.ChildSessionID] = sp
-					t.paths[sp.ChildSessionID] = append(slices.Clone(t.paths[sid]), sp.ChildSessionID)
-					t.order = append(t.order, sp.ChildSessionID)
-				}
-			}
-		}
-		batch = append(batch, recs...)
-	}
-	slices.SortStableFunc(batch, func(a, b session.Record) int {
-		switch {
-		case a.GlobalSeq < b.GlobalSeq:
-			return -1
-		case a.GlobalSeq > b.GlobalSeq:
-			return 1
-		}
-		return 0
-	})
-	for _, r := range batch {
-		proj.Observe(ctx, t.root, t.wrap(r))
-	}
-	return nil
-}
-
-func (t *tail) wrap(r session.Record) event.Event {
-	if r.SessionID == t.root {
-		return r.Event
-	}
-	sp := t.info[r.SessionID]
-	return event.Subagent{
-		SourceName: sp.SourceName, SourceType: sp.SourceType, Depth: sp.Depth,
-		ChildSessionID: r.SessionID, ParentSessionID: sp.ParentSessionID, ToolCallID: sp.ToolCallID,
-		Path: t.paths[r.SessionID], Event: r.Event,
-	}
 }

@@ -9,7 +9,10 @@ import (
 
 	"github.com/agentpool/agentpool/config"
 	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/internal/pgtest"
 	"github.com/agentpool/agentpool/pool"
+	"github.com/agentpool/agentpool/session"
+	"github.com/agentpool/agentpool/session/postgres"
 	"github.com/agentpool/agentpool/session/sqlite"
 )
 
@@ -38,6 +41,34 @@ func (g *gateSink) Emit(e event.Event) {
 func TestForeignRun(t *testing.T) {
 	noLeaks(t)
 	db := filepath.Join(t.TempDir(), "db.sqlite")
+	testForeignRun(t, func() session.Store {
+		st, err := sqlite.Open(db, sqlite.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	})
+}
+
+// TestForeignRunOnNotices: the same on PostgreSQL, where the server
+// follows the other process's run on the store's notices alone: it
+// never polls (foreignPollEvery is an hour).
+func TestForeignRunOnNotices(t *testing.T) {
+	noLeaks(t)
+	_, db := pgtest.Schema(t)
+	d := foreignPollEvery
+	t.Cleanup(func() { foreignPollEvery = d }) // after the server's loop ended
+	foreignPollEvery = time.Hour
+	testForeignRun(t, func() session.Store {
+		st, err := postgres.Open(context.Background(), db, postgres.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	})
+}
+
+func testForeignRun(t *testing.T, openStore func() session.Store) {
 	m, err := config.Parse("test.yaml", []byte(`
 agents:
   lead:
@@ -54,10 +85,7 @@ agents:
 		t.Fatal(err)
 	}
 	open := func() *pool.Pool {
-		st, err := sqlite.Open(db, sqlite.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		st := openStore()
 		p, err := pool.New(m, pool.Options{Store: st})
 		if err != nil {
 			t.Fatal(err)
