@@ -188,6 +188,13 @@ type run struct {
 	hooks Hooks
 	// compact is the state of compaction (compact.go).
 	compact compactState
+	// model is what the run's model calls go to: the agent's model, or
+	// the one its invocation chose (spawn.Invocation.Model); chosen
+	// tells which.
+	model  model.Model
+	chosen *spawn.ModelChoice
+	// client names the invocation's client tools (client.go).
+	client map[string]bool
 }
 
 // running maps the invocation of every agent run in progress to its run,
@@ -295,7 +302,11 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 	// Room for the prompt and a tool round trip without growing.
 	msgs := make([]model.Message, len(inv.History), len(inv.History)+4)
 	copy(msgs, inv.History)
-	r := &run{a: a, inv: inv, sink: inv.Sink, msgs: msgs, added: len(msgs), persistCtx: detach.Context(ctx), env: inv.Env, hooks: a.cfg.Hooks}
+	r := &run{a: a, inv: inv, sink: inv.Sink, msgs: msgs, added: len(msgs), persistCtx: detach.Context(ctx), env: inv.Env, hooks: a.cfg.Hooks,
+		model: a.cfg.Model}
+	if c := inv.Model; c != nil && c.Model != nil && inv.Env == nil {
+		r.model, r.chosen = c.Model, c
+	}
 	if he, ok := r.env.(hookEnv); ok && r.hooks != nil {
 		r.hooks = envHooks{env: he, inv: inv, agent: a.cfg.Name, local: r.hooks}
 	}
@@ -322,9 +333,16 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 
 	if inv.Continue == nil {
 		// A continued run goes on with the run its log started.
-		r.sink.Emit(event.RunStarted{SessionID: inv.Session.ID, RunID: inv.RunID, AgentName: a.cfg.Name, ParentSessionID: inv.Session.ParentID})
+		started := event.RunStarted{SessionID: inv.Session.ID, RunID: inv.RunID, AgentName: a.cfg.Name, ParentSessionID: inv.Session.ParentID}
+		if r.chosen != nil {
+			started.Model = r.model.ID()
+		}
+		r.sink.Emit(started)
 	}
 	r.tools, r.specs = a.toolsFor(ctx, inv, r.sink)
+	if err := r.lendClientTools(); err != nil {
+		return r.fail(ctx, err, event.StopError, "client_tools")
+	}
 	if c := inv.Compact; c != nil && inv.Continue == nil {
 		return r.compactOnly(ctx, c.Instructions)
 	}
@@ -342,8 +360,18 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 			inv.Inject(d.Context)
 		}
 	}
+	if len(inv.ClientResults) > 0 {
+		r.recordClientResults(ctx)
+	}
 	if prompt != "" {
 		r.append(ctx, model.UserText(prompt))
+	}
+	system := a.cfg.SystemPrompt
+	if inv.Instructions != "" {
+		if system != "" {
+			system += "\n\n"
+		}
+		system += inv.Instructions
 	}
 	turn := 1
 	if c := inv.Continue; c != nil {
@@ -371,7 +399,7 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 		if f := r.fit(ctx); f.ended {
 			return f.res
 		}
-		req := &model.Request{System: a.cfg.SystemPrompt, Messages: r.snapshot(), Tools: r.specs}
+		req := &model.Request{System: system, Messages: r.snapshot(), Tools: r.specs}
 		if a.output != nil {
 			req.Output = a.output.req
 		}
@@ -387,9 +415,9 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 				return r.abort(ctx, context.Cause(ctx))
 			}
 			if errors.Is(err, ErrResponseTooLarge) {
-				return r.fail(ctx, fmt.Errorf("model %s: %w", a.cfg.Model.ID(), err), event.StopError, "max_response_bytes")
+				return r.fail(ctx, fmt.Errorf("model %s: %w", r.model.ID(), err), event.StopError, "max_response_bytes")
 			}
-			return r.fail(ctx, fmt.Errorf("model %s: %w", a.cfg.Model.ID(), err), event.StopError, "model_error")
+			return r.fail(ctx, fmt.Errorf("model %s: %w", r.model.ID(), err), event.StopError, "model_error")
 		}
 		if stored {
 			r.keep(msg) // the Env stored it with the turn
@@ -403,6 +431,9 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 		calls := msg.ToolCalls()
 		if len(calls) > 0 {
 			r.recordSpent()
+		}
+		if client, own := r.splitClient(calls); len(client) > 0 {
+			return r.endForClient(ctx, msg, finish, client, own)
 		}
 		if len(calls) == 0 {
 			finalText = msg.Text()
@@ -451,7 +482,7 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 		stop = event.StopRefusal
 	}
 	r.sink.Emit(event.StreamComplete{Message: event.Message{
-		Role: "assistant", Content: finalText, Usage: r.usage, Cost: r.cost, Model: a.cfg.Model.ID(), FinishReason: lastFinish,
+		Role: "assistant", Content: finalText, Usage: r.usage, Cost: r.cost, Model: r.model.ID(), FinishReason: lastFinish,
 	}})
 	return spawn.Result{Output: finalText, StopReason: stop}
 }

@@ -23,6 +23,16 @@
 // (those in the log kept, a waiting request asked again through
 // ApprovalResumer, a waiting child continued), then takes its next turn.
 //
+// A root run can be lent a client's tools (Invocation.ClientTools, an
+// AG-UI front end's): offered to the model, run by the client. A turn
+// that calls one runs its other calls, announces the client's
+// (tool_call_start) and ends the run (stream_complete, stop reason
+// completed, Result.ClientCalls), leaving them open in the conversation.
+// The session's next run brings their results (Invocation.ClientResults):
+// it records them (tool_call_complete and a tool message) before its
+// prompt and goes on. Invocation.Instructions join the system prompt of
+// the run's model requests.
+//
 // Cancelling the context stops the run promptly: the model stream and the
 // running tools see the cancellation, the run ends with run_error (code
 // "aborted") and stop reason aborted, and Run returns only after every

@@ -17,6 +17,7 @@ import (
 // this module that wrap them); agentpool-full links them. This is what
 // makes agentpool start in a few milliseconds (BENCHMARKS.md, Start-up).
 func TestTemporalNotInMainBinary(t *testing.T) {
+	t.Parallel() // mostly waits on its CLI processes
 	deps := func(pkg string) []string {
 		out, err := exec.Command("go", "list", "-deps", pkg).Output()
 		if err != nil {
@@ -144,6 +145,7 @@ func lightCLI(t *testing.T, exe, dir, path string, extraEnv []string, args ...st
 // it needs and how to build or install it; commands that do not need it
 // run.
 func TestFullBinaryMissing(t *testing.T) {
+	t.Parallel() // mostly waits on its CLI processes
 	dir := t.TempDir()
 	exe := cliBinary(t) // in go test's build directory: no agentpool-full beside it
 	emptyPath := t.TempDir()
@@ -193,6 +195,7 @@ func TestFullBinaryMissing(t *testing.T) {
 // TestFullBinaryFound: the light binary runs the agentpool-full next to
 // it, else the one on PATH, in its place, with the same arguments.
 func TestFullBinaryFound(t *testing.T) {
+	t.Parallel() // mostly waits on its CLI processes
 	exe := cliBinary(t)
 	plain := filepath.Join(t.TempDir(), "plain.yaml")
 	os.WriteFile(plain, []byte("agents:\n  a:\n    model: {type: scripted, turns: [\"hi\"]}\n"), 0o644)

@@ -34,6 +34,11 @@ type Result struct {
 	// Messages are the messages this run added to the conversation
 	// (prompt, assistant turns, tool results).
 	Messages []model.Message
+	// ClientCalls are the calls of client tools (Invocation.ClientTools)
+	// that ended the run: stop reason completed, the calls left open in
+	// the conversation until a later run brings their results
+	// (Invocation.ClientResults).
+	ClientCalls []model.Part
 }
 
 // Invocation is one run of a node in a session. It is created by NewRoot
@@ -74,6 +79,30 @@ type Invocation struct {
 	// the conversation, instead of taking a Prompt (OpenCode's shell).
 	// Like Compact, it is this run's alone.
 	Shell string
+	// Model, set by the caller of a root run (pool.RunRequest.ModelOf),
+	// is the model an agent's run uses for every model call of this run
+	// instead of its own (a client chose another of the pool's models
+	// for this turn). Like Compact, it is this run's alone: the children
+	// it spawns run on their own models.
+	Model *ModelChoice
+	// Instructions, set by the caller of a root run
+	// (pool.RunRequest.Instructions), are added to the system prompt of
+	// every model request of this run (an AG-UI client's context). Not
+	// stored, not lent to children: this run's alone.
+	Instructions string
+	// ClientTools, set by the caller of a root run
+	// (pool.RunRequest.ClientTools), are tools the caller's client runs
+	// itself (AG-UI front-end tools): offered to this run's model beside
+	// the agent's own; a model turn that calls one ends the run
+	// (Result.ClientCalls) once the turn's other calls have run. This
+	// run's alone.
+	ClientTools []model.ToolSpec
+	// ClientResults, set by the caller of a root run
+	// (pool.RunRequest.ClientResults), are the results of the client
+	// calls left open by the session's last run, one per open call of
+	// History's last model turn: the run records them (tool_call_complete
+	// and a tool message) before its prompt and its first turn.
+	ClientResults []model.Part
 
 	run     *runState    // the root's rootRun, shared by the whole tree
 	budgets *budgetScope // the budgets over the session (LimitSpend); nil: none
@@ -83,6 +112,16 @@ type Invocation struct {
 	async   sync.WaitGroup // this session's async children
 
 	workerHistory map[string][]model.Message // worker name -> kept history (reset_history_on_run: false); under h.mu
+}
+
+// ModelChoice is the model a run uses instead of its agent's own
+// (Invocation.Model).
+type ModelChoice struct {
+	Model model.Model
+	// ContextWindow is Model's context window in tokens for the agent's
+	// compaction; 0: model.ContextWindowOf(Model), and none: no
+	// compaction in the run.
+	ContextWindow int
 }
 
 // Compaction asks a run for a manual compaction (Invocation.Compact).

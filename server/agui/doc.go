@@ -29,8 +29,28 @@
 // and answers a refused request (token, Host, origin; package httpsec)
 // without reading its body. The prompt is the text of the last user
 // message (a string, or the text parts of a content array joined by
-// newlines). state is the client's state (see State below); tools,
-// context, forwardedProps and resume are accepted and ignored.
+// newlines). state is the client's state (see State below); context and
+// tools are lent to the run (see Front-end tools); forwardedProps is
+// ignored; a resume is a 400 (the server never ends a run with an
+// interrupt: approvals are CUSTOM events, see Approvals).
+//
+// # Front-end tools
+//
+// The context entries join the root agent's system prompt in every model
+// request of the run (pool.RunRequest.Instructions, not stored); the
+// tools are offered to its model (pool.RunRequest.ClientTools). Bounds:
+// MaxContextEntries, MaxContextBytes, MaxContextTotalBytes,
+// MaxClientTools and the tool field bounds; a tool named as one of the
+// agent's own, or context and tools for a node that is not a plain
+// agent, is a 400. A model turn that calls a client tool ends the run:
+// the call is streamed (TOOL_CALL_START/ARGS/END), the turn's other calls
+// run, and RUN_FINISHED has no result and no TOOL_CALL_RESULT precedes it,
+// so the client reads the call as pending. The thread's next run with a
+// tool message for the call (toolCallId) brings its result
+// (session.OpenCalls of the stored conversation;
+// pool.RunRequest.ClientResults): it is recorded as the call's result
+// (tool message, tool_call_complete, not streamed back), a user message
+// after it is the prompt, and the agent takes its next turn.
 //
 // # Threads
 //
@@ -79,10 +99,13 @@
 //	                          messages: [], toolCalls: []}}: the child's activity message
 //	a child's content         ACTIVITY_DELTA{subagentRunId, messageId, activityType, patch} on
 //	                          that message (activity.go): text and thinking parts append
-//	                          {role: assistant | reasoning, content} to /messages and replace
-//	                          its content as it grows by an eighth and at the part's end;
-//	                          tool calls append {id, name, args, status: running} to
-//	                          /toolCalls, their end sets status (completed | failed), result
+//	                          {role: assistant | reasoning, content: []} to /messages, and
+//	                          each delta is appended to its content (/messages/N/content/-,
+//	                          a list of text pieces: JSON Patch cannot append to a string);
+//	                          tool calls append {id, name, args: [pieces], status: running}
+//	                          to /toolCalls, their streamed input goes to
+//	                          /toolCalls/N/args/-, their end sets status (completed |
+//	                          failed), result
 //	                          (the readable text) and metadata (as TOOL_CALL_RESULT's); the
 //	                          end sets /status (completed | failed) and /result or /error.
 //	                          Bounded: 64 KiB a text, 256 entries a list, then /truncated.

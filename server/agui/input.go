@@ -60,6 +60,9 @@ func parseInput(body []byte) (*wire.RunAgentInput, error) {
 			return nil, badInput("messages[%d]: missing required field \"role\"", i)
 		}
 	}
+	if r := bytes.TrimSpace(in.Resume); len(r) > 0 && string(r) != "null" && string(r) != "[]" {
+		return nil, badInput("resume: this server never ends a run with an interrupt, so there is nothing to resume (a tool call that waits for approval is a CUSTOM approval_asked event, answered with POST /approvals/{id}: docs/agui.md, Approvals)")
+	}
 	if string(in.State) == "null" {
 		in.State = nil
 	}
@@ -117,4 +120,14 @@ func contentText(raw json.RawMessage) (string, error) {
 	default:
 		return "", errors.New("expected a string or an array of content parts")
 	}
+}
+
+// hasRole reports whether in has a message of that role.
+func hasRole(in *wire.RunAgentInput, role string) bool {
+	for _, m := range in.Messages {
+		if m.Role == role {
+			return true
+		}
+	}
+	return false
 }

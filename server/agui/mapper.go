@@ -108,6 +108,10 @@ type mapperConfig struct {
 	// requests of the run's sessions become approval_asked and
 	// approval_replied events (approvals_map.go).
 	Approvals *runApprovals
+	// ClientResults are the tool calls whose results the client brought
+	// (its tool messages): their tool_call_complete sends nothing, the
+	// client has the message already.
+	ClientResults map[string]bool
 }
 
 // mapper turns the pool's event stream of one root run into AG-UI events.
@@ -278,6 +282,9 @@ func (m *mapper) Map(e event.Event) {
 	case event.ToolCallProgress:
 		m.out(s, classDroppable, &wire.Event{Type: wire.TypeCustom, Name: "tool_call_progress", Value: mustJSON(ev)})
 	case event.ToolCallComplete:
+		if s == m.root && m.cfg.ClientResults[ev.ToolCallID] {
+			break
+		}
 		// The call's approval, if it was announced, is settled first.
 		m.awaitApprovals(func(a *askedApproval) bool { return a.sess == s && a.callID == ev.ToolCallID })
 		for idx, p := range s.parts {
@@ -571,7 +578,13 @@ func (m *mapper) Finish(res pool.RunResult) {
 	stop := res.Result.StopReason
 	switch stop {
 	case event.StopCompleted, event.StopMaxTokens, event.StopRefusal:
-		m.end(&wire.Event{Type: wire.TypeRunFinished, ThreadID: m.cfg.ThreadID, RunID: m.cfg.RunID, Result: res.Result.Output})
+		result := res.Result.Output
+		if len(res.Result.ClientCalls) > 0 {
+			// The client runs its tools: the run has no result yet, and
+			// the client reads its calls as pending (no TOOL_CALL_RESULT).
+			result = ""
+		}
+		m.end(&wire.Event{Type: wire.TypeRunFinished, ThreadID: m.cfg.ThreadID, RunID: m.cfg.RunID, Result: result})
 	case event.StopAborted:
 		m.end(&wire.Event{Type: wire.TypeRunFinished, ThreadID: m.cfg.ThreadID, RunID: m.cfg.RunID, Outcome: "cancelled"})
 	default:

@@ -276,8 +276,12 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request, name string) 
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	prompt, err := promptOf(in)
+	l, err := s.parseLent(in, name)
 	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if _, err := promptOf(in); err != nil && !hasRole(in, "tool") {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
@@ -292,11 +296,31 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request, name string) 
 		writeError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
-	req := pool.RunRequest{Node: name, Prompt: prompt}
+	req := pool.RunRequest{Node: name, Instructions: l.instructions, ClientTools: l.tools}
 	var prior priorState
 	if exists {
 		if s.pool.Runtime().Running(sid) {
 			writeError(w, http.StatusConflict, fmt.Sprintf("thread %s has a run in progress", in.ThreadID))
+			return
+		}
+		// The results of the client's tools the thread's last run called.
+		last := -1
+		req.ClientResults, last, err = s.clientResults(r.Context(), in, sid)
+		if err != nil {
+			status := http.StatusInternalServerError
+			if _, bad := err.(*inputError); bad {
+				status = http.StatusBadRequest
+			}
+			writeError(w, status, err.Error())
+			return
+		}
+		if req.ClientResults != nil {
+			req.Prompt, err = promptAfter(in, last)
+		} else {
+			req.Prompt, err = promptOf(in)
+		}
+		if err != nil {
+			writeError(w, http.StatusBadRequest, err.Error())
 			return
 		}
 		req.SessionID = sid
@@ -307,6 +331,10 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request, name string) 
 			prior = priorState{}
 		}
 	} else {
+		if req.Prompt, err = promptOf(in); err != nil {
+			writeError(w, http.StatusBadRequest, err.Error())
+			return
+		}
 		req.NewSessionID = sid
 	}
 	s.stream(w, r, in, req, prior, !exists && mapped)
@@ -346,7 +374,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, in *wire.RunAgen
 	m := newMapper(mapperConfig{
 		ThreadID: in.ThreadID, RunID: in.RunID, ParentRunID: in.ParentRunID, RootSession: sid, State: in.State,
 		Todos: prior.todos, HasTodos: prior.has,
-		Now: s.opts.now, NewID: s.opts.newID, Approvals: approvals,
+		Now: s.opts.now, NewID: s.opts.newID, Approvals: approvals, ClientResults: callIDs(req.ClientResults),
 		OnRootStarted: func(event.RunStarted) {
 			if recordThread {
 				s.recordThread(ctx, sid, in.ThreadID)

@@ -3,9 +3,8 @@ package wire
 import "encoding/json"
 
 // RunAgentInput is the body of a run request. threadId, runId and messages
-// are required; the rest is optional. tools, context, forwardedProps and
-// resume are accepted and ignored (the pool has no client-side tools and
-// never interrupts).
+// are required; the rest is optional. tools and context are decoded by
+// the server (package agui, frontend.go); forwardedProps is ignored.
 type RunAgentInput struct {
 	ThreadID        string          `json:"threadId"`
 	RunID           string          `json:"runId"`
@@ -25,6 +24,23 @@ type InputMessage struct {
 	ID      string          `json:"id"`
 	Role    string          `json:"role"`
 	Content json.RawMessage `json:"content,omitempty"`
+	// ToolCallID and Error are a tool message's: the call it answers,
+	// and the error the client's tool ended with.
+	ToolCallID string `json:"toolCallId,omitempty"`
+	Error      string `json:"error,omitempty"`
+}
+
+// Tool is one entry of RunAgentInput.tools: a tool the client runs.
+type Tool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+}
+
+// Context is one entry of RunAgentInput.context.
+type Context struct {
+	Description string `json:"description"`
+	Value       string `json:"value"`
 }
 
 // AgentInfo is one entry of GET /agents.
