@@ -87,9 +87,7 @@ func (a *Activities) write(ctx context.Context, p Pending) (int64, error) {
 		if err != nil {
 			return 0, err
 		}
-		if n := min(len(recs), len(evs)); n > 0 {
-			evs, msgs = evs[n:], nil
-		}
+		evs = unwritten(recs, evs)
 		if len(msgs) > 0 {
 			if msgs, err = a.unstored(ctx, p.SessionID, msgs); err != nil {
 				return 0, err
@@ -117,6 +115,38 @@ func (a *Activities) write(ctx context.Context, p Pending) (int64, error) {
 	// Committed before the workflow goes on: a child's events must not
 	// reach the log before its parent's spawn_session_start.
 	return after, a.Store.Flush(ctx)
+}
+
+// unwritten returns the events of evs that recs (the log after the write's
+// AfterSeq) does not hold, matched by their encoding, each record once. A
+// write that ran before, in full or in part, wrote the same events; but an
+// earlier attempt of a local activity (Create) may have carried fewer:
+// its workflow task timed out, or its worker died, and the task that ran
+// it again had taken more events (another child's end) before it. A
+// count would skip the new events and write the old ones again.
+func unwritten(recs []session.Record, evs []json.RawMessage) []json.RawMessage {
+	if len(recs) == 0 {
+		return evs
+	}
+	have := make(map[string]int, len(recs))
+	for _, r := range recs {
+		have[string(encode(r.Event))]++
+	}
+	var out []json.RawMessage
+	for _, raw := range evs {
+		// The pending event as the store gives it back (decoded, then
+		// encoded again), so that the two encodings compare.
+		k := string(raw)
+		if e, err := event.Decode(raw); err == nil {
+			k = string(encode(e))
+		}
+		if have[k] > 0 {
+			have[k]--
+			continue
+		}
+		out = append(out, raw)
+	}
+	return out
 }
 
 // unstored returns the messages of msgs whose ids the session's
