@@ -19,10 +19,11 @@ BUILDFLAGS ?= -trimpath -ldflags='-s -w -X $(VERSION_PKG).Commit=$(COMMIT) -X $(
 # be installed together (each finds the next one beside it, else on PATH):
 # bin/agentpool, the front users type (2 MB: it answers `version` and the
 # help itself, as fast as a Go program starts, and execs agentpool-light for
-# every other command); bin/agentpool-light, the CLI without Temporal, gRPC
-# nor the OpenTelemetry SDK; bin/agentpool-full, the same CLI with the
-# Temporal engine and the OpenTelemetry exporters, which agentpool-light
-# runs in its place for `worker`, temporal manifests and telemetry export.
+# every other command); bin/agentpool-light, the CLI without Temporal, gRPC,
+# the OpenTelemetry SDK nor PostgreSQL; bin/agentpool-full, the same CLI with
+# the Temporal engine, the OpenTelemetry exporters and the PostgreSQL store,
+# which agentpool-light runs in its place for `worker`, temporal manifests,
+# telemetry export and a postgres:// session database.
 build:
 	CGO_ENABLED=0 $(GO) build $(BUILDFLAGS) -o bin/ ./cmd/agentpool ./cmd/agentpool-light ./cmd/agentpool-full
 
@@ -49,13 +50,15 @@ release:
 # protocol tests with the real npm clients. The steps spend most of their
 # time waiting (on subprocesses, servers, browsers), so a sub-make runs them
 # side by side (-j), each step's output kept together (--output-sync):
-# check and test-deps and build-race start at once; test-go and test-node
-# start when test-deps and build-race are done (build-race first, so that
-# with an empty build cache go test reuses what it compiled instead of
-# compiling the same race packages at the same time). The critical path is
-# test-go (its longest packages: cli, durable). TEST_JOBS=1 runs
-# the steps one after another.
-TEST_JOBS ?= 4
+# test-deps, node-deps and build-race start at once, check when test-deps
+# and node-deps are done; test-go and the Node suites (one target each, see
+# test-node; they also wait for node-deps) start when test-deps and
+# build-race are done (build-race first, so that with an empty build cache
+# go test reuses what it compiled instead of compiling the same race
+# packages at the same time). TEST_JOBS bounds the steps that run at once:
+# check, test-go and the six Node suites fit in 8. TEST_JOBS=1 runs the
+# steps one after another.
+TEST_JOBS ?= 8
 test:
 	@$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target test-all
 
@@ -74,11 +77,12 @@ step_end = @echo "== $@ took $$(( $$(date +%s) - $$(cat bin/.step-$@) )) s"; rm 
 
 # check: formatting, vet, a tidy go.mod, staticcheck and deadcode (pinned;
 # built by `go run` into the build cache on first use). Under make test it
-# waits for test-deps: `go vet ./...` walks every directory, the
-# node_modules folders too, and fails when npm replaces one under it.
+# waits for test-deps and node-deps: `go vet ./...` walks every
+# directory, the node_modules folders too, and fails when npm replaces one
+# under it.
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 DEADCODE    ?= golang.org/x/tools/cmd/deadcode@v0.52.0
-check: $(if $(filter test-all,$(MAKECMDGOALS)),test-deps)
+check: $(if $(filter test-all,$(MAKECMDGOALS)),test-deps node-deps)
 	$(step_start)
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './node_modules/*')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -115,13 +119,17 @@ test-deps: bin/temporal
 # CI=true, where they fail. -timeout: external/acpagent drives the real
 # opencode, whose start takes 10 to 100 s on a loaded 2-core machine; the
 # package took 11.9 min under a load average of 21 (go test's default
-# timeout is 10 min per package).
+# timeout is 10 min per package). -parallel: the tests marked t.Parallel
+# mostly wait (on CLI processes, dev servers, opencode, agents that pace
+# their answers), so more of them run at once than go test's default of
+# one per core (GOMAXPROCS, 2 here).
+TEST_PARALLEL ?= 4
 test-go: test-deps $(if $(filter test-all,$(MAKECMDGOALS)),build-race)
 	$(step_start)
 	@pg="$${AGENTPOOL_TEST_POSTGRES:-$$(tests/pg/start.sh)}" || { echo "tests/pg/start.sh failed"; exit 1; }; \
 	AGENTPOOL_TEST_POSTGRES="$$pg" AGENTPOOL_MCP_NODE_MODULES="$(CURDIR)/tests/mcp/node_modules" \
 		AGENTPOOL_ACP_NODE_MODULES="$(CURDIR)/tests/acpagents/node_modules" \
-		AGENTPOOL_TEMPORAL_BIN="$(CURDIR)/bin/temporal" $(GO) test -race -count=1 -timeout 30m $(PKGS)
+		AGENTPOOL_TEMPORAL_BIN="$(CURDIR)/bin/temporal" $(GO) test -race -count=1 -timeout 30m -parallel $(TEST_PARALLEL) $(PKGS)
 	$(step_end)
 
 # The Temporal CLI's dev server; v1.5.1 is the newest that builds from the
@@ -148,20 +156,38 @@ build-race:
 	$(GO) build -race -o bin/agentpool-race ./cmd/agentpool-light
 	$(step_end)
 
-# Node protocol tests: each directory under tests/node has its own pinned
-# package-lock.json; they drive the freshly built race binary (AGENTPOOL_BIN).
-# tests/node/lib holds what several suites import (no package.json: not a
-# suite): the real opencode as a team member (AGENTPOOL_ACP_NODE_MODULES,
-# installed by test-deps), run once by each of acp, agui, opencode and web.
-test-node: build-race test-deps
+# Node protocol tests: each directory under tests/node with a package.json
+# is a suite with its own pinned package-lock.json; they drive the freshly
+# built race binary (AGENTPOOL_BIN). tests/node/lib holds what several
+# suites import (no package.json: not a suite): the real opencode as a team
+# member (AGENTPOOL_ACP_NODE_MODULES, installed by test-deps), run once by
+# each of acp, agui, opencode and web.
+#
+# The suites mostly wait (on agentpool, the clients, opencode, Chromium),
+# so each is a target of its own and make runs them side by side (-j),
+# each one's output printed together when it ends, with its time;
+# clients (the OpenCode TUI in tmux, the longest) starts first. node-deps
+# installs their packages first, all at once, before check walks the tree
+# (see check). test-node's time counts from node-deps' start.
+NODE_ALL    := $(patsubst tests/node/%/package.json,%,$(wildcard tests/node/*/package.json))
+NODE_SUITES := $(filter clients,$(NODE_ALL)) $(filter-out clients,$(NODE_ALL))
+NODE_TESTS  := $(addprefix test-node-,$(NODE_SUITES))
+.PHONY: node-deps $(NODE_TESTS)
+
+node-deps:
+	@mkdir -p bin && date +%s > bin/.step-test-node
+	@pids=; for s in $(NODE_SUITES); do \
+		(cd tests/node/$$s && $(npm_install)) & pids="$$pids $$!"; \
+	done; rc=0; for p in $$pids; do wait $$p || rc=1; done; exit $$rc
+
+test-node: $(NODE_TESTS)
+	$(step_end)
+
+$(NODE_TESTS): test-node-%: build-race test-deps node-deps
 	$(step_start)
-	@set -e; for d in tests/node/*/; do \
-		[ -f "$$d/package.json" ] || continue; \
-		echo "== node tests in $$d"; \
-		(cd "$$d" && $(call npm_install,$$d) && AGENTPOOL_BIN="$(CURDIR)/bin/agentpool-race" \
-			AGENTPOOL_MCP_NODE_MODULES="$(CURDIR)/tests/mcp/node_modules" \
-			AGENTPOOL_ACP_NODE_MODULES="$(CURDIR)/tests/acpagents/node_modules" npm test); \
-	done
+	@cd tests/node/$* && AGENTPOOL_BIN="$(CURDIR)/bin/agentpool-race" \
+		AGENTPOOL_MCP_NODE_MODULES="$(CURDIR)/tests/mcp/node_modules" \
+		AGENTPOOL_ACP_NODE_MODULES="$(CURDIR)/tests/acpagents/node_modules" npm test
 	$(step_end)
 
 # soak: the soak tests at full size (package internal/soak): what make test

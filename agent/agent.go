@@ -191,6 +191,11 @@ type run struct {
 	hooks Hooks
 	// compact is the state of compaction (compact.go).
 	compact compactState
+	// model is what the run's model calls go to: the agent's model, or
+	// the one its invocation chose (spawn.Invocation.Model); chosen
+	// tells which.
+	model  model.Model
+	chosen *spawn.ModelChoice
 	// client names the invocation's client tools (client.go).
 	client map[string]bool
 }
@@ -300,7 +305,11 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 	// Room for the prompt and a tool round trip without growing.
 	msgs := make([]model.Message, len(inv.History), len(inv.History)+4)
 	copy(msgs, inv.History)
-	r := &run{a: a, inv: inv, sink: inv.Sink, msgs: msgs, added: len(msgs), persistCtx: detach.Context(ctx), env: inv.Env, hooks: a.cfg.Hooks}
+	r := &run{a: a, inv: inv, sink: inv.Sink, msgs: msgs, added: len(msgs), persistCtx: detach.Context(ctx), env: inv.Env, hooks: a.cfg.Hooks,
+		model: a.cfg.Model}
+	if c := inv.Model; c != nil && c.Model != nil && inv.Env == nil {
+		r.model, r.chosen = c.Model, c
+	}
 	if he, ok := r.env.(hookEnv); ok && r.hooks != nil {
 		r.hooks = envHooks{env: he, inv: inv, agent: a.cfg.Name, local: r.hooks}
 	}
@@ -327,7 +336,11 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 
 	if inv.Continue == nil {
 		// A continued run goes on with the run its log started.
-		r.sink.Emit(event.RunStarted{SessionID: inv.Session.ID, RunID: inv.RunID, AgentName: a.cfg.Name, ParentSessionID: inv.Session.ParentID})
+		started := event.RunStarted{SessionID: inv.Session.ID, RunID: inv.RunID, AgentName: a.cfg.Name, ParentSessionID: inv.Session.ParentID}
+		if r.chosen != nil {
+			started.Model = r.model.ID()
+		}
+		r.sink.Emit(started)
 	}
 	r.tools, r.specs = a.toolsFor(ctx, inv, r.sink)
 	if err := lendClientTools(r); err != nil {
@@ -405,9 +418,9 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 				return r.abort(ctx, context.Cause(ctx))
 			}
 			if errors.Is(err, ErrResponseTooLarge) {
-				return r.fail(ctx, fmt.Errorf("model %s: %w", a.cfg.Model.ID(), err), event.StopError, "max_response_bytes")
+				return r.fail(ctx, fmt.Errorf("model %s: %w", r.model.ID(), err), event.StopError, "max_response_bytes")
 			}
-			return r.fail(ctx, fmt.Errorf("model %s: %w", a.cfg.Model.ID(), err), event.StopError, "model_error")
+			return r.fail(ctx, fmt.Errorf("model %s: %w", r.model.ID(), err), event.StopError, "model_error")
 		}
 		if stored {
 			r.keep(msg) // the Env stored it with the turn
@@ -472,7 +485,7 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 		stop = event.StopRefusal
 	}
 	r.sink.Emit(event.StreamComplete{Message: event.Message{
-		Role: "assistant", Content: finalText, Usage: r.usage, Cost: r.cost, Model: a.cfg.Model.ID(), FinishReason: lastFinish,
+		Role: "assistant", Content: finalText, Usage: r.usage, Cost: r.cost, Model: r.model.ID(), FinishReason: lastFinish,
 	}})
 	return spawn.Result{Output: finalText, StopReason: stop}
 }

@@ -91,10 +91,14 @@ func msgsBytes(msgs []model.Message) int {
 
 // window is the agent's context window in tokens (0: unknown, no
 // compaction) and the size a request may reach before it compacts.
-func (a *Agent) window() (window, limit int) {
+func (a *Agent) window(r *run) (window, limit int) {
 	w := a.cfg.ContextWindow
+	if c := r.chosen; c != nil {
+		// The agent's own window is its own model's.
+		w = c.ContextWindow
+	}
 	if w <= 0 {
-		w = model.ContextWindowOf(a.cfg.Model)
+		w = model.ContextWindowOf(r.model)
 	}
 	return w, int(float64(w) * a.cfg.CompactThreshold)
 }
@@ -128,7 +132,7 @@ func inputTokens(u event.Usage) int64 { return u.InputTokens }
 // the request would pass the threshold, and ends the run with
 // context_exhausted when it cannot fit.
 func (r *run) fit(ctx context.Context) (res resultOrNone) {
-	window, limit := r.a.window()
+	window, limit := r.a.window(r)
 	if window <= 0 || r.env != nil {
 		// Unknown window: nothing to measure against. Under a durable
 		// engine compaction is not done (docs/control.md).
@@ -148,7 +152,7 @@ func (r *run) fit(ctx context.Context) (res resultOrNone) {
 	}
 	if est > window {
 		return resultOrNone{ended: true, res: r.fail(ctx, fmt.Errorf("%w: the next request needs about %d tokens, the context window of %s is %d (after compaction; the latest messages alone do not fit)",
-			ErrContextExhausted, est, r.a.cfg.Model.ID(), window), event.StopContextExhausted, string(event.StopContextExhausted))}
+			ErrContextExhausted, est, r.model.ID(), window), event.StopContextExhausted, string(event.StopContextExhausted))}
 	}
 	r.compact.inAt, r.compact.reqLen = inputTokens(r.usage), len(view)
 	return res
@@ -158,7 +162,7 @@ func (r *run) compactFailed(ctx context.Context, err error) resultOrNone {
 	if ctx.Err() != nil {
 		return resultOrNone{ended: true, res: r.abort(ctx, context.Cause(ctx))}
 	}
-	return resultOrNone{ended: true, res: r.fail(ctx, fmt.Errorf("compaction: model %s: %w", r.a.cfg.Model.ID(), err), event.StopError, "compaction_error")}
+	return resultOrNone{ended: true, res: r.fail(ctx, fmt.Errorf("compaction: model %s: %w", r.model.ID(), err), event.StopError, "compaction_error")}
 }
 
 // cut is where the kept messages start: the latest messages whose size
@@ -219,7 +223,7 @@ func (r *run) compactNow(ctx context.Context, trigger, instructions string, limi
 	c.reqLen = 0 // the provider's last count was of another view
 	firstKept := r.recordCompaction(summary, kept)
 	r.sink.Emit(event.Custom{EventType: EventCompaction, Source: "agent", EventData: map[string]any{
-		"agent": r.a.cfg.Name, "trigger": trigger, "summary": summary, "model": r.a.cfg.Model.ID(),
+		"agent": r.a.cfg.Name, "trigger": trigger, "summary": summary, "model": r.model.ID(),
 		"summarised_messages": len(old), "kept_messages": kept, "first_kept_message_id": firstKept,
 		"tokens_before": tokensBefore, "tokens_after": r.estimate(r.snapshot()),
 	}})
@@ -238,7 +242,7 @@ func (r *run) summarise(ctx context.Context, msgs []model.Message, instructions 
 	req := &model.Request{System: compactSystem, Messages: []model.Message{model.UserText(ask + "\n\n" + text)}, Summarize: msgs}
 	var out strings.Builder
 	var usage event.Usage
-	for ch, err := range r.a.cfg.Model.Stream(ctx, req) {
+	for ch, err := range r.model.Stream(ctx, req) {
 		if err != nil {
 			return "", err
 		}
@@ -253,7 +257,7 @@ func (r *run) summarise(ctx context.Context, msgs []model.Message, instructions 
 		}
 	}
 	r.usage.Add(usage)
-	r.cost += model.Cost(r.a.cfg.Model, usage)
+	r.cost += model.Cost(r.model, usage)
 	s := strings.TrimSpace(out.String())
 	if s == "" {
 		return "", errors.New("the model answered the compaction request without a summary")

@@ -27,7 +27,7 @@ func (r *run) compactOnly(ctx context.Context, instructions string) spawn.Result
 	if r.env != nil {
 		return r.fail(ctx, fmt.Errorf("compaction is not done under a durable execution engine"), event.StopError, "compaction_error")
 	}
-	window, limit := r.a.window()
+	window, limit := r.a.window(r)
 	budget := limit / 2
 	if window <= 0 {
 		limit, budget = manualMaxBytes/bytesPerToken, 0
@@ -48,7 +48,7 @@ func (r *run) compactOnly(ctx context.Context, instructions string) spawn.Result
 	r.sink.Emit(event.PartDelta{Index: 0, Delta: event.Delta{PartDeltaKind: event.PartText, ContentDelta: text}})
 	r.sink.Emit(event.PartEnd{Index: 0})
 	r.sink.Emit(event.StreamComplete{Message: event.Message{
-		Role: "assistant", Content: text, Usage: r.usage, Cost: r.cost, Model: r.a.cfg.Model.ID(), FinishReason: "stop",
+		Role: "assistant", Content: text, Usage: r.usage, Cost: r.cost, Model: r.model.ID(), FinishReason: "stop",
 	}})
 	return spawn.Result{Output: text, StopReason: event.StopCompleted}
 }

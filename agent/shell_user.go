@@ -47,6 +47,6 @@ func (r *run) shellOnly(ctx context.Context, command string) spawn.Result {
 		return r.abort(ctx, err)
 	}
 	out := results[0].Text
-	r.sink.Emit(event.StreamComplete{Message: event.Message{Role: "assistant", Content: out, Model: r.a.cfg.Model.ID(), FinishReason: "stop"}})
+	r.sink.Emit(event.StreamComplete{Message: event.Message{Role: "assistant", Content: out, Model: r.model.ID(), FinishReason: "stop"}})
 	return spawn.Result{Output: out, StopReason: event.StopCompleted}
 }

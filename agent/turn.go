@@ -46,10 +46,10 @@ func (r *run) streamTurn(ctx context.Context, req *model.Request) (model.Message
 	}
 	r.turn = turnState{sink: r.sink, open: -1, limit: r.a.cfg.MaxResponseBytes}
 	t := &r.turn
-	t.consume(r.a.cfg.Model.Stream(ctx, req))
+	t.consume(r.model.Stream(ctx, req))
 	t.closeOpen()
 	r.usage.Add(t.usage)
-	r.cost += model.Cost(r.a.cfg.Model, t.usage)
+	r.cost += model.Cost(r.model, t.usage)
 	if t.err != nil {
 		return model.Message{}, "", false, t.err
 	}

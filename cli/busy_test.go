@@ -14,13 +14,13 @@ import (
 )
 
 // startRun starts `agentpool run` of manifest on db with JSON lines on
-// stdout, killed at the test's end (or after a minute), and returns its
+// stdout (env: more variables for it), killed at the test's end (or after a minute), and returns its
 // process and a scanner of its events.
-func startRun(t *testing.T, dir, manifest, db string) (*exec.Cmd, *bufio.Scanner) {
+func startRun(t *testing.T, dir, manifest, db string, env ...string) (*exec.Cmd, *bufio.Scanner) {
 	t.Helper()
 	run := exec.Command(cliBinary(t), "run", "-c", manifest, "--db", db, "--output", "jsonl", "take your time")
 	run.Dir = dir
-	run.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "HOME="+t.TempDir())
+	run.Env = append(append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "HOME="+t.TempDir()), env...)
 	out, err := run.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -82,12 +82,15 @@ agents:
 // named with how to cancel it there; an unknown session is an error that
 // says so.
 func TestSessionsCancelAcrossProcesses(t *testing.T) {
+	t.Parallel() // mostly waits on its CLI processes
 	ctl, err := os.MkdirTemp("", "ctl")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(ctl) })
-	t.Setenv("XDG_RUNTIME_DIR", ctl)
+	// Each process gets it (t.Setenv would keep the test from running in
+	// parallel).
+	env := []string{"XDG_RUNTIME_DIR=" + ctl}
 	dir := t.TempDir()
 	db := filepath.Join(dir, "s.db")
 	manifest := filepath.Join(dir, "m.yaml")
@@ -100,7 +103,7 @@ agents:
   slow:
     model: {type: scripted, delay: 100ms, turns: ["`+strings.Repeat("word ", 300)+`"]}
 `), 0o644)
-	first, sc := startRun(t, dir, manifest, db)
+	first, sc := startRun(t, dir, manifest, db, env...)
 	child := firstChild(t, sc)
 	if child == "" {
 		t.Fatal("the run started no child")
@@ -113,7 +116,7 @@ agents:
 	if r.code != 1 || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "no control socket") {
 		t.Fatalf("cancel with no socket to ask: exit %d\nstderr: %s\nwant %q", r.code, r.stderr, want)
 	}
-	r = runCLI(t, dir, "sessions", "--db", db, "cancel", child)
+	r = runCLIEnv(t, dir, env, "sessions", "--db", db, "cancel", child)
 	want = fmt.Sprintf("session %s cancelled (in process %d): its run ended aborted", child, first.Process.Pid)
 	if r.code != 0 || !strings.Contains(r.stdout, want) {
 		t.Fatalf("cancel of another process's child: exit %d\nstdout: %s\nstderr: %s\nwant %q", r.code, r.stdout, r.stderr, want)
@@ -125,7 +128,7 @@ agents:
 	}
 	evs := <-rest
 	checkChildCancelled(t, evs, child, "")
-	r = runCLI(t, dir, "sessions", "--db", db, "cancel", "ses_unknown")
+	r = runCLIEnv(t, dir, env, "sessions", "--db", db, "cancel", "ses_unknown")
 	if r.code != 1 || !strings.Contains(r.stderr, "not found") {
 		t.Fatalf("cancel of an unknown session: exit %d\nstderr: %s", r.code, r.stderr)
 	}

@@ -35,6 +35,7 @@ func runIn(t *testing.T, dir, home string, args ...string) cliResult {
 // Task), with the user's and the local file's hooks, as Claude Code
 // merges them; --setting-sources leaves out what it does not name.
 func TestRunPicksUpClaudeSettings(t *testing.T) {
+	t.Parallel() // mostly waits on its CLI processes
 	dir, home := t.TempDir(), t.TempDir()
 	writeFile(t, filepath.Join(dir, ".claude", "settings.json"),
 		`{"permissions": {"allow": ["Read"]}, "hooks": {"PreToolUse": [{"matcher": "Task", "hooks": [`+logHookTo(dir)+`]}]}}`)

@@ -121,6 +121,7 @@ func tail(s string, n int) string {
 // Where no file system can be mounted, a store that fails like a full
 // disk stands in (and the test says so).
 func TestDiskFullDuringRun(t *testing.T) {
+	t.Parallel() // mostly waits on its CLI processes
 	dir := bigAnswerProject(t)
 	disk, err := tinyfs.Mount(t, 8<<20)
 	if err != nil {
@@ -146,6 +147,7 @@ func TestDiskFullDuringRun(t *testing.T) {
 // fail (a PostgreSQL server out of space answers each write with its
 // error).
 func TestDiskFullDuringRunFaultyStore(t *testing.T) {
+	t.Parallel() // mostly waits on its CLI processes
 	diskFullFaultyStore(t, bigAnswerProject(t))
 }
 

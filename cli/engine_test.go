@@ -55,6 +55,7 @@ func storedStream(t *testing.T, dir, db, sid string) []event.Event {
 // first turn in the second request), and its events follow the first
 // run's in the log, each stored once.
 func TestRunSessionOnTemporal(t *testing.T) {
+	t.Parallel() // mostly waits on its CLI processes and dev server
 	addr := devServer(t)
 	dir := t.TempDir()
 	srv := strictapi.OpenAI(t, "noted")
@@ -145,6 +146,7 @@ func serveAGUIRun(t *testing.T, base, path, thread, prompt string) []string {
 // the same session) stream what the same server streams in process, and
 // the store holds each event once.
 func TestServeAGUIOnTemporal(t *testing.T) {
+	t.Parallel() // mostly waits on its CLI processes and dev server
 	addr := devServer(t)
 	dir := t.TempDir()
 	slow := "  slow: {model: {type: scripted, delay: 100ms, turns: [{text: \"" + strings.Repeat("word ", 600) + "\"}]}}\n"
@@ -201,7 +203,7 @@ func TestServeAGUIOnTemporal(t *testing.T) {
 // it looks again every 100ms, the one wait with no notice.
 func waitStored(t *testing.T, db string, bound time.Duration, done func(session.Store) bool) bool {
 	t.Helper()
-	st, _, err := openPoolStore(db, &config.Manifest{})
+	st, _, err := openPoolStore(db, &config.Manifest{}, fullTestExtensions().Postgres)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,6 +339,7 @@ func (c *acpProc) prompt(n int, sid, text string) []string {
 // get the updates and stop reason they get in process, and the store
 // holds each event once.
 func TestServeACPOnTemporal(t *testing.T) {
+	t.Parallel() // mostly waits on its CLI processes and dev server
 	addr := devServer(t)
 	dir := t.TempDir()
 	local, remote := temporalManifests(t, dir, addr, temporalPool)
@@ -436,6 +439,7 @@ func openCodePrompt(t *testing.T, base string, events <-chan string, sid, text s
 // /event stream and answer for a prompt and a follow-up, and the store
 // holds each event once.
 func TestServeOpenCodeOnTemporal(t *testing.T) {
+	t.Parallel() // mostly waits on its CLI processes and dev server
 	addr := devServer(t)
 	dir := t.TempDir()
 	local, remote := temporalManifests(t, dir, addr, temporalPool)
@@ -472,7 +476,7 @@ func engineOf(t *testing.T, db, sid string) string {
 // storedSession reads session sid's record from db.
 func storedSession(t *testing.T, db, sid string) session.Session {
 	t.Helper()
-	st, _, err := openPoolStore(db, &config.Manifest{})
+	st, _, err := openPoolStore(db, &config.Manifest{}, fullTestExtensions().Postgres)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -501,6 +505,7 @@ func sameStoredRun(t *testing.T, dir, db, sid, ldb, lsid string) {
 // manifest on the Temporal engine, which would spend past them without a
 // word, and an agent's budget there is a warning of validate.
 func TestRunBudgetFlagsOnTemporal(t *testing.T) {
+	t.Parallel() // mostly waits on its CLI processes and dev server
 	addr := devServer(t)
 	dir := t.TempDir()
 	pool := "agents:\n  lead:\n    model: {type: test}\n    budget: {tokens: 1000}\n"

@@ -17,6 +17,7 @@ import (
 // this module that wrap them); agentpool-full links them. This is what
 // makes agentpool start in a few milliseconds (BENCHMARKS.md, Start-up).
 func TestTemporalNotInMainBinary(t *testing.T) {
+	t.Parallel() // mostly waits on its CLI processes
 	deps := func(pkg string) []string {
 		out, err := exec.Command("go", "list", "-deps", pkg).Output()
 		if err != nil {
@@ -35,6 +36,8 @@ func TestTemporalNotInMainBinary(t *testing.T) {
 		"github.com/agentpool/agentpool/durable",
 		"github.com/agentpool/agentpool/tracing/otelwire",
 		"github.com/agentpool/agentpool/cli/temporalcli",
+		"github.com/jackc/",
+		"github.com/agentpool/agentpool/session/postgres",
 	}
 	has := func(list []string, prefix string) bool {
 		for _, p := range list {
@@ -55,7 +58,8 @@ func TestTemporalNotInMainBinary(t *testing.T) {
 	// The check would see them: the full binary has them.
 	full := deps("github.com/agentpool/agentpool/cmd/agentpool-full")
 	for _, want := range []string{"go.temporal.io/sdk/worker", "google.golang.org/grpc", "go.opentelemetry.io/otel/sdk/trace",
-		"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp", "github.com/agentpool/agentpool/cli/temporalcli"} {
+		"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp", "github.com/agentpool/agentpool/cli/temporalcli",
+		"github.com/agentpool/agentpool/session/postgres"} {
 		if !has(full, want) {
 			t.Errorf("cmd/agentpool-full does not depend on %s", want)
 		}
@@ -63,50 +67,62 @@ func TestTemporalNotInMainBinary(t *testing.T) {
 }
 
 // TestExecRule: the light binary needs agentpool-full exactly for worker,
-// a temporal manifest in a command that builds a pool, and telemetry export
-// asked for by the environment or the manifest; the full binary never.
+// a temporal manifest in a command that builds a pool, telemetry export
+// asked for by the environment or the manifest, and a PostgreSQL session
+// database in a command that opens the store; the full binary never.
 func TestExecRule(t *testing.T) {
 	inProcess := &config.Manifest{}
 	temporal := &config.Manifest{Execution: config.Execution{Engine: config.EngineTemporal}}
 	otlpManifest := &config.Manifest{Observability: config.Observability{Enabled: true, Provider: "custom", Endpoint: "http://127.0.0.1:4318"}}
 	hosted := &config.Manifest{Observability: config.Observability{Enabled: true, Provider: "logfire", Endpoint: "https://x"}}
 	disabled := &config.Manifest{Observability: config.Observability{Enabled: false, Provider: "custom", Endpoint: "http://127.0.0.1:4318"}}
+	pgManifest := &config.Manifest{Storage: config.Storage{URL: "postgresql://u@127.0.0.1/db"}}
 	full := fullTestExtensions()
 	cases := []struct {
 		name  string
 		needs string
+		db    string
 		m     *config.Manifest
 		env   map[string]string
 		want  bool // light needs full
 	}{
-		{"version", "", nil, nil, false},
-		{"validate with OTLP env", "", nil, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"}, false},
-		{"run in process", needsManifest, inProcess, nil, false},
-		{"run, manifest not loadable", needsManifest, nil, map[string]string{"OTEL_TRACES_EXPORTER": "otlp"}, false},
-		{"worker", needsTemporal, inProcess, nil, true},
-		{"worker, manifest not loadable", needsTemporal, nil, nil, true},
-		{"run temporal", needsManifest, temporal, nil, true},
-		{"run, OTLP endpoint", needsManifest, inProcess, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"}, true},
-		{"run, traces endpoint", needsManifest, inProcess, map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://127.0.0.1:4318"}, true},
-		{"run, metrics endpoint", needsManifest, inProcess, map[string]string{"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": "http://127.0.0.1:4318"}, true},
-		{"run, console traces", needsManifest, inProcess, map[string]string{"OTEL_TRACES_EXPORTER": "console"}, true},
-		{"run, prometheus metrics", needsManifest, inProcess, map[string]string{"OTEL_METRICS_EXPORTER": "prometheus"}, true},
-		{"run, exporters none", needsManifest, inProcess, map[string]string{"OTEL_TRACES_EXPORTER": "none", "OTEL_METRICS_EXPORTER": "none"}, false},
-		{"run, endpoint but exporters none", needsManifest, inProcess, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://x", "OTEL_TRACES_EXPORTER": "none", "OTEL_METRICS_EXPORTER": "none"}, false},
-		{"run, blank exporter", needsManifest, inProcess, map[string]string{"OTEL_TRACES_EXPORTER": " "}, false},
-		{"run, SDK disabled", needsManifest, inProcess, map[string]string{"OTEL_SDK_DISABLED": "true", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://x"}, false},
-		{"run, manifest OTLP", needsManifest, otlpManifest, nil, true},
-		{"run, manifest OTLP, exporters none", needsManifest, otlpManifest, map[string]string{"OTEL_TRACES_EXPORTER": "none", "OTEL_METRICS_EXPORTER": "none"}, false},
-		{"run, manifest hosted provider", needsManifest, hosted, nil, false},
-		{"run, manifest block disabled", needsManifest, disabled, nil, false},
-		{"run, unrelated OTEL_ variable", needsManifest, inProcess, map[string]string{"OTEL_SERVICE_NAME": "x", "OTEL_RESOURCE_ATTRIBUTES": "a=b"}, false},
+		{"version", "", "", nil, nil, false},
+		{"run, --db postgres", needsManifest, "postgres://u@127.0.0.1/db", inProcess, nil, true},
+		{"run, --db file over a postgres manifest", needsManifest, "/tmp/x.db", pgManifest, nil, false},
+		{"serve, manifest storage.url postgres", needsManifest, "", pgManifest, nil, true},
+		{"sessions list, --db POSTGRESQL", needsStore, "POSTGRESQL://u@h/db", nil, nil, true},
+		{"sessions list, manifest postgres", needsStore, "", pgManifest, nil, true},
+		{"sessions list, sqlite", needsStore, "/tmp/x.db", nil, nil, false},
+		{"sessions list, memory", needsStore, ":memory:", nil, nil, false},
+		{"replay, --db postgres", "in-process", "postgres://h/db", nil, nil, true},
+		{"version, postgres manifest", "", "", pgManifest, nil, false},
+		{"validate with OTLP env", "", "", nil, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"}, false},
+		{"run in process", needsManifest, "", inProcess, nil, false},
+		{"run, manifest not loadable", needsManifest, "", nil, map[string]string{"OTEL_TRACES_EXPORTER": "otlp"}, false},
+		{"worker", needsTemporal, "", inProcess, nil, true},
+		{"worker, manifest not loadable", needsTemporal, "", nil, nil, true},
+		{"run temporal", needsManifest, "", temporal, nil, true},
+		{"run, OTLP endpoint", needsManifest, "", inProcess, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"}, true},
+		{"run, traces endpoint", needsManifest, "", inProcess, map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://127.0.0.1:4318"}, true},
+		{"run, metrics endpoint", needsManifest, "", inProcess, map[string]string{"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": "http://127.0.0.1:4318"}, true},
+		{"run, console traces", needsManifest, "", inProcess, map[string]string{"OTEL_TRACES_EXPORTER": "console"}, true},
+		{"run, prometheus metrics", needsManifest, "", inProcess, map[string]string{"OTEL_METRICS_EXPORTER": "prometheus"}, true},
+		{"run, exporters none", needsManifest, "", inProcess, map[string]string{"OTEL_TRACES_EXPORTER": "none", "OTEL_METRICS_EXPORTER": "none"}, false},
+		{"run, endpoint but exporters none", needsManifest, "", inProcess, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://x", "OTEL_TRACES_EXPORTER": "none", "OTEL_METRICS_EXPORTER": "none"}, false},
+		{"run, blank exporter", needsManifest, "", inProcess, map[string]string{"OTEL_TRACES_EXPORTER": " "}, false},
+		{"run, SDK disabled", needsManifest, "", inProcess, map[string]string{"OTEL_SDK_DISABLED": "true", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://x"}, false},
+		{"run, manifest OTLP", needsManifest, "", otlpManifest, nil, true},
+		{"run, manifest OTLP, exporters none", needsManifest, "", otlpManifest, map[string]string{"OTEL_TRACES_EXPORTER": "none", "OTEL_METRICS_EXPORTER": "none"}, false},
+		{"run, manifest hosted provider", needsManifest, "", hosted, nil, false},
+		{"run, manifest block disabled", needsManifest, "", disabled, nil, false},
+		{"run, unrelated OTEL_ variable", needsManifest, "", inProcess, map[string]string{"OTEL_SERVICE_NAME": "x", "OTEL_RESOURCE_ATTRIBUTES": "a=b"}, false},
 	}
 	for _, c := range cases {
 		lookup := func(k string) (string, bool) { v, ok := c.env[k]; return v, ok }
-		if got := needsFull(Extensions{}, c.needs, c.m, lookup) != ""; got != c.want {
+		if got := needsFull(Extensions{}, c.needs, c.db, c.m, lookup) != ""; got != c.want {
 			t.Errorf("%s: light needs full = %v, want %v", c.name, got, c.want)
 		}
-		if r := needsFull(full, c.needs, c.m, lookup); r != "" {
+		if r := needsFull(full, c.needs, c.db, c.m, lookup); r != "" {
 			t.Errorf("%s: the full binary needs full: %s", c.name, r)
 		}
 	}
@@ -144,6 +160,7 @@ func lightCLI(t *testing.T, exe, dir, path string, extraEnv []string, args ...st
 // it needs and how to build or install it; commands that do not need it
 // run.
 func TestFullBinaryMissing(t *testing.T) {
+	t.Parallel() // mostly waits on its CLI processes
 	dir := t.TempDir()
 	exe := cliBinary(t) // in go test's build directory: no agentpool-full beside it
 	emptyPath := t.TempDir()
@@ -193,6 +210,7 @@ func TestFullBinaryMissing(t *testing.T) {
 // TestFullBinaryFound: the light binary runs the agentpool-full next to
 // it, else the one on PATH, in its place, with the same arguments.
 func TestFullBinaryFound(t *testing.T) {
+	t.Parallel() // mostly waits on its CLI processes
 	exe := cliBinary(t)
 	plain := filepath.Join(t.TempDir(), "plain.yaml")
 	os.WriteFile(plain, []byte("agents:\n  a:\n    model: {type: scripted, turns: [\"hi\"]}\n"), 0o644)

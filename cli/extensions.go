@@ -22,13 +22,15 @@ import (
 )
 
 // Extensions are the parts of the command line that only agentpool-full
-// links: the Temporal engine (cli/temporalcli) and the OpenTelemetry
-// SDK with its exporters (tracing/otelwire). agentpool-light, the light one,
-// passes the zero value to Main; a command that needs a missing part
-// replaces the process with agentpool-full, found next to the running
-// executable, else on PATH, with the same arguments and environment, before
-// it does anything (see needsFull for exactly when). Without agentpool-full
-// the command fails with an error that says how to get it.
+// links: the Temporal engine (cli/temporalcli), the OpenTelemetry SDK with
+// its exporters (tracing/otelwire) and the PostgreSQL store
+// (session/postgres; pgx alone is ~7 % of the light binary's cold build,
+// BENCHMARKS.md). agentpool-light, the light one, passes the zero value to
+// Main; a command that needs a missing part replaces the process with
+// agentpool-full, found next to the running executable, else on PATH, with
+// the same arguments and environment, before it does anything (see
+// needsFull for exactly when). Without agentpool-full the command fails
+// with an error that says how to get it.
 type Extensions struct {
 	// Temporal runs pools whose execution engine is temporal; nil: this
 	// binary does not have it.
@@ -37,6 +39,9 @@ type Extensions struct {
 	// manifest's observability block ask for, nil when they ask for none;
 	// nil: this binary has no exporters.
 	Telemetry func(ctx context.Context, obs config.Observability) (Telemetry, error)
+	// Postgres opens a PostgreSQL session store (session/postgres.Open);
+	// nil: this binary has none.
+	Postgres PostgresOpener
 
 	// findFull and execFull find and start agentpool-full; tests replace
 	// them (zero: lookFull and syscall.Exec).
@@ -61,6 +66,10 @@ type Temporal interface {
 	Work(ctx context.Context, p *pool.Pool, log *slog.Logger, tp trace.TracerProvider, stderr io.Writer) error
 }
 
+// PostgresOpener opens the PostgreSQL database at url as a session store,
+// logging to log.
+type PostgresOpener func(ctx context.Context, url string, log *slog.Logger) (session.Store, error)
+
 // Telemetry is what the command line needs of the OpenTelemetry providers
 // (tracing/otelwire.Providers): their tracer and meter providers (nil:
 // that signal is not exported) and a Shutdown that flushes them.
@@ -78,6 +87,9 @@ const (
 	needsManifest = "manifest"
 	// needsTemporal: the command is the Temporal engine (worker).
 	needsTemporal = "temporal"
+	// needsStore: a command that opens the session store (sessions *):
+	// its --db, else its manifest's storage, decides.
+	needsStore = "store"
 )
 
 // errNoTemporal is what a command gets that reaches the Temporal engine in
@@ -122,17 +134,23 @@ func tracerProvider(tel Telemetry) trace.TracerProvider {
 }
 
 // needsFull says why a command needs a part that e lacks ("" when e can run
-// it): needs is the command's annotation, m its manifest (nil when it
-// could not be loaded: the command reports that itself), lookup reads the
-// environment. The rule, for the light binary (e zero):
+// it): needs is the command's annotation, db its --db flag, m its manifest
+// (nil when it could not be loaded: the command reports that itself),
+// lookup reads the environment. The rule, for the light binary (e zero):
 //
 //   - worker: always (it is the Temporal engine);
+//   - a command that opens the session store (run, serve *, replay,
+//     sessions *): when its database (--db, else the manifest's storage)
+//     is a PostgreSQL URL;
 //   - a command that builds a pool (run, serve *): when the manifest's
 //     execution engine is temporal, or when the OTEL_* environment or the
 //     manifest's observability block asks for telemetry export
 //     (tracing.Export, the rule otelwire.Setup applies);
-//   - anything else (version, validate, sessions): never.
-func needsFull(e Extensions, needs string, m *config.Manifest, lookup func(string) (string, bool)) string {
+//   - anything else (version, validate): never.
+func needsFull(e Extensions, needs, db string, m *config.Manifest, lookup func(string) (string, bool)) string {
+	if needs != "" && needs != needsTemporal && e.Postgres == nil && isPostgresURL(storeURL(db, m)) {
+		return "the session database is PostgreSQL"
+	}
 	switch needs {
 	case needsTemporal:
 		if e.Temporal == nil {
@@ -159,18 +177,21 @@ func needsFull(e Extensions, needs string, m *config.Manifest, lookup func(strin
 // that says why agentpool-full could not be started.
 func (e Extensions) execFullIfNeeded(cmd *cobra.Command) error {
 	needs := cmd.Annotations[annotationNeeds]
-	if needs == "" || (e.Temporal != nil && e.Telemetry != nil) {
+	if needs == "" || (e.Temporal != nil && e.Telemetry != nil && e.Postgres != nil) {
 		return nil
 	}
-	var m *config.Manifest
-	if needs == needsManifest {
-		path := ""
-		if fl := cmd.Flags().Lookup("config"); fl != nil {
-			path = fl.Value.String()
+	flag := func(name string) string {
+		if fl := cmd.Flags().Lookup(name); fl != nil {
+			return fl.Value.String()
 		}
-		m, _ = loadManifest(path) // an error: the command reports it
+		return ""
 	}
-	reason := needsFull(e, needs, m, os.LookupEnv)
+	db := flag("db")
+	var m *config.Manifest
+	if needs != needsTemporal && (needs != needsStore || db == "") {
+		m, _ = loadManifest(flag("config")) // an error: the command reports it
+	}
+	reason := needsFull(e, needs, db, m, os.LookupEnv)
 	if reason == "" {
 		return nil
 	}
@@ -188,7 +209,7 @@ func (e Extensions) runFull(reason string) error {
 	}
 	path, err := find()
 	if err != nil {
-		return fmt.Errorf("%s, which needs %s (agentpool with the Temporal engine and the OpenTelemetry exporters): %v; "+
+		return fmt.Errorf("%s, which needs %s (agentpool with the Temporal engine, the OpenTelemetry exporters and the PostgreSQL store): %v; "+
 			"build it with `make build` (bin/%s) or `go install github.com/agentpool/agentpool/cmd/%s@latest`, "+
 			"and put it next to agentpool or on PATH (from a checkout, `go run ./cmd/%s` runs it in place of `go run ./cmd/%s`)",
 			reason, binaries.Full, err, binaries.Full, binaries.Full, binaries.Full, binaries.Light)

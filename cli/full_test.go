@@ -2,17 +2,20 @@ package cli
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"strings"
 	"syscall"
 
 	"github.com/agentpool/agentpool/cli/temporalcli"
 	"github.com/agentpool/agentpool/config"
+	"github.com/agentpool/agentpool/session"
+	"github.com/agentpool/agentpool/session/postgres"
 	"github.com/agentpool/agentpool/tracing/otelwire"
 )
 
-// fullTestExtensions are cmd/agentpool-full's: the Temporal engine and the
-// OpenTelemetry exporters.
+// fullTestExtensions are cmd/agentpool-full's: the Temporal engine, the
+// OpenTelemetry exporters and the PostgreSQL store.
 func fullTestExtensions() Extensions {
 	return Extensions{Temporal: temporalcli.Temporal{}, Telemetry: func(ctx context.Context, obs config.Observability) (Telemetry, error) {
 		p, err := otelwire.Setup(ctx, obs)
@@ -20,6 +23,8 @@ func fullTestExtensions() Extensions {
 			return nil, err
 		}
 		return p, err
+	}, Postgres: func(ctx context.Context, url string, log *slog.Logger) (session.Store, error) {
+		return postgres.Open(ctx, url, postgres.Options{Logger: log})
 	}}
 }
 

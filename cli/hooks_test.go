@@ -106,6 +106,7 @@ func (c *acpClient) call(method string, params any) map[string]any {
 // around every prompt), and SessionEnd says why it ended: session/close
 // (other) or the editor going away (prompt_input_exit).
 func TestServeACPRunsHooksOncePerSession(t *testing.T) {
+	t.Parallel() // mostly waits on its CLI processes
 	dir := hooksProject(t)
 	cmd := exec.Command(cliBinary(t), "serve", "acp", "--db", filepath.Join(dir, "data", "s.db"))
 	cmd.Dir = dir
@@ -195,6 +196,7 @@ func TestServeACPRunsHooksOncePerSession(t *testing.T) {
 // database (the hooks read them through transcript_path); `sessions
 // delete` deletes them with the session.
 func TestRunTranscriptsDeletedWithSession(t *testing.T) {
+	t.Parallel() // mostly waits on its CLI processes
 	dir := hooksProject(t)
 	db := filepath.Join(dir, "data", "s.db")
 	r := runCLI(t, dir, "run", "--db", db, "go")

@@ -197,6 +197,7 @@ func TestRunSessionKeepsItsAgent(t *testing.T) {
 // Continuing a child session deep in its tree says, up front and in the
 // refusal, that max_depth counts from the tree's root.
 func TestRunContinueDeepSession(t *testing.T) {
+	t.Parallel() // mostly waits on its CLI processes
 	dir := t.TempDir()
 	db := filepath.Join(dir, "s.db")
 	writeFiles(t, dir, map[string]string{"agentpool.yaml": `

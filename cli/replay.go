@@ -184,7 +184,7 @@ func runReplay(cmd *cobra.Command, f *replayFlags, ref string) error {
 // loadRecording reads the session ref and its subtree from the store
 // that the sessions commands open (--db, else the manifest's).
 func loadRecording(ctx context.Context, f *replayFlags, m *config.Manifest, ref string) (*replay.Recording, error) {
-	sf := sessionsFlags{config: f.config, db: f.db}
+	sf := sessionsFlags{config: f.config, db: f.db, ext: f.ext}
 	st, err := sf.open()
 	if err != nil {
 		return nil, err

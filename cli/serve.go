@@ -198,7 +198,7 @@ func openPoolTelemetry(f poolFlags, opts pool.Options) (*pool.Pool, Telemetry, e
 		reg = hook.New(hook.Options{Logger: slog.Default()})
 		opts.Hooks = reg
 	}
-	st, transcripts, err := openPoolStore(f.db, m)
+	st, transcripts, err := openPoolStore(f.db, m, f.ext.Postgres)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -117,6 +117,7 @@ func TestServeWeb(t *testing.T) {
 // is an error at start, before it listens, not a server that runs the
 // sessions itself.
 func TestServeTemporalUnreachable(t *testing.T) {
+	t.Parallel() // mostly waits on its CLI processes
 	dir := t.TempDir()
 	manifest := dir + "/pool.yaml"
 	os.WriteFile(manifest, []byte("execution: {engine: temporal, address: 127.0.0.1:1}\nagents:\n  a:\n    model: {type: test}\n"), 0o644)

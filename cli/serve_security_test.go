@@ -29,6 +29,7 @@ import (
 // non-loopback address without a token is refused before anything
 // listens.
 func TestServeRefusesOpenBindWithoutToken(t *testing.T) {
+	t.Parallel() // mostly waits on its CLI processes
 	dir := t.TempDir()
 	for _, server := range []string{"agui", "opencode", "web", "a2a"} {
 		for _, addr := range []string{"0.0.0.0:0", ":0", "[::]:0"} {
@@ -69,6 +70,7 @@ func runCLIEnv(t *testing.T, dir string, env []string, args ...string) cliResult
 // client sent) appear nowhere: not in the logs, the event streams, the
 // HTTP answers, the errors, or the database files.
 func TestSecretsNeverLeak(t *testing.T) {
+	t.Parallel() // mostly waits on its CLI processes
 	const (
 		inlineKey  = "sk-inline-7f3a9c2e51d84b06a1e9"
 		envKey     = "sk-env-4b8d0e6f2a9c7e1d3f50"

@@ -27,6 +27,7 @@ func init() {
 type sessionsFlags struct {
 	config string
 	db     string
+	ext    Extensions // the binary's (its PostgreSQL store)
 }
 
 // open opens the store the flags name: --db, else storage.path of the
@@ -34,13 +35,13 @@ type sessionsFlags struct {
 // directory.
 func (f *sessionsFlags) open() (session.Store, error) {
 	if f.db != "" {
-		return openStore(f.db, nil)
+		return openStore(f.db, nil, f.ext.Postgres)
 	}
 	m, err := loadManifest(f.config)
 	if err != nil {
 		return nil, err
 	}
-	return openStore("", m)
+	return openStore("", m, f.ext.Postgres)
 }
 
 // withStore runs fn on the opened store and closes it. fn writes to w,
@@ -70,8 +71,8 @@ func (f *sessionsFlags) withStore(cmd *cobra.Command, asJSON bool, fn func(ctx c
 	return errors.Join(err, buf.Flush(), st.Close())
 }
 
-func newSessionsCmd(Extensions) *cobra.Command {
-	var f sessionsFlags
+func newSessionsCmd(ext Extensions) *cobra.Command {
+	f := sessionsFlags{ext: ext}
 	cmd := &cobra.Command{
 		Use:   "sessions",
 		Short: "List, show, replay, delete, cancel, rewind and fork sessions",
@@ -83,6 +84,15 @@ func newSessionsCmd(Extensions) *cobra.Command {
 	pf.StringVar(&f.db, "db", "", "session database: a path, :memory:, or a postgres:// URL (default: storage.path or storage.url, else the user data directory)")
 	cmd.AddCommand(newSessionsListCmd(&f), newSessionsTreeCmd(&f), newSessionsShowCmd(&f), newSessionsEventsCmd(&f), newSessionsDeleteCmd(&f), newSessionsCancelCmd(&f),
 		newSessionsRewindCmd(&f), newSessionsForkCmd(&f))
+	// Each opens the store: a PostgreSQL one needs agentpool-full.
+	for _, c := range cmd.Commands() {
+		if c.Annotations == nil {
+			c.Annotations = map[string]string{}
+		}
+		if c.Annotations[annotationNeeds] == "" {
+			c.Annotations[annotationNeeds] = needsStore
+		}
+	}
 	return cmd
 }
 

@@ -401,7 +401,7 @@ func TestStorePath(t *testing.T) {
 	check("postgresql://other/db", pg, "postgresql://other/db")
 
 	// openStore: the memory store for :memory:, SQLite (directory created) otherwise.
-	st, err := openStore(":memory:", nil)
+	st, err := openStore(":memory:", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -409,7 +409,7 @@ func TestStorePath(t *testing.T) {
 		t.Errorf(":memory: opened %T", st)
 	}
 	st.Close()
-	st, err = openStore("", m)
+	st, err = openStore("", m, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/agentpool/agentpool/config"
@@ -15,18 +16,23 @@ import (
 	"github.com/agentpool/agentpool/internal/termtext"
 	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/session/memory"
-	"github.com/agentpool/agentpool/session/postgres"
 	"github.com/agentpool/agentpool/session/sqlite"
 )
 
 // memoryDB is the --db value (or storage.path) that keeps nothing on disk.
 const memoryDB = ":memory:"
 
+// errNoPostgres is what a command gets that opens a PostgreSQL database
+// in a binary without the PostgreSQL store; Main's exec to agentpool-full
+// comes first, so it means a command that lacks its annotation.
+var errNoPostgres = errors.New("this agentpool binary has no PostgreSQL store: run agentpool-full")
+
 // openStore opens the session store: --db wins over the manifest's
 // storage.path (relative to the manifest's directory) or storage.url, else
 // the database in the user's data directory. ":memory:" keeps nothing on
-// disk; a postgres:// or postgresql:// URL is a PostgreSQL database.
-func openStore(dbFlag string, m *config.Manifest) (session.Store, error) {
+// disk; a postgres:// or postgresql:// URL is a PostgreSQL database, which
+// pg opens (nil: errNoPostgres).
+func openStore(dbFlag string, m *config.Manifest, pg PostgresOpener) (session.Store, error) {
 	path, err := storePath(dbFlag, m)
 	if err != nil {
 		return nil, err
@@ -35,10 +41,13 @@ func openStore(dbFlag string, m *config.Manifest) (session.Store, error) {
 		return memory.New(), nil
 	}
 	log := slog.New(slog.NewTextHandler(termtext.NewWriter(os.Stderr), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	if postgres.IsURL(path) {
+	if isPostgresURL(path) {
+		if pg == nil {
+			return nil, errNoPostgres
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		st, err := postgres.Open(ctx, path, postgres.Options{Logger: log})
+		st, err := pg(ctx, path, log)
 		if err != nil {
 			return nil, fmt.Errorf("session database: %w", err)
 		}
@@ -79,19 +88,19 @@ var testStoreWrapper func(session.Store) session.Store
 // openPoolStore opens the store of a pool and says where its sessions'
 // transcripts go: next to the database, or, for an in-memory store, in a
 // temporary directory that closing the store removes.
-func openPoolStore(dbFlag string, m *config.Manifest) (session.Store, string, error) {
+func openPoolStore(dbFlag string, m *config.Manifest, pg PostgresOpener) (session.Store, string, error) {
 	path, err := storePath(dbFlag, m)
 	if err != nil {
 		return nil, "", err
 	}
-	st, err := openStore(dbFlag, m)
+	st, err := openStore(dbFlag, m, pg)
 	if err != nil {
 		return nil, "", err
 	}
 	if testStoreWrapper != nil {
 		st = testStoreWrapper(st)
 	}
-	if postgres.IsURL(path) {
+	if isPostgresURL(path) {
 		return st, postgresTranscripts(), nil
 	}
 	if path != memoryDB {
@@ -129,6 +138,23 @@ func storePath(dbFlag string, m *config.Manifest) (string, error) {
 		return m.ResolvePath(m.Storage.Path), nil
 	}
 	return defaultDBPath()
+}
+
+// storeURL is the database URL --db or the manifest's storage.url names,
+// "" when neither does (a path or the default database).
+func storeURL(dbFlag string, m *config.Manifest) string {
+	if dbFlag != "" || m == nil {
+		return dbFlag
+	}
+	return m.Storage.URL
+}
+
+// isPostgresURL says whether a database is a PostgreSQL URL
+// (session/postgres.IsURL, which this package does not link: the light
+// binary has no PostgreSQL store).
+func isPostgresURL(s string) bool {
+	l := strings.ToLower(s)
+	return strings.HasPrefix(l, "postgres://") || strings.HasPrefix(l, "postgresql://")
 }
 
 // defaultDBPath is $XDG_DATA_HOME/agentpool/agentpool.db, falling back to

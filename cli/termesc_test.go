@@ -112,6 +112,7 @@ const (
 // errors) or `sessions list/show/events/tree`: they are shown visibly.
 // The answer piped to a file and every JSON output stay exact.
 func TestTerminalEscapeInjection(t *testing.T) {
+	t.Parallel() // mostly waits on its CLI processes
 	dir := t.TempDir()
 	manifest := filepath.Join(dir, "inject.yaml")
 	if err := os.WriteFile(manifest, []byte(injectionManifest), 0o644); err != nil {

@@ -37,13 +37,13 @@ agents:
   helper: {model: {type: scripted, turns: ["helped"]}}
 `
 
-// startWorker runs `agentpool worker -c manifest --db db` for the test and
-// returns its stderr; the cleanup stops it with SIGTERM and fails the test
-// unless it exits 0 soon after.
-func startWorker(t *testing.T, manifest, db string) *lockedBuf {
+// startWorker runs `agentpool worker -c manifest --db db` for the test
+// (env: more variables for it) and returns its stderr; the cleanup stops it
+// with SIGTERM and fails the test unless it exits 0 soon after.
+func startWorker(t *testing.T, manifest, db string, env ...string) *lockedBuf {
 	t.Helper()
 	w := exec.Command(cliBinary(t), "worker", "-c", manifest, "--db", db)
-	w.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "HOME="+t.TempDir())
+	w.Env = append(append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "HOME="+t.TempDir()), env...)
 	w.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	werr := &lockedBuf{}
 	w.Stderr = werr
@@ -172,12 +172,15 @@ agents:
 // through the process that submitted the run (its control socket, then
 // its engine): the child ends aborted, its parent is told and completes.
 func TestSessionsCancelChildOnTemporal(t *testing.T) {
+	t.Parallel() // mostly waits on its CLI processes and dev server
 	ctl, err := os.MkdirTemp("", "ctl")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(ctl) })
-	t.Setenv("XDG_RUNTIME_DIR", ctl)
+	// Each process gets it (t.Setenv would keep the test from running in
+	// parallel).
+	env := []string{"XDG_RUNTIME_DIR=" + ctl}
 	addr := devServer(t)
 	dir := t.TempDir()
 	manifest := filepath.Join(dir, "m.yaml")
@@ -191,14 +194,14 @@ agents:
     model: {type: scripted, delay: 100ms, turns: ["`+strings.Repeat("word ", 600)+`"]}
 `, addr)), 0o644)
 	db := temporalDB(t, dir)
-	werr := startWorker(t, manifest, db)
-	first, sc := startRun(t, dir, manifest, db)
+	werr := startWorker(t, manifest, db, env...)
+	first, sc := startRun(t, dir, manifest, db, env...)
 	child := firstChild(t, sc)
 	if child == "" {
 		t.Fatalf("the run started no child\nworker: %s", werr.String())
 	}
 	rest := restOf(sc)
-	r := runCLI(t, dir, "sessions", "--db", db, "cancel", child)
+	r := runCLIEnv(t, dir, env, "sessions", "--db", db, "cancel", child)
 	if r.code != 0 || !strings.Contains(r.stdout, "session "+child+" cancelled") {
 		t.Fatalf("cancel: exit %d\nstdout: %s\nstderr: %s\nworker: %s", r.code, r.stdout, r.stderr, werr.String())
 	}

@@ -18,21 +18,22 @@ import (
 // run is one trace, rooted at run's StartWorkflow span, with the helper's
 // session below the lead's and each chat span below its session.
 func TestRunOnTemporalWorkerIsOneTrace(t *testing.T) {
+	t.Parallel() // mostly waits on its CLI processes and dev server
 	addr := devServer(t)
 	rcv := &otlpReceiver{}
 	srv := httptest.NewServer(rcv)
 	defer srv.Close()
-	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL)
-	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
-	t.Setenv("OTEL_TRACES_EXPORTER", "otlp")
-	t.Setenv("OTEL_METRICS_EXPORTER", "none")
+	// In the environment of the two processes only (t.Setenv would keep
+	// the test from running in parallel).
+	otel := []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + srv.URL, "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf",
+		"OTEL_TRACES_EXPORTER=otlp", "OTEL_METRICS_EXPORTER=none"}
 	dir := t.TempDir()
 	remote := filepath.Join(dir, "remote.yaml")
 	os.WriteFile(remote, []byte(temporalPool+fmt.Sprintf("execution: {engine: temporal, address: %q, task_queue: trace-test}\n", addr)), 0o644)
 	db := filepath.Join(dir, "pool.db")
 
 	w := exec.Command(cliBinary(t), "worker", "-c", remote, "--db", db)
-	w.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "HOME="+t.TempDir())
+	w.Env = append(append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "HOME="+t.TempDir()), otel...)
 	w.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	var werr strings.Builder
 	w.Stderr = &werr
@@ -54,7 +55,7 @@ func TestRunOnTemporalWorkerIsOneTrace(t *testing.T) {
 			t.Error("worker did not stop on SIGTERM")
 		}
 	}
-	got := runCLI(t, dir, "run", "-c", remote, "--db", db, "--output", "jsonl", "go")
+	got := runCLIEnv(t, dir, otel, "run", "-c", remote, "--db", db, "--output", "jsonl", "go")
 	stopWorker() // flushes the worker's spans
 	if got.code != 0 {
 		t.Fatalf("run on temporal: exit %d\n%s\nworker: %s", got.code, got.stderr, werr.String())

@@ -430,7 +430,6 @@ func TestErrors(t *testing.T) {
 			[]string{
 				`agentpool.yaml:6: agents.a.model.turns: field "turns" does not apply to openai models (only to scripted)`,
 				`agentpool.yaml:7: agents.a.model.custom_output_text: field "custom_output_text" does not apply to openai models (only to test)`,
-				`agentpool.yaml:9: agents.b.model.model: field "model" does not apply to test models (only to openai and anthropic)`,
 				`agentpool.yaml:9: agents.b.model.timeout: field "timeout" does not apply to test models (only to openai and anthropic)`,
 			}},
 		{"api_key and api_key_env", "agents:\n  a:\n    model:\n      type: anthropic\n      model: claude\n      api_key: k\n      api_key_env: K\n",

@@ -35,7 +35,7 @@ var (
 	// modelKeyTypes lists the model types a key applies to; keys not listed
 	// apply to every type.
 	modelKeyTypes = map[string][]string{
-		"model":              {ModelOpenAI, ModelAnthropic},
+		"model":              {ModelOpenAI, ModelAnthropic, ModelTest, ModelScripted},
 		"base_url":           {ModelOpenAI, ModelAnthropic},
 		"api_key":            {ModelOpenAI, ModelAnthropic},
 		"api_key_env":        {ModelOpenAI, ModelAnthropic},

@@ -20,6 +20,7 @@ import (
 // max_spawns children, in the store too, and the rest are refused, as in
 // this process.
 func TestMaxSpawnsExactOnDevServer(t *testing.T) {
+	t.Parallel() // its own dev server and store; mostly waits
 	const maxSpawns = 4
 	addr := startDevServer(t)
 	db := testDB(t)

@@ -84,6 +84,7 @@ func frontEnd(t *testing.T, b *approval.Broker) <-chan approval.Request {
 // write happen and the run complete; the first submitter's copy is
 // withdrawn once the answer is stored.
 func TestApprovalSurvivesTheSubmitter(t *testing.T) {
+	t.Parallel() // its own dev server and store; mostly waits
 	addr := startDevServer(t)
 	db := testDB(t)
 	st := openTestDB(t, db)

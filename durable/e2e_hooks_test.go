@@ -80,6 +80,7 @@ func hookRuns(t *testing.T, manifest string) map[string]int {
 // stream has the shape of the same run in this process, hook runs
 // included.
 func TestAsyncTaskAndCommandHooksOnWorker(t *testing.T) {
+	t.Parallel() // its own dev server and store; mostly waits
 	addr := startDevServer(t)
 	api := newFakeAPI(t, 300*time.Millisecond)
 	api.async = true

@@ -136,6 +136,7 @@ func steerPool(t *testing.T, st session.Store) *pool.Pool {
 // message at its next turn (a signal to its workflow), and the parent
 // completes with both ends delivered.
 func TestParentSteersChildrenOnDevServer(t *testing.T) {
+	t.Parallel() // its own dev server and store; mostly waits
 	addr := startDevServer(t)
 	st := openTestDB(t, testDB(t))
 	p := steerPool(t, st)

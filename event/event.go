@@ -152,6 +152,10 @@ type RunStarted struct {
 	RunID           string `json:"run_id"`
 	AgentName       string `json:"agent_name"`
 	ParentSessionID string `json:"parent_session_id,omitempty"`
+	// Model is the model the run uses when its caller chose one other
+	// than the agent's own for it (pool.RunRequest.ModelOf: a client
+	// picked another of the pool's models for this turn); "" otherwise.
+	Model string `json:"model,omitempty"`
 }
 
 // PartStart opens a part (text, thinking or tool call) of the current response.

@@ -17,7 +17,7 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 
 // samples holds one fully populated value of every kind.
 var samples = map[event.Kind]event.Event{
-	event.KindRunStarted: event.RunStarted{SessionID: "ses_1", RunID: "run_1", AgentName: "planner", ParentSessionID: "ses_0"},
+	event.KindRunStarted: event.RunStarted{SessionID: "ses_1", RunID: "run_1", AgentName: "planner", ParentSessionID: "ses_0", Model: "gpt-4o-mini"},
 	event.KindPartStart:  event.PartStart{Index: 1, Part: event.Part{PartKind: event.PartToolCall, ToolCallID: "cal_1", ToolName: "task"}},
 	event.KindPartDelta:  event.PartDelta{Index: 0, Delta: event.Delta{PartDeltaKind: event.PartText, ContentDelta: "Hel"}},
 	event.KindPartEnd:    event.PartEnd{Index: 2},

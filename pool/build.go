@@ -210,7 +210,7 @@ func build(cfg Config, opts Options, m *config.Manifest) (*Pool, error) {
 	for _, w := range m.Warnings {
 		opts.Logger.Warn("manifest: " + w.String())
 	}
-	p := &Pool{manifest: m, store: opts.Store, proc: opts.Processor, nodes: map[string]spawn.Node{}, log: opts.Logger, builtins: b, engine: opts.Engine,
+	p := &Pool{manifest: m, store: opts.Store, proc: opts.Processor, nodes: map[string]spawn.Node{}, models: map[string]spawn.ModelChoice{}, log: opts.Logger, builtins: b, engine: opts.Engine,
 		commands: uniqueCommands(opts.Commands), budget: opts.Budget}
 	if p.obs, err = tracing.New(opts.TracerProvider, opts.MeterProvider, tracing.Options{}); err != nil {
 		b.close()
@@ -294,6 +294,7 @@ func (p *Pool) makeNodes(cfg Config, opts Options) error {
 			errs = append(errs, err)
 			continue
 		}
+		p.models[a.Name] = spawn.ModelChoice{Model: ag.Model(), ContextWindow: contextWindow(a)}
 		add(newConnected(ag, a.Connections))
 	}
 	for _, t := range cfg.Teams {

@@ -14,6 +14,7 @@ func newTestModel(spec config.ModelSpec) (model.Model, error) {
 	cfg := testmodel.Config{
 		Text: spec.CustomOutputText, CallTools: spec.CallTools, ToolArgs: spec.ToolArgs,
 		CallAll: spec.CallAllTools, Seed: spec.Seed, Delay: spec.Delay, PreStreamDelay: spec.PreStreamDelay,
+		Name: spec.Model, InputPrice: spec.InputPrice, OutputPrice: spec.OutputPrice,
 	}
 	for _, t := range spec.Turns {
 		turn := testmodel.Turn{Text: t.Text, Thinking: t.Thinking, Error: t.Error, Delay: t.Delay, FinishReason: t.FinishReason}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"iter"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -94,11 +95,14 @@ type Options struct {
 // a manifest (New) or from Go values (Build). It is safe for concurrent
 // runs.
 type Pool struct {
-	manifest    *config.Manifest
-	store       session.Store
-	proc        *record.Processor
-	rt          *spawn.Runtime
-	nodes       map[string]spawn.Node
+	manifest *config.Manifest
+	store    session.Store
+	proc     *record.Processor
+	rt       *spawn.Runtime
+	nodes    map[string]spawn.Node
+	// models are the models of the plain agents by name, as their runs
+	// use them (RunRequest.ModelOf).
+	models      map[string]spawn.ModelChoice
 	order       []string
 	defaultNode string
 	log         *slog.Logger
@@ -208,6 +212,13 @@ type RunRequest struct {
 	// rules apply), recorded in the conversation, without a model turn
 	// (OpenCode's shell). Not on Options.Engine.
 	Shell string
+	// ModelOf names an agent of the pool whose model (as that agent's runs
+	// use it: its settings, price and context window) the root agent runs
+	// on in this run instead of its own: a client chose another of the
+	// pool's models for this turn. The children the run spawns keep their
+	// own models. "" or the root's own name: its own model. The root must
+	// be a plain agent; not on Options.Engine.
+	ModelOf string
 	// Instructions are added to the system prompt of the root agent's
 	// model requests in this run only (an AG-UI client's context); not
 	// stored. Not on Options.Engine; the node must be a plain agent.
@@ -285,6 +296,14 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 			return RunResult{}, fmt.Errorf("pool: compaction is of an agent's conversation; %q is not a plain agent (a team, a custom node or an agent with connections)", name)
 		}
 	}
+	var chosen *spawn.ModelChoice
+	if req.ModelOf != "" && req.ModelOf != name {
+		c, err := chooseModel(p, node, name, req.ModelOf)
+		if err != nil {
+			return RunResult{}, err
+		}
+		chosen = &c
+	}
 	if req.Shell != "" {
 		switch {
 		case req.SessionID == "" || req.Prompt != "" || req.Compact != nil:
@@ -330,12 +349,30 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 			inv.Compact = &c
 		}
 		inv.Shell = req.Shell
+		inv.Model = chosen
 		inv.Instructions = req.Instructions
 		inv.ClientTools = slices.Clip(req.ClientTools)
 		inv.ClientResults = slices.Clip(req.ClientResults)
 		inv.LimitSpend("the run", budget)
 		return rootRun{inv: inv, node: node, rec: rec, started: now}, nil
 	})
+}
+
+// chooseModel checks RunRequest.ModelOf (of) for a run of node (named
+// name) and returns the model it names. (A function: Pool's methods are
+// bounded by tests/floors.)
+func chooseModel(p *Pool, node spawn.Node, name, of string) (spawn.ModelChoice, error) {
+	c, ok := p.models[of]
+	switch {
+	case !ok:
+		return c, fmt.Errorf("pool: RunRequest.ModelOf: %q is not an agent of the pool with a model of its own; agents: %v", of, slices.Sorted(maps.Keys(p.models)))
+	case p.engine != nil:
+		return c, errors.New("pool: RunRequest.ModelOf: another model for a run is not done under a durable execution engine")
+	}
+	if _, ok := node.(*agent.Agent); !ok {
+		return c, fmt.Errorf("pool: RunRequest.ModelOf: %q is not a plain agent (a team, a custom or external node, or an agent with connections): it runs on its own models", name)
+	}
+	return c, nil
 }
 
 // rootRun is a root run ready to start (the session's claim is held): its

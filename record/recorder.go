@@ -3,7 +3,6 @@ package record
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -149,7 +148,7 @@ func (r *Recorder) record(e event.Event) bool {
 			for len(r.open) > 0 {
 				k := r.open[len(r.open)-1]
 				r.open = r.open[:len(r.open)-1]
-				r.storeEnd(k.id, parentEnded, true)
+				r.storeEnd(k.id, session.ParentEnded(), true)
 			}
 		}
 	}
@@ -222,7 +221,7 @@ func (r *Recorder) endKids(parent string) {
 		k := r.open[i]
 		r.closed(k.id)
 		r.endKids(k.id)
-		r.storeEnd(k.id, parentEnded, true)
+		r.storeEnd(k.id, session.ParentEnded(), true)
 	}
 }
 
@@ -236,8 +235,8 @@ func (r *Recorder) childStarted(parent string, ev event.SpawnSessionStart) {
 		if err != nil {
 			r.p.log.Warn("record: load session", "session", ev.ChildSessionID, "err", err)
 		}
-		r.create(childRecord(spawnInfo{child: ev.ChildSessionID, sourceName: ev.SourceName, sourceType: ev.SourceType,
-			description: ev.Description, depth: ev.Depth}, parent, time.Now()))
+		r.create(session.ChildRecord(event.SpawnSessionStart{ChildSessionID: ev.ChildSessionID, ParentSessionID: parent,
+			SourceName: ev.SourceName, SourceType: ev.SourceType, Description: ev.Description, Depth: ev.Depth}, time.Now()))
 	}
 	r.opened(ev.ChildSessionID, parent)
 }
@@ -292,7 +291,8 @@ func (r *Recorder) childEnded(parent string, ev event.SpawnSessionEnd) {
 	case errors.Is(err, session.ErrNotFound):
 		r.p.log.Warn("record: spawn_session_end of a child without spawn_session_start; creating it (reactive fallback)",
 			"parent", parent, "child", c)
-		rec := childRecord(spawnInfo{child: c, sourceName: ev.SourceName, sourceType: ev.SourceType, depth: ev.Depth}, parent, time.Now())
+		rec := session.ChildRecord(event.SpawnSessionStart{ChildSessionID: c, ParentSessionID: parent,
+			SourceName: ev.SourceName, SourceType: ev.SourceType, Depth: ev.Depth}, time.Now())
 		if err := r.p.store.CreateSession(r.ctx, rec); err != nil && !errors.Is(err, session.ErrExists) {
 			r.p.log.Warn("record: create session", "session", c, "err", err)
 			return
@@ -301,7 +301,7 @@ func (r *Recorder) childEnded(parent string, ev event.SpawnSessionEnd) {
 		r.p.log.Warn("record: load session", "session", c, "err", err)
 		return
 	}
-	r.storeEnd(c, endOf(ev), false)
+	r.storeEnd(c, session.EndingOf(ev), false)
 }
 
 // fallback creates in the store the missing sessions on the path of the
@@ -329,11 +329,11 @@ func (r *Recorder) fallback(w event.Subagent) {
 			parent = rec
 			continue
 		}
-		info := spawnInfo{child: cid, depth: parent.Depth + 1}
+		start := event.SpawnSessionStart{ChildSessionID: cid, ParentSessionID: parent.ID, Depth: parent.Depth + 1}
 		if cid == sid {
-			info.sourceName, info.sourceType, info.depth = w.SourceName, w.SourceType, w.Depth
+			start.SourceName, start.SourceType, start.Depth = w.SourceName, w.SourceType, w.Depth
 		}
-		rec := childRecord(info, parent.ID, now)
+		rec := session.ChildRecord(start, now)
 		r.create(rec)
 		r.opened(cid, parent.ID)
 		parent = rec
@@ -343,7 +343,7 @@ func (r *Recorder) fallback(w event.Subagent) {
 // storeEnd writes the final status of child id into the store while the
 // store shows it running; check reads the record first, so that a child
 // already completed costs no write.
-func (r *Recorder) storeEnd(id string, f finishInfo, check bool) {
+func (r *Recorder) storeEnd(id string, f session.Ending, check bool) {
 	st := r.p.store
 	if check {
 		cur, err := st.GetSession(r.ctx, id)
@@ -355,24 +355,24 @@ func (r *Recorder) storeEnd(id string, f finishInfo, check bool) {
 		if rec.Status != session.StatusRunning && rec.Status != "" {
 			return
 		}
-		rec.Status, rec.StopReason = session.StatusFromStop(f.stop), f.stop
-		if f.final {
-			if f.usage != nil && rec.TotalUsage.IsZero() {
-				rec.TotalUsage = *f.usage
+		rec.Status, rec.StopReason = session.StatusFromStop(f.Stop), f.Stop
+		if f.Final {
+			if f.Usage != nil && rec.TotalUsage.IsZero() {
+				rec.TotalUsage = *f.Usage
 			}
 			if rec.TotalCost == 0 {
-				rec.TotalCost = f.cost
+				rec.TotalCost = f.Cost
 			}
 			if rec.DurationMS == 0 {
-				rec.DurationMS = f.durationMS
+				rec.DurationMS = f.DurationMS
 			}
 		}
-		if f.err != "" {
+		if f.Err != "" {
 			if rec.Metadata == nil {
 				rec.Metadata = map[string]any{}
 			}
 			if _, set := rec.Metadata["error"]; !set {
-				rec.Metadata["error"] = f.err
+				rec.Metadata["error"] = f.Err
 			}
 		}
 	})
@@ -381,59 +381,3 @@ func (r *Recorder) storeEnd(id string, f finishInfo, check bool) {
 	}
 }
 
-// finishInfo is how a session ended.
-type finishInfo struct {
-	stop       event.StopReason
-	err        string
-	usage      *event.Usage
-	cost       float64
-	durationMS int64
-	final      bool // the values are the session's final totals (spawn_session_end)
-}
-
-// endOf is the end a spawn_session_end reports, its stop reason settled.
-func endOf(ev event.SpawnSessionEnd) finishInfo {
-	f := finishInfo{stop: ev.StopReason, err: ev.Error, usage: ev.Usage, cost: ev.Cost, durationMS: ev.DurationMS, final: true}
-	f.settle()
-	return f
-}
-
-// settle gives an end without a stop reason its own: completed, or error
-// when it carries an error.
-func (f *finishInfo) settle() {
-	if f.stop == "" {
-		f.stop = event.StopCompleted
-		if f.err != "" {
-			f.stop = event.StopError
-		}
-	}
-}
-
-// parentEnded is the end of a child ended because its parent ended first.
-var parentEnded = finishInfo{stop: event.StopAborted, err: errParentEnded}
-
-// errParentEnded is the error of a child ended because its parent ended
-// first.
-const errParentEnded = "parent session ended first"
-
-// spawnInfo is what the recorder knows of a child it creates in the store.
-type spawnInfo struct {
-	child, sourceName string
-	sourceType        event.SourceType
-	description       string
-	depth             int
-}
-
-// childRecord is the record of a child that is not in the store (the
-// record spawn.Spawn would have written). The projection (package
-// sessiontree) makes the same record for a child the store lacks.
-func childRecord(info spawnInfo, parentID string, now time.Time) session.Session {
-	title := info.description
-	if title == "" {
-		title = info.sourceName
-	}
-	return session.Session{
-		ID: info.child, ParentID: parentID, Depth: info.depth, AgentName: info.sourceName, SourceType: info.sourceType,
-		Title: fmt.Sprintf("%s (@%s subagent)", title, info.sourceName), Status: session.StatusRunning, CreatedAt: now, UpdatedAt: now,
-	}
-}

@@ -124,7 +124,7 @@ func TestRecorderFallback(t *testing.T) {
 	// never ended) are aborted in the store; nothing stays open.
 	rec(event.StreamComplete{Message: event.Message{Role: "assistant", Content: "done"}})
 	for _, id := range []string{"ses_new", "ses_c2", "ses_g2"} {
-		if s := get(id); s.Status != session.StatusAborted || s.StopReason != event.StopAborted || s.Metadata["error"] != errParentEnded {
+		if s := get(id); s.Status != session.StatusAborted || s.StopReason != event.StopAborted || s.Metadata["error"] != session.ErrParentEnded {
 			t.Errorf("%s left open by the root: %+v", id, s)
 		}
 	}

@@ -16,7 +16,7 @@ func (a *applier) streamComplete(s *sess, ev event.StreamComplete) {
 	}
 	a.closeMessage(s, "")
 	if s.parent == nil {
-		a.finish(s, finishInfo{stop: event.StopCompleted, output: ev.Message.Content})
+		a.finish(s, session.Ending{Stop: event.StopCompleted, Output: ev.Message.Content})
 		a.release(s)
 	}
 }
@@ -38,18 +38,18 @@ func (a *applier) runError(s *sess, ev event.RunError) {
 		case string(event.StopBudget):
 			stop = event.StopBudget
 		}
-		a.finish(s, finishInfo{stop: stop, err: ev.Message})
+		a.finish(s, session.Ending{Stop: stop, Err: ev.Message})
 		a.release(s)
 	}
 }
 
 // finish ends a session: its open children, tool parts and message, its
 // record, and the part in its parent that points at it.
-func (a *applier) finish(s *sess, f finishInfo) {
-	f.settle()
+func (a *applier) finish(s *sess, f session.Ending) {
+	f.Settle()
 	for _, k := range s.kids {
 		if !k.ended {
-			a.finish(k, parentEnded)
+			a.finish(k, session.ParentEnded())
 		}
 	}
 	s.ended = true
@@ -64,42 +64,42 @@ func (a *applier) finish(s *sess, f finishInfo) {
 	}
 	if s.msg != nil {
 		errText := ""
-		if f.stop != event.StopCompleted {
-			errText = f.err
+		if f.Stop != event.StopCompleted {
+			errText = f.Err
 			if errText == "" {
-				errText = string(f.stop)
+				errText = string(f.Stop)
 			}
 		}
 		a.closeMessage(s, errText)
 	}
 
-	s.rec.Status = session.StatusFromStop(f.stop)
-	s.rec.StopReason = f.stop
-	if f.final {
-		if f.usage != nil {
-			s.rec.TotalUsage = *f.usage
+	s.rec.Status = session.StatusFromStop(f.Stop)
+	s.rec.StopReason = f.Stop
+	if f.Final {
+		if f.Usage != nil {
+			s.rec.TotalUsage = *f.Usage
 		}
-		s.rec.TotalCost = f.cost
-		s.rec.DurationMS = f.durationMS
+		s.rec.TotalCost = f.Cost
+		s.rec.DurationMS = f.DurationMS
 	}
-	if f.err != "" {
+	if f.Err != "" {
 		if s.rec.Metadata == nil {
 			s.rec.Metadata = map[string]any{}
 		}
-		s.rec.Metadata["error"] = f.err
+		s.rec.Metadata["error"] = f.Err
 	}
 	s.rec.UpdatedAt = a.clock()
 	if a.want {
 		a.emit(SessionUpdated{Info: s.info()})
 	}
-	if f.stop == event.StopError && !s.errored {
+	if f.Stop == event.StopError && !s.errored {
 		s.errored = true
-		msg := f.err
+		msg := f.Err
 		if msg == "" {
-			msg = string(f.stop)
+			msg = string(f.Stop)
 		}
 		if a.want {
-			a.emit(SessionError{SessionID: s.rec.ID, Code: string(f.stop), Message: msg})
+			a.emit(SessionError{SessionID: s.rec.ID, Code: string(f.Stop), Message: msg})
 		}
 	}
 	if a.want {
@@ -107,17 +107,17 @@ func (a *applier) finish(s *sess, f finishInfo) {
 	}
 
 	if l := s.link; l != nil && l.open() {
-		if f.stop == event.StopCompleted || f.stop == event.StopMaxTokens || f.stop == event.StopRefusal {
-			l.State.Status, l.State.Output = ToolCompleted, f.output
+		if f.Stop == event.StopCompleted || f.Stop == event.StopMaxTokens || f.Stop == event.StopRefusal {
+			l.State.Status, l.State.Output = ToolCompleted, f.Output
 		} else {
-			msg := f.err
+			msg := f.Err
 			if msg == "" {
-				msg = string(f.stop)
+				msg = string(f.Stop)
 			}
 			l.State.Status, l.State.Error = ToolError, msg
 		}
 		l.State.End = a.clock()
-		l.State.Metadata["stopReason"] = string(f.stop)
+		l.State.Metadata["stopReason"] = string(f.Stop)
 		if l.CallID == "spawn:"+s.rec.ID && s.parent != nil {
 			delete(s.parent.tools, l.CallID)
 		}

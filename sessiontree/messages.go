@@ -15,6 +15,9 @@ func (a *applier) openMessage(s *sess, modelID string) *message {
 	if s.msg != nil {
 		a.closeMessage(s, "")
 	}
+	if modelID == "" {
+		modelID = s.model
+	}
 	m := &message{info: Message{ID: id.Ascending(id.Message), SessionID: s.rec.ID, Role: RoleAssistant, ParentID: s.userMsg,
 		Agent: s.rec.AgentName, ModelID: modelID, Created: a.clock()}, last: -1}
 	s.msg = m
@@ -84,6 +87,7 @@ func (a *applier) runStarted(s *sess, ev event.RunStarted) {
 		s.rec.AgentName = ev.AgentName
 	}
 	s.errored = false
+	s.model = ev.Model
 	if s.parent == nil {
 		s.rec.StopReason = ""
 		s.rec.Status = ""

@@ -220,6 +220,7 @@ type sess struct {
 	tools   map[string]*part // open tool parts by call id
 	msg     *message         // the open assistant message
 	userMsg string           // the last user message
+	model   string           // the model of the current run when it is not its agent's own (run_started)
 	ended   bool
 	errored bool              // a session error was reported for the current run
 	plan    []event.PlanEntry // the latest plan_update the projection saw (report.go)

@@ -146,7 +146,8 @@ func (a *applier) createChild(parent *sess, info spawnInfo) *sess {
 		}
 	}
 	if !found {
-		rec = childRecord(info, parent.rec.ID, a.clock())
+		rec = session.ChildRecord(event.SpawnSessionStart{ChildSessionID: info.child, ParentSessionID: parent.rec.ID,
+			SourceName: info.sourceName, SourceType: info.sourceType, Description: info.description, Depth: info.depth}, a.clock())
 	}
 	c.rec = rec
 	if a.want {
@@ -307,5 +308,5 @@ func (a *applier) spawnEnd(parent *sess, ev event.SpawnSessionEnd) {
 		a.p.log.Debug("sessiontree: duplicate spawn_session_end ignored", "child", ev.ChildSessionID)
 		return
 	}
-	a.finish(c, endOf(ev))
+	a.finish(c, session.EndingOf(ev))
 }

@@ -79,6 +79,12 @@ type Invocation struct {
 	// the conversation, instead of taking a Prompt (OpenCode's shell).
 	// Like Compact, it is this run's alone.
 	Shell string
+	// Model, set by the caller of a root run (pool.RunRequest.ModelOf),
+	// is the model an agent's run uses for every model call of this run
+	// instead of its own (a client chose another of the pool's models
+	// for this turn). Like Compact, it is this run's alone: the children
+	// it spawns run on their own models.
+	Model *ModelChoice
 	// Instructions, set by the caller of a root run
 	// (pool.RunRequest.Instructions), are added to the system prompt of
 	// every model request of this run (an AG-UI client's context). Not
@@ -106,6 +112,16 @@ type Invocation struct {
 	async   sync.WaitGroup // this session's async children
 
 	workerHistory map[string][]model.Message // worker name -> kept history (reset_history_on_run: false); under h.mu
+}
+
+// ModelChoice is the model a run uses instead of its agent's own
+// (Invocation.Model).
+type ModelChoice struct {
+	Model model.Model
+	// ContextWindow is Model's context window in tokens for the agent's
+	// compaction; 0: model.ContextWindowOf(Model), and none: no
+	// compaction in the run.
+	ContextWindow int
 }
 
 // Compaction asks a run for a manual compaction (Invocation.Compact).

@@ -234,6 +234,7 @@ func jsonQuoted(s string) string {
 // the root with its spawn_session_start/end and hooks, opencode's final
 // message the tool's result; no opencode process outlives the run.
 func TestTaskAndWorkerReachOpencode(t *testing.T) {
+	t.Parallel() // mostly waits on its agent processes
 	const answer = "opencode answers the delegation."
 	oc := opencodetest.NewSetup(t, opencodetest.NewModel(t, answer), "")
 	dir := t.TempDir()

@@ -115,6 +115,7 @@ func run(t *testing.T, ctx context.Context, p *pool.Pool, node, prompt string, s
 // the call ends), and the turn ends with the pool's finish
 // reason (stop), not ACP's (end_turn).
 func TestExampleAgentAnswersThroughTheApprovalFlow(t *testing.T) {
+	t.Parallel() // mostly waits on its agent processes
 	node := newNode(t, acpagent.Config{Name: "example", Description: "the SDK's example agent", Command: exampleAgent})
 	p, seen := testPool(t, func(approval.Request) approval.Reply { return approval.AllowOnce }, node)
 	res, evs := run(t, context.Background(), p, "example", "improve the project", nil)
@@ -170,6 +171,7 @@ func TestExampleAgentAnswersThroughTheApprovalFlow(t *testing.T) {
 // A rejection reaches the agent as its reject option: it skips the change
 // and says so.
 func TestExampleAgentRejected(t *testing.T) {
+	t.Parallel() // mostly waits on its agent processes
 	node := newNode(t, acpagent.Config{Name: "example", Command: exampleAgent})
 	p, _ := testPool(t, func(approval.Request) approval.Reply { return approval.RejectOnce }, node)
 	res, _ := run(t, context.Background(), p, "example", "improve the project", nil)
@@ -182,6 +184,7 @@ func TestExampleAgentRejected(t *testing.T) {
 // reject option); with requires_tool_confirmation: never, it is granted
 // without asking anyone.
 func TestExampleAgentUnattendedAndNever(t *testing.T) {
+	t.Parallel() // mostly waits on its agent processes
 	refused := newNode(t, acpagent.Config{Name: "refused", Command: exampleAgent})
 	granted := newNode(t, acpagent.Config{Name: "granted", Command: exampleAgent, Confirm: acpagent.ConfirmNever})
 	p, _ := testPool(t, nil, refused, granted)
@@ -250,6 +253,7 @@ func TestCrashingAgentFailsItsChildOnly(t *testing.T) {
 // One agent process serves every delegation to the member in a root run,
 // each in a session of its own; the next run starts another.
 func TestOneProcessPerMemberPerRun(t *testing.T) {
+	t.Parallel() // mostly waits on its agent processes
 	dir := t.TempDir()
 	starts := filepath.Join(dir, "starts")
 	node := newNode(t, acpagent.Config{

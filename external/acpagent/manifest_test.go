@@ -21,6 +21,7 @@ import (
 // answers. requires_tool_confirmation: never grants the agent's
 // permission request.
 func TestManifestParallelTeamWithAnACPMember(t *testing.T) {
+	t.Parallel() // mostly waits on its agent processes
 	dir := t.TempDir()
 	manifest := filepath.Join(dir, "agentpool.yaml")
 	yaml := `
@@ -79,6 +80,7 @@ teams:
 // view of this team is tested with the CLI: cli's
 // TestRunTeamWithOpencodeTerminalAndHooks and tests/node/*/opencode-member.)
 func TestManifestParallelTeamWithOpencode(t *testing.T) {
+	t.Parallel() // mostly waits on its agent processes
 	model := opencodetest.NewModel(t, "opencode says hello from the fake model.")
 	oc := opencodetest.NewSetup(t, model, "")
 	dir := t.TempDir()

@@ -82,6 +82,7 @@ func runEdit(t *testing.T, call *opencodetest.ToolCall, existing string, answer 
 // that opencode read itself, never through fs/read_text_file: the
 // approved diff stands in for that read.
 func TestOpencodeEditAllowedGoesThroughOurWrite(t *testing.T) {
+	t.Parallel() // mostly waits on its agent processes
 	for _, c := range []struct {
 		name, existing, want string
 		call                 opencodetest.ToolCall
@@ -121,6 +122,7 @@ func TestOpencodeEditAllowedGoesThroughOurWrite(t *testing.T) {
 // ends its turn there (it does not ask its model again); the child ends
 // completed and the parent goes on.
 func TestOpencodeEditRejected(t *testing.T) {
+	t.Parallel() // mostly waits on its agent processes
 	r := runEdit(t, &opencodetest.ToolCall{Name: "write", Args: `{"filePath":"hello.txt","content":"hello from opencode\n"}`}, "",
 		func(approval.Request) approval.Reply { return approval.RejectOnce })
 	if len(r.approvals) != 1 || r.approvals[0].Tool != "edit" {

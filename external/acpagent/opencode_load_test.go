@@ -12,6 +12,7 @@ import (
 // prompt as opencode's own history, and the new prompt was sent alone
 // (not the stored conversation as text).
 func TestOpencodeContinuedChildIsLoaded(t *testing.T) {
+	t.Parallel() // mostly waits on its agent processes
 	model := opencodetest.NewModel(t, "Noted, the bird is a pelican.")
 	oc := opencodeNode(t, "opencode", model, "")
 	p := loadPool(t, oc)

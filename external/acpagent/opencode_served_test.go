@@ -25,6 +25,7 @@ import (
 // opencode's (a grandchild of the root) in the store, started by
 // spawn_session_start with the tool call id opencode gave the call.
 func TestOpencodeUsesServedTools(t *testing.T) {
+	t.Parallel() // mostly waits on its agent processes
 	model := opencodetest.NewModel(t, "I read the notes and asked the helper.")
 	model.ToolCalls = []opencodetest.ToolCall{
 		{Name: "agentpool_Read", Args: `{"file_path":"notes.txt"}`},
@@ -88,6 +89,7 @@ func TestOpencodeUsesServedTools(t *testing.T) {
 // message is its answer to that prompt. The transcript keeps both
 // answers and the delivered result.
 func TestOpencodeGetsAsyncTaskResult(t *testing.T) {
+	t.Parallel() // mostly waits on its agent processes
 	model := opencodetest.NewModel(t, "Noted.")
 	model.ToolCalls = []opencodetest.ToolCall{
 		{Name: "agentpool_task", Args: `{"agent_or_team":"helper","prompt":"say hi","description":"ask the helper","async_mode":true}`},

@@ -29,6 +29,7 @@ func acpagentConfig(oc opencodetest.Setup, name string) acpagent.Config {
 // The real opencode answers a delegation, streamed: its message arrives
 // as several text deltas of one part and is the child's result.
 func TestOpencodeAnswersStreamed(t *testing.T) {
+	t.Parallel() // mostly waits on its agent processes
 	model := opencodetest.NewModel(t, "The answer is forty-two, said the fake model.")
 	oc := opencodeNode(t, "opencode", model, "")
 	parent := parentNode{name: "parent", child: oc, times: 1}
@@ -61,6 +62,7 @@ func TestOpencodeAnswersStreamed(t *testing.T) {
 // session/cancel: opencode answers cancelled (it is not killed), the
 // child ends aborted, and the process ends with the run.
 func TestOpencodeCancelledMidRun(t *testing.T) {
+	t.Parallel() // mostly waits on its agent processes
 	model := opencodetest.NewModel(t, "never sent")
 	cfg := acpagentConfig(opencodetest.NewSetup(t, model, ""), "opencode")
 	// opencode took over 5 s (the default grace) to answer session/cancel

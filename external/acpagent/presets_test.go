@@ -144,6 +144,7 @@ func answersStreamed(t *testing.T, cfg acpagent.Config) {
 // Claude Code through claude-agent-acp (the claude preset's program)
 // answers from a fake Anthropic API (ANTHROPIC_BASE_URL), streamed.
 func TestClaudePresetAnswersStreamed(t *testing.T) {
+	t.Parallel() // mostly waits on its agent processes
 	bin := acpAgentBin(t, "claude-agent-acp")
 	api := fakeAnthropic(t)
 	home := t.TempDir()
@@ -161,6 +162,7 @@ func TestClaudePresetAnswersStreamed(t *testing.T) {
 // fake OpenAI Responses API (a provider in $CODEX_HOME/config.toml),
 // streamed.
 func TestCodexPresetAnswersStreamed(t *testing.T) {
+	t.Parallel() // mostly waits on its agent processes
 	bin := acpAgentBin(t, "codex-acp")
 	api := fakeResponses(t)
 	home := t.TempDir()

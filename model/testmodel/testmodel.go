@@ -50,6 +50,9 @@ type Config struct {
 	PreStreamDelay time.Duration
 	// Name is returned by ID; "test" when empty.
 	Name string
+	// InputPrice and OutputPrice are its price in US dollars per million
+	// tokens (model.Pricing), so that costs can be tested offline.
+	InputPrice, OutputPrice float64
 }
 
 // Model is the scripted model. It is immutable after New.
@@ -109,6 +112,11 @@ func New(cfg Config) (*Model, error) {
 		m.turns = append(m.turns, ct)
 	}
 	return m, nil
+}
+
+// Price implements model.Pricing: Config's prices (0 when unset).
+func (m *Model) Price() (inputPerMillion, outputPerMillion float64) {
+	return m.cfg.InputPrice, m.cfg.OutputPrice
 }
 
 // ID returns the model's name.

@@ -26,13 +26,18 @@ const (
 
 // activity is the activity message that shows one subagent's content:
 // its messages (text and reasoning) and tool calls, changed by JSON
-// Patches. Why not the subagent's own TEXT_MESSAGE_* and TOOL_CALL_*
-// events: @ag-ui/client puts every text message and tool call of a run
-// into the run's messages (newMessages), subagentRunId or not, so a chat
-// UI shows a child's words as the main agent's and sends them back as
-// the conversation on the next run. An activity message is no
-// conversation content: the client keeps it apart (role "activity") and
-// leaves it out of the next run's input.
+// Patches. A message's content and a call's arguments are lists of text
+// pieces, each delta appended to its list ("/-"): JSON Patch cannot
+// append to a string, and replacing the whole text at each delta would
+// cost O(n²) bytes, while sending it in chunks delays every token.
+//
+// Why not the subagent's own TEXT_MESSAGE_* and TOOL_CALL_* events:
+// @ag-ui/client puts every text message and tool call of a run into the
+// run's messages (newMessages), subagentRunId or not, so a chat UI shows
+// a child's words as the main agent's and sends them back as the
+// conversation on the next run. An activity message is no conversation
+// content: the client keeps it apart (role "activity") and leaves it out
+// of the next run's input.
 type activity struct {
 	id        string
 	msgs      int            // entries in /messages
@@ -46,9 +51,10 @@ type activity struct {
 type actPart struct {
 	call string // the tool call id of a tool call part; "" for text
 	idx  int    // its entry in /messages or /toolCalls; -1 when not kept
-	text []byte // its text or arguments so far (bounded)
-	sent int    // len(text) when last sent
+	n    int    // bytes of its text or arguments sent so far (bounded)
 	cut  bool
+	// tmpl is the template of its appends (item.ev), made at the first.
+	tmpl *wire.Event
 }
 
 // actOp is one RFC 6902 operation on an activity's content.
@@ -175,7 +181,7 @@ func (m *mapper) openActPart(s *sessState, idx int, kind, callID, tool string) {
 		}
 		p.idx = a.msgs
 		a.msgs++
-		m.patch(s, actOp{Op: "add", Path: "/messages/-", Value: map[string]string{"role": role, "content": ""}})
+		m.patch(s, actOp{Op: "add", Path: "/messages/-", Value: map[string]any{"role": role, "content": []string{}}})
 	case event.PartToolCall:
 		if callID == "" {
 			callID = m.cfg.NewID(id.ToolCall)
@@ -204,51 +210,42 @@ func (m *mapper) addActCall(s *sessState, callID, tool, args string) int {
 	a.ncalls++
 	a.calls[callID] = i
 	text, cut := bound(args)
+	pieces := []string{}
+	if text != "" {
+		pieces = append(pieces, text)
+	}
 	m.patch(s, append([]actOp{{Op: "add", Path: "/toolCalls/-",
-		Value: map[string]string{"id": callID, "name": tool, "args": text, "status": "running"}}}, m.markCut(a, cut)...)...)
+		Value: map[string]any{"id": callID, "name": tool, "args": pieces, "status": "running"}}}, m.markCut(a, cut)...)...)
 	return i
 }
 
-// actDelta adds a fragment to an open part. A message's text is sent as
-// it grows by an eighth (at least 64 bytes): live, and O(n) bytes in all
-// although each update carries the whole text (JSON Patch cannot append
-// to a string); the rest at the part's end.
+// actDelta appends a fragment to an open part's list of pieces, at once:
+// the stream's queue joins the appends the writer has not taken yet
+// (mergeDelta), so one write carries one op per message.
 func (m *mapper) actDelta(s *sessState, idx int, d string) {
 	p := s.act.parts[idx]
 	if p == nil || d == "" || p.idx < 0 || p.cut {
 		return
 	}
-	if len(p.text)+len(d) > maxActivityText {
-		d = d[:validCut(d, maxActivityText-len(p.text))]
+	if p.n+len(d) > maxActivityText {
+		d = d[:validCut(d, maxActivityText-p.n)]
 		p.cut = true
 	}
-	p.text = append(p.text, d...)
-	if p.call == "" && len(p.text)-p.sent >= max(64, p.sent/8) {
-		m.sendActPart(s, p)
+	p.n += len(d)
+	if d != "" {
+		if p.tmpl == nil {
+			path := "/messages/" + strconv.Itoa(p.idx) + "/content/-"
+			if p.call != "" {
+				path = callPath(p.idx, "args") + "/-"
+			}
+			p.tmpl = s.deltaTemplate(&wire.Event{Type: wire.TypeActivityDelta, MessageID: s.act.id, ActivityType: ActivityType, AppendPath: path})
+		}
+		m.outDelta(s, p.tmpl, d)
 	}
+	m.patch(s, m.markCut(s.act, p.cut)...)
 }
 
-func (m *mapper) sendActPart(s *sessState, p *actPart) {
-	p.sent = len(p.text)
-	field := "content"
-	path := "/messages/"
-	if p.call != "" {
-		field, path = "args", "/toolCalls/"
-	}
-	ops := []actOp{{Op: "replace", Path: path + strconv.Itoa(p.idx) + "/" + field, Value: string(p.text)}}
-	m.patch(s, append(ops, m.markCut(s.act, p.cut)...)...)
-}
-
-func (m *mapper) endActPart(s *sessState, idx int) {
-	p := s.act.parts[idx]
-	if p == nil {
-		return
-	}
-	delete(s.act.parts, idx)
-	if p.idx >= 0 && len(p.text) != p.sent {
-		m.sendActPart(s, p)
-	}
-}
+func (m *mapper) endActPart(s *sessState, idx int) { delete(s.act.parts, idx) }
 
 func (m *mapper) endActParts(s *sessState) {
 	for idx := range s.act.parts {

@@ -15,7 +15,7 @@ import (
 // A subagent's activity is bounded: a message's text stops at
 // maxActivityText (cut between characters), its lists at
 // maxActivityEntries, and the content says it was truncated; the stream
-// stays valid and its text updates stay O(n) bytes.
+// stays valid and its text goes out once, in appends.
 func TestActivityBounded(t *testing.T) {
 	m, items := fixedMapper("")
 	c := func(e event.Event) event.Event { return wrap([]string{child}, "talker", e) }
@@ -49,19 +49,23 @@ func TestActivityBounded(t *testing.T) {
 	if a["truncated"] != true || a["status"] != "completed" {
 		t.Errorf("truncated %v, status %v", a["truncated"], a["status"])
 	}
-	// The text went out as it grew by an eighth: its updates together
-	// are a few times its size, not its square.
+	// The text went out as appends of its deltas: its ops carry its
+	// bytes once, not its square.
 	sent := 0
 	for _, e := range evs {
-		if e["type"] == wire.TypeActivityDelta && strings.Contains(fmt.Sprint(e["patch"]), "/messages/0/content") {
-			for _, o := range e["patch"].([]any) {
-				if v, ok := o.(map[string]any)["value"].(string); ok {
-					sent += len(v)
-				}
+		if e["type"] != wire.TypeActivityDelta {
+			continue
+		}
+		for _, o := range e["patch"].([]any) {
+			op := o.(map[string]any)
+			if op["path"] == "/messages/0/content/-" {
+				sent += len(op["value"].(string))
+			} else if strings.HasPrefix(op["path"].(string), "/messages/0/content") {
+				t.Errorf("a text op that is no append: %v", op)
 			}
 		}
 	}
-	if sent > 12*maxActivityText {
-		t.Errorf("%d bytes of text updates for %d bytes of text", sent, len(text))
+	if sent != len(text) {
+		t.Errorf("%d bytes of text appends for %d bytes of text", sent, len(text))
 	}
 }

@@ -99,10 +99,13 @@
 //	                          messages: [], toolCalls: []}}: the child's activity message
 //	a child's content         ACTIVITY_DELTA{subagentRunId, messageId, activityType, patch} on
 //	                          that message (activity.go): text and thinking parts append
-//	                          {role: assistant | reasoning, content} to /messages and replace
-//	                          its content as it grows by an eighth and at the part's end;
-//	                          tool calls append {id, name, args, status: running} to
-//	                          /toolCalls, their end sets status (completed | failed), result
+//	                          {role: assistant | reasoning, content: []} to /messages, and
+//	                          each delta is appended to its content (/messages/N/content/-,
+//	                          a list of text pieces: JSON Patch cannot append to a string);
+//	                          tool calls append {id, name, args: [pieces], status: running}
+//	                          to /toolCalls, their streamed input goes to
+//	                          /toolCalls/N/args/-, their end sets status (completed |
+//	                          failed), result
 //	                          (the readable text) and metadata (as TOOL_CALL_RESULT's); the
 //	                          end sets /status (completed | failed) and /result or /error.
 //	                          Bounded: 64 KiB a text, 256 entries a list, then /truncated.

@@ -204,7 +204,7 @@ func TestGoldenExternalAgentToolCalls(t *testing.T) {
 	var seq []string
 	for _, c := range activities(t, evs)[child]["toolCalls"].([]any) {
 		c := c.(map[string]any)
-		seq = append(seq, fmt.Sprint(c["id"], " ", c["name"], " ", c["args"], " ", c["status"], " ", c["result"]))
+		seq = append(seq, fmt.Sprint(c["id"], " ", c["name"], " ", pieces(t, c["args"]), " ", c["status"], " ", c["result"]))
 	}
 	want := []string{"call_read read  completed Greet the team.", `call_ls search {"path":"."} completed notes.md`}
 	if strings.Join(seq, "|") != strings.Join(want, "|") {

@@ -16,7 +16,8 @@ const (
 //
 // A delta whose message or tool call has the last queued event (a delta
 // the writer has not taken yet: it writes at most once per
-// FlushInterval) joins it, full or not: the client concatenates deltas, so
+// FlushInterval) joins it, full or not (so does an append to the same
+// list of a subagent's activity: one op with the joined text): the client concatenates deltas, so
 // its text is the same in fewer events, each of which costs encoding on
 // the server and parsing on the client. When the queue is full, a delta
 // joins an earlier queued delta of the same message or tool call if no
@@ -52,7 +53,7 @@ func mergeDelta(prev *item, it item) queue.Verdict {
 	}
 	p, e := prev.ev, it.ev
 	if prev.class != classDelta || p != e && (p.Type != e.Type || p.MessageID != e.MessageID || p.ToolCallID != e.ToolCallID ||
-		p.SubagentRunID != e.SubagentRunID) || prev.textLen()+len(it.delta) > maxMergedDelta {
+		p.SubagentRunID != e.SubagentRunID || p.AppendPath != e.AppendPath) || prev.textLen()+len(it.delta) > maxMergedDelta {
 		return queue.Stop
 	}
 	prev.join(it.delta) // the template (ev) is shared: never changed

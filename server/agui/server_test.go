@@ -182,7 +182,7 @@ func TestNestedRunMapping(t *testing.T) {
 	acts := activities(t, evs)
 	for _, a := range acts {
 		for _, m := range a["messages"].([]any) {
-			if m := m.(map[string]any); m["role"] == "reasoning" && m["content"] != "" {
+			if m := m.(map[string]any); m["role"] == "reasoning" && pieces(t, m["content"]) != "" {
 				sawReasoning = true
 			}
 		}
@@ -295,7 +295,7 @@ func TestDisconnectCancelsRun(t *testing.T) {
 			childID = e.SubagentRunID
 		}
 		// The child's text arrives in its activity message.
-		if childID != "" && strings.Contains(line, wire.TypeActivityDelta) && strings.Contains(line, `/content"`) {
+		if childID != "" && strings.Contains(line, wire.TypeActivityDelta) && strings.Contains(line, `/content/-"`) {
 			break
 		}
 	}
@@ -508,7 +508,7 @@ func TestShutdownEndsStreams(t *testing.T) {
 	br := bufio.NewReader(resp.Body)
 	var got []byte
 	// Until the child's text (in its activity message) arrives.
-	for !strings.Contains(string(got), `/content"`) {
+	for !strings.Contains(string(got), `/content/-"`) {
 		line, err := br.ReadBytes('\n')
 		if err != nil {
 			t.Fatal(err)

@@ -230,7 +230,13 @@ func activities(t *testing.T, evs []ev) map[string]map[string]any {
 			for _, o := range e["patch"].([]any) {
 				op := o.(map[string]any)
 				path := op["path"].(string)
-				if err := applyActOp(doc, op["op"].(string), path, op["value"]); err != nil {
+				// A copy too: the appends grow the lists a value holds.
+				var value any
+				b, _ := json.Marshal(op["value"])
+				if err := json.Unmarshal(b, &value); err != nil {
+					t.Fatal(err)
+				}
+				if err := applyActOp(doc, op["op"].(string), path, value); err != nil {
 					t.Fatalf("event %d: %s %s: %v", i, op["op"], path, err)
 				}
 				if strings.HasPrefix(path, "/toolCalls/") && strings.HasSuffix(path, "/result") {
@@ -245,10 +251,14 @@ func activities(t *testing.T, evs []ev) map[string]map[string]any {
 }
 
 // applyActOp applies one add or replace (the ops the server sends) to doc.
+// A list's text pieces are appended to ("/-"), never replaced; no list
+// but the top level's is replaced whole.
 func applyActOp(doc map[string]any, op, path string, value any) error {
 	keys := strings.Split(strings.TrimPrefix(path, "/"), "/")
+	var parent any // the container of cur, to set an appended list back
 	var cur any = doc
 	for _, k := range keys[:len(keys)-1] {
+		parent = cur
 		switch c := cur.(type) {
 		case map[string]any:
 			cur = c[k]
@@ -266,22 +276,29 @@ func applyActOp(doc map[string]any, op, path string, value any) error {
 	switch c := cur.(type) {
 	case map[string]any:
 		if op == "replace" {
-			if _, ok := c[last]; !ok {
+			old, ok := c[last]
+			if !ok {
 				return fmt.Errorf("replace of a missing member %s", last)
 			}
+			if _, ok := old.([]any); ok {
+				return fmt.Errorf("a list replaced whole")
+			}
 		}
-		if last == "messages" || last == "toolCalls" {
-			return fmt.Errorf("a list replaced whole")
+		if _, ok := c[last].([]any); ok {
+			return fmt.Errorf("a list added over")
 		}
 		c[last] = value
 	case []any:
 		if op == "add" && last == "-" {
-			// Append: the parent holds the list, set it back.
-			parent := keys[:len(keys)-1]
-			if len(parent) != 1 {
-				return fmt.Errorf("append below the top level")
+			k := keys[len(keys)-2]
+			switch p := parent.(type) {
+			case map[string]any:
+				p[k] = append(c, value)
+			case []any:
+				var n int
+				fmt.Sscanf(k, "%d", &n)
+				p[n] = append(c, value)
 			}
-			doc[parent[0]] = append(c, value)
 			return nil
 		}
 		var n int
@@ -295,6 +312,25 @@ func applyActOp(doc map[string]any, op, path string, value any) error {
 	return nil
 }
 
+// pieces joins a list of text pieces (a message's content, a call's
+// arguments in an activity).
+func pieces(t *testing.T, v any) string {
+	t.Helper()
+	l, ok := v.([]any)
+	if !ok {
+		t.Fatalf("text pieces: %T, want a list", v)
+	}
+	var b strings.Builder
+	for _, p := range l {
+		s, ok := p.(string)
+		if !ok {
+			t.Fatalf("text piece: %T, want a string", p)
+		}
+		b.WriteString(s)
+	}
+	return b.String()
+}
+
 // activityText is each subagent's assistant text (its activity's
 // messages joined), by subagentRunId.
 func activityText(t *testing.T, evs []ev) map[string]string {
@@ -303,7 +339,7 @@ func activityText(t *testing.T, evs []ev) map[string]string {
 	for sub, a := range activities(t, evs) {
 		for _, m := range a["messages"].([]any) {
 			if m := m.(map[string]any); m["role"] == "assistant" {
-				out[sub] += m["content"].(string)
+				out[sub] += pieces(t, m["content"])
 			}
 		}
 	}

@@ -114,7 +114,7 @@ agents:
 `)
 	_, base := newServer(t, p, Options{})
 	sid := str(createSession(t, base, "")["id"])
-	body := `{"providerID":"agentpool","modelID":"scripted","messageID":"msg_1a24d0984e4000U6hkzDVtG0MZ"}`
+	body := `{"providerID":"agentpool","modelID":"test","messageID":"msg_1a24d0984e4000U6hkzDVtG0MZ"}`
 	for _, bad := range []string{`{}`, `{"providerID":"a","modelID":"b"}`, `{"providerID":"a","modelID":"b","messageID":"msg_x","extra":1}`, `[`} {
 		if code, v := call(t, "POST", base+"/session/"+sid+"/init", bad); code != 400 || get(v, "name") != "BadRequest" {
 			t.Errorf("init with %s: %d %v", bad, code, v)

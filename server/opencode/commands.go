@@ -84,7 +84,12 @@ func (s *commandsAPI) handleCommand(w http.ResponseWriter, r *http.Request) {
 		badRequest(w, "Body", "unknown command %q; available: %s", name, strings.Join(names, ", "))
 		return
 	}
-	prompt := wire.PromptBody{MessageID: body.MessageID, Agent: body.Agent,
+	model, err := parseModelString(body.Model)
+	if err != nil {
+		badRequest(w, "Body", "%v", err)
+		return
+	}
+	prompt := wire.PromptBody{MessageID: body.MessageID, Agent: body.Agent, Model: model,
 		Parts: []wire.PartInput{{Type: "text", Text: text}}}
 	b, err := json.Marshal(prompt)
 	if err != nil {

@@ -46,10 +46,13 @@
 // Prompts: text parts are the prompt; agent and subtask parts are kept in
 // the user message and add an instruction to delegate with the task tool;
 // file parts are refused. agent picks the pool node (agent or team) that
-// runs the turn (else the session's last one, else the default node). The
-// manifest decides the model, system prompt and tools: model, system and
-// tools are accepted and recorded in the user message, not applied. The
-// prompts of one session run one at a time, in the order they came.
+// runs the turn (else the session's last one, else the default node).
+// model must be one GET /provider lists (else 400); another agent's runs
+// the turn of the root agent on that agent's model, its children on their
+// own (modelchoice.go). The manifest decides system prompt and tools:
+// system and tools are accepted and recorded in the user message, not
+// applied. The prompts of one session run one at a time, in the order
+// they came.
 //
 // # Mapping
 //

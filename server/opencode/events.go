@@ -49,8 +49,23 @@ func (s *eventStreams) stream(w http.ResponseWriter, r *http.Request, dir string
 	var (
 		buf      []byte
 		deadline time.Time // the write deadline set
+		last     time.Time // the last write
+		pause    *time.Timer
 	)
 	for {
+		// What is published during the pause goes out with the next
+		// write (the queue joins deltas once it holds QueueSize events).
+		if d := s.opts.FlushInterval - time.Since(last); s.opts.FlushInterval > 0 && !last.IsZero() && d > 0 {
+			if pause == nil {
+				pause = time.NewTimer(d)
+			} else {
+				pause.Reset(d)
+			}
+			select {
+			case <-pause.C:
+			case <-r.Context().Done():
+			}
+		}
 		batch, err := sub.TakeOr(r.Context(), ticker.C)
 		if err != nil {
 			break // unsubscribed, cut off (too far behind) or the client is gone
@@ -68,6 +83,7 @@ func (s *eventStreams) stream(w http.ResponseWriter, r *http.Request, dir string
 			deadline = now.Add(wt + wt/8)
 			_ = rc.SetWriteDeadline(deadline)
 		}
+		last = now
 		_, err = w.Write(buf)
 		if err == nil {
 			err = rc.Flush()
@@ -82,6 +98,9 @@ func (s *eventStreams) stream(w http.ResponseWriter, r *http.Request, dir string
 			}
 		}
 		ticker.Reset(s.opts.Heartbeat)
+	}
+	if pause != nil {
+		pause.Stop()
 	}
 	_ = rc.SetWriteDeadline(time.Time{})
 	if st := sub.Stats(); st.Lagged || st.Merged > 0 {

@@ -253,7 +253,7 @@ func (s *historyAPI) transcriptOf(ctx context.Context, rec session.Session, msgs
 	if len(msgs) == 0 && !s.isAgent(rec.AgentName) {
 		s.teamMessages(ctx, t, rec, dir)
 	} else {
-		t.applyTiming(tm, rec)
+		t.applyTiming(tm, rec, func(agent, modelID string) wire.ModelRef { return refOfModelID(s.base, agent, modelID) })
 	}
 	return t
 }

@@ -170,6 +170,32 @@ func (s *configAPI) providers() wire.Providers {
 			Status:       "active", Options: map[string]any{}, Headers: map[string]string{}, ReleaseDate: "",
 		}
 	}
+	// The teams' own "models" (a team runs on its members' models), so
+	// that the TUI, which sends the model it shows with each prompt,
+	// shows and sends a team's own for a team rather than another
+	// agent's (which a team cannot take: modelchoice.go).
+	for _, name := range s.pool.NodeNames() {
+		if _, isAgent := m.Agents[name]; isAgent {
+			continue
+		}
+		ref := s.modelOf(name)
+		p := byID[ref.ProviderID]
+		if p == nil {
+			p = &wire.Provider{ID: ref.ProviderID, Name: providerNames[ref.ProviderID], Source: "config",
+				Env: []string{}, Options: map[string]any{}, Models: map[string]wire.Model{}}
+			byID[ref.ProviderID] = p
+			order = append(order, ref.ProviderID)
+		}
+		if _, ok := p.Models[ref.ModelID]; ok {
+			continue
+		}
+		p.Models[ref.ModelID] = wire.Model{
+			ID: ref.ModelID, ProviderID: ref.ProviderID, Name: ref.ModelID + " (its members' models)",
+			API:          wire.ModelAPI{ID: ref.ModelID},
+			Capabilities: wire.ModelCaps{Reasoning: true, Toolcall: true, Input: wire.ModelModality{Text: true}, Output: wire.ModelModality{Text: true}},
+			Status:       "active", Options: map[string]any{}, Headers: map[string]string{},
+		}
+	}
 	for _, pid := range order {
 		out.Providers = append(out.Providers, *byID[pid])
 	}

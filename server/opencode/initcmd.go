@@ -40,13 +40,14 @@ func (s *commandsAPI) handleInit(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case body.ProviderID == "" || body.ModelID == "":
-		badRequest(w, "Body", "providerID and modelID are required (the session's agent runs with its own model)")
+		badRequest(w, "Body", "providerID and modelID are required (the model the turn runs on, one of GET /provider's)")
 		return
 	case !strings.HasPrefix(body.MessageID, id.Message):
 		badRequest(w, "Body", "messageID must be a message id (msg...), got %q", body.MessageID)
 		return
 	}
-	b, err := json.Marshal(wire.PromptBody{MessageID: body.MessageID, Parts: []wire.PartInput{{Type: "text", Text: initPrompt}}})
+	b, err := json.Marshal(wire.PromptBody{MessageID: body.MessageID, Model: &wire.ModelRef{ProviderID: body.ProviderID, ModelID: body.ModelID},
+		Parts: []wire.PartInput{{Type: "text", Text: initPrompt}}})
 	if err != nil {
 		internalError(w, err)
 		return

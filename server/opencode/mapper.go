@@ -191,7 +191,7 @@ func (s *eventMapper) messageUpdated(st *sessState, info sessiontree.Message, no
 			// earlier runs are in the store only (history.go).
 			t.headless = now
 		}
-		ref := s.modelOf(agent)
+		ref := refOfModelID(s.base, agent, info.ModelID)
 		m = &tmsg{asst: &wire.AssistantMessage{
 			ID: info.ID, SessionID: sid, Role: "assistant", ParentID: parent, ProviderID: ref.ProviderID, ModelID: ref.ModelID,
 			Mode: agent, Agent: agent, Path: wire.MessagePath{Cwd: dir, Root: dir}, Time: wire.AssistantTime{Created: ms(info.Created)},
@@ -207,6 +207,9 @@ func (s *eventMapper) messageUpdated(st *sessState, info sessiontree.Message, no
 		}
 	}
 	a := m.asst
+	if info.ModelID != "" && info.ModelID != a.ModelID {
+		a.ProviderID = refOfModelID(s.base, agent, info.ModelID).ProviderID
+	}
 	updateAssistant(a, info)
 	if !info.Completed.IsZero() {
 		a.Time.Completed = ms(info.Completed)

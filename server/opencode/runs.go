@@ -54,6 +54,8 @@ type prompt struct {
 	// toChild: the session is a child running in its root's run; the
 	// prompt is delivered to it as a message (childmsg.go).
 	toChild bool
+	// model is the model the prompt's turn runs on (modelchoice.go).
+	model modelChoice
 }
 
 // promptsAPI serves the prompt routes (message, prompt_async, abort) and
@@ -134,6 +136,11 @@ func (s *promptsAPI) parsePromptBody(w http.ResponseWriter, r *http.Request, rec
 		badRequest(w, "Body", "unknown agent %q; available: %s", node, strings.Join(s.pool.NodeNames(), ", "))
 		return nil, false
 	}
+	choice, err := chooseModel(s.base, node, body.Model)
+	if err != nil {
+		badRequest(w, "Body", "%v", err)
+		return nil, false
+	}
 	var pieces []promptPiece
 	for i, p := range body.Parts {
 		switch p.Type {
@@ -176,7 +183,7 @@ func (s *promptsAPI) parsePromptBody(w http.ResponseWriter, r *http.Request, rec
 		st.mu.Unlock()
 	}
 	p := &prompt{rec: rec, sid: sid, node: node, text: text, body: body, created: time.Now(), parent: otelprop.FromHeader(r.Header),
-		hold: hold, textAt: textAt}
+		hold: hold, textAt: textAt, model: choice}
 	if !ours && s.pool.Runs(r.Context(), sid) {
 		if rec.ParentID != "" && !body.NoReply {
 			// A child at work in its root's run: the prompt is a message
@@ -261,7 +268,7 @@ func (s *promptsAPI) userMessageLocked(st *sessState, p *prompt) *tmsg {
 		mid = id.Ascending(id.Message)
 	}
 	m := &tmsg{user: &wire.UserMessage{ID: mid, SessionID: p.sid, Role: "user", Time: wire.UserMessageTime{Created: ms(p.created)},
-		Agent: p.node, Model: s.modelOf(p.node), System: p.body.System, Tools: p.body.Tools}}
+		Agent: p.node, Model: p.model.ref, System: p.body.System, Tools: p.body.Tools}}
 	t.add(m)
 	s.publish("message.updated", p.sid, messageProps{SessionID: p.sid, Info: m.user})
 	now := ms(p.created)
@@ -475,7 +482,7 @@ func (s *promptsAPI) run(gen context.Context, ss *sessState, q *sessionRuns, w *
 	s.setBusyLocked(ss, p.sid)
 	ss.mu.Unlock()
 
-	res, err := s.pool.RunSink(tracing.WithRemoteParent(ctx, p.parent), pool.RunRequest{Node: p.node, Prompt: p.text, SessionID: p.sid}, event.SinkFunc(func(event.Event) {}))
+	res, err := s.pool.RunSink(tracing.WithRemoteParent(ctx, p.parent), pool.RunRequest{Node: p.node, Prompt: p.text, SessionID: p.sid, ModelOf: p.model.of}, event.SinkFunc(func(event.Event) {}))
 	// A run whose store did not keep its writes failed, although its
 	// stream (which the projection followed) completed: no event says so
 	// but this session.error.
@@ -563,7 +570,7 @@ func (s *promptsAPI) emptyAnswer(p *prompt, parent, msg string, aborted bool) js
 	if parent == "" {
 		parent = mid
 	}
-	ref := s.modelOf(p.node)
+	ref := p.model.ref
 	dir := s.dirOfID(p.sid)
 	code := ""
 	if aborted {

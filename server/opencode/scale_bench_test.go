@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"runtime"
 	"slices"
 	"strconv"
@@ -83,6 +84,28 @@ func BenchmarkScale(b *testing.B) {
 	}
 }
 
+// benchFlush is the FlushInterval of BenchmarkScale's server: the
+// default, or AGENTPOOL_BENCH_FLUSH (a duration; negative: none), so that
+// one test binary compares write cadences.
+func benchFlush(b *testing.B) time.Duration {
+	v := os.Getenv("AGENTPOOL_BENCH_FLUSH")
+	if v == "" {
+		return 0
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d == 0 {
+		b.Fatalf("AGENTPOOL_BENCH_FLUSH=%q: want a duration other than 0", v)
+	}
+	return d
+}
+
+// BenchmarkScaleLight is BenchmarkScale's paced variant at a tenth of the
+// roots (20,000 deltas/s offered): below what saturates 2 cores, its
+// latency is the delivery's own (the stream's cadence, the queue).
+func BenchmarkScaleLight(b *testing.B) {
+	scale(b, scaleSessions/10, "paced-5ms", 5*time.Millisecond)
+}
+
 // contentionRoots root sessions are prompted at once by
 // BenchmarkContention.
 const contentionRoots = 32
@@ -103,7 +126,7 @@ func scale(b *testing.B, sessions int, name string, every time.Duration) {
 			b.Fatal(err)
 		}
 		defer p.Close()
-		srv := New(p, Options{Directory: "/work/project", Version: "bench", MaxConns: scaleSessions + 16})
+		srv := New(p, Options{Directory: "/work/project", Version: "bench", MaxConns: scaleSessions + 16, FlushInterval: benchFlush(b)})
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			b.Fatal(err)
@@ -273,6 +296,9 @@ func scale(b *testing.B, sessions int, name string, every time.Duration) {
 		pct := func(q float64) float64 { return float64(lats[int(q*float64(len(lats)-1))]) }
 		b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
 		b.ReportMetric(float64(cpu.Nanoseconds())/float64(events), "cpu-ns/event")
+		// Per delta emitted: what the pipeline costs, however many of
+		// them the server coalesced into one event.
+		b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N*scaleSessions*scaleEvents), "cpu-ns/delta")
 		b.ReportMetric(float64(len(lats))/float64(b.N), "deltas/op")
 		b.ReportMetric(pct(0.50), "p50-ns")
 		b.ReportMetric(pct(0.99), "p99-ns")

@@ -68,6 +68,7 @@ func endError(rec session.Session) any {
 type response struct {
 	asked, first, last int64
 	thinking           [][2]int64
+	model              string // the run's chosen model (run_started), "" for the agent's own
 }
 
 // timing is what a session's event log says of when things happened, in
@@ -90,18 +91,20 @@ func timingOf(recs []session.Record) timing {
 	last := -1
 	asked := int64(0)
 	open := map[int]int64{} // part index -> thinking start
+	runModel := ""
 	for _, r := range recs {
 		at := ms(r.Time)
 		switch ev := r.Event.(type) {
 		case event.RunStarted:
 			asked, cur, last = at, nil, -1
 			t.runError = ""
+			runModel = ev.Model
 		case event.PartStart:
 			if cur == nil || ev.Index <= last {
 				if cur != nil && cur.last > asked {
 					asked = cur.last
 				}
-				t.responses = append(t.responses, response{asked: asked, first: at})
+				t.responses = append(t.responses, response{asked: asked, first: at, model: runModel})
 				cur = &t.responses[len(t.responses)-1]
 				clear(open)
 			}
@@ -151,9 +154,10 @@ func timingOf(recs []session.Record) timing {
 // applyTiming gives the assistant messages of a stored transcript (in
 // order) the times of the model responses of the log, in order, and
 // their reasoning parts the times of the log's reasoning; the last
-// message gets the run's usage. Messages beyond what the log has keep
-// their stored time.
-func (t *transcript) applyTiming(tm timing, rec session.Session) {
+// message gets the run's usage. The responses of a run on a model chosen
+// for it (run_started's model) name that model, refOf giving its
+// provider. Messages beyond what the log has keep their stored time.
+func (t *transcript) applyTiming(tm timing, rec session.Session, refOf func(agent, modelID string) wire.ModelRef) {
 	i := 0
 	var lastAsst *wire.AssistantMessage
 	for _, m := range t.msgs {
@@ -168,6 +172,10 @@ func (t *transcript) applyTiming(tm timing, rec session.Session) {
 		r := tm.responses[i]
 		i++
 		m.asst.Time.Created = r.asked
+		if r.model != "" {
+			ref := refOf(m.asst.Agent, r.model)
+			m.asst.ProviderID, m.asst.ModelID = ref.ProviderID, ref.ModelID
+		}
 		m.asst.Time.Completed = max(r.last, r.asked)
 		k := 0
 		for _, tp := range m.parts {

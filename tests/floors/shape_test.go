@@ -38,7 +38,7 @@ var over = map[string]int{
 	"internal/proctree.Tree": 35,
 	"agent.run":              34,
 	"sessiontree.applier":    32,
-	"server/agui.mapper":     34, // grew past 30 on main by 89a3270
+	"server/agui.mapper":     33, // grew past 30 on main by 89a3270
 	"external/acpagent.turn": 31,
 }
 

@@ -11,7 +11,7 @@ import { HttpAgent, verifyEvents } from '@ag-ui/client';
 import { from, lastValueFrom, toArray } from 'rxjs';
 
 import {
-  bin, checkStructure, here, parseSSE, recordingAgent, repo, startServer, validate, withWarnings,
+  activityAppends, bin, checkStructure, here, parseSSE, recordingAgent, repo, startServer, validate, withWarnings,
 } from './helpers.js';
 // A manifest with nested delegation: examples/nested.yaml when present,
 // else the spec's AgentPool-style example (planner -> team -> worker).
@@ -79,7 +79,16 @@ test('runAgent on the default agent: valid events, nested subagents, final answe
     // theirs); each has its answer.
     assert.equal(typeof a.content.result, 'string', `activity of ${a.content.name} has no result`);
   }
-  assert.ok(acts.some((a) => a.content.messages.some((m) => m.role === 'assistant' && m.content)), 'child text in an activity');
+  assert.ok(acts.some((a) => a.content.messages.some((m) => m.role === 'assistant' && m.content.join(''))), 'child text in an activity');
+  // A message's content is a list of text pieces that the patches append
+  // to: the client's list is the stream's appends, in order.
+  const appended = activityAppends(events);
+  for (const a of acts) {
+    for (const [i, m] of a.content.messages.entries()) {
+      assert.ok(Array.isArray(m.content) && m.content.every((p) => typeof p === 'string'), `content of ${a.content.name} #${i}: ${JSON.stringify(m.content)}`);
+      assert.deepEqual(m.content, appended.get(`${a.id} /messages/${i}/content`) ?? [], `content of ${a.content.name} #${i}`);
+    }
+  }
   assert.ok(out.newMessages.some((m) => m.role === 'tool'), 'tool results are in newMessages');
   assert.equal(agent.messages.filter((m) => m.role !== 'activity').at(-1).content, finished.result);
 

@@ -147,3 +147,19 @@ export function activityCall(events, name) {
   }
   return found;
 }
+
+// activityAppends collects the raw stream's appends to the lists of an
+// activity (a message's content pieces, a call's argument pieces): by
+// "messageId path" (the path without its "/-"), the pieces in order.
+export function activityAppends(events) {
+  const out = new Map();
+  for (const e of events) {
+    if (e.type !== 'ACTIVITY_DELTA') continue;
+    for (const op of e.patch) {
+      if (op.op !== 'add' || !/^\/(messages|toolCalls)\/\d+\/(content|args)\/-$/.test(op.path)) continue;
+      const key = `${e.messageId} ${op.path.slice(0, -2)}`;
+      out.set(key, [...(out.get(key) ?? []), op.value]);
+    }
+  }
+  return out;
+}

@@ -52,7 +52,8 @@ test('a team of a native agent and the real opencode: both subagents with their 
   assert.ok(!events.some((e) => e.subagentRunId && /^(TEXT_MESSAGE|TOOL_CALL|REASONING)_/.test(e.type)), 'a member streamed run messages');
   const msgs = out.newMessages;
   const act = (sub) => msgs.find((m) => m.role === 'activity' && m.subagentRunId === sub)?.content;
-  const said = (sub, role) => act(sub).messages.filter((m) => m.role === role).map((m) => m.content).join('');
+  // A message's content is a list of text pieces, each patch appending one.
+  const said = (sub, role) => act(sub).messages.filter((m) => m.role === role).map((m) => m.content.join('')).join('');
   assert.equal(said(oc, 'assistant'), OPENCODE_ANSWER);
   assert.equal(said(native, 'assistant'), NATIVE_ANSWER);
   assert.equal(said(oc, 'reasoning'), THOUGHT);

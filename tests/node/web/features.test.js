@@ -138,7 +138,10 @@ test('the timeline has a span per model and tool call, nested under the sessions
   // Per node: the lead's own tokens (in and out) beside its subtree's;
   // a leaf's own.
   const usage = () => page.locator('.crumbs .usage').textContent();
-  const ownAndSubtree = /^own [\d.]+k? tok \(\d+ in \/ \d+ out\) · subtree [\d.]+k? tok$/;
+  // Only the checker's model is priced (fixtures/delegating.yaml): the
+  // lead's subtree costs what the checker's call cost, its own part
+  // nothing.
+  const ownAndSubtree = /^own [\d.]+k? tok \(\d+ in \/ \d+ out\) · subtree [\d.]+k? tok · \$\d+\.\d{2,4}$/;
   // The root's own totals come with its last session.updated, which can
   // reach the page after the spans above: wait for them, then check.
   await page.waitForFunction((re) => new RegExp(re).test(document.querySelector('.crumbs .usage')?.textContent ?? ''),
@@ -146,7 +149,20 @@ test('the timeline has a span per model and tool call, nested under the sessions
   assert.match(await usage(), ownAndSubtree);
   await row(page, 'checker').click();
   await page.locator('.crumbs .path .here:text-is("checker")').waitFor();
-  assert.match(await usage(), /^\d+ tok \(\d+ in \/ \d+ out\)$/);
+  const checkerUsage = (await usage()).match(/^\d+ tok \((\d+) in \/ (\d+) out\) · \$(\d+\.\d{2,4})$/);
+  assert.ok(checkerUsage, `the checker's tokens and cost: ${await usage()}`);
+  // Its cost is its tokens at its price: $300 per million in, $1500 out,
+  // shown as the page shows dollars (4 decimals under a cent).
+  const [, tin, tout] = checkerUsage.map(Number);
+  const want = (tin * 300 + tout * 1500) / 1e6;
+  const dollars = `$${want < 0.01 ? want.toFixed(4) : want.toFixed(2)}`;
+  assert.ok(want > 0);
+  assert.equal(`$${checkerUsage[3]}`, dollars, `the checker's cost for ${tin} in / ${tout} out`);
+  // The tree: the checker's row its cost; the lead's row its subtree's,
+  // the same, and its own nothing.
+  const cost = (agent) => row(page, agent).first().locator('.metrics .cost').textContent();
+  assert.equal(await cost('checker'), dollars);
+  assert.equal(await cost('lead'), `${dollars} (own $0)`);
   await row(page, 'lead').click();
   await page.locator('.crumbs .path .here:text-is("lead")').waitFor();
   // A click on the task span opens the squad.

@@ -59,7 +59,7 @@ type Event struct {
 	MessageID       string // text, reasoning, TOOL_CALL_RESULT, ACTIVITY_*
 	ActivityType    string // ACTIVITY_SNAPSHOT, ACTIVITY_DELTA
 	Role            string // TEXT_MESSAGE_START, REASONING_MESSAGE_START, TOOL_CALL_RESULT
-	Delta           string // *_CONTENT, TOOL_CALL_ARGS
+	Delta           string // *_CONTENT, TOOL_CALL_ARGS; ACTIVITY_DELTA with AppendPath
 	ToolCallID      string
 	ToolCallName    string
 	ParentMessageID string // TOOL_CALL_START, SUBAGENT_STARTED
@@ -81,6 +81,12 @@ type Event struct {
 	Patch    json.RawMessage // STATE_DELTA's delta, ACTIVITY_DELTA's patch: a JSON Patch array ([] when empty)
 	Metadata json.RawMessage // TOOL_CALL_RESULT's metadata object; omitted when empty
 	Value    json.RawMessage // CUSTOM ({} when empty)
+
+	// AppendPath, on an ACTIVITY_DELTA, makes its patch the one op
+	// {"op":"add","path":AppendPath,"value":Delta} (a path ending in
+	// "/-": Delta is appended to a list), encoded here rather than
+	// marshaled: it is the event a subagent's every token becomes.
+	AppendPath string
 }
 
 // MarshalJSON implements json.Marshaler.
@@ -157,7 +163,16 @@ func (e *Event) AppendJSON(dst []byte) []byte {
 	case TypeActivityDelta:
 		w.str("messageId", e.MessageID)
 		w.str("activityType", e.ActivityType)
-		w.rawArray("patch", e.Patch)
+		if e.AppendPath == "" {
+			w.rawArray("patch", e.Patch)
+			break
+		}
+		w.key("patch")
+		w.b = append(w.b, `[{"op":"add","path":`...)
+		w.b = jsonstr.Append(w.b, e.AppendPath)
+		w.b = append(w.b, `,"value":`...)
+		w.b = jsonstr.Append(w.b, e.Delta)
+		w.b = append(w.b, "}]"...)
 	case TypeCustom:
 		w.str("name", e.Name)
 		w.raw("value", e.Value)

@@ -47,3 +47,22 @@ func TestEventJSONMatchesMarshal(t *testing.T) {
 		}
 	}
 }
+
+// TestActivityAppendPatch: an ACTIVITY_DELTA with AppendPath carries the
+// one JSON Patch op that appends its Delta, as json.Marshal encodes it.
+func TestActivityAppendPatch(t *testing.T) {
+	for _, s := range []string{"", "token ", `a"b\c`, "line\nbreak\u2028", "日本語 😀"} {
+		e := &Event{Type: TypeActivityDelta, MessageID: "msg_1", ActivityType: "subagent", AppendPath: "/messages/0/content/-", Delta: s}
+		var got struct {
+			Patch []map[string]string `json:"patch"`
+		}
+		b := e.AppendJSON(nil)
+		if err := json.Unmarshal(b, &got); err != nil {
+			t.Fatalf("%s: %v", b, err)
+		}
+		want := []map[string]string{{"op": "add", "path": "/messages/0/content/-", "value": s}}
+		if len(got.Patch) != 1 || got.Patch[0]["op"] != "add" || got.Patch[0]["path"] != want[0]["path"] || got.Patch[0]["value"] != s {
+			t.Fatalf("patch of %q: %s", s, b)
+		}
+	}
+}

@@ -533,8 +533,8 @@ type (
 		Template    string   `json:"template"`
 		Hints       []string `json:"hints"`
 	}
-	// CommandBody is POST /session/{id}/command. model and variant are
-	// accepted; the manifest decides them.
+	// CommandBody is POST /session/{id}/command. model ("provider/model")
+	// is as a prompt's; variant is accepted, not applied.
 	CommandBody struct {
 		MessageID string `json:"messageID,omitempty" pattern:"^msg"`
 		Agent     string `json:"agent,omitempty"`
@@ -544,8 +544,9 @@ type (
 		Variant   string `json:"variant,omitempty"`
 		Parts     []any  `json:"parts,omitempty"` // file parts: refused
 	}
-	// PromptBody is POST /session/{id}/message and prompt_async. model,
-	// system and tools are accepted; the manifest decides them.
+	// PromptBody is POST /session/{id}/message and prompt_async. model
+	// is one of GET /provider's (the turn's); system and tools are
+	// accepted; the manifest decides them.
 	PromptBody struct {
 		MessageID string          `json:"messageID,omitempty" pattern:"^msg"`
 		Model     *ModelRef       `json:"model,omitempty"`
@@ -628,7 +629,7 @@ type (
 		Command   string    `json:"command"`
 	}
 	// InitBody is POST /session/{sessionID}/init (the TUI's /init). The
-	// model is accepted; the session's agent runs with its own.
+	// model is as a prompt's.
 	InitBody struct {
 		ModelID    string `json:"modelID"`
 		ProviderID string `json:"providerID"`
