@@ -152,9 +152,12 @@ func (a *Agent) ToolNames() []string {
 
 // run is the state of one run; it never outlives Run.
 type run struct {
-	a     *Agent
-	inv   *spawn.Invocation
-	sink  event.Sink
+	a    *Agent
+	inv  *spawn.Invocation
+	sink event.Sink
+	// mu guards msgs, which the run's tools read (HistoryFrom) while the
+	// run appends; the maps (tools, client) are set before the first turn
+	// and only read after, so they need no lock.
 	mu    sync.Mutex
 	msgs  []model.Message // the conversation so far
 	added int             // msgs[added:] ... index where this run's messages start
@@ -340,7 +343,7 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 		r.sink.Emit(started)
 	}
 	r.tools, r.specs = a.toolsFor(ctx, inv, r.sink)
-	if err := r.lendClientTools(); err != nil {
+	if err := lendClientTools(r); err != nil {
 		return r.fail(ctx, err, event.StopError, "client_tools")
 	}
 	if c := inv.Compact; c != nil && inv.Continue == nil {
@@ -361,7 +364,7 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 		}
 	}
 	if len(inv.ClientResults) > 0 {
-		r.recordClientResults(ctx)
+		recordClientResults(ctx, r)
 	}
 	if prompt != "" {
 		r.append(ctx, model.UserText(prompt))
@@ -432,8 +435,8 @@ func (a *Agent) Run(ctx context.Context, inv *spawn.Invocation) (res spawn.Resul
 		if len(calls) > 0 {
 			r.recordSpent()
 		}
-		if client, own := r.splitClient(calls); len(client) > 0 {
-			return r.endForClient(ctx, msg, finish, client, own)
+		if client, own := splitClient(r, calls); len(client) > 0 {
+			return endForClient(ctx, r, msg, finish, client, own)
 		}
 		if len(calls) == 0 {
 			finalText = msg.Text()

@@ -1,6 +1,7 @@
 // A client's tools (spawn.Invocation.ClientTools): offered to the model,
 // run by the client. A turn that calls one ends the run; a later run
-// brings the results (Invocation.ClientResults).
+// brings the results (Invocation.ClientResults). Functions of a run, not
+// its methods: the run type is over the method ratchet of tests/floors.
 
 package agent
 
@@ -18,7 +19,7 @@ import (
 // lendClientTools adds the invocation's client tools to the run's specs.
 // A name one of the run's own tools has is an error: the model could not
 // tell which one it calls.
-func (r *run) lendClientTools() error {
+func lendClientTools(r *run) error {
 	tools := r.inv.ClientTools
 	if len(tools) == 0 {
 		return nil
@@ -45,7 +46,7 @@ func (r *run) lendClientTools() error {
 // splitClient returns the calls of a response that name a client tool,
 // and the others. A call that repeats an id is not the client's (admit
 // refuses it).
-func (r *run) splitClient(calls []model.Part) (client, own []model.Part) {
+func splitClient(r *run, calls []model.Part) (client, own []model.Part) {
 	if len(r.client) == 0 {
 		return nil, calls
 	}
@@ -62,7 +63,7 @@ func (r *run) splitClient(calls []model.Part) (client, own []model.Part) {
 // endForClient ends the run at a turn that called client tools: the
 // turn's own calls run and get their results; the client's are announced
 // (tool_call_start) and stay open for the client to run.
-func (r *run) endForClient(ctx context.Context, msg model.Message, finish string, client, own []model.Part) spawn.Result {
+func endForClient(ctx context.Context, r *run, msg model.Message, finish string, client, own []model.Part) spawn.Result {
 	for _, c := range client {
 		r.startCall(c)
 	}
@@ -85,7 +86,7 @@ func (r *run) endForClient(ctx context.Context, msg model.Message, finish string
 // recordClientResults records the client's results of the open calls of
 // the conversation's last model turn (Invocation.ClientResults, checked
 // by the caller): each call's tool_call_complete, then one tool message.
-func (r *run) recordClientResults(ctx context.Context) {
+func recordClientResults(ctx context.Context, r *run) {
 	results := r.inv.ClientResults
 	args := map[string]model.Part{}
 	msgs := r.snapshot()

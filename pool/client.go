@@ -15,11 +15,11 @@ import (
 
 // checkClientRequest refuses client tools, results and instructions where
 // no plain agent takes them.
-func (p *Pool) checkClientRequest(req RunRequest, name string, node spawn.Node) error {
+func checkClientRequest(req RunRequest, name string, node spawn.Node, engine bool) error {
 	if req.Instructions == "" && len(req.ClientTools) == 0 && len(req.ClientResults) == 0 {
 		return nil
 	}
-	if p.engine != nil {
+	if engine {
 		return errors.New("pool: client tools and instructions are not taken under a durable execution engine")
 	}
 	if _, ok := node.(*agent.Agent); !ok {

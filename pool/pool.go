@@ -315,7 +315,7 @@ func (p *Pool) RunSink(ctx context.Context, req RunRequest, sink event.Sink) (Ru
 			return RunResult{}, fmt.Errorf("pool: a shell command runs through an agent's Bash tool; %q is not a plain agent (a team, a custom node or an agent with connections)", name)
 		}
 	}
-	if err := p.checkClientRequest(req, name, node); err != nil {
+	if err := checkClientRequest(req, name, node, p.engine != nil); err != nil {
 		return RunResult{}, err
 	}
 	budget := req.Budget

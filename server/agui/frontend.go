@@ -9,7 +9,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/agentpool/agentpool/agent"
@@ -31,8 +30,19 @@ const (
 	MaxToolResultBytes     = 1 << 20
 )
 
-// toolNameRE is what providers take as a tool name.
-var toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+// toolName reports whether name is one providers take: letters,
+// digits, _ and -, 1 to MaxToolNameBytes of them.
+func toolName(name string) bool {
+	if name == "" || len(name) > MaxToolNameBytes {
+		return false
+	}
+	for _, c := range []byte(name) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // noClientResult is the result of an open client call that the client's
 // next run brought none for.
@@ -135,7 +145,7 @@ func clientTools(tools []wire.Tool, a *agent.Agent) ([]model.ToolSpec, error) {
 	for i, t := range tools {
 		params := bytes.TrimSpace(t.Parameters)
 		switch {
-		case t.Name == "" || len(t.Name) > MaxToolNameBytes || !toolNameRE.MatchString(t.Name):
+		case !toolName(t.Name):
 			return nil, badInput("tools[%d].name %q: expected 1 to %d letters, digits, _ or -", i, t.Name, MaxToolNameBytes)
 		case own[t.Name]:
 			return nil, badInput("tools[%d].name %q: agent %s has a tool of that name; rename the front-end tool", i, t.Name, a.Name())
@@ -162,8 +172,13 @@ func clientTools(tools []wire.Tool, a *agent.Agent) ([]model.ToolSpec, error) {
 // calls of session sid (session.OpenCalls), one per open call (one the
 // input does not answer gets the error noClientResult: the client sent
 // a new message instead), and the index of the last input message that
-// answered one (-1: none). Nil when the session has no open call.
+// answered one (-1: none). Nil when the session has no open call, and
+// when the input has no tool message (its conversation is not read then;
+// the pool's history gives an open call session.InterruptedResult).
 func (s *Server) clientResults(ctx context.Context, in *wire.RunAgentInput, sid string) ([]model.Part, int, error) {
+	if !hasRole(in, "tool") {
+		return nil, -1, nil
+	}
 	stored, err := s.pool.Store().Messages(ctx, sid)
 	if err != nil {
 		return nil, -1, fmt.Errorf("read the thread's conversation: %w", err)
