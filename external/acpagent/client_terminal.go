@@ -29,7 +29,7 @@ func (c client) TerminalOutput(ctx context.Context, req acp.TerminalOutputReques
 	}
 	res := term.output(ctx)
 	if res.ExitStatus != nil {
-		t.ended(ctx, term)
+		t.cp.ended(ctx, term)
 	}
 	return res, nil
 }
@@ -47,7 +47,7 @@ func (c client) WaitForTerminalExit(ctx context.Context, req acp.WaitForTerminal
 	defer cancel()
 	res, err := term.wait(ctx)
 	if err == nil {
-		t.ended(ctx, term)
+		t.cp.ended(ctx, term)
 	}
 	return res, err
 }
@@ -60,7 +60,7 @@ func (c client) KillTerminal(ctx context.Context, req acp.KillTerminalRequest) (
 	if err := term.sh.Kill(); err != nil {
 		return acp.KillTerminalResponse{}, acp.NewInternalError(map[string]any{"error": err.Error()})
 	}
-	t.ended(ctx, term) // Kill returns once it has ended
+	t.cp.ended(ctx, term) // Kill returns once it has ended
 	return acp.KillTerminalResponse{}, nil
 }
 
@@ -82,7 +82,7 @@ func (c client) ReleaseTerminal(ctx context.Context, req acp.ReleaseTerminalRequ
 	if err := term.sh.Kill(); err != nil {
 		return acp.ReleaseTerminalResponse{}, acp.NewInternalError(map[string]any{"error": err.Error()})
 	}
-	t.ended(ctx, term)
+	t.cp.ended(ctx, term)
 	return acp.ReleaseTerminalResponse{}, nil
 }
 

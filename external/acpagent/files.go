@@ -142,7 +142,7 @@ func (t *turn) prepareFileTool(ctx context.Context, name string, in map[string]a
 	args, _ := json.Marshal(in)
 	// MessageID: a write is captured for the prompt the agent answers, so
 	// that a rewind of the member's session to it finds it.
-	call := tool.Call{ID: "acpfs_" + strconv.FormatInt(fsCalls.Add(1), 10), Name: name, Args: args, SessionID: t.inv.Session.ID, MessageID: t.message()}
+	call := tool.Call{ID: "acpfs_" + strconv.FormatInt(fsCalls.Add(1), 10), Name: name, Args: args, SessionID: t.inv.Session.ID, MessageID: t.cp.message()}
 	info := agent.ToolInfo{Agent: t.n.cfg.Name, SessionID: t.inv.Session.ID, ToolName: name, CallID: call.ID, Input: slices.Clone(args), Granted: granted}
 	if _, ok := t.n.fileTool(name); !ok {
 		return call, info, acp.NewInternalError(map[string]any{"error": "no tool " + name})

@@ -116,7 +116,7 @@ func (n *Node) Run(ctx context.Context, inv *spawn.Invocation) spawn.Result {
 	defer a.remove(sid)
 	defer t.closeTerminals() // no command of the session outlives it
 
-	t.setMessage(n.store(ctx, inv, model.UserText(inv.Prompt)))
+	t.cp.setMessage(n.store(ctx, inv, model.UserText(inv.Prompt)))
 	msgs := []model.Message{model.UserText(inv.Prompt)}
 	resp, err, killed := n.prompt(ctx, a, conn, acpSession, prompt)
 	usage := promptUsage(resp)
@@ -134,7 +134,7 @@ func (n *Node) Run(ctx context.Context, inv *spawn.Invocation) spawn.Result {
 		if reply := t.between(); reply != "" {
 			msgs = append(msgs, n.reply(ctx, inv, reply))
 		}
-		t.setMessage(n.store(ctx, inv, next))
+		t.cp.setMessage(n.store(ctx, inv, next))
 		msgs = append(msgs, next)
 		resp, err, killed = n.prompt(ctx, a, conn, acpSession, next.Parts[0].Text)
 		usage.Add(promptUsage(resp))

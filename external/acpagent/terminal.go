@@ -114,35 +114,7 @@ func (t *turn) closeTerminals() {
 	// Their end is now: what they changed is captured.
 	ctx := context.WithoutCancel(t.ctx)
 	for _, term := range left {
-		t.ended(ctx, term)
-	}
-}
-
-// ended captures what a terminal's command changed since it started (or
-// was last seen), now that its end is observed (terminal/wait_for_exit,
-// terminal/output with an exit status, terminal/kill, terminal/release,
-// the session's end), once: for the agent's tool call that showed the
-// terminal, else the call that started it, at the prompt the agent
-// answers. What could not be captured is logged (the agent's call is its
-// own: no result of ours to say it in).
-func (t *turn) ended(ctx context.Context, term *terminal) {
-	term.mu.Lock()
-	seen := term.seenEnd
-	term.seenEnd = true
-	term.mu.Unlock()
-	if seen {
-		return
-	}
-	id := term.sh.ID()
-	t.mu.Lock()
-	callID := t.termCalls[id]
-	t.mu.Unlock()
-	if callID == "" {
-		callID = term.call
-	}
-	call := tool.Call{ID: callID, SessionID: t.inv.Session.ID, MessageID: t.message()}
-	if note := t.n.watch.ObserveShell(ctx, call, id, true); note != "" {
-		t.n.cfg.Logger.Warn("acpagent: a terminal's changes", "agent", t.n.cfg.Name, "terminal", id, "checkpoint", note)
+		t.cp.ended(ctx, term)
 	}
 }
 
@@ -191,7 +163,7 @@ func (t *turn) createTerminal(ctx context.Context, req acp.CreateTerminalRequest
 // startTerminal runs Bash for a terminal/create whose script is checked.
 func (t *turn) startTerminal(ctx context.Context, ts *terminals, script string, limit int) (*terminal, error) {
 	args, _ := json.Marshal(shell.BashArgs{Command: script, RunInBackground: true, Description: "terminal of the external agent " + t.n.cfg.Name})
-	call := tool.Call{ID: "acpterm_" + strconv.FormatInt(fsCalls.Add(1), 10), Name: shell.Bash, Args: args, SessionID: t.inv.Session.ID, MessageID: t.message()}
+	call := tool.Call{ID: "acpterm_" + strconv.FormatInt(fsCalls.Add(1), 10), Name: shell.Bash, Args: args, SessionID: t.inv.Session.ID, MessageID: t.cp.message()}
 	info := agent.ToolInfo{Agent: t.n.cfg.Name, SessionID: t.inv.Session.ID, ToolName: shell.Bash, CallID: call.ID, Input: slices.Clone(args)}
 	hooks, _ := t.inv.Runtime.Lifecycle().(agent.Hooks)
 	if hooks != nil {

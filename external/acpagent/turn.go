@@ -37,12 +37,8 @@ type turn struct {
 	paused bool          // between prompts (between): updates are dropped
 	edits  approvedEdits // granted edits not written yet
 	terms  *terminals    // made by the first terminal/create
-	// msg is the id of the stored prompt the agent is answering: the
-	// checkpoint of what it changes (fs/write_text_file, terminals).
-	msg string
-	// termCalls are the agent's tool calls that showed a terminal, by
-	// terminal id: what a terminal's changes are captured for.
-	termCalls map[string]string
+	// cp is where what the agent changes is checkpointed.
+	cp *turnCheckpoint
 	// announced are the agent's tool calls as served calls claim them
 	// (claim), in the order announced; noted is closed, and replaced,
 	// when one is noted.
@@ -73,7 +69,8 @@ type toolCall struct {
 }
 
 func newTurn(ctx context.Context, n *Node, inv *spawn.Invocation) *turn {
-	t := &turn{n: n, inv: inv, ctx: ctx, open: -1, toolCalls: map[string]*toolCall{}, noted: make(chan struct{})}
+	t := &turn{n: n, inv: inv, ctx: ctx, open: -1, toolCalls: map[string]*toolCall{}, noted: make(chan struct{}),
+		cp: &turnCheckpoint{n: n, session: inv.Session.ID}}
 	t.calls, t.stopCalls = context.WithCancel(ctx)
 	t.idle.L = &t.mu
 	return t
@@ -176,7 +173,7 @@ func (t *turn) update(u acp.SessionUpdate) {
 		}
 	case u.ToolCall != nil:
 		tc := u.ToolCall
-		t.noteTerminals(tc.ToolCallId, tc.Content)
+		t.cp.noteTerminals(tc.ToolCallId, tc.Content)
 		t.endPart()
 		t.text.Reset()
 		id := string(tc.ToolCallId)
@@ -194,7 +191,7 @@ func (t *turn) update(u acp.SessionUpdate) {
 			t.toolUpdate(id, acp.SessionToolCallUpdate{ToolCallId: tc.ToolCallId, Status: &tc.Status, Content: tc.Content, RawOutput: tc.RawOutput})
 		}
 	case u.ToolCallUpdate != nil:
-		t.noteTerminals(u.ToolCallUpdate.ToolCallId, u.ToolCallUpdate.Content)
+		t.cp.noteTerminals(u.ToolCallUpdate.ToolCallId, u.ToolCallUpdate.Content)
 		t.endPart()
 		t.toolUpdate(string(u.ToolCallUpdate.ToolCallId), *u.ToolCallUpdate)
 	case u.Plan != nil:
@@ -209,40 +206,6 @@ func (t *turn) update(u acp.SessionUpdate) {
 			t.cost = c.Amount // the session's cost so far
 		}
 	}
-}
-
-// noteTerminals records the terminals a tool call of the agent shows as
-// that call's.
-func (t *turn) noteTerminals(id acp.ToolCallId, content []acp.ToolCallContent) {
-	for _, c := range content {
-		if c.Terminal == nil {
-			continue
-		}
-		t.mu.Lock()
-		if t.termCalls == nil {
-			t.termCalls = map[string]string{}
-		}
-		t.termCalls[c.Terminal.TerminalId] = string(id)
-		t.mu.Unlock()
-	}
-}
-
-// setMessage makes mid the stored prompt the agent answers ("" keeps the
-// one before: a prompt that could not be stored).
-func (t *turn) setMessage(mid string) {
-	if mid == "" {
-		return
-	}
-	t.mu.Lock()
-	t.msg = mid
-	t.mu.Unlock()
-}
-
-// message is the id of the stored prompt the agent answers.
-func (t *turn) message() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.msg
 }
 
 // chunk adds streamed text to the open part of its kind, opening one.
