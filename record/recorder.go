@@ -380,4 +380,3 @@ func (r *Recorder) storeEnd(id string, f session.Ending, check bool) {
 		r.p.log.Warn("record: store session end", "session", id, "err", err)
 	}
 }
-
