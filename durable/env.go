@@ -84,9 +84,6 @@ type wfEnv struct {
 	// signals, when set, takes the signals that have come (messages,
 	// cancels of children) before the caller decides on a step's end.
 	signals func()
-	// mover, when set, lets the session's workflow continue as new
-	// (carry.go): a parallel team's.
-	mover *mover
 }
 
 // takeSignals runs e.signals when it is set.
@@ -276,20 +273,13 @@ func (e *wfEnv) write(wc workflow.Context) error {
 // as in this process.
 func (e *wfEnv) Spawn(ctx context.Context, parent *spawn.Invocation, req spawn.Request, kids spawn.Children) (spawn.Child, error) {
 	wc := e.wctx(ctx)
-	var rec *spawnRec // the delegation, when the session may continue as new
-	if e.mover != nil {
-		var carried *CarriedSpawn
-		if rec, carried = e.mover.next(); carried != nil {
-			return e.mover.spawnCarried(ctx, parent, req, kids, rec, carried)
-		}
-	}
 	limits := parent.Runtime.Limits()
 	slots := limits.MaxChildren
 	if e.window > 0 {
 		slots = min(slots, e.window)
 	}
-	if e.children >= slots || e.mover.isMoving() {
-		err := workflow.Await(wc, func() bool { return (e.children < slots && !e.mover.isMoving()) || ctx.Err() != nil })
+	if e.children >= slots {
+		err := workflow.Await(wc, func() bool { return e.children < slots || ctx.Err() != nil })
 		if err != nil || ctx.Err() != nil {
 			cause := context.Cause(ctx)
 			if cause == nil {
@@ -299,9 +289,6 @@ func (e *wfEnv) Spawn(ctx context.Context, parent *spawn.Invocation, req spawn.R
 		}
 	}
 	e.children++
-	if rec != nil {
-		e.mover.starting++ // until its child workflow started
-	}
 	now := workflow.Now(wc)
 	depth := parent.Session.Depth + 1
 	title := req.Description
@@ -356,16 +343,7 @@ func (e *wfEnv) Spawn(ctx context.Context, parent *spawn.Invocation, req spawn.R
 	})
 	if err != nil {
 		e.children--
-		err = fmt.Errorf("cannot spawn %s: %w", req.Node.Name(), err)
-		if rec != nil {
-			e.mover.starting--
-			rec.err, rec.done = err.Error(), true
-		}
-		return spawn.Child{}, err
-	}
-	if rec != nil {
-		rec.id = child.ID
-		e.mover.progress++
+		return spawn.Child{}, fmt.Errorf("cannot spawn %s: %w", req.Node.Name(), err)
 	}
 	timeout := req.Timeout
 	if timeout <= 0 {
@@ -394,50 +372,34 @@ func (e *wfEnv) Spawn(ctx context.Context, parent *spawn.Invocation, req spawn.R
 		}
 	}
 	if !req.Async {
-		return spawn.Child{SessionID: child.ID, Result: e.runChild(wc, parent, kids, &req, in, &info, rec)}, nil
+		return spawn.Child{SessionID: child.ID, Result: e.runChild(wc, parent, kids, &req, in, &info)}, nil
 	}
 	task := kids.StartTask(start.TaskID, child.ID, child.AgentName)
 	workflow.Go(wc, func(c workflow.Context) {
-		kids.EndTask(task, e.runChild(c, parent, kids, &req, in, &info, rec))
+		kids.EndTask(task, e.runChild(c, parent, kids, &req, in, &info))
 	})
 	return spawn.Child{SessionID: child.ID, TaskID: task.ID}, nil
 }
 
 // runChild runs the child workflow of in, rolls its totals up into the
-// parent, emits its spawn_session_end and gives its slot back. rec is
-// the delegation when the session may continue as new (carry.go).
-func (e *wfEnv) runChild(wc workflow.Context, parent *spawn.Invocation, kids spawn.Children, req *spawn.Request, in SessionInput, info *spawn.StartInfo, rec *spawnRec) spawn.Result {
+// parent, emits its spawn_session_end and gives its slot back.
+func (e *wfEnv) runChild(wc workflow.Context, parent *spawn.Invocation, kids spawn.Children, req *spawn.Request, in SessionInput, info *spawn.StartInfo) spawn.Result {
 	defer func() { e.children-- }()
 	child := in.Session
-	policy := enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL
-	if rec != nil {
-		// It may outlive this run of its parent (continue-as-new); a
-		// cancellation of the parent still cancels it, by its context.
-		policy = enumspb.PARENT_CLOSE_POLICY_ABANDON
-	}
 	cwc := workflow.WithChildOptions(wc, workflow.ChildWorkflowOptions{
 		WorkflowID: child.ID, TaskQueue: e.queue,
-		ParentClosePolicy:   policy,
+		ParentClosePolicy:   enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
 		WaitForCancellation: true, // its end (aborted) is written before the parent's spawn_session_end
 	})
 	// The child's own cancel (task_stop, StopChild) cancels its workflow
 	// alone.
 	cwc, cancelChild := workflow.WithCancel(cwc)
-	defer func() {
-		if rec == nil || !rec.moved { // a moved child is its next run's
-			cancelChild()
-		}
-	}()
+	defer cancelChild()
 	kid := e.child(child, cancelChild)
 	var out SessionOutput
 	res := spawn.Result{}
 	kid.future = workflow.ExecuteChildWorkflow(cwc, WorkflowName, in)
-	var err error
-	if rec == nil {
-		err = kid.future.Get(wc, &out)
-	} else {
-		err = e.mover.awaitChild(wc, kid.future, rec, &out)
-	}
+	err := kid.future.Get(wc, &out)
 	e.takeSignals() // who cancelled it, when a person did
 	if err != nil {
 		res.StopReason, res.Err = event.StopError, err
@@ -460,18 +422,10 @@ func (e *wfEnv) runChild(wc workflow.Context, parent *spawn.Invocation, kids spa
 		out.Error = res.Err.Error()
 	}
 	kid.end(res.StopReason)
-	return e.childEnded(wc, parent, kids, req, info, rec, out, res, err == nil)
-}
-
-// childEnded rolls a child's totals up into the parent, emits its
-// spawn_session_end and runs the subagent/end hook; rec, when set, records
-// the end for continue-as-new.
-func (e *wfEnv) childEnded(wc workflow.Context, parent *spawn.Invocation, kids spawn.Children, req *spawn.Request, info *spawn.StartInfo, rec *spawnRec, out SessionOutput, res spawn.Result, hasResult bool) spawn.Result {
-	child := info
 	kids.AddTotals(out.TotalUsage, out.TotalCost)
 	end := event.SpawnSessionEnd{
-		ChildSessionID: child.ChildSessionID, ParentSessionID: parent.Session.ID, ToolCallID: req.ToolCallID,
-		SourceName: child.Name, SourceType: child.SourceType, Depth: child.Depth,
+		ChildSessionID: child.ID, ParentSessionID: parent.Session.ID, ToolCallID: req.ToolCallID,
+		SourceName: child.AgentName, SourceType: child.SourceType, Depth: child.Depth,
 		StopReason: res.StopReason, LastAssistantMessage: res.Output, Error: out.Error,
 		Cost: out.TotalCost, DurationMS: out.DurationMS,
 	}
@@ -483,41 +437,11 @@ func (e *wfEnv) childEnded(wc workflow.Context, parent *spawn.Invocation, kids s
 	if e.lifecycle {
 		_, _ = e.hook(context.WithValue(context.Background(), branchKey{}, wc), HookInput{Point: hookSubagentEnd, Session: parent.Session, RunID: parent.RunID}, spawn.EndInfo{
 			StartInfo: *info, StopReason: res.StopReason, LastAssistantMessage: res.Output,
-			LastAssistant: spawn.LastAssistant(res), HasResult: hasResult, Usage: out.TotalUsage, DurationMS: out.DurationMS,
+			LastAssistant: spawn.LastAssistant(res), HasResult: err == nil, Usage: out.TotalUsage, DurationMS: out.DurationMS,
 		})
-	}
-	if rec != nil {
-		rec.stop, rec.err, rec.done = res.StopReason, out.Error, true
 	}
 	return res
 }
-
-// awaitChild waits for the end of a child of a session that may continue
-// as new: once it started (no run continues with a child being started),
-// its end from the child workflow's result, or, once it was told its
-// parent moved, from its signal.
-func (m *mover) awaitChild(wc workflow.Context, f workflow.ChildWorkflowFuture, rec *spawnRec, out *SessionOutput) error {
-	dc, _ := workflow.NewDisconnectedContext(wc)
-	_ = f.GetChildWorkflowExecution().Get(dc, nil)
-	m.starting--
-	rec.running = true
-	var err error
-	ready := false
-	workflow.Go(dc, func(c workflow.Context) {
-		err = f.Get(c, out)
-		ready = true
-	})
-	_ = workflow.Await(dc, func() bool { return (ready && !rec.moved) || (rec.moved && m.ended[rec.id] != nil) })
-	if rec.moved {
-		*out = m.ended[rec.id].Output
-		return nil
-	}
-	return err
-}
-
-// isMoving reports whether the session's run continues as new: no new
-// child starts.
-func (m *mover) isMoving() bool { return m != nil && m.moving }
 
 // Await implements spawn.Env: workflow.Await, on after a cancellation of
 // the workflow (cond says when to stop).

@@ -26,7 +26,6 @@ const (
 	actHook        = activityPrefix + "Hook"
 	actToolsets    = activityPrefix + "Toolsets"
 	actSpawns      = activityPrefix + "Spawns"
-	actEnds        = activityPrefix + "Ends"
 )
 
 // SessionInput starts a session's workflow.
@@ -67,9 +66,6 @@ type SessionInput struct {
 	// it too. Nil: an ask is settled by the hooks on the worker, where no
 	// front end is attached (refused).
 	Approvals *Approvals `json:"approvals,omitempty"`
-	// Carry is what a run that continued as new goes on with (carry.go);
-	// nil for a session's first workflow run.
-	Carry *Carry `json:"carry,omitempty"`
 }
 
 // SessionOutput is how a session's workflow ended.

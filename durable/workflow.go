@@ -1,12 +1,9 @@
 package durable
 
 import (
-	"cmp"
 	"context"
 	"crypto/sha256"
 	"fmt"
-	"strconv"
-	"time"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/workflow"
@@ -36,11 +33,6 @@ type Engine struct {
 	// Default DefaultMaxInFlight; it must be the same on every worker
 	// (a replay must take the same decisions).
 	MaxInFlight int
-	// ContinueAfterEvents and ContinueAfterBytes are the history (events,
-	// bytes) past which a parallel team's workflow continues as new
-	// (carry.go). Defaults DefaultContinueAfterEvents and
-	// DefaultContinueAfterBytes; the same on every worker.
-	ContinueAfterEvents, ContinueAfterBytes int
 }
 
 // DefaultMaxInFlight is Engine.MaxInFlight's default: well under
@@ -66,38 +58,13 @@ func activityOptions() activity.RegisterOptions {
 
 // Session is the workflow of one session: it runs the session's node with
 // the workflow's spawn.Env, ends the session's run as a run in this process
-// does (stop reason settled, final record written) and returns its end,
-// also by signal to its parent when its parent continued as new
-// (carry.go).
+// does (stop reason settled, final record written) and returns its end.
 func (e *Engine) Session(wctx workflow.Context, in SessionInput) (SessionOutput, error) {
-	moved := workflow.GetSignalChannel(wctx, SignalParentMoved)
-	out, err := e.session(wctx, in, moved)
-	if workflow.IsContinueAsNewError(err) {
-		return out, err
-	}
-	if err != nil {
-		out.StopReason, out.Error = event.StopError, err.Error()
-	}
-	reportEnd(wctx, in, moved, out)
-	return out, err
-}
-
-func (e *Engine) session(wctx workflow.Context, in SessionInput, moved workflow.ReceiveChannel) (SessionOutput, error) {
 	started := workflow.Now(wctx)
-	if in.Carry != nil {
-		started = in.Carry.Started
-	}
 	// Spans are not made by workflow code, which replays (see
 	// nameSessionSpan): the decorators of a traced pool stand aside.
 	ctx, cancel := context.WithCancelCause(tracing.WithoutSpans(context.Background()))
-	// A run that continues as new cancels nothing on its way out: its
-	// running children are its next run's (carry.go).
-	continuing := false
-	defer func() {
-		if !continuing {
-			cancel(nil)
-		}
-	}()
+	defer cancel(nil)
 	// A cancellation of the workflow (the root's, or its parent's close)
 	// is a cancellation of the run's ctx.
 	workflow.Go(wctx, func(c workflow.Context) {
@@ -109,22 +76,12 @@ func (e *Engine) session(wctx workflow.Context, in SessionInput, moved workflow.
 	// change it), then its activities and children, as a timed-out child
 	// is cancelled in this process.
 	wctx, stopSteps := workflow.WithCancel(wctx)
-	defer func() {
-		if !continuing {
-			stopSteps()
-		}
-	}()
+	defer stopSteps()
 	if in.Timeout > 0 {
 		tc, stopTimer := workflow.WithCancel(wctx)
-		defer func() {
-			if !continuing {
-				stopTimer()
-			}
-		}()
-		// What is left of it (a run continued as new goes on with it).
-		left := max(in.Timeout-workflow.Now(wctx).Sub(started), time.Millisecond)
+		defer stopTimer()
 		workflow.Go(tc, func(c workflow.Context) {
-			if workflow.NewTimer(c, left).Get(c, nil) == nil {
+			if workflow.NewTimer(c, in.Timeout).Get(c, nil) == nil {
 				cancel(fmt.Errorf("%w after %s", spawn.ErrTimeout, in.Timeout))
 				stopSteps()
 			}
@@ -146,12 +103,6 @@ func (e *Engine) session(wctx workflow.Context, in SessionInput, moved workflow.
 		// A continued session's run makes ids of its own: the seed of its
 		// first run would make that run's ids (children, messages) again.
 		env.ids = id.NewSeeded(sha256.Sum256([]byte("agentpool/" + in.Session.ID + "/" + in.RunID)))
-	}
-	if in.Carry != nil {
-		// A run continued as new: ids of its own, and what its node's
-		// code emits again from its start is dropped (carry.go).
-		env.ids = id.NewSeeded(sha256.Sum256([]byte("agentpool/" + in.Session.ID + "/" + in.RunID + "/" + strconv.Itoa(in.Carry.Runs))))
-		j.skipStarted, j.skipRefused = true, in.Carry.Refused
 	}
 	if e.Runtime != nil {
 		lc := e.Runtime.Lifecycle()
@@ -224,7 +175,7 @@ func (e *Engine) session(wctx workflow.Context, in SessionInput, moved workflow.
 		}
 	}
 	runSessionHooks := root && env.sessions && !in.SubmitterHooks
-	if runSessionHooks && in.Carry == nil {
+	if runSessionHooks {
 		source := "startup"
 		if in.AfterSeq > 0 {
 			source = "resume"
@@ -237,18 +188,7 @@ func (e *Engine) session(wctx workflow.Context, in SessionInput, moved workflow.
 	}
 	var res spawn.Result
 	node, ok := e.Lookup(in.Session.AgentName)
-	if ok && node.SourceType() == event.SourceTeamParallel && workflow.GetVersion(wctx, versionContinue, workflow.DefaultVersion, 1) >= 1 {
-		env.mover = newMover(env, in.Carry, cmp.Or(e.ContinueAfterEvents, DefaultContinueAfterEvents),
-			cmp.Or(e.ContinueAfterBytes, DefaultContinueAfterBytes), in.AfterSeq, started)
-		next, err := e.runMoving(wctx, ctx, env, node, inv, in, moved, &res)
-		if next != nil || err != nil {
-			if err != nil {
-				return SessionOutput{}, err
-			}
-			continuing = true
-			return SessionOutput{}, workflow.NewContinueAsNewError(wctx, WorkflowName, *next)
-		}
-	} else if ok {
+	if ok {
 		res = runNode(ctx, node, inv)
 	} else {
 		res = spawn.Result{StopReason: event.StopError, Err: fmt.Errorf("%w: %s", spawn.ErrUnknownNode, in.Session.AgentName)}
@@ -295,44 +235,6 @@ func (e *Engine) session(wctx workflow.Context, in SessionInput, moved workflow.
 		_, _ = env.hook(ctx, HookInput{Point: hookSessionEnd, Session: in.Session, RunID: in.RunID}, sessionPayload{StopReason: out.StopReason})
 	}
 	return out, nil
-}
-
-// runMoving runs the node of a session that may continue as new: in a
-// coroutine of its own, while the workflow's history is watched; past its
-// bounds the run moves out (wfEnv.moveOut) and runMoving returns the next
-// run's input. nil: the node ended, its result in *res.
-func (e *Engine) runMoving(wctx workflow.Context, ctx context.Context, env *wfEnv, node spawn.Node, inv *spawn.Invocation, in SessionInput, moved workflow.ReceiveChannel, res *spawn.Result) (*SessionInput, error) {
-	m := env.mover
-	ends := m.receive(wctx)
-	if in.Carry != nil && in.Carry.Cancelled {
-		// Cancelled as it continued: the cancellation goes on here.
-		env.cancel(context.Canceled)
-	}
-	done := false
-	workflow.Go(wctx, func(c workflow.Context) {
-		// The node's steps block in this coroutine: its context is the
-		// Env's while it runs.
-		env.root = c
-		*res = runNode(ctx, node, inv)
-		env.root = wctx
-		done = true
-	})
-	dc, _ := workflow.NewDisconnectedContext(wctx)
-	_ = workflow.Await(dc, func() bool { return done || (ctx.Err() == nil && m.due(wctx)) })
-	if done {
-		return nil, nil
-	}
-	c, ok, err := m.moveOut(wctx, inv, ends, &done)
-	if !ok || err != nil {
-		return nil, err
-	}
-	var x bool
-	c.ParentMoved = c.ParentMoved || moved.ReceiveAsync(&x)
-	next := in
-	next.Carry, next.AfterSeq, next.Inject = &c, env.j.seq, nil
-	workflow.GetLogger(wctx).Info("continuing as new", "session", in.Session.ID, "runs", c.Runs,
-		"history", workflow.GetInfo(wctx).GetCurrentHistoryLength(), "spawns", len(c.Spawns))
-	return &next, nil
 }
 
 // runNode runs node; a panic of the node's code ends the run with stop
