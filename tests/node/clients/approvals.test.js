@@ -67,7 +67,7 @@ test("OpenCode TUI: a child's Write asks; allow writes the file, reject reaches 
   rmSync(file, { force: true });
   const tui = new Tmux(`${opencodeBin} attach ${url}`, clientEnv(), workdir);
   try {
-    await tui.waitFor(/Ask anything/, 'the prompt');
+    await tui.waitFor(/Ask anything/, 'the prompt', 150000);
 
     // Allow once: the prompt names the file and shows the diff.
     await prompt(tui, 'Write the note');
@@ -116,7 +116,7 @@ test("OpenCode TUI: a grandchild's Write asks in the root's view; allow writes t
   const deepUrl = await startOpencodeServer(path.join(repo, 'tests/node/clients/fixtures/approval-deep.yaml'), dir);
   const tui = new Tmux(`${opencodeBin} attach ${deepUrl}`, clientEnv(), dir);
   try {
-    await tui.waitFor(/Ask anything/, 'the prompt');
+    await tui.waitFor(/Ask anything/, 'the prompt', 150000);
     await prompt(tui, 'Go deep');
     const screen = await tui.waitFor(/Permission required/, "the grandchild's permission prompt");
     assert.match(screen, /Edit hello\.md/);

@@ -24,7 +24,7 @@ test('OpenCode TUI: !echo runs in the workspace and shows its output', async () 
   assert.ok(hasTmux(), 'tmux is needed to drive the TUI (make test-deps installs it)');
   const tui = new Tmux(`${opencodeBin} attach ${url}`, clientEnv(), workdir);
   try {
-    await tui.waitFor(/Ask anything/, 'the prompt');
+    await tui.waitFor(/Ask anything/, 'the prompt', 150000);
     // "!" at the start of the input switches it to shell mode; keys typed
     // while the TUI still loads are lost, so type it until the mode shows.
     for (let tries = 0; ; tries++) {
