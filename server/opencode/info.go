@@ -135,6 +135,17 @@ func (s *configAPI) providers() wire.Providers {
 	out := wire.Providers{Providers: []wire.Provider{}, Default: map[string]string{}}
 	byID := map[string]*wire.Provider{}
 	var order []string
+	// provider is the entry of a provider id, added in first-seen order.
+	provider := func(id string) *wire.Provider {
+		p := byID[id]
+		if p == nil {
+			p = &wire.Provider{ID: id, Name: providerNames[id], Source: "config",
+				Env: []string{}, Options: map[string]any{}, Models: map[string]wire.Model{}}
+			byID[id] = p
+			order = append(order, id)
+		}
+		return p
+	}
 	names := append([]string{s.pool.DefaultNode()}, m.AgentOrder...)
 	for _, name := range names {
 		a, ok := m.Agents[name]
@@ -142,13 +153,7 @@ func (s *configAPI) providers() wire.Providers {
 			continue
 		}
 		ref := s.modelOf(name)
-		p := byID[ref.ProviderID]
-		if p == nil {
-			p = &wire.Provider{ID: ref.ProviderID, Name: providerNames[ref.ProviderID], Source: "config",
-				Env: []string{}, Options: map[string]any{}, Models: map[string]wire.Model{}}
-			byID[ref.ProviderID] = p
-			order = append(order, ref.ProviderID)
-		}
+		p := provider(ref.ProviderID)
 		if env := a.Model.APIKeyEnv; env != "" && !slices.Contains(p.Env, env) {
 			p.Env = append(p.Env, env)
 		}
@@ -179,13 +184,7 @@ func (s *configAPI) providers() wire.Providers {
 			continue
 		}
 		ref := s.modelOf(name)
-		p := byID[ref.ProviderID]
-		if p == nil {
-			p = &wire.Provider{ID: ref.ProviderID, Name: providerNames[ref.ProviderID], Source: "config",
-				Env: []string{}, Options: map[string]any{}, Models: map[string]wire.Model{}}
-			byID[ref.ProviderID] = p
-			order = append(order, ref.ProviderID)
-		}
+		p := provider(ref.ProviderID)
 		if _, ok := p.Models[ref.ModelID]; ok {
 			continue
 		}
