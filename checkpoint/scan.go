@@ -5,6 +5,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sync"
 	"time"
@@ -72,9 +73,17 @@ func (s *scanner) scan(root string) *snapshot {
 	var kept int64
 	deadline := time.Now().Add(scanMaxTime)
 	errStop := fmt.Errorf("stop")
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	// Through an os.Root: a path swapped for a symbolic link between the
+	// walk's look and the read cannot lead the scan out of the workspace.
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		snap.short = err.Error()
+		return snap
+	}
+	defer r.Close()
+	err = fs.WalkDir(r.FS(), ".", func(rel string, d fs.DirEntry, err error) error {
 		if err != nil {
-			if p == root {
+			if rel == "." {
 				return err
 			}
 			return nil // gone or unreadable: not ours to capture
@@ -83,19 +92,14 @@ func (s *scanner) scan(root string) *snapshot {
 			snap.short = fmt.Sprintf("the scan took more than %s", scanMaxTime)
 			return errStop
 		}
-		rel, err := filepath.Rel(root, p)
-		if err != nil {
-			return nil
-		}
-		rel = filepath.ToSlash(rel)
 		if d.IsDir() {
-			if p != root && (d.Name() == ".git" || snap.ign.Match(rel, true)) {
+			if rel != "." && (d.Name() == ".git" || snap.ign.Match(rel, true)) {
 				return filepath.SkipDir
 			}
 			if rel == "." {
 				rel = ""
 			}
-			if b := readIgnore(filepath.Join(p, ".gitignore")); b != nil {
+			if b := readIgnore(r, path.Join(rel, ".gitignore")); b != nil {
 				snap.ign.Add(rel, b)
 			}
 			return nil
@@ -115,7 +119,7 @@ func (s *scanner) scan(root string) *snapshot {
 		if st.size <= scanMaxFileSize && kept+st.size <= scanMaxBytes {
 			if old, ok := prevFile(prev, rel); ok && old.kept && old.same(st) {
 				st.content, st.kept = old.content, true
-			} else if b, err := os.ReadFile(p); err == nil && int64(len(b)) == st.size {
+			} else if b, err := r.ReadFile(rel); err == nil && int64(len(b)) == st.size {
 				st.content, st.kept = b, true
 			}
 			if st.kept {
@@ -140,8 +144,8 @@ func (s *scanner) scan(root string) *snapshot {
 // readIgnore is the content of the .gitignore file at p, up to its
 // bound; nil when there is none (or it cannot be read: then nothing is
 // ignored by it, and its files are scanned).
-func readIgnore(p string) []byte {
-	f, err := os.Open(p)
+func readIgnore(r *os.Root, p string) []byte {
+	f, err := r.Open(p)
 	if err != nil {
 		return nil
 	}
