@@ -118,12 +118,17 @@ func (a *Activities) Spawns(ctx context.Context, in SpawnsInput) (SpawnsOutput, 
 
 var _ durablewire.SpawnBudget = (*wfEnv)(nil)
 
-// TakeSpawns implements durablewire.SpawnBudget: the Spawns activity.
+// TakeSpawns implements durablewire.SpawnBudget: the Spawns activity. A
+// run continued as new is answered as its earlier runs were (carry.go).
 func (e *wfEnv) TakeSpawns(ctx context.Context, inv *spawn.Invocation, n, limit int) (int, bool, error) {
+	if out, ok := e.mover.take(); ok {
+		return out.Left, out.OK, nil
+	}
 	out, err := e.spawns(e.wctx(ctx), SpawnsInput{Budget: e.budget, Key: e.NewID(ctx, "bgt"), N: n, Limit: limit})
 	if err != nil {
 		return 0, false, fmt.Errorf("spawn budget: %w", err)
 	}
+	e.mover.took(out)
 	return out.Left, out.OK, nil
 }
 

@@ -57,9 +57,13 @@ func CancelSession(ctx context.Context, c client.Client, sessionID, by string) (
 	if parent := desc.GetWorkflowExecutionInfo().GetParentExecution(); parent != nil && by != "" {
 		// Before the cancel: the parent reads it first. A parent that
 		// cannot be told says "from a front end".
-		_ = c.SignalWorkflow(ctx, parent.GetWorkflowId(), parent.GetRunId(), SignalChildCancelled, ChildCancelledSignal{Session: sessionID, By: by})
+		// The parent's current run: a team's workflow may have continued
+		// as new since the child started.
+		_ = c.SignalWorkflow(ctx, parent.GetWorkflowId(), "", SignalChildCancelled, ChildCancelledSignal{Session: sessionID, By: by})
 	}
-	if err := c.CancelWorkflow(ctx, sessionID, runID); err != nil {
+	// The current run too (a team's workflow continues as new); the
+	// follow below goes along its runs.
+	if err := c.CancelWorkflow(ctx, sessionID, ""); err != nil {
 		return nil, fmt.Errorf("cancel %s: %w", sessionID, err)
 	}
 	done := make(chan struct{})

@@ -49,6 +49,8 @@ type workerConfig struct {
 	Members int `json:"members,omitempty"`
 	// Window is the engine's MaxInFlight (0: the default).
 	Window int `json:"window,omitempty"`
+	// ContinueAfter is the engine's ContinueAfterEvents (0: the default).
+	ContinueAfter int `json:"continue_after,omitempty"`
 }
 
 // e2ePool: boss asks its worker, which answers slowly; both on the fake
@@ -110,6 +112,7 @@ func runTestWorker(raw string) int {
 	e := engineFor(p)
 	e.TaskQueue = testQueue
 	e.MaxInFlight = cfg.Window
+	e.ContinueAfterEvents = cfg.ContinueAfter
 	e.Register(w)
 	if cfg.Members > 0 {
 		registerBare(w)

@@ -84,6 +84,9 @@ type wfEnv struct {
 	// signals, when set, takes the signals that have come (messages,
 	// cancels of children) before the caller decides on a step's end.
 	signals func()
+	// mover, when set, lets the session's workflow continue as new
+	// (carry.go): a parallel team's.
+	mover *mover
 }
 
 // takeSignals runs e.signals when it is set.
@@ -273,13 +276,30 @@ func (e *wfEnv) write(wc workflow.Context) error {
 // as in this process.
 func (e *wfEnv) Spawn(ctx context.Context, parent *spawn.Invocation, req spawn.Request, kids spawn.Children) (spawn.Child, error) {
 	wc := e.wctx(ctx)
+	m := e.mover
+	member := -1 // the member's index, when the session may continue as new
+	if m != nil {
+		m.addTotals(kids)
+		if k, ok := m.member(ctx); ok {
+			if c, ok := m.carried(k); ok {
+				return m.answer(wc, c)
+			}
+			member = k
+		}
+	}
 	limits := parent.Runtime.Limits()
 	slots := limits.MaxChildren
 	if e.window > 0 {
 		slots = min(slots, e.window)
 	}
-	if e.children >= slots {
-		err := workflow.Await(wc, func() bool { return e.children < slots || ctx.Err() != nil })
+	if e.children >= slots || m.holds() {
+		if m != nil {
+			m.blocked++
+		}
+		err := workflow.Await(wc, func() bool { return (e.children < slots && !m.holds()) || ctx.Err() != nil })
+		if m != nil {
+			m.blocked--
+		}
 		if err != nil || ctx.Err() != nil {
 			cause := context.Cause(ctx)
 			if cause == nil {
@@ -343,7 +363,15 @@ func (e *wfEnv) Spawn(ctx context.Context, parent *spawn.Invocation, req spawn.R
 	})
 	if err != nil {
 		e.children--
-		return spawn.Child{}, fmt.Errorf("cannot spawn %s: %w", req.Node.Name(), err)
+		err = fmt.Errorf("cannot spawn %s: %w", req.Node.Name(), err)
+		if member >= 0 {
+			m.set(member, CarriedMember{E: cutText(err.Error(), 1024)})
+		}
+		return spawn.Child{}, err
+	}
+	if member >= 0 {
+		m.begun++
+		m.set(member, CarriedMember{I: child.ID}) // its end follows, in this run
 	}
 	timeout := req.Timeout
 	if timeout <= 0 {
@@ -372,11 +400,19 @@ func (e *wfEnv) Spawn(ctx context.Context, parent *spawn.Invocation, req spawn.R
 		}
 	}
 	if !req.Async {
-		return spawn.Child{SessionID: child.ID, Result: e.runChild(wc, parent, kids, &req, in, &info)}, nil
+		res := e.runChild(wc, parent, kids, &req, in, &info)
+		if member >= 0 {
+			m.ended(member, child.ID, res)
+		}
+		return spawn.Child{SessionID: child.ID, Result: res}, nil
 	}
 	task := kids.StartTask(start.TaskID, child.ID, child.AgentName)
 	workflow.Go(wc, func(c workflow.Context) {
-		kids.EndTask(task, e.runChild(c, parent, kids, &req, in, &info))
+		res := e.runChild(c, parent, kids, &req, in, &info)
+		if member >= 0 {
+			m.ended(member, child.ID, res)
+		}
+		kids.EndTask(task, res)
 	})
 	return spawn.Child{SessionID: child.ID, TaskID: task.ID}, nil
 }
@@ -459,11 +495,21 @@ func (e *wfEnv) Await(ctx context.Context, cond func() bool) {
 func (e *wfEnv) Parallel(ctx context.Context, n int, fn func(ctx context.Context, i int)) {
 	wc := e.wctx(ctx)
 	wg := workflow.NewWaitGroup(wc)
+	m := e.mover
+	if m != nil {
+		m.branches += n
+	}
 	for i := range n {
 		wg.Add(1)
 		workflow.Go(wc, func(c workflow.Context) {
 			defer wg.Done()
-			fn(context.WithValue(ctx, branchKey{}, c), i)
+			bctx := context.WithValue(ctx, branchKey{}, c)
+			if m != nil {
+				// The branch's index names its member in a carry.
+				bctx = context.WithValue(bctx, memberKey{}, i)
+				defer func() { m.finished++ }()
+			}
+			fn(bctx, i)
 		})
 	}
 	wg.Wait(wc)

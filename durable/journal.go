@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/session"
+	"github.com/agentpool/agentpool/spawn"
 )
 
 // journal is a session's sink and conversation store inside its workflow:
@@ -18,11 +19,33 @@ type journal struct {
 	events []json.RawMessage
 	msgs   []session.Message
 	check  bool // the last write failed: the next one looks first
+	// A run continued as new runs its team's code from its start: what
+	// that code emitted in an earlier run is dropped, the run's start and
+	// its first skipRefused spawn_refused events (carry.go). refused
+	// counts the spawn_refused events emitted, dropped ones included.
+	skipStarted          bool
+	skipRefused, refused int
 }
 
 // Emit implements event.Sink. A result's text is bounded (boundEvent):
 // the events go to the store through an activity's input.
-func (j *journal) Emit(e event.Event) { j.events = append(j.events, encode(boundEvent(e))) }
+func (j *journal) Emit(e event.Event) {
+	switch x := e.(type) {
+	case event.RunStarted:
+		if j.skipStarted {
+			j.skipStarted = false
+			return
+		}
+	case event.Custom:
+		if x.EventType == spawn.EventSpawnRefused {
+			j.refused++
+			if j.refused <= j.skipRefused {
+				return
+			}
+		}
+	}
+	j.events = append(j.events, encode(boundEvent(e)))
+}
 
 // take returns what is pending, from the log's known length.
 func (j *journal) take() Pending {

@@ -105,7 +105,8 @@ func RunRoot(ctx context.Context, c client.Client, st session.Store, req RootReq
 		out, err = e.out, e.err
 	case <-ctx.Done():
 		// The root's cancellation cancels the tree; its end is awaited.
-		if cerr := c.CancelWorkflow(context.WithoutCancel(ctx), sid, run.GetRunID()); cerr != nil {
+		// Its current run: a team's workflow may have continued as new.
+		if cerr := c.CancelWorkflow(context.WithoutCancel(ctx), sid, ""); cerr != nil {
 			err = cerr
 		} else {
 			e := <-got

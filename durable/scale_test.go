@@ -106,6 +106,54 @@ func historyStats(ctx context.Context, c client.Client, id string) (n int, large
 	return n, largest, largestKind, byType, nil
 }
 
+// runStats is one run of a workflow: its id and its history's events.
+type runStats struct {
+	RunID  string
+	Events int
+}
+
+// runsOf follows a workflow id's chain of runs (continue-as-new) from its
+// first run: each run's history length, in order.
+func runsOf(ctx context.Context, c client.Client, id string) ([]runStats, error) {
+	desc, err := c.DescribeWorkflowExecution(ctx, id, "")
+	if err != nil {
+		return nil, err
+	}
+	var runs []runStats
+	for run := desc.GetWorkflowExecutionInfo().GetFirstRunId(); run != ""; {
+		st := runStats{RunID: run}
+		next := ""
+		it := c.GetWorkflowHistory(ctx, id, run, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		for it.HasNext() {
+			ev, err := it.Next()
+			if err != nil {
+				return runs, err
+			}
+			st.Events++
+			if a := ev.GetWorkflowExecutionContinuedAsNewEventAttributes(); a != nil {
+				next = a.GetNewExecutionRunId()
+			}
+		}
+		runs = append(runs, st)
+		run = next
+	}
+	return runs, nil
+}
+
+// envInt is the positive number in the environment variable name, def
+// when it is unset.
+func envInt(t testing.TB, name string, def int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		t.Fatalf("%s=%q: want a positive number", name, v)
+	}
+	return n
+}
+
 // peakRSS is a process's peak resident set size in bytes (VmHWM), 0 when
 // it cannot be read.
 func peakRSS(pid int) uint64 {
@@ -131,20 +179,16 @@ func peakRSS(pid int) uint64 {
 // child, the largest event in bytes) and the workers' peak RSS. Not in
 // make test: run it by hand (BENCHMARKS.md, bench/NOTES.md).
 func BenchmarkTeamOnTemporal(b *testing.B) {
-	n := 200
-	if v := os.Getenv(envScaleMembers); v != "" {
-		var err error
-		if n, err = strconv.Atoi(v); err != nil || n < 1 {
-			b.Fatalf("%s=%q: want a positive number", envScaleMembers, v)
-		}
-	}
+	n := envInt(b, envScaleMembers, 200)
+	continueAfter := envInt(b, envScaleContinue, DefaultContinueAfterEvents)
 	addr := startDevServer(b)
 	api := newFakeAPI(b, 0)
 	db := testDB(b)
 	st := openTestDB(b, db)
 	var workers []*workerProc
 	for i := range 2 {
-		workers = append(workers, startWorker(b, workerConfig{Address: addr, DB: db, BaseURL: api.URL + "/v1", Key: fmt.Sprintf("key-%d", i), Members: n}))
+		workers = append(workers, startWorker(b, workerConfig{Address: addr, DB: db, BaseURL: api.URL + "/v1", Key: fmt.Sprintf("key-%d", i),
+			Members: n, ContinueAfter: continueAfter}))
 	}
 	p, err := teamPool(api.URL+"/v1", "key-client", st, n)
 	if err != nil {
@@ -164,6 +208,7 @@ func BenchmarkTeamOnTemporal(b *testing.B) {
 	for b.Loop() {
 		b.StopTimer()
 		start := time.Now()
+		fmt.Fprintf(os.Stderr, "%s bare parent: %d empty child workflows\n", start.UTC().Format(time.TimeOnly), n)
 		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: fmt.Sprintf("bare-%d", start.UnixNano()), TaskQueue: testQueue}, bareParentName, n, DefaultMaxInFlight)
 		if err == nil {
 			err = run.Get(ctx, nil)
@@ -172,16 +217,42 @@ func BenchmarkTeamOnTemporal(b *testing.B) {
 			b.Fatalf("bare children: %v", err)
 		}
 		bare += time.Since(start)
+		fmt.Fprintf(os.Stderr, "%s bare parent done in %s; the team of %d members\n", time.Now().UTC().Format(time.TimeOnly), time.Since(start).Round(time.Second), n)
 		b.StartTimer()
 		start = time.Now()
 		var out SessionOutput
-		root, out, err = RunRoot(ctx, c, st, RootRequest{Node: node, Prompt: "Answer.", TaskQueue: testQueue}, event.SinkFunc(func(event.Event) {}))
+		ended := 0
+		progress := event.SinkFunc(func(e event.Event) {
+			// A long run is watchable: every 500 members' ends.
+			if _, ok := e.(event.SpawnSessionEnd); ok {
+				if ended++; ended%500 == 0 {
+					fmt.Fprintf(os.Stderr, "%s team: %d of %d members ended (%s)\n", time.Now().UTC().Format(time.TimeOnly), ended, n, time.Since(start).Round(time.Second))
+				}
+			}
+		})
+		root, out, err = RunRoot(ctx, c, st, RootRequest{Node: node, Prompt: "Answer.", TaskQueue: testQueue}, progress)
 		if err != nil || out.StopReason != event.StopCompleted {
 			b.Fatalf("team: %+v, %v", out, err)
 		}
 		wall += time.Since(start)
+		if strings.Count(out.Output, "The answer is 42.") == 0 {
+			b.Fatalf("the team's answer has no member's: %.200q", out.Output)
+		}
 	}
 	events, largest, kind, byType, err := historyStats(ctx, c, root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	runs, err := runsOf(ctx, c, root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	total, most := 0, 0
+	for _, r := range runs {
+		total += r.Events
+		most = max(most, r.Events)
+	}
+	carry, err := largestInput(ctx, c, root, runs)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -194,11 +265,33 @@ func BenchmarkTeamOnTemporal(b *testing.B) {
 	b.ReportMetric(per, "ms/child")
 	b.ReportMetric(perBare, "bare-ms/child")
 	b.ReportMetric(per/perBare, "x-bare")
-	b.ReportMetric(float64(events), "history-events")
-	b.ReportMetric(float64(events)/float64(n), "history-events/child")
+	b.ReportMetric(float64(total), "history-events")
+	b.ReportMetric(float64(total)/float64(n), "history-events/child")
+	b.ReportMetric(float64(len(runs)-1), "continue-as-new")
+	b.ReportMetric(float64(most), "max-run-history-events")
+	b.ReportMetric(float64(carry), "largest-run-input-B")
 	b.ReportMetric(float64(largest), "largest-event-B")
 	b.ReportMetric(float64(rss)/(1<<20), "worker-peak-rss-MB")
-	b.Logf("team workflow %s: %d members, %d history events, largest %d B (%s); by type: %v", root, n, events, largest, kind, byType)
+	b.Logf("team workflow %s: %d members, %d history events in %d runs %v; the last run: largest event %d B (%s), by type %v",
+		root, n, total, len(runs), runs, largest, kind, byType)
+}
+
+// largestInput is the largest input (bytes) of the runs of workflow id:
+// what a run that continued as new carried.
+func largestInput(ctx context.Context, c client.Client, id string, runs []runStats) (int, error) {
+	most := 0
+	for _, r := range runs {
+		it := c.GetWorkflowHistory(ctx, id, r.RunID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		if !it.HasNext() {
+			continue
+		}
+		ev, err := it.Next()
+		if err != nil {
+			return most, err
+		}
+		most = max(most, proto.Size(ev.GetWorkflowExecutionStartedEventAttributes().GetInput()))
+	}
+	return most, nil
 }
 
 // A worker SIGKILLed when half of a team's members have ended: every
@@ -207,14 +300,39 @@ func BenchmarkTeamOnTemporal(b *testing.B) {
 // member's calls); the members ran in the engine's window (10 of 60).
 func TestKillWorkerMidTeam(t *testing.T) {
 	t.Parallel() // its own dev server and store; mostly waits on timeouts
-	const members, window = 60, 10
+	killMidTeam(t, 60, 10, 0)
+}
+
+// The same across continue-as-new: the team's workflow drains and
+// continues as new every ~15 members (150 history events), the kill
+// falls between two of its runs' starts, and the team's answer still has
+// every member's.
+func TestKillWorkerMidTeamContinued(t *testing.T) {
+	t.Parallel()
+	runs := killMidTeam(t, 60, 10, 150)
+	if len(runs) < 3 {
+		t.Errorf("the team's workflow ran %d times, want 3 at least (continue-as-new)", len(runs))
+	}
+}
+
+// envScaleContinue sets BenchmarkTeamOnTemporal's ContinueAfterEvents
+// (default DefaultContinueAfterEvents).
+const envScaleContinue = "AGENTPOOL_SCALE_CONTINUE_AFTER"
+
+// killMidTeam runs a parallel team of members members in a window of
+// window on two workers, whose engine continues the team's workflow as
+// new past continueAfter history events (0: the default), kills one
+// worker when half of the members ended, checks that nothing was lost or
+// done twice, and returns the team workflow's runs.
+func killMidTeam(t *testing.T, members, window, continueAfter int) []runStats {
 	addr := startDevServer(t)
 	api := newFakeAPI(t, 5*time.Millisecond)
 	db := testDB(t)
 	st := openTestDB(t, db)
 	workers := make([]*workerProc, 2)
 	for i := range workers {
-		workers[i] = startWorker(t, workerConfig{Address: addr, DB: db, BaseURL: api.URL + "/v1", Key: fmt.Sprintf("key-%d", i), Members: members, Window: window})
+		workers[i] = startWorker(t, workerConfig{Address: addr, DB: db, BaseURL: api.URL + "/v1", Key: fmt.Sprintf("key-%d", i),
+			Members: members, Window: window, ContinueAfter: continueAfter})
 	}
 	p, err := teamPool(api.URL+"/v1", "key-client", st, members)
 	if err != nil {
@@ -302,5 +420,92 @@ func TestKillWorkerMidTeam(t *testing.T) {
 			t.Errorf("member %s: %d model calls, %d completed; ended before the kill: %v", m, calls[m], completed[m], endedBefore[m])
 		}
 	}
-	t.Logf("team %s: %d members, at most %d at once, worker killed after %d ends", root, members, most, members/2)
+	// The team's answer has every member's (those that ended in an
+	// earlier run of its workflow read back from the store).
+	for i := range members {
+		if want := fmt.Sprintf("[worker-%d]\nThe answer is 42.", i); !strings.Contains(out.Output, want) {
+			t.Errorf("the team's answer lacks %q", want)
+			break
+		}
+	}
+	runs, err := runsOf(ctx, c, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("team %s: %d members, at most %d at once, worker killed after %d ends; its workflow's runs: %v", root, members, most, members/2, runs)
+	return runs
+}
+
+// Cancelling the root across continue-as-new: a team whose workflow has
+// continued as new is cancelled from its submitter (RunRoot's context);
+// the cancel reaches the workflow's current run, the team ends aborted,
+// and no member is left running (each ended, completed or aborted, in the
+// store and on the server).
+func TestCancelTeamAcrossContinueAsNew(t *testing.T) {
+	t.Parallel()
+	const members, window = 40, 4
+	addr := startDevServer(t)
+	api := newFakeAPI(t, 50*time.Millisecond) // a member takes ~350 ms
+	db := testDB(t)
+	st := openTestDB(t, db)
+	for i := range 2 {
+		startWorker(t, workerConfig{Address: addr, DB: db, BaseURL: api.URL + "/v1", Key: fmt.Sprintf("key-%d", i),
+			Members: members, Window: window, ContinueAfter: 60})
+	}
+	p, err := teamPool(api.URL+"/v1", "key-client", st, members)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	c, err := client.Dial(client.Options{HostPort: addr, Logger: quietLogger{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	runCtx, cancelRun := context.WithCancel(ctx)
+	defer cancelRun()
+	var started []string
+	ended := 0
+	sink := event.SinkFunc(func(e event.Event) {
+		switch x := e.(type) {
+		case event.SpawnSessionStart:
+			started = append(started, x.ChildSessionID)
+		case event.SpawnSessionEnd:
+			// Past two runs of ~6 members each: cancelled in a later run.
+			if ended++; ended == 16 {
+				cancelRun()
+			}
+		}
+	})
+	node, _ := p.Node("crew")
+	root, out, err := RunRoot(runCtx, c, st, RootRequest{Node: node, Prompt: "Answer.", TaskQueue: testQueue}, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.StopReason != event.StopAborted {
+		t.Errorf("team ended %s (%s), want aborted", out.StopReason, out.Error)
+	}
+	runs, err := runsOf(ctx, c, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) < 2 {
+		t.Errorf("the team's workflow ran %d times, want 2 at least (cancelled after continue-as-new)", len(runs))
+	}
+	if len(started) == members {
+		t.Errorf("every member started: the cancel came too late to stop any")
+	}
+	for _, id := range started {
+		sess, err := st.GetSession(ctx, id)
+		if err != nil || (sess.Status != session.StatusCompleted && sess.Status != session.StatusAborted) {
+			t.Errorf("member %s: %s, %v", id, sess.Status, err)
+		}
+		d, err := c.DescribeWorkflowExecution(ctx, id, "")
+		if err != nil || d.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+			t.Errorf("member %s's workflow: %v, %v", id, d.GetWorkflowExecutionInfo().GetStatus(), err)
+		}
+	}
+	t.Logf("team %s: %d members started, cancelled after %d ended; its workflow's runs: %v", root, len(started), 16, runs)
 }

@@ -26,6 +26,7 @@ const (
 	actHook        = activityPrefix + "Hook"
 	actToolsets    = activityPrefix + "Toolsets"
 	actSpawns      = activityPrefix + "Spawns"
+	actEnds        = activityPrefix + "Ends"
 )
 
 // SessionInput starts a session's workflow.
@@ -66,6 +67,9 @@ type SessionInput struct {
 	// it too. Nil: an ask is settled by the hooks on the worker, where no
 	// front end is attached (refused).
 	Approvals *Approvals `json:"approvals,omitempty"`
+	// Carry is what a parallel team's run that continued as new goes on
+	// with (carry.go); nil in a session's first workflow run.
+	Carry *Carry `json:"carry,omitempty"`
 }
 
 // SessionOutput is how a session's workflow ended.

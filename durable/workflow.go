@@ -1,9 +1,12 @@
 package durable
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"strconv"
+	"time"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/workflow"
@@ -33,6 +36,12 @@ type Engine struct {
 	// Default DefaultMaxInFlight; it must be the same on every worker
 	// (a replay must take the same decisions).
 	MaxInFlight int
+	// ContinueAfterEvents and ContinueAfterBytes are the history (events,
+	// bytes) past which a parallel team's workflow drains its running
+	// members and continues as new (carry.go). Defaults
+	// DefaultContinueAfterEvents and DefaultContinueAfterBytes; the same
+	// on every worker.
+	ContinueAfterEvents, ContinueAfterBytes int
 }
 
 // DefaultMaxInFlight is Engine.MaxInFlight's default: well under
@@ -61,10 +70,21 @@ func activityOptions() activity.RegisterOptions {
 // does (stop reason settled, final record written) and returns its end.
 func (e *Engine) Session(wctx workflow.Context, in SessionInput) (SessionOutput, error) {
 	started := workflow.Now(wctx)
+	if in.Carry != nil {
+		started = in.Carry.Started
+	}
+	// A run that continues as new cancels nothing on its way out: the
+	// members that wait to start must not start after it decided
+	// (carry.go).
+	continuing := false
 	// Spans are not made by workflow code, which replays (see
 	// nameSessionSpan): the decorators of a traced pool stand aside.
 	ctx, cancel := context.WithCancelCause(tracing.WithoutSpans(context.Background()))
-	defer cancel(nil)
+	defer func() {
+		if !continuing {
+			cancel(nil)
+		}
+	}()
 	// A cancellation of the workflow (the root's, or its parent's close)
 	// is a cancellation of the run's ctx.
 	workflow.Go(wctx, func(c workflow.Context) {
@@ -76,12 +96,22 @@ func (e *Engine) Session(wctx workflow.Context, in SessionInput) (SessionOutput,
 	// change it), then its activities and children, as a timed-out child
 	// is cancelled in this process.
 	wctx, stopSteps := workflow.WithCancel(wctx)
-	defer stopSteps()
+	defer func() {
+		if !continuing {
+			stopSteps()
+		}
+	}()
 	if in.Timeout > 0 {
 		tc, stopTimer := workflow.WithCancel(wctx)
-		defer stopTimer()
+		defer func() {
+			if !continuing {
+				stopTimer()
+			}
+		}()
+		// What is left of it: a run continued as new goes on with it.
+		left := max(in.Timeout-workflow.Now(wctx).Sub(started), time.Millisecond)
 		workflow.Go(tc, func(c workflow.Context) {
-			if workflow.NewTimer(c, in.Timeout).Get(c, nil) == nil {
+			if workflow.NewTimer(c, left).Get(c, nil) == nil {
 				cancel(fmt.Errorf("%w after %s", spawn.ErrTimeout, in.Timeout))
 				stopSteps()
 			}
@@ -103,6 +133,12 @@ func (e *Engine) Session(wctx workflow.Context, in SessionInput) (SessionOutput,
 		// A continued session's run makes ids of its own: the seed of its
 		// first run would make that run's ids (children, messages) again.
 		env.ids = id.NewSeeded(sha256.Sum256([]byte("agentpool/" + in.Session.ID + "/" + in.RunID)))
+	}
+	if in.Carry != nil {
+		// A run continued as new: ids of its own, and what its team's
+		// code emits again from its start is dropped (carry.go).
+		env.ids = id.NewSeeded(sha256.Sum256([]byte("agentpool/" + in.Session.ID + "/" + in.RunID + "/" + strconv.Itoa(in.Carry.Runs))))
+		j.skipStarted, j.skipRefused = true, in.Carry.Refused
 	}
 	if e.Runtime != nil {
 		lc := e.Runtime.Lifecycle()
@@ -175,7 +211,7 @@ func (e *Engine) Session(wctx workflow.Context, in SessionInput) (SessionOutput,
 		}
 	}
 	runSessionHooks := root && env.sessions && !in.SubmitterHooks
-	if runSessionHooks {
+	if runSessionHooks && in.Carry == nil {
 		source := "startup"
 		if in.AfterSeq > 0 {
 			source = "resume"
@@ -188,9 +224,17 @@ func (e *Engine) Session(wctx workflow.Context, in SessionInput) (SessionOutput,
 	}
 	var res spawn.Result
 	node, ok := e.Lookup(in.Session.AgentName)
-	if ok {
+	switch {
+	case ok && mayContinue(wctx, node):
+		env.mover = newMover(env, in, cmp.Or(e.ContinueAfterEvents, DefaultContinueAfterEvents),
+			cmp.Or(e.ContinueAfterBytes, DefaultContinueAfterBytes), started)
+		if next := runContinuing(wctx, ctx, env, node, inv, in, &res); next != nil {
+			continuing = true
+			return SessionOutput{}, workflow.NewContinueAsNewError(wctx, WorkflowName, *next)
+		}
+	case ok:
 		res = runNode(ctx, node, inv)
-	} else {
+	default:
 		res = spawn.Result{StopReason: event.StopError, Err: fmt.Errorf("%w: %s", spawn.ErrUnknownNode, in.Session.AgentName)}
 		j.Emit(event.RunError{Message: res.Err.Error(), Code: "unknown_node", RunID: in.RunID, AgentName: in.Session.AgentName})
 	}
@@ -235,6 +279,15 @@ func (e *Engine) Session(wctx workflow.Context, in SessionInput) (SessionOutput,
 		_, _ = env.hook(ctx, HookInput{Point: hookSessionEnd, Session: in.Session, RunID: in.RunID}, sessionPayload{StopReason: out.StopReason})
 	}
 	return out, nil
+}
+
+// mayContinue reports whether the workflow of a session that runs node
+// may continue as new (carry.go): a parallel team's, unless the workflow
+// was started by a build before it (workflow.GetVersion; its history
+// replays as it was made).
+func mayContinue(wctx workflow.Context, node spawn.Node) bool {
+	return node.SourceType() == event.SourceTeamParallel &&
+		workflow.GetVersion(wctx, versionContinue, workflow.DefaultVersion, 1) >= 1
 }
 
 // runNode runs node; a panic of the node's code ends the run with stop

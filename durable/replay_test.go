@@ -1,0 +1,106 @@
+package durable
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/session/memory"
+)
+
+// Histories recorded by earlier builds replay on this one: a workflow a
+// worker of an older build started goes on on a newer worker.
+
+// envRecordHistory, when set, is the file TestRecordTeamHistory writes
+// (JSON): the history of a 3-member parallel team's workflow as this
+// build makes it. testdata/team-v0.json was recorded by the build before
+// continue-as-new (main 5eeded1).
+const envRecordHistory = "AGENTPOOL_RECORD_HISTORY"
+
+// TestRecordTeamHistory records a team workflow's history for the replay
+// tests (by hand: AGENTPOOL_RECORD_HISTORY=file).
+func TestRecordTeamHistory(t *testing.T) {
+	file := os.Getenv(envRecordHistory)
+	if file == "" {
+		t.Skipf("%s is not set", envRecordHistory)
+	}
+	addr := startDevServer(t)
+	api := newFakeAPI(t, 0)
+	st := openTestDB(t, testDB(t))
+	p, err := teamPool(api.URL+"/v1", "key", st, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	c, err := client.Dial(client.Options{HostPort: addr, Logger: quietLogger{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	w := worker.New(c, testQueue, worker.Options{})
+	e := engineFor(p)
+	e.TaskQueue = testQueue
+	e.Register(w)
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	node, _ := p.Node("crew")
+	root, out, err := RunRoot(ctx, c, st, RootRequest{Node: node, Prompt: "Answer.", TaskQueue: testQueue}, event.SinkFunc(func(event.Event) {}))
+	if err != nil || out.StopReason != event.StopCompleted {
+		t.Fatalf("team: %+v, %v", out, err)
+	}
+	var h historypb.History
+	it := c.GetWorkflowHistory(ctx, root, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.Events = append(h.Events, ev)
+	}
+	raw, err := protojson.MarshalOptions{Indent: " "}.Marshal(&h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s: %d events of team workflow %s", file, len(h.Events), root)
+}
+
+// A parallel team's workflow started by the build before continue-as-new
+// (no version marker in its history) replays on this build unchanged.
+func TestReplayTeamHistoryBeforeContinueAsNew(t *testing.T) {
+	raw, err := os.ReadFile("testdata/team-v0.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h historypb.History
+	if err := protojson.Unmarshal(raw, &h); err != nil {
+		t.Fatal(err)
+	}
+	p, err := teamPool("http://127.0.0.1:9/v1", "key", memory.New(), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	e := engineFor(p)
+	e.TaskQueue = testQueue
+	r := worker.NewWorkflowReplayer()
+	r.RegisterWorkflowWithOptions(e.Session, workflow.RegisterOptions{Name: WorkflowName})
+	if err := r.ReplayWorkflowHistory(quietLogger{}, &h); err != nil {
+		t.Fatal(err)
+	}
+}
