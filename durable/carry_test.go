@@ -177,7 +177,7 @@ func TestWorkflowTeamContinuesAsNew(t *testing.T) {
 }
 
 // The carry of a 10,000-member team stays well under Temporal's 2 MB
-// payload bound: about 45 bytes per member.
+// payload bound: about 55 bytes per member.
 func TestCarrySize(t *testing.T) {
 	const members = 10_000
 	c := Carry{Runs: 3, Started: time.Now(), FirstSeq: 12, Takes: []SpawnsOutput{{OK: true, Left: 20_010}}}

@@ -174,13 +174,16 @@ func peakRSS(pid int) uint64 {
 // members (default 200; each member one model call to the fake server) on
 // the dev server with two worker processes, after a bare parent workflow
 // that runs as many empty child workflows in the engine's window
-// (DefaultMaxInFlight), in the same run. It reports the wall time per
+// (AGENTPOOL_SCALE_WINDOW, default DefaultMaxInFlight), in the same run;
+// the team's workflow continues as new past AGENTPOOL_SCALE_CONTINUE_AFTER
+// history events (default DefaultContinueAfterEvents). It reports the wall time per
 // child of each and their ratio, the team workflow's history (events, per
 // child, the largest event in bytes) and the workers' peak RSS. Not in
 // make test: run it by hand (BENCHMARKS.md, bench/NOTES.md).
 func BenchmarkTeamOnTemporal(b *testing.B) {
 	n := envInt(b, envScaleMembers, 200)
 	continueAfter := envInt(b, envScaleContinue, DefaultContinueAfterEvents)
+	window := envInt(b, envScaleWindow, DefaultMaxInFlight)
 	addr := startDevServer(b)
 	api := newFakeAPI(b, 0)
 	db := testDB(b)
@@ -188,7 +191,7 @@ func BenchmarkTeamOnTemporal(b *testing.B) {
 	var workers []*workerProc
 	for i := range 2 {
 		workers = append(workers, startWorker(b, workerConfig{Address: addr, DB: db, BaseURL: api.URL + "/v1", Key: fmt.Sprintf("key-%d", i),
-			Members: n, ContinueAfter: continueAfter}))
+			Members: n, Window: window, ContinueAfter: continueAfter}))
 	}
 	p, err := teamPool(api.URL+"/v1", "key-client", st, n)
 	if err != nil {
@@ -209,7 +212,7 @@ func BenchmarkTeamOnTemporal(b *testing.B) {
 		b.StopTimer()
 		start := time.Now()
 		fmt.Fprintf(os.Stderr, "%s bare parent: %d empty child workflows\n", start.UTC().Format(time.TimeOnly), n)
-		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: fmt.Sprintf("bare-%d", start.UnixNano()), TaskQueue: testQueue}, bareParentName, n, DefaultMaxInFlight)
+		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: fmt.Sprintf("bare-%d", start.UnixNano()), TaskQueue: testQueue}, bareParentName, n, window)
 		if err == nil {
 			err = run.Get(ctx, nil)
 		}
@@ -239,7 +242,7 @@ func BenchmarkTeamOnTemporal(b *testing.B) {
 			b.Fatalf("the team's answer has no member's: %.200q", out.Output)
 		}
 	}
-	events, largest, kind, byType, err := historyStats(ctx, c, root)
+	last, largest, kind, byType, err := historyStats(ctx, c, root)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -272,8 +275,8 @@ func BenchmarkTeamOnTemporal(b *testing.B) {
 	b.ReportMetric(float64(carry), "largest-run-input-B")
 	b.ReportMetric(float64(largest), "largest-event-B")
 	b.ReportMetric(float64(rss)/(1<<20), "worker-peak-rss-MB")
-	b.Logf("team workflow %s: %d members, %d history events in %d runs %v; the last run: largest event %d B (%s), by type %v",
-		root, n, total, len(runs), runs, largest, kind, byType)
+	b.Logf("team workflow %s: %d members, %d history events in %d runs %v; the last run (%d events): largest event %d B (%s), by type %v",
+		root, n, total, len(runs), runs, last, largest, kind, byType)
 }
 
 // largestInput is the largest input (bytes) of the runs of workflow id:
@@ -316,8 +319,12 @@ func TestKillWorkerMidTeamContinued(t *testing.T) {
 }
 
 // envScaleContinue sets BenchmarkTeamOnTemporal's ContinueAfterEvents
-// (default DefaultContinueAfterEvents).
-const envScaleContinue = "AGENTPOOL_SCALE_CONTINUE_AFTER"
+// (default DefaultContinueAfterEvents), envScaleWindow its window, the
+// team's and the bare parent's (default DefaultMaxInFlight).
+const (
+	envScaleContinue = "AGENTPOOL_SCALE_CONTINUE_AFTER"
+	envScaleWindow   = "AGENTPOOL_SCALE_WINDOW"
+)
 
 // killMidTeam runs a parallel team of members members in a window of
 // window on two workers, whose engine continues the team's workflow as
