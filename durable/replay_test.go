@@ -21,8 +21,8 @@ import (
 // worker of an older build started goes on on a newer worker.
 
 // envRecordHistory, when set, is the file TestRecordTeamHistory writes
-// (JSON): the history of a 3-member parallel team's workflow as this
-// build makes it. testdata/team-v0.json was recorded by the build before
+// (JSON): the history of a 3-member parallel team's workflow, its
+// members one at a time, as this build makes it. testdata/team-v0.json was recorded by the build before
 // continue-as-new (main 5eeded1).
 const envRecordHistory = "AGENTPOOL_RECORD_HISTORY"
 
@@ -49,6 +49,7 @@ func TestRecordTeamHistory(t *testing.T) {
 	w := worker.New(c, testQueue, worker.Options{})
 	e := engineFor(p)
 	e.TaskQueue = testQueue
+	e.MaxInFlight = 1 // members wait to start: a run past its bounds would drain
 	e.Register(w)
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
@@ -98,6 +99,10 @@ func TestReplayTeamHistoryBeforeContinueAsNew(t *testing.T) {
 	defer p.Close()
 	e := engineFor(p)
 	e.TaskQueue = testQueue
+	e.MaxInFlight = 1
+	// Past its bounds at once: without the version check the replay
+	// would drain and continue as new where the history went on.
+	e.ContinueAfterEvents = 5
 	r := worker.NewWorkflowReplayer()
 	r.RegisterWorkflowWithOptions(e.Session, workflow.RegisterOptions{Name: WorkflowName})
 	if err := r.ReplayWorkflowHistory(quietLogger{}, &h); err != nil {
