@@ -87,6 +87,22 @@ type wfEnv struct {
 	// mover, when set, lets the session's workflow continue as new
 	// (carry.go): a parallel team's.
 	mover *mover
+	// idClock, when set, is the time every id of the workflow is made
+	// at (a team's that may continue as new; the id generator keeps them
+	// strictly ascending): its ids then depend on the order they are
+	// made, never on the time of the workflow task that makes them, so a
+	// task that a dead worker began and another worker does again makes
+	// the same ids, and a member's session the dead worker's local
+	// activity created is the one the task done again creates.
+	idClock time.Time
+}
+
+// idTime is the time of the ids made at workflow time now (idClock).
+func (e *wfEnv) idTime(now time.Time) time.Time {
+	if !e.idClock.IsZero() {
+		return e.idClock
+	}
+	return now
 }
 
 // takeSignals runs e.signals when it is set.
@@ -316,7 +332,7 @@ func (e *wfEnv) Spawn(ctx context.Context, parent *spawn.Invocation, req spawn.R
 		title = req.Node.Name()
 	}
 	child := session.Session{
-		ID: e.ids.DescendingAt(id.Session, now), ParentID: parent.Session.ID, Depth: depth,
+		ID: e.ids.DescendingAt(id.Session, e.idTime(now)), ParentID: parent.Session.ID, Depth: depth,
 		AgentName: req.Node.Name(), SourceType: req.Node.SourceType(),
 		Title:  title + " (@" + req.Node.Name() + " subagent)",
 		Status: session.StatusRunning, CreatedAt: now, UpdatedAt: now,
@@ -377,7 +393,7 @@ func (e *wfEnv) Spawn(ctx context.Context, parent *spawn.Invocation, req spawn.R
 	if timeout <= 0 {
 		timeout = limits.Timeout
 	}
-	in := SessionInput{Session: child, RunID: e.ids.AscendingAt(id.Run, now), Prompt: req.Prompt,
+	in := SessionInput{Session: child, RunID: e.ids.AscendingAt(id.Run, e.idTime(now)), Prompt: req.Prompt,
 		History: model.CloneMessages(req.History), ToolCallID: req.ToolCallID, Timeout: timeout,
 		Budget: e.budget, Conversation: e.conversation, Mechanism: req.Mechanism, Approvals: e.approvals}
 	info := spawn.StartInfo{
@@ -520,7 +536,7 @@ func (e *wfEnv) Now(ctx context.Context) time.Time { return workflow.Now(e.wctx(
 
 // NewID implements spawn.Env: ids from the session's seeded generator.
 func (e *wfEnv) NewID(ctx context.Context, prefix string) string {
-	return e.ids.AscendingAt(prefix, workflow.Now(e.wctx(ctx)))
+	return e.ids.AscendingAt(prefix, e.idTime(workflow.Now(e.wctx(ctx))))
 }
 
 func cutText(s string, n int) string {

@@ -357,12 +357,14 @@ func killMidTeam(t *testing.T, members, window, continueAfter int) []runStats {
 	var killedAt time.Time
 	ended, running, most := 0, 0, 0
 	ends := map[string]int{}
+	starts := map[string]string{} // child session → member
 	endedBefore := map[string]bool{} // members (model names) that ended before the kill
 	sink := event.SinkFunc(func(e event.Event) {
 		// The members' starts and ends are the team's (the root's) own
 		// events.
 		switch x := e.(type) {
 		case event.SpawnSessionStart:
+			starts[x.ChildSessionID] = x.SourceName
 			running++
 			most = max(most, running)
 		case event.SpawnSessionEnd:
@@ -393,6 +395,12 @@ func killMidTeam(t *testing.T, members, window, continueAfter int) []runStats {
 	}
 	if len(ends) != members || most > window {
 		t.Errorf("%d members ended (want %d), at most %d ran at once (window %d)", len(ends), members, most, window)
+	}
+	for id, name := range starts {
+		if ends[id] == 0 {
+			sess, err := st.GetSession(ctx, id)
+			t.Errorf("member %s (session %s) started, never ended: stored %s, %v", name, id, sess.Status, err)
+		}
 	}
 	for id, n := range ends {
 		if n != 1 {

@@ -228,6 +228,7 @@ func (e *Engine) Session(wctx workflow.Context, in SessionInput) (SessionOutput,
 	case ok && mayContinue(wctx, node):
 		env.mover = newMover(env, in, cmp.Or(e.ContinueAfterEvents, DefaultContinueAfterEvents),
 			cmp.Or(e.ContinueAfterBytes, DefaultContinueAfterBytes), started)
+		env.idClock = workflow.GetInfo(wctx).WorkflowStartTime
 		if next := runContinuing(wctx, ctx, env, node, inv, in, &res); next != nil {
 			continuing = true
 			return SessionOutput{}, workflow.NewContinueAsNewError(wctx, WorkflowName, *next)
