@@ -87,6 +87,9 @@ type wfEnv struct {
 	// mover, when set, lets the session's workflow continue as new
 	// (carry.go): a parallel team's.
 	mover *mover
+	// bounded: Parallel keeps at most window branches alive, and a spawn
+	// of a cancelled run does not start (parallel.go).
+	bounded bool
 	// idClock, when set, is the time every id of the workflow is made
 	// at (a team's that may continue as new; the id generator keeps them
 	// strictly ascending): its ids then depend on the order they are
@@ -308,7 +311,7 @@ func (e *wfEnv) Spawn(ctx context.Context, parent *spawn.Invocation, req spawn.R
 	if e.window > 0 {
 		slots = min(slots, e.window)
 	}
-	if e.children >= slots || m.holds() {
+	if e.children >= slots || m.holds() || (e.bounded && ctx.Err() != nil) {
 		if m != nil {
 			m.blocked++
 		}
@@ -505,30 +508,6 @@ func (e *wfEnv) Await(ctx context.Context, cond func() bool) {
 			wc, _ = workflow.NewDisconnectedContext(wc)
 		}
 	}
-}
-
-// Parallel implements spawn.Env: one workflow coroutine per branch.
-func (e *wfEnv) Parallel(ctx context.Context, n int, fn func(ctx context.Context, i int)) {
-	wc := e.wctx(ctx)
-	wg := workflow.NewWaitGroup(wc)
-	m := e.mover
-	if m != nil {
-		m.branches += n
-	}
-	for i := range n {
-		wg.Add(1)
-		workflow.Go(wc, func(c workflow.Context) {
-			defer wg.Done()
-			bctx := context.WithValue(ctx, branchKey{}, c)
-			if m != nil {
-				// The branch's index names its member in a carry.
-				bctx = context.WithValue(bctx, memberKey{}, i)
-				defer func() { m.finished++ }()
-			}
-			fn(bctx, i)
-		})
-	}
-	wg.Wait(wc)
 }
 
 // Now implements spawn.Env: the workflow's clock.
