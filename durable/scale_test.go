@@ -357,7 +357,7 @@ func killMidTeam(t *testing.T, members, window, continueAfter int) []runStats {
 	var killedAt time.Time
 	ended, running, most := 0, 0, 0
 	ends := map[string]int{}
-	starts := map[string]string{} // child session → member
+	starts := map[string]string{}    // child session → member
 	endedBefore := map[string]bool{} // members (model names) that ended before the kill
 	sink := event.SinkFunc(func(e event.Event) {
 		// The members' starts and ends are the team's (the root's) own
