@@ -357,7 +357,7 @@ func killMidTeam(t *testing.T, members, window, continueAfter int) []runStats {
 	var killedAt time.Time
 	ended, running, most := 0, 0, 0
 	ends := map[string]int{}
-	starts := map[string]string{} // child session → member
+	starts := map[string]string{}    // child session → member
 	endedBefore := map[string]bool{} // members (model names) that ended before the kill
 	sink := event.SinkFunc(func(e event.Event) {
 		// The members' starts and ends are the team's (the root's) own
@@ -385,6 +385,11 @@ func killMidTeam(t *testing.T, members, window, continueAfter int) []runStats {
 	defer cancel()
 	root, out, err := RunRoot(ctx, c, st, RootRequest{Node: node, Prompt: "Answer.", TaskQueue: testQueue}, sink)
 	if err != nil {
+		if d, derr := c.DescribeWorkflowExecution(context.Background(), root, ""); derr == nil {
+			t.Logf("the team's workflow: %v, %d history events, %d pending activities, %d pending children; %d members ended",
+				d.GetWorkflowExecutionInfo().GetStatus(), d.GetWorkflowExecutionInfo().GetHistoryLength(),
+				len(d.GetPendingActivities()), len(d.GetPendingChildren()), ended)
+		}
 		t.Fatal(err)
 	}
 	if out.StopReason != event.StopCompleted {
