@@ -275,8 +275,12 @@ func (s *base) dirOf(rec session.Session) string {
 }
 
 // dirOfID is the recorded directory of session sid, else the server's.
-func (s *base) dirOfID(sid string) string {
-	if st := s.facts.get(sid); st != nil {
+func (s *base) dirOfID(sid string) string { return s.dirOfState(s.facts.get(sid)) }
+
+// dirOfState is the recorded directory of the session whose state is st
+// (nil: none), else the server's.
+func (s *base) dirOfState(st *sessState) string {
+	if st != nil {
 		if d := st.dir.Load(); d != nil {
 			return *d
 		}
