@@ -37,7 +37,7 @@ func (s *base) publish(typ, sid string, props any) {
 // writes it (deltaProps.appendJSON), and it costs one allocation and no
 // look-up of the session.
 func (s *base) publishDelta(st *sessState, d deltaProps) {
-	s.hub.publish(newDelta(s.dirOfState(st), d))
+	s.hub.publish(newDelta(st.dirOr(s.dir), d))
 }
 
 // setBusyLocked marks a session running and publishes session.status

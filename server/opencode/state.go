@@ -275,15 +275,15 @@ func (s *base) dirOf(rec session.Session) string {
 }
 
 // dirOfID is the recorded directory of session sid, else the server's.
-func (s *base) dirOfID(sid string) string { return s.dirOfState(s.facts.get(sid)) }
+func (s *base) dirOfID(sid string) string { return s.facts.get(sid).dirOr(s.dir) }
 
-// dirOfState is the recorded directory of the session whose state is st
-// (nil: none), else the server's.
-func (s *base) dirOfState(st *sessState) string {
+// dirOr is the recorded directory of the session whose state is st, else
+// (none recorded, or st nil) def.
+func (st *sessState) dirOr(def string) string {
 	if st != nil {
 		if d := st.dir.Load(); d != nil {
 			return *d
 		}
 	}
-	return s.dir
+	return def
 }
