@@ -41,10 +41,10 @@ var (
 		StartToCloseTimeout: time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 200 * time.Millisecond, MaximumAttempts: 20},
 	}
-	// A child's creation (Spawn) is a local activity, retried as a store
-	// write; past the workflow task's timeout the SDK goes on with it in
-	// the next task.
-	createOptions = workflow.LocalActivityOptions{
+	// A child's creation (Spawn) and a session's end are local
+	// activities, retried as store writes; past the workflow task's
+	// timeout the SDK goes on with them in the next task.
+	localStoreOptions = workflow.LocalActivityOptions{
 		ScheduleToCloseTimeout: 2 * time.Minute, StartToCloseTimeout: time.Minute,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: 200 * time.Millisecond, MaximumAttempts: 20},
 	}
@@ -332,7 +332,7 @@ func (e *wfEnv) Spawn(ctx context.Context, parent *spawn.Invocation, req spawn.R
 		// before the marker is recorded leaves it to run again from
 		// attempt 1 elsewhere: the write always looks at the log first.
 		pending.Check = true
-		lc := workflow.WithLocalActivityOptions(wc, createOptions)
+		lc := workflow.WithLocalActivityOptions(wc, localStoreOptions)
 		if err = workflow.ExecuteLocalActivity(lc, actCreate, CreateInput{Pending: pending, Session: child}).Get(wc, nil); err != nil {
 			// Nothing may have been emitted: the start goes with the failure.
 			pending.Events = pending.Events[:len(pending.Events)-1]

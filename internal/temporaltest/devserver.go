@@ -5,7 +5,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"syscall"
 	"testing"
@@ -65,7 +64,8 @@ func startOnce(t testing.TB, bin string) (addr, out string, err error) {
 	log := tailbuf.New(8 << 10)
 	cmd := exec.Command(bin, "server", "start-dev", "--headless", "--ip", "127.0.0.1",
 		"--port", port, "--http-port", freePort(t), "--metrics-port", freePort(t),
-		"--db-filename", filepath.Join(t.TempDir(), "temporal.db"), "--log-level", "error")
+		"--log-level", "error",
+		"--dynamic-config-value", "system.enableActivityEagerExecution=true")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL} // no orphan if the test binary dies (a timeout panic skips cleanups)
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {

@@ -29,7 +29,9 @@
 // fs.readTextFile, fs.writeTextFile and terminal capabilities.
 // session/new stores a new root session and offers the pool's agents and
 // teams as modes (current: Options.Agent or the manifest's default);
-// session/set_mode switches the node that the next prompt runs.
+// session/set_mode switches the node that the next prompt runs;
+// session/set_model (unstable ACP) runs that node's agent on another of the
+// pool's agents' models (models.go).
 // session/close cancels the session's prompt, stops its MCP servers and
 // forgets it (it stays stored).
 // session/load replays the stored history, then answers; a root whose run

@@ -61,7 +61,7 @@ func (c *conn) prompt(reqID json.RawMessage, params json.RawMessage) *rpcError {
 		return errorf(codeInvalidRequest, "session %s already has a prompt in progress: wait for its answer or send session/cancel first", s.id)
 	}
 	s.run = run
-	mode := s.mode
+	mode, modelOf := s.mode, s.modelOf
 	s.mu.Unlock()
 	key := string(bytes.TrimSpace(reqID))
 	c.mu.Lock()
@@ -73,7 +73,7 @@ func (c *conn) prompt(reqID json.RawMessage, params json.RawMessage) *rpcError {
 	go func() {
 		defer c.wg.Done()
 		defer cancel()
-		result, rerr := c.runPrompt(ctx, s, run, mode, text, view)
+		result, rerr := c.runPrompt(ctx, s, run, turnNode{mode, modelOf}, text, view)
 		s.mu.Lock()
 		s.run = nil
 		s.mu.Unlock()
@@ -96,7 +96,12 @@ type promptResult struct {
 	Meta       map[string]any `json:"_meta,omitempty"`
 }
 
-func (c *conn) runPrompt(ctx context.Context, s *acpSession, run *promptRun, mode, text string, view spawnView) (any, *rpcError) {
+// turnNode is what a prompt's turn runs: the session's mode and the agent
+// whose model it runs on ("" for its own).
+type turnNode struct{ mode, modelOf string }
+
+func (c *conn) runPrompt(ctx context.Context, s *acpSession, run *promptRun, turn turnNode, text string, view spawnView) (any, *rpcError) {
+	mode := turn.mode
 	store := c.s.pool.Store()
 	if stored, err := store.GetSession(ctx, s.id); err == nil && stored.Title == "" {
 		t := title(text)
@@ -107,7 +112,7 @@ func (c *conn) runPrompt(ctx context.Context, s *acpSession, run *promptRun, mod
 	conv, done := c.runConverter(s, run, mode, view)
 	defer done()
 	c.log.Info("acp: prompt", "session", s.id, "mode", mode)
-	req := pool.RunRequest{Node: mode, Prompt: text, SessionID: s.id}
+	req := pool.RunRequest{Node: mode, Prompt: text, SessionID: s.id, ModelOf: turn.modelOf}
 	res, err := c.s.pool.RunSink(c.runContext(ctx, s, conv, &req), req, conv)
 	stop := res.Result.StopReason
 	if run.cancelled.Load() || (err != nil && ctx.Err() != nil) {

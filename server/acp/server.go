@@ -238,7 +238,10 @@ type acpSession struct {
 	ws   *workspace.Workspace // its cwd; nil: the pool's workspace
 	mcp  *mcp.Manager         // the MCP servers the client named; nil when none
 	mode string
-	run  *promptRun
+	// modelOf is the agent whose model the mode's agent runs on, chosen
+	// by session/set_model; "" for the mode's own (models.go).
+	modelOf string
+	run     *promptRun
 }
 
 // setTools replaces the session's workspace and MCP servers, and stops
@@ -351,6 +354,8 @@ func (c *conn) handleLine(line []byte) {
 		result, err = c.listSessions(m.params)
 	case methodSessionSetMode:
 		result, err = c.setMode(m.params)
+	case methodSessionSetModel:
+		result, err = setModel(c, m.params)
 	case methodSessionPrompt:
 		if err = c.prompt(m.id, m.params); err == nil {
 			return // answered when the run ends

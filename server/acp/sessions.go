@@ -85,7 +85,7 @@ func (c *conn) openIn(stored session.Session, ws *workspace.Workspace) *acpSessi
 	if s := c.sessions[stored.ID]; s != nil {
 		return s
 	}
-	s := &acpSession{id: stored.ID, ws: ws, mode: mode}
+	s := &acpSession{id: stored.ID, ws: ws, mode: mode, modelOf: storedModelOf(c, stored, mode)}
 	c.sessions[s.id] = s
 	c.owners[s.id] = s
 	return s
@@ -133,13 +133,14 @@ func (c *conn) newSession(params json.RawMessage) (any, *rpcError) {
 	s := &acpSession{id: stored.ID, ws: ws, mcp: mgr, mode: mode}
 	c.addSession(s)
 	c.log.Info("acp: session created", "session", s.id, "mode", mode, "workspace", c.workspaceRoot(ws), "mcp_servers", len(p.MCPServers))
-	return newSessionResult{s.id, c.modes(mode)}, nil
+	return newSessionResult{s.id, c.modes(mode), sessionModels(c, mode, "")}, nil
 }
 
 // newSessionResult is session/new's result.
 type newSessionResult struct {
-	SessionID string     `json:"sessionId"`
-	Modes     *modeState `json:"modes"`
+	SessionID string      `json:"sessionId"`
+	Modes     *modeState  `json:"modes"`
+	Models    *modelState `json:"models,omitempty"`
 }
 
 // loadSession answers session/load; the reply goes to the returned owner's
@@ -171,7 +172,7 @@ func (c *conn) loadSession(params json.RawMessage) (result any, owner string, th
 	s := c.openIn(stored, ws)
 	s.mu.Lock()
 	busy := s.run != nil
-	mode := s.mode
+	mode, modelOf := s.mode, s.modelOf
 	s.mu.Unlock()
 	if busy {
 		c.closeMCP(mgr)
@@ -205,8 +206,9 @@ func (c *conn) loadSession(params json.RawMessage) (result any, owner string, th
 		then = func() { c.continueRun(s, openRun) }
 	}
 	return struct {
-		Modes *modeState `json:"modes"`
-	}{c.modes(mode)}, s.id, then, nil
+		Modes  *modeState  `json:"modes"`
+		Models *modelState `json:"models,omitempty"`
+	}{c.modes(mode), sessionModels(c, mode, modelOf)}, s.id, then, nil
 }
 
 type sessionInfo struct {
@@ -288,10 +290,15 @@ func (c *conn) setMode(params json.RawMessage) (any, *rpcError) {
 	if rerr != nil {
 		return nil, rerr
 	}
+	// A new mode runs on its own model: a model chosen for the old
+	// mode's agent is dropped (session/set_model again to keep it).
 	s.mu.Lock()
-	s.mode = p.ModeID
+	s.mode, s.modelOf = p.ModeID, ""
 	s.mu.Unlock()
-	if err := c.s.pool.Store().UpdateSession(c.ctx, s.id, func(st *session.Session) { st.AgentName = p.ModeID }); err != nil {
+	if err := c.s.pool.Store().UpdateSession(c.ctx, s.id, func(st *session.Session) {
+		st.AgentName = p.ModeID
+		delete(st.Metadata, metaModelOf)
+	}); err != nil {
 		c.log.Warn("acp: store mode", "session", s.id, "err", err)
 	}
 	return struct{}{}, nil

@@ -226,6 +226,7 @@ const (
 	methodSessionLoad       = "session/load"
 	methodSessionList       = "session/list"
 	methodSessionSetMode    = "session/set_mode"
+	methodSessionSetModel   = "session/set_model"
 	methodSessionPrompt     = "session/prompt"
 	methodSessionCancel     = "session/cancel"
 	methodCancelRequest     = "$/cancel_request"
