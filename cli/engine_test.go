@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -109,9 +110,13 @@ func TestRunSessionOnTemporal(t *testing.T) {
 	}
 }
 
-// serveAGUIRun posts one run of thread to an AG-UI server and returns the
-// types of the events it streamed.
-func serveAGUIRun(t *testing.T, base, path, thread, prompt string) []string {
+// serveAGUIRun posts one run of thread to an AG-UI server and returns what
+// it streamed that does not depend on timing: the types of its events, a
+// run of deltas of one message, tool call or activity list counted once,
+// and the text of each such run. The server's queue joins the deltas its
+// writer has not taken yet (server/agui, Delivery), so how many events
+// carry a text depends on when the writer ran; the text does not.
+func serveAGUIRun(t *testing.T, base, path, thread, prompt string) (types, texts []string) {
 	t.Helper()
 	body := fmt.Sprintf(`{"threadId":%q,"runId":"r-%d","messages":[{"id":"m-%d","role":"user","content":%q}]}`, thread, time.Now().UnixNano(), time.Now().UnixNano(), prompt)
 	res, err := http.Post("http://"+base+path, "application/json", strings.NewReader(body))
@@ -123,7 +128,7 @@ func serveAGUIRun(t *testing.T, base, path, thread, prompt string) []string {
 		b, _ := io.ReadAll(res.Body)
 		t.Fatalf("POST %s: %d %s", path, res.StatusCode, b)
 	}
-	var types []string
+	lastDelta := "" // the key of the delta run the last event continued
 	sc := bufio.NewScanner(res.Body)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
@@ -131,15 +136,56 @@ func serveAGUIRun(t *testing.T, base, path, thread, prompt string) []string {
 		if !ok {
 			continue
 		}
-		var e struct {
-			Type string `json:"type"`
-		}
+		var e aguiEvent
 		if err := json.Unmarshal([]byte(data), &e); err != nil {
 			t.Fatalf("SSE data %q: %v", data, err)
 		}
-		types = append(types, e.Type)
+		key, text, ok := e.delta()
+		switch {
+		case !ok:
+			types = append(types, e.Type)
+			lastDelta = ""
+		case key == lastDelta:
+			texts[len(texts)-1] += text
+		default:
+			types = append(types, e.Type)
+			texts = append(texts, text)
+			lastDelta = key
+		}
 	}
-	return types
+	return types, texts
+}
+
+// aguiEvent is what serveAGUIRun reads of an AG-UI event.
+type aguiEvent struct {
+	Type          string `json:"type"`
+	MessageID     string `json:"messageId"`
+	ToolCallID    string `json:"toolCallId"`
+	SubagentRunID string `json:"subagentRunId"`
+	Delta         string `json:"delta"`
+	Patch         []struct {
+		Op    string `json:"op"`
+		Path  string `json:"path"`
+		Value any    `json:"value"`
+	} `json:"patch"`
+}
+
+// delta reports whether e is a fragment the server's queue may join to the
+// one before it (a text, reasoning or argument delta; an append of text to
+// a list of a subagent's activity), with the key of what it belongs to and
+// its text.
+func (e aguiEvent) delta() (key, text string, ok bool) {
+	switch e.Type {
+	case "TEXT_MESSAGE_CONTENT", "REASONING_MESSAGE_CONTENT", "TOOL_CALL_ARGS":
+		return e.Type + "/" + e.MessageID + "/" + e.ToolCallID + "/" + e.SubagentRunID, e.Delta, true
+	case "ACTIVITY_DELTA":
+		if len(e.Patch) != 1 || e.Patch[0].Op != "add" || !strings.HasSuffix(e.Patch[0].Path, "/-") {
+			return "", "", false
+		}
+		s, isText := e.Patch[0].Value.(string)
+		return e.Type + "/" + e.MessageID + "/" + e.Patch[0].Path, s, isText
+	}
+	return "", "", false
 }
 
 // serve agui on Temporal: a thread's runs (the first and a follow-up on
@@ -159,10 +205,13 @@ func TestServeAGUIOnTemporal(t *testing.T) {
 
 	thread, lthread := id.Descending(id.Session), id.Descending(id.Session)
 	for _, prompt := range []string{"go", "again"} {
-		got := serveAGUIRun(t, onTemporal, "/", thread, prompt)
-		want := serveAGUIRun(t, inProcess, "/", lthread, prompt)
+		got, gotTexts := serveAGUIRun(t, onTemporal, "/", thread, prompt)
+		want, wantTexts := serveAGUIRun(t, inProcess, "/", lthread, prompt)
 		if strings.Join(got, " ") != strings.Join(want, " ") {
 			t.Errorf("prompt %q streams differ:\ntemporal:   %v\nin process: %v\nworker: %s", prompt, got, want, werr.String())
+		}
+		if !slices.Equal(gotTexts, wantTexts) {
+			t.Errorf("prompt %q streams' texts differ:\ntemporal:   %q\nin process: %q", prompt, gotTexts, wantTexts)
 		}
 		if len(got) == 0 || got[len(got)-1] != "RUN_FINISHED" {
 			t.Errorf("prompt %q: the run did not finish: %v", prompt, got)

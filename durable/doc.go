@@ -30,7 +30,10 @@
 // their ids, which the workflow made. A model turn's message is stored
 // before its events; a retried turn whose message is stored returns it
 // without calling the model again (and writes its events, rebuilt from the
-// message, when the first attempt died between the two writes).
+// message, when the first attempt died between the two writes). A
+// cancelled session waits for the activity of its current step to end
+// before it writes its end (WaitForCancellation): nothing a step writes
+// comes after the session's end.
 //
 // # Tracing
 //

@@ -485,6 +485,21 @@ func TestCancelRootCancelsTree(t *testing.T) {
 	if err := eventtest.CheckInvariants(root, got()); err != nil {
 		t.Errorf("invariants: %v", err)
 	}
+	// The store holds the same: nothing of a session after its end. The
+	// fake API's streams are over first (Close waits for them), so a model
+	// turn cancelled with its session has ended and written what it had.
+	api.Close()
+	stored, err := session.ReplayTree(context.Background(), st, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := make([]event.Event, len(stored))
+	for i, r := range stored {
+		evs[i] = r.Event
+	}
+	if err := eventtest.CheckInvariants(root, evs); err != nil {
+		t.Errorf("stored tree's invariants: %v", err)
+	}
 	all, err := session.Subtree(context.Background(), st, root)
 	if err != nil || len(all) != 2 {
 		t.Fatalf("subtree: %d sessions, %v", len(all), err)

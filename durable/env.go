@@ -22,24 +22,36 @@ import (
 )
 
 // Activity options of the workflow's steps.
+//
+// Every step that writes to the session's log waits for its activity to
+// end when the workflow is cancelled (WaitForCancellation): without it the
+// step's future fails at once, the workflow writes the session's end, and
+// the activity, which learns of the cancel only at its next heartbeat,
+// writes its events after that end (a cancelled child's text deltas after
+// its run_error, in the store and in the follower's stream). A cancelled
+// activity that ends anyway (its model call finished first) is a step
+// that completed: its events come before the end, and count.
 var (
 	// A model turn: retried twice at most (a completed one is never
 	// called again, see the package doc); a dead worker is noticed within
 	// the heartbeat timeout.
 	turnOptions = workflow.ActivityOptions{
 		StartToCloseTimeout: 30 * time.Minute, HeartbeatTimeout: 10 * time.Second,
-		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 3, NonRetryableErrorTypes: []string{errTooLarge}},
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 3, NonRetryableErrorTypes: []string{errTooLarge}},
+		WaitForCancellation: true,
 	}
 	// A tool call runs once: a tool may not be idempotent (a shell
 	// command); a failure is the call's error result, for the model.
 	toolOptions = workflow.ActivityOptions{
 		StartToCloseTimeout: 30 * time.Minute, HeartbeatTimeout: 10 * time.Second,
-		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1},
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
+		WaitForCancellation: true,
 	}
 	// Store writes are idempotent (see Pending): retried.
 	storeOptions = workflow.ActivityOptions{
 		StartToCloseTimeout: time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 200 * time.Millisecond, MaximumAttempts: 20},
+		WaitForCancellation: true,
 	}
 	// A child's creation (Spawn) and a session's end are local
 	// activities, retried as store writes; past the workflow task's

@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/id"
@@ -96,8 +98,7 @@ func RunRoot(ctx context.Context, c client.Client, st session.Store, req RootReq
 	defer stopGet() // a wait that was given up ends with the call
 	go func() {
 		var o SessionOutput
-		err := run.Get(getCtx, &o)
-		got <- ended{o, err}
+		got <- ended{o, waitResult(getCtx, run, &o)}
 	}()
 	var out SessionOutput
 	select {
@@ -119,6 +120,49 @@ func RunRoot(ctx context.Context, c client.Client, st session.Store, req RootReq
 		return sid, out, fmt.Errorf("root workflow: %w", err)
 	}
 	return sid, out, ferr
+}
+
+// waitRetryFor bounds how long waitResult goes on waiting for a result
+// through failed waits: a server that answers nothing for that long is
+// taken as gone.
+const waitRetryFor = 5 * time.Minute
+
+// waitResult waits for run's result. A wait that failed on its way to the
+// server (a long poll the server did not answer in time, under load; a
+// connection lost) says nothing of the run, which goes on: it is waited
+// for again, after a pause that doubles up to 5 s, for waitRetryFor at
+// most. Returning such a failure as the run's end made RunRoot stop
+// following a run that then went on (TestKillWorkerMidTeam under load:
+// "root workflow: context deadline exceeded").
+func waitResult(ctx context.Context, run client.WorkflowRun, out *SessionOutput) error {
+	err := run.Get(ctx, out)
+	giveUp := time.Now().Add(waitRetryFor)
+	for pause := 100 * time.Millisecond; err != nil && waitFailed(err) && time.Now().Before(giveUp); pause = min(2*pause, 5*time.Second) {
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		err = run.Get(ctx, out)
+	}
+	return err
+}
+
+// waitFailed reports whether err, from waiting for a workflow's result,
+// is the wait's failure rather than the workflow's end: an RPC that timed
+// out, could not reach the server or was refused for the server's load.
+// The end of a workflow (failed, cancelled, timed out, terminated) is a
+// *temporal.WorkflowExecutionError or another of the SDK's end errors.
+func waitFailed(err error) bool {
+	if _, ended := errors.AsType[*temporal.WorkflowExecutionError](err); ended {
+		return false
+	}
+	_, timedOut := errors.AsType[*serviceerror.DeadlineExceeded](err)
+	_, unreachable := errors.AsType[*serviceerror.Unavailable](err)
+	_, refused := errors.AsType[*serviceerror.ResourceExhausted](err)
+	return timedOut || unreachable || refused || errors.Is(err, context.DeadlineExceeded)
 }
 
 // rootSession returns the root's record and how many events its log has

@@ -12,29 +12,6 @@ import (
 	"github.com/agentpool/agentpool/session"
 )
 
-// A pool of three model agents (two sharing nothing) and a team.
-const modelsManifest = `
-default_agent: lead
-agents:
-  lead:
-    model: {type: scripted, model: steady, turns: ["lead answers itself"]}
-    tools: [subagent]
-  planner:
-    model:
-      type: scripted
-      model: planner
-      turns:
-        - tool_calls: [{name: task, args: {agent_or_team: helper, description: Ask the helper, prompt: Help}}]
-        - "planned with help"
-    tools: [subagent]
-  helper:
-    model: {type: test, model: quick, call_tools: [], custom_output_text: "helped"}
-teams:
-  crew:
-    mode: parallel
-    members: [helper]
-`
-
 // lastAnswer is the text of a stored session's last assistant message.
 func lastAnswer(t *testing.T, st session.Store, sid string) string {
 	t.Helper()
@@ -58,7 +35,7 @@ func lastAnswer(t *testing.T, st session.Store, sid string) string {
 func TestSDKSessionModel(t *testing.T) {
 	servertest.NoLeaks(t)
 	ed := newEditor(t, nil)
-	conn, _, ws, _ := sdkSessionWith(t, ed, modelsManifest, nil)
+	conn, _, ws, _ := sdkSessionWith(t, ed, servertest.ModelChoiceManifest, nil)
 	ctx := context.Background()
 	st := ed.pool.Store()
 

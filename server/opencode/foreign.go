@@ -3,6 +3,7 @@ package opencode
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentpool/agentpool/event"
@@ -69,8 +70,9 @@ type foreignRuns struct {
 	b      *base
 	mapper *eventMapper
 	proj   *sessiontree.Projection
-	// local holds the roots of this process's runs (owner -> time of the
-	// last event seen, for pruning): never followed.
+	// local holds the roots of this process's runs (owner -> the second
+	// of the last event seen, a *atomic.Int64 of Unix seconds, for
+	// pruning): never followed.
 	local sync.Map
 
 	stop context.CancelFunc
@@ -103,7 +105,19 @@ type localRuns struct {
 }
 
 func (l localRuns) Observe(ctx context.Context, owner string, e event.Event) {
-	l.f.local.Store(owner, time.Now())
+	// Every event of every local run comes here: a root's entry is made
+	// once and its second moved in place, not a map store (and a boxed
+	// time) per event.
+	now := time.Now().Unix()
+	if v, ok := l.f.local.Load(owner); ok {
+		if seen := v.(*atomic.Int64); seen.Load() != now {
+			seen.Store(now)
+		}
+	} else {
+		seen := new(atomic.Int64)
+		seen.Store(now)
+		l.f.local.Store(owner, seen)
+	}
 	l.next.Observe(ctx, owner, e)
 }
 
@@ -405,8 +419,9 @@ func (f *foreignRuns) observe(ctx context.Context, root string, fl *followed) bo
 // forgetLocal forgets the local roots not seen for a minute (their runs
 // ended).
 func (f *foreignRuns) forgetLocal() {
+	now := time.Now().Unix()
 	f.local.Range(func(k, v any) bool {
-		if time.Since(v.(time.Time)) > time.Minute {
+		if now-v.(*atomic.Int64).Load() > int64(time.Minute/time.Second) {
 			f.local.Delete(k)
 		}
 		return true

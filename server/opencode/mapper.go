@@ -32,11 +32,12 @@ func (s *base) publish(typ, sid string, props any) {
 	s.hub.publish(e)
 }
 
-// publishDelta publishes a message.part.delta, the most frequent event:
-// its properties are encoded when a stream writes it (deltaProps.appendJSON),
-// and it costs one allocation.
-func (s *base) publishDelta(d deltaProps) {
-	s.hub.publish(newDelta(s.dirOfID(d.SessionID), d))
+// publishDelta publishes a message.part.delta of the session whose state
+// is st, the most frequent event: its properties are encoded when a stream
+// writes it (deltaProps.appendJSON), and it costs one allocation and no
+// look-up of the session.
+func (s *base) publishDelta(st *sessState, d deltaProps) {
+	s.hub.publish(newDelta(st.dirOr(s.dir), d))
 }
 
 // setBusyLocked marks a session running and publishes session.status
@@ -337,7 +338,7 @@ func (s *eventMapper) partDelta(st *sessState, d sessiontree.PartDelta) {
 			p.grow(d.Delta)
 		}
 	}
-	s.publishDelta(deltaProps{SessionID: d.SessionID, MessageID: d.MessageID, PartID: d.PartID, Field: d.Field, Delta: d.Delta})
+	s.publishDelta(st, deltaProps{SessionID: d.SessionID, MessageID: d.MessageID, PartID: d.PartID, Field: d.Field, Delta: d.Delta})
 }
 
 // wirePart converts a part of the projection. Parts are values: a later

@@ -4,32 +4,9 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-)
 
-// modelsYAML: lead answers itself on its own model (steady); planner's
-// model (planner) delegates to helper, whose own model (quick) is priced;
-// crew is a team.
-const modelsYAML = `
-default_agent: lead
-agents:
-  lead:
-    model: {type: scripted, model: steady, turns: ["lead answers itself"]}
-    tools: [subagent]
-  planner:
-    model:
-      type: scripted
-      model: planner
-      turns:
-        - tool_calls: [{name: task, args: {agent_or_team: helper, description: Ask the helper, prompt: Help}}]
-        - "planned with help"
-    tools: [subagent]
-  helper:
-    model: {type: test, model: quick, call_tools: [], custom_output_text: "helped", input_price: 3, output_price: 15}
-teams:
-  crew:
-    mode: parallel
-    members: [helper]
-`
+	"github.com/agentpool/agentpool/server/internal/servertest"
+)
 
 func modelPrompt(text, provider, model string) string {
 	b, _ := json.Marshal(map[string]any{"parts": []any{map[string]any{"type": "text", "text": text}},
@@ -57,7 +34,7 @@ func assistantModels(t *testing.T, base, sid string) []string {
 // answered, live and read back from the store.
 func TestPromptModelChoice(t *testing.T) {
 	noLeaks(t)
-	p := newPool(t, modelsYAML)
+	p := newPool(t, servertest.ModelChoiceManifest)
 	_, base := newServer(t, p, Options{})
 
 	provs := mustCall(t, 200, "GET", base+"/provider", "")
@@ -137,7 +114,7 @@ func TestPromptModelChoice(t *testing.T) {
 // why, on both prompt routes, and nothing runs.
 func TestPromptModelRefused(t *testing.T) {
 	noLeaks(t)
-	p := newPool(t, modelsYAML)
+	p := newPool(t, servertest.ModelChoiceManifest)
 	_, base := newServer(t, p, Options{})
 	sid := str(createSession(t, base, "")["id"])
 	for _, c := range []struct {

@@ -55,7 +55,10 @@ func (s *stamper) Run(_ context.Context, inv *spawn.Invocation) spawn.Result {
 		if tick != nil {
 			<-tick
 		}
-		inv.Sink.Emit(event.PartDelta{Index: 0, Delta: event.Delta{PartDeltaKind: event.PartText, ContentDelta: strconv.FormatInt(time.Now().UnixNano(), 10) + " "}})
+		// One string per delta, as a model's token (not a number's
+		// string and then its concatenation).
+		stamp := append(strconv.AppendInt(make([]byte, 0, 24), time.Now().UnixNano(), 10), ' ')
+		inv.Sink.Emit(event.PartDelta{Index: 0, Delta: event.Delta{PartDeltaKind: event.PartText, ContentDelta: string(stamp)}})
 	}
 	inv.Sink.Emit(event.StreamComplete{Message: event.Message{Role: "assistant", Content: "done", FinishReason: "stop"}})
 	return spawn.Result{Output: "done", StopReason: event.StopCompleted}

@@ -112,6 +112,12 @@ type sessionFacts struct {
 	// evicting lets one caller at a time scan for transcripts to drop;
 	// the others go on (TryLock), since one scan frees room for many.
 	evicting sync.Mutex
+	// added counts the transcripts ever made; past the bound, a scan
+	// runs when it reaches rescanAt, MaxSessions/8 after the last scan:
+	// a scan that could not get under the bound (more sessions running
+	// than MaxSessions) is not repeated at every new transcript, each of
+	// which would visit every session again for nothing.
+	added, rescanAt atomic.Int64
 }
 
 func newSessionFacts(max int) *sessionFacts { return &sessionFacts{max: max} }
@@ -165,10 +171,16 @@ func (f *sessionFacts) touch(st *sessState, create bool) *transcript {
 		return t // kept by nobody: the session is gone
 	}
 	st.trans = t
-	if f.cached.Add(1) > int64(f.max) {
+	f.add()
+	return t
+}
+
+// add counts a new transcript and scans for some to drop past the bound.
+func (f *sessionFacts) add() {
+	n := f.added.Add(1)
+	if f.cached.Add(1) > int64(f.max) && n >= f.rescanAt.Load() {
 		f.evict()
 	}
-	return t
 }
 
 // keep installs t as st's transcript unless it has one, and returns the
@@ -179,18 +191,19 @@ func (f *sessionFacts) keep(st *sessState, t *transcript) *transcript {
 		return cmp.Or(st.trans, t)
 	}
 	st.trans = t
-	if f.cached.Add(1) > int64(f.max) {
-		f.evict()
-	}
+	f.add()
 	return t
 }
 
 // evict drops the least recently used transcripts of sessions that are
 // not running until the cache is an eighth under its bound: one scan per
 // MaxSessions/8 new transcripts, not one per new transcript (a scan visits
-// every session). It may run while the caller holds one session's lock
-// (whose transcript is then kept): the others are only tried, never
-// waited for, so no two locks of sessions are ever waited for at once.
+// every session), also when a scan could not get under the bound (running
+// sessions are never dropped: with more of them than MaxSessions, the
+// bound is exceeded by them and at most MaxSessions/8 idle ones). It may
+// run while the caller holds one session's lock (whose transcript is then
+// kept): the others are only tried, never waited for, so no two locks of
+// sessions are ever waited for at once.
 func (f *sessionFacts) evict() {
 	if !f.evicting.TryLock() {
 		return
@@ -223,6 +236,7 @@ func (f *sessionFacts) evict() {
 		}
 		v.st.mu.Unlock()
 	}
+	f.rescanAt.Store(f.added.Load() + int64(max(f.max/8, 1)))
 }
 
 // transcripts is the number of transcripts in memory.
@@ -261,11 +275,15 @@ func (s *base) dirOf(rec session.Session) string {
 }
 
 // dirOfID is the recorded directory of session sid, else the server's.
-func (s *base) dirOfID(sid string) string {
-	if st := s.facts.get(sid); st != nil {
+func (s *base) dirOfID(sid string) string { return s.facts.get(sid).dirOr(s.dir) }
+
+// dirOr is the recorded directory of the session whose state is st, else
+// (none recorded, or st nil) def.
+func (st *sessState) dirOr(def string) string {
+	if st != nil {
 		if d := st.dir.Load(); d != nil {
 			return *d
 		}
 	}
-	return s.dir
+	return def
 }

@@ -73,3 +73,34 @@ func TestEvictionKeepsRecentAndRunning(t *testing.T) {
 		}
 	}
 }
+
+// TestEvictionWhileAllRun: with more sessions running than MaxSessions no
+// transcript can go, and the scan that found none is not repeated at
+// every new transcript but after MaxSessions/8 of them; once the
+// sessions are idle, that scan drops the oldest down to 7/8 of the bound.
+func TestEvictionWhileAllRun(t *testing.T) {
+	f := newSessionFacts(16)
+	add := func(i int, busy bool) {
+		st := f.ensure(fmt.Sprintf("s%d", i))
+		st.busy.Store(busy)
+		st.mu.Lock()
+		f.touch(st, true)
+		st.mu.Unlock()
+	}
+	for i := range 40 {
+		add(i, true)
+	}
+	if n := f.transcripts(); n != 40 {
+		t.Fatalf("%d transcripts of 40 running sessions, want all kept", n)
+	}
+	// Scans ran at the 17th, 19th, 21st, ... transcript: one per
+	// MaxSessions/8 = 2 new ones, not one per new one.
+	if got, want := f.rescanAt.Load(), int64(41); got != want {
+		t.Fatalf("next scan at the %dth transcript, want %dth", got, want)
+	}
+	f.each(func(_ string, st *sessState) { st.busy.Store(false) })
+	add(40, false)
+	if n := f.transcripts(); n != 14 {
+		t.Fatalf("%d transcripts after the sessions ended, want 14", n)
+	}
+}
