@@ -305,7 +305,10 @@ func (m *mover) text(wc workflow.Context, id string) EndText {
 // history is past the bounds, it started a member of its own (each run
 // makes progress), members wait to start, and nothing stops it.
 func (m *mover) due(wctx workflow.Context, ctx context.Context) bool {
-	if m.gaveUp || m.unkeyed || m.draining || m.begun == 0 || m.blocked == 0 || ctx.Err() != nil {
+	// wctx too: a cancel of the workflow reaches ctx only once the
+	// coroutine that relays it runs, and a due run whose drain stops at
+	// once (cancelled) must wait for it, not loop without yielding.
+	if m.gaveUp || m.unkeyed || m.draining || m.begun == 0 || m.blocked == 0 || ctx.Err() != nil || wctx.Err() != nil {
 		return false
 	}
 	info := workflow.GetInfo(wctx)
