@@ -184,6 +184,11 @@ func BenchmarkTeamOnTemporal(b *testing.B) {
 	n := envInt(b, envScaleMembers, 200)
 	continueAfter := envInt(b, envScaleContinue, DefaultContinueAfterEvents)
 	window := envInt(b, envScaleWindow, DefaultMaxInFlight)
+	// The bare parent keeps its own window: it does not continue as new,
+	// and at 10,000 children in a window of 100 its history (about five
+	// events a child, more workflow tasks in a narrow window) passed
+	// Temporal's limit and the server terminated it.
+	bareWindow := envInt(b, envScaleBareWindow, DefaultMaxInFlight)
 	addr := startDevServer(b)
 	api := newFakeAPI(b, 0)
 	db := testDB(b)
@@ -212,7 +217,7 @@ func BenchmarkTeamOnTemporal(b *testing.B) {
 		b.StopTimer()
 		start := time.Now()
 		fmt.Fprintf(os.Stderr, "%s bare parent: %d empty child workflows\n", start.UTC().Format(time.TimeOnly), n)
-		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: fmt.Sprintf("bare-%d", start.UnixNano()), TaskQueue: testQueue}, bareParentName, n, window)
+		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: fmt.Sprintf("bare-%d", start.UnixNano()), TaskQueue: testQueue}, bareParentName, n, bareWindow)
 		if err == nil {
 			err = run.Get(ctx, nil)
 		}
@@ -324,6 +329,9 @@ func TestKillWorkerMidTeamContinued(t *testing.T) {
 const (
 	envScaleContinue = "AGENTPOOL_SCALE_CONTINUE_AFTER"
 	envScaleWindow   = "AGENTPOOL_SCALE_WINDOW"
+	// envScaleBareWindow sets the bare parent's window (default
+	// DefaultMaxInFlight).
+	envScaleBareWindow = "AGENTPOOL_SCALE_BARE_WINDOW"
 )
 
 // killMidTeam runs a parallel team of members members in a window of
