@@ -73,6 +73,13 @@ func (e *wfEnv) Parallel(ctx context.Context, n int, fn func(ctx context.Context
 	}
 	if len(carried) > 0 {
 		_ = workflow.Await(wc, func() bool { return live == 0 })
+		// Their answers first, in this coroutine: each carried branch
+		// then runs to its end without blocking. Thousands of branches
+		// waiting for the one read made each pass of the dispatcher
+		// resume them all, and the 10,000-member team's last workflow
+		// task timed out again and again (10 s).
+		m.textsDue = true
+		m.text(wc, "")
 		for _, i := range carried {
 			start(i)
 		}

@@ -406,8 +406,14 @@ func killMidTeam(t *testing.T, members, window, continueAfter int) []runStats {
 	if killedAt.IsZero() {
 		t.Fatal("no worker was killed")
 	}
-	if len(ends) != members || most > window {
-		t.Errorf("%d members ended (want %d), at most %d ran at once (window %d)", len(ends), members, most, window)
+	// The stream may show one member more than the window around the
+	// kill: a member that the killed worker's unfinished workflow task
+	// created (its Create, a local activity, stored its start) is stored
+	// before the end of the member whose slot it took, which the task done
+	// again on the other worker writes later. The workflow never runs more
+	// than the window; the stream's order is the store's.
+	if len(ends) != members || most > window+1 {
+		t.Errorf("%d members ended (want %d), at most %d ran at once (window %d, one more around the kill)", len(ends), members, most, window)
 	}
 	for id, name := range starts {
 		if ends[id] == 0 {
