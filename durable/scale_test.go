@@ -10,6 +10,7 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/workflow"
 	"google.golang.org/protobuf/proto"
@@ -112,10 +113,20 @@ type runStats struct {
 	Events int
 }
 
+// describeWorkflow is the server's description of a workflow id's
+// current run.
+func describeWorkflow(ctx context.Context, c client.Client, id string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
+	d, err := c.DescribeWorkflow(ctx, id, "")
+	if err != nil {
+		return nil, err
+	}
+	return d.RawResponse, nil
+}
+
 // runsOf follows a workflow id's chain of runs (continue-as-new) from its
 // first run: each run's history length, in order.
 func runsOf(ctx context.Context, c client.Client, id string) ([]runStats, error) {
-	desc, err := c.DescribeWorkflowExecution(ctx, id, "")
+	desc, err := describeWorkflow(ctx, c, id)
 	if err != nil {
 		return nil, err
 	}
@@ -393,7 +404,7 @@ func killMidTeam(t *testing.T, members, window, continueAfter int) []runStats {
 	defer cancel()
 	root, out, err := RunRoot(ctx, c, st, RootRequest{Node: node, Prompt: "Answer.", TaskQueue: testQueue}, sink)
 	if err != nil {
-		if d, derr := c.DescribeWorkflowExecution(context.Background(), root, ""); derr == nil {
+		if d, derr := describeWorkflow(context.Background(), c, root); derr == nil {
 			t.Logf("the team's workflow: %v, %d history events, %d pending activities, %d pending children; %d members ended",
 				d.GetWorkflowExecutionInfo().GetStatus(), d.GetWorkflowExecutionInfo().GetHistoryLength(),
 				len(d.GetPendingActivities()), len(d.GetPendingChildren()), ended)
@@ -536,7 +547,7 @@ func TestCancelTeamAcrossContinueAsNew(t *testing.T) {
 		if err != nil || (sess.Status != session.StatusCompleted && sess.Status != session.StatusAborted) {
 			t.Errorf("member %s: %s, %v", id, sess.Status, err)
 		}
-		d, err := c.DescribeWorkflowExecution(ctx, id, "")
+		d, err := describeWorkflow(ctx, c, id)
 		if err != nil || d.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 			t.Errorf("member %s's workflow: %v, %v", id, d.GetWorkflowExecutionInfo().GetStatus(), err)
 		}
