@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/agentpool/agentpool/event"
@@ -24,11 +23,7 @@ func TestMaxSpawnsExactOnDevServer(t *testing.T) {
 	const maxSpawns = 4
 	addr := startDevServer(t)
 	db := testDB(t)
-	c, err := client.Dial(client.Options{HostPort: addr, Logger: quietLogger{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialTest(t, addr)
 	var p *pool.Pool
 	for range 2 {
 		p = fanOutPool(t, openTestDB(t, db), maxSpawns)

@@ -6,6 +6,8 @@ import (
 	"os"
 	"testing"
 
+	"go.temporal.io/sdk/client"
+
 	"github.com/agentpool/agentpool/internal/temporaltest"
 )
 
@@ -28,4 +30,16 @@ func (quietLogger) Error(msg string, kv ...any) {
 	if flag.Parsed() && testing.Verbose() {
 		fmt.Fprintln(os.Stderr, append([]any{"temporal:", msg}, kv...)...)
 	}
+}
+
+// dialTest dials the dev server at addr as the tests' client, closed when
+// the test ends.
+func dialTest(t testing.TB, addr string) client.Client {
+	t.Helper()
+	c, err := client.Dial(client.Options{HostPort: addr, Logger: quietLogger{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
 }

@@ -100,11 +100,7 @@ func TestAsyncTaskAndCommandHooksOnWorker(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	c, err := client.Dial(client.Options{HostPort: addr, Logger: quietLogger{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialTest(t, addr)
 	sink, got := eventtest.Collect()
 	node, _ := p.Node("boss")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

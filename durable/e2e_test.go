@@ -334,11 +334,7 @@ func TestKillWorkerMidChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	c, err := client.Dial(client.Options{HostPort: addr, Logger: quietLogger{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialTest(t, addr)
 
 	if session.Notifier(st) != nil {
 		// The follower reads on the store's notices alone: the checks
@@ -451,11 +447,7 @@ func TestCancelRootCancelsTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	c, err := client.Dial(client.Options{HostPort: addr, Logger: quietLogger{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialTest(t, addr)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	cancelled := make(chan time.Time, 1)
@@ -528,11 +520,7 @@ func TestKillAllWorkersThenStartOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	c, err := client.Dial(client.Options{HostPort: addr, Logger: quietLogger{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialTest(t, addr)
 	restarted := make(chan struct{})
 	go func() {
 		defer close(restarted)

@@ -8,7 +8,6 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
-	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -41,11 +40,7 @@ func TestRecordTeamHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	c, err := client.Dial(client.Options{HostPort: addr, Logger: quietLogger{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialTest(t, addr)
 	w := worker.New(c, testQueue, worker.Options{})
 	e := engineFor(p)
 	e.TaskQueue = testQueue

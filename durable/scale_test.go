@@ -365,11 +365,7 @@ func killMidTeam(t *testing.T, members, window, continueAfter int) []runStats {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	c, err := client.Dial(client.Options{HostPort: addr, Logger: quietLogger{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialTest(t, addr)
 
 	// The follower's sink: at the members' halfway end, the first worker
 	// is killed (in the sink: the follower waits, the workers go on).
@@ -507,11 +503,7 @@ func TestCancelTeamAcrossContinueAsNew(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	c, err := client.Dial(client.Options{HostPort: addr, Logger: quietLogger{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialTest(t, addr)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	runCtx, cancelRun := context.WithCancel(ctx)

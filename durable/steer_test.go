@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/agentpool/agentpool/event"
@@ -140,11 +139,7 @@ func TestParentSteersChildrenOnDevServer(t *testing.T) {
 	addr := startDevServer(t)
 	st := openTestDB(t, testDB(t))
 	p := steerPool(t, st)
-	c, err := client.Dial(client.Options{HostPort: addr, Logger: quietLogger{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialTest(t, addr)
 	const queue = "agentpool-steer"
 	w := worker.New(c, queue, worker.Options{WorkerStopTimeout: 5 * time.Second})
 	e := engineFor(p)
