@@ -168,6 +168,14 @@ type mover struct {
 	textsDue                    bool
 	texts                       workflow.Future // the Ends activity, once asked
 	textAt                      map[string]int
+	// read holds the Ends activity's answer once decoded (readErr its
+	// failure): a Get decodes the whole payload each time, and thousands
+	// of carried members decoding 10,000 answers each took the last
+	// workflow task of a 10,000-member team past its 10 s timeout, again
+	// and again.
+	read    []EndText
+	readErr error
+	decoded bool
 }
 
 func newMover(env *wfEnv, in SessionInput, afterEvents, afterBytes int, started time.Time) *mover {
@@ -291,12 +299,16 @@ func (m *mover) text(wc workflow.Context, id string) EndText {
 		in := EndsInput{Session: m.env.j.sid, AfterSeq: m.first, IDs: ids, Budget: MaxResultText}
 		m.texts = workflow.ExecuteActivity(workflow.WithActivityOptions(wc, storeOptions), actEnds, in)
 	}
-	var texts []EndText
-	if err := m.texts.Get(wc, &texts); err != nil {
-		return EndText{E: fmt.Sprintf("its end could not be read from the store: %v", err)}
+	if !m.decoded {
+		// Get blocks until the activity ended; decoded once it did.
+		m.readErr = m.texts.Get(wc, &m.read)
+		m.decoded = true
 	}
-	if i, ok := m.textAt[id]; ok && i < len(texts) {
-		return texts[i]
+	if m.readErr != nil {
+		return EndText{E: fmt.Sprintf("its end could not be read from the store: %v", m.readErr)}
+	}
+	if i, ok := m.textAt[id]; ok && i < len(m.read) {
+		return m.read[i]
 	}
 	return EndText{}
 }

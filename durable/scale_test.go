@@ -334,6 +334,22 @@ func TestKillWorkerMidTeamContinued(t *testing.T) {
 	}
 }
 
+// The kill at scale, by hand (not in make test; skipped unless
+// AGENTPOOL_SCALE_MEMBERS is set): killMidTeam's checks on a team of
+// AGENTPOOL_SCALE_MEMBERS members in a window of AGENTPOOL_SCALE_WINDOW
+// (default 100), continuing as new past AGENTPOOL_SCALE_CONTINUE_AFTER
+// history events (default 10,000: docs/temporal.md's advice for teams of
+// thousands). Give go test a -timeout long enough for the team (about
+// 50 ms a member on the 2-core machine, BENCHMARKS.md).
+func TestKillWorkerMidTeamAtScale(t *testing.T) {
+	if os.Getenv(envScaleMembers) == "" {
+		t.Skipf("%s is not set", envScaleMembers)
+	}
+	n := envInt(t, envScaleMembers, 0)
+	runs := killMidTeam(t, n, envInt(t, envScaleWindow, 100), envInt(t, envScaleContinue, 10_000))
+	t.Logf("%d members: the team's workflow ran %d times", n, len(runs))
+}
+
 // envScaleContinue sets BenchmarkTeamOnTemporal's ContinueAfterEvents
 // (default DefaultContinueAfterEvents), envScaleWindow its window, the
 // team's and the bare parent's (default DefaultMaxInFlight).
@@ -370,6 +386,7 @@ func killMidTeam(t *testing.T, members, window, continueAfter int) []runStats {
 	// The follower's sink: at the members' halfway end, the first worker
 	// is killed (in the sink: the follower waits, the workers go on).
 	var killedAt time.Time
+	begun := time.Now()
 	ended, running, most, mostBefore := 0, 0, 0, 0
 	ends := map[string]int{}
 	starts := map[string]string{}    // child session → member
@@ -395,11 +412,21 @@ func killMidTeam(t *testing.T, members, window, continueAfter int) []runStats {
 			if ended == members/2 {
 				killedAt = time.Now()
 				workers[0].kill()
+				fmt.Fprintf(os.Stderr, "%s team: worker killed after %d of %d members ended (%s)\n", killedAt.UTC().Format(time.TimeOnly), ended, members, time.Since(begun).Round(time.Second))
+			} else if ended%500 == 0 {
+				// A large team's run is watchable (none of 60 members).
+				fmt.Fprintf(os.Stderr, "%s team: %d of %d members ended (%s)\n", time.Now().UTC().Format(time.TimeOnly), ended, members, time.Since(begun).Round(time.Second))
 			}
 		}
 	})
 	node, _ := p.Node("crew")
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	// The test's own deadline bounds a large team's run (go test
+	// -timeout), less a minute for the checks; 10 minutes without one.
+	deadline := time.Now().Add(10 * time.Minute)
+	if d, ok := t.Deadline(); ok {
+		deadline = d.Add(-time.Minute)
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	root, out, err := RunRoot(ctx, c, st, RootRequest{Node: node, Prompt: "Answer.", TaskQueue: testQueue}, sink)
 	if err != nil {
@@ -467,12 +494,21 @@ func killMidTeam(t *testing.T, members, window, continueAfter int) []runStats {
 		}
 	}
 	// The team's answer has every member's (those that ended in an
-	// earlier run of its workflow read back from the store).
+	// earlier run of its workflow read back from the store), in order, up
+	// to MaxResultText: past it the answer is cut (thousands of members),
+	// and each member's whole answer is in its own session (checked
+	// above).
+	cut := strings.LastIndex(out.Output, "\n\n[cut: ")
+	at := 0 // where member i's answer begins in the joined answers
 	for i := range members {
-		if want := fmt.Sprintf("[worker-%d]\nThe answer is 42.", i); !strings.Contains(out.Output, want) {
-			t.Errorf("the team's answer lacks %q", want)
+		want := fmt.Sprintf("[worker-%d]\nThe answer is 42.", i)
+		if !strings.Contains(out.Output, want) {
+			if cut < 0 || at+len(want) <= cut {
+				t.Errorf("the team's answer lacks %q (%d bytes, cut at %d)", want, len(out.Output), cut)
+			}
 			break
 		}
+		at += len(want) + len("\n\n")
 	}
 	runs, err := runsOf(ctx, c, root)
 	if err != nil {
