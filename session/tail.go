@@ -21,13 +21,24 @@ import (
 // ended), so a poll that reads the end reads every event of the child
 // before it; and a child is read only after its start was.
 //
+// The same order lets a poll stop reading a child whose end it has read:
+// the poll reads the child after its parent's spawn_session_end, so it
+// hands on the child's last events, and the child's log has no more.
+// A tree of thousands of children is then read a session per child still
+// running, not a session per child ever started (a 10,000-member team's
+// follower read every member's log at each poll, BENCHMARKS.md). A child
+// started again (its parent's spawn_session_start once more: a resumed
+// child) is read again.
+//
 // A TreeTail is not safe for concurrent use: one follower polls it.
 type TreeTail struct {
 	st    Store
 	root  string
-	order []string         // the sessions found, parents first
+	order []string         // the sessions read at each poll, parents first
 	seen  map[string]int64 // session -> last seq handed on
 	wrap  map[string]event.Subagent
+	// done are the children found that ended: no longer in order.
+	done map[string]bool
 }
 
 // NewTreeTail returns a tail of root's tree whose first Poll gives the
@@ -35,7 +46,7 @@ type TreeTail struct {
 // start, from their logs' starts).
 func NewTreeTail(st Store, root string, afterSeq int64) *TreeTail {
 	return &TreeTail{st: st, root: root, order: []string{root},
-		seen: map[string]int64{root: afterSeq}, wrap: map[string]event.Subagent{root: {}}}
+		seen: map[string]int64{root: afterSeq}, wrap: map[string]event.Subagent{root: {}}, done: map[string]bool{}}
 }
 
 // Root is the id of the tail's root.
@@ -56,6 +67,7 @@ func (t *TreeTail) Has(id string) bool {
 // shared between the events of a session: consumers must not modify them.
 func (t *TreeTail) Poll(ctx context.Context) ([]Replayed, error) {
 	var batch []Record
+	ended := map[string]bool{} // children whose end this poll read
 	for i := 0; i < len(t.order); i++ {
 		sid := t.order[i]
 		recs, err := t.st.Events(ctx, sid, t.seen[sid])
@@ -67,16 +79,36 @@ func (t *TreeTail) Poll(ctx context.Context) ([]Replayed, error) {
 		}
 		for _, r := range recs {
 			t.seen[sid] = r.Seq
-			if sp, ok := r.Event.(event.SpawnSessionStart); ok && !t.Has(sp.ChildSessionID) {
-				t.wrap[sp.ChildSessionID] = event.Subagent{
-					SourceName: sp.SourceName, SourceType: sp.SourceType, Depth: sp.Depth,
-					ChildSessionID: sp.ChildSessionID, ParentSessionID: sp.ParentSessionID, ToolCallID: sp.ToolCallID,
-					Path: append(slices.Clone(t.wrap[sid].Path), sp.ChildSessionID),
+			switch sp := r.Event.(type) {
+			case event.SpawnSessionStart:
+				switch {
+				case !t.Has(sp.ChildSessionID):
+					t.wrap[sp.ChildSessionID] = event.Subagent{
+						SourceName: sp.SourceName, SourceType: sp.SourceType, Depth: sp.Depth,
+						ChildSessionID: sp.ChildSessionID, ParentSessionID: sp.ParentSessionID, ToolCallID: sp.ToolCallID,
+						Path: append(slices.Clone(t.wrap[sid].Path), sp.ChildSessionID),
+					}
+					t.order = append(t.order, sp.ChildSessionID)
+				case t.done[sp.ChildSessionID]:
+					delete(t.done, sp.ChildSessionID)
+					t.order = append(t.order, sp.ChildSessionID)
 				}
-				t.order = append(t.order, sp.ChildSessionID)
+				delete(ended, sp.ChildSessionID)
+			case event.SpawnSessionEnd:
+				if sp.ChildSessionID != t.root && t.Has(sp.ChildSessionID) {
+					ended[sp.ChildSessionID] = true
+				}
 			}
 		}
 		batch = append(batch, recs...)
+	}
+	if len(ended) > 0 {
+		// Read in this poll after their ends (later in order than their
+		// parents): nothing of them is left to read.
+		t.order = slices.DeleteFunc(t.order, func(sid string) bool { return ended[sid] })
+		for sid := range ended {
+			t.done[sid] = true
+		}
 	}
 	sortByGlobalSeq(batch)
 	out := make([]Replayed, len(batch))

@@ -190,6 +190,69 @@ func TestTreeTailReadsAgainAfterAFailedRead(t *testing.T) {
 	}
 }
 
+// counting counts the reads of each session's log.
+type counting struct {
+	session.Store
+	reads map[string]int
+}
+
+func (c *counting) Events(ctx context.Context, sid string, after int64) ([]session.Record, error) {
+	c.reads[sid]++
+	return c.Store.Events(ctx, sid, after)
+}
+
+// A poll that reads a child's end (its parent's spawn_session_end) hands
+// on the child's last events, and the polls after it no longer read the
+// child's log; a child started again (a resumed child: its start once
+// more) is read again, from where it was.
+func TestTreeTailStopsReadingEndedChildren(t *testing.T) {
+	ctx := context.Background()
+	tt := newTailTree(t)
+	tt.create("root", "", 0)
+	c := &counting{Store: tt.st, reads: map[string]int{}}
+	tail := session.NewTreeTail(c, "root", 0)
+	var got []session.Replayed
+	poll := func() {
+		t.Helper()
+		rs, err := tail.Poll(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, rs...)
+	}
+	tt.spawn("root", "kid", "c1", 1)
+	tt.spawn("root", "other", "c2", 1)
+	poll()
+	tt.append("kid", text("last words"))
+	tt.end("root", "kid", "c1", 1)
+	poll() // reads the end, then the kid's last words
+	reads := c.reads["kid"]
+	poll()
+	poll()
+	if c.reads["kid"] != reads || c.reads["other"] != reads+2 {
+		t.Errorf("after its end the kid's log was read %d times more, the running child's %d (want 0 and 2)",
+			c.reads["kid"]-reads, c.reads["other"]-reads)
+	}
+	// Resumed: started again, read again, its new events handed on once.
+	tt.append("root", event.SpawnSessionStart{ChildSessionID: "kid", ParentSessionID: "root", ToolCallID: "c3",
+		SpawnMechanism: event.MechanismTask, RunMode: event.RunModeSync, SourceName: "kid", SourceType: event.SourceAgent, Depth: 1})
+	tt.append("kid", text("again"))
+	poll()
+	if c.reads["kid"] != reads+1 {
+		t.Errorf("the resumed kid's log was read %d times, want 1", c.reads["kid"]-reads)
+	}
+	tt.end("root", "kid", "c3", 1)
+	tt.end("root", "other", "c2", 1)
+	poll()
+	want, err := session.ReplayTree(ctx, tt.st, "root")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("the tail's polls differ from the replay of the tree:\n got %+v\nwant %+v", got, want)
+	}
+}
+
 // An event a child's log holds wrapped already (an older producer wrote
 // it so) is handed on with the child's path prefixed, never wrapped twice.
 func TestTreeTailNeverWrapsTwice(t *testing.T) {
