@@ -59,15 +59,18 @@ func (a *Activities) Write(ctx context.Context, p Pending) (int64, error) {
 	return a.write(ctx, p)
 }
 
-// Create creates a child session (a retry finds it created), then writes
-// p, which ends with its spawn_session_start.
+// Create creates a child session and those of in.More, in order (a retry
+// finds them created), then writes p, which ends with their
+// spawn_session_start events.
 func (a *Activities) Create(ctx context.Context, in CreateInput) (int64, error) {
-	err := a.Store.CreateSession(ctx, in.Session)
-	if err != nil && !errors.Is(err, session.ErrExists) {
-		return 0, err
-	}
-	if err == nil && a.Metrics != nil {
-		a.Metrics.SessionStarted(ctx, in.Session.AgentName, in.Session.Depth)
+	for _, s := range append([]session.Session{in.Session}, in.More...) {
+		err := a.Store.CreateSession(ctx, s)
+		if err != nil && !errors.Is(err, session.ErrExists) {
+			return 0, err
+		}
+		if err == nil && a.Metrics != nil {
+			a.Metrics.SessionStarted(ctx, s.AgentName, s.Depth)
+		}
 	}
 	return a.write(ctx, in.Pending)
 }

@@ -3,6 +3,7 @@ package durable
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -102,6 +103,11 @@ type wfEnv struct {
 	// bounded: Parallel keeps at most window branches alive, and a spawn
 	// of a cancelled run does not start (parallel.go).
 	bounded bool
+	// batched: the branches' creations are made in batches
+	// (createInBatch); queued are those waiting for the next batch,
+	// creating is set while one runs.
+	batched, creating bool
+	queued            []*creation
 	// idClock, when set, is the time every id of the workflow is made
 	// at (a team's that may continue as new; the id generator keeps them
 	// strictly ascending): its ids then depend on the order they are
@@ -371,27 +377,11 @@ func (e *wfEnv) Spawn(ctx context.Context, parent *spawn.Invocation, req spawn.R
 	// The start is written by the activity that creates the child, after
 	// it: a follower that reads it finds the child.
 	var err error
-	e.locked(wc, func() {
-		if err = e.spill(wc); err != nil {
-			return
-		}
-		pending := e.j.take()
-		pending.Events = append(pending.Events, encode(start))
-		// A local activity: run by this worker at once, recorded as one
-		// marker, without a round trip through the server's task queue
-		// (what a member of a large team mostly cost). A worker that dies
-		// before the marker is recorded leaves it to run again from
-		// attempt 1 elsewhere: the write always looks at the log first.
-		pending.Check = true
-		lc := workflow.WithLocalActivityOptions(wc, localStoreOptions)
-		if err = workflow.ExecuteLocalActivity(lc, actCreate, CreateInput{Pending: pending, Session: child}).Get(wc, nil); err != nil {
-			// Nothing may have been emitted: the start goes with the failure.
-			pending.Events = pending.Events[:len(pending.Events)-1]
-			e.failed(wc, pending)
-			return
-		}
-		e.j.written(pending, 0)
-	})
+	if e.batched {
+		err = e.createInBatch(wc, child, start)
+	} else {
+		err = e.createBatch(wc, []*creation{{session: child, start: encode(start)}})
+	}
 	if err != nil {
 		e.children--
 		err = fmt.Errorf("cannot spawn %s: %w", req.Node.Name(), err)
@@ -410,7 +400,7 @@ func (e *wfEnv) Spawn(ctx context.Context, parent *spawn.Invocation, req spawn.R
 	}
 	in := SessionInput{Session: child, RunID: e.ids.AscendingAt(id.Run, e.idTime(now)), Prompt: req.Prompt,
 		History: model.CloneMessages(req.History), ToolCallID: req.ToolCallID, Timeout: timeout,
-		Budget: e.budget, Conversation: e.conversation, Mechanism: req.Mechanism, Approvals: e.approvals}
+		Budget: e.budget, Conversation: e.conversation, Mechanism: req.Mechanism, Approvals: e.approvals, EndLocal: true}
 	info := spawn.StartInfo{
 		ChildSessionID: child.ID, ParentSessionID: parent.Session.ID, Name: child.AgentName,
 		SourceType: child.SourceType, Depth: depth, Mechanism: req.Mechanism, RunMode: start.RunMode,
@@ -446,6 +436,95 @@ func (e *wfEnv) Spawn(ctx context.Context, parent *spawn.Invocation, req spawn.R
 		kids.EndTask(task, res)
 	})
 	return spawn.Child{SessionID: child.ID, TaskID: task.ID}, nil
+}
+
+// creation is a child session to create and its spawn_session_start.
+type creation struct {
+	session session.Session
+	start   json.RawMessage
+	done    bool
+	err     error
+}
+
+// createBatch creates the sessions of batch and writes what is pending
+// with their starts after it, in one Create local activity, as the
+// session's only writer of its log. A local activity: run by this worker
+// at once, recorded as one marker, without a round trip through the
+// server's task queue (what a member of a large team mostly cost). A
+// worker that dies before the marker is recorded leaves it to run again
+// from attempt 1 elsewhere: the write always looks at the log first.
+func (e *wfEnv) createBatch(wc workflow.Context, batch []*creation) error {
+	var err error
+	e.locked(wc, func() {
+		if err = e.spill(wc); err != nil {
+			return
+		}
+		pending := e.j.take()
+		n := len(pending.Events)
+		in := CreateInput{Session: batch[0].session}
+		for i, c := range batch {
+			pending.Events = append(pending.Events, c.start)
+			if i > 0 {
+				in.More = append(in.More, c.session)
+			}
+		}
+		pending.Check = true
+		in.Pending = pending
+		lc := workflow.WithLocalActivityOptions(wc, localStoreOptions)
+		if err = workflow.ExecuteLocalActivity(lc, actCreate, in).Get(wc, nil); err != nil {
+			// Nothing may have been emitted: the starts go with the failure.
+			pending.Events = pending.Events[:n]
+			e.failed(wc, pending)
+			return
+		}
+		e.j.written(pending, 0)
+	})
+	return err
+}
+
+// versionBatchedCreates is the workflow change after which the members of
+// a parallel team that reach Spawn while another creation runs are
+// created together by the next one: one local activity for all of them
+// (createInBatch). A local activity's result costs a pass of the SDK's
+// dispatcher over every live coroutine of the team (the window's
+// members), and each creation used to wait for the one before it under
+// the write lock, a pass each. Histories made before it replay as made.
+const versionBatchedCreates = "agentpool.batched-creates"
+
+// createInBatch queues the creation of child and waits until a batch has
+// created it: the first branch to find no creation running leads the
+// next batch, of every creation queued once the dispatcher has run every
+// branch it could (those that reach Spawn in the same workflow task
+// join). A batch's failure is each of its members'.
+func (e *wfEnv) createInBatch(wc workflow.Context, child session.Session, start event.SpawnSessionStart) error {
+	c := &creation{session: child, start: encode(start)}
+	e.queued = append(e.queued, c)
+	// Disconnected: a cancelled branch still waits for the batch that
+	// has taken its creation (its activity ends one way or the other).
+	dc, _ := workflow.NewDisconnectedContext(wc)
+	for !c.done {
+		if e.creating {
+			_ = workflow.Await(dc, func() bool { return c.done || !e.creating })
+			continue
+		}
+		e.creating = true
+		// One yield, to a later pass of the dispatcher: the branches it
+		// runs meanwhile queue their creations behind this one.
+		yielded := false
+		_ = workflow.Await(dc, func() bool {
+			ok := yielded
+			yielded = true
+			return ok
+		})
+		batch := e.queued
+		e.queued = nil
+		err := e.createBatch(wc, batch)
+		for _, b := range batch {
+			b.done, b.err = true, err
+		}
+		e.creating = false
+	}
+	return c.err
 }
 
 // runChild runs the child workflow of in, rolls its totals up into the

@@ -54,6 +54,10 @@ func (e *wfEnv) Parallel(ctx context.Context, n int, fn func(ctx context.Context
 		return
 	}
 	e.bounded = true
+	if m != nil {
+		// A parallel team's members: created in batches (env.go).
+		e.batched = workflow.GetVersion(wc, versionBatchedCreates, workflow.DefaultVersion, 1) >= 1
+	}
 	var carried []int
 	for i := range n {
 		if m != nil {

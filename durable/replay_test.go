@@ -20,10 +20,17 @@ import (
 // worker of an older build started goes on on a newer worker.
 
 // envRecordHistory, when set, is the file TestRecordTeamHistory writes
-// (JSON): the history of a 3-member parallel team's workflow, its
-// members one at a time, as this build makes it. testdata/team-v0.json was recorded by the build before
-// continue-as-new (main 5eeded1).
-const envRecordHistory = "AGENTPOOL_RECORD_HISTORY"
+// (JSON): the history of a parallel team's workflow as this build makes
+// it, of envRecordMembers members (default 3) in a window of
+// envRecordWindow (default 1: one at a time). testdata/team-v0.json was
+// recorded by the build before continue-as-new (main 5eeded1), 3 members
+// in a window of 1; testdata/team-v1.json by the build before batched
+// creates (c28392a), 8 members in a window of 4.
+const (
+	envRecordHistory = "AGENTPOOL_RECORD_HISTORY"
+	envRecordMembers = "AGENTPOOL_RECORD_MEMBERS"
+	envRecordWindow  = "AGENTPOOL_RECORD_WINDOW"
+)
 
 // TestRecordTeamHistory records a team workflow's history for the replay
 // tests (by hand: AGENTPOOL_RECORD_HISTORY=file).
@@ -35,7 +42,7 @@ func TestRecordTeamHistory(t *testing.T) {
 	addr := startDevServer(t)
 	api := newFakeAPI(t, 0)
 	st := openTestDB(t, testDB(t))
-	p, err := teamPool(api.URL+"/v1", "key", st, 3)
+	p, err := teamPool(api.URL+"/v1", "key", st, envInt(t, envRecordMembers, 3))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +51,7 @@ func TestRecordTeamHistory(t *testing.T) {
 	w := worker.New(c, testQueue, worker.Options{})
 	e := engineFor(p)
 	e.TaskQueue = testQueue
-	e.MaxInFlight = 1 // members wait to start: a run past its bounds would drain
+	e.MaxInFlight = envInt(t, envRecordWindow, 1) // members wait to start: a run past its bounds would drain
 	e.Register(w)
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
@@ -79,7 +86,31 @@ func TestRecordTeamHistory(t *testing.T) {
 // A parallel team's workflow started by the build before continue-as-new
 // (no version marker in its history) replays on this build unchanged.
 func TestReplayTeamHistoryBeforeContinueAsNew(t *testing.T) {
-	raw, err := os.ReadFile("testdata/team-v0.json")
+	// Past its bounds at once: without the version check the replay
+	// would drain and continue as new where the history went on.
+	replayTeam(t, "testdata/team-v0.json", 3, 1, 5)
+}
+
+// A parallel team's workflow started by the build before batched creates
+// (each member's Create a local activity of its own, one at a time under
+// the write lock) replays on this build unchanged: 8 members in a window
+// of 4, whose creations overlapped.
+func TestReplayTeamHistoryBeforeBatchedCreates(t *testing.T) {
+	replayTeam(t, "testdata/team-v1.json", 8, 4, 0)
+}
+
+// A history this build made with batched creates replays on it (the
+// batches are the same when the history is replayed).
+func TestReplayTeamHistoryBatchedCreates(t *testing.T) {
+	replayTeam(t, "testdata/team-v2.json", 8, 4, 0)
+}
+
+// replayTeam replays the team workflow's history in file, recorded by
+// TestRecordTeamHistory with members members in a window of window, on
+// this build's engine, whose team continues as new past continueAfter
+// events (0: the default).
+func replayTeam(t *testing.T, file string, members, window, continueAfter int) {
+	raw, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,17 +118,15 @@ func TestReplayTeamHistoryBeforeContinueAsNew(t *testing.T) {
 	if err := protojson.Unmarshal(raw, &h); err != nil {
 		t.Fatal(err)
 	}
-	p, err := teamPool("http://127.0.0.1:9/v1", "key", memory.New(), 3)
+	p, err := teamPool("http://127.0.0.1:9/v1", "key", memory.New(), members)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Close()
 	e := engineFor(p)
 	e.TaskQueue = testQueue
-	e.MaxInFlight = 1
-	// Past its bounds at once: without the version check the replay
-	// would drain and continue as new where the history went on.
-	e.ContinueAfterEvents = 5
+	e.MaxInFlight = window
+	e.ContinueAfterEvents = continueAfter
 	r := worker.NewWorkflowReplayer()
 	r.RegisterWorkflowWithOptions(e.Session, workflow.RegisterOptions{Name: WorkflowName})
 	if err := r.ReplayWorkflowHistory(quietLogger{}, &h); err != nil {

@@ -61,7 +61,8 @@ func RunRoot(ctx context.Context, c client.Client, st session.Store, req RootReq
 	if runID == "" {
 		runID = id.AscendingAt(id.Run, now)
 	}
-	in := SessionInput{Session: root, RunID: runID, Prompt: req.Prompt, History: req.History, AfterSeq: afterSeq, SubmitterHooks: req.SubmitterHooks}
+	in := SessionInput{Session: root, RunID: runID, Prompt: req.Prompt, History: req.History, AfterSeq: afterSeq, SubmitterHooks: req.SubmitterHooks,
+		EndLocal: true}
 	if req.Approver != nil {
 		policy := req.Approver.Policy
 		in.Approvals = &policy

@@ -70,6 +70,15 @@ type SessionInput struct {
 	// Carry is what a parallel team's run that continued as new goes on
 	// with (carry.go); nil in a session's first workflow run.
 	Carry *Carry `json:"carry,omitempty"`
+	// EndLocal, set by every build since it was added, says that the
+	// session's end is written by a local activity (storeEnd) without
+	// asking workflow.GetVersion: the input, in the history, decides
+	// it for a replay, and each session's workflow spares the version's
+	// marker and the search attribute the SDK upserts with it (two
+	// history events, and a visibility write on the server, per team
+	// member). Unset in the histories of the builds before it, which
+	// ask.
+	EndLocal bool `json:"end_local,omitempty"`
 }
 
 // SessionOutput is how a session's workflow ended.
@@ -106,6 +115,10 @@ func (p *Pending) empty() bool { return len(p.Events) == 0 && len(p.Messages) ==
 type CreateInput struct {
 	Pending Pending         `json:"pending"`
 	Session session.Session `json:"session"`
+	// More are further sessions created with Session, in order: a batch
+	// of a parallel team's members (createInBatch), whose starts are all
+	// in Pending.
+	More []session.Session `json:"more,omitempty"`
 }
 
 // TurnInput runs one model turn.

@@ -270,7 +270,7 @@ func (e *Engine) Session(wctx workflow.Context, in SessionInput) (SessionOutput,
 		return out, fmt.Errorf("store the events of session %s: %w", in.Session.ID, err)
 	}
 	p := j.take()
-	if err := storeEnd(ec, EndInput{Pending: p, Output: out}); err != nil {
+	if err := storeEnd(ec, in.EndLocal, EndInput{Pending: p, Output: out}); err != nil {
 		return out, fmt.Errorf("store the end of session %s: %w", in.Session.ID, err)
 	}
 	if runSessionHooks {
@@ -299,11 +299,12 @@ func mayContinue(wctx workflow.Context, node spawn.Node) bool {
 const versionEndLocal = "end-local-activity"
 
 // storeEnd runs the End activity: as a local activity in the workflow's
-// task, like Create, where the history has versionEndLocal. The write is
-// idempotent (stored events are matched by encoding), as a local
-// activity run again after a lost workflow task needs.
-func storeEnd(ctx workflow.Context, in EndInput) error {
-	if workflow.GetVersion(ctx, versionEndLocal, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+// task, like Create, where the session's input says so (local: its
+// EndLocal) or the history has versionEndLocal. The write is idempotent
+// (stored events are matched by encoding), as a local activity run again
+// after a lost workflow task needs.
+func storeEnd(ctx workflow.Context, local bool, in EndInput) error {
+	if !local && workflow.GetVersion(ctx, versionEndLocal, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, storeOptions), actEnd, in).Get(ctx, nil)
 	}
 	return workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, localStoreOptions), actEnd, in).Get(ctx, nil)
