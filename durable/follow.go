@@ -78,11 +78,31 @@ func (f *follower) follow(ctx context.Context, done <-chan struct{}) error {
 					break wait
 				}
 				if f.tail.Has(id) {
+					notices = drainNotices(notices)
 					break wait
 				}
 			case <-t.C:
 				break wait
 			}
+		}
+	}
+}
+
+// drainNotices takes the notices that are ready without waiting, and
+// returns the channel (nil once it is closed). They were sent after their
+// commits: the poll that follows reads what they announce, so one poll
+// answers them all. Without it a tree of many running sessions (a team's
+// window of 100 members) was read once per notice, each poll reading
+// every running session.
+func drainNotices(notices <-chan string) <-chan string {
+	for {
+		select {
+		case _, ok := <-notices:
+			if !ok {
+				return nil
+			}
+		default:
+			return notices
 		}
 	}
 }
