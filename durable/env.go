@@ -378,7 +378,7 @@ func (e *wfEnv) Spawn(ctx context.Context, parent *spawn.Invocation, req spawn.R
 	// it: a follower that reads it finds the child.
 	var err error
 	if e.batched {
-		err = e.createInBatch(wc, child, start)
+		err = createInBatch(e, wc, child, start)
 	} else {
 		err = e.createBatch(wc, []*creation{{session: child, start: encode(start)}})
 	}
@@ -495,8 +495,9 @@ const versionBatchedCreates = "agentpool.batched-creates"
 // created it: the first branch to find no creation running leads the
 // next batch, of every creation queued once the dispatcher has run every
 // branch it could (those that reach Spawn in the same workflow task
-// join). A batch's failure is each of its members'.
-func (e *wfEnv) createInBatch(wc workflow.Context, child session.Session, start event.SpawnSessionStart) error {
+// join). A batch's failure is each of its members'. A function, not a
+// method: wfEnv's methods are its workflow's surface (tests/floors).
+func createInBatch(e *wfEnv, wc workflow.Context, child session.Session, start event.SpawnSessionStart) error {
 	c := &creation{session: child, start: encode(start)}
 	e.queued = append(e.queued, c)
 	// Disconnected: a cancelled branch still waits for the batch that
