@@ -57,7 +57,7 @@ func TestClientCapabilitiesFollowTheSwitches(t *testing.T) {
 		if res.Result.StopReason != event.StopCompleted {
 			t.Fatalf("on=%v: result %+v", on, res.Result)
 		}
-		r := reply(t, res.Result.Output)
+		r := replyOf(t, res.Result)
 		if r.FsRead != on || r.FsWrite != on || r.Terminal != on {
 			t.Errorf("on=%v: initialize offered fs read %v, write %v, terminal %v", on, r.FsRead, r.FsWrite, r.Terminal)
 		}
@@ -70,7 +70,7 @@ func TestClientCapabilitiesFollowTheSwitches(t *testing.T) {
 		if !on {
 			// A terminal/create is refused the same way.
 			res, _ := run(t, context.Background(), p, "tester", "run "+terminalRequest(t, map[string]any{"command": "true"}), nil)
-			if r := reply(t, res.Result.Output); r.ID != "" || r.Error == "" {
+			if r := replyOf(t, res.Result); r.ID != "" || r.Error == "" {
 				t.Errorf("terminal/create without allow_terminal: %+v", r)
 			}
 		}

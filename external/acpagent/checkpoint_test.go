@@ -105,7 +105,7 @@ func TestTerminalChangesRewound(t *testing.T) {
 			if res.Result.StopReason != event.StopCompleted {
 				t.Fatalf("result %+v", res.Result)
 			}
-			if r := reply(t, res.Result.Output); r.Error != "" {
+			if r := replyOf(t, res.Result); r.Error != "" {
 				t.Fatalf("reply %+v", r)
 			}
 			expectContent(t, deep, "c.txt", []byte("ALPHA\nbeta\n"))
@@ -136,7 +136,7 @@ func TestWriteTextFileRewound(t *testing.T) {
 	node := testAgentNode(t, acpagent.Config{Dir: dir, AllowFileOperations: true})
 	p, _ := testPool(t, allow, node)
 	res, _ := run(t, context.Background(), p, "tester", "rewrite w.txt rewritten by the agent", nil)
-	if r := reply(t, res.Result.Output); r.Error != "" || res.Result.StopReason != event.StopCompleted {
+	if r := replyOf(t, res.Result); r.Error != "" || res.Result.StopReason != event.StopCompleted {
 		t.Fatalf("reply %+v, result %+v", r, res.Result)
 	}
 	expectContent(t, dir, "w.txt", []byte("rewritten by the agent"))

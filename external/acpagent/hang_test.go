@@ -66,5 +66,5 @@ func TestLingeringAgentIsKilledAtRunEnd(t *testing.T) {
 	if res.Result.StopReason != event.StopCompleted {
 		t.Fatalf("result %+v", res.Result)
 	}
-	gone(t, reply(t, res.Result.Output).Pid, "the lingering agent")
+	gone(t, replyOf(t, res.Result).Pid, "the lingering agent")
 }

@@ -109,7 +109,7 @@ func TestContinuedChildIsLoaded(t *testing.T) {
 		t.Fatal("no ACP session id stored on the child")
 	}
 	res, evs := continueSession(t, p, "tester", child, "which bird?")
-	r := reply(t, res.Result.Output)
+	r := replyOf(t, res.Result)
 	if !r.Loaded || r.Prompt != "which bird?" || len(r.History) != 1 || r.History[0] != "remember the pelican" {
 		t.Errorf("continued reply %+v", r)
 	}
@@ -153,7 +153,7 @@ func TestContinuedChildWithoutLoadGetsTheConversation(t *testing.T) {
 				}
 			}
 			res, evs := continueSession(t, p, "tester", child, "which bird?")
-			r := reply(t, res.Result.Output)
+			r := replyOf(t, res.Result)
 			why := "the agent cannot load sessions"
 			if c.lose {
 				why = "session/load failed: Invalid params"
@@ -201,7 +201,7 @@ func TestDelegationWithHistoryGetsItAsText(t *testing.T) {
 	history := []model.Message{model.UserText("the bird is a pelican"), {Role: model.RoleAssistant, Parts: []model.Part{{Kind: model.PartText, Text: "noted"}}}}
 	p, _ := testPool(t, nil, node, historyParent{child: node, history: history})
 	res, _ := run(t, context.Background(), p, "parent", "which bird?", nil)
-	r := reply(t, res.Result.Output)
+	r := replyOf(t, res.Result)
 	if want := "The conversation so far:\n\nUser: the bird is a pelican\n\nAssistant: noted\n\nThe new message:\n\nwhich bird?"; r.Prompt != want {
 		t.Errorf("prompt\n%q\nwant\n%q", r.Prompt, want)
 	}

@@ -35,6 +35,17 @@ func reply(t *testing.T, output string) testReply {
 	return r
 }
 
+// replyOf is reply of a run's result; a run without an answer fails the
+// test with how it ended (an agent that crashed: its stderr's tail).
+func replyOf(t *testing.T, res spawn.Result) testReply {
+	t.Helper()
+	var r testReply
+	if err := json.Unmarshal([]byte(res.Output), &r); err != nil {
+		t.Fatalf("the agent's answer %q: %v; the run ended %s: %v", res.Output, err, res.StopReason, res.Err)
+	}
+	return r
+}
+
 // terminalRequest is the JSON of a terminal/create request.
 func terminalRequest(t *testing.T, req map[string]any) string {
 	t.Helper()
@@ -78,7 +89,7 @@ func TestTerminalRunsThroughBash(t *testing.T) {
 	if res.Result.StopReason != event.StopCompleted {
 		t.Fatalf("result %+v", res.Result)
 	}
-	r := reply(t, res.Result.Output)
+	r := replyOf(t, res.Result)
 	if !r.Terminal {
 		t.Error("the terminal capability was not offered")
 	}
@@ -119,7 +130,7 @@ func TestTerminalRefusedOrChangedByHooks(t *testing.T) {
 	node := testAgentNode(t, acpagent.Config{Dir: dir, AllowTerminal: true})
 	p, seen := testPool(t, reject, node)
 	res, _ := run(t, context.Background(), p, "tester", "run "+terminalRequest(t, map[string]any{"command": "touch ran"}), nil)
-	r := reply(t, res.Result.Output)
+	r := replyOf(t, res.Result)
 	if !strings.Contains(r.Error, "create: ") || !strings.Contains(r.Error, "denied") || r.ID != "" {
 		t.Errorf("refused: reply %+v", r)
 	}
@@ -141,7 +152,7 @@ func TestTerminalRefusedOrChangedByHooks(t *testing.T) {
 	})
 	p, seen = testPoolWithHooks(t, reg, nil, node)
 	res, _ = run(t, context.Background(), p, "tester", "run "+terminalRequest(t, map[string]any{"command": "touch ran"}), nil)
-	r = reply(t, res.Result.Output)
+	r = replyOf(t, res.Result)
 	if r.Error != "" || r.Output != "changed by the hook\n" || r.Code == nil || *r.Code != 0 {
 		t.Errorf("changed: reply %+v", r)
 	}
@@ -160,12 +171,12 @@ func TestTerminalOutputLimitAndKill(t *testing.T) {
 	p, _ := testPool(t, allow, node)
 	// "aéé" is 5 bytes; the last 3 start inside the first é.
 	res, _ := run(t, context.Background(), p, "tester", "run "+terminalRequest(t, map[string]any{"command": "printf 'a\\303\\251\\303\\251'", "outputByteLimit": 3}), nil)
-	r := reply(t, res.Result.Output)
+	r := replyOf(t, res.Result)
 	if r.Error != "" || r.Output != "é" || !r.Cut {
 		t.Errorf("limited: reply %+v", r)
 	}
 	res, _ = run(t, context.Background(), p, "tester", "kill "+terminalRequest(t, map[string]any{"command": "sleep 1000 & wait"}), nil)
-	r = reply(t, res.Result.Output)
+	r = replyOf(t, res.Result)
 	if r.Error != "" || r.Signal == nil || *r.Signal != "SIGTERM" || r.Code != nil {
 		t.Errorf("killed: reply %+v", r)
 	}
@@ -184,7 +195,7 @@ func TestTerminalKilledAtSessionEnd(t *testing.T) {
 	// The shell reports the pid of a grandchild, then waits for it.
 	req := terminalRequest(t, map[string]any{"command": "sleep 1000 & echo $! > ready; wait"})
 	res, _ := run(t, context.Background(), p, "tester", "start "+fifo+" "+req, nil)
-	r := reply(t, res.Result.Output)
+	r := replyOf(t, res.Result)
 	pid, err := strconv.Atoi(r.Line)
 	if r.Error != "" || err != nil {
 		t.Fatalf("reply %+v (%v)", r, err)
@@ -217,7 +228,7 @@ func TestTerminalRefusedRequests(t *testing.T) {
 		{"on", map[string]any{"command": "   "}, "command is empty"},
 	} {
 		res, _ := run(t, context.Background(), p, c.node, "run "+terminalRequest(t, c.req), nil)
-		r := reply(t, res.Result.Output)
+		r := replyOf(t, res.Result)
 		if r.Terminal != (c.node == "on") {
 			t.Errorf("%v: terminal capability %v", c.req, r.Terminal)
 		}
@@ -256,7 +267,7 @@ func TestTerminalSourcesTheSessionEnvironment(t *testing.T) {
 	})
 	p, _ := testPoolWithHooks(t, reg, allow, node)
 	res, _ := run(t, context.Background(), p, "tester", "run "+terminalRequest(t, map[string]any{"command": `echo "from hooks: $FROM_HOOKS"`}), nil)
-	if r := reply(t, res.Result.Output); r.Error != "" || r.Output != "from hooks: yes\n" {
+	if r := replyOf(t, res.Result); r.Error != "" || r.Output != "from hooks: yes\n" {
 		t.Errorf("reply %+v", r)
 	}
 	mu.Lock()

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -101,7 +102,13 @@ func testAgentNode(t *testing.T, cfg acpagent.Config) *acpagent.Node {
 // runTestAgent serves ACP on stdio until stdin ends.
 func runTestAgent() int {
 	a := &testAgent{state: os.Getenv(testStateEnv), loaded: map[string]bool{}, hung: make(chan struct{})}
-	a.conn = acp.NewAgentSideConnection(a, os.Stdout, os.Stdin)
+	// The SDK reads stdin from the moment the connection is made and runs
+	// each request in a goroutine of its own: a prompt that calls the
+	// client back (terminal/create, ...) could run before a.conn is set
+	// and find it nil. Nothing is read before it is set.
+	gate := make(chan struct{})
+	a.conn = acp.NewAgentSideConnection(a, os.Stdout, gatedReader{os.Stdin, gate})
+	close(gate)
 	<-a.conn.Done()
 	select {
 	case <-a.hung:
@@ -109,6 +116,17 @@ func runTestAgent() int {
 	default:
 	}
 	return 0
+}
+
+// gatedReader reads r once gate is closed.
+type gatedReader struct {
+	r    io.Reader
+	gate <-chan struct{}
+}
+
+func (g gatedReader) Read(p []byte) (int, error) {
+	<-g.gate
+	return g.r.Read(p)
 }
 
 // hang runs until the process is killed, ignoring SIGTERM: a hung agent.

@@ -21,6 +21,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -49,8 +50,24 @@ type session struct {
 
 func main() {
 	a := &agent{sessions: map[acp.SessionId]*session{}}
-	a.conn = acp.NewAgentSideConnection(a, os.Stdout, os.Stdin)
+	// The SDK reads stdin from the moment the connection is made and runs
+	// each request in a goroutine of its own: a prompt could run before
+	// a.conn is set and find it nil. Nothing is read before it is set.
+	gate := make(chan struct{})
+	a.conn = acp.NewAgentSideConnection(a, os.Stdout, gatedReader{os.Stdin, gate})
+	close(gate)
 	<-a.conn.Done()
+}
+
+// gatedReader reads r once gate is closed.
+type gatedReader struct {
+	r    io.Reader
+	gate <-chan struct{}
+}
+
+func (g gatedReader) Read(p []byte) (int, error) {
+	<-g.gate
+	return g.r.Read(p)
 }
 
 func (a *agent) Initialize(context.Context, acp.InitializeRequest) (acp.InitializeResponse, error) {
