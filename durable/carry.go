@@ -337,6 +337,14 @@ func (m *mover) drain(dc, wctx workflow.Context, ctx context.Context, inv *spawn
 	stopped := func() bool { return *done || ctx.Err() != nil || wctx.Err() != nil }
 	_ = workflow.Await(dc, func() bool { return stopped() || e.children == 0 })
 	for !stopped() && (len(e.j.events) > 0 || len(e.j.msgs) > 0) {
+		// The write looks at the log first: a worker killed in the
+		// workflow task that crosses the bounds may have written what is
+		// pending with members it created (Create), and the task done
+		// again, whose longer history makes it drain before creating
+		// them, writes it here. Without the look, the members' ends it
+		// carried were in the log twice (seen at 10,000 members, the
+		// kill in that task).
+		e.j.check = true
 		var err error
 		e.locked(dc, func() { err = e.write(dc) })
 		if err != nil {

@@ -21,6 +21,12 @@ import (
 // ended), so a poll that reads the end reads every event of the child
 // before it; and a child is read only after its start was.
 //
+// With a store that reads several sessions at once (ManyEventsReader: one
+// query on PostgreSQL, where each session cost one or two), a poll after
+// the first reads them in rounds: the tree's sessions in one read, then
+// the children that read found, and so on; each round is one snapshot,
+// so a child known before the round that reads its end is read in it.
+//
 // The same order lets a poll stop reading a child whose end it has read:
 // the poll reads the child after its parent's spawn_session_end, so it
 // hands on the child's last events, and the child's log has no more.
@@ -39,6 +45,9 @@ type TreeTail struct {
 	wrap  map[string]event.Subagent
 	// done are the children found that ended: no longer in order.
 	done map[string]bool
+	// polled: a poll succeeded (the later ones may read several sessions
+	// at once, ManyEventsReader).
+	polled bool
 }
 
 // NewTreeTail returns a tail of root's tree whose first Poll gives the
@@ -68,39 +77,47 @@ func (t *TreeTail) Has(id string) bool {
 func (t *TreeTail) Poll(ctx context.Context) ([]Replayed, error) {
 	var batch []Record
 	ended := map[string]bool{} // children whose end this poll read
-	for i := 0; i < len(t.order); i++ {
-		sid := t.order[i]
-		recs, err := t.st.Events(ctx, sid, t.seen[sid])
-		if err != nil {
-			// Forget the batch: its sessions are read again from the
-			// seqs they had, as nothing of it was handed on.
-			t.unread(batch)
-			return nil, err
-		}
-		for _, r := range recs {
-			t.seen[sid] = r.Seq
-			switch sp := r.Event.(type) {
-			case event.SpawnSessionStart:
-				switch {
-				case !t.Has(sp.ChildSessionID):
-					t.wrap[sp.ChildSessionID] = event.Subagent{
-						SourceName: sp.SourceName, SourceType: sp.SourceType, Depth: sp.Depth,
-						ChildSessionID: sp.ChildSessionID, ParentSessionID: sp.ParentSessionID, ToolCallID: sp.ToolCallID,
-						Path: append(slices.Clone(t.wrap[sid].Path), sp.ChildSessionID),
-					}
-					t.order = append(t.order, sp.ChildSessionID)
-				case t.done[sp.ChildSessionID]:
-					delete(t.done, sp.ChildSessionID)
-					t.order = append(t.order, sp.ChildSessionID)
-				}
-				delete(ended, sp.ChildSessionID)
-			case event.SpawnSessionEnd:
-				if sp.ChildSessionID != t.root && t.Has(sp.ChildSessionID) {
-					ended[sp.ChildSessionID] = true
-				}
+	if m := ManyReader(t.st); m != nil && t.polled {
+		// The sessions to read, in one read each round: the tree's, then
+		// the children the round found (parents first, as below). One
+		// snapshot a round: a child known before it is read in the round
+		// that reads its end.
+		read := slices.Clone(t.order)
+		for len(read) > 0 {
+			after := make(map[string]int64, len(read))
+			for _, sid := range read {
+				after[sid] = t.seen[sid]
 			}
+			recs, err := m.EventsOfMany(ctx, after)
+			if err != nil {
+				t.unread(batch)
+				return nil, err
+			}
+			n := len(t.order)
+			for _, r := range recs {
+				t.take(r, ended)
+			}
+			batch = append(batch, recs...)
+			read = slices.Clone(t.order[n:])
 		}
-		batch = append(batch, recs...)
+	} else {
+		// One session at a time (the first poll so: a root that does not
+		// exist is an error).
+		for i := 0; i < len(t.order); i++ {
+			sid := t.order[i]
+			recs, err := t.st.Events(ctx, sid, t.seen[sid])
+			if err != nil {
+				// Forget the batch: its sessions are read again from the
+				// seqs they had, as nothing of it was handed on.
+				t.unread(batch)
+				return nil, err
+			}
+			for _, r := range recs {
+				t.take(r, ended)
+			}
+			batch = append(batch, recs...)
+		}
+		t.polled = true
 	}
 	if len(ended) > 0 {
 		// Read in this poll after their ends (later in order than their
@@ -119,6 +136,33 @@ func (t *TreeTail) Poll(ctx context.Context) ([]Replayed, error) {
 		}
 	}
 	return out, nil
+}
+
+// take records r, read from its session's log in order: the children its
+// start finds (or finds again) are read after it, and a child whose end
+// it is goes into ended.
+func (t *TreeTail) take(r Record, ended map[string]bool) {
+	t.seen[r.SessionID] = r.Seq
+	switch sp := r.Event.(type) {
+	case event.SpawnSessionStart:
+		switch {
+		case !t.Has(sp.ChildSessionID):
+			t.wrap[sp.ChildSessionID] = event.Subagent{
+				SourceName: sp.SourceName, SourceType: sp.SourceType, Depth: sp.Depth,
+				ChildSessionID: sp.ChildSessionID, ParentSessionID: sp.ParentSessionID, ToolCallID: sp.ToolCallID,
+				Path: append(slices.Clone(t.wrap[r.SessionID].Path), sp.ChildSessionID),
+			}
+			t.order = append(t.order, sp.ChildSessionID)
+		case t.done[sp.ChildSessionID]:
+			delete(t.done, sp.ChildSessionID)
+			t.order = append(t.order, sp.ChildSessionID)
+		}
+		delete(ended, sp.ChildSessionID)
+	case event.SpawnSessionEnd:
+		if sp.ChildSessionID != t.root && t.Has(sp.ChildSessionID) {
+			ended[sp.ChildSessionID] = true
+		}
+	}
 }
 
 // unread puts the seqs of the sessions of batch back to before it. The

@@ -1,9 +1,11 @@
 package session_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -244,6 +246,86 @@ func TestTreeTailStopsReadingEndedChildren(t *testing.T) {
 	tt.end("root", "kid", "c3", 1)
 	tt.end("root", "other", "c2", 1)
 	poll()
+	want, err := session.ReplayTree(ctx, tt.st, "root")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("the tail's polls differ from the replay of the tree:\n got %+v\nwant %+v", got, want)
+	}
+}
+
+// many is a store that reads several sessions at once (as the memory
+// store has no snapshot, only for a tree that does not change during a
+// read), counting its reads by session.
+type many struct {
+	session.Store
+	reads, single map[string]int
+}
+
+func (m *many) Events(ctx context.Context, sid string, after int64) ([]session.Record, error) {
+	m.single[sid]++
+	return m.Store.Events(ctx, sid, after)
+}
+
+func (m *many) EventsOfMany(ctx context.Context, after map[string]int64) ([]session.Record, error) {
+	var out []session.Record
+	for sid, seq := range after {
+		m.reads[sid]++
+		recs, err := m.Store.Events(ctx, sid, seq)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, recs...)
+	}
+	slices.SortFunc(out, func(a, b session.Record) int { return cmp.Compare(a.GlobalSeq, b.GlobalSeq) })
+	return out, nil
+}
+
+// With a store that reads several sessions at once, the polls after the
+// first read the tree in rounds (the known sessions, then the children
+// they found) and hand on what the one-by-one reads do: the tree's
+// replay; an ended child is no longer read, a child started and ended
+// between two polls is read in the poll that finds it.
+func TestTreeTailReadsManyAtOnce(t *testing.T) {
+	ctx := context.Background()
+	tt := newTailTree(t)
+	tt.create("root", "", 0)
+	m := &many{Store: tt.st, reads: map[string]int{}, single: map[string]int{}}
+	tail := session.NewTreeTail(wrapper{m}, "root", 0)
+	var got []session.Replayed
+	poll := func() {
+		t.Helper()
+		rs, err := tail.Poll(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, rs...)
+	}
+	tt.append("root", event.RunStarted{RunID: "r1", SessionID: "root"})
+	poll() // the first: one by one
+	tt.spawn("root", "kid", "c1", 1)
+	tt.append("kid", text("kid says"))
+	poll()
+	// A grandchild started, speaking and ended, and the kid ended, all
+	// between two polls: found and read in that poll's rounds.
+	tt.spawn("kid", "grand", "c2", 2)
+	tt.append("grand", text("grand says"))
+	tt.end("kid", "grand", "c2", 2)
+	tt.end("root", "kid", "c1", 1)
+	tt.spawn("root", "other", "c3", 1)
+	poll()
+	reads := m.reads["kid"]
+	tt.append("other", text("still here"))
+	tt.end("root", "other", "c3", 1)
+	tt.append("root", event.StreamComplete{})
+	poll()
+	if m.single["root"] != 1 || m.single["kid"] != 0 {
+		t.Errorf("one-by-one reads: root %d (want 1: the first poll), kid %d (want 0)", m.single["root"], m.single["kid"])
+	}
+	if m.reads["kid"] != reads || m.reads["grand"] != 1 {
+		t.Errorf("reads after their ends: kid %d more, grand %d in all (want 0 and 1)", m.reads["kid"]-reads, m.reads["grand"])
+	}
 	want, err := session.ReplayTree(ctx, tt.st, "root")
 	if err != nil {
 		t.Fatal(err)

@@ -150,6 +150,34 @@ func (s *Store) Events(ctx context.Context, sessionID string, afterSeq int64) ([
 	return out, s.missingIfEmpty(ctx, sessionID, len(out))
 }
 
+var _ session.ManyEventsReader = (*Store)(nil)
+
+// EventsOfMany implements session.ManyEventsReader: one statement, whose
+// snapshot has every event committed before one it has (events commit in
+// GlobalSeq order, under event_counter's row lock).
+func (s *Store) EventsOfMany(ctx context.Context, after map[string]int64) ([]session.Record, error) {
+	if s.isClosed() {
+		return nil, session.ErrClosed
+	}
+	if len(after) == 0 {
+		return nil, nil
+	}
+	ids := make([]string, 0, len(after))
+	seqs := make([]int64, 0, len(after))
+	for id, seq := range after {
+		ids, seqs = append(ids, id), append(seqs, seq)
+	}
+	rows, err := s.pool.Query(ctx, `SELECT s.id, e.gseq, e.seq, e.time, e.data::text
+		FROM unnest($1::text[], $2::bigint[]) AS w(id, after)
+		JOIN sessions s ON s.id = w.id
+		JOIN events e ON e.session_pk = s.pk AND e.seq > w.after
+		ORDER BY e.gseq`, ids, seqs)
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	return s.records(rows)
+}
+
 // records reads event rows (session id, gseq, seq, time, data) and
 // closes them.
 func (s *Store) records(rows pgx.Rows) ([]session.Record, error) {
