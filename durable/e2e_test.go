@@ -51,6 +51,9 @@ type workerConfig struct {
 	Window int `json:"window,omitempty"`
 	// ContinueAfter is the engine's ContinueAfterEvents (0: the default).
 	ContinueAfter int `json:"continue_after,omitempty"`
+	// HeartbeatEvery, when set, is the worker's HeartbeatEvery: longer
+	// than the activities' heartbeat timeout, the server times them out.
+	HeartbeatEvery time.Duration `json:"heartbeat_every,omitempty"`
 }
 
 // e2ePool: boss asks its worker, which answers slowly; both on the fake
@@ -108,6 +111,9 @@ func runTestWorker(raw string) int {
 		return 2
 	}
 	defer c.Close()
+	if cfg.HeartbeatEvery > 0 {
+		HeartbeatEvery = cfg.HeartbeatEvery
+	}
 	w := worker.New(c, testQueue, worker.Options{WorkerStopTimeout: 5 * time.Second})
 	e := engineFor(p)
 	e.TaskQueue = testQueue
@@ -143,6 +149,9 @@ type fakeAPI struct {
 	log       []call
 	midStream chan string // the key of a worker-model request after its 3rd chunk (once)
 	once      sync.Once
+	// hold, when set, stops the worker model's stream after its 3rd
+	// chunk until it is closed (or the request is cancelled).
+	hold chan struct{}
 }
 
 type call struct {
@@ -225,6 +234,13 @@ func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 		w.(http.Flusher).Flush()
 		if body.Model == "worker" && k == 2 {
 			f.once.Do(func() { f.midStream <- c.key })
+			if f.hold != nil {
+				select {
+				case <-f.hold:
+				case <-r.Context().Done():
+					return
+				}
+			}
 		}
 	}
 	f.mu.Lock()
