@@ -5,8 +5,11 @@ import (
 	"testing"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
+
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/event/eventtest"
+	"github.com/agentpool/agentpool/id"
 	"github.com/agentpool/agentpool/model"
 	"github.com/agentpool/agentpool/session"
 )
@@ -97,6 +100,115 @@ func TestCancelledTurnPastItsHeartbeatTimeoutWritesNothing(t *testing.T) {
 			if m.Role == model.RoleAssistant {
 				t.Errorf("the cancelled child's conversation has the timed-out turn's answer %q", m.Text())
 			}
+		}
+	}
+}
+
+// A run cancelled while the local activity that creates its child runs
+// waits for it, then starts the child and cancels it: every session of
+// the tree ends aborted and nothing of one follows its end. The cancel
+// reaches the workflow once the task that runs the creation heartbeats
+// (80% into its 10 s timeout): the creation is held until a workflow task
+// after the cancel request completed. Before, the SDK let the cancelled
+// creation go at once and the run ended while its code went on: the child
+// it then created (a store write under way, which its caller's cancel does
+// not stop) stayed running, never started.
+func TestCancelDuringChildCreationEndsTheChild(t *testing.T) {
+	t.Parallel() // its own dev server and store; mostly waits on the task's heartbeat
+	addr := startDevServer(t)
+	api := newFakeAPI(t, 10*time.Millisecond)
+	api.hold, api.held = make(chan struct{}), make(chan struct{}, 1)
+	db := testDB(t)
+	st := openTestDB(t, db)
+	startWorker(t, workerConfig{Address: addr, DB: db, BaseURL: api.URL + "/v1", Key: "key-0", HoldCreate: api.URL + "/hold"})
+	p, err := e2ePool(api.URL+"/v1", "key-client", st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	c := dialTest(t, addr)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type ended struct {
+		out SessionOutput
+		err error
+	}
+	done := make(chan ended, 1)
+	node, _ := p.Node("boss")
+	root := id.Descending(id.Session)
+	go func() {
+		_, out, err := RunRoot(ctx, c, st, RootRequest{Node: node, Prompt: "What is 6*7?", TaskQueue: testQueue, SessionID: root}, event.Discard)
+		done <- ended{out, err}
+	}()
+	select {
+	case <-api.held:
+	case e := <-done:
+		t.Fatalf("the run ended before it created its child: %+v", e)
+	}
+	cancel()
+	until(t, "a workflow task after the cancel request", func() bool {
+		cancelled := false
+		it := c.GetWorkflowHistory(context.Background(), root, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		for it.HasNext() {
+			e, err := it.Next()
+			if err != nil {
+				return false
+			}
+			switch e.GetEventType() {
+			case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED:
+				cancelled = true
+			case enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+				if cancelled {
+					return true
+				}
+			}
+		}
+		return false
+	})
+	close(api.hold)
+	e := <-done
+	if e.err != nil {
+		t.Fatal(e.err)
+	}
+	if e.out.StopReason != event.StopAborted {
+		t.Errorf("root ended %s, want aborted", e.out.StopReason)
+	}
+	// The creation goes on either way: the child is in the store.
+	var kids []session.Session
+	until(t, "the child session", func() bool {
+		kids, err = st.ListSessions(context.Background(), session.ListOptions{ParentID: root})
+		return err == nil && len(kids) == 1
+	})
+	for _, s := range kids {
+		if s.Status != session.StatusAborted {
+			t.Errorf("child session %s (%s) is %s, want aborted", s.ID, s.AgentName, s.Status)
+		}
+	}
+	stored, err := session.ReplayTree(context.Background(), st, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := make([]event.Event, len(stored))
+	for i, r := range stored {
+		evs[i] = r.Event
+	}
+	if err := eventtest.CheckInvariants(root, evs); err != nil {
+		t.Errorf("stored tree's invariants: %v", err)
+	}
+}
+
+// until polls cond every 50 ms until it holds (a minute at most): a state
+// of another process (the server's history, the store) to wait for.
+func until(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	giveUp := time.After(time.Minute)
+	for !cond() {
+		select {
+		case <-tick.C:
+		case <-giveUp:
+			t.Fatalf("no %s after a minute", what)
 		}
 	}
 }

@@ -54,6 +54,9 @@ type workerConfig struct {
 	// HeartbeatEvery, when set, is the worker's HeartbeatEvery: longer
 	// than the activities' heartbeat timeout, the server times them out.
 	HeartbeatEvery time.Duration `json:"heartbeat_every,omitempty"`
+	// HoldCreate, when set, is a URL the worker's activities GET before
+	// they create the first child session (holdCreate).
+	HoldCreate string `json:"hold_create,omitempty"`
 }
 
 // e2ePool: boss asks its worker, which answers slowly; both on the fake
@@ -116,6 +119,9 @@ func runTestWorker(raw string) int {
 	}
 	w := worker.New(c, testQueue, worker.Options{WorkerStopTimeout: 5 * time.Second})
 	e := engineFor(p)
+	if cfg.HoldCreate != "" {
+		e.Store = &holdCreate{Store: e.Store, url: cfg.HoldCreate}
+	}
 	e.TaskQueue = testQueue
 	e.MaxInFlight = cfg.Window
 	e.ContinueAfterEvents = cfg.ContinueAfter
@@ -134,6 +140,27 @@ func runTestWorker(raw string) int {
 	return 0
 }
 
+// holdCreate is a store whose first creation of a child session waits for
+// a GET of url to be answered: the test holds the Create local activity
+// while it cancels the run.
+type holdCreate struct {
+	session.Store
+	url  string
+	once sync.Once
+}
+
+func (h *holdCreate) CreateSession(ctx context.Context, s session.Session) error {
+	if s.ParentID != "" {
+		h.once.Do(func() {
+			if resp, err := http.Get(h.url); err == nil {
+				resp.Body.Close()
+			}
+		})
+	}
+	// As a write already sent: its caller's cancel does not stop it.
+	return h.Store.CreateSession(context.WithoutCancel(ctx), s)
+}
+
 // fakeAPI is an OpenAI-compatible server that logs every request and
 // streams the worker's answer slowly.
 type fakeAPI struct {
@@ -150,8 +177,11 @@ type fakeAPI struct {
 	midStream chan string // the key of a worker-model request after its 3rd chunk (once)
 	once      sync.Once
 	// hold, when set, stops the worker model's stream after its 3rd
-	// chunk until it is closed (or the request is cancelled).
+	// chunk until it is closed (or the request is cancelled), and answers
+	// a GET of /hold (holdCreate) once it is closed, after a send on
+	// held.
 	hold chan struct{}
+	held chan struct{}
 }
 
 type call struct {
@@ -176,6 +206,11 @@ func chunk(delta, finish string) string {
 }
 
 func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/hold" {
+		f.held <- struct{}{}
+		<-f.hold
+		return
+	}
 	raw, _ := io.ReadAll(r.Body)
 	var body struct {
 		Model    string `json:"model"`
