@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentpool/agentpool/event"
@@ -57,6 +58,7 @@ type Registry interface {
 
 // Register registers the workflow and the activities on a worker.
 func (e *Engine) Register(w Registry) {
+	_, e.onWorker = w.(worker.Worker)
 	w.RegisterWorkflowWithOptions(e.Session, workflow.RegisterOptions{Name: WorkflowName})
 	w.RegisterActivityWithOptions(&e.Activities, activityOptions())
 }
