@@ -43,6 +43,12 @@ type Activities struct {
 	// where it is submitted.
 	Metrics SessionMetrics
 
+	// onWorker: the activities were registered on a worker
+	// (Engine.Register), whose server a turn asks whether its attempt is
+	// current before it writes (attemptCurrent). The SDK's test
+	// environment has no server to ask.
+	onWorker bool
+
 	rtOnce sync.Once
 	rt     *spawn.Runtime // the hooks' runtime when Runtime is nil
 }
@@ -219,6 +225,11 @@ func (a *Activities) turn(ctx context.Context, in TurnInput, retry bool) (TurnOu
 		}
 		return TurnOutput{}, err
 	}
+	if a.onWorker {
+		if err := attemptCurrent(ctx); err != nil {
+			return TurnOutput{}, err
+		}
+	}
 	msg := session.Message{ID: in.MessageID, SessionID: sid, AgentName: in.Agent, CreatedAt: in.CreatedAt, Message: t.Message}
 	if err := a.Store.AppendMessages(ctx, sid, msg); err != nil {
 		return TurnOutput{}, err
@@ -228,6 +239,42 @@ func (a *Activities) turn(ctx context.Context, in TurnInput, retry bool) (TurnOu
 	}
 	t.Stored = true
 	return TurnOutput{Turn: t, Events: int64(len(buf.evs))}, a.Store.Flush(ctx)
+}
+
+// attemptCurrent asks the server, with a heartbeat of its own, whether this
+// attempt of a heartbeating activity is still the one its workflow waits
+// for, before the activity writes what it made. An attempt the server timed
+// out (its heartbeats came late, under load) is over for the workflow,
+// which has gone on: with a retry that makes the same writes, or, when the
+// workflow was cancelled meanwhile (no retry then), with the session's end.
+// Its Go code does not know and goes on; a turn that then stored its
+// message and part events put them after the session's run_error
+// (TestCancelledTurnPastItsHeartbeatTimeoutWritesNothing). The server
+// answers such an attempt's heartbeat NotFound; a cancel requested
+// (CanceledError) is no reason to stop: the workflow waits for the activity
+// (WaitForCancellation), and a turn that finished first is a step that
+// completed. The heartbeat also starts the heartbeat timeout again: the
+// server cannot time the attempt out while its writes run (they take far
+// less). Any other error says nothing sure: the turn fails, and is retried,
+// rather than writing. A local activity, or a call outside an activity (a
+// test calling it), has nothing to ask.
+func attemptCurrent(ctx context.Context) error {
+	if !activity.IsActivity(ctx) {
+		return nil
+	}
+	info := activity.GetInfo(ctx)
+	if info.IsLocalActivity || info.HeartbeatTimeout <= 0 {
+		return nil
+	}
+	// The activity's ctx may be cancelled already (the cancel came with a
+	// batched heartbeat): the question still needs an answer.
+	hctx, stop := context.WithTimeout(context.WithoutCancel(ctx), info.HeartbeatTimeout)
+	defer stop()
+	err := activity.GetClient(ctx).RecordActivityHeartbeat(hctx, info.TaskToken)
+	if err == nil || temporal.IsCanceledError(err) {
+		return nil
+	}
+	return fmt.Errorf("this attempt is no longer current: %w", err)
 }
 
 // turnDone finds the turn of in stored by an earlier attempt.

@@ -51,6 +51,12 @@ type workerConfig struct {
 	Window int `json:"window,omitempty"`
 	// ContinueAfter is the engine's ContinueAfterEvents (0: the default).
 	ContinueAfter int `json:"continue_after,omitempty"`
+	// HeartbeatEvery, when set, is the worker's HeartbeatEvery: longer
+	// than the activities' heartbeat timeout, the server times them out.
+	HeartbeatEvery time.Duration `json:"heartbeat_every,omitempty"`
+	// HoldCreate, when set, is a URL the worker's activities GET before
+	// they create the first child session (holdCreate).
+	HoldCreate string `json:"hold_create,omitempty"`
 }
 
 // e2ePool: boss asks its worker, which answers slowly; both on the fake
@@ -108,8 +114,14 @@ func runTestWorker(raw string) int {
 		return 2
 	}
 	defer c.Close()
+	if cfg.HeartbeatEvery > 0 {
+		HeartbeatEvery = cfg.HeartbeatEvery
+	}
 	w := worker.New(c, testQueue, worker.Options{WorkerStopTimeout: 5 * time.Second})
 	e := engineFor(p)
+	if cfg.HoldCreate != "" {
+		e.Store = &holdCreate{Store: e.Store, url: cfg.HoldCreate}
+	}
 	e.TaskQueue = testQueue
 	e.MaxInFlight = cfg.Window
 	e.ContinueAfterEvents = cfg.ContinueAfter
@@ -128,6 +140,27 @@ func runTestWorker(raw string) int {
 	return 0
 }
 
+// holdCreate is a store whose first creation of a child session waits for
+// a GET of url to be answered: the test holds the Create local activity
+// while it cancels the run.
+type holdCreate struct {
+	session.Store
+	url  string
+	once sync.Once
+}
+
+func (h *holdCreate) CreateSession(ctx context.Context, s session.Session) error {
+	if s.ParentID != "" {
+		h.once.Do(func() {
+			if resp, err := http.Get(h.url); err == nil {
+				resp.Body.Close()
+			}
+		})
+	}
+	// As a write already sent: its caller's cancel does not stop it.
+	return h.Store.CreateSession(context.WithoutCancel(ctx), s)
+}
+
 // fakeAPI is an OpenAI-compatible server that logs every request and
 // streams the worker's answer slowly.
 type fakeAPI struct {
@@ -143,6 +176,12 @@ type fakeAPI struct {
 	log       []call
 	midStream chan string // the key of a worker-model request after its 3rd chunk (once)
 	once      sync.Once
+	// hold, when set, stops the worker model's stream after its 3rd
+	// chunk until it is closed (or the request is cancelled), and answers
+	// a GET of /hold (holdCreate) once it is closed, after a send on
+	// held.
+	hold chan struct{}
+	held chan struct{}
 }
 
 type call struct {
@@ -167,6 +206,11 @@ func chunk(delta, finish string) string {
 }
 
 func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/hold" {
+		f.held <- struct{}{}
+		<-f.hold
+		return
+	}
 	raw, _ := io.ReadAll(r.Body)
 	var body struct {
 		Model    string `json:"model"`
@@ -225,6 +269,13 @@ func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 		w.(http.Flusher).Flush()
 		if body.Model == "worker" && k == 2 {
 			f.once.Do(func() { f.midStream <- c.key })
+			if f.hold != nil {
+				select {
+				case <-f.hold:
+				case <-r.Context().Done():
+					return
+				}
+			}
 		}
 	}
 	f.mu.Lock()

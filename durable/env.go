@@ -470,8 +470,17 @@ func (e *wfEnv) createBatch(wc workflow.Context, batch []*creation) error {
 		}
 		pending.Check = true
 		in.Pending = pending
-		lc := workflow.WithLocalActivityOptions(wc, localStoreOptions)
-		if err = workflow.ExecuteLocalActivity(lc, actCreate, in).Get(wc, nil); err != nil {
+		lc, wait := workflow.WithLocalActivityOptions(wc, localStoreOptions), wc
+		if wc.Err() == nil && workflow.GetVersion(wc, versionLocalNotCancelled, workflow.DefaultVersion, 1) >= 1 {
+			// A cancel that comes while the creation runs waits for it: a
+			// local activity cancelled is let go at once while its code
+			// goes on, and would write the child and its start after the
+			// session's end. The child, then created, is started and
+			// cancelled with its parent (runChild).
+			wait, _ = workflow.NewDisconnectedContext(wc)
+			lc = workflow.WithLocalActivityOptions(wait, localStoreOptions)
+		}
+		if err = workflow.ExecuteLocalActivity(lc, actCreate, in).Get(wait, nil); err != nil {
 			// Nothing may have been emitted: the starts go with the failure.
 			pending.Events = pending.Events[:n]
 			e.failed(wc, pending)
@@ -533,19 +542,31 @@ func createInBatch(e *wfEnv, wc workflow.Context, child session.Session, start e
 func (e *wfEnv) runChild(wc workflow.Context, parent *spawn.Invocation, kids spawn.Children, req *spawn.Request, in SessionInput, info *spawn.StartInfo) spawn.Result {
 	defer func() { e.children-- }()
 	child := in.Session
-	cwc := workflow.WithChildOptions(wc, workflow.ChildWorkflowOptions{
+	opts := workflow.ChildWorkflowOptions{
 		WorkflowID: child.ID, TaskQueue: e.queue,
 		ParentClosePolicy:   enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
 		WaitForCancellation: true, // its end (aborted) is written before the parent's spawn_session_end
-	})
+	}
+	// A child whose session was created after its parent was cancelled
+	// (the creation, or the subagent/start hook, was under way) is
+	// started all the same, then cancelled: its workflow ends its session.
+	// A workflow started in a cancelled context is never started.
+	start := wc
+	if wc.Err() != nil && workflow.GetVersion(wc, versionLocalNotCancelled, workflow.DefaultVersion, 1) >= 1 {
+		start, _ = workflow.NewDisconnectedContext(wc)
+	}
 	// The child's own cancel (task_stop, StopChild) cancels its workflow
 	// alone.
-	cwc, cancelChild := workflow.WithCancel(cwc)
+	cwc, cancelChild := workflow.WithCancel(workflow.WithChildOptions(start, opts))
 	defer cancelChild()
 	kid := e.child(child, cancelChild)
 	var out SessionOutput
 	res := spawn.Result{}
 	kid.future = workflow.ExecuteChildWorkflow(cwc, WorkflowName, in)
+	if start != wc {
+		_ = kid.future.GetChildWorkflowExecution().Get(start, nil)
+		cancelChild()
+	}
 	err := kid.future.Get(wc, &out)
 	e.takeSignals() // who cancelled it, when a person did
 	if err != nil {

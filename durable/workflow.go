@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentpool/agentpool/event"
@@ -57,6 +58,7 @@ type Registry interface {
 
 // Register registers the workflow and the activities on a worker.
 func (e *Engine) Register(w Registry) {
+	_, e.onWorker = w.(worker.Worker)
 	w.RegisterWorkflowWithOptions(e.Session, workflow.RegisterOptions{Name: WorkflowName})
 	w.RegisterActivityWithOptions(&e.Activities, activityOptions())
 }
@@ -261,9 +263,11 @@ func (e *Engine) Session(wctx workflow.Context, in SessionInput) (SessionOutput,
 	if res.Err != nil {
 		out.Error = res.Err.Error()
 	}
-	// The end is written even when the workflow was cancelled.
+	// The end is written even when the workflow was cancelled, and a
+	// cancel that comes while it is written waits for it
+	// (versionLocalNotCancelled).
 	ec := wctx
-	if wctx.Err() != nil {
+	if wctx.Err() != nil || workflow.GetVersion(wctx, versionLocalNotCancelled, workflow.DefaultVersion, 1) >= 1 {
 		ec, _ = workflow.NewDisconnectedContext(wctx)
 	}
 	if err := env.spill(ec); err != nil {
@@ -297,6 +301,19 @@ func mayContinue(wctx workflow.Context, node spawn.Node) bool {
 // (BENCHMARKS.md, "Large teams on Temporal"). Histories of the activity
 // replay it as it was.
 const versionEndLocal = "end-local-activity"
+
+// versionLocalNotCancelled is the workflow change after which a cancel of
+// the workflow does not cancel the local activity that creates children
+// (createBatch) or writes the session's end (storeEnd) while it runs: the
+// SDK lets a cancelled local activity go at once, its Go code going on,
+// so its writes could land after the session's end (a spawn_session_start
+// after run_error, a child created that never ran). It waits for them
+// instead, as WaitForCancellation does for the other steps; they are
+// short store writes. A cancel can reach one only past a workflow task's
+// heartbeat (a local activity still running 80% into the task's timeout,
+// under load or for a large batch). Histories made before it replay as
+// made.
+const versionLocalNotCancelled = "agentpool.local-not-cancelled"
 
 // storeEnd runs the End activity: as a local activity in the workflow's
 // task, like Create, where the session's input says so (local: its
