@@ -108,6 +108,9 @@ type wfEnv struct {
 	// creating is set while one runs.
 	batched, creating bool
 	queued            []*creation
+	// waitLocal: a cancel waits for the local activity that creates
+	// children (SessionInput.WaitLocal).
+	waitLocal bool
 	// idClock, when set, is the time every id of the workflow is made
 	// at (a team's that may continue as new; the id generator keeps them
 	// strictly ascending): its ids then depend on the order they are
@@ -400,7 +403,7 @@ func (e *wfEnv) Spawn(ctx context.Context, parent *spawn.Invocation, req spawn.R
 	}
 	in := SessionInput{Session: child, RunID: e.ids.AscendingAt(id.Run, e.idTime(now)), Prompt: req.Prompt,
 		History: model.CloneMessages(req.History), ToolCallID: req.ToolCallID, Timeout: timeout,
-		Budget: e.budget, Conversation: e.conversation, Mechanism: req.Mechanism, Approvals: e.approvals, EndLocal: true}
+		Budget: e.budget, Conversation: e.conversation, Mechanism: req.Mechanism, Approvals: e.approvals, EndLocal: true, WaitLocal: true}
 	info := spawn.StartInfo{
 		ChildSessionID: child.ID, ParentSessionID: parent.Session.ID, Name: child.AgentName,
 		SourceType: child.SourceType, Depth: depth, Mechanism: req.Mechanism, RunMode: start.RunMode,
@@ -471,7 +474,7 @@ func (e *wfEnv) createBatch(wc workflow.Context, batch []*creation) error {
 		pending.Check = true
 		in.Pending = pending
 		lc, wait := workflow.WithLocalActivityOptions(wc, localStoreOptions), wc
-		if wc.Err() == nil && workflow.GetVersion(wc, versionLocalNotCancelled, workflow.DefaultVersion, 1) >= 1 {
+		if wc.Err() == nil && e.waitLocal {
 			// A cancel that comes while the creation runs waits for it: a
 			// local activity cancelled is let go at once while its code
 			// goes on, and would write the child and its start after the
@@ -551,8 +554,8 @@ func (e *wfEnv) runChild(wc workflow.Context, parent *spawn.Invocation, kids spa
 	// (the creation, or the subagent/start hook, was under way) is
 	// started all the same, then cancelled: its workflow ends its session.
 	// A workflow started in a cancelled context is never started.
-	start := wc
-	if wc.Err() != nil && workflow.GetVersion(wc, versionLocalNotCancelled, workflow.DefaultVersion, 1) >= 1 {
+	start, late := wc, wc.Err() != nil && e.waitLocal
+	if late {
 		start, _ = workflow.NewDisconnectedContext(wc)
 	}
 	// The child's own cancel (task_stop, StopChild) cancels its workflow
@@ -563,7 +566,7 @@ func (e *wfEnv) runChild(wc workflow.Context, parent *spawn.Invocation, kids spa
 	var out SessionOutput
 	res := spawn.Result{}
 	kid.future = workflow.ExecuteChildWorkflow(cwc, WorkflowName, in)
-	if start != wc {
+	if late {
 		_ = kid.future.GetChildWorkflowExecution().Get(start, nil)
 		cancelChild()
 	}

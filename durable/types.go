@@ -79,6 +79,22 @@ type SessionInput struct {
 	// member). Unset in the histories of the builds before it, which
 	// ask.
 	EndLocal bool `json:"end_local,omitempty"`
+	// WaitLocal, set by every build since it was added, says that a
+	// cancel of the workflow does not cancel the local activity that
+	// creates children (createBatch) or writes the session's end
+	// (storeEnd) while it runs: the SDK lets a cancelled local activity
+	// go at once while its Go code goes on, so its writes could land
+	// after the session's end (a child created that never ran, a
+	// spawn_session_start after run_error). The cancel waits for them
+	// instead, as WaitForCancellation does for the other steps (they are
+	// short store writes), and a child created meanwhile is started, then
+	// cancelled (runChild). A cancel reaches such a local activity only
+	// past its workflow task's heartbeat (still running 80% into the
+	// task's timeout: under load, or a large team's batch). Carried by
+	// the input, as EndLocal, rather than a version marker per session.
+	// Unset in the histories of the builds before it, which replay as
+	// made.
+	WaitLocal bool `json:"wait_local,omitempty"`
 }
 
 // SessionOutput is how a session's workflow ended.

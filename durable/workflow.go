@@ -125,6 +125,7 @@ func (e *Engine) Session(wctx workflow.Context, in SessionInput) (SessionOutput,
 	if env.window <= 0 {
 		env.window = DefaultMaxInFlight
 	}
+	env.waitLocal = in.WaitLocal
 	env.budget = in.Budget
 	if env.budget.SessionID == "" {
 		// The run's first session: the run's spawn budget is kept on its
@@ -264,10 +265,9 @@ func (e *Engine) Session(wctx workflow.Context, in SessionInput) (SessionOutput,
 		out.Error = res.Err.Error()
 	}
 	// The end is written even when the workflow was cancelled, and a
-	// cancel that comes while it is written waits for it
-	// (versionLocalNotCancelled).
+	// cancel that comes while it is written waits for it (WaitLocal).
 	ec := wctx
-	if wctx.Err() != nil || workflow.GetVersion(wctx, versionLocalNotCancelled, workflow.DefaultVersion, 1) >= 1 {
+	if wctx.Err() != nil || in.WaitLocal {
 		ec, _ = workflow.NewDisconnectedContext(wctx)
 	}
 	if err := env.spill(ec); err != nil {
@@ -301,19 +301,6 @@ func mayContinue(wctx workflow.Context, node spawn.Node) bool {
 // (BENCHMARKS.md, "Large teams on Temporal"). Histories of the activity
 // replay it as it was.
 const versionEndLocal = "end-local-activity"
-
-// versionLocalNotCancelled is the workflow change after which a cancel of
-// the workflow does not cancel the local activity that creates children
-// (createBatch) or writes the session's end (storeEnd) while it runs: the
-// SDK lets a cancelled local activity go at once, its Go code going on,
-// so its writes could land after the session's end (a spawn_session_start
-// after run_error, a child created that never ran). It waits for them
-// instead, as WaitForCancellation does for the other steps; they are
-// short store writes. A cancel can reach one only past a workflow task's
-// heartbeat (a local activity still running 80% into the task's timeout,
-// under load or for a large batch). Histories made before it replay as
-// made.
-const versionLocalNotCancelled = "agentpool.local-not-cancelled"
 
 // storeEnd runs the End activity: as a local activity in the workflow's
 // task, like Create, where the session's input says so (local: its
