@@ -135,7 +135,7 @@ func (s *Store) Captures(ctx context.Context, sessionID string) ([]session.Captu
 	if err := rows.Err(); err != nil {
 		return nil, s.wrap(err)
 	}
-	return out, s.missingIfEmpty(ctx, sessionID, len(out))
+	return out, missingIfEmpty(ctx, s, sessionID, len(out))
 }
 
 // TruncateMessages implements session.CaptureStore.
