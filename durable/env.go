@@ -103,11 +103,9 @@ type wfEnv struct {
 	// bounded: Parallel keeps at most window branches alive, and a spawn
 	// of a cancelled run does not start (parallel.go).
 	bounded bool
-	// batched: the branches' creations are made in batches
-	// (createInBatch); queued are those waiting for the next batch,
-	// creating is set while one runs.
-	batched, creating bool
-	queued            []*creation
+	// batched: the branches' creations are made in batches (creations).
+	batched   bool
+	creations creations
 	// waitLocal: a cancel waits for the local activity that creates
 	// children (SessionInput.WaitLocal).
 	waitLocal bool
@@ -381,9 +379,9 @@ func (e *wfEnv) Spawn(ctx context.Context, parent *spawn.Invocation, req spawn.R
 	// it: a follower that reads it finds the child.
 	var err error
 	if e.batched {
-		err = createInBatch(e, wc, child, start)
+		err = e.creations.create(e, wc, child, start)
 	} else {
-		err = e.createBatch(wc, []*creation{{session: child, start: encode(start)}})
+		err = createBatch(e, wc, []*creation{{session: child, start: encode(start)}})
 	}
 	if err != nil {
 		e.children--
@@ -449,14 +447,14 @@ type creation struct {
 	err     error
 }
 
-// createBatch creates the sessions of batch and writes what is pending
+// createBatch creates the sessions of batch and writes what e has pending
 // with their starts after it, in one Create local activity, as the
 // session's only writer of its log. A local activity: run by this worker
 // at once, recorded as one marker, without a round trip through the
 // server's task queue (what a member of a large team mostly cost). A
 // worker that dies before the marker is recorded leaves it to run again
 // from attempt 1 elsewhere: the write always looks at the log first.
-func (e *wfEnv) createBatch(wc workflow.Context, batch []*creation) error {
+func createBatch(e *wfEnv, wc workflow.Context, batch []*creation) error {
 	var err error
 	e.locked(wc, func() {
 		if err = e.spill(wc); err != nil {
@@ -497,30 +495,37 @@ func (e *wfEnv) createBatch(wc workflow.Context, batch []*creation) error {
 // versionBatchedCreates is the workflow change after which the members of
 // a parallel team that reach Spawn while another creation runs are
 // created together by the next one: one local activity for all of them
-// (createInBatch). A local activity's result costs a pass of the SDK's
+// (creations.create). A local activity's result costs a pass of the SDK's
 // dispatcher over every live coroutine of the team (the window's
 // members), and each creation used to wait for the one before it under
 // the write lock, a pass each. Histories made before it replay as made.
 const versionBatchedCreates = "agentpool.batched-creates"
 
-// createInBatch queues the creation of child and waits until a batch has
+// creations are a session's child creations made in batches: queued are
+// those waiting for the next batch, creating is set while one runs.
+// Workflow state, like wfEnv's.
+type creations struct {
+	queued   []*creation
+	creating bool
+}
+
+// create queues the creation of child and waits until a batch has
 // created it: the first branch to find no creation running leads the
 // next batch, of every creation queued once the dispatcher has run every
 // branch it could (those that reach Spawn in the same workflow task
-// join). A batch's failure is each of its members'. A function, not a
-// method: wfEnv's methods are its workflow's surface (tests/floors).
-func createInBatch(e *wfEnv, wc workflow.Context, child session.Session, start event.SpawnSessionStart) error {
+// join). A batch's failure is each of its members'.
+func (q *creations) create(e *wfEnv, wc workflow.Context, child session.Session, start event.SpawnSessionStart) error {
 	c := &creation{session: child, start: encode(start)}
-	e.queued = append(e.queued, c)
+	q.queued = append(q.queued, c)
 	// Disconnected: a cancelled branch still waits for the batch that
 	// has taken its creation (its activity ends one way or the other).
 	dc, _ := workflow.NewDisconnectedContext(wc)
 	for !c.done {
-		if e.creating {
-			_ = workflow.Await(dc, func() bool { return c.done || !e.creating })
+		if q.creating {
+			_ = workflow.Await(dc, func() bool { return c.done || !q.creating })
 			continue
 		}
-		e.creating = true
+		q.creating = true
 		// One yield, to a later pass of the dispatcher: the branches it
 		// runs meanwhile queue their creations behind this one.
 		yielded := false
@@ -529,13 +534,13 @@ func createInBatch(e *wfEnv, wc workflow.Context, child session.Session, start e
 			yielded = true
 			return ok
 		})
-		batch := e.queued
-		e.queued = nil
-		err := e.createBatch(wc, batch)
+		batch := q.queued
+		q.queued = nil
+		err := createBatch(e, wc, batch)
 		for _, b := range batch {
 			b.done, b.err = true, err
 		}
-		e.creating = false
+		q.creating = false
 	}
 	return c.err
 }

@@ -132,7 +132,7 @@ type CreateInput struct {
 	Pending Pending         `json:"pending"`
 	Session session.Session `json:"session"`
 	// More are further sessions created with Session, in order: a batch
-	// of a parallel team's members (createInBatch), whose starts are all
+	// of a parallel team's members (creations.create), whose starts are all
 	// in Pending.
 	More []session.Session `json:"more,omitempty"`
 }

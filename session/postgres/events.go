@@ -204,7 +204,8 @@ func (s *Store) records(rows pgx.Rows) ([]session.Record, error) {
 
 // missingIfEmpty tells an empty read of a session's rows (n of them) from
 // a read of a session that does not exist: ErrNotFound for the latter. A
-// function: the Store's methods are its surface (tests/floors).
+// function, not a method: Store's methods may not grow in number
+// (tests/floors), and EventsOfMany is one.
 func missingIfEmpty(ctx context.Context, s *Store, sessionID string, n int) error {
 	if n > 0 {
 		return nil
