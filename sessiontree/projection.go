@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/record"
 	"github.com/agentpool/agentpool/session"
 )
 
@@ -124,14 +125,35 @@ func (p *Projection) Apply(ctx context.Context, owner string, e event.Event) []C
 	if e == nil {
 		return nil
 	}
-	return p.project(ctx, owner, e, true)
+	return p.project(ctx, owner, e, true, nil)
 }
 
 // Observe projects one event of a run a Processor records (Watcher). Its
 // Changes are made only while someone subscribes.
 func (p *Projection) Observe(ctx context.Context, owner string, e event.Event) {
 	if e != nil {
-		p.project(ctx, owner, e, false)
+		p.project(ctx, owner, e, false, nil)
+	}
+}
+
+// WatchRun returns the projection's watcher of one run (record.RunWatcher):
+// it keeps the run's projection, so that an event of the run does not
+// look it up by owner.
+func (p *Projection) WatchRun(owner string) record.Watcher {
+	return &runWatch{p: p}
+}
+
+// runWatch is the projection's watcher of one run: Observe with the run's
+// projection kept from one event to the next (a recorder hands a watcher
+// one event of a run at a time).
+type runWatch struct {
+	p *Projection
+	r *rootProj // the run's projection at the last event; nil before
+}
+
+func (w *runWatch) Observe(ctx context.Context, owner string, e event.Event) {
+	if e != nil {
+		w.p.project(ctx, owner, e, false, &w.r)
 	}
 }
 
@@ -170,15 +192,37 @@ func (p *Projection) run(owner string) *rootProj {
 	}
 }
 
+// locked returns the projection of owner's run, locked: *kept when it is
+// still the run's (not released), else the one run finds, kept in *kept
+// for the next event. kept nil: none is kept.
+func (p *Projection) locked(owner string, kept **rootProj) *rootProj {
+	if kept == nil {
+		return p.run(owner)
+	}
+	if r := *kept; r != nil {
+		r.mu.Lock()
+		// A projection leaves roots only released (drop, under its
+		// lock): one that is not released is still the run's.
+		if !r.released {
+			return r
+		}
+		r.mu.Unlock()
+	}
+	r := p.run(owner)
+	*kept = r
+	return r
+}
+
 // project takes one event under the lock of its run; ret says that the
-// caller wants the Changes back.
-func (p *Projection) project(ctx context.Context, owner string, e event.Event, ret bool) []Change {
+// caller wants the Changes back; kept (nil: none) keeps the run's
+// projection from one event to the next (runWatch).
+func (p *Projection) project(ctx context.Context, owner string, e event.Event, ret bool, kept **rootProj) []Change {
 	var subs []*subscription
 	if l := p.subs.Load(); l != nil {
 		subs = *l
 	}
 	subscribed := len(subs) > 0
-	r := p.run(owner)
+	r := p.locked(owner, kept)
 	// One applier per run is reused under r.mu: no allocation per event.
 	a := &r.scratch
 	*a = applier{p: p, r: r, ctx: ctx, owner: owner, want: ret || subscribed, out: a.out[:0]}
