@@ -59,6 +59,8 @@ type Projection struct {
 // finds it by identity.
 type subscription struct {
 	fn func(owner string, cs []Change)
+	// run, when set (SubscribeRuns), makes the subscriber's fn of a run.
+	run func(owner string) func(owner string, cs []Change)
 }
 
 // rootProj is the projection of one root run: its sessions, under its own
@@ -86,7 +88,21 @@ func NewProjection(store session.Store, log *slog.Logger) *Projection {
 // no event projected after it returned calls fn (a call under way may
 // still end after it).
 func (p *Projection) Subscribe(fn func(owner string, cs []Change)) (unsubscribe func()) {
-	sub := &subscription{fn: fn}
+	return p.subscribe(&subscription{fn: fn})
+}
+
+// SubscribeRuns is Subscribe for a subscriber that keeps state per run
+// (the state of the run's sessions, found once): run returns the function
+// that gets a run's Changes. For a run the projection watches as a
+// Processor's record.RunWatcher, run is called once, before the run's
+// first Changes go out, and its function gets every later Changes of the
+// run, one call at a time; for the events given by Apply or by Observe,
+// run is called for each event that changed something.
+func (p *Projection) SubscribeRuns(run func(owner string) func(owner string, cs []Change)) (unsubscribe func()) {
+	return p.subscribe(&subscription{run: run})
+}
+
+func (p *Projection) subscribe(sub *subscription) (unsubscribe func()) {
 	p.subMu.Lock()
 	defer p.subMu.Unlock()
 	var list []*subscription
@@ -137,24 +153,54 @@ func (p *Projection) Observe(ctx context.Context, owner string, e event.Event) {
 }
 
 // WatchRun returns the projection's watcher of one run (record.RunWatcher):
-// it keeps the run's projection, so that an event of the run does not
-// look it up by owner.
+// it keeps the run's projection and its subscribers' functions for the
+// run (SubscribeRuns), so that an event of the run does not look them up.
 func (p *Projection) WatchRun(owner string) record.Watcher {
 	return &runWatch{p: p}
 }
 
 // runWatch is the projection's watcher of one run: Observe with the run's
-// projection kept from one event to the next (a recorder hands a watcher
-// one event of a run at a time).
+// projection and subscribers kept from one event to the next (a recorder
+// hands a watcher one event of a run at a time).
 type runWatch struct {
 	p *Projection
 	r *rootProj // the run's projection at the last event; nil before
+	// fns are the functions of the subscribers of the list subs for the
+	// run (runFns).
+	subs *[]*subscription
+	fns  []func(owner string, cs []Change)
 }
 
 func (w *runWatch) Observe(ctx context.Context, owner string, e event.Event) {
 	if e != nil {
-		w.p.project(ctx, owner, e, false, &w.r)
+		w.p.project(ctx, owner, e, false, w)
 	}
+}
+
+// runFns returns the functions of the subscribers of list for the run,
+// made again when the list changed since the last call (a per-run
+// subscriber that stayed keeps its function).
+func (w *runWatch) runFns(list *[]*subscription, owner string) []func(string, []Change) {
+	if w.subs == list {
+		return w.fns
+	}
+	var old []*subscription
+	if w.subs != nil {
+		old = *w.subs
+	}
+	fns := make([]func(string, []Change), len(*list))
+	for i, sub := range *list {
+		switch j := slices.Index(old, sub); {
+		case sub.run == nil:
+			fns[i] = sub.fn
+		case j >= 0:
+			fns[i] = w.fns[j]
+		default:
+			fns[i] = sub.run(owner)
+		}
+	}
+	w.subs, w.fns = list, fns
+	return fns
 }
 
 // live calls fn, under the lock of its run, with the projection of
@@ -214,14 +260,19 @@ func (p *Projection) locked(owner string, kept **rootProj) *rootProj {
 }
 
 // project takes one event under the lock of its run; ret says that the
-// caller wants the Changes back; kept (nil: none) keeps the run's
-// projection from one event to the next (runWatch).
-func (p *Projection) project(ctx context.Context, owner string, e event.Event, ret bool, kept **rootProj) []Change {
+// caller wants the Changes back; w (nil: none) is the run's watcher,
+// which keeps the run's projection and subscribers between events.
+func (p *Projection) project(ctx context.Context, owner string, e event.Event, ret bool, w *runWatch) []Change {
 	var subs []*subscription
-	if l := p.subs.Load(); l != nil {
+	l := p.subs.Load()
+	if l != nil {
 		subs = *l
 	}
 	subscribed := len(subs) > 0
+	var kept **rootProj
+	if w != nil {
+		kept = &w.r
+	}
 	r := p.locked(owner, kept)
 	// One applier per run is reused under r.mu: no allocation per event.
 	a := &r.scratch
@@ -244,12 +295,23 @@ func (p *Projection) project(ctx context.Context, owner string, e event.Event, r
 	a.ctx = nil
 	r.mu.Unlock()
 	if subscribed && len(out) > 0 {
+		var fns []func(string, []Change)
+		if w != nil {
+			fns = w.runFns(l, owner)
+		}
 		for i, sub := range subs {
+			fn := sub.fn
+			switch {
+			case fns != nil:
+				fn = fns[i]
+			case sub.run != nil:
+				fn = sub.run(owner)
+			}
 			if i == len(subs)-1 && !ret {
-				sub.fn(owner, out)
+				fn(owner, out)
 				continue
 			}
-			sub.fn(owner, cloneChanges(out))
+			fn(owner, cloneChanges(out))
 		}
 	}
 	return out
