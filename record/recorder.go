@@ -175,7 +175,7 @@ func (r *Recorder) append(st session.Store, sid string, e event.Event) error {
 	r.one[0] = e
 	defer func() { r.one[0] = nil }()
 	if l := r.eventLog(st, sid); l != nil {
-		err := l.AppendEvents(r.ctx, r.one[:]...)
+		err := l.AppendEvents(r.one[:]...)
 		if !errors.Is(err, session.ErrNotFound) {
 			return err
 		}
@@ -199,7 +199,7 @@ func (r *Recorder) eventLog(st session.Store, sid string) session.EventLog {
 	if !ok {
 		return nil
 	}
-	l, err := ls.EventLog(sid)
+	l, err := ls.EventLog(r.ctx, sid)
 	if err != nil {
 		return nil // the store's AppendEvents says why
 	}

@@ -50,8 +50,8 @@ func (c *countingStore) AppendEvents(ctx context.Context, id string, evs ...even
 
 // EventLog hands the embedded store's logs counted too: the recorder
 // appends through them (session.EventLogs).
-func (c *countingStore) EventLog(id string) (session.EventLog, error) {
-	l, err := c.Store.EventLog(id)
+func (c *countingStore) EventLog(ctx context.Context, id string) (session.EventLog, error) {
+	l, err := c.Store.EventLog(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -63,9 +63,9 @@ type countingLog struct {
 	log session.EventLog
 }
 
-func (l countingLog) AppendEvents(ctx context.Context, evs ...event.Event) error {
+func (l countingLog) AppendEvents(evs ...event.Event) error {
 	l.c.appends++
-	return l.log.AppendEvents(ctx, evs...)
+	return l.log.AppendEvents(evs...)
 }
 
 // changeLog collects what subscribers get, per owner.

@@ -97,7 +97,9 @@ func (p *Projection) Subscribe(fn func(owner string, cs []Change)) (unsubscribe 
 // Processor's record.RunWatcher, run is called once, before the run's
 // first Changes go out, and its function gets every later Changes of the
 // run, one call at a time; for the events given by Apply or by Observe,
-// run is called for each event that changed something.
+// run is called for each event that changed something. The function may
+// keep the Changes but not the slice cs, which the projection reuses
+// after it returns.
 func (p *Projection) SubscribeRuns(run func(owner string) func(owner string, cs []Change)) (unsubscribe func()) {
 	return p.subscribe(&subscription{run: run})
 }
@@ -169,6 +171,7 @@ type runWatch struct {
 	// run (runFns).
 	subs *[]*subscription
 	fns  []func(owner string, cs []Change)
+	out  []Change // the Changes handed to a last subscriber that is per run
 }
 
 func (w *runWatch) Observe(ctx context.Context, owner string, e event.Event) {
@@ -284,7 +287,15 @@ func (p *Projection) project(ctx context.Context, owner string, e event.Event, r
 		a.drop()
 	}
 	var out []Change
-	if len(a.out) > 0 {
+	reused := false
+	switch {
+	case len(a.out) == 0:
+	case w != nil && !ret && subs[len(subs)-1].run != nil:
+		// The last subscriber is a run's function, which does not keep
+		// the slice: the run's own buffer, no allocation per event.
+		w.out = append(w.out[:0], a.out...)
+		out, reused = w.out, true
+	default:
 		// Changes are snapshots (they share nothing with the projection);
 		// this copy is the caller's or, without one, the last
 		// subscriber's; the others get deep copies, made before it is
@@ -313,6 +324,10 @@ func (p *Projection) project(ctx context.Context, owner string, e event.Event, r
 			}
 			fn(owner, cloneChanges(out))
 		}
+	}
+	if reused {
+		clear(out) // keeps nothing of the event alive
+		return nil
 	}
 	return out
 }

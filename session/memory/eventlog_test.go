@@ -17,7 +17,7 @@ import (
 func TestEventLog(t *testing.T) {
 	ctx := context.Background()
 	st := memory.New()
-	if _, err := st.EventLog("ses_x"); !errors.Is(err, session.ErrNotFound) {
+	if _, err := st.EventLog(ctx, "ses_x"); !errors.Is(err, session.ErrNotFound) {
 		t.Fatalf("EventLog of no session: %v, want ErrNotFound", err)
 	}
 	mk := func() {
@@ -27,20 +27,20 @@ func TestEventLog(t *testing.T) {
 		}
 	}
 	mk()
-	l, err := st.EventLog("ses_x")
+	l, err := st.EventLog(ctx, "ses_x")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := l.AppendEvents(ctx, event.PartEnd{Index: 1}); err != nil {
+	if err := l.AppendEvents(event.PartEnd{Index: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.AppendEvents(ctx, "ses_x", event.PartEnd{Index: 2}); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.AppendEvents(ctx, event.PartEnd{Index: 3}, event.PartEnd{Index: 4}); err != nil {
+	if err := l.AppendEvents(event.PartEnd{Index: 3}, event.PartEnd{Index: 4}); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.AppendEvents(ctx, nil); err == nil {
+	if err := l.AppendEvents(nil); err == nil {
 		t.Error("the log took a nil event")
 	}
 	recs, err := st.Events(ctx, "ses_x", 0)
@@ -59,26 +59,52 @@ func TestEventLog(t *testing.T) {
 	if err := st.DeleteSession(ctx, "ses_x"); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.AppendEvents(ctx, event.PartEnd{Index: 5}); !errors.Is(err, session.ErrNotFound) {
+	if err := l.AppendEvents(event.PartEnd{Index: 5}); !errors.Is(err, session.ErrNotFound) {
 		t.Fatalf("append to a deleted session's log: %v, want ErrNotFound", err)
 	}
 	mk()
-	if err := l.AppendEvents(ctx, event.PartEnd{Index: 6}); !errors.Is(err, session.ErrNotFound) {
+	if err := l.AppendEvents(event.PartEnd{Index: 6}); !errors.Is(err, session.ErrNotFound) {
 		t.Fatalf("append to the log of a session made again: %v, want ErrNotFound", err)
 	}
 	if recs, _ := st.Events(ctx, "ses_x", 0); len(recs) != 0 {
 		t.Fatalf("the session made again has %v", recs)
 	}
 
-	l, err = st.EventLog("ses_x")
+	l, err = st.EventLog(ctx, "ses_x")
 	if err != nil {
 		t.Fatal(err)
 	}
 	st.Close()
-	if err := l.AppendEvents(ctx, event.PartEnd{Index: 7}); !errors.Is(err, session.ErrClosed) {
+	if err := l.AppendEvents(event.PartEnd{Index: 7}); !errors.Is(err, session.ErrClosed) {
 		t.Fatalf("append on a closed store: %v, want ErrClosed", err)
 	}
-	if _, err := st.EventLog("ses_x"); !errors.Is(err, session.ErrClosed) {
+	if _, err := st.EventLog(ctx, "ses_x"); !errors.Is(err, session.ErrClosed) {
 		t.Fatalf("EventLog on a closed store: %v, want ErrClosed", err)
+	}
+}
+
+// A log found with a run's context counts in the run's account of writes
+// as AppendEvents with that context does: after a lost write, its appends
+// are refused and counted.
+func TestEventLogAccount(t *testing.T) {
+	st := memory.New()
+	ctx, w := session.TrackWrites(context.Background(), session.WriteOptions{})
+	if err := st.CreateSession(ctx, session.Session{ID: "ses_x"}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := st.EventLog(ctx, "ses_x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.AppendEvents(event.PartEnd{Index: 1}); err != nil || w.Failed() {
+		t.Fatalf("append: %v, failed %v", err, w.Failed())
+	}
+	w.Lost(1, errors.New("disk full"))
+	if err := l.AppendEvents(event.PartEnd{Index: 2}, event.PartEnd{Index: 3}); !errors.Is(err, session.ErrEarlierWriteLost) {
+		t.Fatalf("append after a lost write: %v, want ErrEarlierWriteLost", err)
+	}
+	var ns *session.NotStoredError
+	if !errors.As(w.Err(), &ns) || ns.Writes != 3 {
+		t.Errorf("account: %v, want 3 writes lost", w.Err())
 	}
 }

@@ -496,36 +496,39 @@ func (st *Store) Messages(_ context.Context, sessionID string) ([]session.Messag
 
 // AppendEvents implements session.Store.
 func (st *Store) AppendEvents(ctx context.Context, sessionID string, evs ...event.Event) error {
-	return st.appendEvents(ctx, sessionID, nil, evs)
+	return st.appendEvents(ctx, session.WritesOf(ctx), sessionID, nil, evs)
 }
 
 // EventLog implements session.EventLogs: the log's appends find the
-// session's entry without the index (live).
-func (st *Store) EventLog(id string) (session.EventLog, error) {
+// session's entry and the run's account of writes without a look-up.
+func (st *Store) EventLog(ctx context.Context, id string) (session.EventLog, error) {
 	e, err := st.entryOf(id)
 	if err != nil {
 		return nil, err
 	}
 	e.mu.Unlock()
-	return &eventLog{st: st, e: e, id: id}, nil
+	return &eventLog{st: st, ctx: ctx, w: session.WritesOf(ctx), e: e, id: id}, nil
 }
 
 // eventLog is the event log of one session of a Store (EventLog). Its
 // entry, once gone, stays gone: its appends fail with ErrNotFound.
 type eventLog struct {
-	st *Store
-	e  *entry
-	id string
+	st  *Store
+	ctx context.Context
+	w   *session.RunWrites // of ctx
+	e   *entry
+	id  string
 }
 
-func (l *eventLog) AppendEvents(ctx context.Context, evs ...event.Event) error {
-	return l.st.appendEvents(ctx, l.id, l.e, evs)
+func (l *eventLog) AppendEvents(evs ...event.Event) error {
+	return l.st.appendEvents(l.ctx, l.w, l.id, l.e, evs)
 }
 
 // appendEvents appends evs to the log of session sessionID, whose entry is
-// e when the caller has it (eventLog), else found through live.
-func (st *Store) appendEvents(ctx context.Context, sessionID string, e *entry, evs []event.Event) error {
-	if err := session.CheckWrite(ctx, len(evs)); err != nil {
+// e when the caller has it (eventLog), else found through live; w is the
+// account of ctx's writes.
+func (st *Store) appendEvents(ctx context.Context, w *session.RunWrites, sessionID string, e *entry, evs []event.Event) error {
+	if err := w.Check(len(evs)); err != nil {
 		return err
 	}
 	for _, ev := range evs {
