@@ -58,6 +58,10 @@ type entry struct {
 type consumer struct {
 	w    Watcher
 	sink event.Sink
+	// run is what gets the run's events for w: w's watcher of this run
+	// when w is a RunWatcher, else w; made by the token's holder at the
+	// first event w gets (consumer.watcher), nil before.
+	run Watcher
 	// next is the number of the next entry the consumer gets; written by
 	// the token's holder, read by anyone (Sync, the producers' bound).
 	next atomic.Uint64
@@ -237,7 +241,7 @@ func (r *Recorder) deliverHeld(c *consumer, batch []entry) {
 			switch {
 			case c.w != nil:
 				if en.watch {
-					c.w.Observe(r.ctx, r.owner, en.e)
+					c.watcher(r.owner).Observe(r.ctx, r.owner, en.e)
 				}
 			default:
 				c.sink.Emit(en.e)
@@ -255,6 +259,21 @@ func (r *Recorder) deliverHeld(c *consumer, batch []entry) {
 			r.mu.Unlock()
 		}
 	}
+}
+
+// watcher returns what gets the run's events for the watcher c (see
+// RunWatcher), asking for it at the first event. Only the holder of c's
+// token calls it.
+func (c *consumer) watcher(owner string) Watcher {
+	if c.run == nil {
+		c.run = c.w
+		if rw, ok := c.w.(RunWatcher); ok {
+			if w := rw.WatchRun(owner); w != nil {
+				c.run = w
+			}
+		}
+	}
+	return c.run
 }
 
 // copyBatch copies out of the ring the next entries of c before end, at

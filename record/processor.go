@@ -40,6 +40,19 @@ type Watcher interface {
 	Observe(ctx context.Context, owner string, e event.Event)
 }
 
+// RunWatcher is a Watcher that keeps state for each run it watches, so
+// that what it finds by the run's owner (its entry for the run, a
+// session's state) is found once per run and not once per event: the
+// recorder of a run calls WatchRun once, before it hands the watcher the
+// run's first event, and from then on hands that run's events to the
+// returned Watcher instead, under the rules of Observe. WatchRun is called
+// by the goroutine that delivers (no lock of the run held) and must not
+// block.
+type RunWatcher interface {
+	Watcher
+	WatchRun(owner string) Watcher
+}
+
 // New returns a processor that records into store (nil: nowhere) and logs
 // to log (nil: nowhere).
 func New(store session.Store, log *slog.Logger) *Processor {

@@ -3,6 +3,7 @@ package record
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,6 +30,10 @@ type Recorder struct {
 	mu      sync.Mutex
 	started bool           // the run's first event was recorded
 	one     [1]event.Event // backs the one-event appends
+	// logs are the event logs of the run's sessions found so far, when
+	// the store hands them (session.EventLogs): an append then finds its
+	// session without the store's index (append).
+	logs []sessionLog
 	// open lists the children the run started, or created through the
 	// reactive fallback, and that have not ended, each with its parent: a
 	// child still open when its parent ends is ended (aborted) too.
@@ -46,6 +51,17 @@ type Recorder struct {
 }
 
 type openKid struct{ id, parent string }
+
+// sessionLog is the event log of one session of the run (Recorder.logs).
+type sessionLog struct {
+	id  string
+	log session.EventLog
+}
+
+// maxLogs bounds the event logs a run keeps: past it, the oldest is
+// forgotten (a run with more sessions than that at once, which are rare,
+// finds some again).
+const maxLogs = 16
 
 // Emit records e and passes it on: it appends e to the store and to the
 // run's log under the run's lock, then hands the log to the consumers
@@ -157,9 +173,46 @@ func (r *Recorder) record(e event.Event) bool {
 
 func (r *Recorder) append(st session.Store, sid string, e event.Event) error {
 	r.one[0] = e
-	err := st.AppendEvents(r.ctx, sid, r.one[:]...)
-	r.one[0] = nil
-	return err
+	defer func() { r.one[0] = nil }()
+	if l := r.eventLog(st, sid); l != nil {
+		err := l.AppendEvents(r.one[:]...)
+		if !errors.Is(err, session.ErrNotFound) {
+			return err
+		}
+		// The session left the store since its log was found (and may
+		// be there again, made anew: the store says). Nothing was
+		// written nor counted.
+		r.forgetLog(sid)
+	}
+	return st.AppendEvents(r.ctx, sid, r.one[:]...)
+}
+
+// eventLog returns the event log of session sid when the store hands
+// logs (session.EventLogs), found once per run; nil otherwise. Under r.mu.
+func (r *Recorder) eventLog(st session.Store, sid string) session.EventLog {
+	for i := range r.logs {
+		if r.logs[i].id == sid {
+			return r.logs[i].log
+		}
+	}
+	ls, ok := st.(session.EventLogs)
+	if !ok {
+		return nil
+	}
+	l, err := ls.EventLog(r.ctx, sid)
+	if err != nil {
+		return nil // the store's AppendEvents says why
+	}
+	if len(r.logs) == maxLogs {
+		r.logs = append(r.logs[:0], r.logs[1:]...)
+	}
+	r.logs = append(r.logs, sessionLog{id: sid, log: l})
+	return l
+}
+
+// forgetLog forgets the event log of session sid. Under r.mu.
+func (r *Recorder) forgetLog(sid string) {
+	r.logs = slices.DeleteFunc(r.logs, func(l sessionLog) bool { return l.id == sid })
 }
 
 // start fixes the run's watchers (consumers of its log from this event

@@ -153,7 +153,13 @@ func (w *RunWrites) Err() error {
 // made with ctx: ErrEarlierWriteLost (and the write counted as lost) when
 // the run of ctx lost a write already, else nil.
 func CheckWrite(ctx context.Context, n int) error {
-	w := WritesOf(ctx)
+	return WritesOf(ctx).Check(n)
+}
+
+// Check is CheckWrite for the writes of the run w accounts for (nil: a
+// write outside a run's account), for a store that found w once for many
+// writes (session.EventLog). Nil-safe.
+func (w *RunWrites) Check(n int) error {
 	if !w.Failed() {
 		return nil
 	}

@@ -48,6 +48,26 @@ func (c *countingStore) AppendEvents(ctx context.Context, id string, evs ...even
 	return c.Store.AppendEvents(ctx, id, evs...)
 }
 
+// EventLog hands the embedded store's logs counted too: the recorder
+// appends through them (session.EventLogs).
+func (c *countingStore) EventLog(ctx context.Context, id string) (session.EventLog, error) {
+	l, err := c.Store.EventLog(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return countingLog{c: c, log: l}, nil
+}
+
+type countingLog struct {
+	c   *countingStore
+	log session.EventLog
+}
+
+func (l countingLog) AppendEvents(evs ...event.Event) error {
+	l.c.appends++
+	return l.log.AppendEvents(evs...)
+}
+
 // changeLog collects what subscribers get, per owner.
 type changeLog struct {
 	mu sync.Mutex

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/record"
 	"github.com/agentpool/agentpool/session"
 )
 
@@ -58,6 +59,8 @@ type Projection struct {
 // finds it by identity.
 type subscription struct {
 	fn func(owner string, cs []Change)
+	// run, when set (SubscribeRuns), makes the subscriber's fn of a run.
+	run func(owner string) func(owner string, cs []Change)
 }
 
 // rootProj is the projection of one root run: its sessions, under its own
@@ -85,7 +88,23 @@ func NewProjection(store session.Store, log *slog.Logger) *Projection {
 // no event projected after it returned calls fn (a call under way may
 // still end after it).
 func (p *Projection) Subscribe(fn func(owner string, cs []Change)) (unsubscribe func()) {
-	sub := &subscription{fn: fn}
+	return p.subscribe(&subscription{fn: fn})
+}
+
+// SubscribeRuns is Subscribe for a subscriber that keeps state per run
+// (the state of the run's sessions, found once): run returns the function
+// that gets a run's Changes. For a run the projection watches as a
+// Processor's record.RunWatcher, run is called once, before the run's
+// first Changes go out, and its function gets every later Changes of the
+// run, one call at a time; for the events given by Apply or by Observe,
+// run is called for each event that changed something. The function may
+// keep the Changes but not the slice cs, which the projection reuses
+// after it returns.
+func (p *Projection) SubscribeRuns(run func(owner string) func(owner string, cs []Change)) (unsubscribe func()) {
+	return p.subscribe(&subscription{run: run})
+}
+
+func (p *Projection) subscribe(sub *subscription) (unsubscribe func()) {
 	p.subMu.Lock()
 	defer p.subMu.Unlock()
 	var list []*subscription
@@ -124,15 +143,67 @@ func (p *Projection) Apply(ctx context.Context, owner string, e event.Event) []C
 	if e == nil {
 		return nil
 	}
-	return p.project(ctx, owner, e, true)
+	return p.project(ctx, owner, e, true, nil)
 }
 
 // Observe projects one event of a run a Processor records (Watcher). Its
 // Changes are made only while someone subscribes.
 func (p *Projection) Observe(ctx context.Context, owner string, e event.Event) {
 	if e != nil {
-		p.project(ctx, owner, e, false)
+		p.project(ctx, owner, e, false, nil)
 	}
+}
+
+// WatchRun returns the projection's watcher of one run (record.RunWatcher):
+// it keeps the run's projection and its subscribers' functions for the
+// run (SubscribeRuns), so that an event of the run does not look them up.
+func (p *Projection) WatchRun(owner string) record.Watcher {
+	return &runWatch{p: p}
+}
+
+// runWatch is the projection's watcher of one run: Observe with the run's
+// projection and subscribers kept from one event to the next (a recorder
+// hands a watcher one event of a run at a time).
+type runWatch struct {
+	p *Projection
+	r *rootProj // the run's projection at the last event; nil before
+	// fns are the functions of the subscribers of the list subs for the
+	// run (runFns).
+	subs *[]*subscription
+	fns  []func(owner string, cs []Change)
+	out  []Change // the Changes handed to a last subscriber that is per run
+}
+
+func (w *runWatch) Observe(ctx context.Context, owner string, e event.Event) {
+	if e != nil {
+		w.p.project(ctx, owner, e, false, w)
+	}
+}
+
+// runFns returns the functions of the subscribers of list for the run,
+// made again when the list changed since the last call (a per-run
+// subscriber that stayed keeps its function).
+func (w *runWatch) runFns(list *[]*subscription, owner string) []func(string, []Change) {
+	if w.subs == list {
+		return w.fns
+	}
+	var old []*subscription
+	if w.subs != nil {
+		old = *w.subs
+	}
+	fns := make([]func(string, []Change), len(*list))
+	for i, sub := range *list {
+		switch j := slices.Index(old, sub); {
+		case sub.run == nil:
+			fns[i] = sub.fn
+		case j >= 0:
+			fns[i] = w.fns[j]
+		default:
+			fns[i] = sub.run(owner)
+		}
+	}
+	w.subs, w.fns = list, fns
+	return fns
 }
 
 // live calls fn, under the lock of its run, with the projection of
@@ -170,15 +241,42 @@ func (p *Projection) run(owner string) *rootProj {
 	}
 }
 
+// locked returns the projection of owner's run, locked: *kept when it is
+// still the run's (not released), else the one run finds, kept in *kept
+// for the next event. kept nil: none is kept.
+func (p *Projection) locked(owner string, kept **rootProj) *rootProj {
+	if kept == nil {
+		return p.run(owner)
+	}
+	if r := *kept; r != nil {
+		r.mu.Lock()
+		// A projection leaves roots only released (drop, under its
+		// lock): one that is not released is still the run's.
+		if !r.released {
+			return r
+		}
+		r.mu.Unlock()
+	}
+	r := p.run(owner)
+	*kept = r
+	return r
+}
+
 // project takes one event under the lock of its run; ret says that the
-// caller wants the Changes back.
-func (p *Projection) project(ctx context.Context, owner string, e event.Event, ret bool) []Change {
+// caller wants the Changes back; w (nil: none) is the run's watcher,
+// which keeps the run's projection and subscribers between events.
+func (p *Projection) project(ctx context.Context, owner string, e event.Event, ret bool, w *runWatch) []Change {
 	var subs []*subscription
-	if l := p.subs.Load(); l != nil {
+	l := p.subs.Load()
+	if l != nil {
 		subs = *l
 	}
 	subscribed := len(subs) > 0
-	r := p.run(owner)
+	var kept **rootProj
+	if w != nil {
+		kept = &w.r
+	}
+	r := p.locked(owner, kept)
 	// One applier per run is reused under r.mu: no allocation per event.
 	a := &r.scratch
 	*a = applier{p: p, r: r, ctx: ctx, owner: owner, want: ret || subscribed, out: a.out[:0]}
@@ -189,7 +287,15 @@ func (p *Projection) project(ctx context.Context, owner string, e event.Event, r
 		a.drop()
 	}
 	var out []Change
-	if len(a.out) > 0 {
+	reused := false
+	switch {
+	case len(a.out) == 0:
+	case w != nil && !ret && subs[len(subs)-1].run != nil:
+		// The last subscriber is a run's function, which does not keep
+		// the slice: the run's own buffer, no allocation per event.
+		w.out = append(w.out[:0], a.out...)
+		out, reused = w.out, true
+	default:
 		// Changes are snapshots (they share nothing with the projection);
 		// this copy is the caller's or, without one, the last
 		// subscriber's; the others get deep copies, made before it is
@@ -200,13 +306,28 @@ func (p *Projection) project(ctx context.Context, owner string, e event.Event, r
 	a.ctx = nil
 	r.mu.Unlock()
 	if subscribed && len(out) > 0 {
+		var fns []func(string, []Change)
+		if w != nil {
+			fns = w.runFns(l, owner)
+		}
 		for i, sub := range subs {
+			fn := sub.fn
+			switch {
+			case fns != nil:
+				fn = fns[i]
+			case sub.run != nil:
+				fn = sub.run(owner)
+			}
 			if i == len(subs)-1 && !ret {
-				sub.fn(owner, out)
+				fn(owner, out)
 				continue
 			}
-			sub.fn(owner, cloneChanges(out))
+			fn(owner, cloneChanges(out))
 		}
+	}
+	if reused {
+		clear(out) // keeps nothing of the event alive
+		return nil
 	}
 	return out
 }

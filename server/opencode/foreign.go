@@ -105,9 +105,8 @@ type localRuns struct {
 }
 
 func (l localRuns) Observe(ctx context.Context, owner string, e event.Event) {
-	// Every event of every local run comes here: a root's entry is made
-	// once and its second moved in place, not a map store (and a boxed
-	// time) per event.
+	// A root's entry is made once and its second moved in place, not a
+	// map store (and a boxed time) per event.
 	now := time.Now().Unix()
 	if v, ok := l.f.local.Load(owner); ok {
 		if seen := v.(*atomic.Int64); seen.Load() != now {
@@ -117,6 +116,41 @@ func (l localRuns) Observe(ctx context.Context, owner string, e event.Event) {
 		seen := new(atomic.Int64)
 		seen.Store(now)
 		l.f.local.Store(owner, seen)
+	}
+	l.next.Observe(ctx, owner, e)
+}
+
+// WatchRun returns the watcher of one local run (record.RunWatcher): every
+// event of every local run comes here, and the run's entry in local and
+// the projection's watcher of the run are found once, not per event.
+func (l localRuns) WatchRun(owner string) record.Watcher {
+	seen := new(atomic.Int64)
+	seen.Store(time.Now().Unix())
+	if v, loaded := l.f.local.LoadOrStore(owner, seen); loaded {
+		seen = v.(*atomic.Int64)
+	}
+	next := l.next
+	if rw, ok := next.(record.RunWatcher); ok {
+		next = rw.WatchRun(owner)
+	}
+	return &localRun{f: l.f, seen: seen, next: next}
+}
+
+// localRun is localRuns' watcher of one run.
+type localRun struct {
+	f    *foreignRuns
+	seen *atomic.Int64 // the run's entry in f.local
+	next record.Watcher
+}
+
+func (l *localRun) Observe(ctx context.Context, owner string, e event.Event) {
+	if now := time.Now().Unix(); l.seen.Load() != now {
+		l.seen.Store(now)
+		// Once a second at most: forgetLocal may have dropped the entry
+		// while the run went a minute without an event.
+		if v, ok := l.f.local.Load(owner); !ok || v != l.seen {
+			l.f.local.Store(owner, l.seen)
+		}
 	}
 	l.next.Observe(ctx, owner, e)
 }

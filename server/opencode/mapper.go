@@ -5,6 +5,7 @@ import (
 	"github.com/agentpool/agentpool/spawn"
 	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -69,14 +70,91 @@ type eventMapper struct {
 // onChanges maps the projection's Changes of one event to bus events and
 // keeps the transcripts, in the order of cs.
 func (s *eventMapper) onChanges(owner string, cs []sessiontree.Change) {
-	now := time.Now()
+	s.changes(cs, nil)
+}
+
+// forRun returns the mapper of one run's Changes
+// (sessiontree.SubscribeRuns): it keeps the states of the run's sessions,
+// found once per run instead of once per Change. The projection calls it
+// for one event of the run at a time.
+func (s *eventMapper) forRun(string) func(string, []sessiontree.Change) {
+	k := &keptStates{}
+	return func(_ string, cs []sessiontree.Change) { s.changes(cs, k) }
+}
+
+// changes maps cs in their order; k (nil: none) keeps the states of the
+// run's sessions.
+func (s *eventMapper) changes(cs []sessiontree.Change, k *keptStates) {
+	var now time.Time
 	for _, c := range cs {
-		s.change(c, now)
+		// A delta has no use for the time; most Changes are deltas.
+		if _, delta := c.(sessiontree.PartDelta); !delta && now.IsZero() {
+			now = time.Now()
+		}
+		s.changeOf(c, now, k)
+	}
+}
+
+// keptStates are the states of one run's sessions, most recent last, at
+// most maxKeptStates of them (a run has few sessions streaming at once).
+type keptStates struct {
+	ids []string
+	sts []*sessState
+}
+
+const maxKeptStates = 16
+
+// state returns the state of sid, kept in k.
+func (k *keptStates) state(f *sessionFacts, sid string) *sessState {
+	for i, id := range k.ids {
+		if id == sid {
+			return k.sts[i]
+		}
+	}
+	st := f.ensure(sid)
+	if len(k.ids) == maxKeptStates {
+		k.ids = append(k.ids[:0], k.ids[1:]...)
+		k.sts = append(k.sts[:0], k.sts[1:]...)
+	}
+	k.ids, k.sts = append(k.ids, sid), append(k.sts, st)
+	return st
+}
+
+// forget drops the state of sid from k.
+func (k *keptStates) forget(sid string) {
+	if i := slices.Index(k.ids, sid); i >= 0 {
+		k.ids, k.sts = slices.Delete(k.ids, i, i+1), slices.Delete(k.sts, i, i+1)
 	}
 }
 
 // change maps one Change under the lock of its session.
 func (s *eventMapper) change(c sessiontree.Change, now time.Time) {
+	s.changeOf(c, now, nil)
+}
+
+// lockState returns the state of sid, locked: from k when it keeps it
+// (nil: none) and it was not dropped since (a deleted session), else
+// from facts.
+func (s *eventMapper) lockState(sid string, k *keptStates) *sessState {
+	if k == nil {
+		st := s.facts.ensure(sid)
+		st.mu.Lock()
+		return st
+	}
+	st := k.state(s.facts, sid)
+	st.mu.Lock()
+	if st.deleted {
+		// What ensure does for a session deleted since: a new state.
+		st.mu.Unlock()
+		k.forget(sid)
+		st = k.state(s.facts, sid)
+		st.mu.Lock()
+	}
+	return st
+}
+
+// changeOf is change with the states that k keeps (nil: none).
+func (s *eventMapper) changeOf(c sessiontree.Change, now time.Time, k *keptStates) {
 	var sid string
 	switch c := c.(type) {
 	case sessiontree.SessionCreated:
@@ -98,8 +176,7 @@ func (s *eventMapper) change(c sessiontree.Change, now time.Time) {
 	default:
 		return
 	}
-	st := s.facts.ensure(sid)
-	st.mu.Lock()
+	st := s.lockState(sid, k)
 	defer st.mu.Unlock()
 	switch c := c.(type) {
 	case sessiontree.SessionCreated:

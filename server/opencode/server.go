@@ -240,7 +240,7 @@ func New(p *pool.Pool, opts Options) *Server {
 	s.mux.Handle("/", s.wrap(s.handleNoRoute))
 	s.handler = s.secured(s.security())
 	s.proj = sessiontree.NewProjection(p.Processor().Store(), opts.Logger)
-	s.unsub = s.proj.Subscribe(s.mapper.onChanges)
+	s.unsub = s.proj.SubscribeRuns(s.mapper.forRun)
 	s.foreign = startForeign(b, s.mapper)
 	s.unwatch = p.Processor().Watch(localRuns{next: s.proj, f: s.foreign})
 	s.detach = func() {}

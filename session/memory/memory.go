@@ -172,7 +172,10 @@ func New(opts ...Option) *Store {
 	return st
 }
 
-var _ session.Store = (*Store)(nil)
+var (
+	_ session.Store     = (*Store)(nil)
+	_ session.EventLogs = (*Store)(nil)
+)
 
 func notFound(id string) error { return fmt.Errorf("%w: %s", session.ErrNotFound, id) }
 
@@ -251,15 +254,24 @@ func (st *Store) entryOf(id string) (*entry, error) {
 		return nil, notFound(id)
 	}
 	e := v.(*entry)
+	if err := st.lockLive(e, id); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// lockLive locks e, the entry of session id, unless it left the store:
+// then the error is ErrClosed or ErrNotFound.
+func (st *Store) lockLive(e *entry, id string) error {
 	e.mu.Lock()
 	if e.gone {
 		e.mu.Unlock()
 		if st.closed.Load() {
-			return nil, session.ErrClosed
+			return session.ErrClosed
 		}
-		return nil, notFound(id)
+		return notFound(id)
 	}
-	return e, nil
+	return nil
 }
 
 // GetSession implements session.Store.
@@ -484,7 +496,39 @@ func (st *Store) Messages(_ context.Context, sessionID string) ([]session.Messag
 
 // AppendEvents implements session.Store.
 func (st *Store) AppendEvents(ctx context.Context, sessionID string, evs ...event.Event) error {
-	if err := session.CheckWrite(ctx, len(evs)); err != nil {
+	return st.appendEvents(ctx, session.WritesOf(ctx), sessionID, nil, evs)
+}
+
+// EventLog implements session.EventLogs: the log's appends find the
+// session's entry and the run's account of writes without a look-up.
+func (st *Store) EventLog(ctx context.Context, id string) (session.EventLog, error) {
+	e, err := st.entryOf(id)
+	if err != nil {
+		return nil, err
+	}
+	e.mu.Unlock()
+	return &eventLog{st: st, ctx: ctx, w: session.WritesOf(ctx), e: e, id: id}, nil
+}
+
+// eventLog is the event log of one session of a Store (EventLog). Its
+// entry, once gone, stays gone: its appends fail with ErrNotFound.
+type eventLog struct {
+	st  *Store
+	ctx context.Context
+	w   *session.RunWrites // of ctx
+	e   *entry
+	id  string
+}
+
+func (l *eventLog) AppendEvents(evs ...event.Event) error {
+	return l.st.appendEvents(l.ctx, l.w, l.id, l.e, evs)
+}
+
+// appendEvents appends evs to the log of session sessionID, whose entry is
+// e when the caller has it (eventLog), else found through live; w is the
+// account of ctx's writes.
+func (st *Store) appendEvents(ctx context.Context, w *session.RunWrites, sessionID string, e *entry, evs []event.Event) error {
+	if err := w.Check(len(evs)); err != nil {
 		return err
 	}
 	for _, ev := range evs {
@@ -492,7 +536,12 @@ func (st *Store) AppendEvents(ctx context.Context, sessionID string, evs ...even
 			return session.ReportWrite(ctx, len(evs), err)
 		}
 	}
-	e, err := st.entryOf(sessionID)
+	var err error
+	if e == nil {
+		e, err = st.entryOf(sessionID)
+	} else {
+		err = st.lockLive(e, sessionID)
+	}
 	if err != nil {
 		if errors.Is(err, session.ErrClosed) {
 			return closedWrite(ctx, len(evs))
