@@ -66,6 +66,10 @@ func WithMaxRoots(n int) Option {
 }
 
 // Store is an in-memory session.Store. The zero value is not usable; call New.
+// It implements session.EventLogs, through which a run's recorder appends
+// without AppendEvents: a type that embeds *Store to change AppendEvents
+// must also define EventLog (returning session.ErrNotFound sends every
+// append through its AppendEvents), or the embedded one bypasses it.
 type Store struct {
 	// mu guards the set of sessions, their tree, their records (entry.s),
 	// the indexes and retention: it is held exclusively to change those.
