@@ -8,7 +8,6 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/agentpool/agentpool/event"
-	"github.com/agentpool/agentpool/event/eventtest"
 	"github.com/agentpool/agentpool/id"
 	"github.com/agentpool/agentpool/model"
 	"github.com/agentpool/agentpool/session"
@@ -70,17 +69,7 @@ func TestCancelledTurnPastItsHeartbeatTimeoutWritesNothing(t *testing.T) {
 	}
 	w.stop(t)
 
-	stored, err := session.ReplayTree(context.Background(), st, root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	evs := make([]event.Event, len(stored))
-	for i, r := range stored {
-		evs[i] = r.Event
-	}
-	if err := eventtest.CheckInvariants(root, evs); err != nil {
-		t.Errorf("stored tree's invariants: %v", err)
-	}
+	checkStoredTree(t, st, root)
 	all, err := session.Subtree(context.Background(), st, root)
 	if err != nil || len(all) != 2 {
 		t.Fatalf("subtree: %d sessions, %v", len(all), err)
@@ -184,17 +173,7 @@ func TestCancelDuringChildCreationEndsTheChild(t *testing.T) {
 			t.Errorf("child session %s (%s) is %s, want aborted", s.ID, s.AgentName, s.Status)
 		}
 	}
-	stored, err := session.ReplayTree(context.Background(), st, root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	evs := make([]event.Event, len(stored))
-	for i, r := range stored {
-		evs[i] = r.Event
-	}
-	if err := eventtest.CheckInvariants(root, evs); err != nil {
-		t.Errorf("stored tree's invariants: %v", err)
-	}
+	checkStoredTree(t, st, root)
 }
 
 // until polls cond every 50 ms until it holds (a minute at most): a state

@@ -532,17 +532,7 @@ func TestCancelRootCancelsTree(t *testing.T) {
 	// fake API's streams are over first (Close waits for them), so a model
 	// turn cancelled with its session has ended and written what it had.
 	api.Close()
-	stored, err := session.ReplayTree(context.Background(), st, root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	evs := make([]event.Event, len(stored))
-	for i, r := range stored {
-		evs[i] = r.Event
-	}
-	if err := eventtest.CheckInvariants(root, evs); err != nil {
-		t.Errorf("stored tree's invariants: %v", err)
-	}
+	checkStoredTree(t, st, root)
 	all, err := session.Subtree(context.Background(), st, root)
 	if err != nil || len(all) != 2 {
 		t.Fatalf("subtree: %d sessions, %v", len(all), err)
@@ -595,5 +585,22 @@ func TestKillAllWorkersThenStartOne(t *testing.T) {
 	}
 	if err := eventtest.CheckInvariants(root, got()); err != nil {
 		t.Errorf("invariants: %v", err)
+	}
+}
+
+// checkStoredTree checks the event invariants of the tree of root as the
+// store holds it: nothing of a session after its end, among others.
+func checkStoredTree(t *testing.T, st session.Store, root string) {
+	t.Helper()
+	stored, err := session.ReplayTree(context.Background(), st, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := make([]event.Event, len(stored))
+	for i, r := range stored {
+		evs[i] = r.Event
+	}
+	if err := eventtest.CheckInvariants(root, evs); err != nil {
+		t.Errorf("stored tree's invariants: %v", err)
 	}
 }
