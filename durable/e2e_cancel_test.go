@@ -29,18 +29,9 @@ import (
 // TestCancelRootCancelsTree under load).
 func TestCancelledTurnPastItsHeartbeatTimeoutWritesNothing(t *testing.T) {
 	t.Parallel() // its own dev server and store; mostly waits on the heartbeat timeout
-	addr := startDevServer(t)
 	api := newFakeAPI(t, 10*time.Millisecond)
 	api.hold = make(chan struct{})
-	db := testDB(t)
-	st := openTestDB(t, db)
-	w := startWorker(t, workerConfig{Address: addr, DB: db, BaseURL: api.URL + "/v1", Key: "key-0", HeartbeatEvery: time.Hour})
-	p, err := e2ePool(api.URL+"/v1", "key-client", st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	c := dialTest(t, addr)
+	st, w, p, c := startE2E(t, api, workerConfig{HeartbeatEvery: time.Hour})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
@@ -104,18 +95,9 @@ func TestCancelledTurnPastItsHeartbeatTimeoutWritesNothing(t *testing.T) {
 // not stop) stayed running, never started.
 func TestCancelDuringChildCreationEndsTheChild(t *testing.T) {
 	t.Parallel() // its own dev server and store; mostly waits on the task's heartbeat
-	addr := startDevServer(t)
 	api := newFakeAPI(t, 10*time.Millisecond)
 	api.hold, api.held = make(chan struct{}), make(chan struct{}, 1)
-	db := testDB(t)
-	st := openTestDB(t, db)
-	startWorker(t, workerConfig{Address: addr, DB: db, BaseURL: api.URL + "/v1", Key: "key-0", HoldCreate: api.URL + "/hold"})
-	p, err := e2ePool(api.URL+"/v1", "key-client", st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	c := dialTest(t, addr)
+	st, _, p, c := startE2E(t, api, workerConfig{HoldCreate: api.URL + "/hold"})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	type ended struct {
@@ -165,6 +147,7 @@ func TestCancelDuringChildCreationEndsTheChild(t *testing.T) {
 	// The creation goes on either way: the child is in the store.
 	var kids []session.Session
 	until(t, "the child session", func() bool {
+		var err error
 		kids, err = st.ListSessions(context.Background(), session.ListOptions{ParentID: root})
 		return err == nil && len(kids) == 1
 	})

@@ -488,17 +488,8 @@ func TestKillWorkerMidChild(t *testing.T) {
 // within seconds, and the stream still passes the invariants.
 func TestCancelRootCancelsTree(t *testing.T) {
 	t.Parallel() // its own dev server and store; mostly waits on timeouts
-	addr := startDevServer(t)
 	api := newFakeAPI(t, time.Second)
-	db := testDB(t)
-	st := openTestDB(t, db)
-	startWorker(t, workerConfig{Address: addr, DB: db, BaseURL: api.URL + "/v1", Key: "key-0"})
-	p, err := e2ePool(api.URL+"/v1", "key-client", st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	c := dialTest(t, addr)
+	st, _, p, c := startE2E(t, api, workerConfig{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	cancelled := make(chan time.Time, 1)
@@ -603,4 +594,23 @@ func checkStoredTree(t *testing.T, st session.Store, root string) {
 	if err := eventtest.CheckInvariants(root, evs); err != nil {
 		t.Errorf("stored tree's invariants: %v", err)
 	}
+}
+
+// startE2E starts a dev server and one worker process on it, whose model
+// is api (cfg's address, database, base URL and key are set here), and
+// returns the store they share, the worker, a client pool on that store
+// (closed at the test's end) and a Temporal client.
+func startE2E(t *testing.T, api *fakeAPI, cfg workerConfig) (session.Store, *workerProc, *pool.Pool, client.Client) {
+	t.Helper()
+	addr := startDevServer(t)
+	db := testDB(t)
+	st := openTestDB(t, db)
+	cfg.Address, cfg.DB, cfg.BaseURL, cfg.Key = addr, db, api.URL+"/v1", "key-0"
+	w := startWorker(t, cfg)
+	p, err := e2ePool(api.URL+"/v1", "key-client", st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return st, w, p, dialTest(t, addr)
 }
