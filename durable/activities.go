@@ -69,16 +69,58 @@ func (a *Activities) Write(ctx context.Context, p Pending) (int64, error) {
 // finds them created), then writes p, which ends with their
 // spawn_session_start events.
 func (a *Activities) Create(ctx context.Context, in CreateInput) (int64, error) {
+	var existed map[string]bool
 	for _, s := range append([]session.Session{in.Session}, in.More...) {
 		err := a.Store.CreateSession(ctx, s)
-		if err != nil && !errors.Is(err, session.ErrExists) {
+		if errors.Is(err, session.ErrExists) {
+			if existed == nil {
+				existed = map[string]bool{}
+			}
+			existed[s.ID] = true
+			continue
+		}
+		if err != nil {
 			return 0, err
 		}
-		if err == nil && a.Metrics != nil {
+		if a.Metrics != nil {
 			a.Metrics.SessionStarted(ctx, s.AgentName, s.Depth)
 		}
 	}
-	return a.write(ctx, in.Pending)
+	p := in.Pending
+	if existed != nil {
+		var err error
+		if p.Events, err = a.unstarted(ctx, p.SessionID, in.Since, p.Events, existed); err != nil {
+			return 0, err
+		}
+	}
+	return a.write(ctx, p)
+}
+
+// unstarted returns evs without the spawn_session_start of each session of
+// existed whose start the log of sid has after since: an earlier attempt,
+// or a workflow task that a dead worker began, created it and wrote its
+// start, maybe before the write's AfterSeq (CreateInput.Since).
+func (a *Activities) unstarted(ctx context.Context, sid string, since int64, evs []json.RawMessage, existed map[string]bool) ([]json.RawMessage, error) {
+	recs, err := a.Store.Events(ctx, sid, since)
+	if err != nil {
+		return nil, err
+	}
+	started := map[string]bool{}
+	for _, r := range recs {
+		if s, ok := r.Event.(event.SpawnSessionStart); ok && existed[s.ChildSessionID] {
+			started[s.ChildSessionID] = true
+		}
+	}
+	out := make([]json.RawMessage, 0, len(evs))
+	for _, raw := range evs {
+		if e, err := event.Decode(raw); err == nil {
+			if s, ok := e.(event.SpawnSessionStart); ok && started[s.ChildSessionID] {
+				continue
+			}
+		}
+		out = append(out, raw)
+	}
+	return out, nil
 }
 
 // write writes p and returns how many events the log has after it. The

@@ -140,3 +140,62 @@ func TestActivitiesCountSessions(t *testing.T) {
 		t.Errorf("started %q, ended %q", m.started, m.ended)
 	}
 }
+
+// A Create that finds a session made, its start in the log before the
+// write's AfterSeq (a team's member that a lost workflow task created, the
+// next run of the team's workflow starting it), writes the rest of what
+// it carries but not that start again; a session it makes gets its start.
+func TestCreateFindsAnEarlierStart(t *testing.T) {
+	ctx := context.Background()
+	st := memory.New()
+	now := time.Now()
+	team := session.Session{ID: "ses_team", AgentName: "crew", Status: session.StatusRunning, CreatedAt: now, UpdatedAt: now}
+	lost := session.Session{ID: "ses_lost", ParentID: team.ID, Depth: 1, AgentName: "w1", Status: session.StatusRunning, CreatedAt: now, UpdatedAt: now}
+	fresh := lost
+	fresh.ID, fresh.AgentName = "ses_fresh", "w2"
+	startOf := func(s session.Session) event.SpawnSessionStart {
+		return event.SpawnSessionStart{ChildSessionID: s.ID, ParentSessionID: team.ID, SourceName: s.AgentName, Depth: 1}
+	}
+	for _, s := range []session.Session{team, lost} {
+		if err := st.CreateSession(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The lost task's write: its start, then what came after it.
+	if err := st.AppendEvents(ctx, team.ID, startOf(lost), event.SpawnSessionEnd{ChildSessionID: "ses_other", ParentSessionID: team.ID}); err != nil {
+		t.Fatal(err)
+	}
+	var ts testsuite.WorkflowTestSuite
+	env := ts.NewTestActivityEnvironment()
+	env.RegisterActivityWithOptions(&Activities{Store: st}, activityOptions())
+	in := CreateInput{
+		Pending: Pending{SessionID: team.ID, AfterSeq: 2, Check: true, Events: []json.RawMessage{
+			encode(event.SpawnSessionEnd{ChildSessionID: "ses_third", ParentSessionID: team.ID}),
+			encode(startOf(lost)), encode(startOf(fresh)),
+		}},
+		Session: lost, More: []session.Session{fresh},
+	}
+	if _, err := env.ExecuteActivity(actCreate, in); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := st.Events(ctx, team.ID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range recs {
+		switch e := r.Event.(type) {
+		case event.SpawnSessionStart:
+			got = append(got, "start "+e.ChildSessionID)
+		case event.SpawnSessionEnd:
+			got = append(got, "end "+e.ChildSessionID)
+		}
+	}
+	want := "start ses_lost,end ses_other,end ses_third,start ses_fresh"
+	if strings.Join(got, ",") != want {
+		t.Errorf("the team's log: %v, want %s", got, want)
+	}
+	if _, err := st.GetSession(ctx, fresh.ID); err != nil {
+		t.Errorf("the new member: %v", err)
+	}
+}

@@ -24,13 +24,16 @@ package durable
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/id"
 	"github.com/agentpool/agentpool/spawn"
 )
 
@@ -176,10 +179,14 @@ type mover struct {
 	read    []EndText
 	readErr error
 	decoded bool
+	// named: the members' ids come from names (versionMemberNames);
+	// runID is the agentpool run's (the same in every workflow run).
+	named bool
+	runID string
 }
 
 func newMover(env *wfEnv, in SessionInput, afterEvents, afterBytes int, started time.Time) *mover {
-	m := &mover{env: env, carry: in.Carry, afterEvents: afterEvents, afterBytes: afterBytes, first: in.AfterSeq, started: started}
+	m := &mover{env: env, carry: in.Carry, afterEvents: afterEvents, afterBytes: afterBytes, first: in.AfterSeq, started: started, runID: in.RunID}
 	if c := in.Carry; c != nil {
 		m.first, m.started = c.FirstSeq, c.Started
 		m.members = append([]CarriedMember(nil), c.Members...)
@@ -207,6 +214,20 @@ func (m *mover) carried(k int) (CarriedMember, bool) {
 		return CarriedMember{}, false
 	}
 	return m.carry.Members[k], true
+}
+
+// names returns the generator of member k's ids and the time they are
+// made at: its session's, its run's and its task's are the same in every
+// run of the team's workflow, whatever else the run named before. A
+// worker killed in a workflow task whose Create had stored members leaves
+// them for the task done again; when that task's longer history makes
+// the run drain instead, the members start in a later run, which names
+// them alike: their sessions, stored and started, are the ones that run
+// and end (Create finds them, and their starts, in the store).
+func (m *mover) names(k int) (*id.Generator, time.Time) {
+	seed := sha256.Sum256([]byte("agentpool/" + m.env.j.sid + "/" + m.runID + "/member/" + strconv.Itoa(k)))
+	// Three ids a member at most: time parts in the order of the index.
+	return id.NewSeededFrom(seed, m.started, 3*k), m.started
 }
 
 // set records what became of member k in this run.

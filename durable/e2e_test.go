@@ -21,6 +21,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/agentpool/agentpool/event"
@@ -57,6 +58,11 @@ type workerConfig struct {
 	// HoldCreate, when set, is a URL the worker's activities GET before
 	// they create the first child session (holdCreate).
 	HoldCreate string `json:"hold_create,omitempty"`
+	// KillAt, when set, kills the worker in the first workflow task of
+	// that many history events or more whose Create stored members, once
+	// it has (killInTask); what it created is written to KillFile.
+	KillAt   int    `json:"kill_at,omitempty"`
+	KillFile string `json:"kill_file,omitempty"`
 }
 
 // e2ePool: boss asks its worker, which answers slowly; both on the fake
@@ -117,7 +123,11 @@ func runTestWorker(raw string) int {
 	if cfg.HeartbeatEvery > 0 {
 		HeartbeatEvery = cfg.HeartbeatEvery
 	}
-	w := worker.New(c, testQueue, worker.Options{WorkerStopTimeout: 5 * time.Second})
+	opts := worker.Options{WorkerStopTimeout: 5 * time.Second}
+	if cfg.KillAt > 0 {
+		opts.Interceptors = []interceptor.WorkerInterceptor{&killInTask{at: cfg.KillAt, file: cfg.KillFile}}
+	}
+	w := worker.New(c, testQueue, opts)
 	e := engineFor(p)
 	if cfg.HoldCreate != "" {
 		e.Store = &holdCreate{Store: e.Store, url: cfg.HoldCreate}

@@ -353,8 +353,12 @@ func (e *wfEnv) Spawn(ctx context.Context, parent *spawn.Invocation, req spawn.R
 	if title == "" {
 		title = req.Node.Name()
 	}
+	ids, at := e.ids, e.idTime(now)
+	if member >= 0 && m.named {
+		ids, at = m.names(member)
+	}
 	child := session.Session{
-		ID: e.ids.DescendingAt(id.Session, e.idTime(now)), ParentID: parent.Session.ID, Depth: depth,
+		ID: ids.DescendingAt(id.Session, at), ParentID: parent.Session.ID, Depth: depth,
 		AgentName: req.Node.Name(), SourceType: req.Node.SourceType(),
 		Title:  title + " (@" + req.Node.Name() + " subagent)",
 		Status: session.StatusRunning, CreatedAt: now, UpdatedAt: now,
@@ -373,7 +377,7 @@ func (e *wfEnv) Spawn(ctx context.Context, parent *spawn.Invocation, req spawn.R
 		ModelID: req.Node.ModelID(),
 	}
 	if req.Async {
-		start.RunMode, start.TaskID = event.RunModeAsync, e.NewID(ctx, id.Task)
+		start.RunMode, start.TaskID = event.RunModeAsync, ids.AscendingAt(id.Task, at)
 	}
 	// The start is written by the activity that creates the child, after
 	// it: a follower that reads it finds the child.
@@ -399,7 +403,7 @@ func (e *wfEnv) Spawn(ctx context.Context, parent *spawn.Invocation, req spawn.R
 	if timeout <= 0 {
 		timeout = limits.Timeout
 	}
-	in := SessionInput{Session: child, RunID: e.ids.AscendingAt(id.Run, e.idTime(now)), Prompt: req.Prompt,
+	in := SessionInput{Session: child, RunID: ids.AscendingAt(id.Run, at), Prompt: req.Prompt,
 		History: model.CloneMessages(req.History), ToolCallID: req.ToolCallID, Timeout: timeout,
 		Budget: e.budget, Conversation: e.conversation, Mechanism: req.Mechanism, Approvals: e.approvals, EndLocal: true, WaitLocal: true}
 	info := spawn.StartInfo{
@@ -462,7 +466,10 @@ func createBatch(e *wfEnv, wc workflow.Context, batch []*creation) error {
 		}
 		pending := e.j.take()
 		n := len(pending.Events)
-		in := CreateInput{Session: batch[0].session}
+		in := CreateInput{Session: batch[0].session, Since: pending.AfterSeq}
+		if e.mover != nil {
+			in.Since = e.mover.first
+		}
 		for i, c := range batch {
 			pending.Events = append(pending.Events, c.start)
 			if i > 0 {
@@ -500,6 +507,11 @@ func createBatch(e *wfEnv, wc workflow.Context, batch []*creation) error {
 // members), and each creation used to wait for the one before it under
 // the write lock, a pass each. Histories made before it replay as made.
 const versionBatchedCreates = "agentpool.batched-creates"
+
+// versionMemberNames is the version of versionBatchedCreates from which
+// a parallel team's members are named by their index (mover.names): one
+// marker per run of the team's workflow for both changes.
+const versionMemberNames = 2
 
 // creations are a session's child creations made in batches: queued are
 // those waiting for the next batch, creating is set while one runs.

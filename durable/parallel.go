@@ -55,8 +55,10 @@ func (e *wfEnv) Parallel(ctx context.Context, n int, fn func(ctx context.Context
 	}
 	e.bounded = true
 	if m != nil {
-		// A parallel team's members: created in batches (env.go).
-		e.batched = workflow.GetVersion(wc, versionBatchedCreates, workflow.DefaultVersion, 1) >= 1
+		// A parallel team's members: created in batches (env.go), and
+		// named by their index (mover.names) since version 2.
+		v := workflow.GetVersion(wc, versionBatchedCreates, workflow.DefaultVersion, versionMemberNames)
+		e.batched, m.named = v >= 1, v >= versionMemberNames
 	}
 	var carried []int
 	for i := range n {

@@ -25,7 +25,9 @@ import (
 // envRecordWindow (default 1: one at a time). testdata/team-v0.json was
 // recorded by the build before continue-as-new (main 5eeded1), 3 members
 // in a window of 1; testdata/team-v1.json by the build before batched
-// creates (c28392a), 8 members in a window of 4.
+// creates (c28392a), 8 members in a window of 4; team-v2.json by the
+// build before members named by their index (edae043), team-v3.json
+// after it, 8 members in a window of 4 each.
 const (
 	envRecordHistory = "AGENTPOOL_RECORD_HISTORY"
 	envRecordMembers = "AGENTPOOL_RECORD_MEMBERS"
@@ -99,10 +101,18 @@ func TestReplayTeamHistoryBeforeBatchedCreates(t *testing.T) {
 	replayTeam(t, "testdata/team-v1.json", 8, 4, 0)
 }
 
-// A history this build made with batched creates replays on it (the
-// batches are the same when the history is replayed).
+// A history made with batched creates before members were named by
+// their index replays on this build (the batches are the same when the
+// history is replayed, and the members' ids those of the order they were
+// made in).
 func TestReplayTeamHistoryBatchedCreates(t *testing.T) {
 	replayTeam(t, "testdata/team-v2.json", 8, 4, 0)
+}
+
+// A history this build made, its members named by their index
+// (versionMemberNames), replays on it.
+func TestReplayTeamHistoryMemberNames(t *testing.T) {
+	replayTeam(t, "testdata/team-v3.json", 8, 4, 0)
 }
 
 // replayTeam replays the team workflow's history in file, recorded by

@@ -135,6 +135,11 @@ type CreateInput struct {
 	// of a parallel team's members (creations.create), whose starts are all
 	// in Pending.
 	More []session.Session `json:"more,omitempty"`
+	// Since is where the log is read from for the starts of sessions that
+	// exist already: a member of a team that a lost workflow task created
+	// has its start where that task wrote it, before Pending.AfterSeq
+	// (mover.names).
+	Since int64 `json:"since,omitempty"`
 }
 
 // TurnInput runs one model turn.

@@ -160,3 +160,15 @@ func seed() [32]byte {
 func NewSeeded(seed [32]byte) *Generator {
 	return &Generator{rng: rand.NewChaCha8(seed)}
 }
+
+// NewSeededFrom is NewSeeded for a generator whose ids come after the
+// first n that a generator would make at time at: its next id made at at
+// (or before it) has the time part of the (n+1)-th. Given the same seed,
+// time and n, it hands out the same ids whatever was made before: a
+// durable engine names the n-th item of a list (a team's member) so that
+// any run of its workflow names it alike.
+func NewSeededFrom(seed [32]byte, at time.Time, n int) *Generator {
+	g := NewSeeded(seed)
+	g.last = (uint64(at.UnixMilli())*0x1000 + uint64(n) - 1) & timeMask
+	return g
+}

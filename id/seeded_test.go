@@ -25,3 +25,31 @@ func TestNewSeededIsDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// NewSeededFrom names the n-th item alike whatever came before it, and in
+// the order of n: its ids take the time parts a generator made at one
+// time hands out one after the other.
+func TestNewSeededFrom(t *testing.T) {
+	at := time.UnixMilli(1_700_000_000_000)
+	seq := NewSeeded([32]byte{9})
+	var prev string
+	for n := range 5000 { // past a millisecond's 4096 counts
+		g := NewSeededFrom([32]byte{byte(n), byte(n >> 8)}, at, n)
+		x := g.AscendingAt(Run, at)
+		if y := NewSeededFrom([32]byte{byte(n), byte(n >> 8)}, at, n).AscendingAt(Run, at); x != y {
+			t.Fatalf("item %d: %s, then %s", n, x, y)
+		}
+		// The time part is the one the n-th id made at at has.
+		if want := seq.AscendingAt(Run, at); x[:len(Run)+1+hexLen] != want[:len(Run)+1+hexLen] {
+			t.Fatalf("item %d: %s, want the time part of %s", n, x, want)
+		}
+		if x <= prev {
+			t.Fatalf("item %d: %s does not sort after %s", n, x, prev)
+		}
+		prev = x
+		// The generator goes on from there, in order.
+		if next := g.AscendingAt(Run, at); next <= x {
+			t.Fatalf("item %d: next id %s does not sort after %s", n, next, x)
+		}
+	}
+}
