@@ -431,10 +431,13 @@ func (a *Activities) End(ctx context.Context, in EndInput) error {
 	retry := activity.GetInfo(ctx).Attempt > 1
 	var ended string // the agent whose session this call ended
 	err := a.Store.UpdateSession(ctx, in.Pending.SessionID, func(s *session.Session) {
-		if retry && s.Status != session.StatusRunning {
+		again := takeBackEnd(s, in.RunID)
+		if retry && !again && s.Status != session.StatusRunning {
 			return
 		}
-		ended = s.AgentName
+		if !again {
+			ended = s.AgentName
+		}
 		s.Status = session.StatusFromStop(o.StopReason)
 		s.StopReason = o.StopReason
 		s.Usage.Add(o.Usage)
@@ -442,11 +445,17 @@ func (a *Activities) End(ctx context.Context, in EndInput) error {
 		s.TotalUsage.Add(o.TotalUsage)
 		s.TotalCost += o.TotalCost
 		s.DurationMS = o.DurationMS
-		if o.Error != "" {
+		if o.Error != "" || in.RunID != "" {
 			if s.Metadata == nil {
 				s.Metadata = map[string]any{}
 			}
+		}
+		if o.Error != "" {
 			s.Metadata["error"] = o.Error
+		}
+		if in.RunID != "" {
+			raw, _ := json.Marshal(endedRun{Run: in.RunID, Usage: o.Usage, Cost: o.Cost, TotalUsage: o.TotalUsage, TotalCost: o.TotalCost})
+			s.Metadata[metaEndedRun] = string(raw)
 		}
 	})
 	if err != nil {
@@ -459,6 +468,49 @@ func (a *Activities) End(ctx context.Context, in EndInput) error {
 		a.Metrics.SessionEnded(ctx, ended, o.StopReason, o.Cost, time.Duration(o.DurationMS)*time.Millisecond)
 	}
 	return nil
+}
+
+// metaEndedRun is the session metadata key under which End keeps what the
+// last run's end added to the session (an endedRun, as JSON).
+const metaEndedRun = "agentpool.ended_run"
+
+// endedRun is what a run's end added to its session's figures.
+type endedRun struct {
+	Run        string      `json:"run"`
+	Usage      event.Usage `json:"usage"`
+	Cost       float64     `json:"cost"`
+	TotalUsage event.Usage `json:"total_usage"`
+	TotalCost  float64     `json:"total_cost"`
+}
+
+// takeBackEnd takes from s what an earlier end of run added to it, and
+// reports whether there was one. A run's end can be written twice: by a
+// local activity that a lost workflow task (its worker killed, or a task
+// the server refused because a message came while it ran) had run and
+// that the task done again runs again, as attempt 1. The second end is
+// the run's: it may follow turns that the first did not (the message was
+// read), so it replaces the first rather than adding to it.
+func takeBackEnd(s *session.Session, run string) bool {
+	raw, _ := s.Metadata[metaEndedRun].(string)
+	var prev endedRun
+	if run == "" || raw == "" || json.Unmarshal([]byte(raw), &prev) != nil || prev.Run != run {
+		return false
+	}
+	subUsage(&s.Usage, prev.Usage)
+	subUsage(&s.TotalUsage, prev.TotalUsage)
+	s.Cost -= prev.Cost
+	s.TotalCost -= prev.TotalCost
+	delete(s.Metadata, "error")
+	return true
+}
+
+// subUsage takes o from u.
+func subUsage(u *event.Usage, o event.Usage) {
+	u.InputTokens -= o.InputTokens
+	u.OutputTokens -= o.OutputTokens
+	u.CacheReadTokens -= o.CacheReadTokens
+	u.CacheWriteTokens -= o.CacheWriteTokens
+	u.ReasoningTokens -= o.ReasoningTokens
 }
 
 // heartbeat records a heartbeat every HeartbeatEvery until stop, so that

@@ -64,8 +64,23 @@ var (
 )
 
 // signalGrace is the timer after a final answer that lets the signals
-// taken while the turn ran reach the workflow (Turn).
+// taken while the turn ran reach the workflow (Turn), in the histories of
+// the builds before SessionInput.SignalYield.
 const signalGrace = time.Millisecond
+
+// yield lets every other coroutine of the workflow that can run do so
+// before the caller goes on, in the same workflow task: one pass of the
+// SDK's dispatcher, without a history event.
+func yield(wc workflow.Context) {
+	yielded := false
+	// Disconnected: a cancel of the caller's context does not cut it short.
+	dc, _ := workflow.NewDisconnectedContext(wc)
+	_ = workflow.Await(dc, func() bool {
+		ok := yielded
+		yielded = true
+		return ok
+	})
+}
 
 // wfEnv is the spawn.Env of a session's workflow.
 type wfEnv struct {
@@ -109,6 +124,9 @@ type wfEnv struct {
 	// waitLocal: a cancel waits for the local activity that creates
 	// children (SessionInput.WaitLocal).
 	waitLocal bool
+	// signalYield: a final answer yields to the signal coroutines
+	// rather than waiting on a timer (SessionInput.SignalYield).
+	signalYield bool
 	// idClock, when set, is the time every id of the workflow is made
 	// at (a team's that may continue as new; the id generator keeps them
 	// strictly ascending): its ids then depend on the order they are
@@ -227,11 +245,18 @@ func (e *wfEnv) Turn(ctx context.Context, inv *spawn.Invocation, name string, re
 	}
 	e.j.written(in.Pending, out.Events)
 	if len(out.Turn.Message.ToolCalls()) == 0 {
-		// A final answer: a message the server took while the turn ran
-		// may be in the history after the turn's end, when both came
-		// while a workflow task was in flight. A short timer's event
-		// comes after it, so the run reads it rather than ending.
-		_ = workflow.Sleep(wc, signalGrace)
+		// A final answer: a message that came with the turn's end (in the
+		// same workflow task) was handed by the SDK to the coroutine that
+		// receives messages, which runs after this one: takeSignals
+		// alone would not see it, and the session would end without
+		// reading it. Yield once so that it runs first (no history
+		// events); the histories of the builds before it have a 1 ms
+		// timer instead (SessionInput.SignalYield).
+		if e.signalYield {
+			yield(wc)
+		} else {
+			_ = workflow.Sleep(wc, signalGrace)
+		}
 	}
 	e.takeSignals() // a message that came during the turn is read next
 	return out.Turn, nil
@@ -405,7 +430,7 @@ func (e *wfEnv) Spawn(ctx context.Context, parent *spawn.Invocation, req spawn.R
 	}
 	in := SessionInput{Session: child, RunID: ids.AscendingAt(id.Run, at), Prompt: req.Prompt,
 		History: model.CloneMessages(req.History), ToolCallID: req.ToolCallID, Timeout: timeout,
-		Budget: e.budget, Conversation: e.conversation, Mechanism: req.Mechanism, Approvals: e.approvals, EndLocal: true, WaitLocal: true}
+		Budget: e.budget, Conversation: e.conversation, Mechanism: req.Mechanism, Approvals: e.approvals, EndLocal: true, WaitLocal: true, SignalYield: true}
 	info := spawn.StartInfo{
 		ChildSessionID: child.ID, ParentSessionID: parent.Session.ID, Name: child.AgentName,
 		SourceType: child.SourceType, Depth: depth, Mechanism: req.Mechanism, RunMode: start.RunMode,
@@ -540,12 +565,7 @@ func (q *creations) create(e *wfEnv, wc workflow.Context, child session.Session,
 		q.creating = true
 		// One yield, to a later pass of the dispatcher: the branches it
 		// runs meanwhile queue their creations behind this one.
-		yielded := false
-		_ = workflow.Await(dc, func() bool {
-			ok := yielded
-			yielded = true
-			return ok
-		})
+		yield(dc)
 		batch := q.queued
 		q.queued = nil
 		err := createBatch(e, wc, batch)

@@ -95,6 +95,20 @@ type SessionInput struct {
 	// Unset in the histories of the builds before it, which replay as
 	// made.
 	WaitLocal bool `json:"wait_local,omitempty"`
+	// SignalYield, set by every build since it was added, says that after
+	// a final answer the workflow yields once to its other coroutines
+	// (Turn) instead of waiting on a 1 ms timer: a message signalled in
+	// the workflow task of the turn's end is handed to the coroutine
+	// that receives messages, and must reach the inbox before the session
+	// decides to end. The timer did it at the cost of a workflow task and
+	// three history events per session (a team member's workflow: ~25 %
+	// of its cost on the dev server, BENCHMARKS.md). A message signalled
+	// while the task that ends the session runs is read too: the server
+	// refuses to complete a workflow whose task saw a signal come, and
+	// the task done again has it with the turn's end
+	// (TestMessageDuringTheEndingTaskIsRead). Unset in the histories of
+	// the builds before it, which replay with their timer.
+	SignalYield bool `json:"signal_yield,omitempty"`
 }
 
 // SessionOutput is how a session's workflow ended.
@@ -173,6 +187,9 @@ type ToolInput struct {
 type EndInput struct {
 	Pending Pending       `json:"pending"`
 	Output  SessionOutput `json:"output"`
+	// RunID is the run that ends: a second end of one run replaces the
+	// first's figures rather than adding to them (Activities.End).
+	RunID string `json:"run_id,omitempty"`
 }
 
 // HookInput calls one hook point (see hooks.go) for a session.

@@ -126,6 +126,7 @@ func (e *Engine) Session(wctx workflow.Context, in SessionInput) (SessionOutput,
 		env.window = DefaultMaxInFlight
 	}
 	env.waitLocal = in.WaitLocal
+	env.signalYield = in.SignalYield
 	env.budget = in.Budget
 	if env.budget.SessionID == "" {
 		// The run's first session: the run's spawn budget is kept on its
@@ -274,7 +275,7 @@ func (e *Engine) Session(wctx workflow.Context, in SessionInput) (SessionOutput,
 		return out, fmt.Errorf("store the events of session %s: %w", in.Session.ID, err)
 	}
 	p := j.take()
-	if err := storeEnd(ec, in.EndLocal, EndInput{Pending: p, Output: out}); err != nil {
+	if err := storeEnd(ec, in.EndLocal, EndInput{Pending: p, Output: out, RunID: in.RunID}); err != nil {
 		return out, fmt.Errorf("store the end of session %s: %w", in.Session.ID, err)
 	}
 	if runSessionHooks {
