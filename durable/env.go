@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -84,9 +85,12 @@ func yield(wc workflow.Context) {
 
 // wfEnv is the spawn.Env of a session's workflow.
 type wfEnv struct {
-	root   workflow.Context
-	j      *journal
+	root workflow.Context
+	j    *journal
+	// ids makes the workflow's ids, from a ChaCha8 stream seeded with
+	// seed (the session, its run, its workflow run).
 	ids    *id.Generator
+	seed   string
 	cancel context.CancelCauseFunc
 	queue  string // the task queue of child workflows
 	// writing is set while a branch (Parallel) writes the journal: the
@@ -127,6 +131,12 @@ type wfEnv struct {
 	// signalYield: a final answer yields to the signal coroutines
 	// rather than waiting on a timer (SessionInput.SignalYield).
 	signalYield bool
+	// childNames: a child's ids come from childNames, by its place
+	// among the run's spawns (SessionInput.ChildNames); spawned counts
+	// them, turnAt is when the last model turn was asked.
+	childNames bool
+	spawned    int
+	turnAt     time.Time
 	// idClock, when set, is the time every id of the workflow is made
 	// at (a team's that may continue as new; the id generator keeps them
 	// strictly ascending): its ids then depend on the order they are
@@ -195,7 +205,8 @@ var (
 )
 
 func newEnv(wctx workflow.Context, j *journal, cancel context.CancelCauseFunc, queue string) *wfEnv {
-	return &wfEnv{root: wctx, j: j, ids: id.NewSeeded(sha256.Sum256([]byte("agentpool/" + j.sid))), cancel: cancel, queue: queue}
+	seed := "agentpool/" + j.sid
+	return &wfEnv{root: wctx, j: j, seed: seed, ids: id.NewSeeded(sha256.Sum256([]byte(seed))), cancel: cancel, queue: queue}
 }
 
 // branchKey carries the workflow.Context of one branch of Parallel to the
@@ -229,6 +240,7 @@ func (e *wfEnv) Turn(ctx context.Context, inv *spawn.Invocation, name string, re
 	wc := e.wctx(ctx)
 	in := TurnInput{Agent: name, Request: *req, MessageID: e.NewID(ctx, id.Message), CreatedAt: workflow.Now(wc),
 		Conversation: e.conversation}
+	e.turnAt = in.CreatedAt
 	if err := e.spill(wc); err != nil {
 		return spawn.Turn{}, err
 	}
@@ -379,8 +391,11 @@ func (e *wfEnv) Spawn(ctx context.Context, parent *spawn.Invocation, req spawn.R
 		title = req.Node.Name()
 	}
 	ids, at := e.ids, e.idTime(now)
-	if member >= 0 && m.named {
+	switch {
+	case member >= 0 && m.named:
 		ids, at = m.names(member)
+	case e.childNames:
+		ids, at = childNames(e, wc)
 	}
 	child := session.Session{
 		ID: ids.DescendingAt(id.Session, at), ParentID: parent.Session.ID, Depth: depth,
@@ -430,7 +445,7 @@ func (e *wfEnv) Spawn(ctx context.Context, parent *spawn.Invocation, req spawn.R
 	}
 	in := SessionInput{Session: child, RunID: ids.AscendingAt(id.Run, at), Prompt: req.Prompt,
 		History: model.CloneMessages(req.History), ToolCallID: req.ToolCallID, Timeout: timeout,
-		Budget: e.budget, Conversation: e.conversation, Mechanism: req.Mechanism, Approvals: e.approvals, EndLocal: true, WaitLocal: true, SignalYield: true}
+		Budget: e.budget, Conversation: e.conversation, Mechanism: req.Mechanism, Approvals: e.approvals, EndLocal: true, WaitLocal: true, SignalYield: true, ChildNames: true}
 	info := spawn.StartInfo{
 		ChildSessionID: child.ID, ParentSessionID: parent.Session.ID, Name: child.AgentName,
 		SourceType: child.SourceType, Depth: depth, Mechanism: req.Mechanism, RunMode: start.RunMode,
@@ -466,6 +481,26 @@ func (e *wfEnv) Spawn(ctx context.Context, parent *spawn.Invocation, req spawn.R
 		kids.EndTask(task, res)
 	})
 	return spawn.Child{SessionID: child.ID, TaskID: task.ID}, nil
+}
+
+// childNames returns the generator of the next child's ids and the time
+// they are made at: seeded with the workflow's seed and the child's place
+// among the spawns of the workflow's run, at the time the session's last
+// model turn was asked (the workflow's start before one). A workflow task
+// that a dead worker began, whose Create had stored the child, and that
+// another worker does again, names the child alike: the task done again
+// starts that session instead of leaving it running beside another
+// (workflow.Now, which the ids were made at before, is the time of the
+// task).
+func childNames(e *wfEnv, wc workflow.Context) (*id.Generator, time.Time) {
+	k := e.spawned
+	e.spawned++
+	at := e.turnAt
+	if at.IsZero() {
+		at = workflow.GetInfo(wc).WorkflowStartTime
+	}
+	seed := sha256.Sum256([]byte(e.seed + "/child/" + strconv.Itoa(k)))
+	return id.NewSeededFrom(seed, at, 3*k), at
 }
 
 // creation is a child session to create and its spawn_session_start.

@@ -9,10 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/pool"
 	"github.com/agentpool/agentpool/session"
 )
 
@@ -93,30 +95,86 @@ func TestKillWorkerInTheTaskThatDrains(t *testing.T) {
 	api := newFakeAPI(t, 5*time.Millisecond)
 	db := testDB(t)
 	st := openTestDB(t, db)
-	file := filepath.Join(t.TempDir(), "killed.json")
 	cfg := workerConfig{Address: addr, DB: db, BaseURL: api.URL + "/v1", Key: "key-0", Members: members, Window: window}
-	first := cfg
-	first.ContinueAfter, first.KillAt, first.KillFile = 1<<30, 100, file
-	killed := startWorker(t, first)
 	p, err := teamPool(api.URL+"/v1", "key-client", st, members)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	c := dialTest(t, addr)
+	first := cfg
+	first.ContinueAfter, first.KillAt = 1<<30, 100
+	k := runKilledInTask(t, p, "crew", first, func(lost killedTask) workerConfig {
+		second := cfg
+		second.Key, second.ContinueAfter = "key-1", lost.History
+		return second
+	})
+	runs, err := runsOf(k.ctx, k.c, k.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("killed in a task of %d history events that created %v; the team's workflow ran %d times", k.lost.History, k.lost.Sessions, len(runs))
+	if len(runs) < 2 {
+		t.Errorf("the team's workflow ran once: the task done again did not drain (runs %v)", runs)
+	}
+	k.checkChildren(t, st, members)
+}
 
+// A worker killed in the workflow task whose Create stored an agent's
+// child (the boss's delegation to its worker): the task done again on the
+// other worker starts that very session, which runs and ends; the boss
+// has one child, not a second beside one left running.
+func TestKillWorkerInTheTaskThatCreatesAChild(t *testing.T) {
+	t.Parallel()
+	addr := startDevServer(t)
+	api := newFakeAPI(t, 5*time.Millisecond)
+	db := testDB(t)
+	st := openTestDB(t, db)
+	cfg := workerConfig{Address: addr, DB: db, BaseURL: api.URL + "/v1", Key: "key-0"}
+	p, err := e2ePool(api.URL+"/v1", "key-client", st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	first := cfg
+	first.KillAt = 1
+	k := runKilledInTask(t, p, "boss", first, func(killedTask) workerConfig {
+		second := cfg
+		second.Key = "key-1"
+		return second
+	})
+	k.checkChildren(t, st, 1)
+}
+
+// killedRun is a run whose first worker killInTask killed.
+type killedRun struct {
+	ctx          context.Context
+	c            client.Client
+	root         string
+	lost         killedTask
+	starts, ends map[string]int // spawn_session_start and _end by child session
+}
+
+// runKilledInTask runs node of p on a worker of config first, which
+// kills itself in a creating task (first.KillAt), then on one of the
+// config second makes of what the killed task created, and checks that
+// the run completed.
+func runKilledInTask(t *testing.T, p *pool.Pool, node string, first workerConfig, second func(killedTask) workerConfig) *killedRun {
+	t.Helper()
+	first.KillFile = filepath.Join(t.TempDir(), "killed.json")
+	killed := startWorker(t, first)
+	k := &killedRun{c: dialTest(t, first.Address), starts: map[string]int{}, ends: map[string]int{}}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	starts, ends := map[string]int{}, map[string]int{}
+	t.Cleanup(cancel)
+	k.ctx = ctx
 	sink := event.SinkFunc(func(e event.Event) {
 		switch x := e.(type) {
 		case event.SpawnSessionStart:
-			starts[x.ChildSessionID]++
+			k.starts[x.ChildSessionID]++
 		case event.SpawnSessionEnd:
-			ends[x.ChildSessionID]++
+			k.ends[x.ChildSessionID]++
 		}
 	})
-	node, _ := p.Node("crew")
+	n, _ := p.Node(node)
 	type result struct {
 		root string
 		out  SessionOutput
@@ -124,55 +182,53 @@ func TestKillWorkerInTheTaskThatDrains(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		root, out, err := RunRoot(ctx, c, st, RootRequest{Node: node, Prompt: "Answer.", TaskQueue: testQueue}, sink)
+		root, out, err := RunRoot(ctx, k.c, p.Store(), RootRequest{Node: n, Prompt: "Answer.", TaskQueue: testQueue}, sink)
 		done <- result{root, out, err}
 	}()
 	select {
 	case <-killed.waited:
 	case r := <-done:
-		t.Fatalf("the team ended before the kill: %+v, %v", r.out, r.err)
+		t.Fatalf("the run ended before the kill: %+v, %v", r.out, r.err)
 	}
-	raw, err := os.ReadFile(file)
+	raw, err := os.ReadFile(first.KillFile)
 	if err != nil {
 		t.Fatalf("the worker died without a kill in a creating task: %v", err)
 	}
-	var lost killedTask
-	if err := json.Unmarshal(raw, &lost); err != nil || len(lost.Sessions) == 0 {
+	if err := json.Unmarshal(raw, &k.lost); err != nil || len(k.lost.Sessions) == 0 {
 		t.Fatalf("%s: %v", raw, err)
 	}
-	second := cfg
-	second.Key, second.ContinueAfter = "key-1", lost.History
-	startWorker(t, second)
+	startWorker(t, second(k.lost))
 	r := <-done
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
 	if r.out.StopReason != event.StopCompleted {
-		t.Fatalf("team ended %s: %s", r.out.StopReason, r.out.Error)
+		t.Fatalf("the run ended %s: %s", r.out.StopReason, r.out.Error)
 	}
-	runs, err := runsOf(ctx, c, r.root)
+	k.root = r.root
+	return k
+}
+
+// checkChildren checks that the root has n child sessions, each
+// completed, started and ended once in its log, among them every session
+// the lost task created.
+func (k *killedRun) checkChildren(t *testing.T, st session.Store, n int) {
+	t.Helper()
+	kids, err := st.ListSessions(k.ctx, session.ListOptions{ParentID: k.root})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("killed in a task of %d history events that created %v; the team's workflow ran %d times", lost.History, lost.Sessions, len(runs))
-	if len(runs) < 2 {
-		t.Errorf("the team's workflow ran once: the task done again did not drain (runs %v)", runs)
+	if len(kids) != n {
+		t.Errorf("%d sessions under the root, want %d", len(kids), n)
 	}
-	kids, err := st.ListSessions(ctx, session.ListOptions{ParentID: r.root})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(kids) != members {
-		t.Errorf("%d sessions under the team, want %d (one a member)", len(kids), members)
-	}
-	for _, k := range kids {
-		if k.Status != session.StatusCompleted || starts[k.ID] != 1 || ends[k.ID] != 1 {
-			t.Errorf("member %s (%s): %s, started %d times, ended %d times", k.ID, k.AgentName, k.Status, starts[k.ID], ends[k.ID])
+	for _, c := range kids {
+		if c.Status != session.StatusCompleted || k.starts[c.ID] != 1 || k.ends[c.ID] != 1 {
+			t.Errorf("child %s (%s): %s, started %d times, ended %d times", c.ID, c.AgentName, c.Status, k.starts[c.ID], k.ends[c.ID])
 		}
 	}
-	for _, id := range lost.Sessions {
-		if ends[id] != 1 {
-			t.Errorf("session %s, created by the lost task, ended %d times", id, ends[id])
+	for _, id := range k.lost.Sessions {
+		if k.ends[id] != 1 {
+			t.Errorf("session %s, created by the lost task, ended %d times", id, k.ends[id])
 		}
 	}
 }

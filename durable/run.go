@@ -62,7 +62,7 @@ func RunRoot(ctx context.Context, c client.Client, st session.Store, req RootReq
 		runID = id.AscendingAt(id.Run, now)
 	}
 	in := SessionInput{Session: root, RunID: runID, Prompt: req.Prompt, History: req.History, AfterSeq: afterSeq, SubmitterHooks: req.SubmitterHooks,
-		EndLocal: true, WaitLocal: true, SignalYield: true}
+		EndLocal: true, WaitLocal: true, SignalYield: true, ChildNames: true}
 	if req.Approver != nil {
 		policy := req.Approver.Policy
 		in.Approvals = &policy

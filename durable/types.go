@@ -109,6 +109,13 @@ type SessionInput struct {
 	// (TestMessageDuringTheEndingTaskIsRead). Unset in the histories of
 	// the builds before it, which replay with their timer.
 	SignalYield bool `json:"signal_yield,omitempty"`
+	// ChildNames, set by every build since it was added, says that the
+	// session's children are named by their place among its run's spawns
+	// (childNames), not at the time of the workflow task that spawns
+	// them: a task done again after its worker died names the child its
+	// Create had stored alike. Unset in the histories of the builds
+	// before it, which replay as made.
+	ChildNames bool `json:"child_names,omitempty"`
 }
 
 // SessionOutput is how a session's workflow ended.

@@ -127,6 +127,7 @@ func (e *Engine) Session(wctx workflow.Context, in SessionInput) (SessionOutput,
 	}
 	env.waitLocal = in.WaitLocal
 	env.signalYield = in.SignalYield
+	env.childNames = in.ChildNames
 	env.budget = in.Budget
 	if env.budget.SessionID == "" {
 		// The run's first session: the run's spawn budget is kept on its
@@ -136,12 +137,14 @@ func (e *Engine) Session(wctx workflow.Context, in SessionInput) (SessionOutput,
 	if in.AfterSeq > 0 || len(in.History) > 0 {
 		// A continued session's run makes ids of its own: the seed of its
 		// first run would make that run's ids (children, messages) again.
-		env.ids = id.NewSeeded(sha256.Sum256([]byte("agentpool/" + in.Session.ID + "/" + in.RunID)))
+		env.seed = "agentpool/" + in.Session.ID + "/" + in.RunID
+		env.ids = id.NewSeeded(sha256.Sum256([]byte(env.seed)))
 	}
 	if in.Carry != nil {
 		// A run continued as new: ids of its own, and what its team's
 		// code emits again from its start is dropped (carry.go).
-		env.ids = id.NewSeeded(sha256.Sum256([]byte("agentpool/" + in.Session.ID + "/" + in.RunID + "/" + strconv.Itoa(in.Carry.Runs))))
+		env.seed = "agentpool/" + in.Session.ID + "/" + in.RunID + "/" + strconv.Itoa(in.Carry.Runs)
+		env.ids = id.NewSeeded(sha256.Sum256([]byte(env.seed)))
 		j.skipStarted, j.skipRefused = true, in.Carry.Refused
 	}
 	if e.Runtime != nil {
