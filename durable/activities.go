@@ -424,6 +424,15 @@ func (a *Activities) Toolsets(ctx context.Context, name string) ([]agent.Toolset
 // End writes what is pending and the session's final record (once: a
 // retry finds the record written).
 func (a *Activities) End(ctx context.Context, in EndInput) error {
+	if in.CloseStrays {
+		if err := a.closeStrays(ctx, in.Pending.SessionID); err != nil {
+			return err
+		}
+	}
+	// Looked at first: End is a local activity, run again as attempt 1
+	// by the task done again after a lost workflow task (a killed worker,
+	// or a task the server refused), whose run may have written it all.
+	in.Pending.Check = true
 	if _, err := a.write(ctx, in.Pending); err != nil {
 		return err
 	}
@@ -468,6 +477,53 @@ func (a *Activities) End(ctx context.Context, in EndInput) error {
 		a.Metrics.SessionEnded(ctx, ended, o.StopReason, o.Cost, time.Duration(o.DurationMS)*time.Millisecond)
 	}
 	return nil
+}
+
+// strayError says why a child session ended that never ran.
+const strayError = "created but never started: the worker that created it was lost, and its parent's run ended before it started it"
+
+// closeStrays ends the children of sid still stored running, with a
+// spawn_session_end each in sid's log. Called at the end of a run that
+// did not complete, when every child the run started has ended (its
+// workflow waits for them): a child still running was created by a
+// workflow task that a dead worker began, and the task done again took
+// another way (the run was cancelled meanwhile), so nothing would end
+// it. A completed run starts every child its lost tasks created: it names
+// them alike (childNames, mover.names).
+func (a *Activities) closeStrays(ctx context.Context, sid string) error {
+	kids, err := a.Store.ListSessions(ctx, session.ListOptions{ParentID: sid})
+	if err != nil {
+		return err
+	}
+	var ends []event.Event
+	for _, k := range kids {
+		if k.Status != session.StatusRunning {
+			continue
+		}
+		ended := false
+		err := a.Store.UpdateSession(ctx, k.ID, func(s *session.Session) {
+			if s.Status != session.StatusRunning {
+				return
+			}
+			ended = true
+			s.Status, s.StopReason = session.StatusAborted, event.StopAborted
+			if s.Metadata == nil {
+				s.Metadata = map[string]any{}
+			}
+			s.Metadata["error"] = strayError
+		})
+		if err != nil {
+			return err
+		}
+		if ended {
+			ends = append(ends, event.SpawnSessionEnd{ChildSessionID: k.ID, ParentSessionID: sid, SourceName: k.AgentName,
+				SourceType: k.SourceType, Depth: k.Depth, StopReason: event.StopAborted, Error: strayError})
+		}
+	}
+	if len(ends) == 0 {
+		return nil
+	}
+	return a.Store.AppendEvents(ctx, sid, ends...)
 }
 
 // metaEndedRun is the session metadata key under which End keeps what the

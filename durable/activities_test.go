@@ -199,3 +199,58 @@ func TestCreateFindsAnEarlierStart(t *testing.T) {
 		t.Errorf("the new member: %v", err)
 	}
 }
+
+// The End of a run that did not complete ends the children still stored
+// running (created by a lost workflow task, never started), each with a
+// spawn_session_end in the session's log before what the End writes; a
+// child that ended keeps its end, and an End run again ends nothing twice.
+func TestEndClosesStrays(t *testing.T) {
+	ctx := context.Background()
+	st := memory.New()
+	now := time.Now()
+	boss := session.Session{ID: "ses_boss", AgentName: "boss", Status: session.StatusRunning, CreatedAt: now, UpdatedAt: now}
+	stray := session.Session{ID: "ses_stray", ParentID: boss.ID, Depth: 1, AgentName: "w1", Status: session.StatusRunning, CreatedAt: now, UpdatedAt: now}
+	done := stray
+	done.ID, done.AgentName, done.Status = "ses_done", "w2", session.StatusCompleted
+	for _, s := range []session.Session{boss, stray, done} {
+		if err := st.CreateSession(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var ts testsuite.WorkflowTestSuite
+	env := ts.NewTestActivityEnvironment()
+	env.RegisterActivityWithOptions(&Activities{Store: st}, activityOptions())
+	in := EndInput{
+		Pending:     Pending{SessionID: boss.ID, Events: []json.RawMessage{encode(event.RunError{Message: "cancelled", Code: "cancelled"})}},
+		Output:      SessionOutput{StopReason: event.StopAborted},
+		RunID:       "run_1",
+		CloseStrays: true,
+	}
+	for range 2 {
+		if _, err := env.ExecuteActivity(actEnd, in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recs, err := st.Events(ctx, boss.ID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range recs {
+		switch e := r.Event.(type) {
+		case event.SpawnSessionEnd:
+			got = append(got, "end "+e.ChildSessionID+" "+string(e.StopReason))
+		default:
+			got = append(got, string(e.Kind()))
+		}
+	}
+	if want := "end ses_stray aborted,run_error"; strings.Join(got, ",") != want {
+		t.Errorf("the log: %v, want %s", got, want)
+	}
+	for id, want := range map[string]session.Status{stray.ID: session.StatusAborted, done.ID: session.StatusCompleted, boss.ID: session.StatusAborted} {
+		s, err := st.GetSession(ctx, id)
+		if err != nil || s.Status != want {
+			t.Errorf("%s: %s, %v; want %s", id, s.Status, err, want)
+		}
+	}
+}

@@ -197,6 +197,11 @@ type EndInput struct {
 	// RunID is the run that ends: a second end of one run replaces the
 	// first's figures rather than adding to them (Activities.End).
 	RunID string `json:"run_id,omitempty"`
+	// CloseStrays: the run did not complete; children of the session
+	// still stored running were created by a workflow task that a dead
+	// worker began and the task done again never started (Activities.End
+	// ends them).
+	CloseStrays bool `json:"close_strays,omitempty"`
 }
 
 // HookInput calls one hook point (see hooks.go) for a session.

@@ -278,7 +278,8 @@ func (e *Engine) Session(wctx workflow.Context, in SessionInput) (SessionOutput,
 		return out, fmt.Errorf("store the events of session %s: %w", in.Session.ID, err)
 	}
 	p := j.take()
-	if err := storeEnd(ec, in.EndLocal, EndInput{Pending: p, Output: out, RunID: in.RunID}); err != nil {
+	if err := storeEnd(ec, in.EndLocal, EndInput{Pending: p, Output: out, RunID: in.RunID,
+		CloseStrays: out.StopReason != event.StopCompleted}); err != nil {
 		return out, fmt.Errorf("store the end of session %s: %w", in.Session.ID, err)
 	}
 	if runSessionHooks {
