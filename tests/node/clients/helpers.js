@@ -175,6 +175,33 @@ export class Tmux {
     throw new Error(`timed out waiting for ${what} (${re}); the screen:\n${last}`);
   }
 
+  // screenAndCursor is the screen and the terminal cursor's 0-based
+  // column and row, read by one tmux command so that they agree.
+  screenAndCursor() {
+    const out = this.tmux('display-message', '-p', '-t', 'main', '#{cursor_x} #{cursor_y}', ';', 'capture-pane', '-p', '-t', 'main');
+    const nl = out.indexOf('\n');
+    const [x, y] = out.slice(0, nl).split(' ').map(Number);
+    return { screen: out.slice(nl + 1), x, y };
+  }
+
+  // waitForCursorOn polls until the cursor sits on a line of the screen
+  // that contains text; it returns the screen. A TUI moves the cursor
+  // into an input when it focuses it, and the OpenCode TUI does that a
+  // moment after it draws a dialog: keys sent in between are lost, so a
+  // drawn input is no sign that it takes keys; the cursor in it is.
+  async waitForCursorOn(text, what, timeout = 30000) {
+    const deadline = Date.now() + timeout;
+    let last;
+    while (Date.now() < deadline) {
+      last = this.screenAndCursor();
+      if (last.screen.split('\n')[last.y]?.includes(text)) return last.screen;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    throw new Error(
+      `timed out waiting for ${what} (the cursor on "${text}"; it is at column ${last?.x}, row ${last?.y}); the screen:\n${last?.screen}`,
+    );
+  }
+
   kill() {
     try {
       this.tmux('kill-server');

@@ -124,11 +124,21 @@ test('OpenCode TUI: /models picks another model; the next prompt runs on it', as
     await typeIn('/models');
     await tui.waitFor(/\/models\s{2,}\S/, '/models in the command list');
     tui.keys('Enter');
-    // The model dialog lists the pool's models; filter to planner, pick it.
-    await tui.waitFor(/steady/, 'the model list');
+    // The model dialog lists the pool's models under the provider (the
+    // prompt's footer names the current one, "Lead · steady", so a model's
+    // name alone on the screen is no sign of the dialog). Its search field
+    // takes keys only once the cursor is in it, a moment after it is drawn.
+    await tui.waitFor(/Select model[\s\S]*\n\s*planner\s*\n\s*quick\s*\n.*steady/, 'the model list');
+    await tui.waitForCursorOn('Search', 'the model search focused');
     tui.type('planner');
-    await tui.waitFor(/planner/, 'planner in the list');
+    // Filtered, the list is planner alone with its provider on its row
+    // (the unfiltered list has a "planner" row too); Enter picks it.
+    await tui.waitFor(/^\s*planner\s{2,}AgentPool/m, 'the list filtered to planner');
     tui.keys('Enter');
+    // The dialog gone, the footer names the chosen model, and the prompt
+    // takes keys again once the cursor is back in it.
+    await tui.waitFor(/^(?![\s\S]*Select model)[\s\S]*Lead · planner/, 'planner chosen, the dialog closed');
+    await tui.waitForCursorOn('Ask anything', 'the prompt focused');
     const before = rec.requests.length;
     await typeIn('Plan with the TUI');
     tui.keys('Enter');
