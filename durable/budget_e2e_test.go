@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"go.temporal.io/sdk/worker"
-
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/event/eventtest"
 	"github.com/agentpool/agentpool/pool"
@@ -27,14 +25,7 @@ func TestMaxSpawnsExactOnDevServer(t *testing.T) {
 	var p *pool.Pool
 	for range 2 {
 		p = fanOutPool(t, openTestDB(t, db), maxSpawns)
-		w := worker.New(c, testQueue, worker.Options{WorkerStopTimeout: 5 * time.Second})
-		e := engineFor(p)
-		e.TaskQueue = testQueue
-		e.Register(w)
-		if err := w.Start(); err != nil {
-			t.Fatal(err)
-		}
-		defer w.Stop()
+		startLocalWorker(t, c, testQueue, p, nil)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -5,10 +5,14 @@ import (
 	"fmt"
 	"os"
 	"testing"
+	"time"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
 
 	"github.com/agentpool/agentpool/internal/temporaltest"
+	"github.com/agentpool/agentpool/pool"
+	"github.com/agentpool/agentpool/session"
 )
 
 // startDevServer starts a Temporal dev server on loopback for the test
@@ -42,4 +46,22 @@ func dialTest(t testing.TB, addr string) client.Client {
 	}
 	t.Cleanup(c.Close)
 	return c
+}
+
+// startLocalWorker starts a worker in the test's process on queue that
+// runs p's engine, its store wrapped by wrap when it is given; the worker
+// stops when the test ends.
+func startLocalWorker(t testing.TB, c client.Client, queue string, p *pool.Pool, wrap func(session.Store) session.Store) {
+	t.Helper()
+	w := worker.New(c, queue, worker.Options{WorkerStopTimeout: 5 * time.Second})
+	e := engineFor(p)
+	if wrap != nil {
+		e.Store = wrap(e.Store)
+	}
+	e.TaskQueue = queue
+	e.Register(w)
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
 }

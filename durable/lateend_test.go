@@ -9,7 +9,6 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/worker"
 
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/model"
@@ -82,16 +81,11 @@ func TestMessageDuringTheEndingTaskIsRead(t *testing.T) {
 	t.Cleanup(func() { _ = p.Close() })
 	c := dialTest(t, addr)
 	const queue = "agentpool-late-message"
-	w := worker.New(c, queue, worker.Options{WorkerStopTimeout: 5 * time.Second})
-	e := engineFor(p)
-	hold := &holdEnd{Store: e.Store, reached: make(chan struct{}), release: make(chan struct{})}
-	e.Store = hold
-	e.TaskQueue = queue
-	e.Register(w)
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
+	var hold *holdEnd
+	startLocalWorker(t, c, queue, p, func(st session.Store) session.Store {
+		hold = &holdEnd{Store: st, reached: make(chan struct{}), release: make(chan struct{})}
+		return hold
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	node, _ := p.Node("boss")

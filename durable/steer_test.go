@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"go.temporal.io/sdk/worker"
-
 	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/event/eventtest"
 	"github.com/agentpool/agentpool/model"
@@ -141,14 +139,7 @@ func TestParentSteersChildrenOnDevServer(t *testing.T) {
 	p := steerPool(t, st)
 	c := dialTest(t, addr)
 	const queue = "agentpool-steer"
-	w := worker.New(c, queue, worker.Options{WorkerStopTimeout: 5 * time.Second})
-	e := engineFor(p)
-	e.TaskQueue = queue
-	e.Register(w)
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
+	startLocalWorker(t, c, queue, p, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	sink, got := eventtest.Collect()
