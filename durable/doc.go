@@ -15,7 +15,10 @@
 //     a child workflow (parent close policy: request cancel, so cancelling
 //     the root cancels the tree);
 //   - concurrency is workflow.Go, the clock workflow.Now, ids come from a
-//     generator seeded with the session id.
+//     generator seeded with the session id; a child's ids from one seeded
+//     with its place among the run's spawns (a team member's: its index),
+//     so that a workflow task done again after its worker died names the
+//     children the lost task had created alike.
 //
 // # Events and idempotence
 //
