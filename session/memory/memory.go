@@ -10,8 +10,9 @@
 // Sessions and messages are deep copies on the way in and on the way out,
 // so a caller can never change what the store holds. Events are kept as the
 // values they were appended as (the runtime never touches an event after
-// emitting it, see package event); their time is the wall clock when they
-// were appended.
+// emitting it, see package event), but for text deltas, which are kept
+// compact and given back as equal values; their time is the wall clock
+// when they were appended.
 //
 // # Retention
 //
@@ -40,6 +41,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -123,7 +125,10 @@ type entry struct {
 	mu     sync.Mutex
 	msgs   []session.Message
 	events []record
-	gone   bool // removed from the store (deleted, evicted, closed)
+	// text holds the text of the session's compact deltas (record), one
+	// after the other: bytes, which the collector does not scan.
+	text []byte
+	gone bool // removed from the store (deleted, evicted, closed)
 	// caps and capKeys are the session's file captures (captures.go).
 	caps    []storedCapture
 	capKeys map[capKey]struct{}
@@ -139,10 +144,67 @@ type entry struct {
 // record is one stored event: session.Record without the session id and
 // per-session seq (both implied by where it is kept) and with the time as
 // unix nanoseconds. Events builds the session.Record values.
+//
+// A text or thinking delta (a PartDelta with content only: most of a run's
+// events) is kept compact, with ev nil: its index and kind here and its
+// text in the entry's text, from off, n bytes long. A stream's deltas are
+// the bulk of what a running process keeps, and kept as they came each is
+// two more objects full of pointers (the boxed PartDelta and its string)
+// that every collection must trace; compact, they are bytes in a buffer of
+// the session and scalar fields in its slice of records. Events gives back
+// an equal PartDelta.
 type record struct {
-	ev   event.Event
+	ev   event.Event // nil: a compact delta
 	gseq int64
 	nano int64
+
+	off, n uint32
+	index  int32
+	kind   deltaKind
+}
+
+// deltaKind is the PartDeltaKind of a compact delta.
+type deltaKind uint8
+
+const (
+	deltaText deltaKind = iota
+	deltaThinking
+)
+
+// deltaKinds are the PartDeltaKind strings of the deltaKind values.
+var deltaKinds = [...]string{deltaText: event.PartText, deltaThinking: event.PartThinking}
+
+// compact returns the record of ev, kept compact when ev is a delta of
+// text or thinking with nothing but its content, appending the content to
+// *text.
+func compact(ev event.Event, text *[]byte, gseq, nano int64) record {
+	d, ok := ev.(event.PartDelta)
+	if !ok || d.Delta.ArgsDelta != "" || d.Delta.ToolCallID != "" ||
+		d.Index < math.MinInt32 || d.Index > math.MaxInt32 || len(*text)+len(d.Delta.ContentDelta) > math.MaxUint32 {
+		return record{ev: ev, gseq: gseq, nano: nano}
+	}
+	var k deltaKind
+	switch d.Delta.PartDeltaKind {
+	case event.PartText:
+		k = deltaText
+	case event.PartThinking:
+		k = deltaThinking
+	default:
+		return record{ev: ev, gseq: gseq, nano: nano}
+	}
+	off := len(*text)
+	*text = append(*text, d.Delta.ContentDelta...)
+	return record{gseq: gseq, nano: nano, off: uint32(off), n: uint32(len(d.Delta.ContentDelta)), index: int32(d.Index), kind: k}
+}
+
+// event returns the event r keeps; text is its entry's text.
+func (r *record) event(text []byte) event.Event {
+	if r.ev != nil {
+		return r.ev
+	}
+	return event.PartDelta{Index: int(r.index), Delta: event.Delta{
+		PartDeltaKind: deltaKinds[r.kind], ContentDelta: string(text[r.off : r.off+r.n]),
+	}}
 }
 
 type place uint8
@@ -564,7 +626,7 @@ func (st *Store) appendEvents(ctx context.Context, w *session.RunWrites, session
 	// session it grows with seq; across sessions it orders the appends
 	// as they took their numbers.
 	for _, ev := range evs {
-		e.events = append(e.events, record{ev: ev, gseq: st.globalSeq.Add(1), nano: now})
+		e.events = append(e.events, compact(ev, &e.text, st.globalSeq.Add(1), now))
 	}
 	return nil
 }
@@ -600,9 +662,10 @@ func (st *Store) Events(_ context.Context, sessionID string, afterSeq int64) ([]
 		return nil, nil
 	}
 	out := make([]session.Record, 0, int64(len(e.events))-afterSeq)
-	for i, r := range e.events[afterSeq:] {
+	for i := range e.events[afterSeq:] {
+		r := &e.events[afterSeq+int64(i)]
 		out = append(out, session.Record{
-			SessionID: sessionID, Seq: afterSeq + int64(i) + 1, GlobalSeq: r.gseq, Time: time.Unix(0, r.nano), Event: r.ev,
+			SessionID: sessionID, Seq: afterSeq + int64(i) + 1, GlobalSeq: r.gseq, Time: time.Unix(0, r.nano), Event: r.event(e.text),
 		})
 	}
 	return out, nil
