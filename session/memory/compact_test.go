@@ -3,6 +3,7 @@ package memory_test
 import (
 	"context"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/agentpool/agentpool/event"
@@ -62,6 +63,43 @@ func TestEventsCompactDeltas(t *testing.T) {
 			if r.Seq != int64(after+i+1) || r.Event != want {
 				t.Errorf("after %d, record %d: seq %d %#v, want seq %d %#v", after, i, r.Seq, r.Event, after+i+1, want)
 			}
+		}
+	}
+}
+
+// A long log keeps every event as appended across the blocks it is kept
+// in: deltas whose text does not fit what is left of a block, and one
+// longer than a block (kept as it came).
+func TestEventsManyDeltas(t *testing.T) {
+	ctx := context.Background()
+	st := memory.New()
+	if err := st.CreateSession(ctx, session.Session{ID: "ses_m"}); err != nil {
+		t.Fatal(err)
+	}
+	var in []event.Event
+	for i := range 500 {
+		var e event.Event = event.PartDelta{Index: i % 3, Delta: event.Delta{PartDeltaKind: event.PartText, ContentDelta: strings.Repeat(string(rune('a'+i%26)), 1+i*7%150)}}
+		switch {
+		case i == 250:
+			e = event.PartDelta{Index: 1, Delta: event.Delta{PartDeltaKind: event.PartThinking, ContentDelta: strings.Repeat("x", 3000)}}
+		case i%50 == 0:
+			e = event.PartEnd{Index: i}
+		}
+		in = append(in, e)
+		if err := st.AppendEvents(ctx, "ses_m", e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recs, err := st.Events(ctx, "ses_m", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != len(in) {
+		t.Fatalf("%d records, want %d", len(recs), len(in))
+	}
+	for i, r := range recs {
+		if r.Seq != int64(i+1) || r.Event != in[i] {
+			t.Fatalf("record %d: seq %d %#v, want %#v", i, r.Seq, r.Event, in[i])
 		}
 	}
 }

@@ -41,7 +41,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -124,11 +123,8 @@ type entry struct {
 	// mu guards msgs, events and gone.
 	mu     sync.Mutex
 	msgs   []session.Message
-	events []record
-	// text holds the text of the session's compact deltas (record), one
-	// after the other: bytes, which the collector does not scan.
-	text []byte
-	gone bool // removed from the store (deleted, evicted, closed)
+	events eventLog
+	gone   bool // removed from the store (deleted, evicted, closed)
 	// caps and capKeys are the session's file captures (captures.go).
 	caps    []storedCapture
 	capKeys map[capKey]struct{}
@@ -139,72 +135,6 @@ type entry struct {
 	where place
 	order uint64 // creation order among roots
 	hidx  int    // index in the ready heap
-}
-
-// record is one stored event: session.Record without the session id and
-// per-session seq (both implied by where it is kept) and with the time as
-// unix nanoseconds. Events builds the session.Record values.
-//
-// A text or thinking delta (a PartDelta with content only: most of a run's
-// events) is kept compact, with ev nil: its index and kind here and its
-// text in the entry's text, from off, n bytes long. A stream's deltas are
-// the bulk of what a running process keeps, and kept as they came each is
-// two more objects full of pointers (the boxed PartDelta and its string)
-// that every collection must trace; compact, they are bytes in a buffer of
-// the session and scalar fields in its slice of records. Events gives back
-// an equal PartDelta.
-type record struct {
-	ev   event.Event // nil: a compact delta
-	gseq int64
-	nano int64
-
-	off, n uint32
-	index  int32
-	kind   deltaKind
-}
-
-// deltaKind is the PartDeltaKind of a compact delta.
-type deltaKind uint8
-
-const (
-	deltaText deltaKind = iota
-	deltaThinking
-)
-
-// deltaKinds are the PartDeltaKind strings of the deltaKind values.
-var deltaKinds = [...]string{deltaText: event.PartText, deltaThinking: event.PartThinking}
-
-// compact returns the record of ev, kept compact when ev is a delta of
-// text or thinking with nothing but its content, appending the content to
-// *text.
-func compact(ev event.Event, text *[]byte, gseq, nano int64) record {
-	d, ok := ev.(event.PartDelta)
-	if !ok || d.Delta.ArgsDelta != "" || d.Delta.ToolCallID != "" ||
-		d.Index < math.MinInt32 || d.Index > math.MaxInt32 || len(*text)+len(d.Delta.ContentDelta) > math.MaxUint32 {
-		return record{ev: ev, gseq: gseq, nano: nano}
-	}
-	var k deltaKind
-	switch d.Delta.PartDeltaKind {
-	case event.PartText:
-		k = deltaText
-	case event.PartThinking:
-		k = deltaThinking
-	default:
-		return record{ev: ev, gseq: gseq, nano: nano}
-	}
-	off := len(*text)
-	*text = append(*text, d.Delta.ContentDelta...)
-	return record{gseq: gseq, nano: nano, off: uint32(off), n: uint32(len(d.Delta.ContentDelta)), index: int32(d.Index), kind: k}
-}
-
-// event returns the event r keeps; text is its entry's text.
-func (r *record) event(text []byte) event.Event {
-	if r.ev != nil {
-		return r.ev
-	}
-	return event.PartDelta{Index: int(r.index), Delta: event.Delta{
-		PartDeltaKind: deltaKinds[r.kind], ContentDelta: string(text[r.off : r.off+r.n]),
-	}}
 }
 
 type place uint8
@@ -221,12 +151,6 @@ const (
 // append: a conversation has a prompt and an answer at least, and often a
 // tool call and its result.
 const firstMessages = 4
-
-// firstEvents is the capacity of a session's event log at its first
-// append: a session that logs anything logs a run (start, a part, its
-// end, the end of the stream), and growing from one event would take four
-// allocations to get there.
-const firstEvents = 8
 
 // New returns an empty store that keeps at most DefaultMaxRoots root
 // sessions unless an option says otherwise.
@@ -573,12 +497,12 @@ func (st *Store) EventLog(ctx context.Context, id string) (session.EventLog, err
 		return nil, err
 	}
 	e.mu.Unlock()
-	return &eventLog{st: st, ctx: ctx, w: session.WritesOf(ctx), e: e, id: id}, nil
+	return &sessionLog{st: st, ctx: ctx, w: session.WritesOf(ctx), e: e, id: id}, nil
 }
 
-// eventLog is the event log of one session of a Store (EventLog). Its
+// sessionLog is the event log of one session of a Store (EventLog). Its
 // entry, once gone, stays gone: its appends fail with ErrNotFound.
-type eventLog struct {
+type sessionLog struct {
 	st  *Store
 	ctx context.Context
 	w   *session.RunWrites // of ctx
@@ -586,12 +510,12 @@ type eventLog struct {
 	id  string
 }
 
-func (l *eventLog) AppendEvents(evs ...event.Event) error {
+func (l *sessionLog) AppendEvents(evs ...event.Event) error {
 	return l.st.appendEvents(l.ctx, l.w, l.id, l.e, evs)
 }
 
 // appendEvents appends evs to the log of session sessionID, whose entry is
-// e when the caller has it (eventLog), else found through live; w is the
+// e when the caller has it (sessionLog), else found through live; w is the
 // account of ctx's writes.
 func (st *Store) appendEvents(ctx context.Context, w *session.RunWrites, sessionID string, e *entry, evs []event.Event) error {
 	if err := w.Check(len(evs)); err != nil {
@@ -618,15 +542,12 @@ func (st *Store) appendEvents(ctx context.Context, w *session.RunWrites, session
 	if len(evs) == 0 {
 		return nil
 	}
-	if e.events == nil {
-		e.events = make([]record, 0, max(firstEvents, len(evs)))
-	}
 	now := time.Now().UnixNano()
 	// The global sequence is taken under the session's lock: within a
 	// session it grows with seq; across sessions it orders the appends
 	// as they took their numbers.
 	for _, ev := range evs {
-		e.events = append(e.events, compact(ev, &e.text, st.globalSeq.Add(1), now))
+		e.events.add(ev, st.globalSeq.Add(1), now)
 	}
 	return nil
 }
@@ -658,14 +579,15 @@ func (st *Store) Events(_ context.Context, sessionID string, afterSeq int64) ([]
 	if afterSeq < 0 {
 		afterSeq = 0
 	}
-	if afterSeq >= int64(len(e.events)) {
+	n := int64(e.events.len())
+	if afterSeq >= n {
 		return nil, nil
 	}
-	out := make([]session.Record, 0, int64(len(e.events))-afterSeq)
-	for i := range e.events[afterSeq:] {
-		r := &e.events[afterSeq+int64(i)]
+	out := make([]session.Record, 0, n-afterSeq)
+	for seq := afterSeq + 1; seq <= n; seq++ {
+		r := e.events.at(int(seq - 1))
 		out = append(out, session.Record{
-			SessionID: sessionID, Seq: afterSeq + int64(i) + 1, GlobalSeq: r.gseq, Time: time.Unix(0, r.nano), Event: r.event(e.text),
+			SessionID: sessionID, Seq: seq, GlobalSeq: r.gseq, Time: time.Unix(0, r.nano), Event: e.events.event(r),
 		})
 	}
 	return out, nil
