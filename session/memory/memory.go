@@ -331,19 +331,22 @@ func (st *Store) ListSessions(_ context.Context, opts session.ListOptions) ([]se
 	if st.closed.Load() {
 		return nil, session.ErrClosed
 	}
-	var out []session.Session
+	// The entries are chosen and sorted first and only those returned are
+	// copied: a caller that asks for the newest few of many sessions (a
+	// server's periodic look at the roots) copies no other record.
+	var es []*entry
 	switch {
 	case opts.Thread != "":
 		for _, e := range st.threads[opts.Thread] {
 			if opts.RootsOnly && e.parent != nil || opts.ParentID != "" && e.s.ParentID != opts.ParentID {
 				continue
 			}
-			out = append(out, clone(e.s))
+			es = append(es, e)
 		}
 	case opts.ParentID != "":
 		if p, ok := st.sessions[opts.ParentID]; ok && !opts.RootsOnly {
 			for c := p.child; c != nil; c = c.next {
-				out = append(out, clone(c.s))
+				es = append(es, c)
 			}
 		}
 	default:
@@ -351,24 +354,31 @@ func (st *Store) ListSessions(_ context.Context, opts session.ListOptions) ([]se
 			if opts.RootsOnly && e.parent != nil {
 				continue
 			}
-			out = append(out, clone(e.s))
+			es = append(es, e)
 		}
 	}
-	slices.SortFunc(out, func(a, b session.Session) int {
-		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
+	slices.SortFunc(es, func(a, b *entry) int {
+		if c := b.s.CreatedAt.Compare(a.s.CreatedAt); c != 0 {
 			return c
 		}
 		// Session ids are descending: smaller sorts newer.
 		switch {
-		case a.ID < b.ID:
+		case a.s.ID < b.s.ID:
 			return -1
-		case a.ID > b.ID:
+		case a.s.ID > b.s.ID:
 			return 1
 		}
 		return 0
 	})
-	if opts.Limit > 0 && len(out) > opts.Limit {
-		out = out[:opts.Limit]
+	if opts.Limit > 0 && len(es) > opts.Limit {
+		es = es[:opts.Limit]
+	}
+	var out []session.Session
+	if len(es) > 0 {
+		out = make([]session.Session, len(es))
+		for i, e := range es {
+			out[i] = clone(e.s)
+		}
 	}
 	return out, nil
 }
