@@ -159,10 +159,6 @@ func (a *applier) partDelta(s *sess, ev event.PartDelta) {
 	if ev.Delta.ContentDelta == "" {
 		return
 	}
-	// Grow doubles a full builder; WriteString alone would grow a long
-	// text by a quarter, copying it each time (five times its size
-	// allocated over a stream, against twice).
-	pt.text.Grow(len(ev.Delta.ContentDelta))
 	pt.text.WriteString(ev.Delta.ContentDelta)
 	if a.want {
 		a.emit(PartDelta{SessionID: s.rec.ID, MessageID: pt.MessageID, PartID: pt.ID, Field: "text", Delta: ev.Delta.ContentDelta})

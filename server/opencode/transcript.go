@@ -120,7 +120,6 @@ func (p *tpart) grow(delta string) {
 		}
 		p.grown = true
 	}
-	p.text.Grow(len(delta)) // doubles when full (WriteString alone: by a quarter)
 	p.text.WriteString(delta)
 }
 
