@@ -21,7 +21,7 @@ import (
 //   - Records and text are kept in blocks that never move: the first
 //     grows, as append would, to a block's size, then each block is
 //     allocated full size once. A log grown by append copies itself at
-//     every growth and allocates two to five times what it keeps.
+//     every growth and allocates two to three times what it keeps.
 type eventLog struct {
 	recs [][]record // each of logBlock records, the last one filling
 	n    int
