@@ -18,31 +18,33 @@ import (
 //     the boxed PartDelta and its string, two objects full of pointers
 //     that every collection traces. at and event give back an equal
 //     PartDelta.
-//   - Records and text are kept in blocks that never move: the first
-//     grows, as append would, to a block's size, then each block is
-//     allocated full size once. A log grown by append copies itself at
-//     every growth and allocates two to three times what it keeps.
+//   - Records and text are kept in blocks that are never copied nor
+//     grown: a small first block, for the many sessions that log a few
+//     events, then blocks of a fixed larger size. A log grown by append
+//     copies itself at every growth and allocates two to three times what
+//     it keeps.
 type eventLog struct {
-	recs [][]record // each of logBlock records, the last one filling
+	recs [][]record // firstEvents records, then logBlock each; the last filling
 	n    int
-	// text holds the text of the compact deltas, each within one block
-	// of textBlock bytes (the last one filling): a delta's text is
-	// text[off/textBlock][off%textBlock:][:n].
+	// text holds the text of the compact deltas, each within one block:
+	// firstText bytes, then textBlock each, the last filling. A delta's
+	// offset counts from the first block's start, as if the blocks were
+	// one after the other (textAt).
 	text [][]byte
 }
 
 const (
-	// logBlock is the number of records of a block: 3 KB.
-	logBlock = 64
-	// firstEvents is the capacity of a session's log at its first event:
+	// firstEvents is the capacity of a session's first block of records:
 	// a session that logs anything logs a run (start, a part, its end,
 	// the end of the stream).
 	firstEvents = 8
-	// textBlock is the size of a text block, and the longest text a
-	// compact delta has: a model's delta is a few tokens.
-	textBlock = 2048
-	// firstText is the capacity of the first text block.
+	// logBlock is the number of records of every later block: 3 KB.
+	logBlock = 64
+	// firstText is the size of a session's first text block.
 	firstText = 256
+	// textBlock is the size of every later text block, and the longest
+	// text a compact delta has: a model's delta is a few tokens.
+	textBlock = 2048
 )
 
 // record is one stored event: session.Record without the session id and
@@ -74,7 +76,13 @@ var deltaKinds = [...]string{deltaText: event.PartText, deltaThinking: event.Par
 func (l *eventLog) len() int { return l.n }
 
 // at returns the i-th record (from 0); i < l.len().
-func (l *eventLog) at(i int) *record { return &l.recs[i/logBlock][i%logBlock] }
+func (l *eventLog) at(i int) *record {
+	if i < firstEvents {
+		return &l.recs[0][i]
+	}
+	i -= firstEvents
+	return &l.recs[1+i/logBlock][i%logBlock]
+}
 
 // add appends ev, the global sequence number gseq, at unix nanoseconds
 // nano.
@@ -83,18 +91,13 @@ func (l *eventLog) add(ev event.Event, gseq, nano int64) {
 	if d, ok := ev.(event.PartDelta); ok {
 		l.compact(&r, d)
 	}
-	if len(l.recs) == 0 {
+	switch {
+	case len(l.recs) == 0:
 		l.recs = [][]record{make([]record, 0, firstEvents)}
+	case len(l.recs[len(l.recs)-1]) == cap(l.recs[len(l.recs)-1]):
+		l.recs = append(l.recs, make([]record, 0, logBlock))
 	}
 	last := &l.recs[len(l.recs)-1]
-	switch {
-	case len(*last) < cap(*last):
-	case cap(*last) < logBlock: // the first block, growing
-		*last = append(make([]record, 0, min(2*cap(*last), logBlock)), *last...)
-	default:
-		l.recs = append(l.recs, make([]record, 0, logBlock))
-		last = &l.recs[len(l.recs)-1]
-	}
 	*last = append(*last, r)
 	l.n++
 }
@@ -118,21 +121,35 @@ func (l *eventLog) compact(r *record, d event.PartDelta) {
 		return
 	}
 	if len(l.text) == 0 {
-		l.text = [][]byte{make([]byte, 0, max(firstText, len(s)))}
+		l.text = [][]byte{make([]byte, 0, firstText)}
 	}
-	last := &l.text[len(l.text)-1]
-	switch {
-	case len(*last)+len(s) <= cap(*last):
-	case len(*last)+len(s) <= textBlock: // the first block, growing
-		*last = append(make([]byte, 0, min(max(2*cap(*last), len(*last)+len(s)), textBlock)), *last...)
-	default:
+	b := len(l.text) - 1
+	if len(l.text[b])+len(s) > cap(l.text[b]) {
 		l.text = append(l.text, make([]byte, 0, textBlock))
-		last = &l.text[len(l.text)-1]
+		b++
 	}
-	r.off = uint32((len(l.text)-1)*textBlock + len(*last))
+	r.off = uint32(textStart(b) + len(l.text[b]))
 	r.n = uint32(len(s))
 	r.index, r.kind, r.ev = int32(d.Index), k, nil
-	*last = append(*last, s...)
+	l.text[b] = append(l.text[b], s...)
+}
+
+// textStart is the offset of text block k (see eventLog.text).
+func textStart(k int) int {
+	if k == 0 {
+		return 0
+	}
+	return firstText + (k-1)*textBlock
+}
+
+// textAt returns the text of the compact delta at offset off, n long.
+func (l *eventLog) textAt(off, n uint32) string {
+	k := 0
+	if off >= firstText {
+		k = 1 + int(off-firstText)/textBlock
+	}
+	i := int(off) - textStart(k)
+	return string(l.text[k][i : i+int(n)])
 }
 
 // event returns the event r keeps.
@@ -140,9 +157,7 @@ func (l *eventLog) event(r *record) event.Event {
 	if r.ev != nil {
 		return r.ev
 	}
-	b := l.text[r.off/textBlock]
-	i := r.off % textBlock
 	return event.PartDelta{Index: int(r.index), Delta: event.Delta{
-		PartDeltaKind: deltaKinds[r.kind], ContentDelta: string(b[i : i+r.n]),
+		PartDeltaKind: deltaKinds[r.kind], ContentDelta: l.textAt(r.off, r.n),
 	}}
 }
