@@ -194,8 +194,8 @@ func BenchmarkStreamedDeltas(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		for _, e := range evs {
-			if err := l.AppendEvents(e); err != nil {
+		for i := range evs {
+			if err := l.AppendEvents(evs[i : i+1]...); err != nil {
 				b.Fatal(err)
 			}
 		}
