@@ -3,6 +3,7 @@ package id
 import (
 	"encoding/binary"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 )
@@ -78,8 +79,24 @@ func (g *Generator) Ascending(prefix string) string { return g.make(prefix, fals
 // Descending returns a new descending id with the given prefix.
 func (g *Generator) Descending(prefix string) string { return g.make(prefix, true, time.Time{}) }
 
-// make builds an id; a zero now means "read the clock".
+// AppendAscendingAt appends to b a new ascending id, using now as the
+// clock, and returns the extended buffer: AscendingAt for a caller that
+// writes the id out at once (an event stream numbering its frames) and
+// needs no string of it.
+func (g *Generator) AppendAscendingAt(b []byte, prefix string, now time.Time) []byte {
+	return g.appendID(b, prefix, false, now)
+}
+
+// make builds an id; a zero now means "read the clock". The id is built
+// in a stack buffer: the returned string is the only allocation (a long
+// prefix takes the slow path).
 func (g *Generator) make(prefix string, descending bool, now time.Time) string {
+	var buf [32]byte
+	return string(g.appendID(buf[:0], prefix, descending, now))
+}
+
+// appendID appends a new id to b; a zero now means "read the clock".
+func (g *Generator) appendID(b []byte, prefix string, descending bool, now time.Time) []byte {
 	var rnd [randomLen]byte
 	if now.IsZero() {
 		now = g.clock()
@@ -107,15 +124,9 @@ func (g *Generator) make(prefix string, descending bool, now time.Time) string {
 	if descending {
 		t = ^t & timeMask
 	}
-	// Built in a stack buffer: the returned string is the only allocation
-	// (prefixes are short; a longer one takes the slow path).
-	var buf [32]byte
-	var out []byte
-	if n := len(prefix) + 1 + hexLen + randomLen; n <= len(buf) {
-		out = buf[:n]
-	} else {
-		out = make([]byte, n)
-	}
+	start := len(b)
+	b = slices.Grow(b, len(prefix)+1+hexLen+randomLen)
+	out := b[start : start+len(prefix)+1+hexLen+randomLen]
 	n := copy(out, prefix)
 	out[n] = '_'
 	n++
@@ -125,12 +136,12 @@ func (g *Generator) make(prefix string, descending bool, now time.Time) string {
 		t >>= 4
 	}
 	n += hexLen
-	for i, b := range rnd {
+	for i, c := range rnd {
 		// 248 = 4*62: rejection would bias less, but a modulo of a byte over
 		// 62 symbols is fine for uniqueness, which is all the tail is for.
-		out[n+i] = base62[int(b)%62]
+		out[n+i] = base62[int(c)%62]
 	}
-	return string(out)
+	return b[:start+len(out)]
 }
 
 func (g *Generator) clock() time.Time {

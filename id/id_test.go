@@ -28,6 +28,20 @@ func TestFormat(t *testing.T) {
 	}
 }
 
+// AppendAscendingAt appends to what the buffer holds an id as
+// AscendingAt makes it, from the same sequence.
+func TestAppendAscendingAt(t *testing.T) {
+	var g Generator
+	now := time.Now()
+	first := g.AscendingAt(Event, now)
+	b := g.AppendAscendingAt([]byte("x:"), Event, now)
+	last := g.AscendingAt(Event, now)
+	got, ok := strings.CutPrefix(string(b), "x:")
+	if !ok || len(got) != len(first) || !strings.HasPrefix(got, Event+"_") || got <= first || got >= last {
+		t.Fatalf("appended %q between %q and %q", b, first, last)
+	}
+}
+
 func TestConcurrentMonotonicUnique(t *testing.T) {
 	const goroutines, perG = 8, 100_000
 	var g Generator

@@ -109,6 +109,7 @@ func (r *Recorder) low() uint64 {
 func (r *Recorder) reserve() {
 	for len(r.cons) > 0 {
 		end, low := r.end.Load(), r.low()
+		r.forget(low)
 		if end-low < uint64(len(r.ring)) {
 			return
 		}
@@ -124,6 +125,17 @@ func (r *Recorder) reserve() {
 			r.cond.Wait()
 		}
 		r.waiters.Add(-1)
+	}
+}
+
+// forget clears the ring's entries before low, which every consumer has
+// had: otherwise a ring keeps its last len(ring) events alive until they
+// are overwritten (16 and more of every run, with what they wrap), for
+// the collector to trace. Under r.mu.
+func (r *Recorder) forget(low uint64) {
+	mask := uint64(len(r.ring) - 1)
+	for ; r.kept < low; r.kept++ {
+		r.ring[r.kept&mask] = entry{}
 	}
 }
 

@@ -262,3 +262,31 @@ func TestPanickingConsumer(t *testing.T) {
 		t.Errorf("after the panic: the sink got %d events (want 1), the watcher %d (want 2)", len(got), len(w.events()))
 	}
 }
+
+// TestRingLetsGoOfDeliveredEvents: once every consumer has had an entry,
+// the ring does not keep its event alive: after a producer alone in its
+// run emitted n events, only the last one (which no later Emit has cleared
+// yet) is still in the ring.
+func TestRingLetsGoOfDeliveredEvents(t *testing.T) {
+	sink := &gateSink{}
+	r, w, _ := newRun(t, sink)
+	const n = 5
+	for i := range n {
+		r.Emit(delta(fmt.Sprint(i)))
+	}
+	r.Emit(delta("last"))
+	if len(sink.events()) != n+1 || len(w.events()) != n+1 {
+		t.Fatalf("sink %d, watcher %d events, want %d", len(sink.events()), len(w.events()), n+1)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var kept []event.Event
+	for _, en := range r.ring {
+		if en.e != nil {
+			kept = append(kept, en.e)
+		}
+	}
+	if len(kept) != 1 || kept[0] != delta("last") {
+		t.Fatalf("the ring keeps %v, want the last event only", kept)
+	}
+}

@@ -45,6 +45,7 @@ type Recorder struct {
 	cons    []*consumer
 	consPub atomic.Pointer[[]*consumer]
 	ring    []entry       // under mu; a power of two long
+	kept    uint64        // entries before it are cleared (forget); under mu
 	end     atomic.Uint64 // entries appended; written under mu
 	cond    sync.Cond     // on mu: room in the ring, a cursor moved
 	waiters atomic.Int32  // goroutines in cond.Wait or about to be

@@ -67,9 +67,10 @@ func newDelta(dir string, d deltaProps) *busEvent {
 	return &x.busEvent
 }
 
-// appendFrame appends the SSE frame of e with event id id: `data:
-// {...}\n\n`; global frames are {directory, payload}.
-func (e *busEvent) appendFrame(b []byte, global bool, id string) []byte {
+// appendFrame appends the SSE frame of e with event id id (an id of
+// package id, which JSON needs not escape): `data: {...}\n\n`; global
+// frames are {directory, payload}.
+func (e *busEvent) appendFrame(b []byte, global bool, id []byte) []byte {
 	if e.reached != nil {
 		return b // a barrier: nothing to write
 	}
@@ -79,9 +80,9 @@ func (e *busEvent) appendFrame(b []byte, global bool, id string) []byte {
 		b = jsonstr.Append(b, e.dir)
 		b = append(b, `,"payload":`...)
 	}
-	b = append(b, `{"id":`...)
-	b = jsonstr.Append(b, id)
-	b = append(b, `,"type":`...)
+	b = append(b, `{"id":"`...)
+	b = append(b, id...)
+	b = append(b, `","type":`...)
 	b = jsonstr.Append(b, e.typ)
 	b = append(b, `,"properties":`...)
 	if e.delta != nil {
@@ -166,9 +167,10 @@ type subscriber struct {
 // with an id of the stream's own, ascending. Only the stream's writer
 // calls it.
 func (s *subscriber) appendBatch(b []byte, batch []*busEvent, now time.Time) []byte {
+	var ev [32]byte // the id, made without a string
 	for _, e := range batch {
 		if e.reached == nil {
-			b = e.appendFrame(b, s.global, s.ids.AscendingAt(id.Event, now))
+			b = e.appendFrame(b, s.global, s.ids.AppendAscendingAt(ev[:0], id.Event, now))
 		}
 	}
 	return b

@@ -49,6 +49,6 @@ func BenchmarkDeltaFrame(b *testing.B) {
 	var buf []byte
 	b.ReportAllocs()
 	for b.Loop() {
-		buf = e.appendFrame(buf[:0], false, "evt_0123456789abcdefghijklmn")
+		buf = e.appendFrame(buf[:0], false, []byte("evt_0123456789abcdefghijklmn"))
 	}
 }

@@ -65,10 +65,10 @@ func TestQueueCoalescesDeltasUnderPressure(t *testing.T) {
 		t.Fatalf("merged %d cut %v", m, cut)
 	}
 	// The frame of a merged delta carries the joined text.
-	if f := string(items[2].appendFrame(nil, false, "evt_2")); !strings.Contains(f, `"delta":"abc"`) || !strings.HasSuffix(f, "}\n\n") {
+	if f := string(items[2].appendFrame(nil, false, []byte("evt_2"))); !strings.Contains(f, `"delta":"abc"`) || !strings.HasSuffix(f, "}\n\n") {
 		t.Fatalf("frame %s", f)
 	}
-	if f := string(items[1].appendFrame(nil, true, "evt_1")); !strings.HasPrefix(f, `data: {"directory":"","payload":{"id":"evt_1","type":"session.status"`) {
+	if f := string(items[1].appendFrame(nil, true, []byte("evt_1"))); !strings.HasPrefix(f, `data: {"directory":"","payload":{"id":"evt_1","type":"session.status"`) {
 		t.Fatalf("global frame %s", f)
 	}
 	h.unsubscribe(sub)
@@ -91,7 +91,7 @@ func TestQueueJoinsIntoItsOwnCopy(t *testing.T) {
 		if !ok || len(items) != 2 || items[1].delta == nil || items[1].delta.Delta != "abcd" || items[1] == first {
 			t.Fatalf("queue %+v", items)
 		}
-		if f := string(items[1].appendFrame(nil, false, "evt_1")); !strings.Contains(f, `"delta":"abcd"`) {
+		if f := string(items[1].appendFrame(nil, false, []byte("evt_1"))); !strings.Contains(f, `"delta":"abcd"`) {
 			t.Fatalf("frame %s", f)
 		}
 	}

@@ -3,6 +3,7 @@ package memory_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"testing"
 	"time"
@@ -166,6 +167,39 @@ func benchDelegated(b *testing.B, st session.Store) {
 		buf = strconv.AppendInt(append(buf[:0], "ses_c"...), int64(i), 10)
 		child := string(buf)
 		if err := d.call(ctx, st, root, child); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkStreamedDeltas: what the store allocates to keep one streamed
+// answer, a session's 200 text deltas of 20 bytes appended one at a time
+// through its event log as a run's recorder does (the events are made
+// before the timer), then the session deleted.
+func BenchmarkStreamedDeltas(b *testing.B) {
+	const n = 200
+	evs := make([]event.Event, n)
+	for i := range evs {
+		evs[i] = event.PartDelta{Delta: event.Delta{PartDeltaKind: event.PartText, ContentDelta: fmt.Sprintf("%019d ", i)}}
+	}
+	ctx := context.Background()
+	st := memory.New()
+	defer st.Close()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := st.CreateSession(ctx, session.Session{ID: "ses_s"}); err != nil {
+			b.Fatal(err)
+		}
+		l, err := st.EventLog(ctx, "ses_s")
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := range evs {
+			if err := l.AppendEvents(evs[i : i+1]...); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := st.DeleteSession(ctx, "ses_s"); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -10,8 +10,9 @@
 // Sessions and messages are deep copies on the way in and on the way out,
 // so a caller can never change what the store holds. Events are kept as the
 // values they were appended as (the runtime never touches an event after
-// emitting it, see package event); their time is the wall clock when they
-// were appended.
+// emitting it, see package event), but for text deltas, which are kept
+// compact and given back as equal values; their time is the wall clock
+// when they were appended.
 //
 // # Retention
 //
@@ -122,7 +123,7 @@ type entry struct {
 	// mu guards msgs, events and gone.
 	mu     sync.Mutex
 	msgs   []session.Message
-	events []record
+	events eventLog
 	gone   bool // removed from the store (deleted, evicted, closed)
 	// caps and capKeys are the session's file captures (captures.go).
 	caps    []storedCapture
@@ -134,15 +135,6 @@ type entry struct {
 	where place
 	order uint64 // creation order among roots
 	hidx  int    // index in the ready heap
-}
-
-// record is one stored event: session.Record without the session id and
-// per-session seq (both implied by where it is kept) and with the time as
-// unix nanoseconds. Events builds the session.Record values.
-type record struct {
-	ev   event.Event
-	gseq int64
-	nano int64
 }
 
 type place uint8
@@ -159,12 +151,6 @@ const (
 // append: a conversation has a prompt and an answer at least, and often a
 // tool call and its result.
 const firstMessages = 4
-
-// firstEvents is the capacity of a session's event log at its first
-// append: a session that logs anything logs a run (start, a part, its
-// end, the end of the stream), and growing from one event would take four
-// allocations to get there.
-const firstEvents = 8
 
 // New returns an empty store that keeps at most DefaultMaxRoots root
 // sessions unless an option says otherwise.
@@ -345,19 +331,22 @@ func (st *Store) ListSessions(_ context.Context, opts session.ListOptions) ([]se
 	if st.closed.Load() {
 		return nil, session.ErrClosed
 	}
-	var out []session.Session
+	// The entries are chosen and sorted first and only those returned are
+	// copied: a caller that asks for the newest few of many sessions (a
+	// server's periodic look at the roots) copies no other record.
+	var es []*entry
 	switch {
 	case opts.Thread != "":
 		for _, e := range st.threads[opts.Thread] {
 			if opts.RootsOnly && e.parent != nil || opts.ParentID != "" && e.s.ParentID != opts.ParentID {
 				continue
 			}
-			out = append(out, clone(e.s))
+			es = append(es, e)
 		}
 	case opts.ParentID != "":
 		if p, ok := st.sessions[opts.ParentID]; ok && !opts.RootsOnly {
 			for c := p.child; c != nil; c = c.next {
-				out = append(out, clone(c.s))
+				es = append(es, c)
 			}
 		}
 	default:
@@ -365,24 +354,31 @@ func (st *Store) ListSessions(_ context.Context, opts session.ListOptions) ([]se
 			if opts.RootsOnly && e.parent != nil {
 				continue
 			}
-			out = append(out, clone(e.s))
+			es = append(es, e)
 		}
 	}
-	slices.SortFunc(out, func(a, b session.Session) int {
-		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
+	slices.SortFunc(es, func(a, b *entry) int {
+		if c := b.s.CreatedAt.Compare(a.s.CreatedAt); c != 0 {
 			return c
 		}
 		// Session ids are descending: smaller sorts newer.
 		switch {
-		case a.ID < b.ID:
+		case a.s.ID < b.s.ID:
 			return -1
-		case a.ID > b.ID:
+		case a.s.ID > b.s.ID:
 			return 1
 		}
 		return 0
 	})
-	if opts.Limit > 0 && len(out) > opts.Limit {
-		out = out[:opts.Limit]
+	if opts.Limit > 0 && len(es) > opts.Limit {
+		es = es[:opts.Limit]
+	}
+	var out []session.Session
+	if len(es) > 0 {
+		out = make([]session.Session, len(es))
+		for i, e := range es {
+			out[i] = clone(e.s)
+		}
 	}
 	return out, nil
 }
@@ -511,12 +507,12 @@ func (st *Store) EventLog(ctx context.Context, id string) (session.EventLog, err
 		return nil, err
 	}
 	e.mu.Unlock()
-	return &eventLog{st: st, ctx: ctx, w: session.WritesOf(ctx), e: e, id: id}, nil
+	return &sessionLog{st: st, ctx: ctx, w: session.WritesOf(ctx), e: e, id: id}, nil
 }
 
-// eventLog is the event log of one session of a Store (EventLog). Its
+// sessionLog is the event log of one session of a Store (EventLog). Its
 // entry, once gone, stays gone: its appends fail with ErrNotFound.
-type eventLog struct {
+type sessionLog struct {
 	st  *Store
 	ctx context.Context
 	w   *session.RunWrites // of ctx
@@ -524,12 +520,12 @@ type eventLog struct {
 	id  string
 }
 
-func (l *eventLog) AppendEvents(evs ...event.Event) error {
+func (l *sessionLog) AppendEvents(evs ...event.Event) error {
 	return l.st.appendEvents(l.ctx, l.w, l.id, l.e, evs)
 }
 
 // appendEvents appends evs to the log of session sessionID, whose entry is
-// e when the caller has it (eventLog), else found through live; w is the
+// e when the caller has it (sessionLog), else found through live; w is the
 // account of ctx's writes.
 func (st *Store) appendEvents(ctx context.Context, w *session.RunWrites, sessionID string, e *entry, evs []event.Event) error {
 	if err := w.Check(len(evs)); err != nil {
@@ -556,15 +552,12 @@ func (st *Store) appendEvents(ctx context.Context, w *session.RunWrites, session
 	if len(evs) == 0 {
 		return nil
 	}
-	if e.events == nil {
-		e.events = make([]record, 0, max(firstEvents, len(evs)))
-	}
 	now := time.Now().UnixNano()
 	// The global sequence is taken under the session's lock: within a
 	// session it grows with seq; across sessions it orders the appends
 	// as they took their numbers.
 	for _, ev := range evs {
-		e.events = append(e.events, record{ev: ev, gseq: st.globalSeq.Add(1), nano: now})
+		e.events.add(ev, st.globalSeq.Add(1), now)
 	}
 	return nil
 }
@@ -596,13 +589,15 @@ func (st *Store) Events(_ context.Context, sessionID string, afterSeq int64) ([]
 	if afterSeq < 0 {
 		afterSeq = 0
 	}
-	if afterSeq >= int64(len(e.events)) {
+	n := int64(e.events.len())
+	if afterSeq >= n {
 		return nil, nil
 	}
-	out := make([]session.Record, 0, int64(len(e.events))-afterSeq)
-	for i, r := range e.events[afterSeq:] {
+	out := make([]session.Record, 0, n-afterSeq)
+	for seq := afterSeq + 1; seq <= n; seq++ {
+		r := e.events.at(int(seq - 1))
 		out = append(out, session.Record{
-			SessionID: sessionID, Seq: afterSeq + int64(i) + 1, GlobalSeq: r.gseq, Time: time.Unix(0, r.nano), Event: r.ev,
+			SessionID: sessionID, Seq: seq, GlobalSeq: r.gseq, Time: time.Unix(0, r.nano), Event: e.events.event(r),
 		})
 	}
 	return out, nil

@@ -100,7 +100,7 @@ func (st *Store) removeTree(top *entry) {
 		// queue is compacted: let go of what it holds now.
 		top.s = session.Session{}
 		top.mu.Lock()
-		top.msgs, top.events = nil, nil
+		top.msgs, top.events = nil, eventLog{}
 		top.mu.Unlock()
 	}
 }
