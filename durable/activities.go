@@ -552,21 +552,12 @@ func takeBackEnd(s *session.Session, run string) bool {
 	if run == "" || raw == "" || json.Unmarshal([]byte(raw), &prev) != nil || prev.Run != run {
 		return false
 	}
-	subUsage(&s.Usage, prev.Usage)
-	subUsage(&s.TotalUsage, prev.TotalUsage)
+	s.Usage.Sub(prev.Usage)
+	s.TotalUsage.Sub(prev.TotalUsage)
 	s.Cost -= prev.Cost
 	s.TotalCost -= prev.TotalCost
 	delete(s.Metadata, "error")
 	return true
-}
-
-// subUsage takes o from u.
-func subUsage(u *event.Usage, o event.Usage) {
-	u.InputTokens -= o.InputTokens
-	u.OutputTokens -= o.OutputTokens
-	u.CacheReadTokens -= o.CacheReadTokens
-	u.CacheWriteTokens -= o.CacheWriteTokens
-	u.ReasoningTokens -= o.ReasoningTokens
 }
 
 // heartbeat records a heartbeat every HeartbeatEvery until stop, so that

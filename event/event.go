@@ -126,6 +126,15 @@ func (u *Usage) Add(o Usage) {
 	u.ReasoningTokens += o.ReasoningTokens
 }
 
+// Sub takes o from u: what Add added.
+func (u *Usage) Sub(o Usage) {
+	u.InputTokens -= o.InputTokens
+	u.OutputTokens -= o.OutputTokens
+	u.CacheReadTokens -= o.CacheReadTokens
+	u.CacheWriteTokens -= o.CacheWriteTokens
+	u.ReasoningTokens -= o.ReasoningTokens
+}
+
 // IsZero reports whether no tokens were counted.
 func (u Usage) IsZero() bool { return u == Usage{} }
 
