@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"syscall"
@@ -63,6 +64,9 @@ type workerConfig struct {
 	// it has (killInTask); what it created is written to KillFile.
 	KillAt   int    `json:"kill_at,omitempty"`
 	KillFile string `json:"kill_file,omitempty"`
+	// CPUProfile, when set, is a file the worker writes its CPU profile
+	// to, from its start to its SIGTERM.
+	CPUProfile string `json:"cpu_profile,omitempty"`
 }
 
 // e2ePool: boss asks its worker, which answers slowly; both on the fake
@@ -138,6 +142,18 @@ func runTestWorker(raw string) int {
 	e.Register(w)
 	if cfg.Members > 0 {
 		registerBare(w)
+	}
+	if cfg.CPUProfile != "" {
+		f, err := os.Create(cfg.CPUProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "worker profile:", err)
+			return 2
+		}
+		defer f.Close()
+		defer pprof.StopCPUProfile()
 	}
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)

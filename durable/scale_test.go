@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -195,6 +196,7 @@ func BenchmarkTeamOnTemporal(b *testing.B) {
 	n := envInt(b, envScaleMembers, 200)
 	continueAfter := envInt(b, envScaleContinue, DefaultContinueAfterEvents)
 	window := envInt(b, envScaleWindow, DefaultMaxInFlight)
+	profiles := os.Getenv(envScaleWorkerProfile)
 	// The bare parent keeps its own window: it does not continue as new,
 	// and at 10,000 children in a window of 100 its history (about five
 	// events a child, more workflow tasks in a narrow window) passed
@@ -207,7 +209,7 @@ func BenchmarkTeamOnTemporal(b *testing.B) {
 	var workers []*workerProc
 	for i := range 2 {
 		workers = append(workers, startWorker(b, workerConfig{Address: addr, DB: db, BaseURL: api.URL + "/v1", Key: fmt.Sprintf("key-%d", i),
-			Members: n, Window: window, ContinueAfter: continueAfter}))
+			Members: n, Window: window, ContinueAfter: continueAfter, CPUProfile: workerProfile(profiles, i)}))
 	}
 	p, err := teamPool(api.URL+"/v1", "key-client", st, n)
 	if err != nil {
@@ -360,7 +362,19 @@ const (
 	// envScaleBareWindow sets the bare parent's window (default
 	// DefaultMaxInFlight).
 	envScaleBareWindow = "AGENTPOOL_SCALE_BARE_WINDOW"
+	// envScaleWorkerProfile, when set, is a directory where each worker
+	// of BenchmarkTeamOnTemporal writes a CPU profile of its whole life
+	// (worker-0.pprof, worker-1.pprof): the bare parent and the team.
+	envScaleWorkerProfile = "AGENTPOOL_SCALE_WORKER_PROFILE"
 )
+
+// workerProfile is the CPU profile file of worker i in dir ("": none).
+func workerProfile(dir string, i int) string {
+	if dir == "" {
+		return ""
+	}
+	return filepath.Join(dir, fmt.Sprintf("worker-%d.pprof", i))
+}
 
 // killMidTeam runs a parallel team of members members in a window of
 // window on two workers, whose engine continues the team's workflow as

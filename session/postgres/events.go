@@ -5,7 +5,6 @@ package postgres
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -138,16 +137,24 @@ func (s *Store) Events(ctx context.Context, sessionID string, afterSeq int64) ([
 	if s.isClosed() {
 		return nil, session.ErrClosed
 	}
-	rows, err := s.pool.Query(ctx, `SELECT s.id, e.gseq, e.seq, e.time, e.data::text FROM sessions s JOIN events e ON e.session_pk = s.pk
-		WHERE s.id = $1 AND e.seq > $2 ORDER BY e.seq`, sessionID, afterSeq)
+	// The LEFT JOIN answers "no events after afterSeq" (one row without
+	// an event) apart from "no such session" (no row) in one round trip:
+	// a durable session's end reads its log this way before writing, once
+	// per session.
+	rows, err := s.pool.Query(ctx, `SELECT s.id, e.gseq, e.seq, e.time, e.data::text FROM sessions s
+		LEFT JOIN events e ON e.session_pk = s.pk AND e.seq > $2
+		WHERE s.id = $1 ORDER BY e.seq`, sessionID, afterSeq)
 	if err != nil {
 		return nil, s.wrap(err)
 	}
-	out, err := s.records(rows)
+	out, found, err := recordsOrNone(s, rows)
 	if err != nil {
 		return nil, err
 	}
-	return out, missingIfEmpty(ctx, s, sessionID, len(out))
+	if !found {
+		return nil, notFound(sessionID)
+	}
+	return out, nil
 }
 
 var _ session.ManyEventsReader = (*Store)(nil)
@@ -167,10 +174,17 @@ func (s *Store) EventsOfMany(ctx context.Context, after map[string]int64) ([]ses
 	for id, seq := range after {
 		ids, seqs = append(ids, id), append(seqs, seq)
 	}
+	// Each session's events past its own seq through (session_pk, seq):
+	// joined directly, the planner bounds the index scan by session_pk
+	// only and filters seq after, reading a session's whole log at every
+	// read (a 10,000-member team's root, 30,000 events, at every poll of
+	// its follower: 3.7 ms against 0.2). OFFSET 0 keeps the subquery from
+	// being flattened into that join.
 	rows, err := s.pool.Query(ctx, `SELECT s.id, e.gseq, e.seq, e.time, e.data::text
 		FROM unnest($1::text[], $2::bigint[]) AS w(id, after)
 		JOIN sessions s ON s.id = w.id
-		JOIN events e ON e.session_pk = s.pk AND e.seq > w.after
+		CROSS JOIN LATERAL (SELECT gseq, seq, time, data FROM events
+			WHERE session_pk = s.pk AND seq > w.after OFFSET 0) e
 		ORDER BY e.gseq`, ids, seqs)
 	if err != nil {
 		return nil, s.wrap(err)
@@ -181,25 +195,37 @@ func (s *Store) EventsOfMany(ctx context.Context, after map[string]int64) ([]ses
 // records reads event rows (session id, gseq, seq, time, data) and
 // closes them.
 func (s *Store) records(rows pgx.Rows) ([]session.Record, error) {
+	out, _, err := recordsOrNone(s, rows)
+	return out, err
+}
+
+// recordsOrNone is records for rows of an outer join, where a row without
+// an event (NULL gseq) stands for a session that has none: found says
+// whether any row came. A function, not a method, as missingIfEmpty.
+func recordsOrNone(s *Store, rows pgx.Rows) (out []session.Record, found bool, err error) {
 	defer rows.Close()
-	var out []session.Record
 	for rows.Next() {
+		found = true
 		var (
 			r    session.Record
-			t    int64
-			data string
-			err  error
+			gseq *int64
+			seq  *int64
+			t    *int64
+			data *string
 		)
-		if err := rows.Scan(&r.SessionID, &r.GlobalSeq, &r.Seq, &t, &data); err != nil {
-			return nil, s.wrap(err)
+		if err := rows.Scan(&r.SessionID, &gseq, &seq, &t, &data); err != nil {
+			return nil, found, s.wrap(err)
 		}
-		r.Time = fromUnixNano(t)
-		if r.Event, err = event.Decode([]byte(data)); err != nil {
-			return nil, fmt.Errorf("session %s event %d: %w", r.SessionID, r.Seq, err)
+		if gseq == nil {
+			continue
+		}
+		r.GlobalSeq, r.Seq, r.Time = *gseq, *seq, fromUnixNano(*t)
+		if r.Event, err = event.Decode([]byte(*data)); err != nil {
+			return nil, found, fmt.Errorf("session %s event %d: %w", r.SessionID, r.Seq, err)
 		}
 		out = append(out, r)
 	}
-	return out, s.wrap(rows.Err())
+	return out, found, s.wrap(rows.Err())
 }
 
 // missingIfEmpty tells an empty read of a session's rows (n of them) from
@@ -245,21 +271,20 @@ func (s *Store) AppendMessages(ctx context.Context, sessionID string, msgs ...se
 		ids, agents, roles, parts = append(ids, m.ID), append(agents, m.AgentName), append(roles, string(m.Role)), append(parts, string(b))
 		synth, created = append(synth, m.Synthetic), append(created, unixNano(m.CreatedAt))
 	}
-	var pk int64
-	err = s.pool.QueryRow(ctx, `SELECT pk FROM sessions WHERE id = $1`, sessionID).Scan(&pk)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return notFound(sessionID)
+	if len(msgs) == 0 {
+		return missingIfEmpty(ctx, s, sessionID, 0)
 	}
-	if err != nil || len(msgs) == 0 {
-		return s.wrap(err)
-	}
-	// WITH ORDINALITY keeps the messages in order (pk follows it).
-	_, err = s.pool.Exec(ctx, `INSERT INTO messages (id, session_pk, agent_name, role, synthetic, created_at, parts)
-		SELECT i, $1, a, r, y, c, p::json FROM unnest($2::text[], $3::text[], $4::text[], $5::bool[], $6::bigint[], $7::text[])
-			WITH ORDINALITY AS v(i, a, r, y, c, p, o) ORDER BY o`,
-		pk, ids, agents, roles, synth, created, parts)
-	if pgCode(err) == codeForeignKeyViolation {
-		return notFound(sessionID) // deleted meanwhile
+	// One statement finds the session and inserts (a round trip per
+	// message write, two per durable turn, saved); no row inserted means
+	// no session. WITH ORDINALITY keeps the messages in order (pk follows
+	// it).
+	tag, err := s.pool.Exec(ctx, `INSERT INTO messages (id, session_pk, agent_name, role, synthetic, created_at, parts)
+		SELECT i, s.pk, a, r, y, c, p::json FROM sessions s,
+			unnest($2::text[], $3::text[], $4::text[], $5::bool[], $6::bigint[], $7::text[]) WITH ORDINALITY AS v(i, a, r, y, c, p, o)
+		WHERE s.id = $1 ORDER BY o`,
+		sessionID, ids, agents, roles, synth, created, parts)
+	if pgCode(err) == codeForeignKeyViolation || err == nil && tag.RowsAffected() == 0 {
+		return notFound(sessionID) // none, or deleted meanwhile
 	}
 	return s.wrap(err)
 }
