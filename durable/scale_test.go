@@ -88,24 +88,33 @@ func bareParent(ctx workflow.Context, n, window int) error {
 	return nil
 }
 
-// historyStats reads a workflow's history: its events, the largest one
-// (bytes, payloads included) and its kind, and the events by type.
-func historyStats(ctx context.Context, c client.Client, id string) (n int, largest int, largestKind string, byType map[string]int, err error) {
-	byType = map[string]int{}
+// history is what historyStats read of a workflow's history.
+type history struct {
+	Events, Bytes int // events, and their size with payloads
+	Largest       int // bytes of the largest event
+	LargestKind   string
+	ByType        map[string]int
+}
+
+// historyStats reads a workflow's history (its current run).
+func historyStats(ctx context.Context, c client.Client, id string) (history, error) {
+	h := history{ByType: map[string]int{}}
 	it := c.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		ev, err := it.Next()
 		if err != nil {
-			return n, largest, largestKind, byType, err
+			return h, err
 		}
-		n++
+		h.Events++
 		kind := strings.TrimPrefix(ev.GetEventType().String(), "EVENT_TYPE_")
-		byType[kind]++
-		if sz := proto.Size(ev); sz > largest {
-			largest, largestKind = sz, kind
+		h.ByType[kind]++
+		sz := proto.Size(ev)
+		h.Bytes += sz
+		if sz > h.Largest {
+			h.Largest, h.LargestKind = sz, kind
 		}
 	}
-	return n, largest, largestKind, byType, nil
+	return h, nil
 }
 
 // runStats is one run of a workflow: its id and its history's events.
@@ -225,7 +234,7 @@ func BenchmarkTeamOnTemporal(b *testing.B) {
 	node, _ := p.Node("crew")
 
 	var bare, wall time.Duration
-	var root string
+	var root, member string // member: the first to end (its workflow's id)
 	for b.Loop() {
 		b.StopTimer()
 		start := time.Now()
@@ -245,7 +254,10 @@ func BenchmarkTeamOnTemporal(b *testing.B) {
 		ended := 0
 		progress := event.SinkFunc(func(e event.Event) {
 			// A long run is watchable: every 500 members' ends.
-			if _, ok := e.(event.SpawnSessionEnd); ok {
+			if end, ok := e.(event.SpawnSessionEnd); ok {
+				if member == "" {
+					member = end.ChildSessionID
+				}
 				if ended++; ended%500 == 0 {
 					fmt.Fprintf(os.Stderr, "%s team: %d of %d members ended (%s)\n", time.Now().UTC().Format(time.TimeOnly), ended, n, time.Since(start).Round(time.Second))
 				}
@@ -260,7 +272,7 @@ func BenchmarkTeamOnTemporal(b *testing.B) {
 			b.Fatalf("the team's answer has no member's: %.200q", out.Output)
 		}
 	}
-	last, largest, kind, byType, err := historyStats(ctx, c, root)
+	th, err := historyStats(ctx, c, root)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -274,6 +286,12 @@ func BenchmarkTeamOnTemporal(b *testing.B) {
 		most = max(most, r.Events)
 	}
 	carry, err := largestInput(ctx, c, root, runs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	// What one member's own workflow costs the server, beside a bare
+	// child's (five events, no payload).
+	mh, err := historyStats(ctx, c, member)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -291,10 +309,13 @@ func BenchmarkTeamOnTemporal(b *testing.B) {
 	b.ReportMetric(float64(len(runs)-1), "continue-as-new")
 	b.ReportMetric(float64(most), "max-run-history-events")
 	b.ReportMetric(float64(carry), "largest-run-input-B")
-	b.ReportMetric(float64(largest), "largest-event-B")
+	b.ReportMetric(float64(th.Largest), "largest-event-B")
 	b.ReportMetric(float64(rss)/(1<<20), "worker-peak-rss-MB")
+	b.ReportMetric(float64(mh.Events), "member-history-events")
+	b.ReportMetric(float64(mh.Bytes), "member-history-B")
+	b.Logf("a member's workflow %s: %d events, %d B, by type %v", member, mh.Events, mh.Bytes, mh.ByType)
 	b.Logf("team workflow %s: %d members, %d history events in %d runs %v; the last run (%d events): largest event %d B (%s), by type %v",
-		root, n, total, len(runs), runs, last, largest, kind, byType)
+		root, n, total, len(runs), runs, th.Events, th.Largest, th.LargestKind, th.ByType)
 }
 
 // largestInput is the largest input (bytes) of the runs of workflow id:
