@@ -114,9 +114,10 @@ func BenchmarkScale(b *testing.B) {
 }
 
 // BenchmarkScaleLight is BenchmarkScale's paced variant at a tenth of the
-// runs (20,000 deltas/s offered): below what saturates 2 cores, its
-// latency is the delivery's own (the writer's cadence, the queue), which
-// the full scale's p99 hides under the wait for CPU.
+// runs (20,000 deltas/s offered), its client in its own process as
+// there: below what saturates 2 cores, its latency is the delivery's own
+// (the writer's cadence, the queue), which the full scale's p99 hides
+// under the wait for CPU.
 func BenchmarkScaleLight(b *testing.B) {
 	scale(b, scaleSessions/10, "paced-5ms", 5*time.Millisecond)
 }

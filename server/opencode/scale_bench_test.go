@@ -113,8 +113,9 @@ func benchFlush(b *testing.B) time.Duration {
 }
 
 // BenchmarkScaleLight is BenchmarkScale's paced variant at a tenth of the
-// roots (20,000 deltas/s offered): below what saturates 2 cores, its
-// latency is the delivery's own (the stream's cadence, the queue).
+// roots (20,000 deltas/s offered), its client in its own process as
+// there: below what saturates 2 cores, its latency is the delivery's own
+// (the stream's cadence, the queue).
 func BenchmarkScaleLight(b *testing.B) {
 	scale(b, scaleSessions/10, "paced-5ms", 5*time.Millisecond)
 }
@@ -126,7 +127,8 @@ const contentionRoots = 32
 // BenchmarkContention is BenchmarkScale's burst with contentionRoots
 // roots: the load under which to take a mutex or block profile of the
 // server (-mutexprofile), where every run's events meet the server's
-// shared state.
+// shared state. Its client runs in its own process too, so that the
+// profile holds the server's locks alone.
 func BenchmarkContention(b *testing.B) {
 	scale(b, contentionRoots, "burst", 0)
 }
