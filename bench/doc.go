@@ -17,6 +17,10 @@
 //   - Latency: K concurrent children each emit M events; the time from the
 //     child's Emit to the root consumer's receipt is recorded per event.
 //
+// The servers' scale benchmarks (server/opencode, server/agui) run their
+// client in a process of its own with StartLoad and ServeLoad
+// (loadproc.go), so that their figures are the server's alone.
+//
 // Run them with `make bench`, which also writes BENCHMARKS.md, or directly:
 //
 //	go test -run '^$' -bench . -benchmem ./bench

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"runtime/metrics"
 	"slices"
 	"strings"
@@ -569,6 +570,7 @@ type HeapPeak struct {
 	done chan struct{}
 	peak uint64
 	rss  uint64 // peak resident set size (RSSNow), sampled alongside
+	gs   int    // most goroutines seen, sampled alongside
 }
 
 const heapMetric = "/memory/classes/heap/objects:bytes"
@@ -585,7 +587,7 @@ func HeapNow() uint64 {
 
 // StartHeapPeak starts sampling every interval.
 func StartHeapPeak(interval time.Duration) *HeapPeak {
-	h := &HeapPeak{stop: make(chan struct{}), done: make(chan struct{}), peak: HeapNow(), rss: RSSNow()}
+	h := &HeapPeak{stop: make(chan struct{}), done: make(chan struct{}), peak: HeapNow(), rss: RSSNow(), gs: runtime.NumGoroutine()}
 	go func() {
 		defer close(h.done)
 		s := []metrics.Sample{{Name: heapMetric}}
@@ -601,6 +603,7 @@ func StartHeapPeak(interval time.Duration) *HeapPeak {
 					h.peak = v
 				}
 				h.rss = max(h.rss, RSSNow())
+				h.gs = max(h.gs, runtime.NumGoroutine())
 			}
 		}
 	}()
@@ -620,6 +623,11 @@ func (h *HeapPeak) Stop() uint64 {
 
 // PeakRSS returns the peak resident set size seen, in bytes (after Stop).
 func (h *HeapPeak) PeakRSS() uint64 { return h.rss }
+
+// PeakGoroutines returns the most goroutines seen in the process (after
+// Stop): a server benchmark's count tells whose they are, the server's
+// alone or its in-process client's too.
+func (h *HeapPeak) PeakGoroutines() int { return h.gs }
 
 // ---------------------------------------------------------------------------
 // Contention

@@ -4,12 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -87,11 +87,23 @@ func benchFlush(b *testing.B) time.Duration {
 
 // BenchmarkScale runs scaleSessions runs at once through the AG-UI server
 // on a loopback socket (Serve, MaxConns raised to fit them), each a root
-// agent whose child streams scaleEvents stamped deltas (paced), read by an HTTP
-// client per run. It reports the SSE events delivered per second, the
-// p50/p99 latency from a delta's emit to the arrival at the client of the
-// first activity update that holds it, the peak resident set size during
-// the op and the RSS after it (collected).
+// agent whose child streams scaleEvents stamped deltas, read by an HTTP
+// client per run (aguiLoad).
+//
+// The client runs in a process of its own, the test binary re-executed
+// (bench.StartLoad; AGENTPOOL_BENCH_CLIENT=inprocess runs it in this one,
+// as before): a real client is another process, and 1,000 clients in the
+// server's process make their goroutines (net/http's read and write loop
+// per connection), allocations and heap the server's collector's work.
+// The figures of this process are then the server's alone: the CPU time
+// per event and per delta, the collector's cycles and CPU, the most
+// goroutines, the peak resident set size during the op and the RSS after
+// it (collected). The client's CPU per delta is reported beside them (0
+// in process, where it is part of the server's), with the SSE events
+// delivered per second and the p50/p99 latency from a delta's emit to the
+// arrival at the client of the first activity update that holds it: the
+// stamp is the wall clock of the server's process, read against the
+// client's on the same machine.
 func BenchmarkScale(b *testing.B) {
 	for _, v := range []struct {
 		name  string
@@ -102,9 +114,10 @@ func BenchmarkScale(b *testing.B) {
 }
 
 // BenchmarkScaleLight is BenchmarkScale's paced variant at a tenth of the
-// runs (20,000 deltas/s offered): below what saturates 2 cores, its
-// latency is the delivery's own (the writer's cadence, the queue), which
-// the full scale's p99 hides under the wait for CPU.
+// runs (20,000 deltas/s offered), its client in its own process as
+// there: below what saturates 2 cores, its latency is the delivery's own
+// (the writer's cadence, the queue), which the full scale's p99 hides
+// under the wait for CPU.
 func BenchmarkScaleLight(b *testing.B) {
 	scale(b, scaleSessions/10, "paced-5ms", 5*time.Millisecond)
 }
@@ -130,150 +143,219 @@ func scale(b *testing.B, sessions int, name string, every time.Duration) {
 				b.Error(err)
 			}
 		}()
-		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: scaleSessions, MaxConnsPerHost: scaleSessions}}
-		defer client.CloseIdleConnections()
-		url := "http://" + ln.Addr().String() + "/"
-		thread := 0
-		// one streams a run and returns its SSE events and delta latencies.
-		one := func(id int) (int, []int64, error) {
-			body := fmt.Sprintf(`{"threadId":"t-%d","runId":"r-%d","messages":[{"id":"m1","role":"user","content":"go"}]}`, id, id)
-			resp, err := client.Post(url, "application/json", strings.NewReader(body))
-			if err != nil {
-				return 0, nil, err
-			}
-			defer resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
-				return 0, nil, fmt.Errorf("status %d", resp.StatusCode)
-			}
-			// The scanner's buffer starts small and grows to the longest
-			// line: 1,000 streams that each started with 64 KB allocated a
-			// third of the benchmark's bytes, and their GC was charged to
-			// the server's CPU per delta.
-			sc := bufio.NewScanner(resp.Body)
-			sc.Buffer(make([]byte, 0, 4<<10), 1<<20)
-			events, lats := 0, make([]int64, 0, scaleEvents)
-			finished, last := false, int64(0)
-			for sc.Scan() {
-				line := sc.Bytes()
-				if !bytes.HasPrefix(line, []byte("data: ")) {
-					continue
-				}
-				events++
-				if bytes.Contains(line, []byte(`"RUN_FINISHED"`)) {
-					finished = true
-				}
-				// The child's text is its activity message's first
-				// message (the root's text is no stamp), to which each
-				// op appends the deltas that arrive now, one latency
-				// each, in emit order. An unescaped quote is JSON
-				// structure, so the op is found by bytes.
-				for rest := line; ; {
-					i := bytes.Index(rest, []byte(stampOp))
-					if i < 0 {
-						break
-					}
-					if !bytes.Contains(line, []byte(`"type":"ACTIVITY_DELTA"`)) || !bytes.Contains(line, []byte(`"subagentRunId"`)) {
-						return events, lats, fmt.Errorf("run %d: a text op outside a subagent's ACTIVITY_DELTA: %s", id, line)
-					}
-					text := rest[i+len(stampOp):]
-					j := bytes.IndexByte(text, '"')
-					if j < 0 || j == 0 || text[j-1] != ' ' {
-						return events, lats, fmt.Errorf("run %d: not whole stamps: %s", id, line)
-					}
-					text, rest = text[:j], text[j:]
-					now := time.Now().UnixNano()
-					for f := range bytes.FieldsSeq(text) {
-						ns, err := strconv.ParseInt(string(f), 10, 64)
-						if err != nil || ns < last {
-							return events, lats, fmt.Errorf("run %d: delta %q out of order or not a stamp (after %d)", id, f, last)
-						}
-						last = ns
-						lats = append(lats, now-ns)
-					}
-				}
-			}
-			if err := sc.Err(); err != nil {
-				return events, lats, err
-			}
-			if !finished {
-				return events, lats, fmt.Errorf("run %d: no RUN_FINISHED", id)
-			}
-			if len(lats) != scaleEvents {
-				return events, lats, fmt.Errorf("run %d: %d deltas delivered, want %d", id, len(lats), scaleEvents)
-			}
-			return events, lats, nil
+		load, err := bench.StartLoad("TestLoadClientProcess", aguiLoadParams{URL: "http://" + ln.Addr().String() + "/", Sessions: scaleSessions}, newAGUILoad)
+		if err != nil {
+			b.Fatal(err)
 		}
-		round := func() (int, []int64) {
-			var (
-				mu     sync.Mutex
-				total  int
-				all    []int64
-				wg     sync.WaitGroup
-				errOne error
-			)
-			for range scaleSessions {
-				thread++
-				id := thread
-				wg.Go(func() {
-					n, lats, err := one(id)
-					mu.Lock()
-					defer mu.Unlock()
-					total += n
-					all = append(all, lats...)
-					if err != nil && errOne == nil {
-						errOne = err
-					}
-				})
-			}
-			wg.Wait()
-			if errOne != nil {
-				b.Fatal(errOne)
-			}
-			return total, all
+		defer load.Kill()
+		if _, err := load.Round(); err != nil { // warm up (connections, pools)
+			b.Fatal(err)
 		}
-		round() // warm up (connections, pools)
+		if err := load.Discard(); err != nil {
+			b.Fatal(err)
+		}
 		var (
-			events    int
-			lats      []int64
-			peak, rss uint64
-			cpu       time.Duration
-			gc        bench.GC
+			events, gs int
+			peak, rss  uint64
+			cpu, ccpu  time.Duration
+			gc         bench.GC
 		)
 		b.ResetTimer()
 		for b.Loop() {
 			hp := bench.StartHeapPeak(time.Millisecond)
 			cpu0, gc0 := bench.CPUTime(), bench.ReadGC()
-			n, l := round()
+			r, err := load.Round()
 			cpu += bench.CPUTime() - cpu0
 			g := bench.ReadGC().Sub(gc0)
 			gc.Cycles, gc.CPU = gc.Cycles+g.Cycles, gc.CPU+g.CPU
 			hp.Stop()
-			events += n
-			lats = append(lats, l...)
-			peak = max(peak, hp.PeakRSS())
+			if err != nil {
+				b.Fatal(err)
+			}
+			events += r.Events
+			ccpu += r.CPU
+			peak, gs = max(peak, hp.PeakRSS()), max(gs, hp.PeakGoroutines())
 		}
 		b.StopTimer()
+		lat, err := load.Latencies()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := load.Close(); err != nil {
+			b.Fatal(err)
+		}
 		runtime.GC()
 		rss = bench.RSSNow()
-		if len(lats) != b.N*scaleSessions*scaleEvents {
-			b.Fatalf("%d latencies for %d deltas", len(lats), b.N*scaleSessions*scaleEvents)
+		if lat.N != b.N*scaleSessions*scaleEvents {
+			b.Fatalf("%d latencies for %d deltas", lat.N, b.N*scaleSessions*scaleEvents)
 		}
-		slices.Sort(lats)
-		pct := func(q float64) float64 { return float64(lats[int(q*float64(len(lats)-1))]) }
 		b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
 		b.ReportMetric(float64(cpu.Nanoseconds())/float64(events), "cpu-ns/event")
 		// Per delta emitted: what the pipeline costs, however many of
 		// them the server merged into one event.
-		b.ReportMetric(float64(cpu.Nanoseconds())/float64(len(lats)), "cpu-ns/delta")
+		b.ReportMetric(float64(cpu.Nanoseconds())/float64(lat.N), "cpu-ns/delta")
+		b.ReportMetric(float64(ccpu.Nanoseconds())/float64(lat.N), "client-cpu-ns/delta")
 		// The collector's share: its cycles during the ops and its CPU
 		// (the runtime's estimate) per delta, the part of cpu-ns/delta
 		// that a smaller or less pointer-dense live heap and fewer
 		// allocations cut.
 		b.ReportMetric(float64(gc.Cycles)/float64(b.N), "gc/op")
-		b.ReportMetric(float64(gc.CPU.Nanoseconds())/float64(len(lats)), "gc-cpu-ns/delta")
-		b.ReportMetric(pct(0.50), "p50-ns")
-		b.ReportMetric(pct(0.99), "p99-ns")
+		b.ReportMetric(float64(gc.CPU.Nanoseconds())/float64(lat.N), "gc-cpu-ns/delta")
+		b.ReportMetric(float64(gs), "goroutines")
+		b.ReportMetric(float64(lat.P50), "p50-ns")
+		b.ReportMetric(float64(lat.P99), "p99-ns")
 		b.ReportMetric(float64(peak)/(1<<20), "peak-rss-MB")
 		b.ReportMetric(float64(rss)/(1<<20), "rss-after-MB")
 	})
+}
+
+// TestLoadClientProcess is BenchmarkScale's client when the benchmark
+// starts it in a process of its own (bench.StartLoad); otherwise it skips.
+func TestLoadClientProcess(t *testing.T) {
+	ok, err := bench.ServeLoad(newAGUILoad)
+	if !ok {
+		t.Skip("the scale benchmarks' load client, run by them")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// aguiLoadParams are what aguiLoad needs: the server's URL and how many
+// runs to start per round.
+type aguiLoadParams struct {
+	URL      string `json:"url"`
+	Sessions int    `json:"sessions"`
+}
+
+// aguiLoad is BenchmarkScale's client: per round, one POST per run at
+// once, each reading its run's event stream to RUN_FINISHED.
+type aguiLoad struct {
+	url      string
+	sessions int
+	client   *http.Client
+	thread   int
+	lats     []int64
+}
+
+func newAGUILoad(raw json.RawMessage) (bench.LoadClient, error) {
+	var p aguiLoadParams
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return nil, err
+	}
+	return &aguiLoad{
+		url:      p.URL,
+		sessions: p.Sessions,
+		client:   &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: p.Sessions, MaxConnsPerHost: p.Sessions}},
+	}, nil
+}
+
+// one streams a run and returns its SSE events and delta latencies.
+func (c *aguiLoad) one(id int) (int, []int64, error) {
+	body := fmt.Sprintf(`{"threadId":"t-%d","runId":"r-%d","messages":[{"id":"m1","role":"user","content":"go"}]}`, id, id)
+	resp, err := c.client.Post(c.url, "application/json", strings.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0, nil, fmt.Errorf("status %d", resp.StatusCode)
+	}
+	// The scanner's buffer starts small and grows to the longest
+	// line: 1,000 streams that each started with 64 KB allocated a
+	// third of the benchmark's bytes (when the client shared the
+	// server's process, their GC was charged to the server's CPU).
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 0, 4<<10), 1<<20)
+	events, lats := 0, make([]int64, 0, scaleEvents)
+	finished, last := false, int64(0)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if !bytes.HasPrefix(line, []byte("data: ")) {
+			continue
+		}
+		events++
+		if bytes.Contains(line, []byte(`"RUN_FINISHED"`)) {
+			finished = true
+		}
+		// The child's text is its activity message's first
+		// message (the root's text is no stamp), to which each
+		// op appends the deltas that arrive now, one latency
+		// each, in emit order. An unescaped quote is JSON
+		// structure, so the op is found by bytes.
+		for rest := line; ; {
+			i := bytes.Index(rest, []byte(stampOp))
+			if i < 0 {
+				break
+			}
+			if !bytes.Contains(line, []byte(`"type":"ACTIVITY_DELTA"`)) || !bytes.Contains(line, []byte(`"subagentRunId"`)) {
+				return events, lats, fmt.Errorf("run %d: a text op outside a subagent's ACTIVITY_DELTA: %s", id, line)
+			}
+			text := rest[i+len(stampOp):]
+			j := bytes.IndexByte(text, '"')
+			if j < 0 || j == 0 || text[j-1] != ' ' {
+				return events, lats, fmt.Errorf("run %d: not whole stamps: %s", id, line)
+			}
+			text, rest = text[:j], text[j:]
+			now := time.Now().UnixNano()
+			for f := range bytes.FieldsSeq(text) {
+				ns, err := strconv.ParseInt(string(f), 10, 64)
+				if err != nil || ns < last {
+					return events, lats, fmt.Errorf("run %d: delta %q out of order or not a stamp (after %d)", id, f, last)
+				}
+				last = ns
+				lats = append(lats, now-ns)
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return events, lats, err
+	}
+	if !finished {
+		return events, lats, fmt.Errorf("run %d: no RUN_FINISHED", id)
+	}
+	if len(lats) != scaleEvents {
+		return events, lats, fmt.Errorf("run %d: %d deltas delivered, want %d", id, len(lats), scaleEvents)
+	}
+	return events, lats, nil
+}
+
+// Setup: the runs need nothing before their round.
+func (c *aguiLoad) Setup() error { return nil }
+
+// Round starts c.sessions runs at once and reads each to its end.
+func (c *aguiLoad) Round() (int, error) {
+	var (
+		mu     sync.Mutex
+		total  int
+		wg     sync.WaitGroup
+		errOne error
+	)
+	for range c.sessions {
+		c.thread++
+		id := c.thread
+		wg.Go(func() {
+			n, lats, err := c.one(id)
+			mu.Lock()
+			defer mu.Unlock()
+			total += n
+			c.lats = append(c.lats, lats...)
+			if err != nil && errOne == nil {
+				errOne = err
+			}
+		})
+	}
+	wg.Wait()
+	return total, errOne
+}
+
+func (c *aguiLoad) TakeLatencies() []int64 {
+	l := c.lats
+	c.lats = nil
+	return l
+}
+
+func (c *aguiLoad) Close() error {
+	c.client.CloseIdleConnections()
+	return nil
 }
