@@ -235,6 +235,12 @@ func restoreAll(caps []session.Capture, keep func(*os.Root, session.Capture) err
 				roots[c.Root] = r
 			}
 		}
+		if err == nil && !c.Exists && absent(r, c.Path) {
+			// Made and gone again since (a command's temporary file, as
+			// sed -i's beside the file it edits, seen by a scan while it
+			// ran): there is nothing to undo, and nothing to report.
+			continue
+		}
 		if err == nil && keep != nil {
 			err = keep(r, c)
 		}
@@ -249,6 +255,17 @@ func restoreAll(caps []session.Capture, keep func(*os.Root, session.Capture) err
 		out = append(out, f)
 	}
 	return out
+}
+
+// absent reports whether path does not exist under root (an error that
+// says something else is not absence: the restore then reports it).
+func absent(root *os.Root, path string) bool {
+	name := filepath.FromSlash(path)
+	if !filepath.IsLocal(name) {
+		return false
+	}
+	_, err := root.Lstat(name)
+	return errors.Is(err, fs.ErrNotExist)
 }
 
 // restore writes c back through root: its bytes and mode bits into a
