@@ -108,7 +108,8 @@ async function selectFromHash() {
     // Always read: the stored record (metadata.agentpool: own usage,
     // duration, error) is newer than what the events said of it.
     const known = store.sessions.get(selected)?.info;
-    const fresh = api.call('GET', `/session/${encodeURIComponent(selected)}`).then((info) => store.setInfo(info, true));
+    const mark = store.infoMark();
+    const fresh = api.call('GET', `/session/${encodeURIComponent(selected)}`).then((info) => store.setInfo(info, mark));
     if (!known) await fresh; else fresh.then(redraw, showError);
     await loadRun(selected);
   } catch (e) {
@@ -148,8 +149,9 @@ async function loadTree(root, id) {
 async function loadSessions() {
   const before = store.pendingIDs();
   const mark = store.statusMark();
+  const infos = store.infoMark();
   const [list, status, asks] = await Promise.all([api.call('GET', '/session'), api.call('GET', '/session/status'), api.call('GET', '/permission')]);
-  for (const info of list) store.setInfo(info, true);
+  for (const info of list) store.setInfo(info, infos);
   // A session whose status an event changed while the snapshot was read
   // keeps the event's word: the snapshot may predate it (a run started
   // just after the stream opened was shown idle while its child ran).
@@ -203,7 +205,8 @@ api.stream({
     // The selected session ended: its stored record has its totals.
     const sid = ev.properties?.sessionID;
     if (ev.type === 'session.idle' && sid && sid === selected) {
-      api.call('GET', `/session/${encodeURIComponent(sid)}`).then((info) => { store.setInfo(info, true); redraw(); }, showError);
+      const mark = store.infoMark();
+      api.call('GET', `/session/${encodeURIComponent(sid)}`).then((info) => { store.setInfo(info, mark); redraw(); }, showError);
     }
   },
   onState: setConn,
@@ -299,8 +302,9 @@ $('rewind-form').addEventListener('submit', async (e) => {
   const mode = new FormData($('rewind-form')).get('rewind-mode') || 'code';
   $('rewind-confirm').disabled = true;
   try {
+    const mark = store.infoMark();
     const info = await api.call('POST', `/session/${encodeURIComponent(sid)}/revert?mode=${mode}`, { messageID: mid });
-    store.setInfo(info, true);
+    store.setInfo(info, mark);
     store.loadMessages(sid, await api.call('GET', `/session/${encodeURIComponent(sid)}/message`));
     rewinding = null;
     $('rewind-dialog').close();

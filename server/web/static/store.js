@@ -25,13 +25,26 @@ function get(id) {
   return s;
 }
 
-// setInfo records a session's info and its place in the tree.
+// infoSeq counts the infos events applied; each session keeps the count
+// of its last one (infoSeq), so that a record read while events came
+// (infoMark, before the read) does not undo what a later event said: a
+// run's root read on its selection, before its prompt named its agent,
+// came back after the event that did, and the row showed the pool's
+// default agent.
+let infoSeq = 0;
+export const infoMark = () => infoSeq;
+
+// setInfo records a session's info and its place in the tree. read, when
+// set, is the infoMark taken before the record was read from the server.
 export function setInfo(info, read) {
   const s = get(info.id);
-  // An older info from an event is ignored; one read from the server
-  // (read) is the stored record as it is now, with its totals: it wins
-  // (the events' times are the server's clock, the record's the run's).
-  if (!read && s.info && s.info.time.updated > info.time.updated) return s;
+  // An older info from an event is ignored; one read from the server is
+  // the stored record as it was read, with its totals: it wins unless an
+  // event came since the read began (the events' times are the server's
+  // clock, the record's the run's: they do not order the two).
+  if (read == null && s.info && s.info.time.updated > info.time.updated) return s;
+  if (read != null && s.infoSeq > read) return s;
+  if (read == null) s.infoSeq = ++infoSeq;
   s.info = info;
   if (info.parentID) {
     get(info.parentID).children.add(info.id);
