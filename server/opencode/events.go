@@ -133,6 +133,7 @@ func (s *eventStreams) awaitStream(ctx context.Context, sid string) {
 		select {
 		case <-joined:
 		case <-timeout.C:
+			s.log.Info("opencode: no event stream for the prompt's session; running it without waiting longer", "session", sid, "waited", maxStreamWait)
 			return
 		case <-ctx.Done():
 			return

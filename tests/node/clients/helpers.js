@@ -259,17 +259,36 @@ export class Recorder {
           (ur) => {
             rec.status = ur.statusCode;
             rec.firstByte = Date.now();
-            res.writeHead(ur.statusCode, ur.headers);
             const sse = String(ur.headers['content-type'] || '').startsWith('text/event-stream');
-            if (sse) rec.events = [];
+            if (!sse) {
+              // A whole answer is passed on a turn of the event loop after
+              // its end, so that event-stream chunks read in the same turn
+              // reach the client first: `opencode run` quits at its
+              // prompt's answer, and the server sends that answer after
+              // the events (opencode/events.go, awaitDelivery). A proxy
+              // stalled by a loaded machine would otherwise pass on both
+              // at once, in whatever order its sockets were read.
+              const body = [];
+              ur.on('data', (c) => {
+                if (rec.answer.length < 65536) rec.answer += c.toString('utf8');
+                body.push(c);
+              });
+              ur.on('end', () => {
+                rec.end = Date.now();
+                setImmediate(() => {
+                  res.writeHead(ur.statusCode, ur.headers);
+                  res.end(Buffer.concat(body));
+                });
+              });
+              return;
+            }
+            res.writeHead(ur.statusCode, ur.headers);
+            rec.events = [];
             ur.on('data', (c) => {
-              if (!sse && rec.answer.length < 65536) rec.answer += c.toString('utf8');
               // An event stream's chunks with their arrival times (the
               // last 4096).
-              if (sse) {
-                rec.events.push({ t: Date.now(), text: c.toString('utf8') });
-                if (rec.events.length > 4096) rec.events.shift();
-              }
+              rec.events.push({ t: Date.now(), text: c.toString('utf8') });
+              if (rec.events.length > 4096) rec.events.shift();
               res.write(c);
             });
             ur.on('end', () => {
@@ -309,6 +328,26 @@ export class Recorder {
     }
     const seen = this.requests.map((r) => `${r.method} ${r.path} ${r.status ?? '…'}`).join('\n');
     throw new Error(`timed out waiting for ${what} (${re}); the requests:\n${seen}`);
+  }
+
+  // timeline describes the requests recorded from index since on, with
+  // their times in ms after the first one's start (for a failure's
+  // message): start, first byte and end of each, and when each event
+  // stream's chunks arrived and what types of events they carried.
+  timeline(since = 0) {
+    const reqs = this.requests.slice(since);
+    const t0 = reqs[0]?.start ?? 0;
+    const at = (t) => (t === undefined ? '…' : t - t0);
+    return reqs
+      .map((r) => {
+        let line = `${r.method} ${r.path} ${r.status ?? '…'}: start ${at(r.start)}, first byte ${at(r.firstByte)}, end ${at(r.end)}`;
+        for (const e of r.events ?? []) {
+          const types = [...e.text.matchAll(/"id":"[^"]*","type":"([^"]+)"/g)].map((m) => m[1]);
+          line += `\n  ${at(e.t)}: ${types.join(' ')}`;
+        }
+        return line;
+      })
+      .join('\n');
   }
 
   close() {

@@ -58,16 +58,19 @@ function lastPrompt() {
 
 test('opencode run --model: the turn runs on the chosen model, the child on its own', async () => {
   const env = clientEnv();
+  let since = rec.requests.length;
   const r = await run(opencodeBin, ['run', '--attach', url, '--model', 'agentpool/planner', 'Make a plan'], {
     env,
     cwd: workdir,
     timeout: 150000,
   });
   const out = stripAnsi(r.stdout + '\n' + r.stderr);
-  assert.equal(r.code, 0, out);
-  assert.match(out, /Planned with the helper's help\./);
+  // What the client printed and what it was sent, and when.
+  const where = (o) => `${o}\n--- the client's requests (ms)\n${rec.timeline(since)}`;
+  assert.equal(r.code, 0, where(out));
+  assert.match(out, /Planned with the helper's help\./, where(out));
   // opencode run prints the agent and the model of the answer.
-  assert.match(out, /> lead · planner/, out);
+  assert.match(out, /> lead · planner/, where(out));
   const { sid, body } = lastPrompt();
   assert.deepEqual(body.model, { providerID: 'agentpool', modelID: 'planner' });
   const msgs = await getJSON(`/session/${sid}/message`);
@@ -81,11 +84,12 @@ test('opencode run --model: the turn runs on the chosen model, the child on its 
   assert.equal(kidAnswer.info.modelID, 'quick', 'the child keeps its own model');
 
   // Without --model: the agent's own.
+  since = rec.requests.length;
   const own = await run(opencodeBin, ['run', '--attach', url, 'Answer'], { env, cwd: workdir, timeout: 150000 });
   const ownOut = stripAnsi(own.stdout + '\n' + own.stderr);
-  assert.equal(own.code, 0, ownOut);
-  assert.match(ownOut, /Steady answer\./);
-  assert.match(ownOut, /> lead · steady/, ownOut);
+  assert.equal(own.code, 0, where(ownOut));
+  assert.match(ownOut, /Steady answer\./, where(ownOut));
+  assert.match(ownOut, /> lead · steady/, where(ownOut));
 });
 
 test('opencode run --model with a model the server does not offer: the error is shown, nothing runs', async () => {
