@@ -51,6 +51,8 @@ type Activities struct {
 
 	rtOnce sync.Once
 	rt     *spawn.Runtime // the hooks' runtime when Runtime is nil
+
+	fence turnFence // local-activity turns against their run's end
 }
 
 // SessionMetrics records session starts and ends in a pool's metrics
@@ -236,23 +238,57 @@ func (a *Activities) agent(name string) (*agent.Agent, error) {
 // (heartbeating), then stores the assistant message and the turn's events,
 // in that order. A retry whose message is stored returns it without
 // calling the model (see the package doc).
+//
+// Run as a local activity (SessionInput.TurnLocal), every attempt looks
+// for an earlier one's writes first: a workflow task lost with its
+// worker is done again elsewhere, and runs the turn again as attempt 1.
+// Its writes go through the fence (turnFence): none after its run's end.
 func (a *Activities) Turn(ctx context.Context, in TurnInput) (TurnOutput, error) {
-	return a.turn(ctx, in, activity.GetInfo(ctx).Attempt > 1)
+	info := activity.GetInfo(ctx)
+	if !info.IsLocalActivity {
+		return a.turn(ctx, in, info.Attempt > 1, nil)
+	}
+	r, leave := a.fence.enter(runKey{in.Pending.SessionID, in.RunID})
+	defer leave()
+	out, err := a.turn(ctx, in, true, r)
+	if err == nil && a.onWorker && len(out.Turn.Message.ToolCalls()) == 0 {
+		out.Signalled = historyGrew(ctx, in.HistoryLength)
+	}
+	return out, err
 }
 
-// turn is Turn; retry says that an earlier attempt may have written.
-func (a *Activities) turn(ctx context.Context, in TurnInput, retry bool) (TurnOutput, error) {
+// historyGrew reports whether the history of the local activity's
+// workflow is longer than n, or may be (the server could not say).
+func historyGrew(ctx context.Context, n int64) bool {
+	info := activity.GetInfo(ctx)
+	d, err := activity.GetClient(ctx).DescribeWorkflowExecution(ctx, info.WorkflowExecution.ID, info.WorkflowExecution.RunID)
+	return err != nil || d.GetWorkflowExecutionInfo().GetHistoryLength() > n
+}
+
+// turn is Turn; retry says that an earlier attempt may have written. Its
+// writes go through run when it is not nil.
+func (a *Activities) turn(ctx context.Context, in TurnInput, retry bool, run *fencedRun) (TurnOutput, error) {
+	fenced := func(fn func() error) error {
+		if run == nil {
+			return fn()
+		}
+		return run.write(fn)
+	}
 	in.Pending.Check = in.Pending.Check || retry
-	after, err := a.write(ctx, in.Pending)
-	if err != nil {
-		return TurnOutput{}, err
+	var after int64
+	var out TurnOutput
+	done := false
+	err := fenced(func() (err error) {
+		if after, err = a.write(ctx, in.Pending); err != nil || !retry {
+			return err
+		}
+		out, done, err = a.turnDone(ctx, in.Pending.SessionID, after, in)
+		return err
+	})
+	if done || err != nil {
+		return out, err
 	}
 	sid := in.Pending.SessionID
-	if retry {
-		if out, done, err := a.turnDone(ctx, sid, after, in); done || err != nil {
-			return out, err
-		}
-	}
 	ag, err := a.agent(in.Agent)
 	if err != nil {
 		return TurnOutput{}, err
@@ -273,14 +309,20 @@ func (a *Activities) turn(ctx context.Context, in TurnInput, retry bool) (TurnOu
 		}
 	}
 	msg := session.Message{ID: in.MessageID, SessionID: sid, AgentName: in.Agent, CreatedAt: in.CreatedAt, Message: t.Message}
-	if err := a.Store.AppendMessages(ctx, sid, msg); err != nil {
-		return TurnOutput{}, err
-	}
-	if err := a.Store.AppendEvents(ctx, sid, buf.evs...); err != nil {
+	err = fenced(func() error {
+		if err := a.Store.AppendMessages(ctx, sid, msg); err != nil {
+			return err
+		}
+		if err := a.Store.AppendEvents(ctx, sid, buf.evs...); err != nil {
+			return err
+		}
+		return a.Store.Flush(ctx)
+	})
+	if err != nil {
 		return TurnOutput{}, err
 	}
 	t.Stored = true
-	return TurnOutput{Turn: t, Events: int64(len(buf.evs))}, a.Store.Flush(ctx)
+	return TurnOutput{Turn: t, Events: int64(len(buf.evs))}, nil
 }
 
 // attemptCurrent asks the server, with a heartbeat of its own, whether this
@@ -424,6 +466,9 @@ func (a *Activities) Toolsets(ctx context.Context, name string) ([]agent.Toolset
 // End writes what is pending and the session's final record (once: a
 // retry finds the record written).
 func (a *Activities) End(ctx context.Context, in EndInput) error {
+	// A turn of this run cancelled on its way (a local activity's Go code
+	// goes on) writes nothing from now on; one writing waits.
+	a.fence.end(runKey{in.Pending.SessionID, in.RunID})
 	if in.CloseStrays {
 		if err := a.closeStrays(ctx, in.Pending.SessionID); err != nil {
 			return err

@@ -80,7 +80,7 @@ func TestTurnAgainDoesNotCallTheModel(t *testing.T) {
 	}
 	in := TurnInput{Pending: Pending{SessionID: "ses_1"}, Agent: "a", MessageID: "msg_turn", CreatedAt: now}
 	for i := range 2 {
-		out, err := acts.turn(ctx, in, true)
+		out, err := acts.turn(ctx, in, true, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -42,6 +42,13 @@ var (
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 3, NonRetryableErrorTypes: []string{errTooLarge}},
 		WaitForCancellation: true,
 	}
+	// A model turn as a local activity (SessionInput.TurnLocal): as
+	// turnOptions, without heartbeats (the SDK keeps the workflow task
+	// alive while it runs).
+	turnLocalOptions = workflow.LocalActivityOptions{
+		StartToCloseTimeout: turnOptions.StartToCloseTimeout,
+		RetryPolicy:         turnOptions.RetryPolicy,
+	}
 	// A tool call runs once: a tool may not be idempotent (a shell
 	// command); a failure is the call's error result, for the model.
 	toolOptions = workflow.ActivityOptions{
@@ -131,6 +138,9 @@ type wfEnv struct {
 	// signalYield: a final answer yields to the signal coroutines
 	// rather than waiting on a timer (SessionInput.SignalYield).
 	signalYield bool
+	// turnLocal: model turns are local activities
+	// (SessionInput.TurnLocal).
+	turnLocal bool
 	// childNames: a child's ids come from childNames, by its place
 	// among the run's spawns (SessionInput.ChildNames); spawned counts
 	// them, turnAt is when the last model turn was asked.
@@ -246,7 +256,13 @@ func (e *wfEnv) Turn(ctx context.Context, inv *spawn.Invocation, name string, re
 	}
 	in.Pending = e.j.take()
 	var out TurnOutput
-	err := workflow.ExecuteActivity(workflow.WithActivityOptions(wc, turnOptions), actTurn, in).Get(wc, &out)
+	var err error
+	if e.turnLocal {
+		in.RunID, in.HistoryLength = inv.RunID, int64(workflow.GetInfo(wc).GetCurrentHistoryLength())
+		err = workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(wc, turnLocalOptions), actTurn, in).Get(wc, &out)
+	} else {
+		err = workflow.ExecuteActivity(workflow.WithActivityOptions(wc, turnOptions), actTurn, in).Get(wc, &out)
+	}
 	if err != nil {
 		e.failed(wc, in.Pending)
 		var ae *temporal.ApplicationError
@@ -264,9 +280,14 @@ func (e *wfEnv) Turn(ctx context.Context, inv *spawn.Invocation, name string, re
 		// reading it. Yield once so that it runs first (no history
 		// events); the histories of the builds before it have a 1 ms
 		// timer instead (SessionInput.SignalYield).
-		if e.signalYield {
+		switch {
+		case out.Signalled:
+			// What came while the turn ran, in the next workflow task
+			// (TurnOutput.Signalled).
+			_ = workflow.Sleep(wc, signalGrace)
+		case e.signalYield:
 			yield(wc)
-		} else {
+		default:
 			_ = workflow.Sleep(wc, signalGrace)
 		}
 	}
@@ -445,7 +466,8 @@ func (e *wfEnv) Spawn(ctx context.Context, parent *spawn.Invocation, req spawn.R
 	}
 	in := SessionInput{Session: child, RunID: ids.AscendingAt(id.Run, at), Prompt: req.Prompt,
 		History: model.CloneMessages(req.History), ToolCallID: req.ToolCallID, Timeout: timeout,
-		Budget: e.budget, Conversation: e.conversation, Mechanism: req.Mechanism, Approvals: e.approvals, EndLocal: true, WaitLocal: true, SignalYield: true, ChildNames: true}
+		Budget: e.budget, Conversation: e.conversation, Mechanism: req.Mechanism, Approvals: e.approvals, EndLocal: true, WaitLocal: true, SignalYield: true, ChildNames: true,
+		TurnLocal: e.mover != nil}
 	info := spawn.StartInfo{
 		ChildSessionID: child.ID, ParentSessionID: parent.Session.ID, Name: child.AgentName,
 		SourceType: child.SourceType, Depth: depth, Mechanism: req.Mechanism, RunMode: start.RunMode,

@@ -95,6 +95,17 @@ type SessionInput struct {
 	// Unset in the histories of the builds before it, which replay as
 	// made.
 	WaitLocal bool `json:"wait_local,omitempty"`
+	// TurnLocal says that the session's model turns are local activities
+	// (wfEnv.Turn): set for the members of a parallel team, whose
+	// workflow is then one workflow task, 7 history events against 12
+	// (BENCHMARKS.md, "Large teams on Temporal"). A turn so run is not
+	// timed out by heartbeats: the SDK keeps its workflow task alive
+	// while it runs, and a dead worker's task is done again elsewhere,
+	// where the turn finds what it stored (Activities.Turn). A cancel
+	// cancels the model call; what the turn would write after the
+	// session's end is kept out (turnFence). Carried by the input, as
+	// EndLocal; unset in the histories of the builds before it.
+	TurnLocal bool `json:"turn_local,omitempty"`
 	// SignalYield, set by every build since it was added, says that after
 	// a final answer the workflow yields once to its other coroutines
 	// (Turn) instead of waiting on a 1 ms timer: a message signalled in
@@ -173,12 +184,27 @@ type TurnInput struct {
 	// Conversation is the tree's root session: the chat span's
 	// gen_ai.conversation.id (empty in histories written before it).
 	Conversation string `json:"conversation,omitempty"`
+	// RunID is the session's run, whose end fences a turn run as a local
+	// activity (turnFence); empty in histories written before it.
+	RunID string `json:"run_id,omitempty"`
+	// HistoryLength is the workflow's history length when a turn run as
+	// a local activity was asked (the workflow task's start), for
+	// TurnOutput.Signalled.
+	HistoryLength int64 `json:"history_length,omitempty"`
 }
 
 // TurnOutput is what a turn produced: Events is how many events it wrote.
 type TurnOutput struct {
 	Turn   spawn.Turn `json:"turn"`
 	Events int64      `json:"events"`
+	// Signalled, of a final answer of a turn run as a local activity,
+	// says that the workflow's history grew while the turn ran (a
+	// message came, or a cancel): the workflow ends its task before it
+	// decides to end the session, so that it reads them first. The task
+	// that ran the turn began before them; had it ended the session, the
+	// server would have refused its end and the task done again would
+	// have read the message, but after the session's end was written.
+	Signalled bool `json:"signalled,omitempty"`
 }
 
 // ToolInput runs one tool call.

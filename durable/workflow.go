@@ -127,6 +127,13 @@ func (e *Engine) Session(wctx workflow.Context, in SessionInput) (SessionOutput,
 	}
 	env.waitLocal = in.WaitLocal
 	env.signalYield = in.SignalYield
+	env.turnLocal = in.TurnLocal
+	if in.TurnLocal {
+		// A workflow task lost with its worker is done again elsewhere,
+		// with the turns in it: the same ids (not the clock's), so that a
+		// turn finds what the lost task's stored (Activities.Turn).
+		env.idClock = workflow.GetInfo(wctx).WorkflowStartTime
+	}
 	env.childNames = in.ChildNames
 	env.budget = in.Budget
 	if env.budget.SessionID == "" {

@@ -1,0 +1,125 @@
+package durable
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+
+	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/event/eventtest"
+	"github.com/agentpool/agentpool/model"
+	"github.com/agentpool/agentpool/pool"
+	"github.com/agentpool/agentpool/team"
+)
+
+// A parallel team's member runs its model turns as local activities
+// (SessionInput.TurnLocal): its workflow schedules no activity. A
+// person's message that comes while the member's turn runs is read: the
+// turn's final answer says the history grew (TurnOutput.Signalled), the
+// member reads the message in its next workflow task and answers it in a
+// second turn, and its log ends once, after both.
+func TestTeamMemberTurnIsLocalAndReadsAMessage(t *testing.T) {
+	t.Parallel()
+	addr := startDevServer(t)
+	st := openTestDB(t, testDB(t))
+	asked := make(chan string, 1) // the member's session, at its first turn
+	messaged := make(chan struct{})
+	var mu sync.Mutex
+	var requests []string
+	member := fnModel{"member", func(ctx context.Context, req *model.Request) (string, [][2]string) {
+		last := req.Messages[len(req.Messages)-1].Text()
+		mu.Lock()
+		requests = append(requests, last)
+		mu.Unlock()
+		if len(req.Messages) == 1 {
+			asked <- ""
+			select {
+			case <-messaged:
+			case <-ctx.Done():
+			}
+			return "first answer", nil
+		}
+		return "then: " + last, nil
+	}}
+	p, err := pool.Build(pool.Config{
+		Agents: []pool.AgentSpec{{Name: "member", Model: member}},
+		Teams:  []pool.TeamSpec{{Name: "crew", Mode: team.Parallel, Members: []string{"member"}}},
+		Default: "crew",
+	}, pool.Options{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	c := dialTest(t, addr)
+	const queue = "agentpool-turn-local"
+	startLocalWorker(t, c, queue, p, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	sink, got := eventtest.Collect()
+	node, _ := p.Node("crew")
+	type result struct {
+		root string
+		out  SessionOutput
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		root, out, err := RunRoot(ctx, c, st, RootRequest{Node: node, Prompt: "go", TaskQueue: queue}, sink)
+		done <- result{root, out, err}
+	}()
+	select {
+	case <-asked:
+	case r := <-done:
+		t.Fatalf("the run ended before the member's turn: %+v, %v", r.out, r.err)
+	}
+	var memberID string
+	for _, e := range got() {
+		if s, ok := e.(event.SpawnSessionStart); ok {
+			memberID = s.ChildSessionID
+		}
+	}
+	if memberID == "" {
+		t.Fatal("no spawn_session_start of the member before its turn")
+	}
+	if err := MessageSession(ctx, c, memberID, "opencode", "one more thing"); err != nil {
+		t.Fatal(err)
+	}
+	close(messaged)
+	r := <-done
+	if r.err != nil || r.out.StopReason != event.StopCompleted {
+		t.Fatalf("run: %+v, %v", r.out, r.err)
+	}
+	if err := eventtest.CheckInvariants(r.root, got()); err != nil {
+		t.Errorf("invariants: %v", err)
+	}
+	mu.Lock()
+	if len(requests) != 2 || !strings.Contains(requests[1], "one more thing") {
+		t.Errorf("the member's model was asked %q, want the prompt, then the message", requests)
+	}
+	mu.Unlock()
+	msgs, err := st.Messages(ctx, memberID)
+	if err != nil || len(msgs) == 0 || !strings.Contains(msgs[len(msgs)-1].Message.Text(), "then: ") {
+		t.Errorf("the member's stored conversation ends %v (%v), want its answer to the message", msgs, err)
+	}
+	it := c.GetWorkflowHistory(ctx, memberID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	var markers int
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch ev.GetEventType() {
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+			t.Errorf("the member's workflow scheduled an activity (%s): its turns are local", ev.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName())
+		case enumspb.EVENT_TYPE_MARKER_RECORDED:
+			markers++
+		}
+	}
+	if markers < 3 { // two turns and the end
+		t.Errorf("%d markers in the member's history, want the two turns' and the end's", markers)
+	}
+}
