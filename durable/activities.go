@@ -250,19 +250,7 @@ func (a *Activities) Turn(ctx context.Context, in TurnInput) (TurnOutput, error)
 	}
 	r, leave := a.fence.enter(runKey{in.Pending.SessionID, in.RunID})
 	defer leave()
-	out, err := a.turn(ctx, in, true, r)
-	if err == nil && a.onWorker && len(out.Turn.Message.ToolCalls()) == 0 {
-		out.Signalled = historyGrew(ctx, in.HistoryLength)
-	}
-	return out, err
-}
-
-// historyGrew reports whether the history of the local activity's
-// workflow is longer than n, or may be (the server could not say).
-func historyGrew(ctx context.Context, n int64) bool {
-	info := activity.GetInfo(ctx)
-	d, err := activity.GetClient(ctx).DescribeWorkflowExecution(ctx, info.WorkflowExecution.ID, info.WorkflowExecution.RunID)
-	return err != nil || d.GetWorkflowExecutionInfo().GetHistoryLength() > n
+	return a.turn(ctx, in, true, r)
 }
 
 // turn is Turn; retry says that an earlier attempt may have written. Its

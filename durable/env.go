@@ -258,7 +258,7 @@ func (e *wfEnv) Turn(ctx context.Context, inv *spawn.Invocation, name string, re
 	var out TurnOutput
 	var err error
 	if e.turnLocal {
-		in.RunID, in.HistoryLength = inv.RunID, int64(workflow.GetInfo(wc).GetCurrentHistoryLength())
+		in.RunID = inv.RunID
 		err = workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(wc, turnLocalOptions), actTurn, in).Get(wc, &out)
 	} else {
 		err = workflow.ExecuteActivity(workflow.WithActivityOptions(wc, turnOptions), actTurn, in).Get(wc, &out)
@@ -280,14 +280,9 @@ func (e *wfEnv) Turn(ctx context.Context, inv *spawn.Invocation, name string, re
 		// reading it. Yield once so that it runs first (no history
 		// events); the histories of the builds before it have a 1 ms
 		// timer instead (SessionInput.SignalYield).
-		switch {
-		case out.Signalled:
-			// What came while the turn ran, in the next workflow task
-			// (TurnOutput.Signalled).
-			_ = workflow.Sleep(wc, signalGrace)
-		case e.signalYield:
+		if e.signalYield {
 			yield(wc)
-		default:
+		} else {
 			_ = workflow.Sleep(wc, signalGrace)
 		}
 	}
@@ -665,6 +660,9 @@ func (e *wfEnv) runChild(wc workflow.Context, parent *spawn.Invocation, kids spa
 		cancelChild()
 	}
 	err := kid.future.Get(wc, &out)
+	if err == nil && out.End != nil {
+		err = e.endChild(wc, in, &out)
+	}
 	e.takeSignals() // who cancelled it, when a person did
 	if err != nil {
 		res.StopReason, res.Err = event.StopError, err
@@ -706,6 +704,26 @@ func (e *wfEnv) runChild(wc workflow.Context, parent *spawn.Invocation, kids spa
 		})
 	}
 	return res
+}
+
+// endChild writes the end of a child whose workflow returned it
+// (SessionOutput.End, SessionInput.TurnLocal), with the End local
+// activity, as the child would have; a cancel of the parent meanwhile
+// waits for it. Its error is the child's: a session whose end was not
+// stored did not end well.
+func (e *wfEnv) endChild(wc workflow.Context, in SessionInput, out *SessionOutput) error {
+	p := *out.End
+	out.End = nil
+	ec := wc
+	if wc.Err() != nil || e.waitLocal {
+		ec, _ = workflow.NewDisconnectedContext(wc)
+	}
+	err := storeEnd(ec, true, EndInput{Pending: p, Output: *out, RunID: in.RunID,
+		CloseStrays: out.StopReason != event.StopCompleted})
+	if err != nil {
+		return fmt.Errorf("store the end of session %s: %w", in.Session.ID, err)
+	}
+	return nil
 }
 
 // Await implements spawn.Env: workflow.Await, on after a cancellation of

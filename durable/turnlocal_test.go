@@ -13,15 +13,17 @@ import (
 	"github.com/agentpool/agentpool/event/eventtest"
 	"github.com/agentpool/agentpool/model"
 	"github.com/agentpool/agentpool/pool"
+	"github.com/agentpool/agentpool/session"
 	"github.com/agentpool/agentpool/team"
 )
 
 // A parallel team's member runs its model turns as local activities
-// (SessionInput.TurnLocal): its workflow schedules no activity. A
-// person's message that comes while the member's turn runs is read: the
-// turn's final answer says the history grew (TurnOutput.Signalled), the
-// member reads the message in its next workflow task and answers it in a
-// second turn, and its log ends once, after both.
+// and its parent writes its end (SessionInput.TurnLocal): its workflow
+// schedules no activity and records no end. A person's message that
+// comes while the member's turn runs (in the member's one workflow task)
+// is read: the server refuses that task's end, the task done again finds
+// the turn stored and answers the message in a second turn, and the
+// member's log and record end once, after both.
 func TestTeamMemberTurnIsLocalAndReadsAMessage(t *testing.T) {
 	t.Parallel()
 	addr := startDevServer(t)
@@ -46,8 +48,8 @@ func TestTeamMemberTurnIsLocalAndReadsAMessage(t *testing.T) {
 		return "then: " + last, nil
 	}}
 	p, err := pool.Build(pool.Config{
-		Agents: []pool.AgentSpec{{Name: "member", Model: member}},
-		Teams:  []pool.TeamSpec{{Name: "crew", Mode: team.Parallel, Members: []string{"member"}}},
+		Agents:  []pool.AgentSpec{{Name: "member", Model: member}},
+		Teams:   []pool.TeamSpec{{Name: "crew", Mode: team.Parallel, Members: []string{"member"}}},
 		Default: "crew",
 	}, pool.Options{Store: st})
 	if err != nil {
@@ -119,7 +121,11 @@ func TestTeamMemberTurnIsLocalAndReadsAMessage(t *testing.T) {
 			markers++
 		}
 	}
-	if markers < 3 { // two turns and the end
-		t.Errorf("%d markers in the member's history, want the two turns' and the end's", markers)
+	if markers != 2 {
+		t.Errorf("%d markers in the member's history, want the two turns'", markers)
+	}
+	sess, err := st.GetSession(ctx, memberID)
+	if err != nil || sess.Status != session.StatusCompleted {
+		t.Errorf("the member's stored session: %s, %v", sess.Status, err)
 	}
 }

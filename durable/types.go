@@ -96,15 +96,25 @@ type SessionInput struct {
 	// made.
 	WaitLocal bool `json:"wait_local,omitempty"`
 	// TurnLocal says that the session's model turns are local activities
-	// (wfEnv.Turn): set for the members of a parallel team, whose
-	// workflow is then one workflow task, 7 history events against 12
-	// (BENCHMARKS.md, "Large teams on Temporal"). A turn so run is not
-	// timed out by heartbeats: the SDK keeps its workflow task alive
-	// while it runs, and a dead worker's task is done again elsewhere,
-	// where the turn finds what it stored (Activities.Turn). A cancel
-	// cancels the model call; what the turn would write after the
-	// session's end is kept out (turnFence). Carried by the input, as
-	// EndLocal; unset in the histories of the builds before it.
+	// (wfEnv.Turn) and that its parent writes its end: set for the
+	// members of a parallel team, whose workflow is then one workflow
+	// task, 6 history events against 12 (BENCHMARKS.md, "Large teams on
+	// Temporal").
+	//
+	// A turn so run is not timed out by heartbeats: the SDK keeps its
+	// workflow task alive while it runs, and a task lost with its worker
+	// is done again elsewhere, where the turn finds what it stored
+	// (Activities.Turn). A message that comes while the task runs waits
+	// on the server until the task ends, and the server refuses the end
+	// of a workflow whose task saw one come: the task done again reads
+	// it. So the session's end is not written by the task that decides
+	// it, which could be refused; the workflow returns it
+	// (SessionOutput.End) and the parent writes it once the workflow has
+	// completed (runChild). A cancelled session writes its own end, as
+	// before: it reads no more messages, and a turn of it that the cancel
+	// let go writes nothing after that end (turnFence, in the process
+	// that ran both). Carried by the input, as EndLocal; unset in the
+	// histories of the builds before it.
 	TurnLocal bool `json:"turn_local,omitempty"`
 	// SignalYield, set by every build since it was added, says that after
 	// a final answer the workflow yields once to its other coroutines
@@ -140,6 +150,10 @@ type SessionOutput struct {
 	TotalCost  float64          `json:"total_cost"`
 	DurationMS int64            `json:"duration_ms"`
 	Messages   []model.Message  `json:"messages,omitempty"`
+	// End, when set, is the session's end, not yet written: its parent
+	// writes it (with the End activity) once the workflow has completed
+	// (SessionInput.TurnLocal).
+	End *Pending `json:"end,omitempty"`
 }
 
 // Pending is what a session's workflow emitted and stored since its last
@@ -187,24 +201,12 @@ type TurnInput struct {
 	// RunID is the session's run, whose end fences a turn run as a local
 	// activity (turnFence); empty in histories written before it.
 	RunID string `json:"run_id,omitempty"`
-	// HistoryLength is the workflow's history length when a turn run as
-	// a local activity was asked (the workflow task's start), for
-	// TurnOutput.Signalled.
-	HistoryLength int64 `json:"history_length,omitempty"`
 }
 
 // TurnOutput is what a turn produced: Events is how many events it wrote.
 type TurnOutput struct {
 	Turn   spawn.Turn `json:"turn"`
 	Events int64      `json:"events"`
-	// Signalled, of a final answer of a turn run as a local activity,
-	// says that the workflow's history grew while the turn ran (a
-	// message came, or a cancel): the workflow ends its task before it
-	// decides to end the session, so that it reads them first. The task
-	// that ran the turn began before them; had it ended the session, the
-	// server would have refused its end and the task done again would
-	// have read the message, but after the session's end was written.
-	Signalled bool `json:"signalled,omitempty"`
 }
 
 // ToolInput runs one tool call.

@@ -285,6 +285,12 @@ func (e *Engine) Session(wctx workflow.Context, in SessionInput) (SessionOutput,
 		return out, fmt.Errorf("store the events of session %s: %w", in.Session.ID, err)
 	}
 	p := j.take()
+	if in.TurnLocal && wctx.Err() == nil {
+		// Its parent writes it, once this workflow has completed
+		// (SessionInput.TurnLocal).
+		out.End = &p
+		return out, nil
+	}
 	if err := storeEnd(ec, in.EndLocal, EndInput{Pending: p, Output: out, RunID: in.RunID,
 		CloseStrays: out.StopReason != event.StopCompleted}); err != nil {
 		return out, fmt.Errorf("store the end of session %s: %w", in.Session.ID, err)
