@@ -128,18 +128,33 @@ func (a *Activities) unstarted(ctx context.Context, sid string, since int64, evs
 // write writes p and returns how many events the log has after it. The
 // messages go before the events: an attempt that finds the events written
 // knows the messages are.
+//
+// It looks at the log past p.AfterSeq first, always: an activity's first
+// attempt may follow a workflow task lost with its worker, whose local
+// activities (Create, End, a local turn) wrote some of p before the task
+// done again took it. The log holds nothing past p.AfterSeq otherwise,
+// and the look is one indexed read that finds nothing; the messages are
+// looked at only when something was found (or p.Check says so).
 func (a *Activities) write(ctx context.Context, p Pending) (int64, error) {
 	after := p.AfterSeq + int64(len(p.Events))
 	if p.empty() {
 		return after, nil
 	}
+	for _, end := range p.Ends {
+		if err := a.End(ctx, end); err != nil {
+			return 0, fmt.Errorf("the end of child session %s: %w", end.Pending.SessionID, err)
+		}
+	}
+	if len(p.Events) == 0 && len(p.Messages) == 0 {
+		return after, nil
+	}
 	evs := p.Events
 	msgs := p.Messages
-	if p.Check || activity.GetInfo(ctx).Attempt > 1 {
-		recs, err := a.Store.Events(ctx, p.SessionID, p.AfterSeq)
-		if err != nil {
-			return 0, err
-		}
+	recs, err := a.Store.Events(ctx, p.SessionID, p.AfterSeq)
+	if err != nil {
+		return 0, err
+	}
+	if len(recs) > 0 || p.Check || activity.GetInfo(ctx).Attempt > 1 {
 		evs = unwritten(recs, evs)
 		if len(msgs) > 0 {
 			if msgs, err = a.unstored(ctx, p.SessionID, msgs); err != nil {

@@ -357,7 +357,7 @@ func (m *mover) drain(dc, wctx workflow.Context, ctx context.Context, inv *spawn
 	m.draining = true
 	stopped := func() bool { return *done || ctx.Err() != nil || wctx.Err() != nil }
 	_ = workflow.Await(dc, func() bool { return stopped() || e.children == 0 })
-	for !stopped() && (len(e.j.events) > 0 || len(e.j.msgs) > 0) {
+	for !stopped() && e.j.pending() {
 		// The write looks at the log first: a worker killed in the
 		// workflow task that crosses the bounds may have written what is
 		// pending with members it created (Create), and the task done

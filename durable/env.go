@@ -342,7 +342,7 @@ func (e *wfEnv) ListToolsets(ctx context.Context, inv *spawn.Invocation, name st
 // write writes what is pending (before a step whose events must follow it
 // in the log, and at the end).
 func (e *wfEnv) write(wc workflow.Context) error {
-	if len(e.j.events) == 0 && len(e.j.msgs) == 0 {
+	if !e.j.pending() {
 		return nil
 	}
 	if err := e.spill(wc); err != nil {
@@ -661,7 +661,11 @@ func (e *wfEnv) runChild(wc workflow.Context, parent *spawn.Invocation, kids spa
 	}
 	err := kid.future.Get(wc, &out)
 	if err == nil && out.End != nil {
-		err = e.endChild(wc, in, &out)
+		// Its end, written with this session's next write, before the
+		// spawn_session_end emitted below (Pending.Ends).
+		p := *out.End
+		out.End = nil
+		e.j.endChild(EndInput{Pending: p, Output: out, RunID: in.RunID, CloseStrays: out.StopReason != event.StopCompleted})
 	}
 	e.takeSignals() // who cancelled it, when a person did
 	if err != nil {
@@ -704,26 +708,6 @@ func (e *wfEnv) runChild(wc workflow.Context, parent *spawn.Invocation, kids spa
 		})
 	}
 	return res
-}
-
-// endChild writes the end of a child whose workflow returned it
-// (SessionOutput.End, SessionInput.TurnLocal), with the End local
-// activity, as the child would have; a cancel of the parent meanwhile
-// waits for it. Its error is the child's: a session whose end was not
-// stored did not end well.
-func (e *wfEnv) endChild(wc workflow.Context, in SessionInput, out *SessionOutput) error {
-	p := *out.End
-	out.End = nil
-	ec := wc
-	if wc.Err() != nil || e.waitLocal {
-		ec, _ = workflow.NewDisconnectedContext(wc)
-	}
-	err := storeEnd(ec, true, EndInput{Pending: p, Output: *out, RunID: in.RunID,
-		CloseStrays: out.StopReason != event.StopCompleted})
-	if err != nil {
-		return fmt.Errorf("store the end of session %s: %w", in.Session.ID, err)
-	}
-	return nil
 }
 
 // Await implements spawn.Env: workflow.Await, on after a cancellation of

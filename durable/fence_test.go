@@ -1,8 +1,12 @@
 package durable
 
 import (
+	"encoding/json"
 	"errors"
 	"testing"
+
+	"github.com/agentpool/agentpool/event"
+	"github.com/agentpool/agentpool/model"
 )
 
 // A turn's write in flight when its run ends goes first; after the end
@@ -45,5 +49,33 @@ func TestFenceKeepsTurnWritesBeforeTheEnd(t *testing.T) {
 	f.end(k) // a run without turns in flight: nothing to fence
 	if n := len(f.runs); n != 0 {
 		t.Fatalf("end kept %d runs", n)
+	}
+}
+
+// A child's end journaled (endChild) goes with the next write, whole or
+// in parts (takeUpTo: with the first part, ahead of the events journaled
+// after it), and comes back when that write fails; the answer and the
+// conversation do not ride along.
+func TestJournalCarriesChildEnds(t *testing.T) {
+	j := &journal{sid: "ses_team"}
+	j.Emit(event.RunStarted{SessionID: "ses_team"})
+	end := EndInput{Pending: Pending{SessionID: "ses_m", Events: []json.RawMessage{[]byte(`{"event_kind":"stream_complete"}`)}},
+		Output: SessionOutput{Output: "long answer", Messages: []model.Message{model.UserText("hi")}, StopReason: event.StopCompleted}}
+	j.endChild(end)
+	j.Emit(event.SpawnSessionEnd{ChildSessionID: "ses_m"})
+	if !j.pending() || j.pendingBytes() <= len(j.events[0])+len(j.events[1]) {
+		t.Fatalf("the end is not counted as pending: %v, %d bytes", j.pending(), j.pendingBytes())
+	}
+	p := j.takeUpTo(1)
+	if len(p.Ends) != 1 || len(p.Events) != 0 || p.Ends[0].Output.Output != "" || p.Ends[0].Output.Messages != nil {
+		t.Fatalf("first part: %d ends, %d events, output %q", len(p.Ends), len(p.Events), p.Ends[0].Output.Output)
+	}
+	j.failed(p)
+	p = j.take()
+	if len(p.Ends) != 1 || len(p.Events) != 2 || !p.Check || j.pending() {
+		t.Fatalf("after a failed write: %d ends, %d events, check %v, left %v", len(p.Ends), len(p.Events), p.Check, j.pending())
+	}
+	if (&Pending{Ends: p.Ends}).empty() {
+		t.Fatal("a write of ends alone is empty")
 	}
 }

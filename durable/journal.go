@@ -18,7 +18,8 @@ type journal struct {
 	seq    int64 // events in the session's log once what was taken is written
 	events []json.RawMessage
 	msgs   []session.Message
-	check  bool // the last write failed: the next one looks first
+	ends   []EndInput // children's ends, written before the events (Pending.Ends)
+	check  bool       // the last write failed: the next one looks first
 	// A run continued as new runs its team's code from its start: what
 	// that code emitted in an earlier run is dropped, the run's start and
 	// its first skipRefused spawn_refused events (carry.go). refused
@@ -47,33 +48,58 @@ func (j *journal) Emit(e event.Event) {
 	j.events = append(j.events, encode(boundEvent(e)))
 }
 
+// endChild journals the end of a child whose workflow returned it, for
+// the next write (Pending.Ends). What the End activity does not read of
+// its output (the answer, the conversation) is left out: it goes through
+// the write's input.
+func (j *journal) endChild(e EndInput) {
+	e.Output.Output, e.Output.Messages = "", nil
+	j.ends = append(j.ends, e)
+}
+
+// pending reports whether anything waits to be written.
+func (j *journal) pending() bool { return len(j.events) > 0 || len(j.msgs) > 0 || len(j.ends) > 0 }
+
 // take returns what is pending, from the log's known length.
 func (j *journal) take() Pending {
-	p := Pending{SessionID: j.sid, AfterSeq: j.seq, Events: j.events, Messages: j.msgs, Check: j.check}
-	j.events, j.msgs, j.check = nil, nil, false
+	p := Pending{SessionID: j.sid, AfterSeq: j.seq, Events: j.events, Messages: j.msgs, Ends: j.ends, Check: j.check}
+	j.events, j.msgs, j.ends, j.check = nil, nil, nil, false
 	return p
 }
 
-// pendingBytes is the size of the events pending.
+// pendingBytes is the size of the events pending, the children's ends'
+// among them.
 func (j *journal) pendingBytes() int {
 	n := 0
 	for _, e := range j.events {
 		n += len(e)
 	}
+	for _, e := range j.ends {
+		for _, ev := range e.Pending.Events {
+			n += len(ev)
+		}
+	}
 	return n
 }
 
-// takeUpTo returns the oldest pending events, at most limit bytes of them
-// (at least one), without the messages: a part of what take would return,
-// for a write of its own (wfEnv.spill).
+// takeUpTo returns the children's ends and the oldest pending events, at
+// most limit bytes in all (at least one of either), without the
+// messages: a part of what take would return, for a write of its own
+// (wfEnv.spill). The ends go with the first part: each precedes the
+// events that were journaled after it.
 func (j *journal) takeUpTo(limit int) Pending {
 	k, n := 0, 0
-	for k < len(j.events) && (k == 0 || n+len(j.events[k]) <= limit) {
+	for _, e := range j.ends {
+		for _, ev := range e.Pending.Events {
+			n += len(ev)
+		}
+	}
+	for k < len(j.events) && ((k == 0 && len(j.ends) == 0) || n+len(j.events[k]) <= limit) {
 		n += len(j.events[k])
 		k++
 	}
-	p := Pending{SessionID: j.sid, AfterSeq: j.seq, Events: j.events[:k:k], Check: j.check}
-	j.events, j.check = j.events[k:], false
+	p := Pending{SessionID: j.sid, AfterSeq: j.seq, Events: j.events[:k:k], Ends: j.ends, Check: j.check}
+	j.events, j.ends, j.check = j.events[k:], nil, false
 	return p
 }
 
@@ -90,6 +116,7 @@ func (j *journal) written(p Pending, n int64) {
 func (j *journal) failed(p Pending) {
 	j.events = append(p.Events, j.events...)
 	j.msgs = append(p.Messages, j.msgs...)
+	j.ends = append(p.Ends, j.ends...)
 	j.check = true
 }
 

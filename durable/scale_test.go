@@ -121,6 +121,9 @@ func historyStats(ctx context.Context, c client.Client, id string) (history, err
 type runStats struct {
 	RunID  string
 	Events int
+	// LostTasks counts the run's workflow tasks that timed out or failed
+	// (each done again).
+	LostTasks int
 }
 
 // describeWorkflow is the server's description of a workflow id's
@@ -151,6 +154,10 @@ func runsOf(ctx context.Context, c client.Client, id string) ([]runStats, error)
 				return runs, err
 			}
 			st.Events++
+			switch ev.GetEventType() {
+			case enumspb.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT, enumspb.EVENT_TYPE_WORKFLOW_TASK_FAILED:
+				st.LostTasks++
+			}
 			if a := ev.GetWorkflowExecutionContinuedAsNewEventAttributes(); a != nil {
 				next = a.GetNewExecutionRunId()
 			}
@@ -498,7 +505,7 @@ func killMidTeam(t *testing.T, members, window, continueAfter int) []runStats {
 	}
 	for id, n := range ends {
 		if n != 1 {
-			t.Errorf("member %s ended %d times", id, n)
+			t.Errorf("member %s ended %d times%s", id, n, endRecords(ctx, st, root, id)+childStarts(ctx, c, root, id))
 			continue
 		}
 		sess, err := st.GetSession(ctx, id)
@@ -622,4 +629,52 @@ func TestCancelTeamAcrossContinueAsNew(t *testing.T) {
 		}
 	}
 	t.Logf("team %s: %d members started, cancelled after %d ended; its workflow's runs: %v", root, len(started), 16, runs)
+}
+
+// endRecords lists the spawn_session_end records of child in root's log,
+// with their sequence numbers (for a failure's message).
+func endRecords(ctx context.Context, st session.Store, root, child string) string {
+	recs, err := st.Events(ctx, root, 0)
+	if err != nil {
+		return fmt.Sprintf(" (the root's log: %v)", err)
+	}
+	var b strings.Builder
+	for _, r := range recs {
+		if e, ok := r.Event.(event.SpawnSessionEnd); ok && e.ChildSessionID == child {
+			fmt.Fprintf(&b, "\n  seq %d: %s", r.Seq, encode(e))
+		}
+	}
+	return b.String()
+}
+
+// childStarts tells which runs of workflow id's history started child
+// (for a failure's message).
+func childStarts(ctx context.Context, c client.Client, id, child string) string {
+	desc, err := describeWorkflow(ctx, c, id)
+	if err != nil {
+		return fmt.Sprintf(" (describe: %v)", err)
+	}
+	var b strings.Builder
+	i := 0
+	for run := desc.GetWorkflowExecutionInfo().GetFirstRunId(); run != ""; i++ {
+		next := ""
+		it := c.GetWorkflowHistory(ctx, id, run, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		for it.HasNext() {
+			ev, err := it.Next()
+			if err != nil {
+				return b.String() + fmt.Sprintf(" (history: %v)", err)
+			}
+			if a := ev.GetStartChildWorkflowExecutionInitiatedEventAttributes(); a != nil && a.GetWorkflowId() == child {
+				fmt.Fprintf(&b, "\n  started in run %d (event %d)", i, ev.GetEventId())
+			}
+			if a := ev.GetChildWorkflowExecutionCompletedEventAttributes(); a != nil && a.GetWorkflowExecution().GetWorkflowId() == child {
+				fmt.Fprintf(&b, "\n  completed in run %d (event %d, its run %s)", i, ev.GetEventId(), a.GetWorkflowExecution().GetRunId())
+			}
+			if a := ev.GetWorkflowExecutionContinuedAsNewEventAttributes(); a != nil {
+				next = a.GetNewExecutionRunId()
+			}
+		}
+		run = next
+	}
+	return b.String()
 }

@@ -110,7 +110,7 @@ type SessionInput struct {
 	// it. So the session's end is not written by the task that decides
 	// it, which could be refused; the workflow returns it
 	// (SessionOutput.End) and the parent writes it once the workflow has
-	// completed (runChild). A cancelled session writes its own end, as
+	// completed, before its spawn_session_end (runChild, Pending.Ends). A cancelled session writes its own end, as
 	// before: it reads no more messages, and a turn of it that the cancel
 	// let go writes nothing after that end (turnFence, in the process
 	// that ran both). Carried by the input, as EndLocal; unset in the
@@ -151,8 +151,8 @@ type SessionOutput struct {
 	DurationMS int64            `json:"duration_ms"`
 	Messages   []model.Message  `json:"messages,omitempty"`
 	// End, when set, is the session's end, not yet written: its parent
-	// writes it (with the End activity) once the workflow has completed
-	// (SessionInput.TurnLocal).
+	// writes it, with its own next write, once the workflow has
+	// completed (SessionInput.TurnLocal, Pending.Ends).
 	End *Pending `json:"end,omitempty"`
 }
 
@@ -168,9 +168,17 @@ type Pending struct {
 	// attempt: an earlier activity that carried some of it failed, and
 	// may have written it.
 	Check bool `json:"check,omitempty"`
+	// Ends are the ends of children that returned them
+	// (SessionOutput.End), written before Events: each child's end
+	// comes before its parent's spawn_session_end, which follows it in
+	// the journal. They ride with the parent's events rather than in an
+	// activity of their own, so that a workflow task done again after
+	// its worker died emits them, and the events after them, in the order
+	// of its history, as the lost task did.
+	Ends []EndInput `json:"ends,omitempty"`
 }
 
-func (p *Pending) empty() bool { return len(p.Events) == 0 && len(p.Messages) == 0 }
+func (p *Pending) empty() bool { return len(p.Events) == 0 && len(p.Messages) == 0 && len(p.Ends) == 0 }
 
 // CreateInput creates a child session, then writes Pending (which ends
 // with the child's spawn_session_start).
