@@ -1,6 +1,7 @@
 package durable
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
+	"github.com/agentpool/agentpool/event"
 	"github.com/agentpool/agentpool/internal/temporaltest"
 	"github.com/agentpool/agentpool/pool"
 	"github.com/agentpool/agentpool/session"
@@ -64,4 +66,22 @@ func startLocalWorker(t testing.TB, c client.Client, queue string, p *pool.Pool,
 		t.Fatal(err)
 	}
 	t.Cleanup(w.Stop)
+}
+
+// rootResult is what RunRoot returned.
+type rootResult struct {
+	root string
+	out  SessionOutput
+	err  error
+}
+
+// runRootAsync runs RunRoot in a goroutine of its own, for a test that
+// acts on the run while it runs; the result comes on the channel.
+func runRootAsync(ctx context.Context, c client.Client, st session.Store, req RootRequest, sink event.Sink) <-chan rootResult {
+	done := make(chan rootResult, 1)
+	go func() {
+		root, out, err := RunRoot(ctx, c, st, req, sink)
+		done <- rootResult{root, out, err}
+	}()
+	return done
 }

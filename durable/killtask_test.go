@@ -175,16 +175,7 @@ func runKilledInTask(t *testing.T, p *pool.Pool, node string, first workerConfig
 		}
 	})
 	n, _ := p.Node(node)
-	type result struct {
-		root string
-		out  SessionOutput
-		err  error
-	}
-	done := make(chan result, 1)
-	go func() {
-		root, out, err := RunRoot(ctx, k.c, p.Store(), RootRequest{Node: n, Prompt: "Answer.", TaskQueue: testQueue}, sink)
-		done <- result{root, out, err}
-	}()
+	done := runRootAsync(ctx, k.c, p.Store(), RootRequest{Node: n, Prompt: "Answer.", TaskQueue: testQueue}, sink)
 	select {
 	case <-killed.waited:
 	case r := <-done:

@@ -89,12 +89,6 @@ func TestMessageDuringTheEndingTaskIsRead(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	node, _ := p.Node("boss")
-	type result struct {
-		root string
-		out  SessionOutput
-		err  error
-	}
-	done := make(chan result, 1)
 	var rootID string
 	started := make(chan struct{})
 	var startOnce sync.Once
@@ -104,10 +98,7 @@ func TestMessageDuringTheEndingTaskIsRead(t *testing.T) {
 			startOnce.Do(func() { close(started) })
 		}
 	})
-	go func() {
-		root, out, err := RunRoot(ctx, c, st, RootRequest{Node: node, Prompt: "go", TaskQueue: queue}, sink)
-		done <- result{root, out, err}
-	}()
+	done := runRootAsync(ctx, c, st, RootRequest{Node: node, Prompt: "go", TaskQueue: queue}, sink)
 	select {
 	case <-hold.reached:
 	case r := <-done:

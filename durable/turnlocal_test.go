@@ -63,16 +63,7 @@ func TestTeamMemberTurnIsLocalAndReadsAMessage(t *testing.T) {
 	defer cancel()
 	sink, got := eventtest.Collect()
 	node, _ := p.Node("crew")
-	type result struct {
-		root string
-		out  SessionOutput
-		err  error
-	}
-	done := make(chan result, 1)
-	go func() {
-		root, out, err := RunRoot(ctx, c, st, RootRequest{Node: node, Prompt: "go", TaskQueue: queue}, sink)
-		done <- result{root, out, err}
-	}()
+	done := runRootAsync(ctx, c, st, RootRequest{Node: node, Prompt: "go", TaskQueue: queue}, sink)
 	select {
 	case <-asked:
 	case r := <-done:
