@@ -265,7 +265,55 @@ func (a *Activities) Turn(ctx context.Context, in TurnInput) (TurnOutput, error)
 	}
 	r, leave := a.fence.enter(runKey{in.Pending.SessionID, in.RunID})
 	defer leave()
-	return a.turn(ctx, in, true, r)
+	if !a.onWorker {
+		return a.turn(ctx, in, true, r)
+	}
+	wctx, stop := watchCancel(ctx)
+	defer stop()
+	out, err := a.turn(wctx, in, true, r)
+	if err != nil && errors.Is(context.Cause(wctx), errCancelAsked) {
+		// Not retried: the attempt after it would call the model again
+		// before the workflow knows of the cancel.
+		return out, temporal.NewNonRetryableApplicationError(errCancelAsked.Error(), "CancelAsked", err)
+	}
+	return out, err
+}
+
+// errCancelAsked is the cause of a local-activity turn's cancel by
+// watchCancel.
+var errCancelAsked = errors.New("the session's workflow was asked to cancel")
+
+// watchCancel returns ctx, cancelled (cause errCancelAsked) as well when
+// the server says that the workflow of the local activity in ctx was
+// asked to cancel: it asks every HeartbeatEvery. A workflow task that
+// runs a local activity learns of a cancel only when the SDK ends the
+// task to keep it alive (at 80 % of its timeout, 8 s by default); a turn
+// run as an activity learned of it at its next heartbeat (2 s). The
+// turn's model call then fails; the task's decision after it is refused
+// by the server, which holds the cancel, and the task done again, which
+// has the cancel, ends the session aborted without running the turn.
+func watchCancel(ctx context.Context) (context.Context, func()) {
+	info := activity.GetInfo(ctx)
+	c := activity.GetClient(ctx)
+	wctx, cancel := context.WithCancelCause(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(HeartbeatEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				d, err := c.DescribeWorkflowExecution(wctx, info.WorkflowExecution.ID, info.WorkflowExecution.RunID)
+				if err == nil && d.GetWorkflowExtendedInfo().GetCancelRequested() {
+					cancel(errCancelAsked)
+					return
+				}
+			case <-wctx.Done():
+				return
+			}
+		}
+	})
+	return wctx, func() { cancel(nil); wg.Wait() }
 }
 
 // turn is Turn; retry says that an earlier attempt may have written. Its

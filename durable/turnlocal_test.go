@@ -120,3 +120,89 @@ func TestTeamMemberTurnIsLocalAndReadsAMessage(t *testing.T) {
 		t.Errorf("the member's stored session: %s, %v", sess.Status, err)
 	}
 }
+
+// A cancel of a team whose member's turn (a local activity) is running
+// reaches the member's model call without waiting for the SDK to end the
+// member's workflow task to keep it alive (watchCancel): the member's
+// history has no task completed before the cancel request. The model is
+// called once (the cancelled turn is not retried), and the member and
+// the team end aborted.
+func TestCancelReachesATeamMemberTurn(t *testing.T) {
+	t.Parallel()
+	addr := startDevServer(t)
+	st := openTestDB(t, testDB(t))
+	asked := make(chan string, 1)
+	var mu sync.Mutex
+	calls := 0
+	member := fnModel{"member", func(ctx context.Context, req *model.Request) (string, [][2]string) {
+		mu.Lock()
+		calls++
+		mu.Unlock()
+		select {
+		case asked <- "":
+		default:
+		}
+		<-ctx.Done()
+		return "too late", nil
+	}}
+	p, err := pool.Build(pool.Config{
+		Agents:  []pool.AgentSpec{{Name: "member", Model: member}},
+		Teams:   []pool.TeamSpec{{Name: "crew", Mode: team.Parallel, Members: []string{"member"}}},
+		Default: "crew",
+	}, pool.Options{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	c := dialTest(t, addr)
+	const queue = "agentpool-turn-local-cancel"
+	startLocalWorker(t, c, queue, p, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sink, got := eventtest.Collect()
+	node, _ := p.Node("crew")
+	done := runRootAsync(ctx, c, st, RootRequest{Node: node, Prompt: "go", TaskQueue: queue}, sink)
+	<-asked
+	cancel()
+	r := <-done
+	if r.out.StopReason != event.StopAborted {
+		t.Fatalf("the team ended %s (%v), want aborted", r.out.StopReason, r.err)
+	}
+	var memberID string
+	for _, e := range got() {
+		if s, ok := e.(event.SpawnSessionStart); ok {
+			memberID = s.ChildSessionID
+		}
+	}
+	if err := eventtest.CheckInvariants(r.root, got()); err != nil {
+		t.Errorf("invariants: %v", err)
+	}
+	mu.Lock()
+	if calls != 1 {
+		t.Errorf("the member's model was called %d times, want once", calls)
+	}
+	mu.Unlock()
+	hctx, stop := context.WithTimeout(context.Background(), time.Minute)
+	defer stop()
+	if sess, err := st.GetSession(hctx, memberID); err != nil || sess.Status != session.StatusAborted {
+		t.Errorf("the member's stored session: %s, %v", sess.Status, err)
+	}
+	it := c.GetWorkflowHistory(hctx, memberID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	var seen []string
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen = append(seen, ev.GetEventType().String())
+		if ev.GetEventType() == enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED {
+			break
+		}
+	}
+	for _, s := range seen {
+		if s == enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED.String() {
+			t.Errorf("a workflow task of the member completed before its cancel request (the cancel waited for the SDK to keep the task alive): %v", seen)
+			break
+		}
+	}
+}
