@@ -303,8 +303,8 @@ func watchCancel(ctx context.Context) (context.Context, func()) {
 		for {
 			select {
 			case <-t.C:
-				d, err := c.DescribeWorkflowExecution(wctx, info.WorkflowExecution.ID, info.WorkflowExecution.RunID)
-				if err == nil && d.GetWorkflowExtendedInfo().GetCancelRequested() {
+				d, err := c.DescribeWorkflow(wctx, info.WorkflowExecution.ID, info.WorkflowExecution.RunID)
+				if err == nil && d.RawResponse.GetWorkflowExtendedInfo().GetCancelRequested() {
 					cancel(errCancelAsked)
 					return
 				}
