@@ -296,24 +296,15 @@ func watchCancel(ctx context.Context) (context.Context, func()) {
 	info := activity.GetInfo(ctx)
 	c := activity.GetClient(ctx)
 	wctx, cancel := context.WithCancelCause(ctx)
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		t := time.NewTicker(HeartbeatEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-t.C:
-				d, err := c.DescribeWorkflow(wctx, info.WorkflowExecution.ID, info.WorkflowExecution.RunID)
-				if err == nil && d.RawResponse.GetWorkflowExtendedInfo().GetCancelRequested() {
-					cancel(errCancelAsked)
-					return
-				}
-			case <-wctx.Done():
-				return
-			}
+	stop := every(wctx, func() bool {
+		d, err := c.DescribeWorkflow(wctx, info.WorkflowExecution.ID, info.WorkflowExecution.RunID)
+		if err == nil && d.RawResponse.GetWorkflowExtendedInfo().GetCancelRequested() {
+			cancel(errCancelAsked)
+			return false
 		}
+		return true
 	})
-	return wctx, func() { cancel(nil); wg.Wait() }
+	return wctx, func() { cancel(nil); stop() }
 }
 
 // turn is Turn; retry says that an earlier attempt may have written. Its
@@ -660,6 +651,16 @@ func takeBackEnd(s *session.Session, run string) bool {
 // the server notices a dead worker and the activity notices a
 // cancellation.
 func heartbeat(ctx context.Context) (stop func()) {
+	return every(ctx, func() bool {
+		activity.RecordHeartbeat(ctx)
+		return true
+	})
+}
+
+// every calls fn every HeartbeatEvery, in a goroutine of its own, until
+// fn returns false, ctx ends or stop is called; stop returns once the
+// goroutine has.
+func every(ctx context.Context, fn func() bool) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -668,7 +669,9 @@ func heartbeat(ctx context.Context) (stop func()) {
 		for {
 			select {
 			case <-t.C:
-				activity.RecordHeartbeat(ctx)
+				if !fn() {
+					return
+				}
 			case <-done:
 				return
 			case <-ctx.Done():

@@ -47,15 +47,7 @@ func TestTeamMemberTurnIsLocalAndReadsAMessage(t *testing.T) {
 		}
 		return "then: " + last, nil
 	}}
-	p, err := pool.Build(pool.Config{
-		Agents:  []pool.AgentSpec{{Name: "member", Model: member}},
-		Teams:   []pool.TeamSpec{{Name: "crew", Mode: team.Parallel, Members: []string{"member"}}},
-		Default: "crew",
-	}, pool.Options{Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Close() })
+	p := oneMemberTeam(t, st, member)
 	c := dialTest(t, addr)
 	const queue = "agentpool-turn-local"
 	startLocalWorker(t, c, queue, p, nil)
@@ -145,15 +137,7 @@ func TestCancelReachesATeamMemberTurn(t *testing.T) {
 		<-ctx.Done()
 		return "too late", nil
 	}}
-	p, err := pool.Build(pool.Config{
-		Agents:  []pool.AgentSpec{{Name: "member", Model: member}},
-		Teams:   []pool.TeamSpec{{Name: "crew", Mode: team.Parallel, Members: []string{"member"}}},
-		Default: "crew",
-	}, pool.Options{Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Close() })
+	p := oneMemberTeam(t, st, member)
 	c := dialTest(t, addr)
 	const queue = "agentpool-turn-local-cancel"
 	startLocalWorker(t, c, queue, p, nil)
@@ -205,4 +189,20 @@ func TestCancelReachesATeamMemberTurn(t *testing.T) {
 			break
 		}
 	}
+}
+
+// oneMemberTeam is a pool whose default node is a parallel team of one
+// member, agent "member" on m.
+func oneMemberTeam(t *testing.T, st session.Store, m model.Model) *pool.Pool {
+	t.Helper()
+	p, err := pool.Build(pool.Config{
+		Agents:  []pool.AgentSpec{{Name: "member", Model: m}},
+		Teams:   []pool.TeamSpec{{Name: "crew", Mode: team.Parallel, Members: []string{"member"}}},
+		Default: "crew",
+	}, pool.Options{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	return p
 }
