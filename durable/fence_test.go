@@ -78,4 +78,18 @@ func TestJournalCarriesChildEnds(t *testing.T) {
 	if (&Pending{Ends: p.Ends}).empty() {
 		t.Fatal("a write of ends alone is empty")
 	}
+
+	// Ends past the limit go in parts of their own, one at least, and
+	// the events after every end.
+	j.endChild(end)
+	j.endChild(end)
+	j.Emit(event.SpawnSessionEnd{ChildSessionID: "ses_m"})
+	var parts [][2]int
+	for j.pending() {
+		p := j.takeUpTo(40)
+		parts = append(parts, [2]int{len(p.Ends), len(p.Events)})
+	}
+	if len(parts) != 3 || parts[0] != [2]int{1, 0} || parts[1] != [2]int{1, 0} || parts[2] != [2]int{0, 1} {
+		t.Fatalf("parts (ends, events) at 40 bytes: %v", parts)
+	}
 }

@@ -75,31 +75,39 @@ func (j *journal) pendingBytes() int {
 		n += len(e)
 	}
 	for _, e := range j.ends {
-		for _, ev := range e.Pending.Events {
-			n += len(ev)
-		}
+		n += endBytes(e)
 	}
 	return n
 }
 
-// takeUpTo returns the children's ends and the oldest pending events, at
-// most limit bytes in all (at least one of either), without the
-// messages: a part of what take would return, for a write of its own
-// (wfEnv.spill). The ends go with the first part: each precedes the
-// events that were journaled after it.
+// endBytes is the size of a child's end's events.
+func endBytes(e EndInput) int {
+	n := 0
+	for _, ev := range e.Pending.Events {
+		n += len(ev)
+	}
+	return n
+}
+
+// takeUpTo returns the oldest children's ends, then the oldest pending
+// events, at most limit bytes in all (at least one end or event),
+// without the messages: a part of what take would return, for a write
+// of its own (wfEnv.spill). Events are taken only once every end is:
+// each end precedes the events that were journaled after it.
 func (j *journal) takeUpTo(limit int) Pending {
-	k, n := 0, 0
-	for _, e := range j.ends {
-		for _, ev := range e.Pending.Events {
-			n += len(ev)
+	e, k, n := 0, 0, 0
+	for e < len(j.ends) && (e == 0 || n+endBytes(j.ends[e]) <= limit) {
+		n += endBytes(j.ends[e])
+		e++
+	}
+	if e == len(j.ends) {
+		for k < len(j.events) && (e+k == 0 || n+len(j.events[k]) <= limit) {
+			n += len(j.events[k])
+			k++
 		}
 	}
-	for k < len(j.events) && ((k == 0 && len(j.ends) == 0) || n+len(j.events[k]) <= limit) {
-		n += len(j.events[k])
-		k++
-	}
-	p := Pending{SessionID: j.sid, AfterSeq: j.seq, Events: j.events[:k:k], Ends: j.ends, Check: j.check}
-	j.events, j.ends, j.check = j.events[k:], nil, false
+	p := Pending{SessionID: j.sid, AfterSeq: j.seq, Events: j.events[:k:k], Ends: j.ends[:e:e], Check: j.check}
+	j.events, j.ends, j.check = j.events[k:], j.ends[e:], false
 	return p
 }
 
